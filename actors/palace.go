@@ -1,0 +1,476 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// Palace is the service layer over the palace: reads run in read
+// transactions, writes go to the writer.
+type Palace struct {
+	DB     store.DB
+	Sys    *System
+	Dedup  store.Dedup
+	Locked func(ctx context.Context, wingID, roomID string) error // palace::busy guard; nil: never busy
+}
+
+// DiaryRoom is the room of a wing that holds diary entries.
+const DiaryRoom = "diary"
+
+// WingInfo is a wing with its counts, and its rooms when asked for one.
+type WingInfo struct {
+	store.Wing
+	RoomCount   int        `json:"rooms_count"`
+	DrawerCount int        `json:"drawers"`
+	Rooms       []RoomInfo `json:"rooms,omitempty"`
+}
+
+// RoomInfo is a room with its drawer count.
+type RoomInfo struct {
+	store.Room
+	WingName    string `json:"wing"`
+	DrawerCount int    `json:"drawers"`
+	Stored      int    `json:"drawers_stored"`
+}
+
+func (p *Palace) view(ctx context.Context, fn func(store.Reader) error) error {
+	return p.DB.View(ctx, fn)
+}
+
+func write[T any](ctx context.Context, p *Palace, fn func(store.Tx) (T, error)) (T, error) {
+	v, err := p.Sys.Write(ctx, func(tx store.Tx) (any, error) { return fn(tx) })
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v.(T), nil
+}
+
+func roomInfo(r store.Reader, w *store.Wing, rm *store.Room) (RoomInfo, error) {
+	cur, stored, err := r.CountDrawers(rm.ID)
+	return RoomInfo{Room: *rm, WingName: w.Name, DrawerCount: cur, Stored: stored}, err
+}
+
+func wingInfo(r store.Reader, w *store.Wing, withRooms bool) (WingInfo, error) {
+	rooms, err := r.Rooms(w.ID)
+	if err != nil {
+		return WingInfo{}, err
+	}
+	info := WingInfo{Wing: *w, RoomCount: len(rooms)}
+	for i := range rooms {
+		ri, err := roomInfo(r, w, &rooms[i])
+		if err != nil {
+			return WingInfo{}, err
+		}
+		info.DrawerCount += ri.DrawerCount
+		if withRooms {
+			info.Rooms = append(info.Rooms, ri)
+		}
+	}
+	if withRooms && info.Rooms == nil {
+		info.Rooms = []RoomInfo{}
+	}
+	return info, nil
+}
+
+// Wings lists every wing with counts.
+func (p *Palace) Wings(ctx context.Context) ([]WingInfo, error) {
+	out := []WingInfo{}
+	err := p.view(ctx, func(r store.Reader) error {
+		wings, err := r.Wings()
+		if err != nil {
+			return err
+		}
+		for i := range wings {
+			info, err := wingInfo(r, &wings[i], false)
+			if err != nil {
+				return err
+			}
+			out = append(out, info)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Wing is one wing with totals and rooms.
+func (p *Palace) Wing(ctx context.Context, ref string) (WingInfo, error) {
+	var info WingInfo
+	err := p.view(ctx, func(r store.Reader) error {
+		w, err := store.FindWing(r, ref)
+		if err != nil {
+			return err
+		}
+		info, err = wingInfo(r, w, true)
+		return err
+	})
+	return info, err
+}
+
+// CheckDescription validates an optional description.
+func CheckDescription(d string) error {
+	if len(d) > 4096 || strings.ContainsFunc(d, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
+		return fault.Invalid("description", "must be at most 4096 bytes without control characters")
+	}
+	return nil
+}
+
+// CreateWing creates a wing; created is false when it existed.
+func (p *Palace) CreateWing(ctx context.Context, name, description string) (WingInfo, bool, error) {
+	if err := store.CheckPlace("wing", name); err != nil {
+		return WingInfo{}, false, err
+	}
+	if err := CheckDescription(description); err != nil {
+		return WingInfo{}, false, err
+	}
+	type out struct {
+		w       *store.Wing
+		created bool
+	}
+	o, err := write(ctx, p, func(tx store.Tx) (out, error) {
+		w, created, err := store.EnsureWing(tx, name, description)
+		return out{w, created}, err
+	})
+	if err != nil {
+		return WingInfo{}, false, err
+	}
+	info, err := p.Wing(ctx, o.w.ID)
+	return info, o.created, err
+}
+
+// DeleteWing removes a wing with its rooms and drawers.
+func (p *Palace) DeleteWing(ctx context.Context, ref string) (store.Removed, error) {
+	return write(ctx, p, func(tx store.Tx) (store.Removed, error) {
+		w, err := store.FindWing(tx, ref)
+		if err != nil {
+			return store.Removed{}, err
+		}
+		if err := p.busy(ctx, w.ID, ""); err != nil {
+			return store.Removed{}, err
+		}
+		return store.DeleteWing(tx, w)
+	})
+}
+
+func (p *Palace) busy(ctx context.Context, wingID, roomID string) error {
+	if p.Locked == nil {
+		return nil
+	}
+	return p.Locked(ctx, wingID, roomID)
+}
+
+// Rooms lists a wing's rooms with counts.
+func (p *Palace) Rooms(ctx context.Context, wingRef string) ([]RoomInfo, error) {
+	info, err := p.Wing(ctx, wingRef)
+	if err != nil {
+		return nil, err
+	}
+	return info.Rooms, nil
+}
+
+// Room is one room.
+func (p *Palace) Room(ctx context.Context, wingRef, roomRef string) (RoomInfo, error) {
+	var info RoomInfo
+	err := p.view(ctx, func(r store.Reader) error {
+		w, rm, err := findRoom(r, wingRef, roomRef)
+		if err != nil {
+			return err
+		}
+		info, err = roomInfo(r, w, rm)
+		return err
+	})
+	return info, err
+}
+
+func findRoom(r store.Reader, wingRef, roomRef string) (*store.Wing, *store.Room, error) {
+	w, err := store.FindWing(r, wingRef)
+	if err != nil {
+		return nil, nil, err
+	}
+	rm, err := store.FindRoom(r, w, roomRef)
+	return w, rm, err
+}
+
+// CreateRoom creates a room (and its wing); created is false when the
+// room existed.
+func (p *Palace) CreateRoom(ctx context.Context, wingRef, name, description string) (RoomInfo, bool, error) {
+	if err := store.CheckPlace("room", name); err != nil {
+		return RoomInfo{}, false, err
+	}
+	if err := CheckDescription(description); err != nil {
+		return RoomInfo{}, false, err
+	}
+	if _, isID := store.CanonicalUUID(wingRef); !isID {
+		if err := store.CheckPlace("wing", wingRef); err != nil {
+			return RoomInfo{}, false, err
+		}
+	}
+	type out struct {
+		rm      *store.Room
+		created bool
+	}
+	o, err := write(ctx, p, func(tx store.Tx) (out, error) {
+		// A UUID wing must exist: look it up before writing anything.
+		if _, isID := store.CanonicalUUID(wingRef); isID {
+			if _, err := store.FindWing(tx, wingRef); err != nil {
+				return out{}, err
+			}
+		}
+		w, _, err := store.EnsureWing(tx, wingRef, "")
+		if err != nil {
+			return out{}, err
+		}
+		rm, created, err := store.EnsureRoom(tx, w, name, description)
+		return out{rm, created}, err
+	})
+	if err != nil {
+		return RoomInfo{}, false, err
+	}
+	info, err := p.Room(ctx, o.rm.WingID, o.rm.ID)
+	return info, o.created, err
+}
+
+// DeleteRoom removes a room and its drawers.
+func (p *Palace) DeleteRoom(ctx context.Context, wingRef, roomRef string) (store.Removed, error) {
+	return write(ctx, p, func(tx store.Tx) (store.Removed, error) {
+		w, rm, err := findRoom(tx, wingRef, roomRef)
+		if err != nil {
+			return store.Removed{}, err
+		}
+		if err := p.busy(ctx, w.ID, rm.ID); err != nil {
+			return store.Removed{}, err
+		}
+		return store.DeleteRoom(tx, rm)
+	})
+}
+
+// Preview is a drawer in a listing: never its full content.
+type Preview struct {
+	ID           string       `json:"id"`
+	Name         string       `json:"name,omitempty"`
+	Preview      string       `json:"preview"`
+	Bytes        int          `json:"bytes"`
+	Tags         []string     `json:"tags"`
+	Source       store.Source `json:"source"`
+	ValidFrom    time.Time    `json:"valid_from"`
+	ValidTo      *time.Time   `json:"valid_to,omitempty"`
+	CreatedAt    time.Time    `json:"created_at"`
+	SupersededBy string       `json:"superseded_by,omitempty"`
+}
+
+// PreviewRunes is the length of a preview.
+const PreviewRunes = 160
+
+// MakePreview cuts content to a one-line preview.
+func MakePreview(content string) string {
+	s := strings.Join(strings.Fields(content), " ")
+	r := []rune(s)
+	if len(r) > PreviewRunes {
+		return string(r[:PreviewRunes-1]) + "…"
+	}
+	return s
+}
+
+// Drawers lists a room's newest drawers as previews.
+func (p *Palace) Drawers(ctx context.Context, wingRef, roomRef string, limit int, historical bool) ([]Preview, error) {
+	out := []Preview{}
+	err := p.view(ctx, func(r store.Reader) error {
+		_, rm, err := findRoom(r, wingRef, roomRef)
+		if err != nil {
+			return err
+		}
+		return r.Drawers(rm.ID, !historical, func(d *store.Drawer) bool {
+			out = append(out, Preview{ID: d.ID, Name: d.Name, Preview: MakePreview(d.Content), Bytes: len(d.Content),
+				Tags: d.Tags, Source: d.Source, ValidFrom: d.ValidFrom, ValidTo: d.ValidTo, CreatedAt: d.CreatedAt,
+				SupersededBy: d.SupersededBy})
+			return len(out) < limit
+		})
+	})
+	return out, err
+}
+
+// Drawer is one drawer in full, by name or id within a room.
+func (p *Palace) Drawer(ctx context.Context, wingRef, roomRef, ref string) (*store.Drawer, error) {
+	var d *store.Drawer
+	err := p.view(ctx, func(r store.Reader) error {
+		_, rm, err := findRoom(r, wingRef, roomRef)
+		if err != nil {
+			return err
+		}
+		d, err = store.FindDrawerIn(r, rm, ref)
+		return err
+	})
+	return d, err
+}
+
+// DrawerByID is one drawer in full by id.
+func (p *Palace) DrawerByID(ctx context.Context, id string) (*store.Drawer, error) {
+	var d *store.Drawer
+	err := p.view(ctx, func(r store.Reader) error {
+		var err error
+		d, err = store.FindDrawer(r, id)
+		return err
+	})
+	return d, err
+}
+
+// CreateDrawer files a drawer.
+func (p *Palace) CreateDrawer(ctx context.Context, in store.NewDrawer) (*store.WriteResult, error) {
+	if _, isID := store.CanonicalUUID(in.Wing); !isID {
+		if err := store.CheckPlace("wing", in.Wing); err != nil {
+			return nil, err
+		}
+	}
+	if _, isID := store.CanonicalUUID(in.Room); !isID {
+		if err := store.CheckPlace("room", in.Room); err != nil {
+			return nil, err
+		}
+	}
+	return write(ctx, p, func(tx store.Tx) (*store.WriteResult, error) {
+		return store.CreateDrawer(tx, in, p.Dedup)
+	})
+}
+
+// DeleteDrawer removes one drawer.
+func (p *Palace) DeleteDrawer(ctx context.Context, wingRef, roomRef, ref string) (store.Removed, error) {
+	return write(ctx, p, func(tx store.Tx) (store.Removed, error) {
+		_, rm, err := findRoom(tx, wingRef, roomRef)
+		if err != nil {
+			return store.Removed{}, err
+		}
+		d, err := store.FindDrawerIn(tx, rm, ref)
+		if err != nil {
+			return store.Removed{}, err
+		}
+		return store.Removed{Drawers: 1}, store.DeleteDrawer(tx, d)
+	})
+}
+
+// Supersede corrects a drawer.
+func (p *Palace) Supersede(ctx context.Context, in store.Supersession) (*store.SupersedeResult, error) {
+	if _, ok := store.CanonicalUUID(in.DrawerID); !ok {
+		return nil, fault.Newf(fault.InputInvalid, "address the drawer by its UUID", "drawer id %q is not a UUID", in.DrawerID)
+	}
+	return write(ctx, p, func(tx store.Tx) (*store.SupersedeResult, error) {
+		return store.Supersede(tx, in, p.Dedup)
+	})
+}
+
+// History is a drawer's supersession chain, oldest first.
+func (p *Palace) History(ctx context.Context, id string) (*store.Drawer, []store.Drawer, error) {
+	var d *store.Drawer
+	var versions []store.Drawer
+	err := p.view(ctx, func(r store.Reader) error {
+		var err error
+		d, versions, err = store.History(r, id)
+		return err
+	})
+	return d, versions, err
+}
+
+// Duplicates is a drawer's similar_to links.
+func (p *Palace) Duplicates(ctx context.Context, id string) (*store.Drawer, []store.SimilarView, error) {
+	var d *store.Drawer
+	var similar []store.SimilarView
+	err := p.view(ctx, func(r store.Reader) error {
+		var err error
+		if d, err = store.FindDrawer(r, id); err != nil {
+			return err
+		}
+		similar, err = store.Similar(r, d)
+		return err
+	})
+	return d, similar, err
+}
+
+// DeleteDuplicate removes one similar_to link of a drawer.
+func (p *Palace) DeleteDuplicate(ctx context.Context, id, link string) error {
+	_, err := write(ctx, p, func(tx store.Tx) (bool, error) {
+		d, err := store.FindDrawer(tx, id)
+		if err != nil {
+			return false, err
+		}
+		return true, store.DeleteSimilar(tx, d, link)
+	})
+	return err
+}
+
+// CheckAgent validates an agent identity.
+func CheckAgent(agent string) error {
+	switch {
+	case strings.TrimSpace(agent) == "":
+		return fault.Invalid("agent_identity", "is required")
+	case strings.TrimSpace(agent) != agent || strings.IndexFunc(agent, unicode.IsControl) >= 0 || len(agent) > 256:
+		return fault.Invalid("agent_identity", "must have no surrounding spaces or control characters and be at most 256 bytes")
+	}
+	return nil
+}
+
+// DiaryWrite files a diary entry of an agent in a wing's diary room. An
+// exact copy of the same agent's current entry returns it.
+func (p *Palace) DiaryWrite(ctx context.Context, agent, wing, content, by string) (*store.WriteResult, error) {
+	if err := CheckAgent(agent); err != nil {
+		return nil, err
+	}
+	if wing == "" {
+		return nil, fault.Invalid("wing", "is required")
+	}
+	return p.CreateDrawer(ctx, store.NewDrawer{
+		Wing: wing, Room: DiaryRoom, Content: content, Tags: []string{"diary"},
+		Source: store.Source{Kind: store.KindManual, Agent: agent}, Provenance: store.Provenance{RequestedBy: by},
+		Diary: true, Policy: store.ExactReturnsExisting,
+	})
+}
+
+// DiaryRead is an agent's newest diary entries in a wing.
+func (p *Palace) DiaryRead(ctx context.Context, agent, wingRef string, limit int) ([]store.Drawer, error) {
+	if err := CheckAgent(agent); err != nil {
+		return nil, err
+	}
+	if wingRef == "" {
+		return nil, fault.Invalid("wing", "is required")
+	}
+	out := []store.Drawer{}
+	err := p.view(ctx, func(r store.Reader) error {
+		w, err := store.FindWing(r, wingRef)
+		if err != nil {
+			return err
+		}
+		rm, err := r.RoomByName(w.ID, DiaryRoom)
+		if err != nil || rm == nil {
+			return err
+		}
+		return r.Drawers(rm.ID, true, func(d *store.Drawer) bool {
+			if d.Diary && d.Source.Agent == agent {
+				out = append(out, *d)
+			}
+			return len(out) < limit
+		})
+	})
+	return out, err
+}
+
+// Counts are the palace totals.
+func (p *Palace) Counts(ctx context.Context) (store.Counts, error) {
+	var c store.Counts
+	err := p.view(ctx, func(r store.Reader) error {
+		var err error
+		c, err = r.Counts()
+		return err
+	})
+	return c, err
+}
+
+// Describe names a drawer for logs and CLI messages.
+func Describe(d *store.Drawer) string {
+	if d.Name != "" {
+		return fmt.Sprintf("%s (%s)", d.Name, d.ID)
+	}
+	return d.ID
+}

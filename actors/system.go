@@ -1,0 +1,105 @@
+package actors
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// System is the daemon's actor tree.
+type System struct {
+	as     *actor.ActorSystem
+	writer *actor.PID
+	log    *slog.Logger
+
+	mu     sync.RWMutex // held for reading while a write is sent
+	closed bool
+}
+
+// ActorLogLevel is the level protoactor logs at: warnings, unless loci
+// logs at debug.
+func ActorLogLevel(level slog.Level) slog.Level {
+	if level < slog.LevelInfo {
+		return level
+	}
+	return max(level, slog.LevelWarn)
+}
+
+// Start builds the actor tree over db. protoactor's own logging goes to
+// log's handler at ActorLogLevel(level).
+func Start(db store.DB, log *slog.Logger, level slog.Level) *System {
+	actorLog := slog.New(levelHandler{min: ActorLogLevel(level), Handler: log.Handler()}).With("component", "protoactor")
+	as := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLog }))
+	s := &System{as: as, log: log}
+	props := actor.PropsFromProducer(func() actor.Actor {
+		return &writer{db: db, log: log.With("component", "writer")}
+	})
+	s.writer = as.Root.Spawn(props)
+	return s
+}
+
+// Write runs fn in the writer, in a transaction shared with other waiting
+// writes, and returns its result once the transaction is durable. fn must
+// make every check before its first write: a function failing after it
+// wrote makes the writer run the batch again without it.
+func (s *System) Write(ctx context.Context, fn func(store.Tx) (any, error)) (any, error) {
+	req := &writeReq{fn: fn, reply: make(chan writeResp, 1)}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, fault.New(fault.ServerFailed, "the daemon is shutting down", "start it again and retry")
+	}
+	s.as.Root.Send(s.writer, req)
+	s.mu.RUnlock()
+	select {
+	case r := <-req.reply:
+		return r.v, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Stop refuses new writes, lets the writer commit what it holds, and
+// stops the tree.
+func (s *System) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- s.as.Root.PoisonFuture(s.writer).Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	s.as.Shutdown()
+	return err
+}
+
+// levelHandler filters a handler to a minimum level.
+type levelHandler struct {
+	min slog.Level
+	slog.Handler
+}
+
+func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelHandler) WithAttrs(a []slog.Attr) slog.Handler {
+	return levelHandler{h.min, h.Handler.WithAttrs(a)}
+}
+
+func (h levelHandler) WithGroup(n string) slog.Handler {
+	return levelHandler{h.min, h.Handler.WithGroup(n)}
+}

@@ -1,0 +1,155 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// maxBatch bounds the writes committed in one transaction.
+const maxBatch = 512
+
+type writeReq struct {
+	fn    func(store.Tx) (any, error)
+	reply chan writeResp
+}
+
+type writeResp struct {
+	v   any
+	err error
+}
+
+// flush is sent by the writer to itself after the first write of a batch:
+// every write already waiting in the mailbox is ahead of it, so they all
+// land in one transaction.
+type flush struct{}
+
+// writer is the one writer over the store.
+type writer struct {
+	db      store.DB
+	log     *slog.Logger
+	pending []*writeReq
+}
+
+func (w *writer) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *writeReq:
+		w.pending = append(w.pending, m)
+		if len(w.pending) == 1 {
+			c.Send(c.Self(), flush{})
+		}
+	case flush:
+		w.flush()
+	case *actor.Stopping:
+		// A poison pill arrives after the writes queued before it; commit
+		// what is held.
+		w.flush()
+	}
+}
+
+func (w *writer) flush() {
+	batch := w.pending
+	w.pending = nil
+	for len(batch) > 0 {
+		n := min(len(batch), maxBatch)
+		w.commit(batch[:n])
+		batch = batch[n:]
+	}
+}
+
+var errRestart = errors.New("restart batch")
+
+// commit runs a batch in one transaction and answers every caller after
+// the commit is durable.
+func (w *writer) commit(batch []*writeReq) {
+	results := make([]writeResp, len(batch))
+	final := make([]bool, len(batch)) // the answer is settled: a refusal
+	for {
+		dirty := -1
+		err := w.db.Update(context.Background(), func(tx store.Tx) error {
+			ct := &countingTx{Tx: tx}
+			for i, r := range batch {
+				if final[i] {
+					continue
+				}
+				ct.writes = 0
+				v, err := run(r.fn, ct)
+				results[i] = writeResp{v, err}
+				if err != nil {
+					if ct.writes > 0 {
+						// It wrote before failing: its writes are in this
+						// transaction, so run the batch again without it.
+						dirty = i
+						return errRestart
+					}
+					final[i] = true
+				}
+			}
+			return nil
+		})
+		if errors.Is(err, errRestart) {
+			final[dirty] = true
+			continue
+		}
+		if errors.Is(err, store.ErrTxnTooBig) && len(batch) > 1 {
+			half := len(batch) / 2
+			w.commit(batch[:half])
+			w.commit(batch[half:])
+			return
+		}
+		if err != nil {
+			w.log.Error("commit failed", "err", err, "writes", len(batch))
+			for i := range batch {
+				if !final[i] {
+					results[i] = writeResp{nil, fault.As(err)}
+				}
+			}
+		}
+		break
+	}
+	for i, r := range batch {
+		r.reply <- results[i]
+	}
+}
+
+// run calls fn, turning a panic into a server failure.
+func run(fn func(store.Tx) (any, error), tx store.Tx) (v any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fault.Wrap(fault.ServerFailed, fmt.Errorf("panic: %v\n%s", p, debug.Stack()),
+				"the write failed inside the daemon", "see the daemon log; report it if it repeats")
+		}
+	}()
+	return fn(tx)
+}
+
+// countingTx counts the writes a function makes.
+type countingTx struct {
+	store.Tx
+	writes int
+}
+
+func (t *countingTx) PutWing(w *store.Wing) error        { t.writes++; return t.Tx.PutWing(w) }
+func (t *countingTx) DeleteWing(w *store.Wing) error     { t.writes++; return t.Tx.DeleteWing(w) }
+func (t *countingTx) PutRoom(r *store.Room) error        { t.writes++; return t.Tx.PutRoom(r) }
+func (t *countingTx) DeleteRoom(r *store.Room) error     { t.writes++; return t.Tx.DeleteRoom(r) }
+func (t *countingTx) DeleteDrawer(d *store.Drawer) error { t.writes++; return t.Tx.DeleteDrawer(d) }
+func (t *countingTx) PutDrawer(d, prev *store.Drawer) error {
+	t.writes++
+	return t.Tx.PutDrawer(d, prev)
+}
+func (t *countingTx) PutDedup(r *store.DedupRecord) error    { t.writes++; return t.Tx.PutDedup(r) }
+func (t *countingTx) DeleteDedup(r *store.DedupRecord) error { t.writes++; return t.Tx.DeleteDedup(r) }
+func (t *countingTx) PutLink(l *store.Link) error            { t.writes++; return t.Tx.PutLink(l) }
+func (t *countingTx) DeleteLink(l *store.Link) error         { t.writes++; return t.Tx.DeleteLink(l) }
+func (t *countingTx) Log(kind, action, id string) error {
+	t.writes++
+	return t.Tx.Log(kind, action, id)
+}

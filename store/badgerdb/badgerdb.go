@@ -1,0 +1,215 @@
+// Package badgerdb is the embedded store backend: the palace in a Badger
+// key-value store, one process, one writer. Every Update commits one synced
+// transaction, so a change acknowledged after Update returns survives a
+// crash. The key space is documented in docs/ARCHITECTURE.md.
+package badgerdb
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// DB is the Badger backend of store.DB.
+type DB struct {
+	bdb  *badger.DB
+	dir  string
+	mu   sync.Mutex // guards seq across Updates
+	seq  uint64
+	once sync.Once
+}
+
+var _ store.DB = (*DB)(nil)
+
+// Open opens (creating when needed) the Badger store in dir. A store held
+// by another process is loci::store::backend_failed.
+func Open(dir string, log *slog.Logger) (*DB, error) {
+	opts := badger.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(badgerLogger{log}).
+		WithMemTableSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithNumVersionsToKeep(1).
+		WithCompactL0OnClose(false)
+	bdb, err := badger.Open(opts)
+	if err != nil {
+		help := "check that the palace path is a writable directory"
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			help = "another loci process holds this palace; stop it (loci daemon stop) or use another palace.path"
+		}
+		return nil, fault.Wrap(fault.StoreBackendFailed, err, fmt.Sprintf("cannot open the store at %s: %v", dir, err), help)
+	}
+	db := &DB{bdb: bdb, dir: dir}
+	err = bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte(pLog)})
+		defer it.Close()
+		it.Seek(append([]byte(pLog), 0xff))
+		if it.Valid() {
+			db.seq = binary.BigEndian.Uint64(it.Item().Key()[len(pLog):])
+		}
+		return nil
+	})
+	if err != nil {
+		bdb.Close()
+		return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot read the change log", "the store may be damaged; restore a backup")
+	}
+	return db, nil
+}
+
+// Backend names the backend.
+func (db *DB) Backend() string { return "badger" }
+
+// Location is the store directory.
+func (db *DB) Location() string { return db.dir }
+
+// Close closes the store; it is safe to call twice.
+func (db *DB) Close() error {
+	var err error
+	db.once.Do(func() { err = db.bdb.Close() })
+	return err
+}
+
+// View runs fn in a read transaction.
+func (db *DB) View(ctx context.Context, fn func(store.Reader) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.bdb.View(func(txn *badger.Txn) error {
+		return fn(&tx{txn: txn})
+	})
+}
+
+// Update runs fn in one read-write transaction and commits it synced.
+func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	txn := db.bdb.NewTransaction(true)
+	defer txn.Discard()
+	t := &tx{txn: txn, write: true, seq: db.seq, now: time.Now().UTC()}
+	if err := fn(t); err != nil {
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			return store.ErrTxnTooBig
+		}
+		return err
+	}
+	if err := txn.Commit(); err != nil {
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			return store.ErrTxnTooBig
+		}
+		return fault.Wrap(fault.StoreBackendFailed, err, "the store refused a commit", "check disk space and the daemon log")
+	}
+	db.seq = t.seq
+	return nil
+}
+
+// Sync flushes Badger's write-ahead log; commits are already synced, this
+// is for shutdown.
+func (db *DB) Sync() error { return db.bdb.Sync() }
+
+const metaPrefix = "meta/"
+
+// GetMeta reads an operational record.
+func (db *DB) GetMeta(ctx context.Context, key string) (string, bool, error) {
+	var v string
+	var ok bool
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		item, err := txn.Get([]byte(metaPrefix + key))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ok = true
+		return item.Value(func(b []byte) error { v = string(b); return nil })
+	})
+	return v, ok, err
+}
+
+// PutMeta writes an operational record, synced.
+func (db *DB) PutMeta(ctx context.Context, key, value string) error {
+	return db.bdb.Update(func(txn *badger.Txn) error { return txn.Set([]byte(metaPrefix+key), []byte(value)) })
+}
+
+// DeleteMeta removes an operational record.
+func (db *DB) DeleteMeta(ctx context.Context, key string) error {
+	return db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete([]byte(metaPrefix + key)) })
+}
+
+// CompareAndSwapMeta sets key to value when it currently holds old.
+func (db *DB) CompareAndSwapMeta(ctx context.Context, key, old, value string) (bool, error) {
+	swapped := false
+	err := db.bdb.Update(func(txn *badger.Txn) error {
+		cur := ""
+		item, err := txn.Get([]byte(metaPrefix + key))
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
+		case err != nil:
+			return err
+		default:
+			if err := item.Value(func(b []byte) error { cur = string(b); return nil }); err != nil {
+				return err
+			}
+		}
+		if cur != old {
+			return nil
+		}
+		swapped = true
+		if value == "" {
+			return txn.Delete([]byte(metaPrefix + key))
+		}
+		return txn.Set([]byte(metaPrefix+key), []byte(value))
+	})
+	if errors.Is(err, badger.ErrConflict) {
+		return false, nil
+	}
+	return swapped, err
+}
+
+// encode is the versioned value encoding: one version byte, then JSON.
+func encode(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fault.Wrap(fault.SerializationFailed, err, "cannot encode a record", "report this as a bug")
+	}
+	return append([]byte{1}, b...), nil
+}
+
+func decode(b []byte, v any) error {
+	if len(b) == 0 || b[0] != 1 {
+		return fault.New(fault.StoreMalformed, "a stored record has an unknown encoding", "the store may come from a newer loci; upgrade, or restore a backup")
+	}
+	if err := json.Unmarshal(b[1:], v); err != nil {
+		return fault.Wrap(fault.StoreMalformed, err, "a stored record has an unexpected shape", "restore a backup or run loci migrate")
+	}
+	return nil
+}
+
+// badgerLogger routes Badger's logging into slog; its info chatter is
+// debug here.
+type badgerLogger struct{ log *slog.Logger }
+
+func (l badgerLogger) Errorf(f string, a ...any) {
+	l.log.Error(strings.TrimSpace(fmt.Sprintf(f, a...)), "component", "badger")
+}
+func (l badgerLogger) Warningf(f string, a ...any) {
+	l.log.Warn(strings.TrimSpace(fmt.Sprintf(f, a...)), "component", "badger")
+}
+func (l badgerLogger) Infof(f string, a ...any) {
+	l.log.Debug(strings.TrimSpace(fmt.Sprintf(f, a...)), "component", "badger")
+}
+func (l badgerLogger) Debugf(f string, a ...any) {}

@@ -1,0 +1,514 @@
+package badgerdb
+
+import (
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/loci-dev/loci/store"
+)
+
+// Key families.
+const (
+	pWing       = "w/"   // w/<wingID> -> Wing
+	pWingName   = "wn/"  // wn/<name> -> wingID
+	pRoom       = "r/"   // r/<roomID> -> Room
+	pRoomName   = "rn/"  // rn/<wingID>/<name> -> roomID
+	pWingRoom   = "rw/"  // rw/<wingID>/<roomID>
+	pDrawer     = "d/"   // d/<drawerID> -> Drawer
+	pDrawerName = "dn/"  // dn/<roomID>/<name> -> drawerID (current holder)
+	pDrawerTime = "dt/"  // dt/<roomID>/<created ns BE>/<drawerID> -> 1 byte current flag
+	pHash       = "xh/"  // xh/<scope>\x00<hash>/<drawerID>
+	pFinger     = "xf/"  // xf/<scope>\x00<fingerprint>/<drawerID>
+	pBand       = "xb/"  // xb/<scope>\x00<band 8 bytes><drawerID> -> norm length (4 bytes BE)
+	pDedup      = "dd/"  // dd/<drawerID> -> DedupRecord
+	pLink       = "l/"   // l/<linkID> -> Link
+	pDrawerLink = "ld/"  // ld/<drawerID>/<linkID>
+	pLog        = "log/" // log/<seq BE> -> Change
+)
+
+type tx struct {
+	txn   *badger.Txn
+	write bool
+	seq   uint64
+	now   time.Time
+}
+
+func k(parts ...string) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+func (t *tx) get(key []byte, v any) (bool, error) {
+	item, err := t.txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, item.Value(func(b []byte) error { return decode(b, v) })
+}
+
+func (t *tx) getRaw(key []byte) ([]byte, error) {
+	item, err := t.txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return item.ValueCopy(nil)
+}
+
+func (t *tx) put(key []byte, v any) error {
+	b, err := encode(v)
+	if err != nil {
+		return err
+	}
+	return t.txn.Set(key, b)
+}
+
+// keys visits keys under prefix (values not loaded) until fn returns false.
+func (t *tx) keys(prefix []byte, reverse bool, fn func(key []byte, item *badger.Item) bool) {
+	opts := badger.IteratorOptions{Prefix: prefix, Reverse: reverse}
+	it := t.txn.NewIterator(opts)
+	defer it.Close()
+	if reverse {
+		it.Seek(append(append([]byte{}, prefix...), 0xff, 0xff, 0xff, 0xff))
+	} else {
+		it.Seek(prefix)
+	}
+	for ; it.ValidForPrefix(prefix); it.Next() {
+		if !fn(it.Item().Key(), it.Item()) {
+			return
+		}
+	}
+}
+
+func (t *tx) Now() time.Time { return t.now }
+
+func (t *tx) Wing(id string) (*store.Wing, error) {
+	var w store.Wing
+	ok, err := t.get(k(pWing, id), &w)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+func (t *tx) WingByName(name string) (*store.Wing, error) {
+	id, err := t.getRaw(k(pWingName, name))
+	if id == nil || err != nil {
+		return nil, err
+	}
+	return t.Wing(string(id))
+}
+
+func (t *tx) Wings() ([]store.Wing, error) {
+	var out []store.Wing
+	var err error
+	t.keys([]byte(pWingName), false, func(key []byte, item *badger.Item) bool {
+		var id []byte
+		if id, err = item.ValueCopy(nil); err != nil {
+			return false
+		}
+		var w *store.Wing
+		if w, err = t.Wing(string(id)); err != nil {
+			return false
+		}
+		if w != nil {
+			out = append(out, *w)
+		}
+		return true
+	})
+	return out, err
+}
+
+func (t *tx) Room(id string) (*store.Room, error) {
+	var r store.Room
+	ok, err := t.get(k(pRoom, id), &r)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func (t *tx) RoomByName(wingID, name string) (*store.Room, error) {
+	id, err := t.getRaw(k(pRoomName, wingID, "/", name))
+	if id == nil || err != nil {
+		return nil, err
+	}
+	return t.Room(string(id))
+}
+
+func (t *tx) Rooms(wingID string) ([]store.Room, error) {
+	var out []store.Room
+	var err error
+	t.keys(k(pRoomName, wingID, "/"), false, func(key []byte, item *badger.Item) bool {
+		var id []byte
+		if id, err = item.ValueCopy(nil); err != nil {
+			return false
+		}
+		var r *store.Room
+		if r, err = t.Room(string(id)); err != nil {
+			return false
+		}
+		if r != nil {
+			out = append(out, *r)
+		}
+		return true
+	})
+	return out, err
+}
+
+func (t *tx) Drawer(id string) (*store.Drawer, error) {
+	var d store.Drawer
+	ok, err := t.get(k(pDrawer, id), &d)
+	if !ok || err != nil {
+		return nil, err
+	}
+	if d.Tags == nil {
+		d.Tags = []string{}
+	}
+	return &d, nil
+}
+
+func (t *tx) DrawerByName(roomID, name string) (*store.Drawer, error) {
+	id, err := t.getRaw(k(pDrawerName, roomID, "/", name))
+	if id == nil || err != nil {
+		return nil, err
+	}
+	return t.Drawer(string(id))
+}
+
+func timeKey(roomID string, created time.Time, id string) []byte {
+	var ts [8]byte
+	binary.BigEndian.PutUint64(ts[:], uint64(created.UnixNano()))
+	return k(pDrawerTime, roomID, "/", string(ts[:]), "/", id)
+}
+
+func (t *tx) Drawers(roomID string, current bool, fn func(*store.Drawer) bool) error {
+	prefix := k(pDrawerTime, roomID, "/")
+	var err error
+	t.keys(prefix, true, func(key []byte, item *badger.Item) bool {
+		if current {
+			cur := false
+			if err = item.Value(func(b []byte) error { cur = len(b) == 1 && b[0] == 1; return nil }); err != nil {
+				return false
+			}
+			if !cur {
+				return true
+			}
+		}
+		id := string(key[len(prefix)+9:])
+		var d *store.Drawer
+		if d, err = t.Drawer(id); err != nil {
+			return false
+		}
+		if d == nil {
+			return true
+		}
+		return fn(d)
+	})
+	return err
+}
+
+func (t *tx) CountDrawers(roomID string) (current, stored int, err error) {
+	t.keys(k(pDrawerTime, roomID, "/"), false, func(key []byte, item *badger.Item) bool {
+		stored++
+		err = item.Value(func(b []byte) error {
+			if len(b) == 1 && b[0] == 1 {
+				current++
+			}
+			return nil
+		})
+		return err == nil
+	})
+	return current, stored, err
+}
+
+func (t *tx) idsUnder(prefix []byte) ([]string, error) {
+	var out []string
+	t.keys(prefix, false, func(key []byte, _ *badger.Item) bool {
+		out = append(out, string(key[len(prefix):]))
+		return true
+	})
+	return out, nil
+}
+
+func (t *tx) DedupByHash(scope, hash string) ([]string, error) {
+	return t.idsUnder(k(pHash, scope, "\x00", hash, "/"))
+}
+
+func (t *tx) DedupByFingerprint(scope, fp string) ([]string, error) {
+	return t.idsUnder(k(pFinger, scope, "\x00", fp, "/"))
+}
+
+func (t *tx) DedupByBand(scope string, band [8]byte, fn func(string, int)) error {
+	prefix := k(pBand, scope, "\x00", string(band[:]))
+	var err error
+	t.keys(prefix, false, func(key []byte, item *badger.Item) bool {
+		n := 0
+		err = item.Value(func(b []byte) error {
+			if len(b) == 4 {
+				n = int(binary.BigEndian.Uint32(b))
+			}
+			return nil
+		})
+		if err != nil {
+			return false
+		}
+		fn(string(key[len(prefix):]), n)
+		return true
+	})
+	return err
+}
+
+func (t *tx) DedupRecord(drawerID string) (*store.DedupRecord, error) {
+	var r store.DedupRecord
+	ok, err := t.get(k(pDedup, drawerID), &r)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func (t *tx) Links(drawerID string) ([]store.Link, error) {
+	ids, err := t.idsUnder(k(pDrawerLink, drawerID, "/"))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.Link, 0, len(ids))
+	for _, id := range ids {
+		l, err := t.Link(id)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			out = append(out, *l)
+		}
+	}
+	return out, nil
+}
+
+func (t *tx) Link(id string) (*store.Link, error) {
+	var l store.Link
+	ok, err := t.get(k(pLink, id), &l)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+func seqKey(seq uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], seq)
+	return k(pLog, string(b[:]))
+}
+
+func (t *tx) Changes(after uint64, fn func(store.Change) bool) error {
+	it := t.txn.NewIterator(badger.IteratorOptions{Prefix: []byte(pLog), PrefetchValues: true, PrefetchSize: 100})
+	defer it.Close()
+	var err error
+	for it.Seek(seqKey(after + 1)); it.ValidForPrefix([]byte(pLog)); it.Next() {
+		var c store.Change
+		if err = it.Item().Value(func(b []byte) error { return decode(b, &c) }); err != nil {
+			return err
+		}
+		if !fn(c) {
+			break
+		}
+	}
+	return nil
+}
+
+func (t *tx) LastSeq() (uint64, error) {
+	var seq uint64
+	t.keys([]byte(pLog), true, func(key []byte, _ *badger.Item) bool {
+		seq = binary.BigEndian.Uint64(key[len(pLog):])
+		return false
+	})
+	return seq, nil
+}
+
+func (t *tx) count(prefix string) int {
+	n := 0
+	t.keys([]byte(prefix), false, func([]byte, *badger.Item) bool { n++; return true })
+	return n
+}
+
+func (t *tx) Counts() (store.Counts, error) {
+	c := store.Counts{Wings: t.count(pWing), Rooms: t.count(pRoom), Links: t.count(pLink)}
+	var err error
+	t.keys([]byte(pDrawerTime), false, func(key []byte, item *badger.Item) bool {
+		c.DrawersStored++
+		err = item.Value(func(b []byte) error {
+			if len(b) == 1 && b[0] == 1 {
+				c.Drawers++
+			}
+			return nil
+		})
+		return err == nil
+	})
+	return c, err
+}
+
+// Writes.
+
+func (t *tx) PutWing(w *store.Wing) error {
+	if err := t.put(k(pWing, w.ID), w); err != nil {
+		return err
+	}
+	return t.txn.Set(k(pWingName, w.Name), []byte(w.ID))
+}
+
+func (t *tx) DeleteWing(w *store.Wing) error {
+	if err := t.txn.Delete(k(pWing, w.ID)); err != nil {
+		return err
+	}
+	return t.txn.Delete(k(pWingName, w.Name))
+}
+
+func (t *tx) PutRoom(r *store.Room) error {
+	if err := t.put(k(pRoom, r.ID), r); err != nil {
+		return err
+	}
+	if err := t.txn.Set(k(pRoomName, r.WingID, "/", r.Name), []byte(r.ID)); err != nil {
+		return err
+	}
+	return t.txn.Set(k(pWingRoom, r.WingID, "/", r.ID), nil)
+}
+
+func (t *tx) DeleteRoom(r *store.Room) error {
+	for _, key := range [][]byte{k(pRoom, r.ID), k(pRoomName, r.WingID, "/", r.Name), k(pWingRoom, r.WingID, "/", r.ID)} {
+		if err := t.txn.Delete(key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func currentFlag(d *store.Drawer) []byte {
+	if d.Current() {
+		return []byte{1}
+	}
+	return []byte{0}
+}
+
+func (t *tx) PutDrawer(d *store.Drawer, prev *store.Drawer) error {
+	if err := t.put(k(pDrawer, d.ID), d); err != nil {
+		return err
+	}
+	if err := t.txn.Set(timeKey(d.RoomID, d.CreatedAt, d.ID), currentFlag(d)); err != nil {
+		return err
+	}
+	if prev != nil && prev.Name != "" && prev.Current() && !d.Current() {
+		// A closed drawer releases its name; a replacement takes it over
+		// in its own PutDrawer.
+		nk := k(pDrawerName, prev.RoomID, "/", prev.Name)
+		if holder, err := t.getRaw(nk); err != nil {
+			return err
+		} else if string(holder) == d.ID {
+			if err := t.txn.Delete(nk); err != nil {
+				return err
+			}
+		}
+	}
+	if d.Name != "" && d.Current() {
+		return t.txn.Set(k(pDrawerName, d.RoomID, "/", d.Name), []byte(d.ID))
+	}
+	return nil
+}
+
+func (t *tx) DeleteDrawer(d *store.Drawer) error {
+	if err := t.txn.Delete(k(pDrawer, d.ID)); err != nil {
+		return err
+	}
+	if err := t.txn.Delete(timeKey(d.RoomID, d.CreatedAt, d.ID)); err != nil {
+		return err
+	}
+	if d.Name != "" {
+		nk := k(pDrawerName, d.RoomID, "/", d.Name)
+		if holder, err := t.getRaw(nk); err != nil {
+			return err
+		} else if string(holder) == d.ID {
+			return t.txn.Delete(nk)
+		}
+	}
+	return nil
+}
+
+func bandKey(scope string, band [8]byte, id string) []byte {
+	return k(pBand, scope, "\x00", string(band[:]), id)
+}
+
+func (t *tx) PutDedup(r *store.DedupRecord) error {
+	if err := t.put(k(pDedup, r.DrawerID), r); err != nil {
+		return err
+	}
+	if err := t.txn.Set(k(pHash, r.Scope, "\x00", r.Hash, "/", r.DrawerID), nil); err != nil {
+		return err
+	}
+	if err := t.txn.Set(k(pFinger, r.Scope, "\x00", r.Fingerprint, "/", r.DrawerID), nil); err != nil {
+		return err
+	}
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(r.NormLen))
+	for _, b := range r.Bands {
+		if err := t.txn.Set(bandKey(r.Scope, b, r.DrawerID), n[:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tx) DeleteDedup(r *store.DedupRecord) error {
+	keys := [][]byte{
+		k(pDedup, r.DrawerID),
+		k(pHash, r.Scope, "\x00", r.Hash, "/", r.DrawerID),
+		k(pFinger, r.Scope, "\x00", r.Fingerprint, "/", r.DrawerID),
+	}
+	for _, b := range r.Bands {
+		keys = append(keys, bandKey(r.Scope, b, r.DrawerID))
+	}
+	for _, key := range keys {
+		if err := t.txn.Delete(key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tx) PutLink(l *store.Link) error {
+	if err := t.put(k(pLink, l.ID), l); err != nil {
+		return err
+	}
+	if err := t.txn.Set(k(pDrawerLink, l.Older, "/", l.ID), nil); err != nil {
+		return err
+	}
+	return t.txn.Set(k(pDrawerLink, l.Newer, "/", l.ID), nil)
+}
+
+func (t *tx) DeleteLink(l *store.Link) error {
+	for _, key := range [][]byte{k(pLink, l.ID), k(pDrawerLink, l.Older, "/", l.ID), k(pDrawerLink, l.Newer, "/", l.ID)} {
+		if err := t.txn.Delete(key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tx) Log(kind, action, id string) error {
+	t.seq++
+	return t.put(seqKey(t.seq), store.Change{Seq: t.seq, At: t.now, Kind: kind, Action: action, ID: id})
+}

@@ -1,0 +1,380 @@
+// Package config is loci's one configuration struct: every setting of the
+// spec with its default and validation, loaded from defaults, then the TOML
+// file, then LOCI_* environment variables, then flags (applied by the
+// caller through Set). It does no network I/O and knows nothing of HTTP.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// Config is the whole configuration.
+type Config struct {
+	Server      Server      `toml:"server" json:"server"`
+	Palace      Palace      `toml:"palace" json:"palace"`
+	Auth        Auth        `toml:"auth" json:"auth"`
+	Web         Web         `toml:"web" json:"web"`
+	DB          DB          `toml:"db" json:"db"`
+	Webhook     Webhook     `toml:"webhook" json:"webhook"`
+	Dedup       Dedup       `toml:"dedup" json:"dedup"`
+	Jobs        Jobs        `toml:"jobs" json:"jobs"`
+	Mining      Mining      `toml:"mining" json:"mining"`
+	Credentials Credentials `toml:"credentials" json:"credentials"`
+	Assets      Assets      `toml:"assets" json:"assets"`
+
+	// File is the configuration file that was read, or "" when none was.
+	File string `toml:"-" json:"config_file,omitempty"`
+}
+
+// Server is the main listener.
+type Server struct {
+	Bind string `toml:"bind" json:"bind"`
+	Port int    `toml:"port" json:"port"`
+}
+
+// Palace is where the embedded store lives.
+type Palace struct {
+	Path string `toml:"path" json:"path"`
+}
+
+// Auth is bearer-token authentication.
+type Auth struct {
+	Enabled bool `toml:"enabled" json:"enabled"`
+	// Token is the configured shared secret. It never leaves the process:
+	// it is excluded from JSON.
+	Token string `toml:"token" json:"-"`
+}
+
+// Web is the dashboard.
+type Web struct {
+	Enable bool `toml:"enable" json:"enable"`
+}
+
+// DB is the database admin listener.
+type DB struct {
+	Bind           string   `toml:"bind" json:"bind"`
+	Port           int      `toml:"port" json:"port"`
+	AllowRemote    bool     `toml:"allow_remote" json:"allow_remote"`
+	AllowedOrigins []string `toml:"allowed_origins" json:"allowed_origins"`
+}
+
+// Webhook is the webhook listener.
+type Webhook struct {
+	Enable        bool   `toml:"enable" json:"enable"`
+	Bind          string `toml:"bind" json:"bind"`
+	Port          int    `toml:"port" json:"port"`
+	AllowRemote   bool   `toml:"allow_remote" json:"allow_remote"`
+	MaxBodyBytes  int64  `toml:"max_body_bytes" json:"max_body_bytes"`
+	MaxConcurrent int    `toml:"max_concurrent" json:"max_concurrent"`
+}
+
+// Dedup is duplicate detection.
+type Dedup struct {
+	Enabled       bool    `toml:"enabled" json:"enabled"`
+	NearThreshold float64 `toml:"near_threshold" json:"near_threshold"`
+	EntityFuzzy   bool    `toml:"entity_fuzzy" json:"entity_fuzzy"`
+}
+
+// Jobs is the job runtime.
+type Jobs struct {
+	MaxConcurrency        int `toml:"max_concurrency" json:"max_concurrency"`
+	BackgroundConcurrency int `toml:"background_concurrency" json:"background_concurrency"`
+	LeaseTTLSecs          int `toml:"lease_ttl_secs" json:"lease_ttl_secs"`
+	DrainTimeoutSecs      int `toml:"drain_timeout_secs" json:"drain_timeout_secs"`
+}
+
+// Mining is the mining pipeline.
+type Mining struct {
+	ChunkChars        int      `toml:"chunk_chars" json:"chunk_chars"`
+	MaxFileBytes      int64    `toml:"max_file_bytes" json:"max_file_bytes"`
+	MaxDocuments      int      `toml:"max_documents" json:"max_documents"`
+	SourceTimeoutSecs int      `toml:"source_timeout_secs" json:"source_timeout_secs"`
+	Registries        []string `toml:"registries" json:"registries"`
+}
+
+// Credentials is where source credentials are kept.
+type Credentials struct {
+	Dir     string `toml:"dir" json:"dir"`
+	Backend string `toml:"backend" json:"backend"`
+}
+
+// Assets is the runtime assets root.
+type Assets struct {
+	Dir string `toml:"dir" json:"dir"`
+}
+
+// Default is the configuration with nothing set. Paths follow the XDG rules
+// of env (a lookup function, usually os.LookupEnv).
+func Default(env func(string) (string, bool)) Config {
+	data := DataDir(env)
+	return Config{
+		Server:      Server{Bind: "127.0.0.1", Port: 8420},
+		Palace:      Palace{Path: filepath.Join(data, "palace")},
+		DB:          DB{Bind: "127.0.0.1", Port: 8000},
+		Webhook:     Webhook{Bind: "127.0.0.1", Port: 8787, MaxBodyBytes: 1 << 20, MaxConcurrent: 16},
+		Dedup:       Dedup{Enabled: true, NearThreshold: 0.9, EntityFuzzy: true},
+		Jobs:        Jobs{MaxConcurrency: 4, BackgroundConcurrency: 2, LeaseTTLSecs: 30, DrainTimeoutSecs: 10},
+		Mining:      Mining{ChunkChars: 6000, MaxFileBytes: 2 << 20, SourceTimeoutSecs: 60},
+		Credentials: Credentials{Dir: filepath.Join(ConfigDir(env), "credentials"), Backend: "auto"},
+	}
+}
+
+// xdg returns the XDG variable when it is set to an absolute path; unset,
+// empty or relative values are ignored.
+func xdg(env func(string) (string, bool), name, fallback string) string {
+	if v, ok := env(name); ok && v != "" && filepath.IsAbs(v) {
+		return filepath.Join(v, "loci")
+	}
+	home, _ := env("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, fallback, "loci")
+}
+
+// ConfigDir is $XDG_CONFIG_HOME/loci or ~/.config/loci.
+func ConfigDir(env func(string) (string, bool)) string {
+	return xdg(env, "XDG_CONFIG_HOME", ".config")
+}
+
+// DataDir is $XDG_DATA_HOME/loci or ~/.local/share/loci.
+func DataDir(env func(string) (string, bool)) string {
+	return xdg(env, "XDG_DATA_HOME", filepath.Join(".local", "share"))
+}
+
+// Load builds the configuration: defaults, then the file (file names it
+// explicitly, else LOCI_CONFIG, else the optional default file), then the
+// environment. Flags are applied afterwards with Set, then Validate.
+func Load(file string, env func(string) (string, bool)) (Config, error) {
+	cfg := Default(env)
+	explicit := file != ""
+	if !explicit {
+		if v, ok := env("LOCI_CONFIG"); ok && v != "" {
+			file, explicit = v, true
+		} else {
+			file = filepath.Join(ConfigDir(env), "config.toml")
+		}
+	}
+	raw, err := os.ReadFile(file)
+	switch {
+	case err == nil:
+		if err := decode(raw, &cfg); err != nil {
+			return cfg, err
+		}
+		cfg.File = file
+	case errors.Is(err, os.ErrNotExist) && !explicit:
+		// The default file is optional.
+	default:
+		return cfg, fault.Wrap(fault.IOFailed, err,
+			fmt.Sprintf("cannot read configuration file %s", file),
+			"create the file, or name one that exists with --config or LOCI_CONFIG")
+	}
+	if err := applyEnv(&cfg, env); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+func decode(raw []byte, cfg *Config) error {
+	dec := toml.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		var strict *toml.StrictMissingError
+		if errors.As(err, &strict) && len(strict.Errors) > 0 {
+			keys := make([]string, 0, len(strict.Errors))
+			for _, e := range strict.Errors {
+				keys = append(keys, strings.Join(e.Key(), "."))
+			}
+			return fault.Newf(fault.ConfigInvalid, "remove or correct the key; see the settings table in the README",
+				"unknown configuration key %s", strings.Join(keys, ", "))
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			key := strings.Join(de.Key(), ".")
+			return fault.Newf(fault.ConfigInvalid, "fix the TOML at that position",
+				"configuration file: %s at line %d column %d%s", de.Error(), row, col, keyHint(key))
+		}
+		return fault.Wrap(fault.ConfigInvalid, err, "configuration file is not valid TOML: "+err.Error(), "fix the file's syntax")
+	}
+	return nil
+}
+
+func keyHint(key string) string {
+	if key == "" {
+		return ""
+	}
+	return " (key " + key + ")"
+}
+
+// envSetting binds an environment variable to a setting key.
+var envSettings = []struct{ env, key string }{
+	{"LOCI_BIND", "server.bind"},
+	{"LOCI_PORT", "server.port"},
+	{"LOCI_PALACE_PATH", "palace.path"},
+	{"LOCI_AUTH_ENABLED", "auth.enabled"},
+	{"LOCI_AUTH_TOKEN", "auth.token"},
+	{"LOCI_DB_BIND", "db.bind"},
+	{"LOCI_DB_PORT", "db.port"},
+	{"LOCI_DB_ALLOW_REMOTE", "db.allow_remote"},
+	{"LOCI_DB_ALLOWED_ORIGINS", "db.allowed_origins"},
+	{"LOCI_ASSETS_DIR", "assets.dir"},
+}
+
+func applyEnv(cfg *Config, env func(string) (string, bool)) error {
+	for _, s := range envSettings {
+		if v, ok := env(s.env); ok && v != "" {
+			if err := cfg.set(s.key, v, s.env); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Set applies one setting by its key (as a flag would), naming the key in
+// the error when the value does not parse.
+func (c *Config) Set(key, value string) error { return c.set(key, value, key) }
+
+func (c *Config) set(key, value, source string) error {
+	bad := func(what string) error {
+		return fault.Newf(fault.ConfigInvalid, "set "+source+" to "+what,
+			"%s: %q is not %s", source, value, what)
+	}
+	parseInt := func(dst *int) error {
+		n, err := strconv.Atoi(strings.TrimSpace(value))
+		if err != nil {
+			return bad("an integer")
+		}
+		*dst = n
+		return nil
+	}
+	parseBool := func(dst *bool) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(value))
+		if err != nil {
+			return bad("true or false")
+		}
+		*dst = b
+		return nil
+	}
+	switch key {
+	case "server.bind":
+		c.Server.Bind = value
+	case "server.port":
+		return parseInt(&c.Server.Port)
+	case "palace.path":
+		c.Palace.Path = value
+	case "auth.enabled":
+		return parseBool(&c.Auth.Enabled)
+	case "auth.token":
+		c.Auth.Token = value
+	case "db.bind":
+		c.DB.Bind = value
+	case "db.port":
+		return parseInt(&c.DB.Port)
+	case "db.allow_remote":
+		return parseBool(&c.DB.AllowRemote)
+	case "db.allowed_origins":
+		c.DB.AllowedOrigins = nil
+		for _, o := range strings.Split(value, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				c.DB.AllowedOrigins = append(c.DB.AllowedOrigins, o)
+			}
+		}
+	case "assets.dir":
+		c.Assets.Dir = value
+	default:
+		return fault.Newf(fault.ConfigInvalid, "use a known setting name", "unknown setting %s", key)
+	}
+	return nil
+}
+
+// Validate checks every setting and names the first bad key.
+func (c *Config) Validate() error {
+	bad := func(key, format string, args ...any) error {
+		return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file, environment or flags",
+			"%s: "+format, append([]any{key}, args...)...)
+	}
+	ip := func(key, v string) error {
+		if net.ParseIP(v) == nil {
+			return bad(key, "%q is not an IP address (an address only, no port or host name)", v)
+		}
+		return nil
+	}
+	port := func(key string, p int, zeroOK bool) error {
+		if p < 0 || p > 65535 || (p == 0 && !zeroOK) {
+			return bad(key, "%d is not a port (1 to 65535)", p)
+		}
+		return nil
+	}
+	checks := []error{
+		ip("server.bind", c.Server.Bind),
+		port("server.port", c.Server.Port, true),
+		ip("db.bind", c.DB.Bind),
+		port("db.port", c.DB.Port, true),
+		ip("webhook.bind", c.Webhook.Bind),
+		port("webhook.port", c.Webhook.Port, true),
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.Palace.Path == "":
+		return bad("palace.path", "is empty; an absolute path is required")
+	case !filepath.IsAbs(c.Palace.Path):
+		return bad("palace.path", "%q is relative; an absolute path is required", c.Palace.Path)
+	case c.Auth.Token != "" && len(c.Auth.Token) < 16:
+		return bad("auth.token", "is shorter than 16 characters")
+	case c.DB.Port != 0 && c.DB.Port == c.Server.Port:
+		return bad("db.port", "%d is also server.port; they must differ", c.DB.Port)
+	case c.Webhook.Port != 0 && (c.Webhook.Port == c.Server.Port || c.Webhook.Port == c.DB.Port):
+		return bad("webhook.port", "%d is also server.port or db.port; they must differ", c.Webhook.Port)
+	case c.Webhook.MaxBodyBytes <= 0:
+		return bad("webhook.max_body_bytes", "must be positive")
+	case c.Webhook.MaxConcurrent <= 0:
+		return bad("webhook.max_concurrent", "must be positive")
+	case c.Dedup.NearThreshold < 0.5 || c.Dedup.NearThreshold > 1:
+		return bad("dedup.near_threshold", "%v is outside 0.5 to 1", c.Dedup.NearThreshold)
+	case c.Jobs.MaxConcurrency < 1:
+		return bad("jobs.max_concurrency", "must be at least 1")
+	case c.Jobs.BackgroundConcurrency < 1:
+		return bad("jobs.background_concurrency", "must be at least 1")
+	case c.Jobs.LeaseTTLSecs < 3:
+		return bad("jobs.lease_ttl_secs", "must be at least 3")
+	case c.Jobs.DrainTimeoutSecs < 0:
+		return bad("jobs.drain_timeout_secs", "must not be negative")
+	case c.Mining.ChunkChars < 100:
+		return bad("mining.chunk_chars", "must be at least 100")
+	case c.Mining.MaxFileBytes <= 0:
+		return bad("mining.max_file_bytes", "must be positive")
+	case c.Mining.MaxDocuments < 0:
+		return bad("mining.max_documents", "must not be negative (0 is unlimited)")
+	case c.Mining.SourceTimeoutSecs < 1:
+		return bad("mining.source_timeout_secs", "must be at least 1")
+	case c.Credentials.Backend != "auto" && c.Credentials.Backend != "file":
+		return bad("credentials.backend", "%q is not auto or file", c.Credentials.Backend)
+	case c.Credentials.Dir != "" && !filepath.IsAbs(c.Credentials.Dir):
+		return bad("credentials.dir", "%q is relative; an absolute path is required", c.Credentials.Dir)
+	case c.Assets.Dir != "" && !filepath.IsAbs(c.Assets.Dir):
+		return bad("assets.dir", "%q is relative; an absolute path is required", c.Assets.Dir)
+	}
+	return nil
+}
+
+// Addr is the main listener's host:port.
+func (c *Config) Addr() string {
+	return net.JoinHostPort(c.Server.Bind, strconv.Itoa(c.Server.Port))
+}

@@ -1,0 +1,93 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// DB is a palace store. The embedded backend is Badger; a remote backend
+// (PostgreSQL) implements the same interface. Reads run concurrently in
+// View; every change runs in Update, which only the writer calls, and is
+// durable (synced) when Update returns nil.
+type DB interface {
+	View(ctx context.Context, fn func(Reader) error) error
+	Update(ctx context.Context, fn func(Tx) error) error
+	// Meta reads and writes operational records (schema hash, data-step
+	// watermark, migration lock) outside the palace data.
+	Meta
+	// Backend names the backend, e.g. "badger".
+	Backend() string
+	// Location is where the data lives (a directory or a URL without
+	// credentials).
+	Location() string
+	Close() error
+}
+
+// Meta holds migration bookkeeping.
+type Meta interface {
+	GetMeta(ctx context.Context, key string) (string, bool, error)
+	PutMeta(ctx context.Context, key, value string) error
+	// CompareAndSwapMeta sets key to value when its current value is old
+	// ("" meaning absent), atomically, and reports whether it did.
+	CompareAndSwapMeta(ctx context.Context, key, old, value string) (bool, error)
+	DeleteMeta(ctx context.Context, key string) error
+}
+
+// Reader is a consistent read view of the palace.
+type Reader interface {
+	Wing(id string) (*Wing, error)
+	WingByName(name string) (*Wing, error)
+	Wings() ([]Wing, error)
+	Room(id string) (*Room, error)
+	RoomByName(wingID, name string) (*Room, error)
+	Rooms(wingID string) ([]Room, error)
+	Drawer(id string) (*Drawer, error)
+	// DrawerByName is the current drawer holding the name in the room.
+	DrawerByName(roomID, name string) (*Drawer, error)
+	// Drawers visits the room's drawers newest first until fn returns
+	// false; with current set, only drawers valid now.
+	Drawers(roomID string, current bool, fn func(*Drawer) bool) error
+	// CountDrawers counts the room's current and stored drawers.
+	CountDrawers(roomID string) (current, stored int, err error)
+	// DedupByHash and DedupByFingerprint list current drawers of a scope
+	// with that exact hash or normalised fingerprint, oldest first.
+	DedupByHash(scope, hash string) ([]string, error)
+	DedupByFingerprint(scope, fp string) ([]string, error)
+	// DedupByBand lists drawers of the scope sharing a band key, with their
+	// normalised lengths.
+	DedupByBand(scope string, band [8]byte, fn func(drawerID string, normLen int)) error
+	DedupRecord(drawerID string) (*DedupRecord, error)
+	Links(drawerID string) ([]Link, error)
+	Link(id string) (*Link, error)
+	// Changes visits change-log entries after seq in order until fn
+	// returns false.
+	Changes(after uint64, fn func(Change) bool) error
+	LastSeq() (uint64, error)
+	Counts() (Counts, error)
+}
+
+// Tx is a read-write transaction. Its reads see its own writes.
+type Tx interface {
+	Reader
+	// Now is the transaction's clock.
+	Now() time.Time
+	PutWing(w *Wing) error
+	DeleteWing(w *Wing) error
+	PutRoom(r *Room) error
+	DeleteRoom(r *Room) error
+	// PutDrawer writes the drawer and keeps its name and time indexes
+	// (prev is the stored version being replaced, nil for a new drawer).
+	PutDrawer(d *Drawer, prev *Drawer) error
+	DeleteDrawer(d *Drawer) error
+	PutDedup(r *DedupRecord) error
+	DeleteDedup(r *DedupRecord) error
+	PutLink(l *Link) error
+	DeleteLink(l *Link) error
+	// Log appends a change-log entry in this transaction.
+	Log(kind, action, id string) error
+}
+
+// ErrTxnTooBig reports a transaction over the backend's size limit; the
+// writer splits its batch when it sees it.
+var ErrTxnTooBig = errors.New("store: transaction too big")

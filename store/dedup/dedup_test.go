@@ -1,0 +1,176 @@
+package dedup
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNormalize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Hello, World!", "hello world"},
+		{"  many   spaces\tand\nlines ", "many spaces and lines"},
+		{"Café au lait", "café au lait"},
+		{"C++ and C#", "c++ and c"},
+		{"don't", "dont"},
+		{"", ""},
+		{"!!!", ""},
+	}
+	for _, tt := range tests {
+		if got := Normalize(tt.in); got != tt.want {
+			t.Errorf("Normalize(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	long := strings.Repeat("the quick brown fox jumps over the lazy dog ", 60) // > 2000
+	tests := []struct {
+		name string
+		a, b string
+		want Verdict
+	}{
+		{"same bytes", "Deploy on Friday.", "Deploy on Friday.", Exact},
+		{"case and punctuation", "Deploy on Friday.", "deploy ON friday", Normalized},
+		{"whitespace", "deploy  on\nfriday", "deploy on friday", Normalized},
+		{"accent not folded", "we met at the café today", "we met at the cafe today", Near},
+		{"accent short is distinct", "café", "cafe", Distinct},
+		{"short typo is distinct", "deploy fri", "deploy fry", Distinct},
+		{"one typo in a sentence", "the release goes out on friday morning", "the release goes out on fridya morning", Near},
+		{"swap is one edit", "abcdefghijklmnopqrst", "abcdefghijklmnopqrts", Near},
+		{"different", "the release goes out on friday morning", "we adopted postgres for the queue", Distinct},
+		{"long same trigrams", long + "x", long + "y", Near},
+		{"long different", long, strings.Repeat("lorem ipsum dolor sit amet consectetur ", 60), Distinct},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, sig := Compare(tt.a, tt.b, DefaultThreshold)
+			if got != tt.want {
+				t.Fatalf("Compare = %s (%+v), want %s", got, sig, tt.want)
+			}
+		})
+	}
+}
+
+func TestThresholdBoundary(t *testing.T) {
+	a := "abcdefghijklmnopqrst" // 20 runes
+	b := "abcdefghijklmnopqrXY" // 2 substitutions: similarity 0.9
+	if v, s := Compare(a, b, 0.9); v != Near || s.Similarity != 0.9 {
+		t.Fatalf("at threshold: %s %+v", v, s)
+	}
+	if v, _ := Compare(a, b, 0.91); v != Distinct {
+		t.Fatalf("above threshold: %s", v)
+	}
+}
+
+// refOSA is the plain, unbanded optimal string alignment distance.
+func refOSA(a, b []rune) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+func TestOSAMatchesReference(t *testing.T) {
+	pairs := [][2]string{{"", ""}, {"a", ""}, {"ab", "ba"}, {"kitten", "sitting"}, {"ca", "abc"}, {"abcdef", "badcfe"}, {"flaw", "lawn"}}
+	for _, p := range pairs {
+		a, b := []rune(p[0]), []rune(p[1])
+		want := refOSA(a, b)
+		if got := OSA(a, b, 1<<20); got != want {
+			t.Errorf("OSA(%q,%q) = %d, want %d", p[0], p[1], got, want)
+		}
+	}
+}
+
+func FuzzOSA(f *testing.F) {
+	f.Add("kitten", "sitting", 2)
+	f.Add("abcdef", "badcfe", 3)
+	f.Fuzz(func(t *testing.T, sa, sb string, bound int) {
+		if len(sa) > 64 || len(sb) > 64 || bound < 0 || bound > 80 {
+			t.Skip()
+		}
+		a, b := []rune(sa), []rune(sb)
+		want := refOSA(a, b)
+		got := OSA(a, b, bound)
+		if want <= bound && got != want {
+			t.Fatalf("OSA(%q,%q,%d) = %d, want %d", sa, sb, bound, got, want)
+		}
+		if want > bound && got <= bound {
+			t.Fatalf("OSA(%q,%q,%d) = %d under bound, true %d", sa, sb, bound, got, want)
+		}
+	})
+}
+
+func FuzzNormalizeCompare(f *testing.F) {
+	f.Add("Hello, World!", "hello world")
+	f.Add("café", "cafe")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		n := Normalize(a)
+		if Normalize(n) != n {
+			t.Fatalf("Normalize not idempotent on %q", a)
+		}
+		v1, s1 := Compare(a, b, DefaultThreshold)
+		v2, s2 := Compare(b, a, DefaultThreshold)
+		if v1 != v2 || (v1 != Distinct && s1.Similarity != s2.Similarity) {
+			t.Fatalf("Compare not symmetric: %s/%v vs %s/%v", v1, s1, v2, s2)
+		}
+		if s1.Similarity < 0 || s1.Similarity > 1 {
+			t.Fatalf("similarity out of range: %v", s1.Similarity)
+		}
+	})
+}
+
+func TestBandKeysFindSmallEdits(t *testing.T) {
+	a := Normalize("We decided to move the job queue from Redis to PostgreSQL because of durability.")
+	b := Normalize("We decided to move the job queue from Redis to PostgreSQL because of durabilty!")
+	ka, kb := BandKeys(a), BandKeys(b)
+	shared := 0
+	for i := range ka {
+		if ka[i] == kb[i] {
+			shared++
+		}
+	}
+	if shared == 0 {
+		t.Fatal("a one-letter edit shares no band key")
+	}
+	if BandKeys(Normalize("short")) != nil {
+		t.Fatal("short text has band keys")
+	}
+	c := BandKeys(Normalize("An entirely different sentence about lunch plans on Tuesday."))
+	same := 0
+	for i := range ka {
+		if ka[i] == c[i] {
+			same++
+		}
+	}
+	if same > 2 {
+		t.Fatalf("unrelated texts share %d band keys", same)
+	}
+}
+
+func TestLengthWindow(t *testing.T) {
+	lo, hi := LengthWindow(100, 0.9)
+	if lo > 90 || hi < 111 {
+		t.Fatalf("window (%d,%d) too narrow for 0.9", lo, hi)
+	}
+	// Both ends must be reachable: a 90-rune text vs 100 needs d >= 10 = 0.1*100.
+	if lo < 80 || hi > 120 {
+		t.Fatalf("window (%d,%d) too wide", lo, hi)
+	}
+}

@@ -1,0 +1,105 @@
+package fault
+
+// Code is a stable error code, loci::<module>::<kind>. Codes are API: add
+// new ones, never rename.
+type Code string
+
+// The registry of codes. Each has exactly one HTTP status, in statuses.
+const (
+	ClientNotRunning     Code = "loci::client::not_running"
+	ClientRemoteRejected Code = "loci::client::remote_rejected"
+	ClientRequestFailed  Code = "loci::client::request_failed"
+
+	ServerBindFailed Code = "loci::server::bind_failed"
+	ServerFailed     Code = "loci::server::failed"
+
+	StoreBackendFailed Code = "loci::store::backend_failed"
+	StoreMalformed     Code = "loci::store::malformed"
+	StoreSchemaSync    Code = "loci::store::schema_sync"
+
+	MigrateFailed Code = "loci::migrate::failed"
+	MigrateLocked Code = "loci::migrate::locked"
+
+	AuthUnauthorized       Code = "loci::auth::unauthorized"
+	AuthNotConfigured      Code = "loci::auth::not_configured"
+	AuthEntropyUnavailable Code = "loci::auth::entropy_unavailable"
+
+	PalaceWingNotFound      Code = "loci::palace::wing_not_found"
+	PalaceRoomNotFound      Code = "loci::palace::room_not_found"
+	PalaceDrawerNotFound    Code = "loci::palace::drawer_not_found"
+	PalacePathInvalid       Code = "loci::palace::path_invalid"
+	PalaceDrawerNameTaken   Code = "loci::palace::drawer_name_taken"
+	PalaceBusy              Code = "loci::palace::busy"
+	PalaceDrawerSuperseded  Code = "loci::palace::drawer_superseded"
+	JobsIDInvalid           Code = "loci::jobs::id_invalid"
+	JobsNotFound            Code = "loci::jobs::not_found"
+	JobsTransitionInvalid   Code = "loci::jobs::transition_invalid"
+	JobsContended           Code = "loci::jobs::contended"
+	JobsOrphaned            Code = "loci::jobs::orphaned"
+	JobsLeaseLost           Code = "loci::jobs::lease_lost"
+	ModeForbidden           Code = "loci::mode::forbidden"
+	InputInvalid            Code = "loci::input::invalid"
+	ConfigInvalid           Code = "loci::config::invalid"
+	IOFailed                Code = "loci::io::failed"
+	CLIAborted              Code = "loci::cli::aborted"
+	CLIPromptFailed         Code = "loci::cli::prompt_failed"
+	SerializationFailed     Code = "loci::serialization::failed"
+	SearchSemanticUnavail   Code = "loci::search::semantic_unavailable"
+	RepairBasedOnJobInvalid Code = "loci::repair::based_on_job_invalid"
+)
+
+// statuses is the one table of HTTP statuses, one per code.
+var statuses = map[Code]int{
+	ClientNotRunning:        503,
+	ClientRemoteRejected:    400,
+	ClientRequestFailed:     502,
+	ServerBindFailed:        500,
+	ServerFailed:            500,
+	StoreBackendFailed:      500,
+	StoreMalformed:          500,
+	StoreSchemaSync:         500,
+	MigrateFailed:           500,
+	MigrateLocked:           500,
+	AuthUnauthorized:        401,
+	AuthNotConfigured:       500,
+	AuthEntropyUnavailable:  500,
+	PalaceWingNotFound:      404,
+	PalaceRoomNotFound:      404,
+	PalaceDrawerNotFound:    404,
+	PalacePathInvalid:       400,
+	PalaceDrawerNameTaken:   409,
+	PalaceBusy:              409,
+	PalaceDrawerSuperseded:  409,
+	JobsIDInvalid:           400,
+	JobsNotFound:            404,
+	JobsTransitionInvalid:   400,
+	JobsContended:           409,
+	JobsOrphaned:            409,
+	JobsLeaseLost:           409,
+	ModeForbidden:           403,
+	InputInvalid:            400,
+	ConfigInvalid:           400,
+	IOFailed:                500,
+	CLIAborted:              400,
+	CLIPromptFailed:         400,
+	SerializationFailed:     500,
+	SearchSemanticUnavail:   400,
+	RepairBasedOnJobInvalid: 400,
+}
+
+// Status is the HTTP status of the code; 500 for a code not in the table.
+func (c Code) Status() int {
+	if s, ok := statuses[c]; ok {
+		return s
+	}
+	return 500
+}
+
+// Registered lists every code with its status, for tests and docs.
+func Registered() map[Code]int {
+	out := make(map[Code]int, len(statuses))
+	for c, s := range statuses {
+		out[c] = s
+	}
+	return out
+}

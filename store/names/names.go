@@ -1,0 +1,80 @@
+// Package names holds the pure naming rules of the palace: what a wing,
+// room or drawer may be called. It does no I/O.
+package names
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// Length limits on names, in bytes.
+const (
+	MaxPlaceName  = 256
+	MaxDrawerName = 1024
+)
+
+// Problem describes why a name is refused; it is empty for a good name.
+type Problem string
+
+// LooksLikeUUID reports whether s would parse as a UUID in any of the
+// spellings a UUID parser accepts, so that names and ids never collide.
+func LooksLikeUUID(s string) bool {
+	_, err := uuid.Parse(s)
+	return err == nil
+}
+
+// common checks the rules shared by every kind of name.
+func common(s string, max int) Problem {
+	switch {
+	case s == "":
+		return "is empty"
+	case !utf8.ValidString(s):
+		return "is not valid UTF-8"
+	case len(s) > max:
+		return Problem(fmt.Sprintf("is longer than %d bytes", max))
+	case strings.TrimSpace(s) == "":
+		return "is blank"
+	case strings.TrimSpace(s) != s:
+		return "has leading or trailing whitespace"
+	case strings.IndexFunc(s, unicode.IsControl) >= 0:
+		return "contains a control character"
+	case LooksLikeUUID(s):
+		return "looks like a UUID; UUIDs address things by id, so names may not take that form"
+	}
+	return ""
+}
+
+// Place checks a wing or room name.
+func Place(s string) Problem {
+	if p := common(s, MaxPlaceName); p != "" {
+		return p
+	}
+	if strings.Contains(s, "/") {
+		return "contains '/'; wing and room names are one path segment"
+	}
+	if s == "." || s == ".." {
+		return Problem(fmt.Sprintf("is %q, which reads as a path step", s))
+	}
+	return ""
+}
+
+// Drawer checks a drawer name. It may contain '/', but no segment may be
+// empty, "." or "..".
+func Drawer(s string) Problem {
+	if p := common(s, MaxDrawerName); p != "" {
+		return p
+	}
+	for _, seg := range strings.Split(s, "/") {
+		switch seg {
+		case "":
+			return "has an empty path segment"
+		case ".", "..":
+			return Problem(fmt.Sprintf("has a %q path segment", seg))
+		}
+	}
+	return ""
+}

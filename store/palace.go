@@ -1,0 +1,353 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/loci-dev/loci/store/dedup"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// MaxContentBytes bounds one drawer's content.
+const MaxContentBytes = 1 << 20
+
+// MaxTags bounds the tags of one drawer.
+const MaxTags = 64
+
+// maxLinks bounds the similar_to links recorded for one write.
+const maxLinks = 10
+
+// ExactPolicy is what a writer does with an exact copy of a current drawer
+// of the same scope (spec "Behaviour per writer").
+type ExactPolicy int
+
+const (
+	// ExactReturnsExisting: the copy is not stored and the existing drawer
+	// is returned (unnamed drawer, note and diary writes).
+	ExactReturnsExisting ExactPolicy = iota
+	// ExactStoredLinked: the copy is stored and linked (named drawers,
+	// mining).
+	ExactStoredLinked
+)
+
+// Dedup configures duplicate detection for a write.
+type Dedup struct {
+	Enabled   bool
+	Threshold float64
+}
+
+// NewDrawer is a drawer to write.
+type NewDrawer struct {
+	// ID presets the drawer id (replay-safe writers); empty makes one.
+	ID         string
+	Wing, Room string
+	Name       string
+	Content    string
+	Tags       []string
+	Source     Source
+	Provenance Provenance
+	// ValidFrom is the start of validity; zero means now.
+	ValidFrom time.Time
+	Diary     bool
+	Policy    ExactPolicy
+}
+
+// WriteResult is the outcome of a drawer write.
+type WriteResult struct {
+	Drawer      *Drawer `json:"drawer"`
+	Created     bool    `json:"created"`
+	Similar     []Link  `json:"-"`
+	WingCreated bool    `json:"-"`
+	RoomCreated bool    `json:"-"`
+}
+
+// CheckContent validates drawer content.
+func CheckContent(field, content string) error {
+	switch {
+	case strings.TrimSpace(content) == "":
+		return fault.Invalid(field, "is required and must not be blank")
+	case !utf8.ValidString(content):
+		return fault.Invalid(field, "is not valid UTF-8")
+	case len(content) > MaxContentBytes:
+		return fault.Invalid(field, fmt.Sprintf("is %d bytes; at most %d are accepted in one drawer", len(content), MaxContentBytes))
+	}
+	return nil
+}
+
+// CheckTags validates and returns tags (never nil).
+func CheckTags(tags []string) ([]string, error) {
+	if len(tags) > MaxTags {
+		return nil, fault.Invalid("tags", fmt.Sprintf("has %d tags; at most %d are accepted", len(tags), MaxTags))
+	}
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		switch {
+		case strings.TrimSpace(t) == "" || strings.TrimSpace(t) != t:
+			return nil, fault.Invalid("tags", fmt.Sprintf("tag %q is blank or has surrounding spaces", t))
+		case strings.ContainsRune(t, ',') || strings.IndexFunc(t, unicode.IsControl) >= 0 || !utf8.ValidString(t) || len(t) > 128:
+			return nil, fault.Invalid("tags", fmt.Sprintf("tag %q has a comma or control character or is longer than 128 bytes", t))
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// CheckRequestedBy validates a channel; empty becomes def.
+func CheckRequestedBy(v, def string) (string, error) {
+	switch v {
+	case "":
+		return def, nil
+	case ByCLI, ByHTTP, ByMCP, ByUnknown:
+		return v, nil
+	}
+	return "", fault.Invalid("requested_by", fmt.Sprintf("%q is not one of cli, http, mcp, unknown", v))
+}
+
+// CheckSourceKind validates a source kind.
+func CheckSourceKind(v string) error {
+	if !slices.Contains(SourceKinds, v) {
+		return fault.Invalid("source.kind", fmt.Sprintf("%q is not one of %s", v, strings.Join(SourceKinds, ", ")))
+	}
+	return nil
+}
+
+// CreateDrawer files a drawer, applying the name rules and deduplication.
+// Every check happens before the first write.
+func CreateDrawer(tx Tx, in NewDrawer, dd Dedup) (*WriteResult, error) {
+	if err := CheckContent("content", in.Content); err != nil {
+		return nil, err
+	}
+	tags, err := CheckTags(in.Tags)
+	if err != nil {
+		return nil, err
+	}
+	if in.Name != "" {
+		if err := CheckDrawerName(in.Name); err != nil {
+			return nil, err
+		}
+	}
+	if err := CheckSourceKind(in.Source.Kind); err != nil {
+		return nil, err
+	}
+	if in.ID != "" {
+		if d, err := tx.Drawer(in.ID); err != nil || d != nil {
+			return &WriteResult{Drawer: d}, err
+		}
+	}
+	// Look up without creating, so that a refusal writes nothing.
+	w, err := FindWing(tx, in.Wing)
+	if err != nil && !fault.Is(err, fault.PalaceWingNotFound) {
+		return nil, err
+	}
+	var rm *Room
+	if w != nil {
+		rm, err = FindRoom(tx, w, in.Room)
+		if err != nil && !fault.Is(err, fault.PalaceRoomNotFound) {
+			return nil, err
+		}
+	} else if _, isID := CanonicalUUID(in.Wing); isID {
+		return nil, err
+	} else if err := CheckPlace("room", in.Room); err != nil {
+		return nil, err
+	}
+	if rm == nil {
+		if _, isID := CanonicalUUID(in.Room); isID {
+			return nil, roomNotFound(in.Wing, in.Room)
+		}
+	}
+	now := tx.Now()
+	d := &Drawer{
+		ID: in.ID, Name: in.Name, Content: in.Content, Tags: tags,
+		Source: in.Source, Provenance: in.Provenance,
+		ValidFrom: in.ValidFrom, CreatedAt: now, Diary: in.Diary,
+	}
+	if d.ID == "" {
+		d.ID = NewID()
+	}
+	if d.ValidFrom.IsZero() {
+		d.ValidFrom = now
+	}
+	if rm != nil {
+		d.RoomID, d.WingID = rm.ID, w.ID
+		if in.Name != "" {
+			holder, err := tx.DrawerByName(rm.ID, in.Name)
+			if err != nil {
+				return nil, err
+			}
+			if holder != nil {
+				if holder.Content == in.Content {
+					return &WriteResult{Drawer: holder}, nil
+				}
+				return nil, fault.Newf(fault.PalaceDrawerNameTaken,
+					"choose another name, or supersede the drawer to correct it: POST /api/drawers/"+holder.ID+"/supersede",
+					"drawer name %q is held by drawer %s with other content", in.Name, holder.ID)
+			}
+		}
+	}
+	var links []Link
+	var rec *DedupRecord
+	if dd.Enabled {
+		d.RoomID = roomIDOrPlaceholder(rm)
+		rec = newDedupRecord(d)
+		if rm != nil {
+			existing, found, err := findDuplicates(tx, d, rec, dd.Threshold)
+			if err != nil {
+				return nil, err
+			}
+			if existing != nil && in.Name == "" && in.Policy == ExactReturnsExisting {
+				return &WriteResult{Drawer: existing}, nil
+			}
+			links = found
+		}
+	}
+	// All checks passed: write.
+	res := &WriteResult{Created: true}
+	if w == nil {
+		if w, res.WingCreated, err = EnsureWing(tx, in.Wing, ""); err != nil {
+			return nil, err
+		}
+	}
+	if rm == nil {
+		if rm, res.RoomCreated, err = EnsureRoom(tx, w, in.Room, ""); err != nil {
+			return nil, err
+		}
+	}
+	d.RoomID, d.WingID = rm.ID, w.ID
+	if err := tx.PutDrawer(d, nil); err != nil {
+		return nil, err
+	}
+	if err := tx.Log(ChangeDrawer, ActionCreated, d.ID); err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		rec.Scope = d.DedupScope()
+		if err := tx.PutDedup(rec); err != nil {
+			return nil, err
+		}
+	}
+	for i := range links {
+		links[i].Newer = d.ID
+		links[i].CreatedAt = now
+		if err := tx.PutLink(&links[i]); err != nil {
+			return nil, err
+		}
+		if err := tx.Log(ChangeLink, ActionCreated, links[i].ID); err != nil {
+			return nil, err
+		}
+	}
+	res.Drawer, res.Similar = d, links
+	return res, nil
+}
+
+func roomIDOrPlaceholder(rm *Room) string {
+	if rm == nil {
+		return ""
+	}
+	return rm.ID
+}
+
+func newDedupRecord(d *Drawer) *DedupRecord {
+	norm := dedup.Normalize(d.Content)
+	return &DedupRecord{
+		DrawerID:    d.ID,
+		Scope:       d.DedupScope(),
+		Hash:        dedup.Hash(d.Content),
+		Fingerprint: dedup.Fingerprint(norm),
+		NormLen:     utf8.RuneCountInString(norm),
+		Bands:       dedup.BandKeys(norm),
+	}
+}
+
+// findDuplicates compares a new drawer with the current drawers of its
+// scope. It returns the oldest exact copy (if any) and the links to record:
+// exact, normalized and near matches, strongest first, at most maxLinks.
+func findDuplicates(r Reader, d *Drawer, rec *DedupRecord, threshold float64) (*Drawer, []Link, error) {
+	type match struct {
+		id   string
+		kind dedup.Verdict
+		sig  dedup.Signals
+	}
+	var matches []match
+	seen := map[string]bool{d.ID: true}
+	var exact *Drawer
+
+	ids, err := r.DedupByHash(rec.Scope, rec.Hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if exact == nil {
+			if exact, err = r.Drawer(id); err != nil {
+				return nil, nil, err
+			}
+		}
+		matches = append(matches, match{id, dedup.Exact, dedup.Signals{SameHash: true, SameFingerprint: true, Similarity: 1, Threshold: threshold}})
+	}
+	ids, err = r.DedupByFingerprint(rec.Scope, rec.Fingerprint)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		matches = append(matches, match{id, dedup.Normalized, dedup.Signals{SameFingerprint: true, Similarity: 1, Threshold: threshold}})
+	}
+	if len(rec.Bands) > 0 {
+		lo, hi := dedup.LengthWindow(rec.NormLen, threshold)
+		var cands []string
+		for _, band := range rec.Bands {
+			err := r.DedupByBand(rec.Scope, band, func(id string, n int) {
+				if !seen[id] && n >= lo && n <= hi {
+					seen[id] = true
+					cands = append(cands, id)
+				}
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+		}
+		for _, id := range cands {
+			other, err := r.Drawer(id)
+			if err != nil {
+				return nil, nil, err
+			}
+			if other == nil || !other.Current() {
+				continue
+			}
+			if v, sig := dedup.Compare(other.Content, d.Content, threshold); v == dedup.Near {
+				matches = append(matches, match{id, v, sig})
+			}
+		}
+	}
+	rank := map[dedup.Verdict]int{dedup.Exact: 0, dedup.Normalized: 1, dedup.Near: 2}
+	sort.SliceStable(matches, func(i, j int) bool {
+		if rank[matches[i].kind] != rank[matches[j].kind] {
+			return rank[matches[i].kind] < rank[matches[j].kind]
+		}
+		if matches[i].sig.Similarity != matches[j].sig.Similarity {
+			return matches[i].sig.Similarity > matches[j].sig.Similarity
+		}
+		return matches[i].id < matches[j].id
+	})
+	if len(matches) > maxLinks {
+		matches = matches[:maxLinks]
+	}
+	links := make([]Link, len(matches))
+	for i, m := range matches {
+		links[i] = Link{ID: NewID(), Older: m.id, Kind: m.kind, Signals: m.sig}
+	}
+	return exact, links, nil
+}

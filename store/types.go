@@ -1,0 +1,148 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/loci-dev/loci/store/dedup"
+)
+
+// Wing is the top level of the palace.
+type Wing struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Room is a place inside a wing.
+type Room struct {
+	ID          string    `json:"id"`
+	WingID      string    `json:"wing_id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Source kinds.
+const (
+	KindFile       = "file"
+	KindManual     = "manual"
+	KindTranscript = "transcript"
+	KindNote       = "note"
+	KindOther      = "other"
+)
+
+// SourceKinds lists the accepted source kinds.
+var SourceKinds = []string{KindFile, KindManual, KindTranscript, KindNote, KindOther}
+
+// Channels a write may be requested by.
+const (
+	ByCLI     = "cli"
+	ByHTTP    = "http"
+	ByMCP     = "mcp"
+	ByUnknown = "unknown"
+)
+
+// Source says where a drawer's content came from.
+type Source struct {
+	Kind   string          `json:"kind"`
+	URI    string          `json:"uri,omitempty"`
+	Agent  string          `json:"agent,omitempty"`
+	Origin json.RawMessage `json:"origin,omitempty"`
+}
+
+// Provenance says how a drawer was written.
+type Provenance struct {
+	RequestedBy string `json:"requested_by"`
+	JobID       string `json:"job_id,omitempty"`
+}
+
+// Drawer is one immutable memory.
+type Drawer struct {
+	ID           string     `json:"id"`
+	WingID       string     `json:"wing_id"`
+	RoomID       string     `json:"room_id"`
+	Name         string     `json:"name,omitempty"`
+	Content      string     `json:"content"`
+	Tags         []string   `json:"tags"`
+	Source       Source     `json:"source"`
+	Provenance   Provenance `json:"provenance"`
+	ValidFrom    time.Time  `json:"valid_from"`
+	ValidTo      *time.Time `json:"valid_to,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	SupersededBy string     `json:"superseded_by,omitempty"`
+	Supersedes   string     `json:"supersedes,omitempty"`
+	// Diary marks a diary entry; its dedup scope is its agent's entries.
+	Diary bool `json:"diary,omitempty"`
+}
+
+// Current reports whether the drawer is valid now (no end of validity).
+func (d *Drawer) Current() bool { return d.ValidTo == nil }
+
+// ValidAt reports whether the drawer is valid at instant t: valid_from is
+// included and valid_to excluded.
+func (d *Drawer) ValidAt(t time.Time) bool {
+	return !t.Before(d.ValidFrom) && (d.ValidTo == nil || t.Before(*d.ValidTo))
+}
+
+// DedupScope is the set of drawers a drawer is compared with: its room, or
+// for a diary entry its agent's entries in that room.
+func (d *Drawer) DedupScope() string {
+	if d.Diary {
+		return d.RoomID + "#" + d.Source.Agent
+	}
+	return d.RoomID
+}
+
+// DedupRecord is what the store keeps to find a drawer's duplicates. Only
+// current drawers have one.
+type DedupRecord struct {
+	DrawerID    string    `json:"drawer_id"`
+	Scope       string    `json:"scope"`
+	Hash        string    `json:"hash"`
+	Fingerprint string    `json:"fingerprint"`
+	NormLen     int       `json:"norm_len"`
+	Bands       [][8]byte `json:"bands,omitempty"`
+}
+
+// Link is a similar_to edge between an older and a newer drawer.
+type Link struct {
+	ID        string        `json:"id"`
+	Older     string        `json:"older"`
+	Newer     string        `json:"newer"`
+	Kind      dedup.Verdict `json:"kind"`
+	Signals   dedup.Signals `json:"signals"`
+	CreatedAt time.Time     `json:"created_at"`
+}
+
+// Change is one entry of the change log. Derived indexes apply the log in
+// sequence order and remember the last sequence they applied.
+type Change struct {
+	Seq    uint64    `json:"seq"`
+	At     time.Time `json:"at"`
+	Kind   string    `json:"kind"`
+	Action string    `json:"action"`
+	ID     string    `json:"id"`
+}
+
+// Change kinds and actions.
+const (
+	ChangeWing   = "wing"
+	ChangeRoom   = "room"
+	ChangeDrawer = "drawer"
+	ChangeLink   = "link"
+
+	ActionCreated = "created"
+	ActionUpdated = "updated"
+	ActionDeleted = "deleted"
+)
+
+// Counts are the palace totals for status.
+type Counts struct {
+	Wings         int `json:"wings"`
+	Rooms         int `json:"rooms"`
+	Drawers       int `json:"drawers"`
+	DrawersStored int `json:"drawers_stored"`
+	Links         int `json:"similar_links"`
+}
