@@ -1,0 +1,481 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loci-dev/loci/store/config"
+	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/transport/wire"
+)
+
+// listenerFlags are the settings serve and daemon start accept as flags.
+type listenerFlags struct {
+	bind, palace string
+	port         int
+}
+
+func (f *listenerFlags) add(c *cobra.Command) {
+	c.Flags().StringVar(&f.bind, "bind", "", "IP address to listen on (server.bind, LOCI_BIND)")
+	c.Flags().IntVar(&f.port, "port", -1, "port to listen on; 0 lets the OS choose (server.port, LOCI_PORT)")
+	c.Flags().StringVar(&f.palace, "palace", "", "absolute palace directory (palace.path, LOCI_PALACE_PATH)")
+}
+
+// apply sets the flags over the loaded configuration and validates again.
+func (a *app) applyFlags(f *listenerFlags) (*config.Config, error) {
+	cfg, err := config.Load(a.configFile, a.env)
+	if err != nil {
+		return nil, err
+	}
+	if f.bind != "" {
+		cfg.Server.Bind = f.bind
+	}
+	if f.port >= 0 {
+		cfg.Server.Port = f.port
+	}
+	if f.palace != "" {
+		cfg.Palace.Path = f.palace
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a.cfg = &cfg
+	return &cfg, nil
+}
+
+// logLevel reads LOCI_LOG.
+func (a *app) logLevel() (slog.Level, error) {
+	v, _ := a.env("LOCI_LOG")
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "debug", "trace":
+		return slog.LevelDebug, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fault.Newf(fault.ConfigInvalid, "set LOCI_LOG to debug, info, warn or error", "LOCI_LOG: %q is not a log level", v)
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var f listenerFlags
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon in the foreground",
+		Long: `Run the daemon in the foreground until SIGINT, SIGTERM or POST /api/shutdown.
+
+The listener is bound first; then the palace is opened and migrated, and the
+registry file is written once the daemon is ready.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := a.applyFlags(&f)
+			if err != nil {
+				return err
+			}
+			level, err := a.logLevel()
+			if err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			return a.local.Serve(c.Context(), *cfg, log, level)
+		},
+	}
+	f.add(c)
+	return c
+}
+
+func (a *app) daemonCmd() *cobra.Command {
+	d := &cobra.Command{Use: "daemon", Short: "Start, stop and inspect the background daemon"}
+	var f listenerFlags
+	start := &cobra.Command{
+		Use:   "start",
+		Short: "Start the daemon in the background and wait until it is ready",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return a.start(c.Context(), &f) },
+	}
+	f.add(start)
+	stop := &cobra.Command{
+		Use:   "stop",
+		Short: "Stop the daemon gracefully",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return a.stop(c.Context()) },
+	}
+	var rf listenerFlags
+	restart := &cobra.Command{
+		Use:   "restart",
+		Short: "Stop the daemon if it runs, then start it",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := a.stop(c.Context()); err != nil {
+				return err
+			}
+			a.cfg = nil
+			return a.start(c.Context(), &rf)
+		},
+	}
+	rf.add(restart)
+	d.AddCommand(start, stop, restart, a.statusCmd())
+	return d
+}
+
+// start runs `loci serve` detached, logging to <palace>/daemon.log, and
+// waits for the registry file of the new process and a healthy answer.
+func (a *app) start(ctx context.Context, f *listenerFlags) error {
+	cfg, err := a.applyFlags(f)
+	if err != nil {
+		return err
+	}
+	if r, live, _ := config.ReadRegistry(cfg.Palace.Path); live {
+		if a.healthy(ctx, r.Address) {
+			a.say("loci is already running (pid %d, %s)\n", r.PID, r.Address)
+			return nil
+		}
+	}
+	if err := os.MkdirAll(cfg.Palace.Path, 0o700); err != nil {
+		return fault.Wrap(fault.IOFailed, err, "cannot create the palace directory "+cfg.Palace.Path, "check palace.path and its permissions")
+	}
+	logPath := filepath.Join(cfg.Palace.Path, "daemon.log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fault.Wrap(fault.IOFailed, err, "cannot open the daemon log "+logPath, "check the palace directory's permissions")
+	}
+	defer logFile.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		return fault.Wrap(fault.IOFailed, err, "cannot find the loci binary", "run loci by its full path")
+	}
+	args := []string{"serve", "--bind", cfg.Server.Bind, "--port", strconv.Itoa(cfg.Server.Port), "--palace", cfg.Palace.Path}
+	if a.configFile != "" {
+		args = append(args, "--config", a.configFile)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fault.Wrap(fault.IOFailed, err, "cannot start the daemon: "+err.Error(), "check the loci binary")
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(60 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-exited:
+			return fault.Newf(fault.ServerFailed, "see "+logPath+" for the whole log",
+				"the daemon exited during start: %s", lastError(logPath))
+		case <-deadline:
+			return fault.Newf(fault.ServerFailed, "see "+logPath, "the daemon did not become ready within 60s")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			r, live, _ := config.ReadRegistry(cfg.Palace.Path)
+			if live && r.PID == cmd.Process.Pid && a.healthy(ctx, r.Address) {
+				if a.jsonOut {
+					return a.out(r)
+				}
+				a.printf("loci started (pid %d) on http://%s\nlog: %s\n", r.PID, r.Address, logPath)
+				return nil
+			}
+		}
+	}
+}
+
+// lastError finds the last error line of the daemon log.
+func lastError(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "unknown cause"
+	}
+	defer f.Close()
+	last := "unknown cause"
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if line := sc.Text(); strings.Contains(line, "level=ERROR") || strings.HasPrefix(line, "error:") || strings.Contains(line, "code: ") {
+			last = line
+		}
+	}
+	return last
+}
+
+func (a *app) healthy(ctx context.Context, addr string) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/health", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func (a *app) say(format string, args ...any) {
+	if !a.jsonOut {
+		fmt.Fprintf(a.stdout, format, args...)
+	}
+}
+
+// stop asks the daemon to shut down and waits for its process to end.
+func (a *app) stop(ctx context.Context) error {
+	cl, err := a.client()
+	if err != nil {
+		return err
+	}
+	r, live, _ := config.ReadRegistry(a.cfg.Palace.Path)
+	if _, err := cl.Do(ctx, http.MethodPost, "/api/shutdown", nil, nil); err != nil {
+		if fault.Is(err, fault.ClientNotRunning) {
+			a.say("loci is not running\n")
+			if a.jsonOut {
+				return a.out(map[string]string{"status": "not_running"})
+			}
+			return nil
+		}
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		gone := !live || !config.Alive(r.PID)
+		if gone && !a.healthy(ctx, cl.Base[len("http://"):]) {
+			if a.jsonOut {
+				return a.out(map[string]string{"status": "stopped"})
+			}
+			a.printf("loci stopped\n")
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fault.New(fault.ServerFailed, "the daemon did not stop within 30s", "look at its log; stop the process with kill if needed")
+}
+
+func (a *app) statusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show the daemon's status (exit 1 on a problem, 3 when no daemon runs)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cl, err := a.client()
+			if err != nil {
+				return err
+			}
+			var st wire.Status
+			var raw map[string]any
+			if _, err := cl.Do(c.Context(), http.MethodGet, "/api/status", nil, &raw); err != nil {
+				if fault.Is(err, fault.ClientNotRunning) {
+					return &exitError{ExitNotRunning, err}
+				}
+				return err
+			}
+			b, _ := jsonRoundTrip(raw, &st)
+			_ = b
+			if a.jsonOut {
+				_ = a.out(raw)
+			} else {
+				a.printf("loci %s, pid %d, up %s, on http://%s\n", st.Version, st.PID, time.Duration(st.UptimeSecs)*time.Second, st.Address)
+				a.printf("palace:     %s (%s)\n", st.Palace, st.Datastore.Backend)
+				health := "healthy"
+				if !st.Datastore.Healthy {
+					health = "UNHEALTHY: " + st.Datastore.Error
+				}
+				a.printf("datastore:  %s\n", health)
+				a.printf("migrations: data version %d of %d, schema %s\n", st.Migrations.DataVersion, st.Migrations.Latest, st.Migrations.SchemaHash)
+				a.printf("contents:   %d wings, %d rooms, %d current drawers (%d stored), %d similar links\n",
+					st.Counts.Wings, st.Counts.Rooms, st.Counts.Drawers, st.Counts.DrawersStored, st.Counts.Links)
+				a.printf("mode:       %s, authentication %s\n", st.Mode, onOff(st.AuthEnabled))
+			}
+			if !st.Datastore.Healthy || st.Migrations.Pending > 0 || !st.Migrations.SchemaSync {
+				return &exitError{ExitError, nil}
+			}
+			return nil
+		},
+	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func (a *app) migrateCmd() *cobra.Command {
+	var f listenerFlags
+	c := &cobra.Command{
+		Use:   "migrate",
+		Short: "Run schema sync and pending data steps on the palace (daemon stopped)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := a.applyFlags(&f)
+			if err != nil {
+				return err
+			}
+			level, err := a.logLevel()
+			if err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			rep, err := a.local.Migrate(c.Context(), *cfg, log)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.out(rep)
+			}
+			if len(rep.Ran) == 0 {
+				a.printf("palace is up to date (data version %d, schema %s)\n", rep.DataVersion, rep.SchemaHash)
+			} else {
+				a.printf("ran data steps %v; palace at data version %d (schema %s)\n", rep.Ran, rep.DataVersion, rep.SchemaHash)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&f.palace, "palace", "", "absolute palace directory (palace.path)")
+	f.port = -1
+	return c
+}
+
+// Finding is one result of doctor.
+type Finding struct {
+	Check  string `json:"check"`
+	Status string `json:"status"` // ok, warn, error
+	Detail string `json:"detail"`
+	Remedy string `json:"remedy,omitempty"`
+}
+
+func (a *app) doctorCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check configuration, palace, store and port without a daemon (exit 1 on an error)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			fs := a.doctor(c.Context())
+			failed := false
+			for _, f := range fs {
+				failed = failed || f.Status == "error"
+			}
+			if a.jsonOut {
+				_ = a.out(map[string]any{"findings": fs, "ok": !failed})
+			} else {
+				for _, f := range fs {
+					a.printf("%-5s %-13s %s\n", strings.ToUpper(f.Status), f.Check, f.Detail)
+					if f.Remedy != "" {
+						a.printf("      %-13s fix: %s\n", "", f.Remedy)
+					}
+				}
+			}
+			if failed {
+				return &exitError{ExitError, nil}
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) doctor(ctx context.Context) []Finding {
+	var fs []Finding
+	cfg, err := config.Load(a.configFile, a.env)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		fe := fault.As(err)
+		return append(fs, Finding{"configuration", "error", fe.Msg, fe.Help})
+	}
+	where := "defaults and environment"
+	if cfg.File != "" {
+		where = cfg.File
+	}
+	fs = append(fs, Finding{Check: "configuration", Status: "ok", Detail: "valid (" + where + ")"})
+
+	// Palace path.
+	p := cfg.Palace.Path
+	if st, err := os.Stat(p); err == nil {
+		if !st.IsDir() {
+			fs = append(fs, Finding{"palace", "error", p + " exists and is not a directory", "set palace.path to a directory"})
+		} else if err := writable(p); err != nil {
+			fs = append(fs, Finding{"palace", "error", p + " is not writable: " + err.Error(), "fix the directory's permissions or choose another palace.path"})
+		} else {
+			fs = append(fs, Finding{Check: "palace", Status: "ok", Detail: p})
+		}
+	} else {
+		parent := existingParent(p)
+		if err := writable(parent); err != nil {
+			fs = append(fs, Finding{"palace", "error", p + " does not exist and " + parent + " is not writable", "create the directory or choose another palace.path"})
+		} else {
+			fs = append(fs, Finding{Check: "palace", Status: "ok", Detail: p + " (created at first start)"})
+		}
+	}
+
+	// Store and running daemon.
+	reg, live, _ := config.ReadRegistry(p)
+	ours := live && a.healthy(ctx, reg.Address)
+	switch {
+	case ours:
+		fs = append(fs, Finding{Check: "store", Status: "ok", Detail: fmt.Sprintf("held by the running daemon (pid %d)", reg.PID)})
+	default:
+		if _, err := os.Stat(p); err != nil {
+			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: "not created yet"})
+		} else if err := a.local.OpenCheck(ctx, cfg); err != nil {
+			fe := fault.As(err)
+			fs = append(fs, Finding{"store", "error", fe.Msg, fe.Help})
+		} else {
+			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: "opens cleanly"})
+		}
+	}
+
+	// Port.
+	addr := cfg.Addr()
+	if ours && (reg.Address == addr || cfg.Server.Port == 0) {
+		fs = append(fs, Finding{Check: "port", Status: "ok", Detail: reg.Address + " is served by this palace's daemon"})
+	} else if cfg.Server.Port == 0 {
+		fs = append(fs, Finding{Check: "port", Status: "ok", Detail: "chosen by the OS at start"})
+	} else if l, err := net.Listen("tcp", addr); err != nil {
+		fs = append(fs, Finding{"port", "error", addr + " is taken by another process", "stop that process, or set server.port (LOCI_PORT) to a free port"})
+	} else {
+		l.Close()
+		fs = append(fs, Finding{Check: "port", Status: "ok", Detail: addr + " is free"})
+	}
+	if live && !ours {
+		fs = append(fs, Finding{"registry", "warn", fmt.Sprintf("registry names pid %d, which does not answer", reg.PID), "it is overwritten at the next start"})
+	}
+	return fs
+}
+
+func existingParent(p string) string {
+	for {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return p
+		}
+		p = parent
+	}
+}
+
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".loci-doctor-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/loci-dev/loci/transport/wire"
+)
+
+func writeJSONTo(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// out prints v as JSON with --json; commands print their human form
+// themselves otherwise.
+func (a *app) out(v any) error {
+	writeJSONTo(a.stdout, v)
+	return nil
+}
+
+func (a *app) printf(format string, args ...any) {
+	fmt.Fprintf(a.stdout, format, args...)
+}
+
+func ago(t time.Time) string {
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+func (a *app) printDrawer(d *wire.Drawer) {
+	a.printf("id:         %s\n", d.ID)
+	if d.Name != "" {
+		a.printf("name:       %s\n", d.Name)
+	}
+	if len(d.Tags) > 0 {
+		a.printf("tags:       %s\n", strings.Join(d.Tags, ", "))
+	}
+	src := d.Source.Kind
+	if d.Source.URI != "" {
+		src += " " + d.Source.URI
+	}
+	if d.Source.Agent != "" {
+		src += " (agent " + d.Source.Agent + ")"
+	}
+	a.printf("source:     %s, requested by %s\n", src, d.Provenance.RequestedBy)
+	valid := "from " + ago(d.ValidFrom)
+	if d.ValidTo != nil {
+		valid += " to " + ago(*d.ValidTo)
+	} else {
+		valid += ", current"
+	}
+	a.printf("valid:      %s\n", valid)
+	if d.Supersedes != "" {
+		a.printf("supersedes: %s\n", d.Supersedes)
+	}
+	if d.SupersededBy != "" {
+		a.printf("superseded: by %s\n", d.SupersededBy)
+	}
+	a.printf("\n%s\n", d.Content)
+}
+
+func (a *app) printWrite(res *wire.WriteResult, status int) {
+	if res.Created {
+		a.printf("stored drawer %s\n", res.Drawer.ID)
+	} else {
+		a.printf("already stored as drawer %s (nothing written)\n", res.Drawer.ID)
+	}
+	for _, s := range res.Similar {
+		a.printf("  similar (%s, %.2f) to %s\n", s.Kind, s.Similarity, s.Drawer)
+	}
+}
+
+// jsonRoundTrip decodes an already-decoded JSON value into a typed one.
+func jsonRoundTrip(v any, out any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return b, json.Unmarshal(b, out)
+}

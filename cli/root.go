@@ -1,0 +1,215 @@
+// Package cli is loci's command line: cobra commands, human and --json
+// output and exit codes. Most commands are HTTP clients of the daemon; the
+// local ones (serve, daemon start/restart, migrate, offline doctor,
+// completion) get their bodies from the composition root through Local.
+// Results go to stdout, everything else to stderr.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loci-dev/loci/store/config"
+	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/transport/client"
+)
+
+// Local holds the bodies of the commands that run without a daemon. The
+// composition root (cmd/loci) provides them.
+type Local struct {
+	Version string
+	// Serve runs the daemon in the foreground until ctx ends or it is
+	// asked to stop.
+	Serve func(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.Level) error
+	// Migrate runs schema sync and data steps on the palace.
+	Migrate func(ctx context.Context, cfg config.Config, log *slog.Logger) (MigrateReport, error)
+	// OpenCheck opens and closes the store, for doctor.
+	OpenCheck func(ctx context.Context, cfg config.Config) error
+}
+
+// MigrateReport says what migrate did.
+type MigrateReport struct {
+	Ran         []int  `json:"ran"`
+	SchemaHash  string `json:"schema_hash"`
+	DataVersion int    `json:"data_version"`
+	Latest      int    `json:"latest"`
+}
+
+// Exit codes.
+const (
+	ExitOK         = 0
+	ExitError      = 1
+	ExitNotRunning = 3
+)
+
+// app is the state shared by the commands of one invocation.
+type app struct {
+	local  Local
+	stdout io.Writer
+	stderr io.Writer
+	env    func(string) (string, bool)
+
+	configFile string
+	jsonOut    bool
+	mode       string
+	addr       string
+
+	cfg *config.Config
+}
+
+// exitError carries an exit code other than ExitError.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// Run executes the command line and returns the process exit code.
+func Run(ctx context.Context, local Local, args []string, stdout, stderr io.Writer) int {
+	a := &app{local: local, stdout: stdout, stderr: stderr, env: os.LookupEnv}
+	root := a.root()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitError
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		err = ee.err
+	}
+	if err != nil {
+		a.printError(err)
+	}
+	return code
+}
+
+func (a *app) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "loci",
+		Short: "loci is a memory daemon for AI agents",
+		Long: `loci keeps memories for AI agents in one palace (wings > rooms > drawers of
+verbatim text), served by one long-running daemon over REST and MCP.
+
+Start the daemon with "loci serve" (foreground) or "loci daemon start", then
+file and read memories with the commands below.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configFile, "config", "", "configuration file (default $XDG_CONFIG_HOME/loci/config.toml; LOCI_CONFIG)")
+	pf.BoolVar(&a.jsonOut, "json", false, "print results as JSON for scripts")
+	pf.StringVar(&a.mode, "mode", "", "memory mode for this command: full, read_only or disabled (LOCI_MODE)")
+	pf.StringVar(&a.addr, "addr", "", "daemon address host:port (default from the registry file or server.bind/port)")
+	root.AddCommand(a.serveCmd(), a.daemonCmd(), a.statusCmd(), a.migrateCmd(), a.doctorCmd(),
+		a.wingCmd(), a.roomCmd(), a.drawerCmd(), a.noteCmd(), a.diaryCmd(), a.versionCmd())
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fault.New(fault.InputInvalid, err.Error(), "see `"+c.CommandPath()+" --help`")
+	})
+	return root
+}
+
+// config loads and validates the configuration once.
+func (a *app) config() (*config.Config, error) {
+	if a.cfg != nil {
+		return a.cfg, nil
+	}
+	cfg, err := config.Load(a.configFile, a.env)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a.cfg = &cfg
+	return a.cfg, nil
+}
+
+// client makes a daemon client: the address from --addr, else a live
+// registry file of the palace, else the configured listener.
+func (a *app) client() (*client.Client, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	mode := a.mode
+	if mode == "" {
+		mode, _ = a.env("LOCI_MODE")
+	}
+	switch mode {
+	case "", "full", "read_only", "disabled":
+	default:
+		return nil, fault.Newf(fault.InputInvalid, "use full, read_only or disabled", "--mode/LOCI_MODE: %q is not a memory mode", mode)
+	}
+	return client.New(a.address(cfg), cfg.Auth.Token, mode), nil
+}
+
+func (a *app) address(cfg *config.Config) string {
+	if a.addr != "" {
+		return a.addr
+	}
+	if r, live, err := config.ReadRegistry(cfg.Palace.Path); err == nil && live && r.Address != "" {
+		return r.Address
+	}
+	return cfg.Addr()
+}
+
+// printError writes an error to stderr: {error, code, help} with --json,
+// else readable lines.
+func (a *app) printError(err error) {
+	fe := fault.As(err)
+	if a.jsonOut {
+		writeJSONTo(a.stderr, fe.Body())
+		return
+	}
+	fmt.Fprintf(a.stderr, "error: %s\n", fe.Msg)
+	code := string(fe.Code)
+	if fe.Code == fault.ClientRemoteRejected {
+		code = fmt.Sprintf("%s (daemon answered %d %s)", fe.Code, fe.HTTPStatus(), fe.Remote)
+	}
+	fmt.Fprintf(a.stderr, "  code: %s\n", code)
+	if fe.Help != "" {
+		fmt.Fprintf(a.stderr, "  help: %s\n", fe.Help)
+	}
+	if fe.Code == fault.ServerFailed && fe.Err != nil {
+		fmt.Fprintf(a.stderr, "  cause: %v\n", fe.Err)
+	}
+}
+
+// defaultPlace reads a wing or room from a flag, else the environment.
+func (a *app) defaultPlace(flag, env, what string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if v, ok := a.env(env); ok && strings.TrimSpace(v) != "" {
+		return v, nil
+	}
+	return "", fault.Newf(fault.InputInvalid, "pass --"+what+" or set "+env, "no %s given", what)
+}
+
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of this loci binary",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if a.jsonOut {
+				return a.out(map[string]string{"version": a.local.Version})
+			}
+			fmt.Fprintln(a.stdout, "loci", a.local.Version)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/cli"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/badgerdb"
+	"github.com/loci-dev/loci/store/config"
+	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/transport"
+)
+
+// storeWait bounds the embedded store's shutdown.
+const storeWait = 10 * time.Second
+
+// storeDir is where the Badger files live inside the palace.
+func storeDir(cfg config.Config) string { return filepath.Join(cfg.Palace.Path, "store") }
+
+// openStore opens the palace's store, creating its directory.
+func openStore(cfg config.Config, log *slog.Logger) (*badgerdb.DB, error) {
+	if err := os.MkdirAll(storeDir(cfg), 0o700); err != nil {
+		return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot create the palace directory "+cfg.Palace.Path,
+			"check palace.path and its permissions")
+	}
+	return badgerdb.Open(storeDir(cfg), log)
+}
+
+func migrator(db store.DB) *store.Migrator {
+	return &store.Migrator{DB: db, Schema: badgerdb.Schema, Steps: store.Steps()}
+}
+
+// serve runs the daemon: bind, open and migrate the store, start the
+// actors, serve, write the registry, and stop gracefully.
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.Level) error {
+	// 1. Bind first: a taken address fails before anything is created.
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return fault.Wrap(fault.ServerBindFailed, err, fmt.Sprintf("cannot listen on %s: %v", cfg.Addr(), err),
+			"stop whatever holds the port (is loci already running? `loci status`), or set server.port / LOCI_PORT / --port")
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	if ip := net.ParseIP(cfg.Server.Bind); ip != nil && !ip.IsLoopback() && !cfg.Auth.Enabled {
+		log.Warn("listening beyond loopback with authentication disabled; anyone who can reach this address can read and write memory",
+			"address", addr)
+	}
+
+	// 2. Store, schema sync and data steps, failing closed.
+	db, err := openStore(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := db.Close(); err != nil {
+			log.Error("closing the store", "err", err)
+		}
+	}()
+	mig := migrator(db)
+	ran, err := mig.Run(ctx)
+	if err != nil {
+		return err
+	}
+	if len(ran) > 0 {
+		log.Info("data steps ran", "steps", ran)
+	}
+	if cfg.Auth.Enabled && cfg.Auth.Token == "" {
+		return fault.New(fault.AuthNotConfigured, "authentication is enabled but no token is configured",
+			"set LOCI_AUTH_TOKEN or auth.token (at least 16 characters), or disable authentication")
+	}
+
+	// 3. Actors. (Job recovery joins here with the job runtime.)
+	sys := actors.Start(db, log, level)
+	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: cfg.Dedup.Enabled, Threshold: cfg.Dedup.NearThreshold}}
+
+	stopReq := make(chan struct{}, 1)
+	srv := &transport.Server{
+		Palace: palace, Config: cfg, Version: version, Started: time.Now(), Address: addr,
+		Log: log.With("component", "http"), Migrator: mig,
+		Shutdown: func() {
+			select {
+			case stopReq <- struct{}{}:
+			default:
+			}
+		},
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	// 4. Ready: the registry file names this process.
+	reg := config.Registry{PID: os.Getpid(), Address: addr, Palace: cfg.Palace.Path, Version: version, StartedAt: srv.Started.UTC().Format(time.RFC3339)}
+	if err := config.WriteRegistry(cfg.Palace.Path, reg); err != nil {
+		log.Error("cannot write the registry file", "err", err)
+	}
+	log.Info("loci ready", "address", "http://"+addr, "palace", cfg.Palace.Path, "version", version, "pid", reg.PID)
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		log.Info("stopping on signal")
+	case <-stopReq:
+		log.Info("stopping on request")
+	case serveErr = <-served:
+		log.Error("http server failed", "err", serveErr)
+	}
+
+	// 5. Graceful stop in reverse order.
+	config.RemoveRegistry(cfg.Palace.Path, reg.PID)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWait)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	if err := sys.Stop(sctx); err != nil {
+		log.Warn("actor shutdown", "err", err)
+	}
+	log.Info("loci stopped")
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return fault.Wrap(fault.ServerFailed, serveErr, "the HTTP server failed: "+serveErr.Error(), "see the log and start again")
+	}
+	return nil
+}
+
+// migrate runs the migration sequence on a palace no daemon holds.
+func migrate(ctx context.Context, cfg config.Config, log *slog.Logger) (cli.MigrateReport, error) {
+	db, err := openStore(cfg, log)
+	if err != nil {
+		return cli.MigrateReport{}, err
+	}
+	defer db.Close()
+	m := migrator(db)
+	ran, err := m.Run(ctx)
+	if err != nil {
+		return cli.MigrateReport{Ran: ran}, err
+	}
+	st, err := m.State(ctx)
+	return cli.MigrateReport{Ran: ran, SchemaHash: st.SchemaHash, DataVersion: st.DataVersion, Latest: st.Latest}, err
+}
+
+// openCheck opens and closes the store for doctor, creating nothing.
+func openCheck(ctx context.Context, cfg config.Config) error {
+	if _, err := os.Stat(storeDir(cfg)); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	db, err := badgerdb.Open(storeDir(cfg), slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}

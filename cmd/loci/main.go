@@ -1,0 +1,28 @@
+// Command loci is the composition root: it wires configuration, logger,
+// store, actors and transport, and hands the command line to package cli.
+// It is the only package that imports everything.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/loci-dev/loci/cli"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Run(ctx, cli.Local{
+		Version:   version,
+		Serve:     serve,
+		Migrate:   migrate,
+		OpenCheck: openCheck,
+	}, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

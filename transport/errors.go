@@ -1,0 +1,37 @@
+package transport
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// handler is an HTTP handler that returns its failure.
+type handler func(w http.ResponseWriter, r *http.Request) error
+
+// writeJSON renders v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// renderError writes the error body with its code's status and logs the
+// cause of server failures (never request bodies or headers).
+func renderError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
+	fe := fault.As(err)
+	status := fe.HTTPStatus()
+	if status >= 500 {
+		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", fe.Code, "err", err)
+	} else {
+		log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "code", fe.Code, "msg", fe.Msg)
+	}
+	if fe.Code == fault.AuthUnauthorized {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	_ = writeJSON(w, status, fe.Body())
+}

@@ -1,0 +1,371 @@
+package transport
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// Default and maximum list sizes.
+const (
+	DrawersLimit    = 50
+	DrawersMaxLimit = 200
+	DiaryLimit      = 20
+	DiaryMaxLimit   = 200
+)
+
+func createdStatus(created bool) int {
+	if created {
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
+func (s *Server) listWings(w http.ResponseWriter, r *http.Request) error {
+	wings, err := s.Palace.Wings(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"wings": wings})
+}
+
+type placeBody struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+func (s *Server) createWing(w http.ResponseWriter, r *http.Request) error {
+	var b placeBody
+	if err := decodeBody(r, &b, false); err != nil {
+		return err
+	}
+	wing, created, err := s.Palace.CreateWing(r.Context(), b.Name, b.Description)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, createdStatus(created), map[string]any{"created": created, "wing": wing})
+}
+
+func (s *Server) getWing(w http.ResponseWriter, r *http.Request) error {
+	ref, err := param(r, "wing")
+	if err != nil {
+		return err
+	}
+	wing, err := s.Palace.Wing(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, wing)
+}
+
+func (s *Server) deleteWing(w http.ResponseWriter, r *http.Request) error {
+	ref, err := param(r, "wing")
+	if err != nil {
+		return err
+	}
+	n, err := s.Palace.DeleteWing(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"removed": n})
+}
+
+func (s *Server) listRooms(w http.ResponseWriter, r *http.Request) error {
+	ref, err := param(r, "wing")
+	if err != nil {
+		return err
+	}
+	rooms, err := s.Palace.Rooms(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"rooms": rooms})
+}
+
+func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) error {
+	ref, err := param(r, "wing")
+	if err != nil {
+		return err
+	}
+	var b placeBody
+	if err := decodeBody(r, &b, false); err != nil {
+		return err
+	}
+	room, created, err := s.Palace.CreateRoom(r.Context(), ref, b.Name, b.Description)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, createdStatus(created), map[string]any{"created": created, "room": room})
+}
+
+func roomParams(r *http.Request) (wing, room string, err error) {
+	if wing, err = param(r, "wing"); err != nil {
+		return
+	}
+	room, err = param(r, "room")
+	return
+}
+
+func (s *Server) getRoom(w http.ResponseWriter, r *http.Request) error {
+	wing, room, err := roomParams(r)
+	if err != nil {
+		return err
+	}
+	info, err := s.Palace.Room(r.Context(), wing, room)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) deleteRoom(w http.ResponseWriter, r *http.Request) error {
+	wing, room, err := roomParams(r)
+	if err != nil {
+		return err
+	}
+	n, err := s.Palace.DeleteRoom(r.Context(), wing, room)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"removed": n})
+}
+
+func (s *Server) listDrawers(w http.ResponseWriter, r *http.Request) error {
+	wing, room, err := roomParams(r)
+	if err != nil {
+		return err
+	}
+	limit, err := queryLimit(r, "limit", DrawersLimit, DrawersMaxLimit)
+	if err != nil {
+		return err
+	}
+	hist, err := queryBool(r, "include_historical")
+	if err != nil {
+		return err
+	}
+	list, err := s.Palace.Drawers(r.Context(), wing, room, limit, hist)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"drawers": list})
+}
+
+type drawerBody struct {
+	Content string   `json:"content"`
+	Name    string   `json:"name"`
+	Tags    []string `json:"tags"`
+	Source  *struct {
+		Kind  string `json:"kind"`
+		URI   string `json:"uri"`
+		Agent string `json:"agent"`
+	} `json:"source"`
+	ValidFrom   string `json:"valid_from"`
+	RequestedBy string `json:"requested_by"`
+}
+
+// writeResult renders a drawer write: 201 stored, 200 existing.
+func writeResult(w http.ResponseWriter, res *store.WriteResult) error {
+	similar := make([]store.SimilarView, 0, len(res.Similar))
+	for _, l := range res.Similar {
+		similar = append(similar, store.SimilarView{Drawer: l.Older, Side: "older", Kind: string(l.Kind),
+			Similarity: l.Signals.Similarity, Signals: l.Signals, CreatedAt: l.CreatedAt.UTC().Format(time.RFC3339Nano), LinkID: l.ID})
+	}
+	return writeJSON(w, createdStatus(res.Created), map[string]any{"created": res.Created, "drawer": res.Drawer, "similar": similar})
+}
+
+func (s *Server) createDrawer(w http.ResponseWriter, r *http.Request) error {
+	wing, room, err := roomParams(r)
+	if err != nil {
+		return err
+	}
+	var b drawerBody
+	if err := decodeBody(r, &b, false); err != nil {
+		return err
+	}
+	by, err := channel(b.RequestedBy)
+	if err != nil {
+		return err
+	}
+	in := store.NewDrawer{Wing: wing, Room: room, Name: b.Name, Content: b.Content, Tags: b.Tags,
+		Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: by}}
+	if b.Name != "" {
+		in.Policy = store.ExactStoredLinked
+	}
+	if b.Source != nil {
+		in.Source = store.Source{Kind: b.Source.Kind, URI: b.Source.URI, Agent: b.Source.Agent}
+		if in.Source.Kind == "" {
+			in.Source.Kind = store.KindManual
+		}
+	}
+	if b.ValidFrom != "" {
+		if in.ValidFrom, err = ParseInstant("valid_from", b.ValidFrom); err != nil {
+			return err
+		}
+	}
+	res, err := s.Palace.CreateDrawer(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return writeResult(w, res)
+}
+
+func drawerParams(r *http.Request) (wing, room, ref string, err error) {
+	if wing, room, err = roomParams(r); err != nil {
+		return
+	}
+	ref, err = param(r, "*")
+	return
+}
+
+func (s *Server) getDrawer(w http.ResponseWriter, r *http.Request) error {
+	wing, room, ref, err := drawerParams(r)
+	if err != nil {
+		return err
+	}
+	d, err := s.Palace.Drawer(r.Context(), wing, room, ref)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, d)
+}
+
+func (s *Server) deleteDrawer(w http.ResponseWriter, r *http.Request) error {
+	wing, room, ref, err := drawerParams(r)
+	if err != nil {
+		return err
+	}
+	n, err := s.Palace.DeleteDrawer(r.Context(), wing, room, ref)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"removed": n})
+}
+
+func (s *Server) createNote(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Wing        string `json:"wing"`
+		Room        string `json:"room"`
+		Content     string `json:"content"`
+		URI         string `json:"uri"`
+		RequestedBy string `json:"requested_by"`
+	}
+	if err := decodeBody(r, &b, false); err != nil {
+		return err
+	}
+	if b.Wing == "" {
+		return fault.Invalid("wing", "is required")
+	}
+	if b.Room == "" {
+		return fault.Invalid("room", "is required")
+	}
+	by, err := channel(b.RequestedBy)
+	if err != nil {
+		return err
+	}
+	res, err := s.Palace.CreateDrawer(r.Context(), store.NewDrawer{Wing: b.Wing, Room: b.Room, Content: b.Content,
+		Source: store.Source{Kind: store.KindNote, URI: b.URI}, Provenance: store.Provenance{RequestedBy: by},
+		Policy: store.ExactReturnsExisting})
+	if err != nil {
+		return err
+	}
+	return writeResult(w, res)
+}
+
+func (s *Server) writeDiary(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Agent       string `json:"agent_identity"`
+		Wing        string `json:"wing"`
+		Content     string `json:"content"`
+		RequestedBy string `json:"requested_by"`
+	}
+	if err := decodeBody(r, &b, false); err != nil {
+		return err
+	}
+	by, err := channel(b.RequestedBy)
+	if err != nil {
+		return err
+	}
+	res, err := s.Palace.DiaryWrite(r.Context(), b.Agent, b.Wing, b.Content, by)
+	if err != nil {
+		return err
+	}
+	return writeResult(w, res)
+}
+
+func (s *Server) readDiary(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit, err := queryLimit(r, "limit", DiaryLimit, DiaryMaxLimit)
+	if err != nil {
+		return err
+	}
+	entries, err := s.Palace.DiaryRead(r.Context(), q.Get("agent_identity"), q.Get("wing"), limit)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"entries": entries})
+}
+
+func (s *Server) supersede(w http.ResponseWriter, r *http.Request) error {
+	id, err := param(r, "id")
+	if err != nil {
+		return err
+	}
+	var b struct {
+		Content     *string   `json:"content"`
+		Tags        *[]string `json:"tags"`
+		RequestedBy string    `json:"requested_by"`
+	}
+	if err := decodeBody(r, &b, true); err != nil {
+		return err
+	}
+	by, err := channel(b.RequestedBy)
+	if err != nil {
+		return err
+	}
+	res, err := s.Palace.Supersede(r.Context(), store.Supersession{DrawerID: id, Content: b.Content, Tags: b.Tags, RequestedBy: by})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
+	id, err := param(r, "id")
+	if err != nil {
+		return err
+	}
+	d, versions, err := s.Palace.History(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"drawer": d, "versions": versions})
+}
+
+func (s *Server) duplicates(w http.ResponseWriter, r *http.Request) error {
+	id, err := param(r, "id")
+	if err != nil {
+		return err
+	}
+	d, similar, err := s.Palace.Duplicates(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"drawer": d, "similar": similar})
+}
+
+func (s *Server) deleteDuplicate(w http.ResponseWriter, r *http.Request) error {
+	id, err := param(r, "id")
+	if err != nil {
+		return err
+	}
+	link, err := param(r, "link")
+	if err != nil {
+		return err
+	}
+	if err := s.Palace.DeleteDuplicate(r.Context(), id, link); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"removed": link})
+}

@@ -1,0 +1,131 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// MaxBodyBytes bounds a JSON request body.
+const MaxBodyBytes = 4 << 20
+
+// decodeBody reads a JSON object strictly: unknown fields, trailing data,
+// wrong types and oversize bodies are loci::input::invalid naming the
+// problem. An empty body decodes as {} when optional is set.
+func decodeBody(r *http.Request, v any, optional bool) error {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if err != nil {
+		return fault.Wrap(fault.InputInvalid, err, "body: cannot be read", "send the request again")
+	}
+	if len(raw) > MaxBodyBytes {
+		return fault.Invalid("body", fmt.Sprintf("is larger than %d bytes", MaxBodyBytes))
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		if optional {
+			return nil
+		}
+		return fault.Invalid("body", "is empty; a JSON object is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &te):
+			field := te.Field
+			if field == "" {
+				field = "body"
+			}
+			return fault.Invalid(field, fmt.Sprintf("must be %s, not JSON %s", jsonKind(te.Type.Kind().String()), te.Value))
+		case errors.As(err, &se):
+			return fault.Invalid("body", fmt.Sprintf("is not valid JSON (at byte %d)", se.Offset))
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return fault.Invalid(strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), "is not a field of this request")
+		}
+		return fault.Invalid("body", "is not a valid JSON object: "+err.Error())
+	}
+	if dec.More() {
+		return fault.Invalid("body", "has data after the JSON object")
+	}
+	return nil
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "slice":
+		return "an array"
+	case "bool":
+		return "true or false"
+	case "struct", "map", "ptr":
+		return "an object"
+	}
+	return "a number"
+}
+
+// param is a path parameter, unescaped.
+func param(r *http.Request, name string) (string, error) {
+	v := chi.URLParam(r, name)
+	s, err := url.PathUnescape(v)
+	if err != nil {
+		return "", fault.Newf(fault.PalacePathInvalid, "percent-encode names correctly", "path segment %q is not valid percent-encoding", v)
+	}
+	return s, nil
+}
+
+// queryLimit parses a limit: absent or 0 is def, above max or negative is
+// refused.
+func queryLimit(r *http.Request, name string, def, max int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil:
+		return 0, fault.Invalid(name, fmt.Sprintf("%q is not a whole number", v))
+	case n < 0 || n > max:
+		return 0, fault.Invalid(name, fmt.Sprintf("%d is outside 0 to %d (0 means the default, %d)", n, max, def))
+	case n == 0:
+		return def, nil
+	}
+	return n, nil
+}
+
+// queryBool parses an optional boolean query parameter.
+func queryBool(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fault.Invalid(name, fmt.Sprintf("%q is not true or false", v))
+	}
+	return b, nil
+}
+
+// ParseInstant reads an RFC 3339 timestamp or a YYYY-MM-DD date (midnight
+// UTC at the start of that day).
+func ParseInstant(field, v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t.UTC(), nil
+	}
+	return time.Time{}, fault.Invalid(field, fmt.Sprintf("%q is not an RFC 3339 timestamp or a YYYY-MM-DD date", v))
+}

@@ -1,0 +1,232 @@
+package transport
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"log/slog"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/config"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// Server holds what the handlers need.
+type Server struct {
+	Palace    *actors.Palace
+	Config    config.Config
+	Version   string
+	Started   time.Time
+	Address   string
+	Log       *slog.Logger
+	Migrator  *store.Migrator
+	Shutdown  func() // starts a graceful stop
+	tokenHash [32]byte
+}
+
+// Handler builds the router.
+func (s *Server) Handler() http.Handler {
+	if s.Config.Auth.Token != "" {
+		s.tokenHash = sha256.Sum256([]byte(s.Config.Auth.Token))
+	}
+	r := chi.NewRouter()
+	r.Use(s.recoverer, s.auth, s.mode)
+	r.NotFound(s.h(func(w http.ResponseWriter, r *http.Request) error {
+		return fault.Newf(fault.InputInvalid, "see the REST routes in the README", "no route %s %s", r.Method, r.URL.Path)
+	}))
+	r.MethodNotAllowed(s.h(func(w http.ResponseWriter, r *http.Request) error {
+		return fault.Newf(fault.InputInvalid, "see the REST routes in the README", "method %s is not allowed on %s", r.Method, r.URL.Path)
+	}))
+	r.Route("/api", func(r chi.Router) {
+		r.Get("/health", s.h(s.health))
+		r.Get("/status", s.h(s.status))
+		r.Get("/config", s.h(s.config))
+		r.Post("/shutdown", s.h(s.shutdown))
+
+		r.Get("/wings", s.read(s.listWings))
+		r.Post("/wings", s.write(s.createWing))
+		r.Get("/wings/{wing}", s.read(s.getWing))
+		r.Delete("/wings/{wing}", s.write(s.deleteWing))
+		r.Get("/wings/{wing}/rooms", s.read(s.listRooms))
+		r.Post("/wings/{wing}/rooms", s.write(s.createRoom))
+		r.Get("/wings/{wing}/rooms/{room}", s.read(s.getRoom))
+		r.Delete("/wings/{wing}/rooms/{room}", s.write(s.deleteRoom))
+		r.Get("/wings/{wing}/rooms/{room}/drawers", s.read(s.listDrawers))
+		r.Post("/wings/{wing}/rooms/{room}/drawers", s.write(s.createDrawer))
+		r.Get("/wings/{wing}/rooms/{room}/drawers/*", s.read(s.getDrawer))
+		r.Delete("/wings/{wing}/rooms/{room}/drawers/*", s.write(s.deleteDrawer))
+
+		r.Post("/notes", s.write(s.createNote))
+		r.Get("/diary", s.read(s.readDiary))
+		r.Post("/diary", s.write(s.writeDiary))
+
+		r.Post("/drawers/{id}/supersede", s.write(s.supersede))
+		r.Get("/drawers/{id}/history", s.read(s.history))
+		r.Get("/drawers/{id}/duplicates", s.read(s.duplicates))
+		r.Delete("/drawers/{id}/duplicates/{link}", s.write(s.deleteDuplicate))
+	})
+	return r
+}
+
+// h adapts a handler that returns its error.
+func (s *Server) h(fn handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			renderError(s.Log, w, r, err)
+		}
+	}
+}
+
+// read and write gate a handler by the request's memory mode.
+func (s *Server) read(fn handler) http.HandlerFunc  { return s.gated(false, fn) }
+func (s *Server) write(fn handler) http.HandlerFunc { return s.gated(true, fn) }
+
+func (s *Server) gated(write bool, fn handler) http.HandlerFunc {
+	return s.h(func(w http.ResponseWriter, r *http.Request) error {
+		if err := modeOf(r).Allow(write); err != nil {
+			return err
+		}
+		return fn(w, r)
+	})
+}
+
+// recoverer turns a handler panic into a 500 with the error body.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.Log.Error("handler panic", "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+				renderError(s.Log, w, r, fault.New(fault.ServerFailed, "internal error", "see the daemon log; report it if it repeats"))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// auth checks the bearer token when authentication is enabled. Only
+// GET /api/health is open.
+func (s *Server) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.Config.Auth.Enabled || (r.Method == http.MethodGet && r.URL.Path == "/api/health") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(got))
+		if !ok || subtle.ConstantTimeCompare(sum[:], s.tokenHash[:]) != 1 {
+			renderError(s.Log, w, r, fault.New(fault.AuthUnauthorized, "a valid bearer token is required",
+				"send Authorization: Bearer <token>; the CLI reads it from LOCI_AUTH_TOKEN or auth.token"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// mode parses X-Loci-Mode for every route that takes it.
+func (s *Server) mode(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m, err := ParseMode(r.Header.Get(ModeHeader))
+		if err != nil {
+			switch r.URL.Path {
+			case "/api/health", "/api/shutdown", "/api/config":
+				// Never mode-gated: the header is ignored.
+				m = ModeFull
+			default:
+				renderError(s.Log, w, r, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(withMode(r.Context(), m)))
+	})
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// Datastore is the store part of the status report.
+type Datastore struct {
+	Backend  string `json:"backend"`
+	Location string `json:"location"`
+	Healthy  bool   `json:"healthy"`
+	Error    string `json:"error,omitempty"`
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	ds := Datastore{Backend: s.Palace.DB.Backend(), Location: s.Palace.DB.Location(), Healthy: true}
+	counts, err := s.Palace.Counts(ctx)
+	if err != nil {
+		ds.Healthy, ds.Error = false, fault.As(err).Msg
+	}
+	mig, err := s.Migrator.State(ctx)
+	if err != nil {
+		ds.Healthy, ds.Error = false, fault.As(err).Msg
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{
+		"version":      s.Version,
+		"started_at":   s.Started.UTC().Format(time.RFC3339),
+		"uptime_secs":  int64(time.Since(s.Started).Seconds()),
+		"pid":          os.Getpid(),
+		"address":      s.Address,
+		"palace":       s.Config.Palace.Path,
+		"datastore":    ds,
+		"migrations":   mig,
+		"counts":       counts,
+		"mode":         modeOf(r),
+		"auth_enabled": s.Config.Auth.Enabled,
+	})
+}
+
+func (s *Server) config(w http.ResponseWriter, r *http.Request) error {
+	c := s.Config
+	return writeJSON(w, http.StatusOK, map[string]any{
+		"listener":    map[string]any{"bind": c.Server.Bind, "port": c.Server.Port, "address": s.Address},
+		"palace":      c.Palace.Path,
+		"datastore":   map[string]string{"backend": s.Palace.DB.Backend(), "location": s.Palace.DB.Location()},
+		"auth":        map[string]bool{"enabled": c.Auth.Enabled, "token_configured": c.Auth.Token != ""},
+		"dashboard":   map[string]bool{"enabled": c.Web.Enable},
+		"assets":      map[string]string{"origin": assetsOrigin(c)},
+		"db":          map[string]any{"bind": c.DB.Bind, "port": c.DB.Port, "allow_remote": c.DB.AllowRemote},
+		"webhook":     map[string]any{"enable": c.Webhook.Enable, "bind": c.Webhook.Bind, "port": c.Webhook.Port, "allow_remote": c.Webhook.AllowRemote},
+		"dedup":       c.Dedup,
+		"jobs":        c.Jobs,
+		"mining":      map[string]any{"chunk_chars": c.Mining.ChunkChars, "max_file_bytes": c.Mining.MaxFileBytes, "max_documents": c.Mining.MaxDocuments, "source_timeout_secs": c.Mining.SourceTimeoutSecs},
+		"providers":   map[string]any{"embedding": nil, "extraction": nil},
+		"config_file": c.File,
+	})
+}
+
+func assetsOrigin(c config.Config) string {
+	if c.Assets.Dir != "" {
+		return "override"
+	}
+	return "built-in"
+}
+
+func (s *Server) shutdown(w http.ResponseWriter, r *http.Request) error {
+	err := writeJSON(w, http.StatusAccepted, map[string]string{"status": "shutting_down"})
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	if s.Shutdown != nil {
+		// After the answer is written: the graceful stop waits for this
+		// request to finish.
+		go s.Shutdown()
+	}
+	return err
+}
+
+// channel is the provenance channel of a REST write: the body's
+// requested_by when given, else http.
+func channel(v string) (string, error) { return store.CheckRequestedBy(v, store.ByHTTP) }

@@ -1,0 +1,153 @@
+// Package wire holds the JSON shapes of the REST API as a client reads
+// them. The daemon renders its own types; a test in transport checks that
+// these decode what it sends.
+package wire
+
+import "time"
+
+// Source of a drawer.
+type Source struct {
+	Kind  string `json:"kind"`
+	URI   string `json:"uri,omitempty"`
+	Agent string `json:"agent,omitempty"`
+}
+
+// Provenance of a drawer.
+type Provenance struct {
+	RequestedBy string `json:"requested_by"`
+	JobID       string `json:"job_id,omitempty"`
+}
+
+// Drawer in full.
+type Drawer struct {
+	ID           string     `json:"id"`
+	WingID       string     `json:"wing_id"`
+	RoomID       string     `json:"room_id"`
+	Name         string     `json:"name,omitempty"`
+	Content      string     `json:"content"`
+	Tags         []string   `json:"tags"`
+	Source       Source     `json:"source"`
+	Provenance   Provenance `json:"provenance"`
+	ValidFrom    time.Time  `json:"valid_from"`
+	ValidTo      *time.Time `json:"valid_to,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	SupersededBy string     `json:"superseded_by,omitempty"`
+	Supersedes   string     `json:"supersedes,omitempty"`
+}
+
+// Preview is a drawer in a listing.
+type Preview struct {
+	ID           string     `json:"id"`
+	Name         string     `json:"name,omitempty"`
+	Preview      string     `json:"preview"`
+	Bytes        int        `json:"bytes"`
+	Tags         []string   `json:"tags"`
+	Source       Source     `json:"source"`
+	ValidFrom    time.Time  `json:"valid_from"`
+	ValidTo      *time.Time `json:"valid_to,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	SupersededBy string     `json:"superseded_by,omitempty"`
+}
+
+// Similar is a similar_to link as read from one drawer.
+type Similar struct {
+	Drawer     string  `json:"drawer"`
+	Side       string  `json:"side"`
+	Kind       string  `json:"kind"`
+	Similarity float64 `json:"similarity"`
+	Signals    struct {
+		SameHash        bool    `json:"same_hash"`
+		SameFingerprint bool    `json:"same_fingerprint"`
+		Similarity      float64 `json:"similarity"`
+		Threshold       float64 `json:"threshold"`
+	} `json:"signals"`
+	CreatedAt string `json:"created_at"`
+	LinkID    string `json:"link_id"`
+}
+
+// WriteResult answers a drawer, note or diary write.
+type WriteResult struct {
+	Created bool      `json:"created"`
+	Drawer  Drawer    `json:"drawer"`
+	Similar []Similar `json:"similar"`
+}
+
+// Room with counts.
+type Room struct {
+	ID          string    `json:"id"`
+	WingID      string    `json:"wing_id"`
+	Wing        string    `json:"wing"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	Drawers     int       `json:"drawers"`
+	Stored      int       `json:"drawers_stored"`
+}
+
+// Wing with counts, and rooms when one wing is read.
+type Wing struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	RoomCount   int       `json:"rooms_count"`
+	Drawers     int       `json:"drawers"`
+	Rooms       []Room    `json:"rooms,omitempty"`
+}
+
+// Removed counts a delete.
+type Removed struct {
+	Wings   int `json:"wings"`
+	Rooms   int `json:"rooms"`
+	Drawers int `json:"drawers"`
+}
+
+// Supersede answers a correction.
+type Supersede struct {
+	Superseded  Drawer  `json:"superseded"`
+	Replacement *Drawer `json:"replacement"`
+}
+
+// History is a supersession chain.
+type History struct {
+	Drawer   Drawer   `json:"drawer"`
+	Versions []Drawer `json:"versions"`
+}
+
+// Duplicates lists a drawer's links.
+type Duplicates struct {
+	Drawer  Drawer    `json:"drawer"`
+	Similar []Similar `json:"similar"`
+}
+
+// Status is the daemon's status report.
+type Status struct {
+	Version    string `json:"version"`
+	StartedAt  string `json:"started_at"`
+	UptimeSecs int64  `json:"uptime_secs"`
+	PID        int    `json:"pid"`
+	Address    string `json:"address"`
+	Palace     string `json:"palace"`
+	Datastore  struct {
+		Backend  string `json:"backend"`
+		Location string `json:"location"`
+		Healthy  bool   `json:"healthy"`
+		Error    string `json:"error,omitempty"`
+	} `json:"datastore"`
+	Migrations struct {
+		SchemaHash  string `json:"schema_hash"`
+		SchemaSync  bool   `json:"schema_in_sync"`
+		DataVersion int    `json:"data_version"`
+		Latest      int    `json:"latest"`
+		Pending     int    `json:"pending"`
+	} `json:"migrations"`
+	Counts struct {
+		Wings         int `json:"wings"`
+		Rooms         int `json:"rooms"`
+		Drawers       int `json:"drawers"`
+		DrawersStored int `json:"drawers_stored"`
+		Links         int `json:"similar_links"`
+	} `json:"counts"`
+	Mode        string `json:"mode"`
+	AuthEnabled bool   `json:"auth_enabled"`
+}
