@@ -99,7 +99,9 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 	defer db.mu.Unlock()
 	txn := db.bdb.NewTransaction(true)
 	defer txn.Discard()
-	t := &tx{txn: txn, write: true, seq: db.seq, now: time.Now().UTC()}
+	snap := db.bdb.NewTransaction(false)
+	defer snap.Discard()
+	t := &tx{txn: txn, snap: snap, ov: newOverlay(), write: true, seq: db.seq, now: time.Now().UTC()}
 	if err := fn(t); err != nil {
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			return store.ErrTxnTooBig

@@ -31,6 +31,8 @@ const (
 
 type tx struct {
 	txn   *badger.Txn
+	snap  *badger.Txn // read-only snapshot scanned by keys; txn for views
+	ov    *overlay    // pending writes of a write transaction, nil for views
 	write bool
 	seq   uint64
 	now   time.Time
@@ -75,24 +77,31 @@ func (t *tx) put(key []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	return t.txn.Set(key, b)
+	return t.set(key, b)
 }
 
-// keys visits keys under prefix (values not loaded) until fn returns false.
-func (t *tx) keys(prefix []byte, reverse bool, fn func(key []byte, item *badger.Item) bool) {
-	opts := badger.IteratorOptions{Prefix: prefix, Reverse: reverse}
-	it := t.txn.NewIterator(opts)
-	defer it.Close()
-	if reverse {
-		it.Seek(append(append([]byte{}, prefix...), 0xff, 0xff, 0xff, 0xff))
-	} else {
-		it.Seek(prefix)
+// keys visits keys under prefix until fn returns false.
+func (t *tx) keys(prefix []byte, reverse bool, fn func(key []byte, val valueFn) bool) {
+	snap := t.snap
+	if snap == nil {
+		snap = t.txn
 	}
-	for ; it.ValidForPrefix(prefix); it.Next() {
-		if !fn(it.Item().Key(), it.Item()) {
-			return
-		}
+	scan(snap, t.ov, prefix, reverse, fn)
+}
+
+// set and del write through to the transaction and its overlay.
+func (t *tx) set(key, val []byte) error {
+	if t.ov != nil {
+		t.ov.set(key, val)
 	}
+	return t.txn.Set(key, val)
+}
+
+func (t *tx) del(key []byte) error {
+	if t.ov != nil {
+		t.ov.del(key)
+	}
+	return t.txn.Delete(key)
 }
 
 func (t *tx) Now() time.Time { return t.now }
@@ -117,9 +126,9 @@ func (t *tx) WingByName(name string) (*store.Wing, error) {
 func (t *tx) Wings() ([]store.Wing, error) {
 	var out []store.Wing
 	var err error
-	t.keys([]byte(pWingName), false, func(key []byte, item *badger.Item) bool {
+	t.keys([]byte(pWingName), false, func(key []byte, val valueFn) bool {
 		var id []byte
-		if id, err = item.ValueCopy(nil); err != nil {
+		if id, err = val(); err != nil {
 			return false
 		}
 		var w *store.Wing
@@ -154,9 +163,9 @@ func (t *tx) RoomByName(wingID, name string) (*store.Room, error) {
 func (t *tx) Rooms(wingID string) ([]store.Room, error) {
 	var out []store.Room
 	var err error
-	t.keys(k(pRoomName, wingID, "/"), false, func(key []byte, item *badger.Item) bool {
+	t.keys(k(pRoomName, wingID, "/"), false, func(key []byte, val valueFn) bool {
 		var id []byte
-		if id, err = item.ValueCopy(nil); err != nil {
+		if id, err = val(); err != nil {
 			return false
 		}
 		var r *store.Room
@@ -200,10 +209,10 @@ func timeKey(roomID string, created time.Time, id string) []byte {
 func (t *tx) Drawers(roomID string, current bool, fn func(*store.Drawer) bool) error {
 	prefix := k(pDrawerTime, roomID, "/")
 	var err error
-	t.keys(prefix, true, func(key []byte, item *badger.Item) bool {
+	t.keys(prefix, true, func(key []byte, val valueFn) bool {
 		if current {
 			cur := false
-			if err = item.Value(func(b []byte) error { cur = len(b) == 1 && b[0] == 1; return nil }); err != nil {
+			if err = withVal(val, func(b []byte) error { cur = len(b) == 1 && b[0] == 1; return nil }); err != nil {
 				return false
 			}
 			if !cur {
@@ -224,9 +233,9 @@ func (t *tx) Drawers(roomID string, current bool, fn func(*store.Drawer) bool) e
 }
 
 func (t *tx) CountDrawers(roomID string) (current, stored int, err error) {
-	t.keys(k(pDrawerTime, roomID, "/"), false, func(key []byte, item *badger.Item) bool {
+	t.keys(k(pDrawerTime, roomID, "/"), false, func(key []byte, val valueFn) bool {
 		stored++
-		err = item.Value(func(b []byte) error {
+		err = withVal(val, func(b []byte) error {
 			if len(b) == 1 && b[0] == 1 {
 				current++
 			}
@@ -239,7 +248,7 @@ func (t *tx) CountDrawers(roomID string) (current, stored int, err error) {
 
 func (t *tx) idsUnder(prefix []byte) ([]string, error) {
 	var out []string
-	t.keys(prefix, false, func(key []byte, _ *badger.Item) bool {
+	t.keys(prefix, false, func(key []byte, _ valueFn) bool {
 		out = append(out, string(key[len(prefix):]))
 		return true
 	})
@@ -257,9 +266,9 @@ func (t *tx) DedupByFingerprint(scope, fp string) ([]string, error) {
 func (t *tx) DedupByBand(scope string, band [8]byte, fn func(string, int)) error {
 	prefix := k(pBand, scope, "\x00", string(band[:]))
 	var err error
-	t.keys(prefix, false, func(key []byte, item *badger.Item) bool {
+	t.keys(prefix, false, func(key []byte, val valueFn) bool {
 		n := 0
-		err = item.Value(func(b []byte) error {
+		err = withVal(val, func(b []byte) error {
 			if len(b) == 4 {
 				n = int(binary.BigEndian.Uint32(b))
 			}
@@ -334,7 +343,7 @@ func (t *tx) Changes(after uint64, fn func(store.Change) bool) error {
 
 func (t *tx) LastSeq() (uint64, error) {
 	var seq uint64
-	t.keys([]byte(pLog), true, func(key []byte, _ *badger.Item) bool {
+	t.keys([]byte(pLog), true, func(key []byte, _ valueFn) bool {
 		seq = binary.BigEndian.Uint64(key[len(pLog):])
 		return false
 	})
@@ -343,16 +352,16 @@ func (t *tx) LastSeq() (uint64, error) {
 
 func (t *tx) count(prefix string) int {
 	n := 0
-	t.keys([]byte(prefix), false, func([]byte, *badger.Item) bool { n++; return true })
+	t.keys([]byte(prefix), false, func([]byte, valueFn) bool { n++; return true })
 	return n
 }
 
 func (t *tx) Counts() (store.Counts, error) {
 	c := store.Counts{Wings: t.count(pWing), Rooms: t.count(pRoom), Links: t.count(pLink)}
 	var err error
-	t.keys([]byte(pDrawerTime), false, func(key []byte, item *badger.Item) bool {
+	t.keys([]byte(pDrawerTime), false, func(key []byte, val valueFn) bool {
 		c.DrawersStored++
-		err = item.Value(func(b []byte) error {
+		err = withVal(val, func(b []byte) error {
 			if len(b) == 1 && b[0] == 1 {
 				c.Drawers++
 			}
@@ -369,29 +378,29 @@ func (t *tx) PutWing(w *store.Wing) error {
 	if err := t.put(k(pWing, w.ID), w); err != nil {
 		return err
 	}
-	return t.txn.Set(k(pWingName, w.Name), []byte(w.ID))
+	return t.set(k(pWingName, w.Name), []byte(w.ID))
 }
 
 func (t *tx) DeleteWing(w *store.Wing) error {
-	if err := t.txn.Delete(k(pWing, w.ID)); err != nil {
+	if err := t.del(k(pWing, w.ID)); err != nil {
 		return err
 	}
-	return t.txn.Delete(k(pWingName, w.Name))
+	return t.del(k(pWingName, w.Name))
 }
 
 func (t *tx) PutRoom(r *store.Room) error {
 	if err := t.put(k(pRoom, r.ID), r); err != nil {
 		return err
 	}
-	if err := t.txn.Set(k(pRoomName, r.WingID, "/", r.Name), []byte(r.ID)); err != nil {
+	if err := t.set(k(pRoomName, r.WingID, "/", r.Name), []byte(r.ID)); err != nil {
 		return err
 	}
-	return t.txn.Set(k(pWingRoom, r.WingID, "/", r.ID), nil)
+	return t.set(k(pWingRoom, r.WingID, "/", r.ID), nil)
 }
 
 func (t *tx) DeleteRoom(r *store.Room) error {
 	for _, key := range [][]byte{k(pRoom, r.ID), k(pRoomName, r.WingID, "/", r.Name), k(pWingRoom, r.WingID, "/", r.ID)} {
-		if err := t.txn.Delete(key); err != nil {
+		if err := t.del(key); err != nil {
 			return err
 		}
 	}
@@ -409,7 +418,7 @@ func (t *tx) PutDrawer(d *store.Drawer, prev *store.Drawer) error {
 	if err := t.put(k(pDrawer, d.ID), d); err != nil {
 		return err
 	}
-	if err := t.txn.Set(timeKey(d.RoomID, d.CreatedAt, d.ID), currentFlag(d)); err != nil {
+	if err := t.set(timeKey(d.RoomID, d.CreatedAt, d.ID), currentFlag(d)); err != nil {
 		return err
 	}
 	if prev != nil && prev.Name != "" && prev.Current() && !d.Current() {
@@ -419,22 +428,22 @@ func (t *tx) PutDrawer(d *store.Drawer, prev *store.Drawer) error {
 		if holder, err := t.getRaw(nk); err != nil {
 			return err
 		} else if string(holder) == d.ID {
-			if err := t.txn.Delete(nk); err != nil {
+			if err := t.del(nk); err != nil {
 				return err
 			}
 		}
 	}
 	if d.Name != "" && d.Current() {
-		return t.txn.Set(k(pDrawerName, d.RoomID, "/", d.Name), []byte(d.ID))
+		return t.set(k(pDrawerName, d.RoomID, "/", d.Name), []byte(d.ID))
 	}
 	return nil
 }
 
 func (t *tx) DeleteDrawer(d *store.Drawer) error {
-	if err := t.txn.Delete(k(pDrawer, d.ID)); err != nil {
+	if err := t.del(k(pDrawer, d.ID)); err != nil {
 		return err
 	}
-	if err := t.txn.Delete(timeKey(d.RoomID, d.CreatedAt, d.ID)); err != nil {
+	if err := t.del(timeKey(d.RoomID, d.CreatedAt, d.ID)); err != nil {
 		return err
 	}
 	if d.Name != "" {
@@ -442,7 +451,7 @@ func (t *tx) DeleteDrawer(d *store.Drawer) error {
 		if holder, err := t.getRaw(nk); err != nil {
 			return err
 		} else if string(holder) == d.ID {
-			return t.txn.Delete(nk)
+			return t.del(nk)
 		}
 	}
 	return nil
@@ -456,16 +465,16 @@ func (t *tx) PutDedup(r *store.DedupRecord) error {
 	if err := t.put(k(pDedup, r.DrawerID), r); err != nil {
 		return err
 	}
-	if err := t.txn.Set(k(pHash, r.Scope, "\x00", r.Hash, "/", r.DrawerID), nil); err != nil {
+	if err := t.set(k(pHash, r.Scope, "\x00", r.Hash, "/", r.DrawerID), nil); err != nil {
 		return err
 	}
-	if err := t.txn.Set(k(pFinger, r.Scope, "\x00", r.Fingerprint, "/", r.DrawerID), nil); err != nil {
+	if err := t.set(k(pFinger, r.Scope, "\x00", r.Fingerprint, "/", r.DrawerID), nil); err != nil {
 		return err
 	}
 	var n [4]byte
 	binary.BigEndian.PutUint32(n[:], uint32(r.NormLen))
 	for _, b := range r.Bands {
-		if err := t.txn.Set(bandKey(r.Scope, b, r.DrawerID), n[:]); err != nil {
+		if err := t.set(bandKey(r.Scope, b, r.DrawerID), n[:]); err != nil {
 			return err
 		}
 	}
@@ -482,7 +491,7 @@ func (t *tx) DeleteDedup(r *store.DedupRecord) error {
 		keys = append(keys, bandKey(r.Scope, b, r.DrawerID))
 	}
 	for _, key := range keys {
-		if err := t.txn.Delete(key); err != nil {
+		if err := t.del(key); err != nil {
 			return err
 		}
 	}
@@ -493,15 +502,15 @@ func (t *tx) PutLink(l *store.Link) error {
 	if err := t.put(k(pLink, l.ID), l); err != nil {
 		return err
 	}
-	if err := t.txn.Set(k(pDrawerLink, l.Older, "/", l.ID), nil); err != nil {
+	if err := t.set(k(pDrawerLink, l.Older, "/", l.ID), nil); err != nil {
 		return err
 	}
-	return t.txn.Set(k(pDrawerLink, l.Newer, "/", l.ID), nil)
+	return t.set(k(pDrawerLink, l.Newer, "/", l.ID), nil)
 }
 
 func (t *tx) DeleteLink(l *store.Link) error {
 	for _, key := range [][]byte{k(pLink, l.ID), k(pDrawerLink, l.Older, "/", l.ID), k(pDrawerLink, l.Newer, "/", l.ID)} {
-		if err := t.txn.Delete(key); err != nil {
+		if err := t.del(key); err != nil {
 			return err
 		}
 	}
@@ -511,4 +520,12 @@ func (t *tx) DeleteLink(l *store.Link) error {
 func (t *tx) Log(kind, action, id string) error {
 	t.seq++
 	return t.put(seqKey(t.seq), store.Change{Seq: t.seq, At: t.now, Kind: kind, Action: action, ID: id})
+}
+
+func withVal(val valueFn, fn func([]byte) error) error {
+	b, err := val()
+	if err != nil {
+		return err
+	}
+	return fn(b)
 }

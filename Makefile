@@ -1,0 +1,36 @@
+# loci — make help lists the targets.
+GO      ?= go
+BIN     := bin/loci
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: help run build test bench lint fuzz clean
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+build: ## build bin/loci
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/loci
+
+run: build ## build and run the daemon in the foreground on the default palace
+	./$(BIN) serve
+
+test: ## vet, then every test with the race detector (unit, integration, end-to-end)
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+bench: build ## run the benchmarks (Go benchmarks and load against a real daemon)
+	$(GO) test -run '^$$' -bench . -benchtime 2000x -count 1 ./store/...
+	$(GO) run ./cmd/locibench -bin ./$(BIN)
+
+lint: ## gofmt and vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+
+fuzz: ## run each fuzz target for a while (FUZZTIME, default 30s)
+	$(GO) test -run '^$$' -fuzz FuzzNames -fuzztime $${FUZZTIME:-30s} ./store/names
+	$(GO) test -run '^$$' -fuzz FuzzOSA -fuzztime $${FUZZTIME:-30s} ./store/dedup
+	$(GO) test -run '^$$' -fuzz FuzzNormalizeCompare -fuzztime $${FUZZTIME:-30s} ./store/dedup
+
+clean: ## remove build output
+	rm -rf bin

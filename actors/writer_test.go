@@ -1,0 +1,144 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/badgerdb"
+)
+
+// countingDB counts transactions.
+type countingDB struct {
+	store.DB
+	updates atomic.Int64
+}
+
+func (c *countingDB) Update(ctx context.Context, fn func(store.Tx) error) error {
+	c.updates.Add(1)
+	return c.DB.Update(ctx, fn)
+}
+
+func newSystem(t *testing.T) (*System, *countingDB) {
+	t.Helper()
+	db, err := badgerdb.Open(t.TempDir(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cdb := &countingDB{DB: db}
+	sys := Start(cdb, slog.New(slog.DiscardHandler), slog.LevelInfo)
+	t.Cleanup(func() {
+		sys.Stop(context.Background())
+		db.Close()
+	})
+	return sys, cdb
+}
+
+func TestGroupCommit(t *testing.T) {
+	sys, db := newSystem(t)
+	p := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := p.CreateDrawer(context.Background(), store.NewDrawer{Wing: "w", Room: "r",
+				Content: fmt.Sprintf("memory number %d about something entirely its own %d", i, i*7919),
+				Source:  store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByHTTP}})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _ := p.Counts(context.Background())
+	if c.Drawers != n {
+		t.Fatalf("%d drawers stored, want %d", c.Drawers, n)
+	}
+	if u := db.updates.Load(); u >= n {
+		t.Fatalf("%d transactions for %d concurrent writes: no group commit", u, n)
+	}
+}
+
+func TestFailedWriteInBatchLeavesNoTrace(t *testing.T) {
+	sys, db := newSystem(t)
+	p := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+	boom := errors.New("boom")
+	var wg sync.WaitGroup
+	var badErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		_, badErr = sys.Write(context.Background(), func(tx store.Tx) (any, error) {
+			w := &store.Wing{ID: store.NewID(), Name: "ghost"}
+			if err := tx.PutWing(w); err != nil {
+				return nil, err
+			}
+			return nil, boom
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		if _, _, err := p.CreateWing(context.Background(), "real", ""); err != nil {
+			t.Error(err)
+		}
+	}()
+	wg.Wait()
+	if !errors.Is(badErr, boom) {
+		t.Fatalf("failing write answered %v", badErr)
+	}
+	wings, _ := p.Wings(context.Background())
+	if len(wings) != 1 || wings[0].Name != "real" {
+		t.Fatalf("wings %+v: the failed write's changes leaked or the good one was lost", wings)
+	}
+	// A panicking write fails alone.
+	if _, err := sys.Write(context.Background(), func(store.Tx) (any, error) { panic("bad") }); err == nil {
+		t.Fatal("panic not reported")
+	}
+	if _, _, err := p.CreateWing(context.Background(), "after", ""); err != nil {
+		t.Fatalf("writer dead after a panic: %v", err)
+	}
+}
+
+func TestStopCommitsQueuedWrites(t *testing.T) {
+	sys, db := newSystem(t)
+	p := &Palace{DB: db, Sys: sys}
+	var wg sync.WaitGroup
+	var ok atomic.Int64
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, err := p.CreateWing(context.Background(), fmt.Sprintf("w%d", i), ""); err == nil {
+				ok.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := sys.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sys.Write(context.Background(), func(store.Tx) (any, error) { return nil, nil }); err == nil {
+		t.Fatal("write accepted after stop")
+	}
+	var n int
+	db.View(context.Background(), func(r store.Reader) error {
+		w, _ := r.Wings()
+		n = len(w)
+		return nil
+	})
+	if int64(n) != ok.Load() {
+		t.Fatalf("%d wings stored, %d acknowledged", n, ok.Load())
+	}
+}

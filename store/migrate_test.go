@@ -1,0 +1,143 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+func TestMigratorFailsClosedAndResumes(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	var ran []int
+	broken := true
+	steps := []store.Step{
+		{N: 1, Name: "one", Run: func(context.Context, store.DB) error { ran = append(ran, 1); return nil }},
+		{N: 2, Name: "two", Run: func(context.Context, store.DB) error {
+			if broken {
+				return errors.New("boom")
+			}
+			ran = append(ran, 2)
+			return nil
+		}},
+		{N: 3, Name: "three", Run: func(context.Context, store.DB) error { ran = append(ran, 3); return nil }},
+	}
+	m := &store.Migrator{DB: db, Schema: "v1", Steps: steps}
+	if _, err := m.Run(ctx); code(err) != fault.MigrateFailed {
+		t.Fatalf("failing step: %v", err)
+	}
+	st, _ := m.State(ctx)
+	if st.DataVersion != 1 || st.Pending != 2 || !st.SchemaSync {
+		t.Fatalf("state after failure %+v", st)
+	}
+	broken = false
+	done, err := m.Run(ctx)
+	if err != nil || len(done) != 2 || done[0] != 2 {
+		t.Fatalf("resume: %v %v", done, err)
+	}
+	if len(ran) != 3 {
+		t.Fatalf("steps ran %v, want each once", ran)
+	}
+	again, err := m.Run(ctx)
+	if err != nil || len(again) != 0 {
+		t.Fatalf("third run: %v %v", again, err)
+	}
+	// A new schema is synced.
+	m.Schema = "v2"
+	if st, _ := m.State(ctx); st.SchemaSync {
+		t.Fatal("changed schema reported in sync")
+	}
+	if _, err := m.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := m.State(ctx); !st.SchemaSync {
+		t.Fatal("schema not synced")
+	}
+}
+
+func TestMigratorLock(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	held, _ := json.Marshal(map[string]any{"owner": "x", "pid": 1, "expires_at": now.Add(time.Minute)})
+	if err := db.PutMeta(ctx, "migrate_lock", string(held)); err != nil {
+		t.Fatal(err)
+	}
+	m := &store.Migrator{DB: db, Schema: "v1", Steps: store.Steps(), Now: func() time.Time { return now }}
+	if _, err := m.Run(ctx); code(err) != fault.MigrateLocked {
+		t.Fatalf("held lock: %v", err)
+	}
+	// The crashed holder's lock expires.
+	now = now.Add(2 * time.Minute)
+	if _, err := m.Run(ctx); err != nil {
+		t.Fatalf("expired lock: %v", err)
+	}
+	if _, ok, _ := db.GetMeta(ctx, "migrate_lock"); ok {
+		t.Fatal("lock not released")
+	}
+}
+
+func TestDataSteps(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	// Legacy data: a diary drawer without requested_by, a current drawer
+	// without dedup keys, a superseded drawer without its successor link.
+	err := db.Update(ctx, func(tx store.Tx) error {
+		w, _, _ := store.EnsureWing(tx, "w", "")
+		rm, _, _ := store.EnsureRoom(tx, w, "r", "")
+		t0 := tx.Now().Add(-time.Hour)
+		t1 := tx.Now()
+		diary := &store.Drawer{ID: store.NewID(), WingID: w.ID, RoomID: rm.ID, Content: "diary entry", Diary: true,
+			Source: store.Source{Kind: store.KindManual, Agent: "a"}, ValidFrom: t0, CreatedAt: t0}
+		old := &store.Drawer{ID: store.NewID(), WingID: w.ID, RoomID: rm.ID, Name: "n", Content: "old", ValidFrom: t0, ValidTo: &t1, CreatedAt: t0,
+			Source: store.Source{Kind: store.KindManual}}
+		repl := &store.Drawer{ID: store.NewID(), WingID: w.ID, RoomID: rm.ID, Name: "n", Content: "new", ValidFrom: t1, CreatedAt: t1,
+			Source: store.Source{Kind: store.KindManual}}
+		for _, d := range []*store.Drawer{diary, old, repl} {
+			if err := tx.PutDrawer(d, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &store.Migrator{DB: db, Schema: "v1", Steps: store.Steps()}
+	if _, err := m.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.View(ctx, func(r store.Reader) error {
+		w, _ := r.WingByName("w")
+		rm, _ := r.RoomByName(w.ID, "r")
+		return r.Drawers(rm.ID, false, func(d *store.Drawer) bool {
+			switch d.Content {
+			case "diary entry":
+				if d.Provenance.RequestedBy != store.ByUnknown {
+					t.Errorf("step 1: requested_by %q", d.Provenance.RequestedBy)
+				}
+			case "old":
+				if d.SupersededBy == "" {
+					t.Error("step 2: successor not paired")
+				}
+			case "new":
+				if d.Supersedes == "" {
+					t.Error("step 2: predecessor not paired")
+				}
+			}
+			if d.Current() {
+				if rec, _ := r.DedupRecord(d.ID); rec == nil {
+					t.Errorf("step 3: no dedup keys for %q", d.Content)
+				}
+			} else if rec, _ := r.DedupRecord(d.ID); rec != nil {
+				t.Errorf("step 3: superseded drawer %q got dedup keys", d.Content)
+			}
+			return true
+		})
+	})
+}
