@@ -1,0 +1,135 @@
+package main_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestCLI(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	cli := func(stdin string, args ...string) (string, string, int) { return d.cli(stdin, args...) }
+
+	out, stderr, code := cli("", "drawer", "add", "--wing", "w", "--room", "r", "--name", "notes/today", "--tag", "a,b", "We", "ship", "on", "Friday.")
+	if code != 0 || !strings.Contains(out, "stored drawer") {
+		t.Fatalf("add: %d %s %s", code, out, stderr)
+	}
+	// Content from standard input, wing and room from the environment.
+	_, _, code = runCLI(home, "Piped content for a drawer.", []string{"--addr", d.addr, "drawer", "add"}, []string{"LOCI_WING=w", "LOCI_ROOM=r"})
+	if code != 0 {
+		t.Fatal("add from stdin with LOCI_WING/LOCI_ROOM failed")
+	}
+	out, _, _ = cli("", "--json", "drawer", "get", "--wing", "w", "--room", "r", "notes/today")
+	var dr struct {
+		ID         string   `json:"id"`
+		Content    string   `json:"content"`
+		Tags       []string `json:"tags"`
+		Provenance struct {
+			RequestedBy string `json:"requested_by"`
+		} `json:"provenance"`
+	}
+	if err := json.Unmarshal([]byte(out), &dr); err != nil || dr.Content != "We ship on Friday." || len(dr.Tags) != 2 || dr.Provenance.RequestedBy != "cli" {
+		t.Fatalf("get --json: %v %s", err, out)
+	}
+	out, _, _ = cli("", "drawer", "list", "--wing", "w", "--room", "r")
+	if !strings.Contains(out, "notes/today") || !strings.Contains(out, "Piped content") {
+		t.Fatalf("list: %s", out)
+	}
+	out, _, code = cli("", "drawer", "supersede", dr.ID, "We ship on Monday.")
+	if code != 0 || !strings.Contains(out, "replacement") {
+		t.Fatalf("supersede: %d %s", code, out)
+	}
+	out, _, _ = cli("", "drawer", "history", dr.ID)
+	if !strings.Contains(out, "1. "+dr.ID) || !strings.Contains(out, "Monday") {
+		t.Fatalf("history: %s", out)
+	}
+	// A rejection shows the daemon's status and code.
+	_, stderr, code = cli("", "drawer", "supersede", dr.ID, "again")
+	if code != 1 || !strings.Contains(stderr, "loci::client::remote_rejected") || !strings.Contains(stderr, "409 loci::palace::drawer_superseded") {
+		t.Fatalf("rejection: %d %s", code, stderr)
+	}
+	_, stderr, _ = cli("", "--json", "drawer", "supersede", dr.ID, "again")
+	var body map[string]any
+	if json.Unmarshal([]byte(stderr), &body); body["code"] != "loci::client::remote_rejected" || body["remote_code"] != "loci::palace::drawer_superseded" || body["status"] != 409.0 {
+		t.Fatalf("--json rejection: %s", stderr)
+	}
+	// Memory mode from the flag and the environment.
+	if _, stderr, code = cli("", "--mode", "read_only", "wing", "create", "x"); code != 1 || !strings.Contains(stderr, "loci::mode::forbidden") {
+		t.Fatalf("--mode read_only: %d %s", code, stderr)
+	}
+	if _, stderr, code = runCLI(home, "", []string{"--addr", d.addr, "wing", "list"}, []string{"LOCI_MODE=disabled"}); code != 1 || !strings.Contains(stderr, "loci::mode::forbidden") {
+		t.Fatalf("LOCI_MODE=disabled: %d %s", code, stderr)
+	}
+	if _, stderr, code = cli("", "--mode", "maybe", "wing", "list"); code != 1 || !strings.Contains(stderr, "loci::input::invalid") {
+		t.Fatalf("bad mode: %d %s", code, stderr)
+	}
+	// Notes and diary.
+	if out, _, code = cli("", "note", "add", "--wing", "w", "--room", "n", "a note"); code != 0 {
+		t.Fatalf("note: %s", out)
+	}
+	if out, _, _ = cli("", "note", "add", "--wing", "w", "--room", "n", "a note"); !strings.Contains(out, "already stored") {
+		t.Fatalf("same note: %s", out)
+	}
+	cli("", "diary", "write", "--agent", "claude", "--wing", "w", "dear diary")
+	if out, _, _ = cli("", "diary", "read", "--agent", "claude", "--wing", "w"); !strings.Contains(out, "dear diary") {
+		t.Fatalf("diary read: %s", out)
+	}
+	// Wings and rooms; delete asks unless --yes.
+	if out, _, _ = cli("", "wing", "list"); !strings.Contains(out, "w ") {
+		t.Fatalf("wing list: %s", out)
+	}
+	if _, stderr, code = cli("n\n", "wing", "delete", "w"); code != 1 || !strings.Contains(stderr, "loci::cli::aborted") {
+		t.Fatalf("declined delete: %d %s", code, stderr)
+	}
+	if out, _, code = cli("", "room", "delete", "--wing", "w", "--yes", "n"); code != 0 || !strings.Contains(out, "removed 0 wings, 1 rooms, 1 drawers") {
+		t.Fatalf("room delete: %d %s", code, out)
+	}
+	// Status: 0 while running.
+	if out, _, code = cli("", "status"); code != 0 || !strings.Contains(out, "healthy") {
+		t.Fatalf("status: %d %s", code, out)
+	}
+	// Completions.
+	if out, _, code = cli("", "completion", "bash"); code != 0 || !strings.Contains(out, "bash completion") {
+		t.Fatalf("completion: %d", code)
+	}
+	// Stop, then status exits 3 and says not_running.
+	if out, _, code = cli("", "daemon", "stop"); code != 0 || !strings.Contains(out, "stopped") {
+		t.Fatalf("daemon stop: %d %s", code, out)
+	}
+	_, stderr, code = cli("", "status")
+	if code != 3 || !strings.Contains(stderr, "loci::client::not_running") {
+		t.Fatalf("status when stopped: %d %s", code, stderr)
+	}
+	if _, stderr, code = cli("", "wing", "list"); code != 1 || !strings.Contains(stderr, "not_running") {
+		t.Fatalf("wing list when stopped: %d %s", code, stderr)
+	}
+}
+
+func TestDaemonStartStop(t *testing.T) {
+	home, palace := newPalace(t)
+	envs := []string{"LOCI_PALACE_PATH=" + palace, "LOCI_PORT=0"}
+	out, stderr, code := runCLI(home, "", []string{"daemon", "start"}, envs)
+	if code != 0 || !strings.Contains(out, "loci started") {
+		t.Fatalf("start: %d %s %s", code, out, stderr)
+	}
+	t.Cleanup(func() { runCLI(home, "", []string{"daemon", "stop"}, envs) })
+	if out, _, code = runCLI(home, "", []string{"daemon", "start"}, envs); code != 0 || !strings.Contains(out, "already running") {
+		t.Fatalf("second start: %d %s", code, out)
+	}
+	if out, _, code = runCLI(home, "", []string{"daemon", "status"}, envs); code != 0 || !strings.Contains(out, palace) {
+		t.Fatalf("status: %d %s", code, out)
+	}
+	if out, _, code = runCLI(home, "", []string{"doctor"}, envs); code != 0 || !strings.Contains(out, "held by the running daemon") {
+		t.Fatalf("doctor while running: %d %s", code, out)
+	}
+	if out, _, code = runCLI(home, "", []string{"daemon", "restart"}, envs); code != 0 || !strings.Contains(out, "loci started") {
+		t.Fatalf("restart: %d %s", code, out)
+	}
+	if out, _, code = runCLI(home, "", []string{"daemon", "stop"}, envs); code != 0 || !strings.Contains(out, "stopped") {
+		t.Fatalf("stop: %d %s", code, out)
+	}
+	if out, _, code = runCLI(home, "", []string{"doctor"}, envs); code != 0 || !strings.Contains(out, "opens cleanly") {
+		t.Fatalf("doctor when stopped: %d %s", code, out)
+	}
+}
