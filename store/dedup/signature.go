@@ -34,7 +34,6 @@ var seeds = func() [Bands * Rows]uint64 {
 	return s
 }()
 
-
 // BandKeys returns the band keys of normalised text, or nil when the text is
 // too short to be a near duplicate. Each key is 8 bytes: band number and a
 // hash of that band's minimums. Keys are stable across processes.
