@@ -82,6 +82,10 @@ func (w *writer) commit(batch []*writeReq) {
 				ct.writes = 0
 				v, err := run(r.fn, ct)
 				results[i] = writeResp{v, err}
+				if errors.Is(err, store.ErrTxnTooBig) {
+					// The batch outgrew one transaction: split it below.
+					return err
+				}
 				if err != nil {
 					if ct.writes > 0 {
 						// It wrote before failing: its writes are in this
@@ -98,11 +102,15 @@ func (w *writer) commit(batch []*writeReq) {
 			final[dirty] = true
 			continue
 		}
-		if errors.Is(err, store.ErrTxnTooBig) && len(batch) > 1 {
-			half := len(batch) / 2
-			w.commit(batch[:half])
-			w.commit(batch[half:])
-			return
+		if errors.Is(err, store.ErrTxnTooBig) {
+			if len(batch) > 1 {
+				half := len(batch) / 2
+				w.commit(batch[:half])
+				w.commit(batch[half:])
+				return
+			}
+			err = fault.New(fault.InputInvalid, "this write is too large for one transaction",
+				"write smaller content, or fewer drawers at once")
 		}
 		if err != nil {
 			w.log.Error("commit failed", "err", err, "writes", len(batch))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -140,5 +141,40 @@ func TestStopCommitsQueuedWrites(t *testing.T) {
 	})
 	if int64(n) != ok.Load() {
 		t.Fatalf("%d wings stored, %d acknowledged", n, ok.Load())
+	}
+}
+
+func TestOversizeBatchIsSplit(t *testing.T) {
+	sys, db := newSystem(t)
+	p := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+	const n = 24 // 24 x 600 KB is more than one Badger transaction takes
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(i), 1))
+			// Random CJK text: 600 KB whose three-character runs no other
+			// drawer shares, so nothing is a near duplicate.
+			b := make([]rune, 200<<10)
+			for k := range b {
+				b[k] = rune(0x4e00 + r.IntN(20000))
+			}
+			content := string(b)
+			_, err := p.CreateDrawer(context.Background(), store.NewDrawer{Wing: "w", Room: "r", Content: content,
+				Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByHTTP}})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("a write in an oversize batch failed: %v", err)
+		}
+	}
+	if c, _ := p.Counts(context.Background()); c.Drawers != n {
+		t.Fatalf("%d drawers, want %d", c.Drawers, n)
 	}
 }

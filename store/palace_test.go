@@ -24,6 +24,16 @@ func open(t *testing.T) *badgerdb.DB {
 	return db
 }
 
+func openB(b *testing.B) *badgerdb.DB {
+	b.Helper()
+	db, err := badgerdb.Open(b.TempDir(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
+}
+
 func create(t *testing.T, db store.DB, in store.NewDrawer) (*store.WriteResult, error) {
 	t.Helper()
 	var res *store.WriteResult

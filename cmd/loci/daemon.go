@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	_ "net/http/pprof" // served only when LOCI_PPROF is set
 	"os"
 	"path/filepath"
 	"time"
@@ -76,6 +77,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if cfg.Auth.Enabled && cfg.Auth.Token == "" {
 		return fault.New(fault.AuthNotConfigured, "authentication is enabled but no token is configured",
 			"set LOCI_AUTH_TOKEN or auth.token (at least 16 characters), or disable authentication")
+	}
+
+	if a, ok := os.LookupEnv("LOCI_PPROF"); ok && a != "" {
+		// Profiling for performance work, on an address of its own.
+		go func() { log.Warn("pprof listener stopped", "err", http.ListenAndServe(a, http.DefaultServeMux)) }()
+		log.Info("pprof enabled", "address", a)
 	}
 
 	// 3. Actors. (Job recovery joins here with the job runtime.)

@@ -38,7 +38,7 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 	opts := badger.DefaultOptions(dir).
 		WithSyncWrites(true).
 		WithLogger(badgerLogger{log}).
-		WithMemTableSize(16 << 20).
+		WithMemTableSize(64 << 20).
 		WithValueLogFileSize(64 << 20).
 		WithNumVersionsToKeep(1).
 		WithCompactL0OnClose(false)

@@ -20,9 +20,9 @@ const (
 	pDrawer     = "d/"   // d/<drawerID> -> Drawer
 	pDrawerName = "dn/"  // dn/<roomID>/<name> -> drawerID (current holder)
 	pDrawerTime = "dt/"  // dt/<roomID>/<created ns BE>/<drawerID> -> 1 byte current flag
-	pHash       = "xh/"  // xh/<scope>\x00<hash>/<drawerID>
-	pFinger     = "xf/"  // xf/<scope>\x00<fingerprint>/<drawerID>
-	pBand       = "xb/"  // xb/<scope>\x00<band 8 bytes><drawerID> -> norm length (4 bytes BE)
+	pHash       = "xh/"  // xh/<scope>\x00<hash> -> posting list
+	pFinger     = "xf/"  // xf/<scope>\x00<fingerprint> -> posting list
+	pBand       = "xb/"  // xb/<scope>\x00<band 8 bytes> -> posting list
 	pDedup      = "dd/"  // dd/<drawerID> -> DedupRecord
 	pLink       = "l/"   // l/<linkID> -> Link
 	pDrawerLink = "ld/"  // ld/<drawerID>/<linkID>
@@ -94,14 +94,14 @@ func (t *tx) set(key, val []byte) error {
 	if t.ov != nil {
 		t.ov.set(key, val)
 	}
-	return t.txn.Set(key, val)
+	return tooBig(t.txn.Set(key, val))
 }
 
 func (t *tx) del(key []byte) error {
 	if t.ov != nil {
 		t.ov.del(key)
 	}
-	return t.txn.Delete(key)
+	return tooBig(t.txn.Delete(key))
 }
 
 func (t *tx) Now() time.Time { return t.now }
@@ -255,31 +255,28 @@ func (t *tx) idsUnder(prefix []byte) ([]string, error) {
 	return out, nil
 }
 
+func hashKey(scope, hash string) []byte { return k(pHash, scope, "\x00", hash) }
+func fingerKey(scope, fp string) []byte { return k(pFinger, scope, "\x00", fp) }
+func bandKey(scope string, band [8]byte) []byte {
+	return k(pBand, scope, "\x00", string(band[:]))
+}
+
 func (t *tx) DedupByHash(scope, hash string) ([]string, error) {
-	return t.idsUnder(k(pHash, scope, "\x00", hash, "/"))
+	return t.postingIDs(hashKey(scope, hash))
 }
 
 func (t *tx) DedupByFingerprint(scope, fp string) ([]string, error) {
-	return t.idsUnder(k(pFinger, scope, "\x00", fp, "/"))
+	return t.postingIDs(fingerKey(scope, fp))
 }
 
 func (t *tx) DedupByBand(scope string, band [8]byte, fn func(string, int)) error {
-	prefix := k(pBand, scope, "\x00", string(band[:]))
-	var err error
-	t.keys(prefix, false, func(key []byte, val valueFn) bool {
-		n := 0
-		err = withVal(val, func(b []byte) error {
-			if len(b) == 4 {
-				n = int(binary.BigEndian.Uint32(b))
-			}
-			return nil
-		})
-		if err != nil {
-			return false
-		}
-		fn(string(key[len(prefix):]), n)
-		return true
-	})
+	ps, err := t.postings(bandKey(scope, band))
+	if len(ps) >= MaxBandPostings {
+		return err
+	}
+	for _, p := range ps {
+		fn(p.id, p.n)
+	}
 	return err
 }
 
@@ -457,24 +454,18 @@ func (t *tx) DeleteDrawer(d *store.Drawer) error {
 	return nil
 }
 
-func bandKey(scope string, band [8]byte, id string) []byte {
-	return k(pBand, scope, "\x00", string(band[:]), id)
-}
-
 func (t *tx) PutDedup(r *store.DedupRecord) error {
 	if err := t.put(k(pDedup, r.DrawerID), r); err != nil {
 		return err
 	}
-	if err := t.set(k(pHash, r.Scope, "\x00", r.Hash, "/", r.DrawerID), nil); err != nil {
+	if err := t.addPosting(hashKey(r.Scope, r.Hash), r.DrawerID, r.NormLen); err != nil {
 		return err
 	}
-	if err := t.set(k(pFinger, r.Scope, "\x00", r.Fingerprint, "/", r.DrawerID), nil); err != nil {
+	if err := t.addPosting(fingerKey(r.Scope, r.Fingerprint), r.DrawerID, r.NormLen); err != nil {
 		return err
 	}
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(r.NormLen))
 	for _, b := range r.Bands {
-		if err := t.set(bandKey(r.Scope, b, r.DrawerID), n[:]); err != nil {
+		if err := t.addPostingCapped(bandKey(r.Scope, b), r.DrawerID, r.NormLen, MaxBandPostings); err != nil {
 			return err
 		}
 	}
@@ -482,16 +473,15 @@ func (t *tx) PutDedup(r *store.DedupRecord) error {
 }
 
 func (t *tx) DeleteDedup(r *store.DedupRecord) error {
-	keys := [][]byte{
-		k(pDedup, r.DrawerID),
-		k(pHash, r.Scope, "\x00", r.Hash, "/", r.DrawerID),
-		k(pFinger, r.Scope, "\x00", r.Fingerprint, "/", r.DrawerID),
+	if err := t.del(k(pDedup, r.DrawerID)); err != nil {
+		return err
 	}
+	keys := [][]byte{hashKey(r.Scope, r.Hash), fingerKey(r.Scope, r.Fingerprint)}
 	for _, b := range r.Bands {
-		keys = append(keys, bandKey(r.Scope, b, r.DrawerID))
+		keys = append(keys, bandKey(r.Scope, b))
 	}
 	for _, key := range keys {
-		if err := t.del(key); err != nil {
+		if err := t.removePosting(key, r.DrawerID); err != nil {
 			return err
 		}
 	}
@@ -528,4 +518,13 @@ func withVal(val valueFn, fn func([]byte) error) error {
 		return err
 	}
 	return fn(b)
+}
+
+// tooBig reports Badger's transaction size limit as store.ErrTxnTooBig, so
+// the writer can split its batch.
+func tooBig(err error) error {
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		return store.ErrTxnTooBig
+	}
+	return err
 }

@@ -47,11 +47,16 @@ func BandKeys(norm string) [][8]byte {
 	}
 	r := []rune(norm)
 	var buf [12]byte
+	// Hash each distinct run once: repetitive long texts cost no more
+	// than their distinct runs.
+	grams := make(map[uint64]struct{}, len(r))
 	for i := 0; i+3 <= len(r); i++ {
 		binary.LittleEndian.PutUint32(buf[0:], uint32(r[i]))
 		binary.LittleEndian.PutUint32(buf[4:], uint32(r[i+1]))
 		binary.LittleEndian.PutUint32(buf[8:], uint32(r[i+2]))
-		g := fnv64(buf[:])
+		grams[fnv64(buf[:])] = struct{}{}
+	}
+	for g := range grams {
 		for k, s := range seeds {
 			if h := mix(g ^ s); h < mins[k] {
 				mins[k] = h

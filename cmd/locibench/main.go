@@ -1,0 +1,208 @@
+// Command locibench is loci's load benchmark: it starts the real daemon
+// binary on a temporary palace and measures, over REST,
+//   - durable acknowledged drawer writes per second with 16 concurrent
+//     clients, unique content, dedup on;
+//   - write latency p50/p99 in a room that already holds 100,000 drawers;
+//   - daemon start to ready with those drawers stored.
+//
+// It prints one line per figure; docs/BENCHMARKS.md records them.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/loci-dev/loci/store/storetest"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/loci", "the loci binary")
+	writes := flag.Int("writes", 20000, "writes in the throughput run")
+	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
+	fill := flag.Int("fill", 100000, "drawers in the big room")
+	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
+	flag.Parse()
+	if err := run(*bin, *writes, *clients, *fill, *samples); err != nil {
+		fmt.Fprintln(os.Stderr, "locibench:", err)
+		os.Exit(1)
+	}
+}
+
+type daemon struct {
+	cmd  *exec.Cmd
+	addr string
+	done chan error
+}
+
+func start(bin, palace string) (*daemon, time.Duration, error) {
+	os.Remove(filepath.Join(palace, "daemon.json"))
+	t0 := time.Now()
+	cmd := exec.Command(bin, "serve", "--port", "0", "--palace", palace)
+	cmd.Env = append(os.Environ(), "LOCI_LOG=warn")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	d := &daemon{cmd: cmd, done: make(chan error, 1)}
+	go func() { d.done <- cmd.Wait() }()
+	for time.Since(t0) < 60*time.Second {
+		select {
+		case err := <-d.done:
+			return nil, 0, fmt.Errorf("daemon exited: %v", err)
+		default:
+		}
+		if b, err := os.ReadFile(filepath.Join(palace, "daemon.json")); err == nil {
+			var reg struct {
+				PID     int    `json:"pid"`
+				Address string `json:"address"`
+			}
+			if json.Unmarshal(b, &reg) == nil && reg.PID == cmd.Process.Pid {
+				if resp, err := http.Get("http://" + reg.Address + "/api/health"); err == nil {
+					resp.Body.Close()
+					d.addr = reg.Address
+					return d, time.Since(t0), nil
+				}
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return nil, 0, fmt.Errorf("daemon not ready in 60s")
+}
+
+func (d *daemon) stop() error {
+	resp, err := http.Post("http://"+d.addr+"/api/shutdown", "application/json", nil)
+	if err == nil {
+		resp.Body.Close()
+	}
+	select {
+	case <-d.done:
+		return nil
+	case <-time.After(30 * time.Second):
+		d.cmd.Process.Kill()
+		return fmt.Errorf("daemon did not stop")
+	}
+}
+
+var text = storetest.NewText()
+
+func sentence(r *rand.Rand) string { return text.Sentence(r) }
+
+var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
+
+func post(addr, path, content string) (time.Duration, error) {
+	body, _ := json.Marshal(map[string]string{"content": content})
+	t0 := time.Now()
+	resp, err := client.Post("http://"+addr+path, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	el := time.Since(t0)
+	if resp.StatusCode != 201 {
+		return el, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return el, nil
+}
+
+// load writes n unique drawers with c clients and returns writes/s.
+func load(addr, path string, n, c int, seed uint64) (float64, error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	t0 := time.Now()
+	for w := range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, uint64(w)))
+			for next.Add(1) <= int64(n) {
+				if _, err := post(addr, path, sentence(r)); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		return 0, err
+	}
+	return float64(n) / time.Since(t0).Seconds(), nil
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	slices.Sort(d)
+	return d[min(len(d)-1, int(float64(len(d))*p))]
+}
+
+func run(bin string, writes, clients, fill, samples int) error {
+	dir, err := os.MkdirTemp("", "locibench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Printf("machine: %s/%s, %d cores, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
+
+	d, _, err := start(bin, filepath.Join(dir, "p1"))
+	if err != nil {
+		return err
+	}
+	rate, err := load(d.addr, "/api/wings/bench/rooms/throughput/drawers", writes, clients, 1)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("throughput: %d writes, %d clients, dedup on: %.0f acknowledged writes/s\n", writes, clients, rate)
+	d.stop()
+
+	palace := filepath.Join(dir, "p2")
+	d, _, err = start(bin, palace)
+	if err != nil {
+		return err
+	}
+	room := "/api/wings/bench/rooms/big/drawers"
+	t0 := time.Now()
+	if _, err := load(d.addr, room, fill, clients, 2); err != nil {
+		return err
+	}
+	fmt.Printf("fill: %d drawers in one room in %s\n", fill, time.Since(t0).Round(time.Millisecond))
+	r := rand.New(rand.NewPCG(3, 3))
+	lat := make([]time.Duration, 0, samples)
+	for range samples {
+		el, err := post(d.addr, room, sentence(r))
+		if err != nil {
+			return err
+		}
+		lat = append(lat, el)
+	}
+	fmt.Printf("latency in a room of %d: p50 %s p99 %s (%d sequential writes)\n", fill, pct(lat, 0.5).Round(time.Microsecond), pct(lat, 0.99).Round(time.Microsecond), samples)
+	if err := d.stop(); err != nil {
+		return err
+	}
+	var starts []time.Duration
+	for range 5 {
+		d, ready, err := start(bin, palace)
+		if err != nil {
+			return err
+		}
+		starts = append(starts, ready)
+		if err := d.stop(); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("start to ready with %d drawers: median %s (5 starts, min %s)\n", fill+samples, pct(starts, 0.5).Round(time.Millisecond), slices.Min(starts).Round(time.Millisecond))
+	return nil
+}
