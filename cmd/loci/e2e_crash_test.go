@@ -55,7 +55,7 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 		}
 		time.Sleep(700 * time.Millisecond)
 		d.cmd.Process.Kill() // SIGKILL
-		<-d.done
+		<-d.exited
 		close(stop)
 		wg.Wait()
 	}

@@ -61,7 +61,8 @@ type daemon struct {
 	addr   string
 	cmd    *exec.Cmd
 	log    *syncBuffer
-	done   chan error
+	exited chan struct{} // closed when the process has been waited for
+	err    error         // its exit, valid once exited is closed
 }
 
 // env is a clean environment: a temporary HOME, no LOCI_* from outside.
@@ -78,25 +79,23 @@ func newPalace(t *testing.T) (home, palace string) {
 // start runs the daemon on a free port and waits until it is ready.
 func start(t *testing.T, home, palace string, extraEnv ...string) *daemon {
 	t.Helper()
-	d := &daemon{t: t, palace: palace, home: home, log: &syncBuffer{}, done: make(chan error, 1)}
+	d := &daemon{t: t, palace: palace, home: home, log: &syncBuffer{}, exited: make(chan struct{})}
 	d.cmd = exec.Command(bin, "serve", "--port", "0", "--palace", palace)
 	d.cmd.Env = env(home, extraEnv...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { d.done <- d.cmd.Wait() }()
+	go func() { d.err = d.cmd.Wait(); close(d.exited) }()
 	t.Cleanup(func() {
-		if d.cmd.ProcessState == nil {
-			d.cmd.Process.Kill()
-			<-d.done
-		}
+		d.cmd.Process.Kill()
+		<-d.exited
 	})
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-d.done:
-			t.Fatalf("daemon exited during start: %v\n%s", err, d.log.String())
+		case <-d.exited:
+			t.Fatalf("daemon exited during start: %v\n%s", d.err, d.log.String())
 		default:
 		}
 		b, err := os.ReadFile(filepath.Join(palace, "daemon.json"))
@@ -119,8 +118,8 @@ func start(t *testing.T, home, palace string, extraEnv ...string) *daemon {
 // wait waits for the process to exit.
 func (d *daemon) wait(timeout time.Duration) error {
 	select {
-	case err := <-d.done:
-		return err
+	case <-d.exited:
+		return d.err
 	case <-time.After(timeout):
 		d.t.Fatalf("daemon did not exit within %s:\n%s", timeout, d.log.String())
 		return nil
