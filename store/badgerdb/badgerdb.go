@@ -101,7 +101,7 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 	defer txn.Discard()
 	snap := db.bdb.NewTransaction(false)
 	defer snap.Discard()
-	t := &tx{txn: txn, snap: snap, ov: newOverlay(), write: true, seq: db.seq, now: time.Now().UTC()}
+	t := &tx{txn: txn, snap: snap, ov: newOverlay(), postingCache: map[string][]byte{}, write: true, seq: db.seq, now: time.Now().UTC()}
 	if err := fn(t); err != nil {
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			return store.ErrTxnTooBig

@@ -27,8 +27,34 @@ type posting struct {
 	n  int
 }
 
-func (t *tx) postings(key []byte) ([]posting, error) {
+// rawPostings reads a posting list, through the cache of a write
+// transaction.
+func (t *tx) rawPostings(key []byte) ([]byte, error) {
+	if t.postingCache != nil {
+		if raw, ok := t.postingCache[string(key)]; ok {
+			return raw, nil
+		}
+	}
 	raw, err := t.getRaw(key)
+	if err == nil && t.postingCache != nil {
+		t.postingCache[string(key)] = raw
+	}
+	return raw, err
+}
+
+// setPostings writes a posting list (nil deletes it) and caches it.
+func (t *tx) setPostings(key, raw []byte) error {
+	if t.postingCache != nil {
+		t.postingCache[string(key)] = raw
+	}
+	if len(raw) == 0 {
+		return t.del(key)
+	}
+	return t.set(key, raw)
+}
+
+func (t *tx) postings(key []byte) ([]posting, error) {
+	raw, err := t.rawPostings(key)
 	if err != nil || raw == nil {
 		return nil, err
 	}
@@ -71,7 +97,7 @@ func (t *tx) addPostingCapped(key []byte, id string, n, max int) error {
 	if err != nil {
 		return err
 	}
-	raw, err := t.getRaw(key)
+	raw, err := t.rawPostings(key)
 	if err != nil {
 		return err
 	}
@@ -87,7 +113,7 @@ func (t *tx) addPostingCapped(key []byte, id string, n, max int) error {
 	binary.BigEndian.PutUint32(nb[:], uint32(n))
 	out := make([]byte, 0, len(raw)+postingSize)
 	out = append(append(append(out, raw...), b...), nb[:]...)
-	return t.set(key, out)
+	return t.setPostings(key, out)
 }
 
 func (t *tx) removePosting(key []byte, id string) error {
@@ -95,7 +121,7 @@ func (t *tx) removePosting(key []byte, id string) error {
 	if err != nil {
 		return err
 	}
-	raw, err := t.getRaw(key)
+	raw, err := t.rawPostings(key)
 	if err != nil || raw == nil {
 		return err
 	}
@@ -105,8 +131,5 @@ func (t *tx) removePosting(key []byte, id string) error {
 			out = append(out, raw[i:i+postingSize]...)
 		}
 	}
-	if len(out) == 0 {
-		return t.del(key)
-	}
-	return t.set(key, out)
+	return t.setPostings(key, out)
 }

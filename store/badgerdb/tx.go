@@ -30,12 +30,16 @@ const (
 )
 
 type tx struct {
-	txn   *badger.Txn
-	snap  *badger.Txn // read-only snapshot scanned by keys; txn for views
-	ov    *overlay    // pending writes of a write transaction, nil for views
-	write bool
-	seq   uint64
-	now   time.Time
+	txn  *badger.Txn
+	snap *badger.Txn // read-only snapshot scanned by keys; txn for views
+	ov   *overlay    // pending writes of a write transaction, nil for views
+	// postingCache keeps the dedup posting lists this write transaction
+	// read or wrote: a drawer write reads each of its ~34 lists to find
+	// candidates and again to extend them.
+	postingCache map[string][]byte
+	write        bool
+	seq          uint64
+	now          time.Time
 }
 
 func k(parts ...string) []byte {
