@@ -101,7 +101,7 @@ func (a *app) root() *cobra.Command {
 		Use:   "loci",
 		Short: "loci is a memory daemon for AI agents",
 		Long: `loci keeps memories for AI agents in one palace (wings > rooms > drawers of
-verbatim text), served by one long-running daemon over REST and MCP.
+verbatim text), served by one long-running daemon over REST.
 
 Start the daemon with "loci serve" (foreground) or "loci daemon start", then
 file and read memories with the commands below.`,

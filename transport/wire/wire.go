@@ -33,6 +33,7 @@ type Drawer struct {
 	CreatedAt    time.Time  `json:"created_at"`
 	SupersededBy string     `json:"superseded_by,omitempty"`
 	Supersedes   string     `json:"supersedes,omitempty"`
+	Diary        bool       `json:"diary,omitempty"`
 }
 
 // Preview is a drawer in a listing.
