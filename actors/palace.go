@@ -332,6 +332,14 @@ func (p *Palace) CreateDrawer(ctx context.Context, in store.NewDrawer) (*store.W
 			return nil, err
 		}
 	}
+	if in.Prepared == nil && p.Dedup.Enabled {
+		// Judge the near candidates here, in parallel with other requests,
+		// so the one writer only checks what changed since.
+		_ = p.view(ctx, func(r store.Reader) error {
+			in.Prepared = store.Prepare(r, in, p.Dedup)
+			return nil
+		})
+	}
 	return write(ctx, p, func(tx store.Tx) (*store.WriteResult, error) {
 		return store.CreateDrawer(tx, in, p.Dedup)
 	})

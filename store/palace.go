@@ -55,6 +55,94 @@ type NewDrawer struct {
 	ValidFrom time.Time
 	Diary     bool
 	Policy    ExactPolicy
+	// Prepared is optional work done outside the writer (see Prepare).
+	Prepared *Prepared
+}
+
+// Prepared is the CPU-heavy part of a drawer write's dedup check, done in
+// the caller's goroutine against a read snapshot before the write is sent
+// to the one writer: the signature of the content and the verdicts on the
+// near candidates found then. Drawer content is immutable, so a verdict
+// stays true; the writer only judges candidates that appeared since, and
+// checks that the judged ones are still current (their postings remain).
+type Prepared struct {
+	Hash, Fingerprint string
+	NormLen           int
+	Bands             [][8]byte
+	Judged            map[string]Judgement
+}
+
+// Judgement is a verdict on one candidate.
+type Judgement struct {
+	Verdict dedup.Verdict
+	Signals dedup.Signals
+}
+
+// Prepare computes a write's dedup signature and judges the near
+// candidates visible in r. It never fails the write: on a read error it
+// returns what it has, and the writer does the rest.
+func Prepare(r Reader, in NewDrawer, dd Dedup) *Prepared {
+	if !dd.Enabled {
+		return nil
+	}
+	norm := dedup.Normalize(in.Content)
+	p := &Prepared{Hash: dedup.Hash(in.Content), Fingerprint: dedup.Fingerprint(norm),
+		NormLen: utf8.RuneCountInString(norm), Bands: dedup.BandKeys(norm), Judged: map[string]Judgement{}}
+	w, err := FindWing(r, in.Wing)
+	if err != nil {
+		return p
+	}
+	rm, err := FindRoom(r, w, in.Room)
+	if err != nil {
+		return p
+	}
+	d := &Drawer{ID: in.ID, RoomID: rm.ID, Content: in.Content, Diary: in.Diary, Source: in.Source}
+	_, _ = judgeBands(r, d, p.record(d), dd.Threshold, map[string]bool{d.ID: true}, p.Judged)
+	return p
+}
+
+// judgeBands finds the near candidates of rec among its scope's band
+// postings (within the length window, not in skip), judges each one not
+// judged yet with the exact rule, and returns the candidates present now.
+// A posting exists only for a current drawer, so a candidate found here is
+// current.
+func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip map[string]bool, judged map[string]Judgement) ([]string, error) {
+	if len(rec.Bands) == 0 {
+		return nil, nil
+	}
+	lo, hi := dedup.LengthWindow(rec.NormLen, threshold)
+	var cands []string
+	found := map[string]bool{}
+	for _, band := range rec.Bands {
+		err := r.DedupByBand(rec.Scope, band, func(id string, n int) {
+			if !skip[id] && !found[id] && n >= lo && n <= hi {
+				found[id] = true
+				cands = append(cands, id)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range cands {
+		if _, ok := judged[id]; ok {
+			continue
+		}
+		other, err := r.Drawer(id)
+		if err != nil {
+			return nil, err
+		}
+		if other == nil || !other.Current() {
+			continue
+		}
+		v, sig := dedup.Compare(other.Content, d.Content, threshold)
+		judged[id] = Judgement{Verdict: v, Signals: sig}
+	}
+	return cands, nil
+}
+
+func (p *Prepared) record(d *Drawer) *DedupRecord {
+	return &DedupRecord{DrawerID: d.ID, Scope: d.DedupScope(), Hash: p.Hash, Fingerprint: p.Fingerprint, NormLen: p.NormLen, Bands: p.Bands}
 }
 
 // WriteResult is the outcome of a drawer write.
@@ -195,9 +283,17 @@ func CreateDrawer(tx Tx, in NewDrawer, dd Dedup) (*WriteResult, error) {
 	var rec *DedupRecord
 	if dd.Enabled {
 		d.RoomID = roomIDOrPlaceholder(rm)
-		rec = newDedupRecord(d)
+		if in.Prepared != nil {
+			rec = in.Prepared.record(d)
+		} else {
+			rec = newDedupRecord(d)
+		}
 		if rm != nil {
-			existing, found, err := findDuplicates(tx, d, rec, dd.Threshold)
+			var judged map[string]Judgement
+			if in.Prepared != nil {
+				judged = in.Prepared.Judged
+			}
+			existing, found, err := findDuplicates(tx, d, rec, dd.Threshold, judged)
 			if err != nil {
 				return nil, err
 			}
@@ -268,7 +364,7 @@ func newDedupRecord(d *Drawer) *DedupRecord {
 // findDuplicates compares a new drawer with the current drawers of its
 // scope. It returns the oldest exact copy (if any) and the links to record:
 // exact, normalized and near matches, strongest first, at most maxLinks.
-func findDuplicates(r Reader, d *Drawer, rec *DedupRecord, threshold float64) (*Drawer, []Link, error) {
+func findDuplicates(r Reader, d *Drawer, rec *DedupRecord, threshold float64, judged map[string]Judgement) (*Drawer, []Link, error) {
 	type match struct {
 		id   string
 		kind dedup.Verdict
@@ -305,31 +401,16 @@ func findDuplicates(r Reader, d *Drawer, rec *DedupRecord, threshold float64) (*
 		seen[id] = true
 		matches = append(matches, match{id, dedup.Normalized, dedup.Signals{SameFingerprint: true, Similarity: 1, Threshold: threshold}})
 	}
-	if len(rec.Bands) > 0 {
-		lo, hi := dedup.LengthWindow(rec.NormLen, threshold)
-		var cands []string
-		for _, band := range rec.Bands {
-			err := r.DedupByBand(rec.Scope, band, func(id string, n int) {
-				if !seen[id] && n >= lo && n <= hi {
-					seen[id] = true
-					cands = append(cands, id)
-				}
-			})
-			if err != nil {
-				return nil, nil, err
-			}
-		}
-		for _, id := range cands {
-			other, err := r.Drawer(id)
-			if err != nil {
-				return nil, nil, err
-			}
-			if other == nil || !other.Current() {
-				continue
-			}
-			if v, sig := dedup.Compare(other.Content, d.Content, threshold); v == dedup.Near {
-				matches = append(matches, match{id, v, sig})
-			}
+	if judged == nil {
+		judged = map[string]Judgement{}
+	}
+	cands, err := judgeBands(r, d, rec, threshold, seen, judged)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, id := range cands {
+		if j, ok := judged[id]; ok && j.Verdict == dedup.Near {
+			matches = append(matches, match{id, j.Verdict, j.Signals})
 		}
 	}
 	rank := map[dedup.Verdict]int{dedup.Exact: 0, dedup.Normalized: 1, dedup.Near: 2}

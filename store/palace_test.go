@@ -359,3 +359,31 @@ func TestChangeLogInSameTransaction(t *testing.T) {
 		return nil
 	})
 }
+
+func TestPreparedJudgementsAndLaterWrites(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	a := must(t, db, drawer(sentence)).Drawer
+	in := drawer(strings.Replace(sentence, "durability", "durabilty", 1))
+	db.View(ctx, func(r store.Reader) error {
+		in.Prepared = store.Prepare(r, in, dd)
+		return nil
+	})
+	if j := in.Prepared.Judged[a.ID]; j.Verdict != dedup.Near {
+		t.Fatalf("snapshot judgement %+v", j)
+	}
+	// After the snapshot: a second near drawer appears, and a is superseded.
+	b := must(t, db, drawer(strings.Replace(sentence, "Redis", "Rediss", 1))).Drawer
+	repl := "Something else entirely, about the lunch menu on Thursday."
+	err := db.Update(ctx, func(tx store.Tx) error {
+		_, err := store.Supersede(tx, store.Supersession{DrawerID: a.ID, Content: &repl, RequestedBy: store.ByCLI}, dd)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := must(t, db, in)
+	if len(res.Similar) != 1 || res.Similar[0].Older != b.ID {
+		t.Fatalf("links %+v: want only the later, still current drawer %s", res.Similar, b.ID)
+	}
+}

@@ -60,7 +60,7 @@ func Supersede(tx Tx, in Supersession, dd Dedup) (*SupersedeResult, error) {
 			rec = newDedupRecord(repl)
 			// The drawer being replaced is no longer current once this
 			// commits, so it never counts as a duplicate of its replacement.
-			if _, links, err = findDuplicates(skipDrawer{tx, old.ID}, repl, rec, dd.Threshold); err != nil {
+			if _, links, err = findDuplicates(skipDrawer{tx, old.ID}, repl, rec, dd.Threshold, nil); err != nil {
 				return nil, err
 			}
 		}
