@@ -58,6 +58,8 @@ type Reader interface {
 	// normalised lengths.
 	DedupByBand(scope string, band [8]byte, fn func(drawerID string, normLen int)) error
 	DedupRecord(drawerID string) (*DedupRecord, error)
+	// DedupSketch is a current drawer's MinHash minimums, or nil.
+	DedupSketch(drawerID string) ([]uint16, error)
 	Links(drawerID string) ([]Link, error)
 	Link(id string) (*Link, error)
 	// Changes visits change-log entries after seq in order until fn

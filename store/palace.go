@@ -68,7 +68,7 @@ type NewDrawer struct {
 type Prepared struct {
 	Hash, Fingerprint string
 	NormLen           int
-	Bands             [][8]byte
+	Sketch            dedup.Sketch
 	Judged            map[string]Judgement
 }
 
@@ -87,7 +87,7 @@ func Prepare(r Reader, in NewDrawer, dd Dedup) *Prepared {
 	}
 	norm := dedup.Normalize(in.Content)
 	p := &Prepared{Hash: dedup.Hash(in.Content), Fingerprint: dedup.Fingerprint(norm),
-		NormLen: utf8.RuneCountInString(norm), Bands: dedup.BandKeys(norm), Judged: map[string]Judgement{}}
+		NormLen: utf8.RuneCountInString(norm), Sketch: dedup.MakeSketch(norm), Judged: map[string]Judgement{}}
 	w, err := FindWing(r, in.Wing)
 	if err != nil {
 		return p
@@ -111,6 +111,7 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 		return nil, nil
 	}
 	lo, hi := dedup.LengthWindow(rec.NormLen, threshold)
+	floor := dedup.MinOverlap(rec.Distinct, rec.NormLen, hi, threshold)
 	var cands []string
 	found := map[string]bool{}
 	for _, band := range rec.Bands {
@@ -128,6 +129,17 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 		if _, ok := judged[id]; ok {
 			continue
 		}
+		if floor > 0 && len(rec.Mins) > 0 {
+			// Too little run overlap to be near: distinct without reading it.
+			mins, err := r.DedupSketch(id)
+			if err != nil {
+				return nil, err
+			}
+			if est := dedup.Estimate(rec.Mins, mins); mins != nil && est < floor {
+				judged[id] = Judgement{Verdict: dedup.Distinct, Signals: dedup.Signals{Similarity: est, Threshold: threshold}}
+				continue
+			}
+		}
 		other, err := r.Drawer(id)
 		if err != nil {
 			return nil, err
@@ -142,7 +154,8 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 }
 
 func (p *Prepared) record(d *Drawer) *DedupRecord {
-	return &DedupRecord{DrawerID: d.ID, Scope: d.DedupScope(), Hash: p.Hash, Fingerprint: p.Fingerprint, NormLen: p.NormLen, Bands: p.Bands}
+	return &DedupRecord{DrawerID: d.ID, Scope: d.DedupScope(), Hash: p.Hash, Fingerprint: p.Fingerprint, NormLen: p.NormLen,
+		Bands: p.Sketch.Bands, Mins: p.Sketch.Mins, Distinct: p.Sketch.Distinct}
 }
 
 // WriteResult is the outcome of a drawer write.
@@ -351,13 +364,16 @@ func roomIDOrPlaceholder(rm *Room) string {
 
 func newDedupRecord(d *Drawer) *DedupRecord {
 	norm := dedup.Normalize(d.Content)
+	sk := dedup.MakeSketch(norm)
 	return &DedupRecord{
 		DrawerID:    d.ID,
 		Scope:       d.DedupScope(),
 		Hash:        dedup.Hash(d.Content),
 		Fingerprint: dedup.Fingerprint(norm),
 		NormLen:     utf8.RuneCountInString(norm),
-		Bands:       dedup.BandKeys(norm),
+		Bands:       sk.Bands,
+		Mins:        sk.Mins,
+		Distinct:    sk.Distinct,
 	}
 }
 

@@ -104,6 +104,10 @@ type DedupRecord struct {
 	Fingerprint string    `json:"fingerprint"`
 	NormLen     int       `json:"norm_len"`
 	Bands       [][8]byte `json:"bands,omitempty"`
+	// Mins and Distinct are the text's sketch (dedup.Sketch); Mins is kept
+	// apart from the record, where candidates read it cheaply.
+	Mins     []uint16 `json:"-"`
+	Distinct int      `json:"distinct,omitempty"`
 }
 
 // Link is a similar_to edge between an older and a newer drawer.

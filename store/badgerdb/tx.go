@@ -24,6 +24,7 @@ const (
 	pFinger     = "xf/"  // xf/<scope>\x00<fingerprint> -> posting list
 	pBand       = "xb/"  // xb/<scope>\x00<band 8 bytes> -> posting list
 	pDedup      = "dd/"  // dd/<drawerID> -> DedupRecord
+	pSketch     = "ds/"  // ds/<drawerID> -> MinHash minimums, 2 bytes each
 	pLink       = "l/"   // l/<linkID> -> Link
 	pDrawerLink = "ld/"  // ld/<drawerID>/<linkID>
 	pLog        = "log/" // log/<seq BE> -> Change
@@ -458,9 +459,30 @@ func (t *tx) DeleteDrawer(d *store.Drawer) error {
 	return nil
 }
 
+func (t *tx) DedupSketch(drawerID string) ([]uint16, error) {
+	raw, err := t.getRaw(k(pSketch, drawerID))
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	out := make([]uint16, len(raw)/2)
+	for i := range out {
+		out[i] = binary.BigEndian.Uint16(raw[2*i:])
+	}
+	return out, nil
+}
+
 func (t *tx) PutDedup(r *store.DedupRecord) error {
 	if err := t.put(k(pDedup, r.DrawerID), r); err != nil {
 		return err
+	}
+	if len(r.Mins) > 0 {
+		raw := make([]byte, 2*len(r.Mins))
+		for i, m := range r.Mins {
+			binary.BigEndian.PutUint16(raw[2*i:], m)
+		}
+		if err := t.set(k(pSketch, r.DrawerID), raw); err != nil {
+			return err
+		}
 	}
 	if err := t.addPosting(hashKey(r.Scope, r.Hash), r.DrawerID, r.NormLen); err != nil {
 		return err
@@ -478,6 +500,9 @@ func (t *tx) PutDedup(r *store.DedupRecord) error {
 
 func (t *tx) DeleteDedup(r *store.DedupRecord) error {
 	if err := t.del(k(pDedup, r.DrawerID)); err != nil {
+		return err
+	}
+	if err := t.del(k(pSketch, r.DrawerID)); err != nil {
 		return err
 	}
 	keys := [][]byte{hashKey(r.Scope, r.Hash), fingerKey(r.Scope, r.Fingerprint)}

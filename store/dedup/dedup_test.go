@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -172,5 +173,49 @@ func TestLengthWindow(t *testing.T) {
 	// Both ends must be reachable: a 90-rune text vs 100 needs d >= 10 = 0.1*100.
 	if lo < 80 || hi > 120 {
 		t.Fatalf("window (%d,%d) too wide", lo, hi)
+	}
+}
+
+// TestMinOverlapNeverSkipsANearPair checks the skip rule on pairs at the
+// edge of the threshold: substitutions, insertions, deletions and swaps
+// spread over the text.
+func TestMinOverlapNeverSkipsANearPair(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	words := strings.Fields("the release queue writer moved to monday because postgres durability matters for every agent memory")
+	checked := 0
+	for range 4000 {
+		var b strings.Builder
+		for range 3 + r.IntN(40) {
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteByte(' ')
+		}
+		a := []rune(Normalize(b.String()))
+		e := append([]rune{}, a...)
+		for range 1 + len(e)/12 {
+			p := r.IntN(len(e) - 1)
+			switch r.IntN(4) {
+			case 0:
+				e[p] = rune('a' + r.IntN(26))
+			case 1:
+				e = append(e[:p], e[p+1:]...)
+			case 2:
+				e = append(e[:p], append([]rune{rune('a' + r.IntN(26))}, e[p:]...)...)
+			default:
+				e[p], e[p+1] = e[p+1], e[p]
+			}
+		}
+		na, ne := string(a), string(e)
+		if v, _ := Compare(na, ne, 0.9); v != Near {
+			continue
+		}
+		checked++
+		sa, se := MakeSketch(na), MakeSketch(ne)
+		_, hi := LengthWindow(len(e), 0.9)
+		if est := Estimate(sa.Mins, se.Mins); est < MinOverlap(se.Distinct, len(e), hi, 0.9) {
+			t.Fatalf("near pair skipped: estimate %.3f below %.3f\n%q\n%q", est, MinOverlap(se.Distinct, len(e), hi, 0.9), na, ne)
+		}
+	}
+	if checked < 200 {
+		t.Fatalf("only %d near pairs generated", checked)
 	}
 }

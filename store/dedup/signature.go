@@ -34,12 +34,25 @@ var seeds = func() [Bands * Rows]uint64 {
 	return s
 }()
 
+// Sketch is what pruning keeps of a text: its band keys, its MinHash
+// minimums cut to 16 bits (to estimate run overlap without reading the
+// text), and its number of distinct three-character runs.
+type Sketch struct {
+	Bands    [][8]byte
+	Mins     []uint16
+	Distinct int
+}
+
 // BandKeys returns the band keys of normalised text, or nil when the text is
 // too short to be a near duplicate. Each key is 8 bytes: band number and a
 // hash of that band's minimums. Keys are stable across processes.
-func BandKeys(norm string) [][8]byte {
+func BandKeys(norm string) [][8]byte { return MakeSketch(norm).Bands }
+
+// MakeSketch sketches normalised text; a text too short to be a near
+// duplicate has an empty sketch.
+func MakeSketch(norm string) Sketch {
 	if utf8.RuneCountInString(norm) < MinNearRunes {
-		return nil
+		return Sketch{}
 	}
 	var mins [Bands * Rows]uint64
 	for i := range mins {
@@ -64,6 +77,10 @@ func BandKeys(norm string) [][8]byte {
 		}
 	}
 	out := make([][8]byte, Bands)
+	short := make([]uint16, len(mins))
+	for i, m := range mins {
+		short[i] = uint16(m >> 48)
+	}
 	for b := range Bands {
 		h := uint64(b) * 0x9e3779b97f4a7c15
 		for k := range Rows {
@@ -74,7 +91,47 @@ func BandKeys(norm string) [][8]byte {
 		binary.BigEndian.PutUint64(out[b][:], h)
 		out[b][0] = byte(b)
 	}
-	return out
+	return Sketch{Bands: out, Mins: short, Distinct: len(grams)}
+}
+
+// Estimate is the share of equal minimums of two sketches: an unbiased
+// estimate of the overlap (Jaccard) of their three-character runs.
+func Estimate(a, b []uint16) float64 {
+	if len(a) == 0 || len(a) != len(b) {
+		return 1
+	}
+	eq := 0
+	for i := range a {
+		if a[i] == b[i] {
+			eq++
+		}
+	}
+	return float64(eq) / float64(len(a))
+}
+
+// estimateMargin is four standard deviations of Estimate with 128
+// minimums (at most 0.5/sqrt(128) each): a drawer is judged without its text
+// only when its estimate is that far below what a near duplicate must reach.
+const estimateMargin = 4 * 0.0442
+
+// MinOverlap is the lowest run overlap a near duplicate of a text can
+// have, less the estimation margin; candidates estimated below it are
+// distinct without reading them. distinct is the text's number of distinct
+// runs, hi the longest normalised length in its window. An edit (an adjacent
+// swap included) removes at most four runs and adds at most four, so with d
+// edits the overlap is at least (distinct-4d)/(distinct+4d). Above LongText
+// characters similarity is the overlap itself. A result of 0 or less means
+// no candidate may be skipped.
+func MinOverlap(distinct, normLen, hi int, threshold float64) float64 {
+	if normLen > LongText {
+		return threshold - estimateMargin
+	}
+	d := float64(int((1-threshold)*float64(hi) + 1e-9))
+	a := float64(distinct)
+	if a == 0 {
+		return 0
+	}
+	return (a-4*d)/(a+4*d) - estimateMargin
 }
 
 // LengthWindow is the range of normalised lengths (in runes) that a text of
