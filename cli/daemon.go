@@ -282,8 +282,9 @@ func (a *app) statusCmd() *cobra.Command {
 				}
 				return err
 			}
-			b, _ := jsonRoundTrip(raw, &st)
-			_ = b
+			if err := jsonRoundTrip(raw, &st); err != nil {
+				return fault.Wrap(fault.ClientRequestFailed, err, "the status report has an unexpected shape", "check that client and daemon versions match")
+			}
 			if a.jsonOut {
 				_ = a.out(raw)
 			} else {

@@ -75,10 +75,10 @@ func (a *app) printWrite(res *wire.WriteResult, status int) {
 }
 
 // jsonRoundTrip decodes an already-decoded JSON value into a typed one.
-func jsonRoundTrip(v any, out any) ([]byte, error) {
+func jsonRoundTrip(v any, out any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return b, json.Unmarshal(b, out)
+	return json.Unmarshal(b, out)
 }
