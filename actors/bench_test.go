@@ -12,7 +12,7 @@ import (
 // BenchmarkSequentialWrite is one durable drawer write at a time through
 // the writer actor (no HTTP): the floor of a client's write latency.
 func BenchmarkSequentialWrite(b *testing.B) {
-	sys, db := newSystemB(b)
+	sys, db := newSystem(b)
 	p := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	text := storetest.NewText()
 	r := rand.New(rand.NewPCG(1, 1))

@@ -25,21 +25,7 @@ func (c *countingDB) Update(ctx context.Context, fn func(store.Tx) error) error 
 	return c.DB.Update(ctx, fn)
 }
 
-func newSystemB(b *testing.B) (*System, *countingDB) {
-	db, err := badgerdb.Open(b.TempDir(), slog.New(slog.DiscardHandler))
-	if err != nil {
-		b.Fatal(err)
-	}
-	cdb := &countingDB{DB: db}
-	sys := Start(cdb, slog.New(slog.DiscardHandler), slog.LevelInfo)
-	b.Cleanup(func() {
-		sys.Stop(context.Background())
-		db.Close()
-	})
-	return sys, cdb
-}
-
-func newSystem(t *testing.T) (*System, *countingDB) {
+func newSystem(t testing.TB) (*System, *countingDB) {
 	t.Helper()
 	db, err := badgerdb.Open(t.TempDir(), slog.New(slog.DiscardHandler))
 	if err != nil {

@@ -72,6 +72,20 @@ func (a *app) logLevel() (slog.Level, error) {
 	return 0, fault.Newf(fault.ConfigInvalid, "set LOCI_LOG to debug, info, warn or error", "LOCI_LOG: %q is not a log level", v)
 }
 
+// localSetup prepares a local command: configuration with its flags, and a
+// logger to stderr at LOCI_LOG's level.
+func (a *app) localSetup(f *listenerFlags) (*config.Config, *slog.Logger, slog.Level, error) {
+	cfg, err := a.applyFlags(f)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	level, err := a.logLevel()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return cfg, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})), level, nil
+}
+
 func (a *app) serveCmd() *cobra.Command {
 	var f listenerFlags
 	c := &cobra.Command{
@@ -83,15 +97,10 @@ The listener is bound first; then the palace is opened and migrated, and the
 registry file is written once the daemon is ready.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			cfg, err := a.applyFlags(&f)
+			cfg, log, level, err := a.localSetup(&f)
 			if err != nil {
 				return err
 			}
-			level, err := a.logLevel()
-			if err != nil {
-				return err
-			}
-			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 			return a.local.Serve(c.Context(), *cfg, log, level)
 		},
 	}
@@ -322,15 +331,10 @@ func (a *app) migrateCmd() *cobra.Command {
 		Short: "Run schema sync and pending data steps on the palace (daemon stopped)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			cfg, err := a.applyFlags(&f)
+			cfg, log, _, err := a.localSetup(&f)
 			if err != nil {
 				return err
 			}
-			level, err := a.logLevel()
-			if err != nil {
-				return err
-			}
-			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 			rep, err := a.local.Migrate(c.Context(), *cfg, log)
 			if err != nil {
 				return err
