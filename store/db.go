@@ -58,8 +58,9 @@ type Reader interface {
 	// normalised lengths.
 	DedupByBand(scope string, band [8]byte, fn func(drawerID string, normLen int)) error
 	DedupRecord(drawerID string) (*DedupRecord, error)
-	// DedupSketch is a current drawer's MinHash minimums, or nil.
-	DedupSketch(drawerID string) ([]uint16, error)
+	// DedupSketch is a current drawer's MinHash minimums and normalised
+	// text; nil minimums when it has none.
+	DedupSketch(drawerID string) (mins []uint16, norm string, err error)
 	Links(drawerID string) ([]Link, error)
 	Link(id string) (*Link, error)
 	// Changes visits change-log entries after seq in order until fn

@@ -68,6 +68,7 @@ type NewDrawer struct {
 type Prepared struct {
 	Hash, Fingerprint string
 	NormLen           int
+	Norm              string
 	Sketch            dedup.Sketch
 	Judged            map[string]Judgement
 }
@@ -87,7 +88,7 @@ func Prepare(r Reader, in NewDrawer, dd Dedup) *Prepared {
 	}
 	norm := dedup.Normalize(in.Content)
 	p := &Prepared{Hash: dedup.Hash(in.Content), Fingerprint: dedup.Fingerprint(norm),
-		NormLen: utf8.RuneCountInString(norm), Sketch: dedup.MakeSketch(norm), Judged: map[string]Judgement{}}
+		NormLen: utf8.RuneCountInString(norm), Norm: norm, Sketch: dedup.MakeSketch(norm), Judged: map[string]Judgement{}}
 	w, err := FindWing(r, in.Wing)
 	if err != nil {
 		return p
@@ -129,17 +130,23 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 		if _, ok := judged[id]; ok {
 			continue
 		}
-		if floor > 0 && len(rec.Mins) > 0 {
-			// Too little run overlap to be near: distinct without reading it.
-			mins, err := r.DedupSketch(id)
+		if len(rec.Mins) > 0 {
+			mins, norm, err := r.DedupSketch(id)
 			if err != nil {
 				return nil, err
 			}
-			if est := dedup.Estimate(rec.Mins, mins); mins != nil && est < floor {
-				judged[id] = Judgement{Verdict: dedup.Distinct, Signals: dedup.Signals{Similarity: est, Threshold: threshold}}
+			if mins != nil {
+				if est := dedup.Estimate(rec.Mins, mins); floor > 0 && est < floor {
+					// Too little run overlap to be near: distinct unread.
+					judged[id] = Judgement{Verdict: dedup.Distinct, Signals: dedup.Signals{Similarity: est, Threshold: threshold}}
+					continue
+				}
+				v, sig := dedup.CompareNormalized(norm, rec.Norm, threshold)
+				judged[id] = Judgement{Verdict: v, Signals: sig}
 				continue
 			}
 		}
+		// Data without a sketch: read the drawer.
 		other, err := r.Drawer(id)
 		if err != nil {
 			return nil, err
@@ -155,7 +162,7 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 
 func (p *Prepared) record(d *Drawer) *DedupRecord {
 	return &DedupRecord{DrawerID: d.ID, Scope: d.DedupScope(), Hash: p.Hash, Fingerprint: p.Fingerprint, NormLen: p.NormLen,
-		Bands: p.Sketch.Bands, Mins: p.Sketch.Mins, Distinct: p.Sketch.Distinct}
+		Bands: p.Sketch.Bands, Mins: p.Sketch.Mins, Distinct: p.Sketch.Distinct, Norm: p.Norm}
 }
 
 // WriteResult is the outcome of a drawer write.
@@ -374,6 +381,7 @@ func newDedupRecord(d *Drawer) *DedupRecord {
 		Bands:       sk.Bands,
 		Mins:        sk.Mins,
 		Distinct:    sk.Distinct,
+		Norm:        norm,
 	}
 }
 

@@ -108,6 +108,9 @@ type DedupRecord struct {
 	// apart from the record, where candidates read it cheaply.
 	Mins     []uint16 `json:"-"`
 	Distinct int      `json:"distinct,omitempty"`
+	// Norm is the normalised text, kept with Mins so that candidates are
+	// verified without loading and decoding their drawers.
+	Norm string `json:"-"`
 }
 
 // Link is a similar_to edge between an older and a newer drawer.

@@ -459,16 +459,22 @@ func (t *tx) DeleteDrawer(d *store.Drawer) error {
 	return nil
 }
 
-func (t *tx) DedupSketch(drawerID string) ([]uint16, error) {
+// The sketch value: 2-byte count n, n minimums of 2 bytes, then the
+// normalised text.
+func (t *tx) DedupSketch(drawerID string) ([]uint16, string, error) {
 	raw, err := t.getRaw(k(pSketch, drawerID))
-	if err != nil || raw == nil {
-		return nil, err
+	if err != nil || len(raw) < 2 {
+		return nil, "", err
 	}
-	out := make([]uint16, len(raw)/2)
+	n := int(binary.BigEndian.Uint16(raw))
+	if len(raw) < 2+2*n {
+		return nil, "", nil
+	}
+	out := make([]uint16, n)
 	for i := range out {
-		out[i] = binary.BigEndian.Uint16(raw[2*i:])
+		out[i] = binary.BigEndian.Uint16(raw[2+2*i:])
 	}
-	return out, nil
+	return out, string(raw[2+2*n:]), nil
 }
 
 func (t *tx) PutDedup(r *store.DedupRecord) error {
@@ -476,10 +482,12 @@ func (t *tx) PutDedup(r *store.DedupRecord) error {
 		return err
 	}
 	if len(r.Mins) > 0 {
-		raw := make([]byte, 2*len(r.Mins))
+		raw := make([]byte, 2+2*len(r.Mins), 2+2*len(r.Mins)+len(r.Norm))
+		binary.BigEndian.PutUint16(raw, uint16(len(r.Mins)))
 		for i, m := range r.Mins {
-			binary.BigEndian.PutUint16(raw[2*i:], m)
+			binary.BigEndian.PutUint16(raw[2+2*i:], m)
 		}
+		raw = append(raw, r.Norm...)
 		if err := t.set(k(pSketch, r.DrawerID), raw); err != nil {
 			return err
 		}

@@ -94,7 +94,13 @@ func Compare(a, b string, threshold float64) (Verdict, Signals) {
 		sig.SameHash, sig.SameFingerprint, sig.Similarity = true, true, 1
 		return Exact, sig
 	}
-	na, nb := Normalize(a), Normalize(b)
+	return CompareNormalized(Normalize(a), Normalize(b), threshold)
+}
+
+// CompareNormalized judges two texts already normalised, when their bytes
+// are known to differ.
+func CompareNormalized(na, nb string, threshold float64) (Verdict, Signals) {
+	sig := Signals{Threshold: threshold}
 	if na == nb {
 		sig.SameFingerprint, sig.Similarity = true, 1
 		return Normalized, sig
