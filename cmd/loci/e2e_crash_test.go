@@ -53,13 +53,13 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(700 * time.Millisecond)
+		time.Sleep(time.Second)
 		d.cmd.Process.Kill() // SIGKILL
 		<-d.exited
 		close(stop)
 		wg.Wait()
 	}
-	if len(acked) < 100 {
+	if len(acked) < 50 {
 		t.Fatalf("only %d acknowledged writes; the load did not run", len(acked))
 	}
 	d := start(t, home, palace)
