@@ -109,10 +109,10 @@ func Estimate(a, b []uint16) float64 {
 	return float64(eq) / float64(len(a))
 }
 
-// estimateMargin is four standard deviations of Estimate with 128
+// estimateMargin is three standard deviations of Estimate with 128
 // minimums (at most 0.5/sqrt(128) each): a drawer is judged without its text
 // only when its estimate is that far below what a near duplicate must reach.
-const estimateMargin = 4 * 0.0442
+const estimateMargin = 3 * 0.0442
 
 // MinOverlap is the lowest run overlap a near duplicate of a text can
 // have, less the estimation margin; candidates estimated below it are
