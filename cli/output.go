@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -81,4 +82,18 @@ func jsonRoundTrip(v any, out any) error {
 		return err
 	}
 	return json.Unmarshal(b, out)
+}
+
+// show fetches one answer from the daemon and prints it: as JSON with
+// --json, else through human.
+func show[T any](a *app, ctx context.Context, method, path string, body any, human func(*T)) error {
+	var out T
+	if _, err := a.call(ctx, method, path, body, &out); err != nil {
+		return err
+	}
+	if a.jsonOut {
+		return a.out(out)
+	}
+	human(&out)
+	return nil
 }

@@ -60,57 +60,39 @@ func (a *app) wingCmd() *cobra.Command {
 	w.AddCommand(&cobra.Command{
 		Use: "list", Short: "List wings with room and drawer counts", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			var out struct {
+			return show(a, c.Context(), http.MethodGet, "/api/wings", nil, func(out *struct {
 				Wings []wire.Wing `json:"wings"`
-			}
-			if _, err := a.call(c.Context(), http.MethodGet, "/api/wings", nil, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.out(out)
-			}
-			if len(out.Wings) == 0 {
-				a.printf("no wings yet; file a drawer with `loci drawer add --wing W --room R TEXT`\n")
-			}
-			for _, w := range out.Wings {
-				a.printf("%-24s %3d rooms %6d drawers  %s\n", w.Name, w.RoomCount, w.Drawers, w.Description)
-			}
-			return nil
+			}) {
+				if len(out.Wings) == 0 {
+					a.printf("no wings yet; file a drawer with `loci drawer add --wing W --room R TEXT`\n")
+				}
+				for _, w := range out.Wings {
+					a.printf("%-24s %3d rooms %6d drawers  %s\n", w.Name, w.RoomCount, w.Drawers, w.Description)
+				}
+			})
 		},
 	})
 	w.AddCommand(&cobra.Command{
 		Use: "get WING", Short: "Show one wing with its rooms", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			var out wire.Wing
-			if _, err := a.call(c.Context(), http.MethodGet, "/api/wings/"+client.Esc(args[0]), nil, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.out(out)
-			}
-			a.printf("%s (%s): %d rooms, %d drawers\n", out.Name, out.ID, out.RoomCount, out.Drawers)
-			for _, r := range out.Rooms {
-				a.printf("  %-22s %6d drawers\n", r.Name, r.Drawers)
-			}
-			return nil
+			return show(a, c.Context(), http.MethodGet, "/api/wings/"+client.Esc(args[0]), nil, func(out *wire.Wing) {
+				a.printf("%s (%s): %d rooms, %d drawers\n", out.Name, out.ID, out.RoomCount, out.Drawers)
+				for _, r := range out.Rooms {
+					a.printf("  %-22s %6d drawers\n", r.Name, r.Drawers)
+				}
+			})
 		},
 	})
 	var desc string
 	create := &cobra.Command{
 		Use: "create NAME", Short: "Create a wing (nothing changes when it exists)", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			var out struct {
+			return show(a, c.Context(), http.MethodPost, "/api/wings", map[string]string{"name": args[0], "description": desc}, func(out *struct {
 				Created bool      `json:"created"`
 				Wing    wire.Wing `json:"wing"`
-			}
-			if _, err := a.call(c.Context(), http.MethodPost, "/api/wings", map[string]string{"name": args[0], "description": desc}, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.out(out)
-			}
-			a.printf("%s wing %s (%s)\n", createdWord(out.Created), out.Wing.Name, out.Wing.ID)
-			return nil
+			}) {
+				a.printf("%s wing %s (%s)\n", createdWord(out.Created), out.Wing.Name, out.Wing.ID)
+			})
 		},
 	}
 	create.Flags().StringVar(&desc, "description", "", "what the wing holds")
@@ -163,19 +145,13 @@ func (a *app) roomCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var out struct {
+			return show(a, c.Context(), http.MethodGet, "/api/wings/"+client.Esc(wn)+"/rooms", nil, func(out *struct {
 				Rooms []wire.Room `json:"rooms"`
-			}
-			if _, err := a.call(c.Context(), http.MethodGet, "/api/wings/"+client.Esc(wn)+"/rooms", nil, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.out(out)
-			}
-			for _, r := range out.Rooms {
-				a.printf("%-24s %6d drawers  %s\n", r.Name, r.Drawers, r.Description)
-			}
-			return nil
+			}) {
+				for _, r := range out.Rooms {
+					a.printf("%-24s %6d drawers  %s\n", r.Name, r.Drawers, r.Description)
+				}
+			})
 		},
 	})
 	r.AddCommand(&cobra.Command{
@@ -185,15 +161,9 @@ func (a *app) roomCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var out wire.Room
-			if _, err := a.call(c.Context(), http.MethodGet, "/api/wings/"+client.Esc(wn)+"/rooms/"+client.Esc(args[0]), nil, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.out(out)
-			}
-			a.printf("%s/%s (%s): %d current drawers, %d stored\n", out.Wing, out.Name, out.ID, out.Drawers, out.Stored)
-			return nil
+			return show(a, c.Context(), http.MethodGet, "/api/wings/"+client.Esc(wn)+"/rooms/"+client.Esc(args[0]), nil, func(out *wire.Room) {
+				a.printf("%s/%s (%s): %d current drawers, %d stored\n", out.Wing, out.Name, out.ID, out.Drawers, out.Stored)
+			})
 		},
 	})
 	var desc string
@@ -204,18 +174,12 @@ func (a *app) roomCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var out struct {
+			return show(a, c.Context(), http.MethodPost, "/api/wings/"+client.Esc(wn)+"/rooms", map[string]string{"name": args[0], "description": desc}, func(out *struct {
 				Created bool      `json:"created"`
 				Room    wire.Room `json:"room"`
-			}
-			if _, err := a.call(c.Context(), http.MethodPost, "/api/wings/"+client.Esc(wn)+"/rooms", map[string]string{"name": args[0], "description": desc}, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.out(out)
-			}
-			a.printf("%s room %s/%s (%s)\n", createdWord(out.Created), out.Room.Wing, out.Room.Name, out.Room.ID)
-			return nil
+			}) {
+				a.printf("%s room %s/%s (%s)\n", createdWord(out.Created), out.Room.Wing, out.Room.Name, out.Room.ID)
+			})
 		},
 	}
 	create.Flags().StringVar(&desc, "description", "", "what the room holds")
@@ -272,27 +236,21 @@ func (a *app) drawerCmd() *cobra.Command {
 			if hist {
 				q.Set("include_historical", "true")
 			}
-			var out struct {
+			return show(a, c.Context(), http.MethodGet, p+"?"+q.Encode(), nil, func(out *struct {
 				Drawers []wire.Preview `json:"drawers"`
-			}
-			if _, err := a.call(c.Context(), http.MethodGet, p+"?"+q.Encode(), nil, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.out(out)
-			}
-			for _, p := range out.Drawers {
-				label := p.ID
-				if p.Name != "" {
-					label = p.Name
+			}) {
+				for _, p := range out.Drawers {
+					label := p.ID
+					if p.Name != "" {
+						label = p.Name
+					}
+					mark := ""
+					if p.ValidTo != nil {
+						mark = " [superseded]"
+					}
+					a.printf("%s  %s%s\n    %s\n", ago(p.CreatedAt), label, mark, p.Preview)
 				}
-				mark := ""
-				if p.ValidTo != nil {
-					mark = " [superseded]"
-				}
-				a.printf("%s  %s%s\n    %s\n", ago(p.CreatedAt), label, mark, p.Preview)
-			}
-			return nil
+			})
 		},
 	}
 	placeFlags(list)
@@ -307,15 +265,9 @@ func (a *app) drawerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var out wire.Drawer
-			if _, err := a.call(c.Context(), http.MethodGet, p+"/"+client.EscPath(args[0]), nil, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.out(out)
-			}
-			a.printDrawer(&out)
-			return nil
+			return show(a, c.Context(), http.MethodGet, p+"/"+client.EscPath(args[0]), nil, func(out *wire.Drawer) {
+				a.printDrawer(out)
+			})
 		},
 	}
 	placeFlags(get)
@@ -396,19 +348,13 @@ func (a *app) drawerCmd() *cobra.Command {
 			if c.Flags().Changed("tag") {
 				body["tags"] = stags
 			}
-			var out wire.Supersede
-			if _, err := a.call(c.Context(), http.MethodPost, "/api/drawers/"+client.Esc(args[0])+"/supersede", body, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.out(out)
-			}
-			if out.Replacement != nil {
-				a.printf("superseded %s; replacement %s\n", out.Superseded.ID, out.Replacement.ID)
-			} else {
-				a.printf("invalidated %s\n", out.Superseded.ID)
-			}
-			return nil
+			return show(a, c.Context(), http.MethodPost, "/api/drawers/"+client.Esc(args[0])+"/supersede", body, func(out *wire.Supersede) {
+				if out.Replacement != nil {
+					a.printf("superseded %s; replacement %s\n", out.Superseded.ID, out.Replacement.ID)
+				} else {
+					a.printf("invalidated %s\n", out.Superseded.ID)
+				}
+			})
 		},
 	}
 	sup.Flags().BoolVar(&invalidate, "invalidate", false, "close the drawer's validity without a replacement")
@@ -418,40 +364,28 @@ func (a *app) drawerCmd() *cobra.Command {
 	d.AddCommand(&cobra.Command{
 		Use: "history ID", Short: "Show a drawer's supersession chain, oldest first", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			var out wire.History
-			if _, err := a.call(c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(args[0])+"/history", nil, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.out(out)
-			}
-			for i, v := range out.Versions {
-				state := "current"
-				if v.ValidTo != nil {
-					state = "until " + ago(*v.ValidTo)
+			return show(a, c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(args[0])+"/history", nil, func(out *wire.History) {
+				for i, v := range out.Versions {
+					state := "current"
+					if v.ValidTo != nil {
+						state = "until " + ago(*v.ValidTo)
+					}
+					a.printf("%d. %s  from %s, %s\n   %s\n", i+1, v.ID, ago(v.ValidFrom), state, oneLine(v.Content))
 				}
-				a.printf("%d. %s  from %s, %s\n   %s\n", i+1, v.ID, ago(v.ValidFrom), state, oneLine(v.Content))
-			}
-			return nil
+			})
 		},
 	})
 	d.AddCommand(&cobra.Command{
 		Use: "duplicates ID", Short: "Show the drawers a drawer was found similar to", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			var out wire.Duplicates
-			if _, err := a.call(c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(args[0])+"/duplicates", nil, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.out(out)
-			}
-			if len(out.Similar) == 0 {
-				a.printf("no similar drawers recorded\n")
-			}
-			for _, s := range out.Similar {
-				a.printf("%s  %-10s %.3f  %s drawer\n", s.Drawer, s.Kind, s.Similarity, s.Side)
-			}
-			return nil
+			return show(a, c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(args[0])+"/duplicates", nil, func(out *wire.Duplicates) {
+				if len(out.Similar) == 0 {
+					a.printf("no similar drawers recorded\n")
+				}
+				for _, s := range out.Similar {
+					a.printf("%s  %-10s %.3f  %s drawer\n", s.Drawer, s.Kind, s.Similarity, s.Side)
+				}
+			})
 		},
 	})
 	return d
@@ -541,19 +475,13 @@ func (a *app) diaryCmd() *cobra.Command {
 				return err
 			}
 			q := url.Values{"agent_identity": {agent}, "wing": {wn}, "limit": {strconv.Itoa(limit)}}
-			var out struct {
+			return show(a, c.Context(), http.MethodGet, "/api/diary?"+q.Encode(), nil, func(out *struct {
 				Entries []wire.Drawer `json:"entries"`
-			}
-			if _, err := a.call(c.Context(), http.MethodGet, "/api/diary?"+q.Encode(), nil, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.out(out)
-			}
-			for _, e := range out.Entries {
-				a.printf("%s  %s\n%s\n\n", ago(e.CreatedAt), e.ID, e.Content)
-			}
-			return nil
+			}) {
+				for _, e := range out.Entries {
+					a.printf("%s  %s\n%s\n\n", ago(e.CreatedAt), e.ID, e.Content)
+				}
+			})
 		},
 	}
 	read.Flags().IntVar(&limit, "limit", 0, "how many (default 20, max 200)")
