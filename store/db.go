@@ -54,9 +54,11 @@ type Reader interface {
 	// with that exact hash or normalised fingerprint, oldest first.
 	DedupByHash(scope, hash string) ([]string, error)
 	DedupByFingerprint(scope, fp string) ([]string, error)
-	// DedupByBand lists drawers of the scope sharing a band key, with their
-	// normalised lengths.
-	DedupByBand(scope string, band [8]byte, fn func(drawerID string, normLen int)) error
+	// DedupNear visits, once each, the current drawers of a scope that share
+	// at least one MinHash band with bands and whose normalised length is
+	// within [lo, hi]. It may see fewer (never more) than a write would: a
+	// read is advisory, the writer's answer is exact.
+	DedupNear(scope string, bands [][8]byte, lo, hi int, fn func(NearCandidate)) error
 	DedupRecord(drawerID string) (*DedupRecord, error)
 	// DedupSketch is a current drawer's MinHash minimums and normalised
 	// text; nil minimums when it has none.

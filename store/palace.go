@@ -114,17 +114,24 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 	lo, hi := dedup.LengthWindow(rec.NormLen, threshold)
 	floor := dedup.MinOverlap(rec.Distinct, rec.NormLen, hi, threshold)
 	var cands []string
-	found := map[string]bool{}
-	for _, band := range rec.Bands {
-		err := r.DedupByBand(rec.Scope, band, func(id string, n int) {
-			if !skip[id] && !found[id] && n >= lo && n <= hi {
-				found[id] = true
-				cands = append(cands, id)
-			}
-		})
-		if err != nil {
-			return nil, err
+	err := r.DedupNear(rec.Scope, rec.Bands, lo, hi, func(c NearCandidate) {
+		if skip[c.DrawerID] {
+			return
 		}
+		cands = append(cands, c.DrawerID)
+		if _, ok := judged[c.DrawerID]; ok || len(rec.Mins) == 0 {
+			return
+		}
+		if est := dedup.EstimateLow(rec.Mins, c.Mins); floor > 0 && est < floor {
+			// Too little run overlap to be near: distinct unread.
+			judged[c.DrawerID] = Judgement{Verdict: dedup.Distinct, Signals: dedup.Signals{Similarity: est, Threshold: threshold}}
+		} else if dedup.BagCannotReach(rec.Bag[:], c.Bag, rec.NormLen, c.NormLen, threshold) {
+			// Too many characters differ: distinct unread.
+			judged[c.DrawerID] = Judgement{Verdict: dedup.Distinct, Signals: dedup.Signals{Threshold: threshold}}
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, id := range cands {
 		if _, ok := judged[id]; ok {
@@ -136,11 +143,6 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 				return nil, err
 			}
 			if mins != nil {
-				if est := dedup.Estimate(rec.Mins, mins); floor > 0 && est < floor {
-					// Too little run overlap to be near: distinct unread.
-					judged[id] = Judgement{Verdict: dedup.Distinct, Signals: dedup.Signals{Similarity: est, Threshold: threshold}}
-					continue
-				}
 				v, sig := dedup.CompareNormalized(norm, rec.Norm, threshold)
 				judged[id] = Judgement{Verdict: v, Signals: sig}
 				continue
@@ -162,7 +164,7 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 
 func (p *Prepared) record(d *Drawer) *DedupRecord {
 	return &DedupRecord{DrawerID: d.ID, Scope: d.DedupScope(), Hash: p.Hash, Fingerprint: p.Fingerprint, NormLen: p.NormLen,
-		Bands: p.Sketch.Bands, Mins: p.Sketch.Mins, Distinct: p.Sketch.Distinct, Norm: p.Norm}
+		Bands: p.Sketch.Bands, Mins: p.Sketch.Mins, Distinct: p.Sketch.Distinct, Bag: p.Sketch.Bag, Norm: p.Norm}
 }
 
 // WriteResult is the outcome of a drawer write.
@@ -381,6 +383,7 @@ func newDedupRecord(d *Drawer) *DedupRecord {
 		Bands:       sk.Bands,
 		Mins:        sk.Mins,
 		Distinct:    sk.Distinct,
+		Bag:         sk.Bag,
 		Norm:        norm,
 	}
 }

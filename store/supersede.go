@@ -124,10 +124,10 @@ func (s skipDrawer) DedupByFingerprint(scope, fp string) ([]string, error) {
 	return slices.DeleteFunc(ids, func(id string) bool { return id == s.id }), err
 }
 
-func (s skipDrawer) DedupByBand(scope string, band [8]byte, fn func(string, int)) error {
-	return s.Reader.DedupByBand(scope, band, func(id string, n int) {
-		if id != s.id {
-			fn(id, n)
+func (s skipDrawer) DedupNear(scope string, bands [][8]byte, lo, hi int, fn func(NearCandidate)) error {
+	return s.Reader.DedupNear(scope, bands, lo, hi, func(c NearCandidate) {
+		if c.DrawerID != s.id {
+			fn(c)
 		}
 	})
 }

@@ -103,14 +103,27 @@ type DedupRecord struct {
 	Hash        string    `json:"hash"`
 	Fingerprint string    `json:"fingerprint"`
 	NormLen     int       `json:"norm_len"`
-	Bands       [][8]byte `json:"bands,omitempty"`
+	Bands       [][8]byte `json:"-"` // kept in the near index
 	// Mins and Distinct are the text's sketch (dedup.Sketch); Mins is kept
 	// apart from the record, where candidates read it cheaply.
-	Mins     []uint16 `json:"-"`
-	Distinct int      `json:"distinct,omitempty"`
+	Mins     []uint16  `json:"-"`
+	Distinct int       `json:"distinct,omitempty"`
+	Bag      dedup.Bag `json:"-"` // kept in the near index
 	// Norm is the normalised text, kept with Mins so that candidates are
 	// verified without loading and decoding their drawers.
 	Norm string `json:"-"`
+}
+
+// NearCandidate is a drawer that may be a near duplicate: it shares a
+// MinHash band with the text asked about.
+type NearCandidate struct {
+	DrawerID string
+	NormLen  int
+	// Mins holds the low byte of each of its MinHash minimums, for
+	// dedup.EstimateLow.
+	Mins []byte
+	// Bag is its character histogram, for dedup.BagCannotReach.
+	Bag []byte
 }
 
 // Link is a similar_to edge between an older and a newer drawer.

@@ -36,8 +36,8 @@ func openStore(cfg config.Config, log *slog.Logger) (*badgerdb.DB, error) {
 	return badgerdb.Open(storeDir(cfg), log)
 }
 
-func migrator(db store.DB) *store.Migrator {
-	return &store.Migrator{DB: db, Schema: badgerdb.Schema, Steps: store.Steps()}
+func migrator(db *badgerdb.DB) *store.Migrator {
+	return &store.Migrator{DB: db, Schema: badgerdb.Schema, Sync: db.SyncSchema, Steps: store.Steps()}
 }
 
 // serve runs the daemon: bind, open and migrate the store, start the

@@ -28,6 +28,7 @@ type DB struct {
 	mu   sync.Mutex // guards seq across Updates
 	seq  uint64
 	once sync.Once
+	near *nearIndex
 }
 
 var _ store.DB = (*DB)(nil)
@@ -50,7 +51,7 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 		}
 		return nil, fault.Wrap(fault.StoreBackendFailed, err, fmt.Sprintf("cannot open the store at %s: %v", dir, err), help)
 	}
-	db := &DB{bdb: bdb, dir: dir}
+	db := &DB{bdb: bdb, dir: dir, near: newNearIndex()}
 	err = bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte(pLog)})
 		defer it.Close()
@@ -86,7 +87,7 @@ func (db *DB) View(ctx context.Context, fn func(store.Reader) error) error {
 		return err
 	}
 	return db.bdb.View(func(txn *badger.Txn) error {
-		return fn(&tx{txn: txn})
+		return fn(&tx{txn: txn, near: db.near})
 	})
 }
 
@@ -101,7 +102,7 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 	defer txn.Discard()
 	snap := db.bdb.NewTransaction(false)
 	defer snap.Discard()
-	t := &tx{txn: txn, snap: snap, ov: newOverlay(), postingCache: map[string][]byte{}, write: true, seq: db.seq, now: time.Now().UTC()}
+	t := &tx{txn: txn, snap: snap, ov: newOverlay(), postingCache: map[string][]byte{}, near: db.near, pending: newNearPending(), write: true, seq: db.seq, now: time.Now().UTC()}
 	if err := fn(t); err != nil {
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			return store.ErrTxnTooBig
@@ -115,6 +116,7 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 		return fault.Wrap(fault.StoreBackendFailed, err, "the store refused a commit", "check disk space and the daemon log")
 	}
 	db.seq = t.seq
+	db.applyNear(t.pending)
 	return nil
 }
 

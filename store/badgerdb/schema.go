@@ -1,12 +1,74 @@
 package badgerdb
 
+import (
+	"context"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/dedup"
+)
+
 // Schema is the declarative layout of the key space. Its content hash is
-// tracked by the migration runner: changing it is a schema change.
-const Schema = `badger key space v4
+// tracked by the migration runner: changing it is a schema change, applied
+// by SyncSchema.
+const Schema = `badger key space v5
 w/<wing> wn/<name> r/<room> rn/<wing>/<name> rw/<wing>/<room>
 d/<drawer> dn/<room>/<name> dt/<room>/<created>/<drawer>
-xh/<scope>/<hash> xf/<scope>/<fingerprint> xb/<scope>/<band> (posting lists of id+length) dd/<drawer> ds/<drawer> (MinHash minimums, normalised text)
+xh/<scope>/<hash> xf/<scope>/<fingerprint> (posting lists of id+length) xs/<scope>/<drawer> (near-index record) dd/<drawer> ds/<drawer> (MinHash minimums, normalised text)
 l/<link> ld/<drawer>/<link>
 log/<seq>
 meta/<key>
 `
+
+// SyncSchema brings the key space to Schema. It is idempotent.
+//
+// v4 -> v5: the MinHash band posting lists (xb/) give way to one near-index
+// record per drawer (xs/), derived from the drawer's normalised text.
+func (db *DB) SyncSchema(ctx context.Context) error {
+	wb := db.bdb.NewWriteBatch()
+	defer wb.Cancel()
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(pBand)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
+				return err
+			}
+		}
+		it2 := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(pDedup), PrefetchValues: true})
+		defer it2.Close()
+		for it2.Rewind(); it2.Valid(); it2.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var r store.DedupRecord
+			if err := it2.Item().Value(func(b []byte) error { return decode(b, &r) }); err != nil {
+				continue // unreadable records are left to the data steps
+			}
+			t := &tx{txn: txn}
+			mins, norm, err := t.DedupSketch(r.DrawerID)
+			if err != nil || mins == nil {
+				continue // too short to be near: no record
+			}
+			sk := dedup.MakeSketch(norm)
+			r.Bands, r.Mins, r.Bag = sk.Bands, sk.Mins, sk.Bag
+			e, ok := entryOf(&r)
+			if !ok {
+				continue
+			}
+			if _, err := uuid.Parse(r.DrawerID); err != nil {
+				continue
+			}
+			if err := wb.Set(nearKey(r.Scope, e.id), encodeNear(e)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return wb.Flush()
+}

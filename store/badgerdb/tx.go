@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
 
 	"github.com/loci-dev/loci/store"
 )
@@ -22,7 +23,8 @@ const (
 	pDrawerTime = "dt/"  // dt/<roomID>/<created ns BE>/<drawerID> -> 1 byte current flag
 	pHash       = "xh/"  // xh/<scope>\x00<hash> -> posting list
 	pFinger     = "xf/"  // xf/<scope>\x00<fingerprint> -> posting list
-	pBand       = "xb/"  // xb/<scope>\x00<band 8 bytes> -> posting list
+	pBand       = "xb/"  // xb/<scope>\x00<band 8 bytes>: posting lists of schema v4, removed by SyncSchema
+	pNear       = "xs/"  // xs/<scope>\x00<drawer 16 bytes> -> near-index record (nearindex.go)
 	pDedup      = "dd/"  // dd/<drawerID> -> DedupRecord
 	pSketch     = "ds/"  // ds/<drawerID> -> MinHash minimums, 2 bytes each
 	pLink       = "l/"   // l/<linkID> -> Link
@@ -38,6 +40,8 @@ type tx struct {
 	// read or wrote: a drawer write reads each of its ~34 lists to find
 	// candidates and again to extend them.
 	postingCache map[string][]byte
+	near         *nearIndex
+	pending      *nearPending // index changes of a write transaction
 	write        bool
 	seq          uint64
 	now          time.Time
@@ -262,9 +266,6 @@ func (t *tx) idsUnder(prefix []byte) ([]string, error) {
 
 func hashKey(scope, hash string) []byte { return k(pHash, scope, "\x00", hash) }
 func fingerKey(scope, fp string) []byte { return k(pFinger, scope, "\x00", fp) }
-func bandKey(scope string, band [8]byte) []byte {
-	return k(pBand, scope, "\x00", string(band[:]))
-}
 
 func (t *tx) DedupByHash(scope, hash string) ([]string, error) {
 	return t.postingIDs(hashKey(scope, hash))
@@ -272,17 +273,6 @@ func (t *tx) DedupByHash(scope, hash string) ([]string, error) {
 
 func (t *tx) DedupByFingerprint(scope, fp string) ([]string, error) {
 	return t.postingIDs(fingerKey(scope, fp))
-}
-
-func (t *tx) DedupByBand(scope string, band [8]byte, fn func(string, int)) error {
-	ps, err := t.postings(bandKey(scope, band))
-	if len(ps) >= MaxBandPostings {
-		return err
-	}
-	for _, p := range ps {
-		fn(p.id, p.n)
-	}
-	return err
 }
 
 func (t *tx) DedupRecord(drawerID string) (*store.DedupRecord, error) {
@@ -498,10 +488,15 @@ func (t *tx) PutDedup(r *store.DedupRecord) error {
 	if err := t.addPosting(fingerKey(r.Scope, r.Fingerprint), r.DrawerID, r.NormLen); err != nil {
 		return err
 	}
-	for _, b := range r.Bands {
-		if err := t.addPostingCapped(bandKey(r.Scope, b), r.DrawerID, r.NormLen, MaxBandPostings); err != nil {
+	if e, ok := entryOf(r); ok {
+		// Load the scope now, so that reads see it from this commit on.
+		if _, err := t.nearScope(r.Scope, true); err != nil {
 			return err
 		}
+		if err := t.set(nearKey(r.Scope, e.id), encodeNear(e)); err != nil {
+			return err
+		}
+		t.pending.add(r.Scope, e)
 	}
 	return nil
 }
@@ -513,10 +508,13 @@ func (t *tx) DeleteDedup(r *store.DedupRecord) error {
 	if err := t.del(k(pSketch, r.DrawerID)); err != nil {
 		return err
 	}
-	keys := [][]byte{hashKey(r.Scope, r.Hash), fingerKey(r.Scope, r.Fingerprint)}
-	for _, b := range r.Bands {
-		keys = append(keys, bandKey(r.Scope, b))
+	if u, err := uuid.Parse(r.DrawerID); err == nil {
+		if err := t.del(nearKey(r.Scope, u)); err != nil {
+			return err
+		}
+		t.pending.remove(r.Scope, u)
 	}
+	keys := [][]byte{hashKey(r.Scope, r.Hash), fingerKey(r.Scope, r.Fingerprint)}
 	for _, key := range keys {
 		if err := t.removePosting(key, r.DrawerID); err != nil {
 			return err

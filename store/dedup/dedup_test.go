@@ -118,6 +118,22 @@ func FuzzOSA(f *testing.F) {
 	})
 }
 
+// FuzzBagBound checks that half the bag distance never exceeds the edit
+// distance.
+func FuzzBagBound(f *testing.F) {
+	f.Add("kitten", "sitting")
+	f.Add("the queue moved", "teh queue mvoed!")
+	f.Fuzz(func(t *testing.T, sa, sb string) {
+		if len(sa) > 64 || len(sb) > 64 {
+			t.Skip()
+		}
+		a, b := MakeBag(sa), MakeBag(sb)
+		if d := refOSA([]rune(sa), []rune(sb)); (BagDistance(a[:], b[:])+1)/2 > d {
+			t.Fatalf("bag distance %d over twice the edit distance %d", BagDistance(a[:], b[:]), d)
+		}
+	})
+}
+
 func FuzzNormalizeCompare(f *testing.F) {
 	f.Add("Hello, World!", "hello world")
 	f.Add("café", "cafe")
@@ -213,6 +229,16 @@ func TestMinOverlapNeverSkipsANearPair(t *testing.T) {
 		_, hi := LengthWindow(len(e), 0.9)
 		if est := Estimate(sa.Mins, se.Mins); est < MinOverlap(se.Distinct, len(e), hi, 0.9) {
 			t.Fatalf("near pair skipped: estimate %.3f below %.3f\n%q\n%q", est, MinOverlap(se.Distinct, len(e), hi, 0.9), na, ne)
+		}
+		low := make([]byte, len(sa.Mins))
+		for i, m := range sa.Mins {
+			low[i] = byte(m)
+		}
+		if EstimateLow(se.Mins, low) < Estimate(sa.Mins, se.Mins) {
+			t.Fatalf("low-byte estimate below the full one")
+		}
+		if BagCannotReach(sa.Bag[:], se.Bag[:], len(a), len(e), 0.9) {
+			t.Fatalf("near pair skipped by the bag bound (distance %d)\n%q\n%q", BagDistance(sa.Bag[:], se.Bag[:]), na, ne)
 		}
 	}
 	if checked < 200 {

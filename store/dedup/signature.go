@@ -41,6 +41,8 @@ type Sketch struct {
 	Bands    [][8]byte
 	Mins     []uint16
 	Distinct int
+	// Bag is the text's character histogram (see MakeBag).
+	Bag Bag
 }
 
 // BandKeys returns the band keys of normalised text, or nil when the text is
@@ -91,7 +93,57 @@ func MakeSketch(norm string) Sketch {
 		binary.BigEndian.PutUint64(out[b][:], h)
 		out[b][0] = byte(b)
 	}
-	return Sketch{Bands: out, Mins: short, Distinct: len(grams)}
+	return Sketch{Bands: out, Mins: short, Distinct: len(grams), Bag: MakeBag(norm)}
+}
+
+// BagSize is the number of buckets of a Bag.
+const BagSize = 32
+
+// Bag is a character histogram in BagSize buckets (ASCII letters each
+// their own, other characters folded), counts saturating at 255. An edit
+// changes the histogram by at most 2 (a substitution), 1 (an insertion or
+// deletion) or 0 (an adjacent swap), and folding buckets or saturating
+// counts only shrinks differences, so half the L1 distance of two bags is a
+// lower bound of the edit distance of their texts.
+type Bag [BagSize]byte
+
+// MakeBag counts the characters of normalised text.
+func MakeBag(norm string) Bag {
+	var counts [BagSize]int
+	for _, r := range norm {
+		counts[uint32(r)%BagSize]++
+	}
+	var b Bag
+	for i, c := range counts {
+		b[i] = byte(min(c, 255))
+	}
+	return b
+}
+
+// BagDistance is the L1 distance of two bags.
+func BagDistance(a, b []byte) int {
+	d := 0
+	for i := range min(len(a), len(b)) {
+		if a[i] > b[i] {
+			d += int(a[i] - b[i])
+		} else {
+			d += int(b[i] - a[i])
+		}
+	}
+	return d
+}
+
+// BagCannotReach reports that texts of na and nb runes with these bags
+// cannot reach the edit-similarity threshold: their edit distance, at least
+// half the bag distance, is more than a near duplicate allows. Above
+// LongText similarity is run overlap, which the bags do not bound.
+func BagCannotReach(a, b []byte, na, nb int, threshold float64) bool {
+	longest := max(na, nb)
+	if longest > LongText || len(a) != BagSize || len(b) != BagSize {
+		return false
+	}
+	bound := int((1-threshold)*float64(longest) + 1e-9)
+	return (BagDistance(a, b)+1)/2 > bound
 }
 
 // Estimate is the share of equal minimums of two sketches: an unbiased
@@ -103,6 +155,23 @@ func Estimate(a, b []uint16) float64 {
 	eq := 0
 	for i := range a {
 		if a[i] == b[i] {
+			eq++
+		}
+	}
+	return float64(eq) / float64(len(a))
+}
+
+// EstimateLow is Estimate against minimums of which only the low byte is
+// kept. Two equal minimums have equal low bytes, so it is never below
+// Estimate of the full minimums: a floor that Estimate may safely skip
+// under, EstimateLow may too.
+func EstimateLow(a []uint16, low []byte) float64 {
+	if len(a) == 0 || len(a) != len(low) {
+		return 1
+	}
+	eq := 0
+	for i := range a {
+		if byte(a[i]) == low[i] {
 			eq++
 		}
 	}

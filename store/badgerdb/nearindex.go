@@ -1,0 +1,379 @@
+package badgerdb
+
+import (
+	"encoding/binary"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/dedup"
+)
+
+// The near-duplicate index: the MinHash bands of every drawer of a dedup
+// scope, held in memory. A drawer write looks up its 32 bands; reading them
+// from Badger cost two point reads per band (find, then rewrite the posting
+// list) and one per candidate (its minimums), which made every write in a
+// room of 100,000 drawers spend more than a millisecond in the LSM tree.
+//
+// The store keeps one record per drawer, xs/<scope>\0<id> (normalised
+// length, bands, low bytes of the minimums); a scope is loaded from those
+// records by the first write transaction that needs it and kept in step by
+// every commit after. Read transactions see loaded scopes only: they are
+// advisory (store.Prepare); the writer judges the rest.
+
+// nearRecordSize is the size of an xs/ value: length, bands, low bytes of
+// the minimums, character bag.
+const nearRecordSize = 4 + dedup.Bands*8 + dedup.Bands*dedup.Rows + dedup.BagSize
+
+type nearIndex struct {
+	mu     sync.RWMutex
+	scopes map[string]*scopeIndex
+}
+
+type scopeIndex struct {
+	ids  [][16]byte
+	lens []uint32 // 0: removed
+	mins []byte   // dedup.Bands*dedup.Rows low bytes per entry
+	bags []byte   // dedup.BagSize per entry
+	byID map[[16]byte]int32
+	// bands maps a band key to its one entry (>= 0) or to -(i+1), where
+	// lists[i] holds its entries.
+	bands bandTable
+	lists [][]int32
+}
+
+func newNearIndex() *nearIndex { return &nearIndex{scopes: map[string]*scopeIndex{}} }
+
+func newScopeIndex() *scopeIndex {
+	return &scopeIndex{byID: map[[16]byte]int32{}}
+}
+
+// nearEntry is one drawer of a scope as the index keeps it.
+type nearEntry struct {
+	id    [16]byte
+	n     uint32
+	bands []uint64
+	mins  []byte
+	bag   []byte
+}
+
+func bandWord(b [8]byte) uint64 { return binary.BigEndian.Uint64(b[:]) }
+
+func entryOf(r *store.DedupRecord) (nearEntry, bool) {
+	u, err := uuid.Parse(r.DrawerID)
+	if err != nil || len(r.Bands) != dedup.Bands || len(r.Mins) != dedup.Bands*dedup.Rows {
+		return nearEntry{}, false
+	}
+	e := nearEntry{id: u, n: uint32(max(r.NormLen, 1)), bands: make([]uint64, len(r.Bands)), mins: make([]byte, len(r.Mins)), bag: append([]byte(nil), r.Bag[:]...)}
+	for i, b := range r.Bands {
+		e.bands[i] = bandWord(b)
+	}
+	for i, m := range r.Mins {
+		e.mins[i] = byte(m)
+	}
+	return e, true
+}
+
+func encodeNear(e nearEntry) []byte {
+	raw := make([]byte, nearRecordSize)
+	binary.BigEndian.PutUint32(raw, e.n)
+	for i, b := range e.bands {
+		binary.BigEndian.PutUint64(raw[4+8*i:], b)
+	}
+	copy(raw[4+8*dedup.Bands:], e.mins)
+	copy(raw[4+8*dedup.Bands+len(e.mins):], e.bag)
+	return raw
+}
+
+func decodeNear(id []byte, raw []byte) (nearEntry, bool) {
+	if len(raw) != nearRecordSize || len(id) != 16 {
+		return nearEntry{}, false
+	}
+	e := nearEntry{n: binary.BigEndian.Uint32(raw), bands: make([]uint64, dedup.Bands), mins: raw[4+8*dedup.Bands : nearRecordSize-dedup.BagSize], bag: raw[nearRecordSize-dedup.BagSize:]}
+	copy(e.id[:], id)
+	for i := range e.bands {
+		e.bands[i] = binary.BigEndian.Uint64(raw[4+8*i:])
+	}
+	return e, true
+}
+
+func nearKey(scope string, id [16]byte) []byte { return k(pNear, scope, "\x00", string(id[:])) }
+
+func (s *scopeIndex) add(e nearEntry) {
+	if _, ok := s.byID[e.id]; ok {
+		return
+	}
+	ord := int32(len(s.ids))
+	s.ids = append(s.ids, e.id)
+	s.lens = append(s.lens, e.n)
+	s.mins = append(s.mins, e.mins...)
+	s.bags = append(s.bags, e.bag...)
+	s.byID[e.id] = ord
+	for _, w := range e.bands {
+		b := bandKey32(w)
+		v, ok := s.bands.get(b)
+		switch {
+		case !ok:
+			s.bands.put(b, ord)
+		case v >= 0:
+			s.lists = append(s.lists, []int32{v, ord})
+			s.bands.put(b, -int32(len(s.lists)))
+		default:
+			l := s.lists[-v-1]
+			if len(l) >= MaxBandPostings {
+				l = s.live(l)
+				if len(l) >= MaxBandPostings {
+					// An uninformative band: neither extended nor read.
+					s.lists[-v-1] = l
+					continue
+				}
+			}
+			s.lists[-v-1] = append(l, ord)
+		}
+	}
+}
+
+// live drops removed entries from a list.
+func (s *scopeIndex) live(l []int32) []int32 {
+	out := l[:0]
+	for _, o := range l {
+		if s.lens[o] != 0 {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (s *scopeIndex) remove(id [16]byte) {
+	if ord, ok := s.byID[id]; ok {
+		s.lens[ord] = 0
+		delete(s.byID, id)
+	}
+}
+
+// visit calls fn once for each live entry sharing a band with bands and
+// with a length in [lo, hi].
+func (s *scopeIndex) visit(bands []uint64, lo, hi int, fn func(ord int32)) {
+	seen := make([]uint64, (len(s.ids)+63)/64)
+	try := func(o int32) {
+		if n := int(s.lens[o]); n != 0 && n >= lo && n <= hi && seen[o/64]&(1<<(o%64)) == 0 {
+			seen[o/64] |= 1 << (o % 64)
+			fn(o)
+		}
+	}
+	for _, w := range bands {
+		v, ok := s.bands.get(bandKey32(w))
+		switch {
+		case !ok:
+		case v >= 0:
+			try(v)
+		default:
+			l := s.lists[-v-1]
+			if len(l) >= MaxBandPostings {
+				continue
+			}
+			for _, o := range l {
+				try(o)
+			}
+		}
+	}
+}
+
+// nearPending holds a write transaction's index changes until commit.
+type nearPending struct {
+	adds    []*pendingNear
+	byBand  map[string]map[uint64][]int // scope -> band -> index in adds
+	byID    map[[16]byte]int
+	removed map[[16]byte]string // id -> scope, committed entries removed
+}
+
+type pendingNear struct {
+	scope string
+	e     nearEntry
+	gone  bool
+}
+
+func newNearPending() *nearPending {
+	return &nearPending{byBand: map[string]map[uint64][]int{}, byID: map[[16]byte]int{}, removed: map[[16]byte]string{}}
+}
+
+func (p *nearPending) add(scope string, e nearEntry) {
+	if i, ok := p.byID[e.id]; ok && !p.adds[i].gone {
+		return
+	}
+	i := len(p.adds)
+	p.adds = append(p.adds, &pendingNear{scope: scope, e: e})
+	p.byID[e.id] = i
+	m := p.byBand[scope]
+	if m == nil {
+		m = map[uint64][]int{}
+		p.byBand[scope] = m
+	}
+	for _, b := range e.bands {
+		m[b] = append(m[b], i)
+	}
+}
+
+func (p *nearPending) remove(scope string, id [16]byte) {
+	if i, ok := p.byID[id]; ok {
+		p.adds[i].gone = true
+	}
+	p.removed[id] = scope
+}
+
+// scope returns a loaded scope, loading it from the transaction's snapshot
+// when load is set; nil when it is not loaded.
+func (t *tx) nearScope(scope string, load bool) (*scopeIndex, error) {
+	ix := t.near
+	ix.mu.RLock()
+	s := ix.scopes[scope]
+	ix.mu.RUnlock()
+	if s != nil || !load {
+		return s, nil
+	}
+	// Only write transactions load, one at a time (DB.Update holds its
+	// lock), from the committed state: nothing commits meanwhile.
+	s = newScopeIndex()
+	prefix := k(pNear, scope, "\x00")
+	var ierr error
+	scan(t.snap, nil, prefix, false, func(key []byte, val valueFn) bool {
+		raw, err := val()
+		if err != nil {
+			ierr = err
+			return false
+		}
+		if e, ok := decodeNear(key[len(prefix):], raw); ok {
+			s.add(e)
+		}
+		return true
+	})
+	if ierr != nil {
+		return nil, ierr
+	}
+	ix.mu.Lock()
+	ix.scopes[scope] = s
+	ix.mu.Unlock()
+	return s, nil
+}
+
+// DedupNear visits the current drawers of a scope that share a band with
+// bands and whose normalised length is within [lo, hi].
+func (t *tx) DedupNear(scope string, bands [][8]byte, lo, hi int, fn func(store.NearCandidate)) error {
+	words := make([]uint64, len(bands))
+	for i, b := range bands {
+		words[i] = bandWord(b)
+	}
+	s, err := t.nearScope(scope, t.write)
+	if err != nil {
+		return err
+	}
+	if s != nil {
+		if !t.write {
+			t.near.mu.RLock()
+			defer t.near.mu.RUnlock()
+		}
+		rows := dedup.Bands * dedup.Rows
+		s.visit(words, lo, hi, func(o int32) {
+			id := s.ids[o]
+			if t.pending != nil {
+				if _, gone := t.pending.removed[id]; gone {
+					return
+				}
+			}
+			fn(store.NearCandidate{DrawerID: uuid.UUID(id).String(), NormLen: int(s.lens[o]), Mins: s.mins[int(o)*rows : int(o+1)*rows],
+				Bag: s.bags[int(o)*dedup.BagSize : int(o+1)*dedup.BagSize]})
+		})
+	}
+	if t.pending == nil {
+		return nil
+	}
+	m := t.pending.byBand[scope]
+	done := map[int]bool{}
+	for _, b := range words {
+		for _, i := range m[b] {
+			a := t.pending.adds[i]
+			if done[i] || a.gone || int(a.e.n) < lo || int(a.e.n) > hi {
+				continue
+			}
+			done[i] = true
+			fn(store.NearCandidate{DrawerID: uuid.UUID(a.e.id).String(), NormLen: int(a.e.n), Mins: a.e.mins, Bag: a.e.bag})
+		}
+	}
+	return nil
+}
+
+// applyNear publishes a committed transaction's index changes to the
+// loaded scopes.
+func (db *DB) applyNear(p *nearPending) {
+	if p == nil || (len(p.adds) == 0 && len(p.removed) == 0) {
+		return
+	}
+	db.near.mu.Lock()
+	defer db.near.mu.Unlock()
+	for id, scope := range p.removed {
+		if s := db.near.scopes[scope]; s != nil {
+			s.remove(id)
+		}
+	}
+	for _, a := range p.adds {
+		if a.gone {
+			continue
+		}
+		if s := db.near.scopes[a.scope]; s != nil {
+			s.add(a.e)
+		}
+	}
+}
+
+// bandTable maps 32-bit band keys to an int32 (an entry, or a list) with
+// open addressing: eight bytes a slot, where a Go map spent about thirty.
+// Key 0 marks an empty slot, so keys are stored with their low bit set; two
+// band keys that agree in their other 31 bits share a slot, which only adds
+// candidates that the filters after it drop.
+type bandTable struct {
+	keys []uint32
+	vals []int32
+	n    int
+}
+
+func bandKey32(w uint64) uint32 { return (uint32(w) ^ uint32(w>>32)*0x9e3779b1) | 1 }
+
+func (t *bandTable) slot(k uint32) int {
+	mask := len(t.keys) - 1
+	i := int(k*0x85ebca6b) & mask
+	for t.keys[i] != 0 && t.keys[i] != k {
+		i = (i + 1) & mask
+	}
+	return i
+}
+
+func (t *bandTable) get(k uint32) (int32, bool) {
+	if len(t.keys) == 0 {
+		return 0, false
+	}
+	i := t.slot(k)
+	return t.vals[i], t.keys[i] == k
+}
+
+func (t *bandTable) put(k uint32, v int32) {
+	if 4*(t.n+1) > 3*len(t.keys) {
+		t.grow()
+	}
+	i := t.slot(k)
+	if t.keys[i] == 0 {
+		t.n++
+	}
+	t.keys[i], t.vals[i] = k, v
+}
+
+func (t *bandTable) grow() {
+	old, oldVals := t.keys, t.vals
+	size := max(1024, 2*len(old))
+	t.keys, t.vals, t.n = make([]uint32, size), make([]int32, size), 0
+	for i, k := range old {
+		if k != 0 {
+			t.put(k, oldVals[i])
+		}
+	}
+}

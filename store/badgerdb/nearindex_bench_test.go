@@ -1,0 +1,43 @@
+package badgerdb
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/dedup"
+	"github.com/loci-dev/loci/store/storetest"
+)
+
+// BenchmarkNearIndexMemory reports the heap a scope of 100,000 drawers of
+// realistic text holds in the near index, per drawer.
+func BenchmarkNearIndexMemory(b *testing.B) {
+	text := storetest.NewText()
+	r := rand.New(rand.NewPCG(5, 6))
+	const n = 100000
+	recs := make([]nearEntry, 0, n)
+	for range n {
+		norm := dedup.Normalize(text.Sentence(r))
+		sk := dedup.MakeSketch(norm)
+		e, ok := entryOf(&store.DedupRecord{DrawerID: uuid.NewString(), NormLen: len(norm), Bands: sk.Bands, Mins: sk.Mins, Bag: sk.Bag})
+		if ok {
+			recs = append(recs, e)
+		}
+	}
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		s := newScopeIndex()
+		for _, e := range recs {
+			s.add(e)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(recs)), "bytes/drawer")
+		runtime.KeepAlive(s)
+	}
+}

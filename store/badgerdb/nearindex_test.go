@@ -1,0 +1,206 @@
+package badgerdb
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/dedup"
+)
+
+const base = "We decided to move the job queue from Redis to PostgreSQL for durability and easier backups."
+
+var ndd = store.Dedup{Enabled: true, Threshold: dedup.DefaultThreshold}
+
+func nearDrawer(content string) store.NewDrawer {
+	return store.NewDrawer{Wing: "w", Room: "r", Content: content, Source: store.Source{Kind: store.KindManual}}
+}
+
+func create(t *testing.T, db *DB, in store.NewDrawer) *store.WriteResult {
+	t.Helper()
+	var res *store.WriteResult
+	err := db.Update(context.Background(), func(tx store.Tx) error {
+		var err error
+		res, err = store.CreateDrawer(tx, in, ndd)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// candidates lists what a read transaction finds near content.
+func candidates(t *testing.T, db *DB, content string) []string {
+	t.Helper()
+	sk := dedup.MakeSketch(dedup.Normalize(content))
+	var ids []string
+	err := db.View(context.Background(), func(r store.Reader) error {
+		w, err := store.FindWing(r, "w")
+		if err != nil {
+			return err
+		}
+		rm, err := store.FindRoom(r, w, "r")
+		if err != nil {
+			return err
+		}
+		scope := (&store.Drawer{RoomID: rm.ID}).DedupScope()
+		return r.DedupNear(scope, sk.Bands, 0, 1<<30, func(c store.NearCandidate) { ids = append(ids, c.DrawerID) })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func TestNearIndexFollowsCommitsAndSurvivesReopen(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := create(t, db, nearDrawer(base)).Drawer
+	if got := candidates(t, db, base); len(got) != 1 || got[0] != a.ID {
+		t.Fatalf("after the write: %v, want [%s]", got, a.ID)
+	}
+	// A transaction that fails publishes nothing.
+	boom := errors.New("boom")
+	err = db.Update(context.Background(), func(tx store.Tx) error {
+		if _, err := store.CreateDrawer(tx, nearDrawer(strings.Replace(base, "Redis", "Rediss", 1)), ndd); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	if got := candidates(t, db, base); len(got) != 1 {
+		t.Fatalf("a rolled-back write is a candidate: %v", got)
+	}
+	b := create(t, db, nearDrawer(strings.Replace(base, "Redis", "Rediss", 1)))
+	if len(b.Similar) != 1 || b.Similar[0].Older != a.ID {
+		t.Fatalf("near copy not linked: %+v", b.Similar)
+	}
+	// Deleting a drawer removes it from the index.
+	err = db.Update(context.Background(), func(tx store.Tx) error { return store.DeleteDrawer(tx, a) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := candidates(t, db, base); len(got) != 1 || got[0] != b.Drawer.ID {
+		t.Fatalf("after the delete: %v, want [%s]", got, b.Drawer.ID)
+	}
+	db.Close()
+
+	// Reopened: reads see nothing until a write loads the scope from disk;
+	// the writer finds the drawer either way.
+	db, err = Open(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := create(t, db, nearDrawer(strings.Replace(base, "durability", "durabilty", 1)))
+	if len(c.Similar) != 1 || c.Similar[0].Older != b.Drawer.ID {
+		t.Fatalf("after reopening, near copy not linked to %s: %+v", b.Drawer.ID, c.Similar)
+	}
+	if got := candidates(t, db, base); len(got) != 2 {
+		t.Fatalf("after reopening and one write: %v, want two", got)
+	}
+}
+
+func TestNearIndexSameBatchDeleteHidesPendingAdd(t *testing.T) {
+	db, err := Open(t.TempDir(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(context.Background(), func(tx store.Tx) error {
+		a, err := store.CreateDrawer(tx, nearDrawer(base), ndd)
+		if err != nil {
+			return err
+		}
+		if err := store.DeleteDrawer(tx, a.Drawer); err != nil {
+			return err
+		}
+		b, err := store.CreateDrawer(tx, nearDrawer(strings.Replace(base, "Redis", "Rediss", 1)), ndd)
+		if err != nil {
+			return err
+		}
+		if len(b.Similar) != 0 {
+			t.Errorf("linked to a drawer deleted earlier in the batch: %+v", b.Similar)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := candidates(t, db, base); len(got) != 1 {
+		t.Fatalf("after commit: %v, want only the second drawer", got)
+	}
+}
+
+// A v4 store kept band posting lists; SyncSchema replaces them with
+// near-index records derived from the stored text.
+func TestSyncSchemaRebuildsNearRecords(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := create(t, db, nearDrawer(base)).Drawer
+	// Make it look like v4: no xs/ records, a stale xb/ list.
+	err = db.bdb.Update(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(pNear)})
+		var keys [][]byte
+		for it.Rewind(); it.Valid(); it.Next() {
+			keys = append(keys, it.Item().KeyCopy(nil))
+		}
+		it.Close()
+		if len(keys) != 1 {
+			t.Errorf("xs records: %d, want 1", len(keys))
+		}
+		for _, k := range keys {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		return txn.Set([]byte(pBand+"scope\x00band0000"), make([]byte, 20))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, err = Open(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.SyncSchema(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	db.bdb.View(func(txn *badger.Txn) error {
+		for _, p := range []string{pBand, pNear} {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(p)})
+			for it.Rewind(); it.Valid(); it.Next() {
+				if p == pBand {
+					t.Errorf("band list left: %q", it.Item().Key())
+				}
+				n++
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if n != 1 {
+		t.Fatalf("xs records after sync: %d, want 1", n)
+	}
+	b := create(t, db, nearDrawer(strings.Replace(base, "Redis", "Rediss", 1)))
+	if len(b.Similar) != 1 || b.Similar[0].Older != a.ID {
+		t.Fatalf("after the sync, near copy not linked: %+v", b.Similar)
+	}
+}
