@@ -20,7 +20,8 @@ test: ## vet, then every test with the race detector (unit, integration, end-to-
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 bench: build ## run the benchmarks (Go benchmarks and load against a real daemon)
-	$(GO) test -run '^$$' -bench . -benchtime 2000x -count 1 ./store/... ./actors/...
+	$(GO) test -run '^$$' -bench 'BigRoom|Sequential' -benchtime 2000x -count 1 ./store/... ./actors/...
+	$(GO) test -run '^$$' -bench NearIndexMemory -benchtime 1x -count 1 ./store/badgerdb
 	$(GO) run ./cmd/locibench -bin ./$(BIN)
 
 lint: ## gofmt and vet
