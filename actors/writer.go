@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -160,4 +161,9 @@ func (t *countingTx) DeleteLink(l *store.Link) error         { t.writes++; retur
 func (t *countingTx) Log(kind, action, id string) error {
 	t.writes++
 	return t.Tx.Log(kind, action, id)
+}
+func (t *countingTx) PutJob(j, prev *store.Job) error { t.writes++; return t.Tx.PutJob(j, prev) }
+func (t *countingTx) PutJobFact(id string, i int, f json.RawMessage) error {
+	t.writes++
+	return t.Tx.PutJobFact(id, i, f)
 }

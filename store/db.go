@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -70,6 +71,16 @@ type Reader interface {
 	Changes(after uint64, fn func(Change) bool) error
 	LastSeq() (uint64, error)
 	Counts() (Counts, error)
+	// EachDrawer visits every stored drawer, in no useful order, until fn
+	// returns false (audits).
+	EachDrawer(fn func(*Drawer) bool) error
+	// Job reads a job; nil when unknown.
+	Job(id string) (*Job, error)
+	// Jobs visits every job newest first until fn returns false.
+	Jobs(fn func(*Job) bool) error
+	// QueuedJobs visits queued jobs in claim order (highest priority, then
+	// oldest) until fn returns false.
+	QueuedJobs(fn func(*Job) bool) error
 }
 
 // Tx is a read-write transaction. Its reads see its own writes.
@@ -89,6 +100,11 @@ type Tx interface {
 	DeleteDedup(r *DedupRecord) error
 	PutLink(l *Link) error
 	DeleteLink(l *Link) error
+	// PutJob writes a job and keeps its indexes (prev is the stored version,
+	// nil for a new job).
+	PutJob(j, prev *Job) error
+	// PutJobFact stores a checkpoint item's fact operation as given.
+	PutJobFact(jobID string, index int, fact json.RawMessage) error
 	// Log appends a change-log entry in this transaction.
 	Log(kind, action, id string) error
 }

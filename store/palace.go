@@ -33,6 +33,9 @@ const (
 	// ExactStoredLinked: the copy is stored and linked (named drawers,
 	// mining).
 	ExactStoredLinked
+	// ExactNotStored: the copy is not stored, named or not, and the
+	// existing drawer is returned (checkpoint items).
+	ExactNotStored
 )
 
 // Dedup configures duplicate detection for a write.
@@ -319,7 +322,7 @@ func CreateDrawer(tx Tx, in NewDrawer, dd Dedup) (*WriteResult, error) {
 			if err != nil {
 				return nil, err
 			}
-			if existing != nil && in.Name == "" && in.Policy == ExactReturnsExisting {
+			if existing != nil && ((in.Name == "" && in.Policy == ExactReturnsExisting) || in.Policy == ExactNotStored) {
 				return &WriteResult{Drawer: existing}, nil
 			}
 			links = found

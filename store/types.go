@@ -152,6 +152,7 @@ const (
 	ChangeRoom   = "room"
 	ChangeDrawer = "drawer"
 	ChangeLink   = "link"
+	ChangeJob    = "job"
 
 	ActionCreated = "created"
 	ActionUpdated = "updated"

@@ -21,6 +21,7 @@ import (
 // Server holds what the handlers need.
 type Server struct {
 	Palace    *actors.Palace
+	Jobs      *actors.Jobs
 	Config    config.Config
 	Version   string
 	Started   time.Time
@@ -71,6 +72,19 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/drawers/{id}/history", s.read(s.history))
 		r.Get("/drawers/{id}/duplicates", s.read(s.duplicates))
 		r.Delete("/drawers/{id}/duplicates/{link}", s.write(s.deleteDuplicate))
+
+		r.Get("/wake-up", s.read(s.wakeUp))
+
+		// Job control is never mode-gated; submitting a job that writes
+		// memories is a write.
+		r.Get("/jobs", s.h(s.listJobs))
+		r.Post("/jobs", s.write(s.submitJob))
+		r.Get("/jobs/{id}", s.h(s.getJob))
+		r.Post("/jobs/{id}/pause", s.h(s.jobAction((*actors.Jobs).Pause)))
+		r.Post("/jobs/{id}/resume", s.h(s.jobAction((*actors.Jobs).Resume)))
+		r.Post("/jobs/{id}/cancel", s.h(s.jobAction((*actors.Jobs).Cancel)))
+		r.Post("/jobs/{id}/retry", s.h(s.jobAction((*actors.Jobs).Retry)))
+		r.Post("/jobs/{id}/force-cancel", s.h(s.forceCancel))
 	})
 	return r
 }

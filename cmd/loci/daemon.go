@@ -85,13 +85,22 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		log.Info("pprof enabled", "address", a)
 	}
 
-	// 3. Actors. (Job recovery joins here with the job runtime.)
+	// 3. Actors; jobs left running are recovered before dispatching starts.
 	sys := actors.Start(db, log, level)
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: cfg.Dedup.Enabled, Threshold: cfg.Dedup.NearThreshold}}
+	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{
+		MaxConcurrency: cfg.Jobs.MaxConcurrency, BackgroundConcurrency: cfg.Jobs.BackgroundConcurrency,
+		LeaseTTL: time.Duration(cfg.Jobs.LeaseTTLSecs) * time.Second, DrainTimeout: time.Duration(cfg.Jobs.DrainTimeoutSecs) * time.Second,
+	})
+	palace.Locked = jobs.Busy
+	if err := jobs.Start(ctx); err != nil {
+		_ = sys.Stop(context.WithoutCancel(ctx))
+		return fault.Wrap(fault.StoreBackendFailed, err, "recovering jobs failed: "+err.Error(), "see the log; run loci doctor")
+	}
 
 	stopReq := make(chan struct{}, 1)
 	srv := &transport.Server{
-		Palace: palace, Config: cfg, Version: version, Started: time.Now(), Address: addr,
+		Palace: palace, Jobs: jobs, Config: cfg, Version: version, Started: time.Now(), Address: addr,
 		Log: log.With("component", "http"), Migrator: mig,
 		Shutdown: func() {
 			select {
@@ -123,11 +132,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 
 	// 5. Graceful stop in reverse order.
 	config.RemoveRegistry(cfg.Palace.Path, reg.PID)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWait)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWait+time.Duration(cfg.Jobs.DrainTimeoutSecs)*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}
+	jobs.Stop(sctx)
 	if err := sys.Stop(sctx); err != nil {
 		log.Warn("actor shutdown", "err", err)
 	}

@@ -24,67 +24,73 @@ const (
 	AuthNotConfigured      Code = "loci::auth::not_configured"
 	AuthEntropyUnavailable Code = "loci::auth::entropy_unavailable"
 
-	PalaceWingNotFound      Code = "loci::palace::wing_not_found"
-	PalaceRoomNotFound      Code = "loci::palace::room_not_found"
-	PalaceDrawerNotFound    Code = "loci::palace::drawer_not_found"
-	PalacePathInvalid       Code = "loci::palace::path_invalid"
-	PalaceDrawerNameTaken   Code = "loci::palace::drawer_name_taken"
-	PalaceBusy              Code = "loci::palace::busy"
-	PalaceDrawerSuperseded  Code = "loci::palace::drawer_superseded"
-	JobsIDInvalid           Code = "loci::jobs::id_invalid"
-	JobsNotFound            Code = "loci::jobs::not_found"
-	JobsTransitionInvalid   Code = "loci::jobs::transition_invalid"
-	JobsContended           Code = "loci::jobs::contended"
-	JobsOrphaned            Code = "loci::jobs::orphaned"
-	JobsLeaseLost           Code = "loci::jobs::lease_lost"
-	ModeForbidden           Code = "loci::mode::forbidden"
-	InputInvalid            Code = "loci::input::invalid"
-	ConfigInvalid           Code = "loci::config::invalid"
-	IOFailed                Code = "loci::io::failed"
-	CLIAborted              Code = "loci::cli::aborted"
-	CLIPromptFailed         Code = "loci::cli::prompt_failed"
-	SerializationFailed     Code = "loci::serialization::failed"
-	SearchSemanticUnavail   Code = "loci::search::semantic_unavailable"
-	RepairBasedOnJobInvalid Code = "loci::repair::based_on_job_invalid"
+	PalaceWingNotFound        Code = "loci::palace::wing_not_found"
+	PalaceRoomNotFound        Code = "loci::palace::room_not_found"
+	PalaceDrawerNotFound      Code = "loci::palace::drawer_not_found"
+	PalacePathInvalid         Code = "loci::palace::path_invalid"
+	PalaceDrawerNameTaken     Code = "loci::palace::drawer_name_taken"
+	PalaceBusy                Code = "loci::palace::busy"
+	PalaceDrawerSuperseded    Code = "loci::palace::drawer_superseded"
+	JobsIDInvalid             Code = "loci::jobs::id_invalid"
+	JobsNotFound              Code = "loci::jobs::not_found"
+	JobsTransitionInvalid     Code = "loci::jobs::transition_invalid"
+	JobsContended             Code = "loci::jobs::contended"
+	JobsOrphaned              Code = "loci::jobs::orphaned"
+	JobsLeaseLost             Code = "loci::jobs::lease_lost"
+	ModeForbidden             Code = "loci::mode::forbidden"
+	InputInvalid              Code = "loci::input::invalid"
+	ConfigInvalid             Code = "loci::config::invalid"
+	IOFailed                  Code = "loci::io::failed"
+	CLIAborted                Code = "loci::cli::aborted"
+	CLIPromptFailed           Code = "loci::cli::prompt_failed"
+	SerializationFailed       Code = "loci::serialization::failed"
+	SearchSemanticUnavail     Code = "loci::search::semantic_unavailable"
+	RepairBasedOnJobInvalid   Code = "loci::repair::based_on_job_invalid"
+	GraphEmptyLabel           Code = "loci::graph::empty_label"
+	GraphRelationshipNotFound Code = "loci::graph::relationship_not_found"
+	GraphEntityNotFound       Code = "loci::graph::entity_not_found"
 )
 
 // statuses is the one table of HTTP statuses, one per code.
 var statuses = map[Code]int{
-	ClientNotRunning:        503,
-	ClientRemoteRejected:    400,
-	ClientRequestFailed:     502,
-	ServerBindFailed:        500,
-	ServerFailed:            500,
-	StoreBackendFailed:      500,
-	StoreMalformed:          500,
-	StoreSchemaSync:         500,
-	MigrateFailed:           500,
-	MigrateLocked:           500,
-	AuthUnauthorized:        401,
-	AuthNotConfigured:       500,
-	AuthEntropyUnavailable:  500,
-	PalaceWingNotFound:      404,
-	PalaceRoomNotFound:      404,
-	PalaceDrawerNotFound:    404,
-	PalacePathInvalid:       400,
-	PalaceDrawerNameTaken:   409,
-	PalaceBusy:              409,
-	PalaceDrawerSuperseded:  409,
-	JobsIDInvalid:           400,
-	JobsNotFound:            404,
-	JobsTransitionInvalid:   400,
-	JobsContended:           409,
-	JobsOrphaned:            409,
-	JobsLeaseLost:           409,
-	ModeForbidden:           403,
-	InputInvalid:            400,
-	ConfigInvalid:           400,
-	IOFailed:                500,
-	CLIAborted:              400,
-	CLIPromptFailed:         400,
-	SerializationFailed:     500,
-	SearchSemanticUnavail:   400,
-	RepairBasedOnJobInvalid: 400,
+	ClientNotRunning:          503,
+	ClientRemoteRejected:      400,
+	ClientRequestFailed:       502,
+	ServerBindFailed:          500,
+	ServerFailed:              500,
+	StoreBackendFailed:        500,
+	StoreMalformed:            500,
+	StoreSchemaSync:           500,
+	MigrateFailed:             500,
+	MigrateLocked:             500,
+	AuthUnauthorized:          401,
+	AuthNotConfigured:         500,
+	AuthEntropyUnavailable:    500,
+	PalaceWingNotFound:        404,
+	PalaceRoomNotFound:        404,
+	PalaceDrawerNotFound:      404,
+	PalacePathInvalid:         400,
+	PalaceDrawerNameTaken:     409,
+	PalaceBusy:                409,
+	PalaceDrawerSuperseded:    409,
+	JobsIDInvalid:             400,
+	JobsNotFound:              404,
+	JobsTransitionInvalid:     400,
+	JobsContended:             409,
+	JobsOrphaned:              409,
+	JobsLeaseLost:             409,
+	ModeForbidden:             403,
+	InputInvalid:              400,
+	ConfigInvalid:             400,
+	IOFailed:                  500,
+	CLIAborted:                400,
+	CLIPromptFailed:           400,
+	SerializationFailed:       500,
+	SearchSemanticUnavail:     400,
+	RepairBasedOnJobInvalid:   400,
+	GraphEmptyLabel:           400,
+	GraphRelationshipNotFound: 404,
+	GraphEntityNotFound:       404,
 }
 
 // Status is the HTTP status of the code; 500 for a code not in the table.

@@ -3,7 +3,10 @@
 // these decode what it sends.
 package wire
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Source of a drawer.
 type Source struct {
@@ -151,4 +154,54 @@ type Status struct {
 	} `json:"counts"`
 	Mode        string `json:"mode"`
 	AuthEnabled bool   `json:"auth_enabled"`
+}
+
+// Progress is how far a job is.
+type Progress struct {
+	Current int64  `json:"current"`
+	Total   *int64 `json:"total,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Job is a job as GET /api/jobs/{id} shows it.
+type Job struct {
+	ID               string          `json:"id"`
+	Kind             string          `json:"kind"`
+	Status           string          `json:"status"`
+	Priority         string          `json:"priority"`
+	RequestedBy      string          `json:"requested_by"`
+	CreatedAt        time.Time       `json:"created_at"`
+	UpdatedAt        time.Time       `json:"updated_at"`
+	StartedAt        *time.Time      `json:"started_at,omitempty"`
+	FinishedAt       *time.Time      `json:"finished_at,omitempty"`
+	Progress         Progress        `json:"progress"`
+	Attempt          int             `json:"attempt"`
+	RecoveryAttempts int             `json:"recovery_attempts"`
+	Checkpoint       json.RawMessage `json:"checkpoint"`
+	Result           json.RawMessage `json:"result,omitempty"`
+	Error            string          `json:"error,omitempty"`
+	LeaseOwner       string          `json:"lease_owner,omitempty"`
+	LeaseExpiresAt   *time.Time      `json:"lease_expires_at,omitempty"`
+	PauseRequested   bool            `json:"pause_requested"`
+	CancelRequested  bool            `json:"cancel_requested"`
+}
+
+// Finished reports a job that is completed, failed or cancelled.
+func (j *Job) Finished() bool {
+	return j.Status == "completed" || j.Status == "failed" || j.Status == "cancelled"
+}
+
+// JobList is GET /api/jobs.
+type JobList struct {
+	Jobs []Job `json:"jobs"`
+}
+
+// WakeUp is GET /api/wake-up.
+type WakeUp struct {
+	AgentIdentity string   `json:"agent_identity"`
+	Wing          string   `json:"wing,omitempty"`
+	Diary         *Drawer  `json:"diary"`
+	Items         []Drawer `json:"items"`
+	Bytes         int      `json:"bytes"`
+	Skipped       int      `json:"skipped"`
 }

@@ -1,0 +1,561 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/google/uuid"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// JobConfig bounds the job runtime (the jobs.* settings).
+type JobConfig struct {
+	MaxConcurrency        int
+	BackgroundConcurrency int
+	LeaseTTL              time.Duration
+	DrainTimeout          time.Duration
+}
+
+// Handler runs one job. It returns the job's result, ErrStopped when it
+// stopped at a unit boundary because r.Stopping() asked it to (its
+// checkpoint saved), or another error to fail the job.
+type Handler func(ctx context.Context, r *Run) (result any, err error)
+
+// ErrStopped is returned by a handler that stopped on request.
+var ErrStopped = errors.New("job stopped on request")
+
+// Stop reasons, in increasing strength: cancel beats drain beats pause.
+const (
+	stopNone int32 = iota
+	stopPause
+	stopDrain
+	stopCancel
+)
+
+// Jobs is the job runtime: submission and control for every interface, and
+// the dispatcher actor that claims queued jobs and runs each one as a
+// supervised child actor.
+type Jobs struct {
+	DB       store.DB
+	Sys      *System
+	Palace   *Palace
+	Log      *slog.Logger
+	Config   JobConfig
+	Owner    string // lease owner: this daemon
+	handlers map[string]Handler
+
+	disp  *actor.PID
+	mu    sync.Mutex
+	runs  map[string]*Run // local workers by job id
+	byPID map[string]*Run
+	// draining: no more claims.
+	draining atomic.Bool
+	started  atomic.Bool
+	// claimed is signalled after each claim (tests and benchmarks).
+	claimed chan string
+}
+
+// Run is one running job as its handler sees it.
+type Run struct {
+	Job  store.Job // as claimed
+	jobs *Jobs
+	ctx  context.Context
+	// abort cancels ctx: force-cancel.
+	abort context.CancelFunc
+	stop  atomic.Int32
+	pid   *actor.PID
+	done  chan struct{}
+}
+
+// NewJobs builds the runtime; Start recovers and starts dispatching.
+func NewJobs(db store.DB, sys *System, palace *Palace, log *slog.Logger, cfg JobConfig) *Jobs {
+	host, _ := os.Hostname()
+	j := &Jobs{DB: db, Sys: sys, Palace: palace, Log: log.With("component", "jobs"), Config: cfg,
+		Owner:    fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]),
+		handlers: map[string]Handler{}, runs: map[string]*Run{}, byPID: map[string]*Run{}}
+	j.handlers[store.JobCheckpoint] = checkpointHandler
+	j.handlers[store.JobAudit] = auditHandler
+	j.handlers[store.JobRepair] = repairHandler
+	j.handlers[store.JobDemo] = demoHandler
+	return j
+}
+
+// Start recovers the jobs a previous run left running (embedded store:
+// all of them), then starts the dispatcher.
+func (j *Jobs) Start(ctx context.Context) error {
+	n, err := j.recover(ctx, func(*store.Job) bool { return true })
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		j.Log.Info("recovered jobs left running", "jobs", n)
+	}
+	props := actor.PropsFromProducer(func() actor.Actor { return &dispatcher{jobs: j} },
+		actor.WithMailbox(actor.UnboundedPriority()),
+		actor.WithSupervisor(&workerSupervisor{jobs: j}))
+	j.disp = j.Sys.as.Root.Spawn(props)
+	j.started.Store(true)
+	j.kick()
+	return nil
+}
+
+// recover applies the crash-recovery event to running jobs that match.
+func (j *Jobs) recover(ctx context.Context, match func(*store.Job) bool) (int, error) {
+	v, err := j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+		var running []*store.Job
+		if err := tx.Jobs(func(job *store.Job) bool {
+			if job.Status == store.JobRunning && match(job) {
+				running = append(running, job)
+			}
+			return true
+		}); err != nil {
+			return 0, err
+		}
+		for _, job := range running {
+			next, err := store.Apply(*job, store.JobEvent{Kind: store.EvRecover, At: tx.Now()})
+			if err != nil {
+				return 0, err
+			}
+			if err := tx.PutJob(&next, job); err != nil {
+				return 0, err
+			}
+			if err := tx.Log(store.ChangeJob, next.Status, next.ID); err != nil {
+				return 0, err
+			}
+		}
+		return len(running), nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return v.(int), nil
+}
+
+// Stop drains: no more claims, running handlers are asked to stop at their
+// next unit boundary and go back to queued (a paused request stays
+// paused); it waits up to the drain timeout. Jobs still running then stay
+// running and are recovered at the next start.
+func (j *Jobs) Stop(ctx context.Context) {
+	if !j.started.Load() {
+		return
+	}
+	j.draining.Store(true)
+	j.mu.Lock()
+	runs := make([]*Run, 0, len(j.runs))
+	for _, r := range j.runs {
+		r.request(stopDrain)
+		runs = append(runs, r)
+	}
+	j.mu.Unlock()
+	deadline := time.NewTimer(j.Config.DrainTimeout)
+	defer deadline.Stop()
+	for _, r := range runs {
+		select {
+		case <-r.done:
+		case <-deadline.C:
+			j.Log.Warn("jobs still running at the drain timeout; they are recovered at the next start", "job", r.Job.ID)
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (j *Jobs) kick() {
+	if j.disp != nil && !j.draining.Load() {
+		j.Sys.as.Root.Send(j.disp, kick{})
+	}
+}
+
+// request records the strongest stop reason asked for.
+func (r *Run) request(reason int32) {
+	for {
+		cur := r.stop.Load()
+		if cur >= reason || r.stop.CompareAndSwap(cur, reason) {
+			return
+		}
+	}
+}
+
+// Stopping reports that the handler should stop at its next unit boundary
+// (pause, cancel or shutdown), saving its checkpoint first.
+func (r *Run) Stopping() bool { return r.stop.Load() != stopNone || r.ctx.Err() != nil }
+
+// Context is cancelled when the job is force-cancelled.
+func (r *Run) Context() context.Context { return r.ctx }
+
+// Palace is the palace service, for handlers that write drawers.
+func (r *Run) Palace() *Palace { return r.jobs.Palace }
+
+// Save records progress and checkpoint (nil: unchanged) in one write.
+func (r *Run) Save(ctx context.Context, checkpoint any, progress store.Progress) error {
+	return r.Write(ctx, nil, checkpoint, progress)
+}
+
+// Write runs fn and records checkpoint and progress in the same
+// transaction, so that records are never ahead of the checkpoint: a
+// replay after a crash starts after what was written.
+func (r *Run) Write(ctx context.Context, fn func(tx store.Tx) error, checkpoint any, progress store.Progress) error {
+	_, err := r.jobs.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+		job, err := tx.Job(r.Job.ID)
+		if err != nil || job == nil {
+			return nil, jobNotFound(r.Job.ID, err)
+		}
+		// Checked before fn writes anything: a job no longer ours or no
+		// longer running writes nothing.
+		if _, err := store.Apply(*job, store.JobEvent{Kind: store.EvSave, At: tx.Now(), Owner: r.jobs.Owner}); err != nil {
+			return nil, err
+		}
+		if fn != nil {
+			if err := fn(tx); err != nil {
+				return nil, err
+			}
+		}
+		// fn may have advanced the checkpoint it was given.
+		var cp json.RawMessage
+		if checkpoint != nil {
+			if cp, err = json.Marshal(checkpoint); err != nil {
+				return nil, err
+			}
+		}
+		next, err := store.Apply(*job, store.JobEvent{Kind: store.EvSave, At: tx.Now(), Owner: r.jobs.Owner, Checkpoint: cp, Progress: &progress})
+		if err != nil {
+			return nil, err
+		}
+		return nil, tx.PutJob(&next, job)
+	})
+	return err
+}
+
+func jobNotFound(id string, err error) error {
+	if err != nil {
+		return err
+	}
+	return fault.Newf(fault.JobsNotFound, "list jobs with GET /api/jobs", "no job %s", id)
+}
+
+// Messages of the dispatcher. Priorities (0..7, higher first): a finished
+// worker frees its slot before new claims are tried.
+type kick struct{}
+type tick struct{}
+type runDone struct{ id string }
+type workerFailed struct {
+	pid    *actor.PID
+	reason any
+}
+
+func (runDone) GetPriority() int8      { return 7 }
+func (workerFailed) GetPriority() int8 { return 7 }
+func (tick) GetPriority() int8         { return 6 }
+func (kick) GetPriority() int8         { return 4 }
+
+// dispatcher claims queued jobs in order (highest priority, then oldest)
+// within the concurrency limits, heartbeats its leases and reaps expired
+// ones.
+type dispatcher struct {
+	jobs   *Jobs
+	ticker *time.Ticker
+	quit   chan struct{}
+}
+
+func (d *dispatcher) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		every := max(d.jobs.Config.LeaseTTL/3, 10*time.Millisecond)
+		d.ticker, d.quit = time.NewTicker(every), make(chan struct{})
+		self, root := c.Self(), c.ActorSystem().Root
+		go func() {
+			for {
+				select {
+				case <-d.ticker.C:
+					root.Send(self, tick{})
+				case <-d.quit:
+					return
+				}
+			}
+		}()
+	case *actor.Stopping:
+		d.ticker.Stop()
+		close(d.quit)
+	case kick:
+		d.claim(c)
+	case runDone:
+		d.jobs.forget(m.id)
+		d.claim(c)
+	case workerFailed:
+		d.failed(c, m)
+		d.claim(c)
+	case tick:
+		d.heartbeat()
+		d.reap()
+		d.claim(c)
+	}
+}
+
+// limits: background kinds take at most jobs.background_concurrency slots,
+// and when there is more than one slot, one stays free for other kinds.
+func (d *dispatcher) limits() (total, background int) {
+	total = max(d.jobs.Config.MaxConcurrency, 1)
+	background = max(d.jobs.Config.BackgroundConcurrency, 1)
+	if total > 1 {
+		background = min(background, total-1)
+	}
+	return total, min(background, total)
+}
+
+func (d *dispatcher) claim(c actor.Context) {
+	j := d.jobs
+	total, bgMax := d.limits()
+	for !j.draining.Load() {
+		j.mu.Lock()
+		n, bg := len(j.runs), 0
+		for _, r := range j.runs {
+			if store.Background(r.Job.Kind) {
+				bg++
+			}
+		}
+		j.mu.Unlock()
+		if n >= total {
+			return
+		}
+		v, err := j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
+			var pick *store.Job
+			err := tx.QueuedJobs(func(job *store.Job) bool {
+				if store.Background(job.Kind) && bg >= bgMax {
+					return true
+				}
+				pick = job
+				return false
+			})
+			if err != nil || pick == nil {
+				return nil, err
+			}
+			next, err := store.Apply(*pick, store.JobEvent{Kind: store.EvClaim, At: tx.Now(), Owner: j.Owner, TTL: j.Config.LeaseTTL})
+			if err != nil {
+				return nil, err
+			}
+			if err := tx.PutJob(&next, pick); err != nil {
+				return nil, err
+			}
+			return &next, tx.Log(store.ChangeJob, "claimed", next.ID)
+		})
+		if err != nil {
+			j.Log.Error("claiming a job failed", "err", err)
+			return
+		}
+		job, _ := v.(*store.Job)
+		if job == nil {
+			return
+		}
+		d.start(c, job)
+	}
+}
+
+func (d *dispatcher) start(c actor.Context, job *store.Job) {
+	j := d.jobs
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Run{Job: *job, jobs: j, ctx: ctx, abort: cancel, done: make(chan struct{})}
+	j.mu.Lock()
+	j.runs[job.ID] = r
+	j.mu.Unlock()
+	pid := c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &worker{run: r} }))
+	j.mu.Lock()
+	r.pid = pid
+	j.byPID[pid.String()] = r
+	j.mu.Unlock()
+	if j.claimed != nil {
+		select {
+		case j.claimed <- job.ID:
+		default:
+		}
+	}
+}
+
+func (j *Jobs) forget(id string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if r := j.runs[id]; r != nil {
+		delete(j.runs, id)
+		if r.pid != nil {
+			delete(j.byPID, r.pid.String())
+		}
+	}
+}
+
+// failed handles a worker whose handler panicked: the job fails, the
+// daemon goes on.
+func (d *dispatcher) failed(c actor.Context, m workerFailed) {
+	j := d.jobs
+	j.mu.Lock()
+	r := j.byPID[m.pid.String()]
+	j.mu.Unlock()
+	c.Stop(m.pid)
+	if r == nil {
+		return
+	}
+	msg := fmt.Sprintf("the job's handler failed: %v", m.reason)
+	j.Log.Error("job handler panicked", "job", r.Job.ID, "kind", r.Job.Kind, "reason", fmt.Sprint(m.reason))
+	r.finish(store.JobEvent{Kind: store.EvFail, Error: msg})
+	j.forget(r.Job.ID)
+}
+
+// heartbeat extends the leases of the jobs this daemon runs.
+func (d *dispatcher) heartbeat() {
+	j := d.jobs
+	j.mu.Lock()
+	ids := make([]string, 0, len(j.runs))
+	for id := range j.runs {
+		ids = append(ids, id)
+	}
+	j.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	lost := map[string]bool{}
+	_, err := j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
+		for _, id := range ids {
+			job, err := tx.Job(id)
+			if err != nil {
+				return nil, err
+			}
+			if job == nil || job.Status != store.JobRunning {
+				continue
+			}
+			next, err := store.Apply(*job, store.JobEvent{Kind: store.EvHeartbeat, At: tx.Now(), Owner: j.Owner, TTL: j.Config.LeaseTTL})
+			if fault.Is(err, fault.JobsLeaseLost) {
+				lost[id] = true
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if err := tx.PutJob(&next, job); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+	if err != nil {
+		j.Log.Warn("heartbeat failed", "err", err)
+	}
+	for id := range lost {
+		j.mu.Lock()
+		r := j.runs[id]
+		j.mu.Unlock()
+		if r != nil {
+			j.Log.Warn("lease lost; stopping the local worker", "job", id)
+			r.abort()
+		}
+	}
+}
+
+// reap recovers running jobs whose lease expired and that no local worker
+// runs (a remote store's crashed daemon, or a worker lost here).
+func (d *dispatcher) reap() {
+	j := d.jobs
+	now := time.Now()
+	_, err := j.recover(context.Background(), func(job *store.Job) bool {
+		j.mu.Lock()
+		_, local := j.runs[job.ID]
+		j.mu.Unlock()
+		return !local && job.LeaseExpiresAt != nil && job.LeaseExpiresAt.Before(now)
+	})
+	if err != nil {
+		j.Log.Warn("reaping expired leases failed", "err", err)
+	}
+}
+
+// workerSupervisor is the dispatcher's supervision strategy: a worker that
+// panics is stopped and its job failed, never restarted.
+type workerSupervisor struct{ jobs *Jobs }
+
+func (s *workerSupervisor) HandleFailure(_ *actor.ActorSystem, supervisor actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason interface{}, _ interface{}) {
+	s.jobs.Sys.as.Root.Send(s.jobs.disp, workerFailed{pid: child, reason: reason})
+}
+
+// worker runs one job's handler in its own actor.
+type worker struct{ run *Run }
+
+func (w *worker) Receive(c actor.Context) {
+	if _, ok := c.Message().(*actor.Started); !ok {
+		return
+	}
+	r := w.run
+	h := r.jobs.handlers[r.Job.Kind]
+	var result any
+	var err error = fault.Newf(fault.InputInvalid, "this kind of job arrives with a later version", "no handler for %s jobs", r.Job.Kind)
+	if h != nil {
+		result, err = h(r.ctx, r)
+	}
+	r.conclude(result, err)
+	c.Send(c.Parent(), runDone{id: r.Job.ID})
+	c.Stop(c.Self())
+}
+
+// conclude records how the handler ended.
+func (r *Run) conclude(result any, err error) {
+	switch {
+	case err == nil:
+		b, merr := json.Marshal(result)
+		if merr != nil || result == nil {
+			b = nil
+		}
+		r.finish(store.JobEvent{Kind: store.EvComplete, Result: b})
+	case errors.Is(err, ErrStopped) || r.ctx.Err() != nil:
+		ev := store.EvPause
+		switch r.stop.Load() {
+		case stopCancel:
+			ev = store.EvCancel
+		case stopDrain:
+			ev = store.EvDrain
+		}
+		if r.ctx.Err() != nil {
+			ev = store.EvCancel
+		}
+		r.finish(store.JobEvent{Kind: ev})
+	default:
+		r.finish(store.JobEvent{Kind: store.EvFail, Error: fault.As(err).Msg})
+	}
+}
+
+// finish applies the worker's last event; a cancel request recorded on the
+// job wins over pause and drain.
+func (r *Run) finish(ev store.JobEvent) {
+	defer close(r.done)
+	ev.Owner = r.jobs.Owner
+	_, err := r.jobs.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
+		job, err := tx.Job(r.Job.ID)
+		if err != nil || job == nil {
+			return nil, jobNotFound(r.Job.ID, err)
+		}
+		if job.Status != store.JobRunning {
+			return nil, nil
+		}
+		e := ev
+		e.At = tx.Now()
+		if job.CancelRequested && (e.Kind == store.EvPause || e.Kind == store.EvDrain) {
+			e.Kind = store.EvCancel
+		}
+		next, err := store.Apply(*job, e)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.PutJob(&next, job); err != nil {
+			return nil, err
+		}
+		return nil, tx.Log(store.ChangeJob, next.Status, next.ID)
+	})
+	if err != nil {
+		r.jobs.Log.Error("recording the end of a job failed", "job", r.Job.ID, "err", err)
+	}
+}

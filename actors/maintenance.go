@@ -1,0 +1,208 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// AuditInput is an audit (or embed, extract) job's input.
+type AuditInput struct {
+	Wing string `json:"wing,omitempty"`
+}
+
+// RepairInput is a repair job's input.
+type RepairInput struct {
+	DryRun     bool   `json:"dry_run"`
+	BasedOnJob string `json:"based_on_job,omitempty"`
+}
+
+// AuditResult is an audit job's report.
+type AuditResult struct {
+	Wing                    string        `json:"wing,omitempty"`
+	DrawersScanned          int           `json:"drawers_scanned"`
+	OrphanDrawers           []string      `json:"orphan_drawers"`
+	DanglingJobRefs         []DanglingRef `json:"dangling_job_refs"`
+	ExhaustedJobs           []string      `json:"exhausted_jobs"`
+	RunningJobs             int           `json:"running_jobs"`
+	DrawersWithoutEmbedding int           `json:"drawers_without_embedding"`
+}
+
+// DanglingRef is a drawer whose provenance names a job that does not exist.
+type DanglingRef struct {
+	Drawer string `json:"drawer"`
+	JobID  string `json:"job_id"`
+}
+
+// RepairResult is a repair job's report.
+type RepairResult struct {
+	DryRun        bool     `json:"dry_run"`
+	BasedOnJob    string   `json:"based_on_job,omitempty"`
+	OrphanDrawers []string `json:"orphan_drawers"`
+	Removed       int      `json:"removed"`
+}
+
+// auditEvery is how many drawers an audit scans between stop checks.
+const auditEvery = 512
+
+// orphans scans the palace for drawers whose room or wing is gone.
+func orphans(r store.Reader, wingID string, stopping func() bool, visit func(d *store.Drawer, orphan bool)) error {
+	rooms := map[string]*store.Room{}
+	wings := map[string]bool{}
+	n := 0
+	var stopped bool
+	err := r.EachDrawer(func(d *store.Drawer) bool {
+		if n++; n%auditEvery == 0 && stopping() {
+			stopped = true
+			return false
+		}
+		if wingID != "" && d.WingID != wingID {
+			return true
+		}
+		rm, seen := rooms[d.RoomID]
+		if !seen {
+			rm, _ = r.Room(d.RoomID)
+			rooms[d.RoomID] = rm
+		}
+		orphan := rm == nil
+		if !orphan {
+			ok, seen := wings[rm.WingID]
+			if !seen {
+				w, _ := r.Wing(rm.WingID)
+				ok = w != nil
+				wings[rm.WingID] = ok
+			}
+			orphan = !ok
+		}
+		visit(d, orphan)
+		return true
+	})
+	if stopped {
+		return ErrStopped
+	}
+	return err
+}
+
+func auditHandler(ctx context.Context, r *Run) (any, error) {
+	var in AuditInput
+	_ = json.Unmarshal(r.Job.Input, &in)
+	res := AuditResult{Wing: in.Wing, OrphanDrawers: []string{}, DanglingJobRefs: []DanglingRef{}, ExhaustedJobs: []string{}}
+	err := r.jobs.DB.View(ctx, func(rd store.Reader) error {
+		wingID := ""
+		if in.Wing != "" {
+			w, err := store.FindWing(rd, in.Wing)
+			if err != nil {
+				return err
+			}
+			wingID = w.ID
+		}
+		jobs := map[string]bool{}
+		err := rd.Jobs(func(j *store.Job) bool {
+			jobs[j.ID] = true
+			if j.Status == store.JobRunning {
+				res.RunningJobs++
+			}
+			if j.Status == store.JobFailed && j.RecoveryAttempts >= store.MaxRecoveryAttempts {
+				res.ExhaustedJobs = append(res.ExhaustedJobs, j.ID)
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		return orphans(rd, wingID, r.Stopping, func(d *store.Drawer, orphan bool) {
+			res.DrawersScanned++
+			if orphan {
+				res.OrphanDrawers = append(res.OrphanDrawers, d.ID)
+			}
+			if id := d.Provenance.JobID; id != "" && !jobs[id] {
+				res.DanglingJobRefs = append(res.DanglingJobRefs, DanglingRef{Drawer: d.ID, JobID: id})
+			}
+			if d.Current() {
+				// No embedding profile exists yet: every current drawer
+				// lacks a vector (informational).
+				res.DrawersWithoutEmbedding++
+			}
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func repairHandler(ctx context.Context, r *Run) (any, error) {
+	var in RepairInput
+	_ = json.Unmarshal(r.Job.Input, &in)
+	res := RepairResult{DryRun: in.DryRun, BasedOnJob: in.BasedOnJob, OrphanDrawers: []string{}}
+	var narrow map[string]bool
+	if in.BasedOnJob != "" {
+		var audit AuditResult
+		err := r.jobs.DB.View(ctx, func(rd store.Reader) error {
+			j, err := rd.Job(in.BasedOnJob)
+			if err != nil || j == nil {
+				return err
+			}
+			return json.Unmarshal(j.Result, &audit)
+		})
+		if err != nil {
+			return nil, err
+		}
+		narrow = map[string]bool{}
+		for _, id := range audit.OrphanDrawers {
+			narrow[id] = true
+		}
+	}
+	// Always a live scan: the audit only narrows it.
+	err := r.jobs.DB.View(ctx, func(rd store.Reader) error {
+		return orphans(rd, "", r.Stopping, func(d *store.Drawer, orphan bool) {
+			if orphan && (narrow == nil || narrow[d.ID]) {
+				res.OrphanDrawers = append(res.OrphanDrawers, d.ID)
+			}
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if in.DryRun {
+		return res, nil
+	}
+	for ids := range slices.Chunk(res.OrphanDrawers, 256) {
+		if r.Stopping() {
+			return nil, ErrStopped
+		}
+		n := 0
+		err := r.Write(ctx, func(tx store.Tx) error {
+			n = 0
+			for _, id := range ids {
+				d, err := tx.Drawer(id)
+				if err != nil {
+					return err
+				}
+				if d == nil {
+					continue
+				}
+				if rm, err := tx.Room(d.RoomID); err != nil {
+					return err
+				} else if rm != nil {
+					if w, err := tx.Wing(rm.WingID); err != nil || w != nil {
+						continue // no longer an orphan
+					}
+				}
+				if err := store.DeleteDrawer(tx, d); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		}, nil, store.Progress{Current: int64(res.Removed), Message: "orphan drawers removed"})
+		if err != nil {
+			return nil, fault.As(err)
+		}
+		res.Removed += n
+	}
+	return res, nil
+}

@@ -1,0 +1,314 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/transport/client"
+	"github.com/loci-dev/loci/transport/wire"
+)
+
+func (a *app) printJob(j *wire.Job) {
+	a.printf("id:        %s\n", j.ID)
+	a.printf("kind:      %s (priority %s, requested by %s)\n", j.Kind, j.Priority, j.RequestedBy)
+	status := j.Status
+	if j.PauseRequested {
+		status += ", pause requested"
+	}
+	if j.CancelRequested {
+		status += ", cancel requested"
+	}
+	a.printf("status:    %s\n", status)
+	a.printf("progress:  %s\n", progressText(j.Progress))
+	a.printf("created:   %s\n", ago(j.CreatedAt))
+	if j.FinishedAt != nil {
+		a.printf("finished:  %s\n", ago(*j.FinishedAt))
+	}
+	a.printf("attempts:  %d (crash recoveries %d)\n", j.Attempt, j.RecoveryAttempts)
+	if j.Error != "" {
+		a.printf("error:     %s\n", j.Error)
+	}
+	if len(j.Result) > 0 {
+		a.printf("result:    %s\n", j.Result)
+	}
+}
+
+func progressText(p wire.Progress) string {
+	s := strconv.FormatInt(p.Current, 10)
+	if p.Total != nil {
+		s += "/" + strconv.FormatInt(*p.Total, 10)
+	}
+	if p.Message != "" {
+		s += " " + p.Message
+	}
+	return s
+}
+
+// submit posts a job and prints it; with watch, follows it to its end.
+func (a *app) submit(c *cobra.Command, body map[string]any, watch bool) error {
+	body["requested_by"] = "cli"
+	var job wire.Job
+	if _, err := a.call(c.Context(), http.MethodPost, "/api/jobs", body, &job); err != nil {
+		return err
+	}
+	if watch {
+		return a.watch(c.Context(), job.ID)
+	}
+	if a.jsonOut {
+		return a.out(job)
+	}
+	a.printf("queued %s job %s (follow it: loci job watch %s)\n", job.Kind, job.ID, job.ID)
+	return nil
+}
+
+func (a *app) jobCmd() *cobra.Command {
+	j := &cobra.Command{Use: "job", Short: "List, follow and control jobs"}
+	var status, kind string
+	var limit int
+	list := &cobra.Command{
+		Use: "list", Short: "List jobs, newest first", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			q := url.Values{}
+			if status != "" {
+				q.Set("status", status)
+			}
+			if kind != "" {
+				q.Set("kind", kind)
+			}
+			if limit != 0 {
+				q.Set("limit", strconv.Itoa(limit))
+			}
+			return show(a, c.Context(), http.MethodGet, "/api/jobs?"+q.Encode(), nil, func(out *wire.JobList) {
+				if len(out.Jobs) == 0 {
+					a.printf("no jobs\n")
+				}
+				for _, job := range out.Jobs {
+					a.printf("%s  %-10s %-9s %-10s %s\n", job.ID, job.Kind, job.Status, progressText(job.Progress), ago(job.CreatedAt))
+				}
+			})
+		},
+	}
+	list.Flags().StringVar(&status, "status", "", "only jobs in this status")
+	list.Flags().StringVar(&kind, "kind", "", "only jobs of this kind")
+	list.Flags().IntVar(&limit, "limit", 0, "at most this many (default every job; 50 with --kind; max 200)")
+	j.AddCommand(list)
+	j.AddCommand(&cobra.Command{
+		Use: "get ID", Short: "Show one job", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return show(a, c.Context(), http.MethodGet, "/api/jobs/"+client.Esc(args[0]), nil, a.printJob)
+		},
+	})
+	for _, act := range []struct{ name, short string }{
+		{"pause", "Pause a running job at its next step"},
+		{"resume", "Queue a paused job again"},
+		{"cancel", "Cancel a queued, paused or running job"},
+		{"retry", "Queue a failed job again"},
+	} {
+		j.AddCommand(&cobra.Command{
+			Use: act.name + " ID", Short: act.short, Args: cobra.ExactArgs(1),
+			RunE: func(c *cobra.Command, args []string) error {
+				return show(a, c.Context(), http.MethodPost, "/api/jobs/"+client.Esc(args[0])+"/"+act.name, nil, a.printJob)
+			},
+		})
+	}
+	j.AddCommand(&cobra.Command{
+		Use: "watch ID", Short: "Follow a job with a progress bar until it ends", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return a.watch(c.Context(), args[0]) },
+	})
+	return j
+}
+
+// watch polls a job and draws its progress until it is finished; the exit
+// status is an error when it failed or was cancelled.
+func (a *app) watch(ctx context.Context, id string) error {
+	var bar *progressbar.ProgressBar
+	var job wire.Job
+	for {
+		if _, err := a.call(ctx, http.MethodGet, "/api/jobs/"+client.Esc(id), nil, &job); err != nil {
+			return err
+		}
+		if !a.jsonOut {
+			total := int64(-1)
+			if job.Progress.Total != nil {
+				total = *job.Progress.Total
+			}
+			if bar == nil {
+				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(a.stderrOrDiscard()),
+					progressbar.OptionSetDescription(job.Kind+" "+job.ID[:8]), progressbar.OptionShowCount(),
+					progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish())
+			}
+			if total >= 0 && bar.GetMax64() != total {
+				bar.ChangeMax64(total)
+			}
+			_ = bar.Set64(job.Progress.Current)
+		}
+		if job.Finished() || job.Status == "paused" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(a.stderrOrDiscard())
+	}
+	if a.jsonOut {
+		_ = a.out(job)
+	} else {
+		a.printJob(&job)
+	}
+	switch job.Status {
+	case "failed":
+		return &exitError{code: 1, err: fault.Newf(fault.InputInvalid, "see the error above; loci job retry "+job.ID, "job %s failed", job.ID)}
+	case "cancelled":
+		return &exitError{code: 1, err: fault.Newf(fault.InputInvalid, "it was cancelled", "job %s was cancelled", job.ID)}
+	}
+	return nil
+}
+
+func (a *app) stderrOrDiscard() io.Writer {
+	if a.stderr == nil {
+		return io.Discard
+	}
+	return a.stderr
+}
+
+func (a *app) checkpointCmd() *cobra.Command {
+	var file string
+	var emergency, watch bool
+	cmd := &cobra.Command{
+		Use:   "checkpoint [-f FILE]",
+		Short: "Submit a checkpoint job: a JSON payload {items: [...]} from a file or stdin",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			var r io.Reader = c.InOrStdin()
+			if file != "" && file != "-" {
+				f, err := os.Open(file)
+				if err != nil {
+					return fault.Wrap(fault.IOFailed, err, "cannot read "+file, "check the path")
+				}
+				defer f.Close()
+				r = f
+			}
+			b, err := io.ReadAll(io.LimitReader(r, 64<<20))
+			if err != nil {
+				return fault.Wrap(fault.IOFailed, err, "cannot read the payload", "pass -f FILE or pipe the JSON in")
+			}
+			if !json.Valid(b) {
+				return fault.Invalid("payload", "is not valid JSON")
+			}
+			body := map[string]any{"type": "checkpoint", "payload": json.RawMessage(b)}
+			if emergency {
+				body["emergency"] = true
+			}
+			return a.submit(c, body, watch)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "payload file (default stdin)")
+	cmd.Flags().BoolVar(&emergency, "emergency", false, "run at critical priority")
+	cmd.Flags().BoolVar(&watch, "watch", false, "follow the job until it ends")
+	return cmd
+}
+
+func (a *app) auditCmd() *cobra.Command {
+	var wing string
+	var watch bool
+	cmd := &cobra.Command{
+		Use: "audit", Short: "Submit an audit job (orphans, dangling job references, exhausted jobs)", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			body := map[string]any{"type": "audit"}
+			if wing != "" {
+				body["wing"] = wing
+			}
+			return a.submit(c, body, watch)
+		},
+	}
+	cmd.Flags().StringVar(&wing, "wing", "", "audit one wing")
+	cmd.Flags().BoolVar(&watch, "watch", false, "follow the job until it ends")
+	return cmd
+}
+
+func (a *app) repairCmd() *cobra.Command {
+	var apply, watch bool
+	var based string
+	cmd := &cobra.Command{
+		Use: "repair", Short: "Submit a repair job: remove orphan drawers (a dry run unless --apply)", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			body := map[string]any{"type": "repair", "dry_run": !apply}
+			if based != "" {
+				body["based_on_job"] = based
+			}
+			return a.submit(c, body, watch)
+		},
+	}
+	cmd.Flags().BoolVar(&apply, "apply", false, "remove the orphans (default: report only)")
+	cmd.Flags().StringVar(&based, "based-on-job", "", "narrow to the orphans a finished audit job found")
+	cmd.Flags().BoolVar(&watch, "watch", false, "follow the job until it ends")
+	return cmd
+}
+
+func (a *app) demoCmd() *cobra.Command {
+	var steps int
+	cmd := &cobra.Command{
+		Use: "demo", Short: "Fill the palace with a small sample to try loci with", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			body := map[string]any{"type": "demo"}
+			if steps != 0 {
+				body["steps"] = steps
+			}
+			return a.submit(c, body, true)
+		},
+	}
+	cmd.Flags().IntVar(&steps, "steps", 0, "run only the first steps of the sample")
+	return cmd
+}
+
+func (a *app) wakeUpCmd() *cobra.Command {
+	var agent, wing string
+	var items, bytes int
+	cmd := &cobra.Command{
+		Use: "wake-up", Short: "Session-start context: the agent's latest diary entry and recent checkpoints", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			q := url.Values{"agent_identity": {agent}}
+			if wing != "" {
+				q.Set("wing", wing)
+			}
+			if items != 0 {
+				q.Set("max_items", strconv.Itoa(items))
+			}
+			if bytes != 0 {
+				q.Set("max_bytes", strconv.Itoa(bytes))
+			}
+			return show(a, c.Context(), http.MethodGet, "/api/wake-up?"+q.Encode(), nil, func(out *wire.WakeUp) {
+				if out.Diary != nil {
+					a.printf("latest diary entry (%s):\n%s\n\n", ago(out.Diary.CreatedAt), out.Diary.Content)
+				}
+				for _, d := range out.Items {
+					a.printf("%s  %s\n%s\n\n", ago(d.CreatedAt), d.ID, d.Content)
+				}
+				if out.Diary == nil && len(out.Items) == 0 {
+					a.printf("nothing to wake up to yet\n")
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "agent identity (required)")
+	cmd.Flags().StringVar(&wing, "wing", "", "wing of the agent's diary")
+	cmd.Flags().IntVar(&items, "max-items", 0, "at most this many checkpoint drawers (default 10)")
+	cmd.Flags().IntVar(&bytes, "max-bytes", 0, "at most this many bytes of content (default 8192)")
+	return cmd
+}

@@ -1,0 +1,390 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// Job kinds.
+const (
+	JobMine       = "mine"
+	JobCheckpoint = "checkpoint"
+	JobEmbed      = "embed"
+	JobExtract    = "extract"
+	JobAudit      = "audit"
+	JobRepair     = "repair"
+	JobDemo       = "demo"
+)
+
+// JobKinds lists every job kind.
+var JobKinds = []string{JobMine, JobCheckpoint, JobEmbed, JobExtract, JobAudit, JobRepair, JobDemo}
+
+// Job statuses.
+const (
+	JobQueued    = "queued"
+	JobRunning   = "running"
+	JobPaused    = "paused"
+	JobCompleted = "completed"
+	JobFailed    = "failed"
+	JobCancelled = "cancelled"
+)
+
+// JobStatuses lists every job status.
+var JobStatuses = []string{JobQueued, JobRunning, JobPaused, JobCompleted, JobFailed, JobCancelled}
+
+// MaxRecoveryAttempts is the crash budget of a job (spec max_attempts).
+const MaxRecoveryAttempts = 3
+
+// Priority orders the job queue: higher first. It is stored as its number
+// and shown by name.
+type Priority int
+
+// Priorities.
+const (
+	PriorityBackground Priority = 0
+	PriorityLow        Priority = 25
+	PriorityNormal     Priority = 50
+	PriorityHigh       Priority = 75
+	PriorityCritical   Priority = 100
+)
+
+var priorityNames = map[Priority]string{PriorityBackground: "background", PriorityLow: "low",
+	PriorityNormal: "normal", PriorityHigh: "high", PriorityCritical: "critical"}
+
+// String is the priority's name.
+func (p Priority) String() string {
+	if n, ok := priorityNames[p]; ok {
+		return n
+	}
+	return fmt.Sprint(int(p))
+}
+
+// MarshalJSON shows the priority by name.
+func (p Priority) MarshalJSON() ([]byte, error) { return json.Marshal(p.String()) }
+
+// UnmarshalJSON reads a name or a number.
+func (p *Priority) UnmarshalJSON(b []byte) error {
+	var n int
+	if err := json.Unmarshal(b, &n); err == nil {
+		*p = Priority(n)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	for v, name := range priorityNames {
+		if name == s {
+			*p = v
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown priority %q", s)
+}
+
+// DefaultPriority is a kind's priority when submitted.
+func DefaultPriority(kind string, emergency bool) Priority {
+	switch kind {
+	case JobMine, JobEmbed, JobExtract:
+		return PriorityBackground
+	case JobCheckpoint:
+		if emergency {
+			return PriorityCritical
+		}
+		return PriorityHigh
+	default:
+		return PriorityNormal
+	}
+}
+
+// Background reports a kind bounded by jobs.background_concurrency.
+func Background(kind string) bool {
+	return kind == JobMine || kind == JobEmbed || kind == JobExtract
+}
+
+// Progress is how far a job is.
+type Progress struct {
+	Current int64  `json:"current"`
+	Total   *int64 `json:"total,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Job is a durable unit of background work.
+type Job struct {
+	ID               string          `json:"id"`
+	Kind             string          `json:"kind"`
+	Status           string          `json:"status"`
+	Priority         Priority        `json:"priority"`
+	RequestedBy      string          `json:"requested_by"`
+	CreatedAt        time.Time       `json:"created_at"`
+	UpdatedAt        time.Time       `json:"updated_at"`
+	StartedAt        *time.Time      `json:"started_at,omitempty"`
+	FinishedAt       *time.Time      `json:"finished_at,omitempty"`
+	Progress         Progress        `json:"progress"`
+	Attempt          int             `json:"attempt"`
+	RecoveryAttempts int             `json:"recovery_attempts"`
+	Checkpoint       json.RawMessage `json:"checkpoint"`
+	Result           json.RawMessage `json:"result,omitempty"`
+	Error            string          `json:"error,omitempty"`
+	LeaseOwner       string          `json:"lease_owner,omitempty"`
+	LeaseExpiresAt   *time.Time      `json:"lease_expires_at,omitempty"`
+	PauseRequested   bool            `json:"pause_requested"`
+	CancelRequested  bool            `json:"cancel_requested"`
+	// Input is what the job was submitted with (a checkpoint payload, an
+	// audit's wing, ...). It is stored, and never shown in events.
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+// Terminal reports a job that will not run again (failed may be retried).
+func (j *Job) Terminal() bool { return j.Status == JobCompleted || j.Status == JobCancelled }
+
+// Finished reports a job that is not queued, running or paused.
+func (j *Job) Finished() bool { return j.Terminal() || j.Status == JobFailed }
+
+// JobEventKind names an event of Job.Apply.
+type JobEventKind string
+
+// Job events.
+const (
+	EvSubmit        JobEventKind = "submit"
+	EvClaim         JobEventKind = "claim"
+	EvHeartbeat     JobEventKind = "heartbeat"
+	EvRequestPause  JobEventKind = "request_pause"
+	EvRequestCancel JobEventKind = "request_cancel"
+	EvSave          JobEventKind = "save" // progress and checkpoint while running
+	EvPause         JobEventKind = "pause"
+	EvResume        JobEventKind = "resume"
+	EvComplete      JobEventKind = "complete"
+	EvFail          JobEventKind = "fail"
+	EvRecover       JobEventKind = "recover"
+	EvDrain         JobEventKind = "drain"
+	EvRetry         JobEventKind = "retry"
+	EvCancel        JobEventKind = "cancel"
+)
+
+// JobEvent moves a job through Apply.
+type JobEvent struct {
+	Kind JobEventKind
+	At   time.Time
+	// Owner and TTL set the lease (claim, heartbeat); Owner guards the
+	// events a worker sends.
+	Owner string
+	TTL   time.Duration
+	// Checkpoint and Progress are saved by save, pause and drain when set.
+	Checkpoint json.RawMessage
+	Progress   *Progress
+	Result     json.RawMessage
+	Error      string
+}
+
+// Apply is the job state machine of the spec ("States and transitions:
+// Job"), a pure function: it returns the job after ev, or
+// loci::jobs::transition_invalid for a pair the table does not list.
+func Apply(j Job, ev JobEvent) (Job, error) {
+	bad := func(what string) (Job, error) {
+		return j, fault.Newf(fault.JobsTransitionInvalid, actionHelp(j.Status),
+			"cannot %s a %s job", what, j.Status)
+	}
+	guard := func() error {
+		if ev.Owner != "" && j.LeaseOwner != "" && ev.Owner != j.LeaseOwner {
+			return fault.Newf(fault.JobsLeaseLost, "the job is now run by "+j.LeaseOwner,
+				"job %s is leased by another daemon", j.ID)
+		}
+		return nil
+	}
+	j.UpdatedAt = ev.At
+	save := func() {
+		if ev.Checkpoint != nil {
+			j.Checkpoint = ev.Checkpoint
+		}
+		if ev.Progress != nil {
+			j.Progress = *ev.Progress
+		}
+	}
+	leave := func(status string) {
+		j.Status = status
+		j.LeaseOwner, j.LeaseExpiresAt = "", nil
+		j.PauseRequested, j.CancelRequested = false, false
+		if status == JobCompleted || status == JobFailed || status == JobCancelled {
+			at := ev.At
+			j.FinishedAt = &at
+		}
+	}
+	switch ev.Kind {
+	case EvSubmit:
+		if j.Status != "" {
+			return bad("submit")
+		}
+		j.Status, j.CreatedAt = JobQueued, ev.At
+		if len(j.Checkpoint) == 0 {
+			j.Checkpoint = json.RawMessage("{}")
+		}
+	case EvClaim:
+		if j.Status != JobQueued {
+			return bad("claim")
+		}
+		exp := ev.At.Add(ev.TTL)
+		j.Status, j.LeaseOwner, j.LeaseExpiresAt = JobRunning, ev.Owner, &exp
+		j.Attempt++
+		at := ev.At
+		j.StartedAt = &at
+	case EvHeartbeat, EvSave:
+		if j.Status != JobRunning {
+			return bad(string(ev.Kind))
+		}
+		if err := guard(); err != nil {
+			return j, err
+		}
+		if ev.Kind == EvHeartbeat {
+			exp := ev.At.Add(ev.TTL)
+			j.LeaseExpiresAt = &exp
+		}
+		save()
+	case EvRequestPause:
+		if j.Status != JobRunning {
+			return bad("pause")
+		}
+		j.PauseRequested = true
+	case EvRequestCancel:
+		if j.Status != JobRunning {
+			return bad("cancel")
+		}
+		j.CancelRequested = true
+	case EvPause:
+		if j.Status != JobRunning {
+			return bad("pause")
+		}
+		if err := guard(); err != nil {
+			return j, err
+		}
+		save()
+		leave(JobPaused)
+	case EvResume:
+		if j.Status != JobPaused {
+			return bad("resume")
+		}
+		j.Status = JobQueued
+	case EvComplete:
+		if j.Status != JobRunning {
+			return bad("complete")
+		}
+		if err := guard(); err != nil {
+			return j, err
+		}
+		save()
+		j.Result = ev.Result
+		leave(JobCompleted)
+	case EvFail:
+		if j.Status != JobRunning {
+			return bad("fail")
+		}
+		if err := guard(); err != nil {
+			return j, err
+		}
+		save()
+		j.Error = ev.Error
+		leave(JobFailed)
+	case EvRecover:
+		if j.Status != JobRunning {
+			return bad("recover")
+		}
+		switch {
+		case j.CancelRequested:
+			leave(JobCancelled)
+		case j.PauseRequested:
+			leave(JobPaused)
+		case j.RecoveryAttempts < MaxRecoveryAttempts:
+			j.RecoveryAttempts++
+			leave(JobQueued)
+		default:
+			j.Error = fmt.Sprintf("the daemon stopped while running this job %d times (recovery budget %d exhausted)",
+				j.RecoveryAttempts+1, MaxRecoveryAttempts)
+			leave(JobFailed)
+		}
+	case EvDrain:
+		if j.Status != JobRunning {
+			return bad("drain")
+		}
+		if err := guard(); err != nil {
+			return j, err
+		}
+		save()
+		switch {
+		case j.CancelRequested:
+			leave(JobCancelled)
+		case j.PauseRequested:
+			leave(JobPaused)
+		default:
+			leave(JobQueued)
+		}
+	case EvRetry:
+		if j.Status != JobFailed {
+			return bad("retry")
+		}
+		j.Status, j.Error, j.FinishedAt = JobQueued, "", nil
+		j.RecoveryAttempts = 0
+	case EvCancel:
+		switch j.Status {
+		case JobQueued, JobPaused:
+		case JobRunning:
+			if err := guard(); err != nil {
+				return j, err
+			}
+			save()
+		default:
+			return bad("cancel")
+		}
+		leave(JobCancelled)
+	default:
+		return bad(string(ev.Kind))
+	}
+	return j, nil
+}
+
+func actionHelp(status string) string {
+	switch status {
+	case JobQueued:
+		return "a queued job can be cancelled"
+	case JobRunning:
+		return "a running job can be paused or cancelled"
+	case JobPaused:
+		return "a paused job can be resumed or cancelled"
+	case JobFailed:
+		return "a failed job can be retried"
+	default:
+		return "a " + status + " job is finished; submit a new one"
+	}
+}
+
+// CheckJobID checks a job id: a UUID, canonical form returned.
+func CheckJobID(id string) (string, error) {
+	if c, ok := CanonicalUUID(id); ok {
+		return c, nil
+	}
+	return "", fault.Newf(fault.JobsIDInvalid, "job ids are UUIDs, as listed by GET /api/jobs",
+		"job id %q is not a UUID", id)
+}
+
+// CheckJobStatus checks a status filter.
+func CheckJobStatus(s string) error {
+	for _, v := range JobStatuses {
+		if v == s {
+			return nil
+		}
+	}
+	return fault.Newf(fault.InputInvalid, "status is one of "+strings.Join(JobStatuses, ", "), "unknown job status %q", s)
+}
+
+// CheckJobKind checks a kind filter.
+func CheckJobKind(s string) error {
+	for _, v := range JobKinds {
+		if v == s {
+			return nil
+		}
+	}
+	return fault.Newf(fault.InputInvalid, "kind is one of "+strings.Join(JobKinds, ", "), "unknown job kind %q", s)
+}

@@ -1,0 +1,127 @@
+package transport
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// Job list limits (spec: default 50, max 200).
+const (
+	JobsLimit    = 50
+	JobsMaxLimit = 200
+)
+
+// jobView hides a job's input: it may hold memory content, and is the
+// submitter's business.
+func jobView(j *store.Job) *store.Job {
+	if j == nil {
+		return nil
+	}
+	c := *j
+	c.Input = nil
+	return &c
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit := 0
+	if q.Has("limit") || q.Get("kind") != "" {
+		var err error
+		if limit, err = queryLimit(r, "limit", JobsLimit, JobsMaxLimit); err != nil {
+			return err
+		}
+	}
+	jobs, err := s.Jobs.List(r.Context(), q.Get("status"), q.Get("kind"), limit)
+	if err != nil {
+		return err
+	}
+	for i := range jobs {
+		jobs[i].Input = nil
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"jobs": jobs})
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := param(r, "id")
+	if err != nil {
+		return err
+	}
+	job, err := s.Jobs.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, jobView(job))
+}
+
+func (s *Server) submitJob(w http.ResponseWriter, r *http.Request) error {
+	var b actors.Submission
+	if err := decodeBody(r, &b, false); err != nil {
+		return err
+	}
+	job, err := s.Jobs.Submit(r.Context(), b, store.ByHTTP)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, jobView(job))
+}
+
+// jobAction serves a job control route with one of the runtime's actions.
+func (s *Server) jobAction(action func(*actors.Jobs, context.Context, string) (*store.Job, error)) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := param(r, "id")
+		if err != nil {
+			return err
+		}
+		job, err := action(s.Jobs, r.Context(), id)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, jobView(job))
+	}
+}
+
+func (s *Server) forceCancel(w http.ResponseWriter, r *http.Request) error {
+	id, err := param(r, "id")
+	if err != nil {
+		return err
+	}
+	res, err := s.Jobs.ForceCancel(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	res.Job = jobView(res.Job)
+	return writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) wakeUp(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	num := func(name string) (int, error) {
+		v := q.Get(name)
+		if v == "" {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, fault.Invalid(name, "must be a whole number, 0 or more (0 means the default)")
+		}
+		return n, nil
+	}
+	items, err := num("max_items")
+	if err != nil {
+		return err
+	}
+	bytes, err := num("max_bytes")
+	if err != nil {
+		return err
+	}
+	res, err := s.Palace.WakeUp(r.Context(), q.Get("agent_identity"), q.Get("wing"), items, bytes)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
