@@ -357,7 +357,8 @@ func (j *Jobs) Busy(ctx context.Context, wingID, roomID string) error {
 			writing := job.Kind == store.JobMine || job.Kind == store.JobCheckpoint
 			if job.Kind == store.JobRepair {
 				var in RepairInput
-				_ = json.Unmarshal(job.Input, &in)
+				raw, _ := r.JobInput(job.ID)
+				_ = json.Unmarshal(raw, &in)
 				writing = !in.DryRun
 			}
 			if writing {

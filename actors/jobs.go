@@ -363,6 +363,13 @@ func (d *dispatcher) claim(c actor.Context) {
 
 func (d *dispatcher) start(c actor.Context, job *store.Job) {
 	j := d.jobs
+	if err := j.DB.View(context.Background(), func(rd store.Reader) error {
+		var err error
+		job.Input, err = rd.JobInput(job.ID)
+		return err
+	}); err != nil {
+		j.Log.Error("reading a job's input failed", "job", job.ID, "err", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Run{Job: *job, jobs: j, ctx: ctx, abort: cancel, done: make(chan struct{})}
 	j.mu.Lock()

@@ -76,6 +76,9 @@ type Reader interface {
 	EachDrawer(fn func(*Drawer) bool) error
 	// Job reads a job; nil when unknown.
 	Job(id string) (*Job, error)
+	// JobInput is what a job was submitted with (kept apart from the job,
+	// which every progress save rewrites).
+	JobInput(id string) (json.RawMessage, error)
 	// Jobs visits every job newest first until fn returns false.
 	Jobs(fn func(*Job) bool) error
 	// QueuedJobs visits queued jobs in claim order (highest priority, then

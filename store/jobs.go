@@ -135,7 +135,8 @@ type Job struct {
 	PauseRequested   bool            `json:"pause_requested"`
 	CancelRequested  bool            `json:"cancel_requested"`
 	// Input is what the job was submitted with (a checkpoint payload, an
-	// audit's wing, ...). It is stored, and never shown in events.
+	// audit's wing, ...). It is stored apart (Reader.JobInput), never
+	// shown in events or job answers.
 	Input json.RawMessage `json:"input,omitempty"`
 }
 

@@ -22,6 +22,12 @@ const MaxTags = 64
 // maxLinks bounds the similar_to links recorded for one write.
 const maxLinks = 10
 
+// maxVerified bounds the candidates one write verifies with the exact rule.
+// In a scope of many near-identical drawers (templated lines, logs) every
+// candidate passes the filters; only the ones with the highest estimated
+// overlap are verified, which is enough to find the maxLinks strongest.
+const maxVerified = 4 * maxLinks
+
 // ExactPolicy is what a writer does with an exact copy of a current drawer
 // of the same scope (spec "Behaviour per writer").
 type ExactPolicy int
@@ -117,6 +123,11 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 	lo, hi := dedup.LengthWindow(rec.NormLen, threshold)
 	floor := dedup.MinOverlap(rec.Distinct, rec.NormLen, hi, threshold)
 	var cands []string
+	type pending struct {
+		id  string
+		est float64
+	}
+	var verify []pending
 	err := r.DedupNear(rec.Scope, rec.Bands, lo, hi, func(c NearCandidate) {
 		if skip[c.DrawerID] {
 			return
@@ -125,7 +136,13 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 		if _, ok := judged[c.DrawerID]; ok || len(rec.Mins) == 0 {
 			return
 		}
-		if est := dedup.EstimateLow(rec.Mins, c.Mins); floor > 0 && est < floor {
+		est := dedup.EstimateLow(rec.Mins, c.Mins)
+		defer func() {
+			if _, ok := judged[c.DrawerID]; !ok {
+				verify = append(verify, pending{c.DrawerID, est})
+			}
+		}()
+		if floor > 0 && est < floor {
 			// Too little run overlap to be near: distinct unread.
 			judged[c.DrawerID] = Judgement{Verdict: dedup.Distinct, Signals: dedup.Signals{Similarity: est, Threshold: threshold}}
 		} else if dedup.BagCannotReach(rec.Bag[:], c.Bag, rec.NormLen, c.NormLen, threshold) {
@@ -135,6 +152,12 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(verify) > maxVerified {
+		sort.SliceStable(verify, func(i, j int) bool { return verify[i].est > verify[j].est })
+		for _, v := range verify[maxVerified:] {
+			judged[v.id] = Judgement{Verdict: dedup.Distinct, Signals: dedup.Signals{Similarity: v.est, Threshold: threshold}}
+		}
 	}
 	for _, id := range cands {
 		if _, ok := judged[id]; ok {

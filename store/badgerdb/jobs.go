@@ -13,8 +13,10 @@ import (
 //	j/<job>                                  the job
 //	jt/<created ns BE>/<job>                 every job, by age (listing newest first)
 //	jq/<255-priority>/<created ns BE>/<job>  queued jobs in claim order
+//	ji/<job>                                 the job's input, written once (it may be large)
 //	jf/<job>/<index BE>                      a checkpoint item's fact op, stored as given
 const (
+	pJobInput = "ji/"
 	pJob      = "j/"
 	pJobTime  = "jt/"
 	pJobQueue = "jq/"
@@ -50,12 +52,19 @@ func (t *tx) Job(id string) (*store.Job, error) {
 }
 
 func (t *tx) PutJob(j, prev *store.Job) error {
-	if err := t.put(k(pJob, j.ID), storedJob{Job: *j, Priority: int(j.Priority)}); err != nil {
+	s := storedJob{Job: *j, Priority: int(j.Priority)}
+	s.Input = nil
+	if err := t.put(k(pJob, j.ID), s); err != nil {
 		return err
 	}
 	if prev == nil {
 		if err := t.set(jobTimeKey(j), nil); err != nil {
 			return err
+		}
+		if len(j.Input) > 0 {
+			if err := t.set(k(pJobInput, j.ID), j.Input); err != nil {
+				return err
+			}
 		}
 	}
 	if prev != nil && prev.Status == store.JobQueued && (j.Status != store.JobQueued || prev.Priority != j.Priority) {
@@ -67,6 +76,10 @@ func (t *tx) PutJob(j, prev *store.Job) error {
 		return t.set(jobQueueKey(j), nil)
 	}
 	return nil
+}
+
+func (t *tx) JobInput(id string) (json.RawMessage, error) {
+	return t.getRaw(k(pJobInput, id))
 }
 
 // Jobs visits every job newest first until fn returns false.
