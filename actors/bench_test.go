@@ -3,7 +3,9 @@ package actors
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/storetest"
@@ -24,4 +26,33 @@ func BenchmarkSequentialWrite(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkClaimLatency is the time from a job's submission (its durable
+// write included) to its claim by an idle dispatcher (the claim's durable
+// write and the worker started); it reports p50 and p99.
+func BenchmarkClaimLatency(b *testing.B) {
+	j := newJobs(b, JobConfig{MaxConcurrency: 4, BackgroundConcurrency: 2, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second})
+	j.handlers[store.JobDemo] = func(context.Context, *Run) (any, error) { return nil, nil }
+	j.claimed = make(chan string, 1)
+	if err := j.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	var lat []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		job, err := j.Submit(context.Background(), Submission{Type: store.JobDemo}, store.ByCLI)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for id := range j.claimed {
+			if id == job.ID {
+				break
+			}
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50-claim")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99-claim")
 }

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"sync"
 	"testing"
@@ -153,4 +154,81 @@ func TestBackgroundLimits(t *testing.T) {
 	if total, bg := d.limits(); total != 1 || bg != 1 {
 		t.Fatalf("limits %d/%d, want 1/1", total, bg)
 	}
+}
+
+// Audit finds a drawer whose room is gone; repair reports it in a dry run
+// and removes it only when applying, narrowed by the audit.
+func TestAuditAndRepairOrphans(t *testing.T) {
+	j := newJobs(t, testCfg)
+	ctx := context.Background()
+	if err := j.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	keep, err := j.Palace.CreateDrawer(ctx, store.NewDrawer{Wing: "w", Room: "kept", Content: "a drawer in a room that stays",
+		Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost, err := j.Palace.CreateDrawer(ctx, store.NewDrawer{Wing: "w", Room: "lost", Content: "a drawer whose room record vanishes",
+		Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI, JobID: "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Damage: remove the room record alone, as a crash in an older version might have.
+	_, err = j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+		rm, err := tx.Room(lost.Drawer.RoomID)
+		if err != nil {
+			return nil, err
+		}
+		return nil, tx.DeleteRoom(rm)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(s Submission) *store.Job {
+		job, err := j.Submit(ctx, s, store.ByCLI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return waitStatus(t, j, job.ID, store.JobCompleted, store.JobFailed)
+	}
+	audit := run(Submission{Type: store.JobAudit})
+	var ar AuditResult
+	if err := json.Unmarshal(audit.Result, &ar); err != nil {
+		t.Fatal(err)
+	}
+	if len(ar.OrphanDrawers) != 1 || ar.OrphanDrawers[0] != lost.Drawer.ID || len(ar.DanglingJobRefs) != 1 || ar.DrawersScanned != 2 {
+		t.Fatalf("audit: %+v", ar)
+	}
+	dry := run(Submission{Type: store.JobRepair, BasedOnJob: audit.ID})
+	var rr RepairResult
+	_ = json.Unmarshal(dry.Result, &rr)
+	if !rr.DryRun || rr.Removed != 0 || len(rr.OrphanDrawers) != 1 {
+		t.Fatalf("dry run: %+v", rr)
+	}
+	if d, _ := j.Palace.drawerByID(ctx, lost.Drawer.ID); d == nil {
+		t.Fatal("a dry run removed the orphan")
+	}
+	apply := false
+	fixed := run(Submission{Type: store.JobRepair, DryRun: &apply})
+	_ = json.Unmarshal(fixed.Result, &rr)
+	if rr.DryRun || rr.Removed != 1 {
+		t.Fatalf("repair: %+v", rr)
+	}
+	if d, _ := j.Palace.drawerByID(ctx, lost.Drawer.ID); d != nil {
+		t.Fatal("the orphan is still there")
+	}
+	if d, _ := j.Palace.drawerByID(ctx, keep.Drawer.ID); d == nil {
+		t.Fatal("repair removed a drawer that was not an orphan")
+	}
+}
+
+func (p *Palace) drawerByID(ctx context.Context, id string) (*store.Drawer, error) {
+	var d *store.Drawer
+	err := p.view(ctx, func(r store.Reader) error {
+		var err error
+		d, err = r.Drawer(id)
+		return err
+	})
+	return d, err
 }

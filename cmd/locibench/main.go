@@ -4,7 +4,8 @@
 //     clients, unique content, dedup on;
 //   - write latency p50/p99 in a room that already holds 100,000 drawers;
 //   - daemon start to ready with those drawers stored, and the first write
-//     into the big room after a start.
+//     into the big room after a start;
+//   - checkpoint ingestion: 100 jobs of 100 items, drawers per second.
 //
 // It prints one line per figure; docs/BENCHMARKS.md records them.
 package main
@@ -35,7 +36,20 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
+	only := flag.String("only", "", "run one part only: checkpoints")
 	flag.Parse()
+	if *only == "checkpoints" {
+		dir, err := os.MkdirTemp("", "locibench-")
+		if err == nil {
+			defer os.RemoveAll(dir)
+			err = checkpoints(*bin, filepath.Join(dir, "p"), 100, 100)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "locibench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*bin, *writes, *clients, *fill, *samples); err != nil {
 		fmt.Fprintln(os.Stderr, "locibench:", err)
 		os.Exit(1)
@@ -212,5 +226,67 @@ func run(bin string, writes, clients, fill, samples int) error {
 	}
 	fmt.Printf("start to ready with %d drawers: median %s (5 starts, min %s)\n", fill+samples, pct(starts, 0.5).Round(time.Millisecond), slices.Min(starts).Round(time.Millisecond))
 	fmt.Printf("first write into that room after a start: median %s\n", pct(firsts, 0.5).Round(time.Millisecond))
+	return checkpoints(bin, filepath.Join(dir, "p3"), 100, 100)
+}
+
+// checkpoints submits jobs checkpoint jobs of items items each and reports
+// drawers per second from the first submission to the last completion.
+func checkpoints(bin, palace string, jobs, items int) error {
+	d, _, err := start(bin, palace)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	r := rand.New(rand.NewPCG(4, 4))
+	bodies := make([][]byte, jobs)
+	for j := range bodies {
+		list := make([]map[string]any, items)
+		for i := range list {
+			list[i] = map[string]any{"destination": "project", "content": sentence(r), "tags": []string{}, "source": map[string]any{"kind": "manual"}}
+		}
+		bodies[j], _ = json.Marshal(map[string]any{"type": "checkpoint", "payload": map[string]any{"items": list}})
+	}
+	t0 := time.Now()
+	var ids []string
+	for _, b := range bodies {
+		resp, err := http.Post("http://"+d.addr+"/api/jobs", "application/json", bytes.NewReader(b))
+		if err != nil {
+			return err
+		}
+		var job struct {
+			ID string `json:"id"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&job)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusAccepted {
+			return fmt.Errorf("submit: status %d %v", resp.StatusCode, err)
+		}
+		ids = append(ids, job.ID)
+	}
+	for _, id := range ids {
+		for {
+			resp, err := http.Get("http://" + d.addr + "/api/jobs/" + id)
+			if err != nil {
+				return err
+			}
+			var job struct {
+				Status string `json:"status"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&job)
+			resp.Body.Close()
+			if err != nil {
+				return err
+			}
+			if job.Status == "completed" {
+				break
+			}
+			if job.Status == "failed" || job.Status == "cancelled" {
+				return fmt.Errorf("checkpoint job %s %s", id, job.Status)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	el := time.Since(t0)
+	fmt.Printf("checkpoint ingestion: %d jobs of %d items in %s: %.0f drawers/s\n", jobs, items, el.Round(time.Millisecond), float64(jobs*items)/el.Seconds())
 	return nil
 }
