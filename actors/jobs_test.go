@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
 )
 
 func newJobs(t testing.TB, cfg JobConfig) *Jobs {
@@ -231,4 +232,70 @@ func (p *Palace) drawerByID(ctx context.Context, id string) (*store.Drawer, erro
 		return err
 	})
 	return d, err
+}
+
+// Force-cancel aborts a locally run mine job and answers only after the
+// worker stopped; a job recorded running without a worker is orphaned.
+func TestForceCancelAndOrphaned(t *testing.T) {
+	j := newJobs(t, testCfg)
+	ctx := context.Background()
+	stopped := make(chan struct{})
+	j.handlers[store.JobMine] = func(ctx context.Context, r *Run) (any, error) {
+		<-ctx.Done() // ignores pause and cancel requests: only an abort stops it
+		time.Sleep(50 * time.Millisecond)
+		close(stopped)
+		return nil, ctx.Err()
+	}
+	if err := j.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	put := func(job store.Job) {
+		t.Helper()
+		if _, err := j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+			next, err := store.Apply(job, store.JobEvent{Kind: store.EvSubmit, At: tx.Now()})
+			if err != nil {
+				return nil, err
+			}
+			return nil, tx.PutJob(&next, nil)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mine := store.Job{ID: "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a", Kind: store.JobMine, Priority: store.PriorityBackground}
+	put(mine)
+	j.kick()
+	waitStatus(t, j, mine.ID, store.JobRunning)
+	if _, err := j.ForceCancel(ctx, "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2b"); !fault.Is(err, fault.JobsNotFound) {
+		t.Fatalf("force-cancel of an unknown job: %v", err)
+	}
+	res, err := j.ForceCancel(ctx, mine.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	default:
+		t.Fatal("force-cancel answered before the worker stopped")
+	}
+	if res.Status != "force_cancelled" || res.Job.Status != store.JobCancelled {
+		t.Fatalf("force-cancel: %+v", res)
+	}
+	// Not a mine job: refused.
+	demo, _ := j.Submit(ctx, Submission{Type: store.JobDemo}, store.ByCLI)
+	waitStatus(t, j, demo.ID, store.JobCompleted)
+	if _, err := j.ForceCancel(ctx, demo.ID); !fault.Is(err, fault.JobsTransitionInvalid) {
+		t.Fatalf("force-cancel of a demo job: %v", err)
+	}
+	// A job recorded running by this daemon with no worker: orphaned.
+	orphan := store.Job{ID: "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2c", Kind: store.JobAudit, Priority: store.PriorityNormal}
+	if _, err := j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+		next, _ := store.Apply(orphan, store.JobEvent{Kind: store.EvSubmit, At: tx.Now()})
+		next, _ = store.Apply(next, store.JobEvent{Kind: store.EvClaim, At: tx.Now(), Owner: j.Owner, TTL: time.Hour})
+		return nil, tx.PutJob(&next, nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Pause(ctx, orphan.ID); !fault.Is(err, fault.JobsOrphaned) {
+		t.Fatalf("pause of an orphaned job: %v", err)
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
@@ -138,7 +139,7 @@ func (a *app) watch(ctx context.Context, id string) error {
 		if _, err := a.call(ctx, http.MethodGet, "/api/jobs/"+client.Esc(id), nil, &job); err != nil {
 			return err
 		}
-		if !a.jsonOut {
+		if !a.jsonOut && a.stderrIsTerminal() {
 			total := int64(-1)
 			if job.Progress.Total != nil {
 				total = *job.Progress.Total
@@ -178,6 +179,12 @@ func (a *app) watch(ctx context.Context, id string) error {
 		return &exitError{code: 1, err: fault.Newf(fault.InputInvalid, "it was cancelled", "job %s was cancelled", job.ID)}
 	}
 	return nil
+}
+
+// stderrIsTerminal reports whether a progress bar can be drawn.
+func (a *app) stderrIsTerminal() bool {
+	f, ok := a.stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func (a *app) stderrOrDiscard() io.Writer {
