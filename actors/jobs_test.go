@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -297,5 +298,39 @@ func TestForceCancelAndOrphaned(t *testing.T) {
 	}
 	if _, err := j.Pause(ctx, orphan.ID); !fault.Is(err, fault.JobsOrphaned) {
 		t.Fatalf("pause of an orphaned job: %v", err)
+	}
+}
+
+// Wake-up trims by whole drawers: a too-large item is skipped and older,
+// smaller ones are still taken.
+func TestWakeUpSkipsTooLargeItems(t *testing.T) {
+	j := newJobs(t, testCfg)
+	ctx := context.Background()
+	write := func(content string) {
+		t.Helper()
+		if _, err := j.Palace.CreateDrawer(ctx, store.NewDrawer{Wing: "projects", Room: store.CheckpointRoom, Content: content,
+			Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	write("oldest small checkpoint about the queue")
+	write("older small checkpoint about the index")
+	write(strings.Repeat("a very large checkpoint ", 40))
+	if _, err := j.Palace.DiaryWrite(ctx, "agent", "projects", "my diary entry", store.ByCLI); err != nil {
+		t.Fatal(err)
+	}
+	w, err := j.Palace.WakeUp(ctx, "agent", "projects", 5, 120)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Diary == nil || len(w.Items) != 2 || w.Skipped != 1 || w.Bytes > 120 {
+		t.Fatalf("wake-up: %+v", w)
+	}
+	if w.Items[0].Content != "older small checkpoint about the index" {
+		t.Fatalf("order: newest first expected, got %q", w.Items[0].Content)
+	}
+	if _, err := j.Palace.WakeUp(ctx, "", "", 0, 0); !fault.Is(err, fault.InputInvalid) {
+		t.Fatalf("no agent: %v", err)
 	}
 }
