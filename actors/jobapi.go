@@ -233,6 +233,7 @@ func (j *Jobs) control(ctx context.Context, id string, ev, request store.JobEven
 	if err != nil {
 		return nil, err
 	}
+	j.awaitRun(ctx, cid)
 	v, err := j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
 		job, err := tx.Job(cid)
 		if err != nil || job == nil {
@@ -270,6 +271,19 @@ func (j *Jobs) control(ctx context.Context, id string, ev, request store.JobEven
 		j.kick()
 	}
 	return job, nil
+}
+
+// awaitRun waits (up to a second) for the worker of a job this daemon has
+// just claimed: the claim commits before the worker is registered.
+func (j *Jobs) awaitRun(ctx context.Context, id string) {
+	var job *store.Job
+	_ = j.DB.View(ctx, func(r store.Reader) error { job, _ = r.Job(id); return nil })
+	if job == nil || job.Status != store.JobRunning || job.LeaseOwner != j.Owner {
+		return
+	}
+	for deadline := time.Now().Add(time.Second); !j.local(id) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (j *Jobs) local(id string) bool {
@@ -321,6 +335,7 @@ func (j *Jobs) ForceCancel(ctx context.Context, id string) (*ForceCancelResult, 
 		return nil, fault.Newf(fault.JobsTransitionInvalid, "force-cancel it on the daemon that runs it",
 			"job %s is run by %s, not this daemon", job.ID, job.LeaseOwner)
 	}
+	j.awaitRun(ctx, job.ID)
 	j.mu.Lock()
 	r := j.runs[job.ID]
 	j.mu.Unlock()

@@ -375,6 +375,18 @@ func (d *dispatcher) start(c actor.Context, job *store.Job) {
 	j.mu.Lock()
 	j.runs[job.ID] = r
 	j.mu.Unlock()
+	// A pause or cancel written between the claim and the line above found
+	// no run to signal: take it from the store now.
+	_ = j.DB.View(context.Background(), func(rd store.Reader) error {
+		if cur, err := rd.Job(job.ID); err == nil && cur != nil {
+			if cur.CancelRequested {
+				r.request(stopCancel)
+			} else if cur.PauseRequested {
+				r.request(stopPause)
+			}
+		}
+		return nil
+	})
 	pid := c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &worker{run: r} }))
 	j.mu.Lock()
 	r.pid = pid
