@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -19,7 +20,13 @@ type System struct {
 
 	mu     sync.RWMutex // held for reading while a write is sent
 	closed bool
+	// onCommit is called by the writer after every durable commit.
+	onCommit atomic.Pointer[func()]
 }
+
+// OnCommit sets the function the writer calls after every durable commit
+// (the indexes follow the change log from there). It must not block.
+func (s *System) OnCommit(fn func()) { s.onCommit.Store(&fn) }
 
 // ActorLogLevel is the level protoactor logs at: warnings, unless loci
 // logs at debug.
@@ -37,7 +44,7 @@ func Start(db store.DB, log *slog.Logger, level slog.Level) *System {
 	as := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLog }))
 	s := &System{as: as, log: log}
 	props := actor.PropsFromProducer(func() actor.Actor {
-		return &writer{db: db, log: log.With("component", "writer")}
+		return &writer{db: db, log: log.With("component", "writer"), sys: s}
 	})
 	s.writer = as.Root.Spawn(props)
 	return s

@@ -36,6 +36,7 @@ type flush struct{}
 type writer struct {
 	db      store.DB
 	log     *slog.Logger
+	sys     *System
 	pending []*writeReq
 }
 
@@ -119,6 +120,11 @@ func (w *writer) commit(batch []*writeReq) {
 				if !final[i] {
 					results[i] = writeResp{nil, fault.As(err)}
 				}
+			}
+		}
+		if err == nil && w.sys != nil {
+			if fn := w.sys.onCommit.Load(); fn != nil {
+				(*fn)()
 			}
 		}
 		break

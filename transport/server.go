@@ -22,6 +22,7 @@ import (
 type Server struct {
 	Palace    *actors.Palace
 	Jobs      *actors.Jobs
+	Search    *actors.Search
 	Config    config.Config
 	Version   string
 	Started   time.Time
@@ -74,6 +75,10 @@ func (s *Server) Handler() http.Handler {
 		r.Delete("/drawers/{id}/duplicates/{link}", s.write(s.deleteDuplicate))
 
 		r.Get("/wake-up", s.read(s.wakeUp))
+		r.Get("/search", s.read(s.searchGet(false)))
+		r.Post("/search", s.read(s.searchPost(false)))
+		r.Get("/recall", s.read(s.searchGet(true)))
+		r.Post("/recall", s.read(s.searchPost(true)))
 
 		// Job control is never mode-gated; submitting a job that writes
 		// memories is a write.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/cli"
+	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
 	"github.com/loci-dev/loci/store/config"
@@ -85,8 +86,18 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		log.Info("pprof enabled", "address", a)
 	}
 
-	// 3. Actors; jobs left running are recovered before dispatching starts.
+	// 3. Indexes (derived: rebuilt when missing), actors; jobs left running
+	// are recovered before dispatching starts.
+	lex, err := lexical.Open(filepath.Join(cfg.Palace.Path, "index", "lexical"))
+	if err != nil {
+		return fault.Wrap(fault.StoreBackendFailed, err, "cannot open the lexical index: "+err.Error(),
+			"remove "+filepath.Join(cfg.Palace.Path, "index")+" to rebuild it from the store")
+	}
+	defer lex.Close()
 	sys := actors.Start(db, log, level)
+	indexer := actors.NewIndexer(db, lex, log)
+	sys.OnCommit(indexer.Kick)
+	indexer.Start()
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: cfg.Dedup.Enabled, Threshold: cfg.Dedup.NearThreshold}}
 	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{
 		MaxConcurrency: cfg.Jobs.MaxConcurrency, BackgroundConcurrency: cfg.Jobs.BackgroundConcurrency,
@@ -100,7 +111,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 
 	stopReq := make(chan struct{}, 1)
 	srv := &transport.Server{
-		Palace: palace, Jobs: jobs, Config: cfg, Version: version, Started: time.Now(), Address: addr,
+		Palace: palace, Jobs: jobs, Search: &actors.Search{DB: db, Indexer: indexer}, Config: cfg, Version: version, Started: time.Now(), Address: addr,
 		Log: log.With("component", "http"), Migrator: mig,
 		Shutdown: func() {
 			select {
@@ -141,6 +152,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if err := sys.Stop(sctx); err != nil {
 		log.Warn("actor shutdown", "err", err)
 	}
+	indexer.Stop()
 	log.Info("loci stopped")
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return fault.Wrap(fault.ServerFailed, serveErr, "the HTTP server failed: "+serveErr.Error(), "see the log and start again")

@@ -1,0 +1,142 @@
+package lexical
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var (
+	t0 = time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
+	t1 = time.Date(2026, 2, 10, 0, 0, 0, 0, time.UTC)
+)
+
+func open(t *testing.T) *Index {
+	t.Helper()
+	x, err := Open(filepath.Join(t.TempDir(), "lex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return x
+}
+
+func ids(h []Hit) []string {
+	out := make([]string, len(h))
+	for i := range h {
+		out[i] = h[i].ID
+	}
+	return out
+}
+
+func same(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestConjunctiveThenAnyWord(t *testing.T) {
+	x := open(t)
+	err := x.Apply([]Doc{
+		{ID: "a", Content: "The deploys happen on Fridays after the review.", WingID: "w", RoomID: "r", ValidFrom: t0},
+		{ID: "b", Content: "Deploying on Fridays is risky.", WingID: "w", RoomID: "r", ValidFrom: t0},
+		{ID: "c", Content: "Reviews are done on Mondays.", WingID: "w", RoomID: "r2", ValidFrom: t0, Tags: []string{"process"}},
+	}, nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// Stemming and case: "deploy friday" matches a and b (deploys, Deploying, Fridays).
+	h, _ := x.Search(ctx, "DEPLOY friday", Filter{}, 10)
+	if got := ids(h); len(got) != 2 {
+		t.Fatalf("conjunctive: %v", got)
+	}
+	// No document has every word: any single word suffices.
+	h, _ = x.Search(ctx, "review budget", Filter{}, 10)
+	if got := ids(h); len(got) != 2 {
+		t.Fatalf("any word: %v", got)
+	}
+	// Scope before ranking.
+	h, _ = x.Search(ctx, "review", Filter{RoomID: "r2"}, 10)
+	if got := ids(h); !same(got, []string{"c"}) {
+		t.Fatalf("room filter: %v", got)
+	}
+	h, _ = x.Search(ctx, "review", Filter{Tags: []string{"process"}}, 10)
+	if got := ids(h); !same(got, []string{"c"}) {
+		t.Fatalf("tag filter: %v", got)
+	}
+	if x.Seq() != 3 {
+		t.Fatalf("seq %d", x.Seq())
+	}
+}
+
+func TestTieBrokenByID(t *testing.T) {
+	x := open(t)
+	x.Apply([]Doc{{ID: "b", Content: "same words", ValidFrom: t0}, {ID: "a", Content: "same words", ValidFrom: t0}, {ID: "c", Content: "same words", ValidFrom: t0}}, nil, 1)
+	h, _ := x.Search(context.Background(), "same words", Filter{}, 10)
+	if got := ids(h); !same(got, []string{"a", "b", "c"}) {
+		t.Fatalf("ties: %v", got)
+	}
+}
+
+// The time rules of the spec: a drawer closed exactly at From, or opened
+// exactly at Until, is not found; a single instant is [t, t+1ns).
+func TestValidityWindows(t *testing.T) {
+	x := open(t)
+	end := t1
+	x.Apply([]Doc{
+		{ID: "old", Content: "deploy day", ValidFrom: t0, ValidTo: &end},
+		{ID: "new", Content: "deploy day", ValidFrom: t1},
+	}, nil, 2)
+	cases := []struct {
+		from, until time.Time
+		want        []string
+	}{
+		{t0, t1, []string{"old"}},                             // new opens exactly at until
+		{t1, t1.Add(time.Hour), []string{"new"}},              // old closed exactly at from
+		{t1.Add(-time.Nanosecond), t1, []string{"old"}},       // the instant just before
+		{t1, t1.Add(time.Nanosecond), []string{"new"}},        // the single instant t1
+		{t0.Add(-time.Hour), t0, nil},                         // before anything
+		{t0, t1.Add(time.Nanosecond), []string{"new", "old"}}, // both
+		{time.Time{}, time.Time{}, []string{"new", "old"}},    // no time filter
+	}
+	for _, c := range cases {
+		h, err := x.Search(context.Background(), "deploy", Filter{From: c.from, Until: c.until}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(h); !same(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
+			t.Errorf("[%s, %s): %v, want %v", c.from, c.until, got, c.want)
+		}
+	}
+}
+
+func TestReopenAndRebuild(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lex")
+	x, err := Open(dir)
+	if err != nil || !x.Rebuilt {
+		t.Fatalf("new index: %v %v", x, err)
+	}
+	x.Apply([]Doc{{ID: "a", Content: "kept words", ValidFrom: t0}}, nil, 7)
+	x.Close()
+	x, err = Open(dir)
+	if err != nil || x.Rebuilt || x.Seq() != 7 {
+		t.Fatalf("reopen: rebuilt %v seq %d err %v", x.Rebuilt, x.Seq(), err)
+	}
+	x.Close()
+	// Damage: the index metadata is gone.
+	os.Remove(filepath.Join(dir, "index_meta.json"))
+	x, err = Open(dir)
+	if err != nil || !x.Rebuilt || x.Seq() != 0 {
+		t.Fatalf("damaged: rebuilt %v seq %d err %v", x.Rebuilt, x.Seq(), err)
+	}
+	x.Close()
+}

@@ -1,0 +1,174 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// searchBody is the search query object of POST /api/search and
+// /api/recall.
+type searchBody struct {
+	Text           string        `json:"text"`
+	Query          string        `json:"query"`
+	Ranking        string        `json:"ranking"`
+	Limit          int           `json:"limit"`
+	Filter         *searchFilter `json:"filter"`
+	Profile        string        `json:"profile"`
+	QueryEmbedding []float32     `json:"query_embedding"`
+	Expand         bool          `json:"expand"`
+}
+
+type searchFilter struct {
+	Wing       string          `json:"wing"`
+	Room       string          `json:"room"`
+	Tags       []string        `json:"tags"`
+	SourceKind string          `json:"source_kind"`
+	Temporal   json.RawMessage `json:"temporal"`
+}
+
+// temporal reads filter.temporal: "current", "all", {as_of} or
+// {between: {from, until}}.
+func (f *searchFilter) temporal(q *actors.SearchQuery) error {
+	raw := bytes.TrimSpace(f.Temporal)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case "current":
+			return nil
+		case "all":
+			q.Historical = true
+			return nil
+		}
+		return fault.Invalid("filter.temporal", `is "current", "all", {"as_of": ...} or {"between": {"from": ..., "until": ...}}`)
+	}
+	var o struct {
+		AsOf    *string `json:"as_of"`
+		Between *struct {
+			From  *string `json:"from"`
+			Until *string `json:"until"`
+		} `json:"between"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil || (o.AsOf == nil) == (o.Between == nil) {
+		return fault.Invalid("filter.temporal", `is "current", "all", {"as_of": ...} or {"between": {"from": ..., "until": ...}}`)
+	}
+	if o.AsOf != nil {
+		t, err := ParseInstant("as_of", *o.AsOf)
+		if err != nil {
+			return err
+		}
+		q.AsOf = &t
+		return nil
+	}
+	if o.Between.From == nil {
+		return fault.Invalid("from", "is required with until")
+	}
+	if o.Between.Until == nil {
+		return fault.Invalid("until", "is required with from")
+	}
+	from, err := ParseInstant("from", *o.Between.From)
+	if err != nil {
+		return err
+	}
+	until, err := ParseInstant("until", *o.Between.Until)
+	if err != nil {
+		return err
+	}
+	q.From, q.Until = &from, &until
+	return nil
+}
+
+func (s *Server) searchPost(recall bool) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var b searchBody
+		if err := decodeBody(r, &b, false); err != nil {
+			return err
+		}
+		if b.Text != "" && b.Query != "" && b.Text != b.Query {
+			return fault.Invalid("text", "give text or query, not both")
+		}
+		q := actors.SearchQuery{Text: b.Text, Ranking: b.Ranking, Limit: b.Limit, Profile: b.Profile,
+			Embedding: b.QueryEmbedding, Expand: b.Expand}
+		if q.Text == "" {
+			q.Text = b.Query
+		}
+		if b.Filter != nil {
+			q.Wing, q.Room, q.Tags, q.SourceKind = b.Filter.Wing, b.Filter.Room, b.Filter.Tags, b.Filter.SourceKind
+			if err := b.Filter.temporal(&q); err != nil {
+				return err
+			}
+		}
+		return s.runSearch(w, r, q, recall)
+	}
+}
+
+func (s *Server) searchGet(recall bool) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		v := r.URL.Query()
+		q := actors.SearchQuery{Text: v.Get("q"), Ranking: v.Get("ranking"), Wing: v.Get("wing"), Room: v.Get("room"),
+			SourceKind: v.Get("source_kind"), Profile: v.Get("profile")}
+		if t := v.Get("query"); t != "" {
+			if q.Text != "" && q.Text != t {
+				return fault.Invalid("q", "give q or query, not both")
+			}
+			q.Text = t
+		}
+		if l := v.Get("limit"); l != "" {
+			n, err := strconv.Atoi(l)
+			if err != nil {
+				return fault.Invalid("limit", strconv.Quote(l)+" is not a whole number")
+			}
+			q.Limit = n
+		}
+		if t := v.Get("tags"); t != "" {
+			for _, tag := range strings.Split(t, ",") {
+				if tag = strings.TrimSpace(tag); tag != "" {
+					q.Tags = append(q.Tags, tag)
+				}
+			}
+		}
+		instant := func(name string) (*time.Time, error) {
+			if !v.Has(name) {
+				return nil, nil
+			}
+			t, err := ParseInstant(name, v.Get(name))
+			return &t, err
+		}
+		var err error
+		if q.AsOf, err = instant("as_of"); err != nil {
+			return err
+		}
+		if q.From, err = instant("from"); err != nil {
+			return err
+		}
+		if q.Until, err = instant("until"); err != nil {
+			return err
+		}
+		if q.Historical, err = queryBool(r, "include_historical"); err != nil {
+			return err
+		}
+		if q.Expand, err = queryBool(r, "expand"); err != nil {
+			return err
+		}
+		return s.runSearch(w, r, q, recall)
+	}
+}
+
+func (s *Server) runSearch(w http.ResponseWriter, r *http.Request, q actors.SearchQuery, recall bool) error {
+	res, err := s.Search.Search(r.Context(), q, recall)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
