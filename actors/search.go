@@ -148,7 +148,9 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 	case RankAuto:
 		ranking = RankLexical // no embedding profile: auto is lexical
 	}
-	f := lexical.Filter{Tags: q.Tags, Kind: q.SourceKind, From: from, Until: until}
+	f := lexical.Filter{Tags: q.Tags, Kind: q.SourceKind}
+	out := &SearchResult{Query: q.Text, Ranking: ranking, Hits: []Hit{}}
+	s.Indexer.Sync(ctx, 2*time.Second)
 	err = s.DB.View(ctx, func(r store.Reader) error {
 		if q.Wing != "" {
 			w, err := store.FindWing(r, q.Wing)
@@ -166,30 +168,34 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		} else if q.Room != "" {
 			return fault.Invalid("room", "needs wing: rooms are looked up inside a wing")
 		}
+		// Validity is checked on the stored drawer, in rank order, before
+		// the limit: the same view serves the hits verbatim.
+		found := map[string]*store.Drawer{}
+		keep := func(id string) bool {
+			d, err := r.Drawer(id)
+			if err != nil || d == nil {
+				return false // deleted since the index saw it
+			}
+			if !from.IsZero() || !until.IsZero() {
+				if !d.ValidFrom.Before(until) || (d.ValidTo != nil && !d.ValidTo.After(from)) {
+					return false
+				}
+			}
+			found[id] = d
+			return true
+		}
+		lex, err := s.Indexer.Lex.Search(ctx, q.Text, f, limit, keep)
+		if err != nil {
+			return fault.Wrap(fault.ServerFailed, err, "the lexical index failed: "+err.Error(), "see the daemon log")
+		}
+		for _, h := range lex {
+			out.Hits = append(out.Hits, Hit{Drawer: *found[h.ID], Score: h.Score,
+				Signals: map[string]any{"lexical": map[string]any{"rank": h.Rank, "score": h.Score}}})
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.Indexer.Sync(ctx, 2*time.Second)
-	lex, err := s.Indexer.Lex.Search(ctx, q.Text, f, limit)
-	if err != nil {
-		return nil, fault.Wrap(fault.ServerFailed, err, "the lexical index failed: "+err.Error(), "see the daemon log")
-	}
-	out := &SearchResult{Query: q.Text, Ranking: ranking, Hits: []Hit{}}
-	err = s.DB.View(ctx, func(r store.Reader) error {
-		for _, h := range lex {
-			d, err := r.Drawer(h.ID)
-			if err != nil {
-				return err
-			}
-			if d == nil {
-				continue // deleted since the index saw it
-			}
-			out.Hits = append(out.Hits, Hit{Drawer: *d, Score: h.Score,
-				Signals: map[string]any{"lexical": map[string]any{"rank": h.Rank, "score": h.Score}}})
-		}
-		return nil
-	})
-	return out, err
+	return out, nil
 }

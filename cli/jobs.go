@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -317,5 +318,83 @@ func (a *app) wakeUpCmd() *cobra.Command {
 	cmd.Flags().StringVar(&wing, "wing", "", "wing of the agent's diary")
 	cmd.Flags().IntVar(&items, "max-items", 0, "at most this many checkpoint drawers (default 10)")
 	cmd.Flags().IntVar(&bytes, "max-bytes", 0, "at most this many bytes of content (default 8192)")
+	return cmd
+}
+
+func (a *app) searchCmd(recall bool) *cobra.Command {
+	var wing, room, ranking, kind, asOf, from, until, profile string
+	var tags []string
+	var limit int
+	var historical, expand bool
+	use, short, path := "search TEXT...", "Search drawers (BM25; filters apply before ranking)", "/api/search"
+	if recall {
+		use, short, path = "recall TEXT...", "Recall across a wing or the whole palace (like search, room ignored)", "/api/recall"
+	}
+	cmd := &cobra.Command{
+		Use: use, Short: short, Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			filter := map[string]any{}
+			if wing != "" {
+				filter["wing"] = wing
+			}
+			if room != "" && !recall {
+				filter["room"] = room
+			}
+			if len(tags) > 0 {
+				filter["tags"] = tags
+			}
+			if kind != "" {
+				filter["source_kind"] = kind
+			}
+			given := 0
+			for _, g := range []bool{asOf != "", from != "" || until != "", historical} {
+				if g {
+					given++
+				}
+			}
+			if given > 1 {
+				return fault.Invalid("as-of", "--as-of, --from/--until and --all cannot be combined")
+			}
+			switch {
+			case asOf != "":
+				filter["temporal"] = map[string]any{"as_of": asOf}
+			case from != "" || until != "":
+				filter["temporal"] = map[string]any{"between": map[string]any{"from": from, "until": until}}
+			case historical:
+				filter["temporal"] = "all"
+			}
+			body := map[string]any{"text": strings.Join(args, " "), "ranking": ranking, "limit": limit, "filter": filter, "expand": expand}
+			if profile != "" {
+				body["profile"] = profile
+			}
+			return show(a, c.Context(), http.MethodPost, path, body, func(out *wire.SearchResult) {
+				if len(out.Hits) == 0 {
+					a.printf("nothing found\n")
+				}
+				for i, h := range out.Hits {
+					name := h.ID
+					if h.Name != "" {
+						name = h.Name + "  " + h.ID
+					}
+					a.printf("%d. %s  (score %.3f)\n%s\n\n", i+1, name, h.Score, h.Content)
+				}
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&wing, "wing", "", "only this wing")
+	if !recall {
+		f.StringVar(&room, "room", "", "only this room (needs --wing)")
+	}
+	f.StringSliceVar(&tags, "tag", nil, "only drawers carrying every one of these tags")
+	f.StringVar(&kind, "source-kind", "", "only this source kind (file, manual, transcript, note, other)")
+	f.StringVar(&ranking, "ranking", "", "auto (default), lexical, semantic or hybrid")
+	f.IntVar(&limit, "limit", 0, "how many hits (default 10, max 200)")
+	f.StringVar(&asOf, "as-of", "", "drawers valid at this instant (RFC 3339 or YYYY-MM-DD)")
+	f.StringVar(&from, "from", "", "drawers valid at some moment from this instant (with --until)")
+	f.StringVar(&until, "until", "", "... to this instant, excluded")
+	f.BoolVar(&historical, "all", false, "current and superseded drawers, no time filter")
+	f.StringVar(&profile, "profile", "", "embedding profile")
+	f.BoolVar(&expand, "expand", false, "append drawers related through the knowledge graph")
 	return cmd
 }

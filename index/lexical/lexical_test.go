@@ -2,8 +2,12 @@ package lexical
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,21 +59,21 @@ func TestConjunctiveThenAnyWord(t *testing.T) {
 	}
 	ctx := context.Background()
 	// Stemming and case: "deploy friday" matches a and b (deploys, Deploying, Fridays).
-	h, _ := x.Search(ctx, "DEPLOY friday", Filter{}, 10)
+	h, _ := x.Search(ctx, "DEPLOY friday", Filter{}, 10, nil)
 	if got := ids(h); len(got) != 2 {
 		t.Fatalf("conjunctive: %v", got)
 	}
 	// No document has every word: any single word suffices.
-	h, _ = x.Search(ctx, "review budget", Filter{}, 10)
+	h, _ = x.Search(ctx, "review budget", Filter{}, 10, nil)
 	if got := ids(h); len(got) != 2 {
 		t.Fatalf("any word: %v", got)
 	}
 	// Scope before ranking.
-	h, _ = x.Search(ctx, "review", Filter{RoomID: "r2"}, 10)
+	h, _ = x.Search(ctx, "review", Filter{RoomID: "r2"}, 10, nil)
 	if got := ids(h); !same(got, []string{"c"}) {
 		t.Fatalf("room filter: %v", got)
 	}
-	h, _ = x.Search(ctx, "review", Filter{Tags: []string{"process"}}, 10)
+	h, _ = x.Search(ctx, "review", Filter{Tags: []string{"process"}}, 10, nil)
 	if got := ids(h); !same(got, []string{"c"}) {
 		t.Fatalf("tag filter: %v", got)
 	}
@@ -81,7 +85,7 @@ func TestConjunctiveThenAnyWord(t *testing.T) {
 func TestTieBrokenByID(t *testing.T) {
 	x := open(t)
 	x.Apply([]Doc{{ID: "b", Content: "same words", ValidFrom: t0}, {ID: "a", Content: "same words", ValidFrom: t0}, {ID: "c", Content: "same words", ValidFrom: t0}}, nil, 1)
-	h, _ := x.Search(context.Background(), "same words", Filter{}, 10)
+	h, _ := x.Search(context.Background(), "same words", Filter{}, 10, nil)
 	if got := ids(h); !same(got, []string{"a", "b", "c"}) {
 		t.Fatalf("ties: %v", got)
 	}
@@ -109,7 +113,7 @@ func TestValidityWindows(t *testing.T) {
 		{time.Time{}, time.Time{}, []string{"new", "old"}},    // no time filter
 	}
 	for _, c := range cases {
-		h, err := x.Search(context.Background(), "deploy", Filter{From: c.from, Until: c.until}, 10)
+		h, err := x.Search(context.Background(), "deploy", Filter{From: c.from, Until: c.until}, 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,4 +143,98 @@ func TestReopenAndRebuild(t *testing.T) {
 		t.Fatalf("damaged: rebuilt %v seq %d err %v", x.Rebuilt, x.Seq(), err)
 	}
 	x.Close()
+}
+
+func TestNthLargest(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		n := 1 + r.IntN(60)
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(r.IntN(8)) // many ties
+		}
+		k := 1 + r.IntN(n)
+		sorted := slices.Clone(v)
+		slices.Sort(sorted)
+		slices.Reverse(sorted)
+		if got := nthLargest(slices.Clone(v), k); got != sorted[k-1] {
+			t.Fatalf("nthLargest(%v, %d) = %v, want %v", v, k, got, sorted[k-1])
+		}
+	}
+}
+
+// The top of a large candidate set is the same as a full sort's.
+func TestTopKMatchesFullRanking(t *testing.T) {
+	x := open(t)
+	var docs []Doc
+	words := []string{"alpha", "beta", "gamma", "delta", "eps"}
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 300 {
+		var b []string
+		for range 1 + r.IntN(6) {
+			b = append(b, words[r.IntN(len(words))])
+		}
+		docs = append(docs, Doc{ID: fmt.Sprintf("d%03d", i), Content: strings.Join(b, " "), ValidFrom: t0})
+	}
+	x.Apply(docs, nil, 1)
+	all, _ := x.Search(context.Background(), "alpha beta", Filter{}, 300, nil)
+	top, _ := x.Search(context.Background(), "alpha beta", Filter{}, 7, nil)
+	if len(top) != 7 || !same(ids(top), ids(all[:7])) {
+		t.Fatalf("top 7 %v, full %v", ids(top), ids(all[:7]))
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].Score > all[i-1].Score || (all[i].Score == all[i-1].Score && all[i].ID < all[i-1].ID) {
+			t.Fatalf("order broken at %d", i)
+		}
+	}
+}
+
+// keep is a scope check in rank order: refused drawers leave room for the
+// next ones, and when it refuses every all-words match, any word suffices.
+func TestKeepPredicate(t *testing.T) {
+	x := open(t)
+	x.Apply([]Doc{
+		{ID: "a", Content: "deploy friday deploy", ValidFrom: t0},
+		{ID: "b", Content: "deploy friday", ValidFrom: t0},
+		{ID: "c", Content: "deploy", ValidFrom: t0},
+		{ID: "d", Content: "friday", ValidFrom: t0},
+	}, nil, 1)
+	h, _ := x.Search(context.Background(), "deploy friday", Filter{}, 10, func(id string) bool { return id != "a" })
+	if got := ids(h); !same(got, []string{"b"}) {
+		t.Fatalf("keep: %v", got)
+	}
+	h, _ = x.Search(context.Background(), "deploy friday", Filter{}, 10, func(id string) bool { return id != "a" && id != "b" })
+	if got := ids(h); len(got) != 2 || got[0] == "a" {
+		t.Fatalf("fallback to any word: %v", got)
+	}
+}
+
+// A room filter keeps exactly the candidates of that room, however they
+// interleave with others in document order.
+func TestFilterMergeJoin(t *testing.T) {
+	x := open(t)
+	words := []string{"alpha", "beta", "gamma", "delta", "eps"}
+	r := rand.New(rand.NewPCG(5, 6))
+	room := map[string]string{}
+	var docs []Doc
+	for i := range 400 {
+		var b []string
+		for range 1 + r.IntN(6) {
+			b = append(b, words[r.IntN(len(words))])
+		}
+		id := fmt.Sprintf("d%03d", i)
+		room[id] = fmt.Sprintf("r%d", r.IntN(5))
+		docs = append(docs, Doc{ID: id, Content: strings.Join(b, " "), RoomID: room[id], ValidFrom: t0})
+	}
+	x.Apply(docs, nil, 1)
+	for _, q := range []string{"alpha", "beta gamma", "eps delta alpha"} {
+		all, _ := x.Search(context.Background(), q, Filter{}, 200, func(id string) bool { return room[id] == "r2" })
+		got, _ := x.Search(context.Background(), q, Filter{RoomID: "r2"}, 200, nil)
+		if !same(ids(got), ids(all)) {
+			t.Fatalf("%q: filter %v, predicate %v", q, ids(got), ids(all))
+		}
+		if len(got) == 0 {
+			t.Fatalf("%q: nothing found", q)
+		}
+	}
 }

@@ -205,3 +205,17 @@ type WakeUp struct {
 	Bytes         int      `json:"bytes"`
 	Skipped       int      `json:"skipped"`
 }
+
+// Hit is a search hit: the drawer, its score and the legs that found it.
+type Hit struct {
+	Drawer
+	Score   float64        `json:"score"`
+	Signals map[string]any `json:"signals,omitempty"`
+}
+
+// SearchResult is a search answer.
+type SearchResult struct {
+	Query   string `json:"query"`
+	Ranking string `json:"ranking"`
+	Hits    []Hit  `json:"hits"`
+}

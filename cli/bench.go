@@ -1,0 +1,493 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loci-dev/loci/store/config"
+	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/transport/client"
+)
+
+// Retrieval benchmarks (../shared/bench/README.md): the data goes into a
+// fresh palace of a daemon started for the purpose, through the public
+// REST API, and is queried there with every ranking mode.
+
+var benchModes = []string{"lexical", "semantic", "hybrid", "auto"}
+
+func (a *app) benchCmd() *cobra.Command {
+	b := &cobra.Command{Use: "bench", Short: "Measure retrieval quality on public data (LoCoMo, Cranfield) in a fresh palace"}
+	var data, dir string
+	var keep bool
+	locomo := &cobra.Command{
+		Use: "locomo --data FILE", Short: "LoCoMo, turn level: recall@k and hit@k overall, for categories 1-4 and per category", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return a.withBenchDaemon(c.Context(), keep, func(cl *client.Client) error { return a.benchLocomo(c.Context(), cl, data) })
+		},
+	}
+	locomo.Flags().StringVar(&data, "data", "", "the LoCoMo JSON file (e.g. ../shared/bench/locomo/locomo-public.json)")
+	cran := &cobra.Command{
+		Use: "cranfield --dir DIR", Short: "Cranfield 1400: MAP, nDCG@10, R@10, R@100", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return a.withBenchDaemon(c.Context(), keep, func(cl *client.Client) error { return a.benchCranfield(c.Context(), cl, dir) })
+		},
+	}
+	cran.Flags().StringVar(&dir, "dir", "", "the Cranfield directory (cran.all.1400, cran.qry, cranqrel)")
+	b.PersistentFlags().BoolVar(&keep, "keep", false, "keep the benchmark palace (its path is printed)")
+	b.AddCommand(locomo, cran)
+	return b
+}
+
+// withBenchDaemon runs fn against a daemon on a fresh temporary palace.
+func (a *app) withBenchDaemon(ctx context.Context, keep bool, fn func(*client.Client) error) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fault.Wrap(fault.IOFailed, err, "cannot find the loci binary", "run the installed loci")
+	}
+	palace, err := os.MkdirTemp("", "loci-bench-")
+	if err != nil {
+		return fault.Wrap(fault.IOFailed, err, "cannot create a temporary palace", "check TMPDIR")
+	}
+	if keep {
+		fmt.Fprintf(a.stderrOrDiscard(), "benchmark palace: %s\n", palace)
+	} else {
+		defer os.RemoveAll(palace)
+	}
+	cmd := exec.CommandContext(ctx, exe, "serve", "--port", "0", "--palace", palace)
+	cmd.Env = append(os.Environ(), "LOCI_LOG=warn", "LOCI_AUTH_ENABLED=false")
+	cmd.Stderr = a.stderrOrDiscard()
+	if err := cmd.Start(); err != nil {
+		return fault.Wrap(fault.IOFailed, err, "cannot start a daemon for the benchmark", "see the error")
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	}()
+	for t0 := time.Now(); time.Since(t0) < 60*time.Second; time.Sleep(20 * time.Millisecond) {
+		reg, live, err := config.ReadRegistry(palace)
+		if err == nil && live && reg.PID == cmd.Process.Pid {
+			return fn(client.New(reg.Address, "", ""))
+		}
+	}
+	return fault.New(fault.ClientNotRunning, "the benchmark daemon did not become ready", "run loci serve yourself to see why")
+}
+
+// parallel runs fn over n items with 16 workers; the first error wins.
+func parallel(n int, fn func(i int) error) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	next := make(chan int)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+type benchHit struct {
+	Name string `json:"name"`
+}
+
+// search returns the names of the drawers found, best first; semantic
+// legs that cannot run return errUnavailable.
+func benchSearch(ctx context.Context, cl *client.Client, text, mode, wing string, limit int) ([]string, error) {
+	body := map[string]any{"text": text, "ranking": mode, "limit": limit, "filter": map[string]any{"wing": wing}}
+	var out struct {
+		Hits []benchHit `json:"hits"`
+	}
+	if _, err := cl.Do(ctx, http.MethodPost, "/api/search", body, &out); err != nil {
+		return nil, err
+	}
+	names := make([]string, len(out.Hits))
+	for i, h := range out.Hits {
+		names[i] = h.Name
+	}
+	return names, nil
+}
+
+func unavailable(err error) bool {
+	return err != nil && fault.As(err).Remote == fault.SearchSemanticUnavail
+}
+
+func fileDrawer(ctx context.Context, cl *client.Client, wing, room, name, content string) error {
+	path := "/api/wings/" + client.Esc(wing) + "/rooms/" + client.Esc(room) + "/drawers"
+	_, err := cl.Do(ctx, http.MethodPost, path, map[string]any{"name": name, "content": content, "source": map[string]any{"kind": "transcript"}}, nil)
+	return err
+}
+
+// LoCoMo.
+
+type locomoTurn struct {
+	Speaker string `json:"speaker"`
+	DiaID   string `json:"dia_id"`
+	Text    string `json:"text"`
+	Caption string `json:"blip_caption"`
+}
+
+type locomoSample struct {
+	SampleID     string                     `json:"sample_id"`
+	Conversation map[string]json.RawMessage `json:"conversation"`
+	QA           []struct {
+		Question string   `json:"question"`
+		Evidence []string `json:"evidence"`
+		Category int      `json:"category"`
+	} `json:"qa"`
+}
+
+var evidenceRe = regexp.MustCompile(`D(\d+):0*(\d+)`)
+
+var benchKs = []int{1, 5, 10, 20}
+
+type recallAcc struct {
+	n      int
+	recall [4]float64
+	hit    [4]float64
+}
+
+func (r *recallAcc) add(ranked []string, relevant map[string]bool) {
+	r.n++
+	for i, k := range benchKs {
+		found := 0
+		for _, id := range ranked[:min(k, len(ranked))] {
+			if relevant[id] {
+				found++
+			}
+		}
+		r.recall[i] += float64(found) / float64(len(relevant))
+		if found > 0 {
+			r.hit[i]++
+		}
+	}
+}
+
+func (r *recallAcc) line(label string) string {
+	if r.n == 0 {
+		return fmt.Sprintf("  %-14s (no questions)", label)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %-14s n=%-4d", label, r.n)
+	for i, k := range benchKs {
+		fmt.Fprintf(&b, " R@%d %.3f", k, r.recall[i]/float64(r.n))
+	}
+	for i, k := range benchKs {
+		fmt.Fprintf(&b, " hit@%d %.3f", k, r.hit[i]/float64(r.n))
+	}
+	return b.String()
+}
+
+func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string) error {
+	if file == "" {
+		return fault.Invalid("data", "is required: the LoCoMo JSON file")
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return fault.Wrap(fault.IOFailed, err, "cannot read "+file, "check the path")
+	}
+	var samples []locomoSample
+	if err := json.Unmarshal(raw, &samples); err != nil {
+		return fault.Invalid("data", "is not a LoCoMo file: "+err.Error())
+	}
+	t0 := time.Now()
+	type turn struct{ wing, name, content string }
+	var turns []turn
+	have := map[string]map[string]bool{}
+	for _, s := range samples {
+		have[s.SampleID] = map[string]bool{}
+		for key, v := range s.Conversation {
+			if !strings.HasPrefix(key, "session_") || strings.HasSuffix(key, "date_time") {
+				continue
+			}
+			var ts []locomoTurn
+			if json.Unmarshal(v, &ts) != nil {
+				continue
+			}
+			for _, t := range ts {
+				content := t.Speaker + ": " + t.Text
+				if t.Caption != "" {
+					content += " [shares " + t.Caption + "]"
+				}
+				turns = append(turns, turn{s.SampleID, t.DiaID, content})
+				have[s.SampleID][t.DiaID] = true
+			}
+		}
+	}
+	if err := parallel(len(turns), func(i int) error {
+		return fileDrawer(ctx, cl, turns[i].wing, "turns", turns[i].name, turns[i].content)
+	}); err != nil {
+		return err
+	}
+	a.printf("LoCoMo, turn level: %d conversations, %d turns filed in %s\n", len(samples), len(turns), time.Since(t0).Round(time.Millisecond))
+	type question struct {
+		wing, text string
+		cat        int
+		rel        map[string]bool
+	}
+	var qs []question
+	skipped := 0
+	for _, s := range samples {
+		for _, q := range s.QA {
+			rel := map[string]bool{}
+			for _, e := range q.Evidence {
+				for _, m := range evidenceRe.FindAllStringSubmatch(strings.ReplaceAll(e, "D:", "D"), -1) {
+					id := "D" + m[1] + ":" + m[2]
+					if have[s.SampleID][id] {
+						rel[id] = true
+					}
+				}
+			}
+			if len(rel) == 0 {
+				skipped++
+				continue
+			}
+			qs = append(qs, question{s.SampleID, q.Question, q.Category, rel})
+		}
+	}
+	a.printf("%d questions (%d skipped without evidence)\n", len(qs), skipped)
+	for _, mode := range benchModes {
+		all, core := &recallAcc{}, &recallAcc{}
+		per := map[int]*recallAcc{}
+		ranked := make([][]string, len(qs))
+		var lat []time.Duration
+		var mu sync.Mutex
+		err := parallel(len(qs), func(i int) error {
+			t := time.Now()
+			names, err := benchSearch(ctx, cl, qs[i].text, mode, qs[i].wing, 20)
+			mu.Lock()
+			lat = append(lat, time.Since(t))
+			mu.Unlock()
+			ranked[i] = names
+			return err
+		})
+		if unavailable(err) {
+			a.printf("%s: unavailable (no embedding profile configured)\n", mode)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for i, q := range qs {
+			all.add(ranked[i], q.rel)
+			if q.cat >= 1 && q.cat <= 4 {
+				core.add(ranked[i], q.rel)
+			}
+			if per[q.cat] == nil {
+				per[q.cat] = &recallAcc{}
+			}
+			per[q.cat].add(ranked[i], q.rel)
+		}
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		a.printf("%s (query p50 %s, 16 clients):\n", mode, lat[len(lat)/2].Round(10*time.Microsecond))
+		a.printf("%s\n%s\n", all.line("all"), core.line("categories 1-4"))
+		cats := []int{}
+		for c := range per {
+			cats = append(cats, c)
+		}
+		sort.Ints(cats)
+		for _, c := range cats {
+			a.printf("%s\n", per[c].line("category "+strconv.Itoa(c)))
+		}
+	}
+	return nil
+}
+
+// Cranfield.
+
+// smart reads a SMART-format file into records of fields (.I id, then
+// .T/.A/.B/.W texts).
+func smart(path string) ([]map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []map[string]string
+	var cur map[string]string
+	field := ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, ".I") {
+			cur = map[string]string{"I": strings.TrimSpace(strings.TrimPrefix(line, ".I"))}
+			out = append(out, cur)
+			field = ""
+			continue
+		}
+		if len(line) == 2 && line[0] == '.' && cur != nil {
+			field = line[1:]
+			continue
+		}
+		if cur != nil && field != "" {
+			if cur[field] != "" {
+				cur[field] += " "
+			}
+			cur[field] += strings.TrimSpace(line)
+		}
+	}
+	return out, sc.Err()
+}
+
+func (a *app) benchCranfield(ctx context.Context, cl *client.Client, dir string) error {
+	if dir == "" {
+		return fault.Invalid("dir", "is required: the Cranfield directory")
+	}
+	docs, err := smart(filepath.Join(dir, "cran.all.1400"))
+	if err != nil {
+		return fault.Wrap(fault.IOFailed, err, "cannot read cran.all.1400", "check --dir")
+	}
+	queries, err := smart(filepath.Join(dir, "cran.qry"))
+	if err != nil {
+		return fault.Wrap(fault.IOFailed, err, "cannot read cran.qry", "check --dir")
+	}
+	qrel, err := os.ReadFile(filepath.Join(dir, "cranqrel"))
+	if err != nil {
+		return fault.Wrap(fault.IOFailed, err, "cannot read cranqrel", "check --dir")
+	}
+	// Relevance codes 1 (most) to 4; -1 is not relevant. Queries are
+	// numbered by position in cran.qry, not by their .I label.
+	grades := map[int]map[string]int{}
+	for _, line := range strings.Split(string(qrel), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		q, _ := strconv.Atoi(f[0])
+		code, _ := strconv.Atoi(f[2])
+		if code < 1 || code > 4 {
+			continue
+		}
+		if grades[q] == nil {
+			grades[q] = map[string]int{}
+		}
+		grades[q]["doc-"+f[1]] = code
+	}
+	t0 := time.Now()
+	if err := parallel(len(docs), func(i int) error {
+		content := strings.TrimSpace(docs[i]["T"] + "\n" + docs[i]["W"])
+		if content == "" {
+			content = "(empty document " + docs[i]["I"] + ")"
+		}
+		return fileDrawer(ctx, cl, "cranfield", "docs", "doc-"+docs[i]["I"], content)
+	}); err != nil {
+		return err
+	}
+	a.printf("Cranfield: %d documents filed in %s, %d queries\n", len(docs), time.Since(t0).Round(time.Millisecond), len(queries))
+	for _, mode := range benchModes {
+		ranked := make([][]string, len(queries))
+		err := parallel(len(queries), func(i int) error {
+			names, err := benchSearch(ctx, cl, queries[i]["W"], mode, "cranfield", 200)
+			ranked[i] = names
+			return err
+		})
+		if unavailable(err) {
+			a.printf("%s: unavailable (no embedding profile configured)\n", mode)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var mapSum, ndcgSum float64
+		n := 0
+		for i := range queries {
+			g := grades[i+1]
+			if len(g) == 0 {
+				continue
+			}
+			n++
+			found, ap := 0, 0.0
+			for rank, name := range ranked[i] {
+				if g[name] > 0 {
+					found++
+					ap += float64(found) / float64(rank+1)
+				}
+			}
+			mapSum += ap / float64(len(g))
+			ndcgSum += ndcg10(ranked[i], g)
+		}
+		// Recall at k averaged per query.
+		var rec10, rec100 float64
+		for i := range queries {
+			g := grades[i+1]
+			if len(g) == 0 {
+				continue
+			}
+			h10, h100 := 0, 0
+			for rank, name := range ranked[i] {
+				if g[name] > 0 {
+					if rank < 10 {
+						h10++
+					}
+					if rank < 100 {
+						h100++
+					}
+				}
+			}
+			rec10 += float64(h10) / float64(len(g))
+			rec100 += float64(h100) / float64(len(g))
+		}
+		a.printf("%s: queries %d  MAP %.3f  nDCG@10 %.3f  R@10 %.3f  R@100 %.3f\n", mode, n,
+			mapSum/float64(n), ndcgSum/float64(n), rec10/float64(n), rec100/float64(n))
+	}
+	return nil
+}
+
+// ndcg10 with gain 5-code (code 1, the most relevant, gains 4).
+func ndcg10(ranked []string, grades map[string]int) float64 {
+	dcg := 0.0
+	for i, name := range ranked[:min(10, len(ranked))] {
+		if c := grades[name]; c > 0 {
+			dcg += float64(5-c) / math.Log2(float64(i+2))
+		}
+	}
+	var gains []float64
+	for _, c := range grades {
+		gains = append(gains, float64(5-c))
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(gains)))
+	ideal := 0.0
+	for i, g := range gains[:min(10, len(gains))] {
+		ideal += g / math.Log2(float64(i+2))
+	}
+	if ideal == 0 {
+		return 0
+	}
+	return dcg / ideal
+}
