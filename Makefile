@@ -4,10 +4,10 @@ BIN     := bin/loci
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: help run build test bench lint fuzz clean
+.PHONY: help run build test bench bench-quality lint fuzz clean
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
 build: ## build bin/loci
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/loci
@@ -22,7 +22,15 @@ test: ## vet, then every test with the race detector (unit, integration, end-to-
 bench: build ## run the benchmarks (Go benchmarks and load against a real daemon)
 	$(GO) test -run '^$$' -bench 'BigRoom|Sequential|ClaimLatency' -benchtime 2000x -count 1 ./store/... ./actors/...
 	$(GO) test -run '^$$' -bench NearIndexMemory -benchtime 1x -count 1 ./store/badgerdb
+	$(GO) test -run '^$$' -bench Search100k -benchtime 400x -count 1 ./index/lexical
 	$(GO) run ./cmd/locibench -bin ./$(BIN)
+	$(MAKE) bench-quality
+
+BENCH_DATA ?= ../shared/bench
+
+bench-quality: build ## retrieval quality on LoCoMo and Cranfield (BENCH_DATA, default ../shared/bench)
+	./$(BIN) bench locomo --data $(BENCH_DATA)/locomo/locomo-public.json
+	./$(BIN) bench cranfield --dir $(BENCH_DATA)/cranfield
 
 lint: ## gofmt and vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -19,9 +19,10 @@ type Indexer struct {
 	Lex *lexical.Index
 	Log *slog.Logger
 
-	kick chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	kick   chan struct{} // a commit: catch up after indexDelay
+	urgent chan struct{} // a search waits: catch up now
+	stop   chan struct{}
+	done   chan struct{}
 
 	mu      sync.Mutex
 	applied *sync.Cond
@@ -31,10 +32,16 @@ type Indexer struct {
 // indexBatch bounds the change-log entries applied in one index batch.
 const indexBatch = 2000
 
+// indexDelay gathers the commits of a burst into one index batch: Bleve
+// pays for every batch (a segment, later merged), and indexing after each
+// group commit halved the write throughput of a loaded daemon. A search
+// does not wait for it (Sync asks for an urgent catch-up).
+const indexDelay = time.Second
+
 // NewIndexer builds the follower; Start runs it.
 func NewIndexer(db store.DB, lex *lexical.Index, log *slog.Logger) *Indexer {
 	ix := &Indexer{DB: db, Lex: lex, Log: log.With("component", "indexer"),
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	ix.applied = sync.NewCond(&ix.mu)
 	return ix
 }
@@ -78,15 +85,26 @@ func (ix *Indexer) run() {
 		select {
 		case <-ix.stop:
 			return
-		case <-ix.kick:
+		case <-ix.urgent:
 		case <-tick.C:
+		case <-ix.kick:
+			// Let the burst gather, unless a search is waiting.
+			t := time.NewTimer(indexDelay)
+			select {
+			case <-ix.stop:
+				t.Stop()
+				return
+			case <-ix.urgent:
+			case <-t.C:
+			}
+			t.Stop()
 		}
 	}
 }
 
 func docOf(d *store.Drawer) lexical.Doc {
 	return lexical.Doc{ID: d.ID, Content: d.Content, WingID: d.WingID, RoomID: d.RoomID, Tags: d.Tags,
-		Kind: d.Source.Kind, ValidFrom: d.ValidFrom, ValidTo: d.ValidTo}
+		Kind: d.Source.Kind}
 }
 
 // rebuild indexes every stored drawer of one snapshot and records the
@@ -189,7 +207,10 @@ func (ix *Indexer) Sync(ctx context.Context, timeout time.Duration) {
 	if ix.Lex.Seq() >= target {
 		return
 	}
-	ix.Kick()
+	select {
+	case ix.urgent <- struct{}{}:
+	default:
+	}
 	deadline := time.Now().Add(timeout)
 	timer := time.AfterFunc(timeout, func() {
 		ix.mu.Lock()

@@ -176,10 +176,8 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 			if err != nil || d == nil {
 				return false // deleted since the index saw it
 			}
-			if !from.IsZero() || !until.IsZero() {
-				if !d.ValidFrom.Before(until) || (d.ValidTo != nil && !d.ValidTo.After(from)) {
-					return false
-				}
+			if (!from.IsZero() || !until.IsZero()) && !d.ValidIn(from, until) {
+				return false
 			}
 			found[id] = d
 			return true

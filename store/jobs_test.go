@@ -120,3 +120,35 @@ func TestPriorityJSON(t *testing.T) {
 		t.Fatal("default priorities")
 	}
 }
+
+// The time rules of the spec: validity end and window end are exclusive;
+// a drawer closed exactly at from, or opened exactly at until, is not
+// found; a single instant t is the window [t, t+1ns).
+func TestValidIn(t *testing.T) {
+	a := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
+	b := time.Date(2026, 2, 10, 0, 0, 0, 0, time.UTC)
+	old := store.Drawer{ValidFrom: a, ValidTo: &b}
+	cur := store.Drawer{ValidFrom: b}
+	ns := time.Nanosecond
+	cases := []struct {
+		from, until time.Time
+		old, cur    bool
+	}{
+		{a, b, true, false},                  // cur opens exactly at until
+		{b, b.Add(time.Hour), false, true},   // old closed exactly at from
+		{b.Add(-ns), b, true, false},         // the instant before b
+		{b, b.Add(ns), false, true},          // the single instant b
+		{a.Add(-time.Hour), a, false, false}, // before anything
+		{a.Add(-ns), a.Add(ns), true, false}, // a window holding a
+		{a, b.Add(ns), true, true},           // both
+		{b.Add(time.Hour), b.Add(2 * time.Hour), false, true},
+	}
+	for _, c := range cases {
+		if got := old.ValidIn(c.from, c.until); got != c.old {
+			t.Errorf("old in [%s, %s): %v", c.from, c.until, got)
+		}
+		if got := cur.ValidIn(c.from, c.until); got != c.cur {
+			t.Errorf("cur in [%s, %s): %v", c.from, c.until, got)
+		}
+	}
+}

@@ -86,6 +86,14 @@ func (d *Drawer) ValidAt(t time.Time) bool {
 	return !t.Before(d.ValidFrom) && (d.ValidTo == nil || t.Before(*d.ValidTo))
 }
 
+// ValidIn reports whether the drawer is valid at some moment of the window
+// [from, until): it opens before until and closes after from. A drawer
+// closed exactly at from, or opened exactly at until, is not; a single
+// instant t is the window [t, t+1ns).
+func (d *Drawer) ValidIn(from, until time.Time) bool {
+	return d.ValidFrom.Before(until) && (d.ValidTo == nil || d.ValidTo.After(from))
+}
+
 // DedupScope is the set of drawers a drawer is compared with: its room, or
 // for a diary entry its agent's entries in that room.
 func (d *Drawer) DedupScope() string {

@@ -18,11 +18,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,6 +206,24 @@ func run(bin string, writes, clients, fill, samples int) error {
 		lat = append(lat, el)
 	}
 	fmt.Printf("latency in a room of %d: p50 %s p99 %s (%d sequential writes)\n", fill, pct(lat, 0.5).Round(time.Microsecond), pct(lat, 0.99).Round(time.Microsecond), samples)
+	if _, err := post(d.addr, room, "the rebuild marker zqxjkvmarker"); err != nil {
+		return err
+	}
+	// Lexical search latency over the same room (16 clients would measure
+	// throughput; one client measures latency).
+	var slat []time.Duration
+	for range 500 {
+		q := url.QueryEscape(strings.Join(strings.Fields(sentence(r))[:4], " "))
+		t0 := time.Now()
+		resp, err := http.Get("http://" + d.addr + "/api/search?ranking=lexical&q=" + q)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		slat = append(slat, time.Since(t0))
+	}
+	fmt.Printf("lexical search over REST in a room of %d: p50 %s p99 %s (500 queries of 4 words)\n", fill, pct(slat, 0.5).Round(time.Microsecond), pct(slat, 0.99).Round(time.Microsecond))
 	if err := d.stop(); err != nil {
 		return err
 	}
@@ -226,6 +246,35 @@ func run(bin string, writes, clients, fill, samples int) error {
 	}
 	fmt.Printf("start to ready with %d drawers: median %s (5 starts, min %s)\n", fill+samples, pct(starts, 0.5).Round(time.Millisecond), slices.Min(starts).Round(time.Millisecond))
 	fmt.Printf("first write into that room after a start: median %s\n", pct(firsts, 0.5).Round(time.Millisecond))
+	// A deleted index directory is rebuilt from the store at start.
+	if err := os.RemoveAll(filepath.Join(palace, "index")); err != nil {
+		return err
+	}
+	d, _, err = start(bin, palace)
+	if err != nil {
+		return err
+	}
+	t0 = time.Now()
+	for {
+		resp, err := http.Get("http://" + d.addr + "/api/search?q=zqxjkvmarker")
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Hits []any `json:"hits"`
+		}
+		json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if len(out.Hits) > 0 {
+			break
+		}
+		if time.Since(t0) > 10*time.Minute {
+			return fmt.Errorf("the index was not rebuilt in 10 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fmt.Printf("lexical index rebuilt from %d drawers after its directory was deleted: %s\n", fill+samples+6, time.Since(t0).Round(time.Millisecond))
+	d.stop()
 	return checkpoints(bin, filepath.Join(dir, "p3"), 100, 100)
 }
 

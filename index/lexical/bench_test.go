@@ -31,7 +31,7 @@ func BenchmarkSearch100k(b *testing.B) {
 	r := rand.New(rand.NewPCG(7, 7))
 	var batch []Doc
 	for i := range n {
-		batch = append(batch, Doc{ID: fmt.Sprintf("%08d", i), Content: text.Sentence(r), WingID: "w", RoomID: strconv.Itoa(i % 100), ValidFrom: time.Unix(0, 0)})
+		batch = append(batch, Doc{ID: fmt.Sprintf("%08d", i), Content: text.Sentence(r), WingID: "w", RoomID: strconv.Itoa(i % 100)})
 		if len(batch) == 5000 {
 			if err := x.Apply(batch, nil, uint64(i)); err != nil {
 				b.Fatal(err)
@@ -76,4 +76,30 @@ func BenchmarkSearch100k(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
 		})
 	}
+}
+
+// BenchmarkIndexing reports documents indexed per second in batches of
+// 2,000 (the indexer's batch), realistic text.
+func BenchmarkIndexing(b *testing.B) {
+	x, err := Open(filepath.Join(b.TempDir(), "lex"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	text := storetest.NewText()
+	r := rand.New(rand.NewPCG(8, 8))
+	const batch = 2000
+	docs := make([]Doc, batch)
+	n := 0
+	t0 := time.Now()
+	for b.Loop() {
+		for i := range docs {
+			docs[i] = Doc{ID: fmt.Sprintf("%08d", n), Content: text.Sentence(r), WingID: "w", RoomID: "r"}
+			n++
+		}
+		if err := x.Apply(docs, nil, uint64(n)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)/time.Since(t0).Seconds(), "docs/s")
 }

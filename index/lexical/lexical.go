@@ -25,6 +25,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -38,34 +39,29 @@ const (
 	fRoom    = "room"
 	fTags    = "tags"
 	fKind    = "kind"
-	fFrom    = "vfrom"
-	fTo      = "vto"
+	fLen     = "n" // stored token count
 )
 
-// Forever stands for "no end of validity": the latest instant Bleve's
-// date fields hold.
-var Forever = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // Doc is a drawer as the index sees it.
+// Validity is not indexed: the caller checks it on the drawer, in rank
+// order (Search's keep), which was cheaper than Bleve's numeric range
+// filters and halves the work of indexing a drawer.
 type Doc struct {
-	ID        string
-	Content   string
-	WingID    string
-	RoomID    string
-	Tags      []string
-	Kind      string
-	ValidFrom time.Time
-	ValidTo   *time.Time
+	ID      string
+	Content string
+	WingID  string
+	RoomID  string
+	Tags    []string
+	Kind    string
 }
 
 type bleveDoc struct {
-	Content string    `json:"content"`
-	Wing    string    `json:"wing"`
-	Room    string    `json:"room"`
-	Tags    []string  `json:"tags"`
-	Kind    string    `json:"kind"`
-	From    time.Time `json:"vfrom"`
-	To      time.Time `json:"vto"`
+	Content string   `json:"content"`
+	Wing    string   `json:"wing"`
+	Room    string   `json:"room"`
+	Tags    []string `json:"tags"`
+	Kind    string   `json:"kind"`
+	N       float64  `json:"n"`
 }
 
 // Index is the lexical index of one palace.
@@ -86,7 +82,37 @@ var (
 	keyTokens = []byte("loci/tokens")
 )
 
-func lenKey(id string) []byte { return []byte("loci/len/" + id) }
+// storedLength is an indexed drawer's token count, kept as a stored field
+// (not in Bleve's internal store, which scorch rewrites whole at every
+// persist).
+func (x *Index) storedLength(id string) (uint64, bool) {
+	doc, err := x.idx.Document(id)
+	if err != nil || doc == nil {
+		return 0, false
+	}
+	var n uint64
+	found := false
+	doc.VisitFields(func(f index.Field) {
+		if nf, ok := f.(index.NumericField); ok && f.Name() == fLen {
+			if v, err := nf.Number(); err == nil {
+				n, found = uint64(v), true
+			}
+		}
+	})
+	return n, found
+}
+
+// runtimeConfig: batches are not waited for on disk (the index records its
+// sequence in the same batch as its documents, so a crash only loses the
+// latest batches, which the change log replays), and the persister naps so
+// that small batches merge in memory rather than as files: a daemon under
+// write load spent a fifth of its CPU merging segment files.
+func runtimeConfig() map[string]interface{} {
+	return map[string]interface{}{
+		"unsafe_batch":           true,
+		"scorchPersisterOptions": map[string]interface{}{"PersisterNapTimeMSec": 1000},
+	}
+}
 
 func newMapping() mapping.IndexMapping {
 	text := bleve.NewTextFieldMapping()
@@ -95,15 +121,14 @@ func newMapping() mapping.IndexMapping {
 	kw := bleve.NewKeywordFieldMapping()
 	kw.Analyzer = keyword.Name
 	kw.Store, kw.IncludeInAll, kw.DocValues = false, false, false
-	date := bleve.NewDateTimeFieldMapping()
-	date.Store, date.IncludeInAll = false, false
+	num := bleve.NewNumericFieldMapping()
+	num.Index, num.Store, num.DocValues, num.IncludeInAll = false, true, false, false
 	doc := bleve.NewDocumentStaticMapping()
+	doc.AddFieldMappingsAt(fLen, num)
 	doc.AddFieldMappingsAt(fContent, text)
 	for _, f := range []string{fWing, fRoom, fTags, fKind} {
 		doc.AddFieldMappingsAt(f, kw)
 	}
-	doc.AddFieldMappingsAt(fFrom, date)
-	doc.AddFieldMappingsAt(fTo, date)
 	m := bleve.NewIndexMapping()
 	m.DefaultMapping = doc
 	m.DefaultAnalyzer = en.AnalyzerName
@@ -116,7 +141,7 @@ func newMapping() mapping.IndexMapping {
 // it is missing or cannot be read.
 func Open(dir string) (*Index, error) {
 	x := &Index{dir: dir}
-	idx, err := bleve.Open(dir)
+	idx, err := bleve.OpenUsing(dir, runtimeConfig())
 	if err == nil {
 		x.idx = idx
 		if err = x.loadMeta(); err == nil {
@@ -128,7 +153,7 @@ func Open(dir string) (*Index, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
-	idx, err = bleve.New(dir, newMapping())
+	idx, err = bleve.NewUsing(dir, newMapping(), scorch.Name, bleve.Config.DefaultKVStore, runtimeConfig())
 	if err != nil {
 		return nil, fmt.Errorf("create the lexical index: %w", err)
 	}
@@ -151,8 +176,24 @@ func (x *Index) loadMeta() error {
 	return nil
 }
 
-// Close closes the index.
-func (x *Index) Close() error { return x.idx.Close() }
+// Close persists what batches have not yet reached the disk (they are
+// not waited for), then closes the index.
+func (x *Index) Close() error {
+	x.mu.Lock()
+	b := x.idx.NewBatch()
+	b.SetInternal(keySeq, u64(x.seq))
+	b.SetInternal(keyTokens, u64(x.tokens))
+	x.mu.Unlock()
+	persisted := make(chan error, 1)
+	b.SetPersistedCallback(func(err error) { persisted <- err })
+	if err := x.idx.Batch(b); err == nil {
+		select {
+		case <-persisted:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	return x.idx.Close()
+}
 
 // Seq is the last change-log sequence applied.
 func (x *Index) Seq() uint64 {
@@ -183,28 +224,24 @@ func (x *Index) Apply(docs []Doc, deletes []string, seq uint64) error {
 	b := x.idx.NewBatch()
 	tokens := x.tokens
 	for _, id := range deletes {
-		if raw, err := x.idx.GetInternal(lenKey(id)); err == nil && len(raw) == 8 {
-			tokens -= min(tokens, binary.BigEndian.Uint64(raw))
-			b.DeleteInternal(lenKey(id))
+		if n, ok := x.storedLength(id); ok {
+			tokens -= min(tokens, n)
 		}
 		b.Delete(id)
 	}
 	for _, d := range docs {
-		to := Forever
-		if d.ValidTo != nil {
-			to = *d.ValidTo
-		}
 		tags := d.Tags
 		if tags == nil {
 			tags = []string{}
 		}
-		if err := b.Index(d.ID, bleveDoc{Content: d.Content, Wing: d.WingID, Room: d.RoomID, Tags: tags, Kind: d.Kind, From: d.ValidFrom, To: to}); err != nil {
-			return err
-		}
-		if raw, err := x.idx.GetInternal(lenKey(d.ID)); err != nil || len(raw) != 8 {
-			n := x.tokenCount(d.Content)
+		// Content never changes: a drawer indexed before keeps its length.
+		n, indexed := x.storedLength(d.ID)
+		if !indexed {
+			n = x.tokenCount(d.Content)
 			tokens += n
-			b.SetInternal(lenKey(d.ID), u64(n))
+		}
+		if err := b.Index(d.ID, bleveDoc{Content: d.Content, Wing: d.WingID, Room: d.RoomID, Tags: tags, Kind: d.Kind, N: float64(n)}); err != nil {
+			return err
 		}
 	}
 	b.SetInternal(keySeq, u64(seq))
@@ -222,9 +259,6 @@ type Filter struct {
 	RoomID string
 	Tags   []string
 	Kind   string
-	// Validity window [From, Until): a drawer is found when it is valid at
-	// some moment of it. Zero From and Until: no time filter.
-	From, Until time.Time
 }
 
 // Hit is one ranked drawer id.
@@ -233,8 +267,6 @@ type Hit struct {
 	Score float64
 	Rank  int
 }
-
-func boolPtr(b bool) *bool { return &b }
 
 func (f Filter) queries() []query.Query {
 	var qs []query.Query
@@ -254,14 +286,6 @@ func (f Filter) queries() []query.Query {
 	}
 	if f.Kind != "" {
 		term(fKind, f.Kind)
-	}
-	if !f.From.IsZero() || !f.Until.IsZero() {
-		// valid_from < Until and valid_to > From.
-		vf := bleve.NewDateRangeInclusiveQuery(time.Time{}, f.Until, nil, boolPtr(false))
-		vf.SetField(fFrom)
-		vt := bleve.NewDateRangeInclusiveQuery(f.From, time.Time{}, boolPtr(false), nil)
-		vt.SetField(fTo)
-		qs = append(qs, vf, vt)
 	}
 	return qs
 }
