@@ -1,0 +1,226 @@
+// Package vector is loci's vector index for one embedding profile: an
+// exact scan (the reference, and the answer for small scopes) and an HNSW
+// graph written here (coder/hnsw v0.6.1, the only version served, returns
+// wrong neighbours; see ../shared/LIBRARY-NOTES.md). Vectors are
+// normalised on entry, so similarity is a dot product (cosine).
+package vector
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/viterin/vek/vek32"
+)
+
+// Hit is a vector found: the drawer id and its cosine similarity.
+type Hit struct {
+	ID    string
+	Score float32
+}
+
+// ErrDimension reports a vector of the wrong length.
+var ErrDimension = errors.New("vector dimension mismatch")
+
+// Index holds the vectors of one profile.
+type Index struct {
+	dim int
+
+	mu    sync.RWMutex
+	ids   []string
+	slot  map[string]int32
+	vecs  []float32 // dim per slot, normalised
+	dead  []bool
+	nDead int
+	graph *hnsw
+}
+
+// New makes an empty index of dim-sized vectors.
+func New(dim int) *Index {
+	x := &Index{dim: dim, slot: map[string]int32{}}
+	x.graph = newHNSW(x, 16, 128)
+	return x
+}
+
+// Dim is the vectors' length.
+func (x *Index) Dim() int { return x.dim }
+
+// Len is the number of live vectors.
+func (x *Index) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.ids) - x.nDead
+}
+
+func normalise(v []float32) ([]float32, bool) {
+	n := vek32.Norm(v)
+	if n == 0 || math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
+		return nil, false
+	}
+	return vek32.DivNumber(v, n), true
+}
+
+func (x *Index) vec(s int32) []float32 { return x.vecs[int(s)*x.dim : int(s+1)*x.dim] }
+
+// Add stores id's vector, replacing an earlier one.
+func (x *Index) Add(id string, v []float32) error {
+	if len(v) != x.dim {
+		return fmt.Errorf("%w: %d values, the profile has %d", ErrDimension, len(v), x.dim)
+	}
+	nv, ok := normalise(v)
+	if !ok {
+		return errors.New("a vector must have a finite, non-zero length")
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if old, ok := x.slot[id]; ok {
+		x.dead[old] = true
+		x.nDead++
+	}
+	s := int32(len(x.ids))
+	x.ids = append(x.ids, id)
+	x.vecs = append(x.vecs, nv...)
+	x.dead = append(x.dead, false)
+	x.slot[id] = s
+	x.graph.insert(s)
+	return nil
+}
+
+// Delete forgets id's vector (a tombstone in the graph until Compact).
+func (x *Index) Delete(id string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if s, ok := x.slot[id]; ok {
+		x.dead[s] = true
+		x.nDead++
+		delete(x.slot, id)
+	}
+}
+
+// Tombstones is the share of the graph that is deleted vectors.
+func (x *Index) Tombstones() float64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if len(x.ids) == 0 {
+		return 0
+	}
+	return float64(x.nDead) / float64(len(x.ids))
+}
+
+// Compact rebuilds the graph without deleted vectors.
+func (x *Index) Compact() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	ids, vecs, dead := x.ids, x.vecs, x.dead
+	x.ids, x.vecs, x.dead, x.nDead, x.slot = nil, nil, nil, 0, map[string]int32{}
+	x.graph = newHNSW(x, x.graph.m, x.graph.efConstruction)
+	for i, id := range ids {
+		if dead[i] {
+			continue // deleted, or replaced by a later slot
+		}
+		s := int32(len(x.ids))
+		x.ids = append(x.ids, id)
+		x.vecs = append(x.vecs, vecs[i*x.dim:(i+1)*x.dim]...)
+		x.dead = append(x.dead, false)
+		x.slot[id] = s
+		x.graph.insert(s)
+	}
+}
+
+// Exact returns the k most similar live vectors that keep accepts (nil:
+// all), best first, ties by id: the reference answer.
+func (x *Index) Exact(q []float32, k int, keep func(string) bool) ([]Hit, error) {
+	nq, err := x.query(q)
+	if err != nil {
+		return nil, err
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var hits []Hit
+	for s := range x.ids {
+		if x.dead[s] || (keep != nil && !keep(x.ids[s])) {
+			continue
+		}
+		hits = append(hits, Hit{x.ids[s], vek32.Dot(nq, x.vec(int32(s)))})
+	}
+	return top(hits, k), nil
+}
+
+// ExactAmong is Exact over the given ids only (a small scope).
+func (x *Index) ExactAmong(q []float32, k int, ids []string) ([]Hit, error) {
+	nq, err := x.query(q)
+	if err != nil {
+		return nil, err
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	hits := make([]Hit, 0, len(ids))
+	for _, id := range ids {
+		if s, ok := x.slot[id]; ok {
+			hits = append(hits, Hit{id, vek32.Dot(nq, x.vec(s))})
+		}
+	}
+	return top(hits, k), nil
+}
+
+func (x *Index) query(q []float32) ([]float32, error) {
+	if len(q) != x.dim {
+		return nil, fmt.Errorf("%w: the query has %d values, the profile %d", ErrDimension, len(q), x.dim)
+	}
+	nq, ok := normalise(q)
+	if !ok {
+		return nil, errors.New("the query vector must have a finite, non-zero length")
+	}
+	return nq, nil
+}
+
+func top(hits []Hit, k int) []Hit {
+	slices.SortFunc(hits, func(a, b Hit) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		if a.ID < b.ID {
+			return -1
+		}
+		if a.ID > b.ID {
+			return 1
+		}
+		return 0
+	})
+	return hits[:min(k, len(hits))]
+}
+
+// Search returns the k most similar live vectors that keep accepts, from
+// the HNSW graph. ef is the search width (0: a default); when keep refuses
+// many, the width doubles until k are found or the graph is exhausted.
+func (x *Index) Search(q []float32, k, ef int, keep func(string) bool) ([]Hit, error) {
+	nq, err := x.query(q)
+	if err != nil {
+		return nil, err
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if ef <= 0 {
+		ef = max(64, 2*k)
+	}
+	live := len(x.ids) - x.nDead
+	for {
+		cands := x.graph.search(nq, ef)
+		var hits []Hit
+		for _, c := range cands {
+			if x.dead[c.slot] || (keep != nil && !keep(x.ids[c.slot])) {
+				continue
+			}
+			hits = append(hits, Hit{x.ids[c.slot], 1 - c.dist})
+		}
+		if len(hits) >= k || ef >= len(x.ids) || len(hits) >= live {
+			return top(hits, k), nil
+		}
+		ef *= 2
+	}
+}
