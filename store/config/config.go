@@ -32,6 +32,7 @@ type Config struct {
 	Mining      Mining      `toml:"mining" json:"mining"`
 	Credentials Credentials `toml:"credentials" json:"credentials"`
 	Assets      Assets      `toml:"assets" json:"assets"`
+	Embedding   Embedding   `toml:"embedding" json:"embedding"`
 
 	// File is the configuration file that was read, or "" when none was.
 	File string `toml:"-" json:"config_file,omitempty"`
@@ -107,6 +108,64 @@ type Mining struct {
 type Credentials struct {
 	Dir     string `toml:"dir" json:"dir"`
 	Backend string `toml:"backend" json:"backend"`
+}
+
+// Embedding configures embedding profiles: a profile is a provider, a
+// model, a dimension and a pipeline identity, recorded with every vector.
+type Embedding struct {
+	// Default is the profile that search, auto ranking and the embed job
+	// use when none is named ("" with no profile: lexical search only).
+	Default  string             `toml:"default" json:"default"`
+	Profiles map[string]Profile `toml:"profiles" json:"profiles"`
+}
+
+// Profile is one embedding profile.
+type Profile struct {
+	// Provider is http (OpenAI-compatible /v1/embeddings or Ollama
+	// /api/embed), command (a program reading JSON on stdin and writing
+	// JSON on stdout, no shell) or hash (deterministic, for tests only).
+	Provider string `toml:"provider" json:"provider"`
+	// Format of an http provider: openai (default) or ollama.
+	Format string `toml:"format" json:"format,omitempty"`
+	URL    string `toml:"url" json:"url,omitempty"`
+	Model  string `toml:"model" json:"model,omitempty"`
+	// Dimension of the vectors (default 768).
+	Dimension int `toml:"dimension" json:"dimension"`
+	// KeyEnv names the environment variable holding an API key, KeyFile a
+	// file holding it. The key itself is never configured here.
+	KeyEnv  string   `toml:"key_env" json:"key_env,omitempty"`
+	KeyFile string   `toml:"key_file" json:"key_file,omitempty"`
+	Command []string `toml:"command" json:"command,omitempty"`
+	// BatchSize is the texts per provider call (default 32).
+	BatchSize   int `toml:"batch_size" json:"batch_size"`
+	TimeoutSecs int `toml:"timeout_secs" json:"timeout_secs"`
+	// Pipeline names the text preparation; vectors made by another
+	// pipeline stay out of this profile's search until re-embedded.
+	Pipeline string `toml:"pipeline" json:"pipeline"`
+}
+
+// ProfileNamed returns a profile with its defaults filled in.
+func (e Embedding) ProfileNamed(name string) (Profile, bool) {
+	p, ok := e.Profiles[name]
+	if !ok {
+		return p, false
+	}
+	if p.Dimension == 0 {
+		p.Dimension = 768
+	}
+	if p.BatchSize == 0 {
+		p.BatchSize = 32
+	}
+	if p.TimeoutSecs == 0 {
+		p.TimeoutSecs = 30
+	}
+	if p.Pipeline == "" {
+		p.Pipeline = "text-v1"
+	}
+	if p.Provider == "http" && p.Format == "" {
+		p.Format = "openai"
+	}
+	return p, true
 }
 
 // Assets is the runtime assets root.
@@ -306,6 +365,9 @@ func (c *Config) Validate() error {
 		return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file, environment or flags",
 			"%s: "+format, append([]any{key}, args...)...)
 	}
+	if err := c.checkProfiles(); err != nil {
+		return err
+	}
 	ip := func(key, v string) error {
 		if net.ParseIP(v) == nil {
 			return bad(key, "%q is not an IP address (an address only, no port or host name)", v)
@@ -364,6 +426,8 @@ func (c *Config) Validate() error {
 		return bad("mining.max_documents", "must not be negative (0 is unlimited)")
 	case c.Mining.SourceTimeoutSecs < 1:
 		return bad("mining.source_timeout_secs", "must be at least 1")
+	case c.Embedding.Default != "" && c.Embedding.Profiles[c.Embedding.Default].Provider == "":
+		return bad("embedding.default", "%q is not a configured profile", c.Embedding.Default)
 	case c.Credentials.Backend != "auto" && c.Credentials.Backend != "file":
 		return bad("credentials.backend", "%q is not auto or file", c.Credentials.Backend)
 	case c.Credentials.Dir != "" && !filepath.IsAbs(c.Credentials.Dir):
@@ -377,4 +441,42 @@ func (c *Config) Validate() error {
 // Addr is the main listener's host:port.
 func (c *Config) Addr() string {
 	return net.JoinHostPort(c.Server.Bind, strconv.Itoa(c.Server.Port))
+}
+
+func (c *Config) checkProfiles() error {
+	bad := func(key, format string, args ...any) error {
+		return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file",
+			"%s: "+format, append([]any{key}, args...)...)
+	}
+	for name, p := range c.Embedding.Profiles {
+		key := "embedding.profiles." + name
+		if name == "" || strings.ContainsAny(name, " /\t\n") {
+			return bad(key, "profile names are non-empty words")
+		}
+		switch p.Provider {
+		case "http":
+			if p.URL == "" || p.Model == "" {
+				return bad(key+".url", "an http profile needs url and model")
+			}
+			if p.Format != "" && p.Format != "openai" && p.Format != "ollama" {
+				return bad(key+".format", "%q is not openai or ollama", p.Format)
+			}
+		case "command":
+			if len(p.Command) == 0 {
+				return bad(key+".command", "a command profile needs the program and its arguments")
+			}
+		case "hash":
+		case "":
+			return bad(key+".provider", "is required: http, command or hash")
+		default:
+			return bad(key+".provider", "%q is not http, command or hash", p.Provider)
+		}
+		if p.Dimension < 0 || p.Dimension > 16384 {
+			return bad(key+".dimension", "%d is outside 1 to 16384", p.Dimension)
+		}
+		if p.BatchSize < 0 || p.TimeoutSecs < 0 {
+			return bad(key, "batch_size and timeout_secs must not be negative")
+		}
+	}
+	return nil
 }

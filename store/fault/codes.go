@@ -46,6 +46,9 @@ const (
 	SerializationFailed       Code = "loci::serialization::failed"
 	SearchSemanticUnavail     Code = "loci::search::semantic_unavailable"
 	RepairBasedOnJobInvalid   Code = "loci::repair::based_on_job_invalid"
+	EmbedNotConfigured        Code = "loci::embed::not_configured"
+	EmbedFailed               Code = "loci::embed::failed"
+	EmbedDimensionMismatch    Code = "loci::embed::dimension_mismatch"
 	GraphEmptyLabel           Code = "loci::graph::empty_label"
 	GraphRelationshipNotFound Code = "loci::graph::relationship_not_found"
 	GraphEntityNotFound       Code = "loci::graph::entity_not_found"
@@ -88,6 +91,9 @@ var statuses = map[Code]int{
 	SerializationFailed:       500,
 	SearchSemanticUnavail:     400,
 	RepairBasedOnJobInvalid:   400,
+	EmbedNotConfigured:        400,
+	EmbedFailed:               502,
+	EmbedDimensionMismatch:    400,
 	GraphEmptyLabel:           400,
 	GraphRelationshipNotFound: 404,
 	GraphEntityNotFound:       404,
