@@ -166,7 +166,6 @@ func (h *HTTP) key() (string, error) {
 	return "", nil
 }
 
-
 // Embed implements Provider.
 func (h *HTTP) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	key, err := h.key()
