@@ -111,17 +111,26 @@ func (j *Jobs) Submit(ctx context.Context, s Submission, channel string) (*store
 			in.Steps = *s.Steps
 		}
 		input = in
-	case store.JobEmbed, store.JobExtract:
+	case store.JobEmbed:
 		if err := only("wing"); err != nil {
 			return nil, err
 		}
-		code := fault.Code("loci::embed::not_configured")
-		what := "an embedding provider"
-		if s.Type == store.JobExtract {
-			code, what = "loci::extract::not_configured", "an extraction provider"
+		if j.Vectors == nil || j.Vectors.Default == "" {
+			return nil, fault.New(fault.EmbedNotConfigured, "embed jobs need a default embedding profile, and none is configured",
+				"add [embedding.profiles.<name>] and embedding.default to the configuration, then restart")
 		}
-		return nil, fault.Newf(code, "configure "+what+" first (providers arrive with search and the knowledge graph)",
-			"%s jobs need %s, and none is configured", s.Type, what)
+		if s.Wing != "" {
+			if err := j.DB.View(ctx, func(r store.Reader) error { _, err := store.FindWing(r, s.Wing); return err }); err != nil {
+				return nil, err
+			}
+		}
+		input = EmbedInput{Wing: s.Wing, Profile: j.Vectors.Default}
+	case store.JobExtract:
+		if err := only("wing"); err != nil {
+			return nil, err
+		}
+		return nil, fault.New("loci::extract::not_configured", "extract jobs need an extraction provider, and none is configured",
+			"extraction arrives with the knowledge graph")
 	case store.JobMine:
 		if err := only("source", "path", "locator", "options", "full", "wing"); err != nil {
 			return nil, err

@@ -51,7 +51,8 @@ type Jobs struct {
 	Palace   *Palace
 	Log      *slog.Logger
 	Config   JobConfig
-	Owner    string // lease owner: this daemon
+	Vectors  *Vectors // nil: no embedding profile
+	Owner    string   // lease owner: this daemon
 	handlers map[string]Handler
 
 	disp  *actor.PID
@@ -87,6 +88,7 @@ func NewJobs(db store.DB, sys *System, palace *Palace, log *slog.Logger, cfg Job
 	j.handlers[store.JobAudit] = auditHandler
 	j.handlers[store.JobRepair] = repairHandler
 	j.handlers[store.JobDemo] = demoHandler
+	j.handlers[store.JobEmbed] = embedHandler
 	return j
 }
 
@@ -530,6 +532,10 @@ func (r *Run) conclude(result any, err error) {
 			b = nil
 		}
 		r.finish(store.JobEvent{Kind: store.EvComplete, Result: b})
+		if k := r.Job.Kind; k == store.JobCheckpoint || k == store.JobDemo || k == store.JobMine {
+			// New drawers: fill their vectors.
+			r.jobs.EnsureEmbed(context.Background())
+		}
 	case errors.Is(err, ErrStopped) || r.ctx.Err() != nil:
 		ev := store.EvPause
 		switch r.stop.Load() {

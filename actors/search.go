@@ -3,10 +3,12 @@ package actors
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/loci-dev/loci/index/lexical"
+	"github.com/loci-dev/loci/index/vector"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -61,6 +63,7 @@ type SearchResult struct {
 type Search struct {
 	DB      store.DB
 	Indexer *Indexer
+	Vectors *Vectors // nil: no embedding profile
 	Log     interface{ Warn(string, ...any) }
 }
 
@@ -92,9 +95,6 @@ func CheckSearch(q *SearchQuery, now time.Time) (limit int, from, until time.Tim
 	}
 	if len(q.Embedding) > 0 && q.Profile == "" {
 		return 0, from, until, fault.Invalid("profile", "is required with query_embedding: name the configured embedding profile the vector comes from")
-	}
-	if q.Profile != "" {
-		return 0, from, until, fault.Invalid("profile", fmt.Sprintf("%q is not a configured embedding profile (none is configured)", q.Profile))
 	}
 	asked := 0
 	for _, given := range []bool{q.AsOf != nil, q.From != nil || q.Until != nil, q.Historical} {
@@ -130,6 +130,9 @@ func CheckSearch(q *SearchQuery, now time.Time) (limit int, from, until time.Tim
 	return limit, from, until, nil
 }
 
+// rrfK is the constant of reciprocal rank fusion.
+const rrfK = 60
+
 // Search runs a search; recall ignores the room.
 func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*SearchResult, error) {
 	if recall {
@@ -139,61 +142,228 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 	if err != nil {
 		return nil, err
 	}
+	qvec, profile, err := s.queryVector(ctx, &q)
+	if err != nil {
+		return nil, err
+	}
 	ranking := q.Ranking
-	switch ranking {
-	case RankSemantic, RankHybrid:
+	switch {
+	case ranking == RankAuto && qvec != nil:
+		ranking = RankHybrid
+	case ranking == RankAuto:
+		ranking = RankLexical
+	case qvec == nil && (ranking == RankSemantic || ranking == RankHybrid):
 		return nil, fault.New(fault.SearchSemanticUnavail,
-			ranking+" search needs a query vector, and no embedding profile is configured",
-			"use ranking lexical or auto, or configure an embedding provider")
-	case RankAuto:
-		ranking = RankLexical // no embedding profile: auto is lexical
+			ranking+" search needs a query vector: no embedding profile is configured, or its provider failed",
+			"use ranking lexical or auto, pass query_embedding with its profile, or configure an embedding provider")
 	}
 	f := lexical.Filter{Tags: q.Tags, Kind: q.SourceKind}
 	out := &SearchResult{Query: q.Text, Ranking: ranking, Hits: []Hit{}}
 	s.Indexer.Sync(ctx, 2*time.Second)
+	if qvec != nil {
+		s.Vectors.sync(ctx, 2*time.Second)
+	}
 	err = s.DB.View(ctx, func(r store.Reader) error {
+		var wingID, roomID string
 		if q.Wing != "" {
 			w, err := store.FindWing(r, q.Wing)
 			if err != nil {
 				return err
 			}
-			f.WingID = w.ID
+			wingID = w.ID
 			if q.Room != "" {
 				rm, err := store.FindRoom(r, w, q.Room)
 				if err != nil {
 					return err
 				}
-				f.RoomID = rm.ID
+				roomID = rm.ID
 			}
 		} else if q.Room != "" {
 			return fault.Invalid("room", "needs wing: rooms are looked up inside a wing")
 		}
-		// Validity is checked on the stored drawer, in rank order, before
-		// the limit: the same view serves the hits verbatim.
+		f.WingID, f.RoomID = wingID, roomID
+		// Scope and validity are checked on the stored drawer, in rank
+		// order, before the limit; the same view serves the hits verbatim.
 		found := map[string]*store.Drawer{}
-		keep := func(id string) bool {
+		inTime := func(d *store.Drawer) bool {
+			return (from.IsZero() && until.IsZero()) || d.ValidIn(from, until)
+		}
+		keepLex := func(id string) bool {
 			d, err := r.Drawer(id)
-			if err != nil || d == nil {
-				return false // deleted since the index saw it
-			}
-			if (!from.IsZero() || !until.IsZero()) && !d.ValidIn(from, until) {
+			if err != nil || d == nil || !inTime(d) {
 				return false
 			}
 			found[id] = d
 			return true
 		}
-		lex, err := s.Indexer.Lex.Search(ctx, q.Text, f, limit, keep)
-		if err != nil {
-			return fault.Wrap(fault.ServerFailed, err, "the lexical index failed: "+err.Error(), "see the daemon log")
+		keepVec := func(id string) bool {
+			d, err := r.Drawer(id)
+			if err != nil || d == nil || !inTime(d) || (wingID != "" && d.WingID != wingID) || (roomID != "" && d.RoomID != roomID) ||
+				(q.SourceKind != "" && d.Source.Kind != q.SourceKind) || !hasTags(d.Tags, q.Tags) {
+				return false
+			}
+			found[id] = d
+			return true
 		}
-		for _, h := range lex {
-			out.Hits = append(out.Hits, Hit{Drawer: *found[h.ID], Score: h.Score,
-				Signals: map[string]any{"lexical": map[string]any{"rank": h.Rank, "score": h.Score}}})
+		depth := limit
+		if ranking == RankHybrid {
+			depth = max(limit, 50) // fuse from deeper lists than the page
 		}
+		var lex []lexical.Hit
+		if ranking != RankSemantic {
+			if lex, err = s.Indexer.Lex.Search(ctx, q.Text, f, depth, keepLex); err != nil {
+				return fault.Wrap(fault.ServerFailed, err, "the lexical index failed: "+err.Error(), "see the daemon log")
+			}
+		}
+		var sem []vector.Hit
+		if ranking != RankLexical {
+			if sem, err = s.semantic(r, profile, qvec, roomID, depth, keepVec); err != nil {
+				return err
+			}
+		}
+		out.Hits = fuse(ranking, lex, sem, found, limit)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+func hasTags(have, want []string) bool {
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			found = found || h == w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// smallScope is the room size under which the vector leg scans exactly.
+const smallScope = 20000
+
+// semantic is the vector leg: an exact scan of a small room, else the HNSW
+// graph widened until enough drawers pass the scope.
+func (s *Search) semantic(r store.Reader, profile string, qvec []float32, roomID string, k int, keep func(string) bool) ([]vector.Hit, error) {
+	ix := s.Vectors.Index(profile)
+	if roomID != "" {
+		if cur, _, err := r.CountDrawers(roomID); err == nil && cur <= smallScope {
+			var ids []string
+			err := r.Drawers(roomID, false, func(d *store.Drawer) bool { ids = append(ids, d.ID); return true })
+			if err != nil {
+				return nil, err
+			}
+			hits, err := ix.ExactAmong(qvec, len(ids), ids)
+			if err != nil {
+				return nil, fault.Wrap(fault.EmbedDimensionMismatch, err, err.Error(), "send a vector of the profile's length")
+			}
+			out := hits[:0]
+			for _, h := range hits {
+				if keep(h.ID) {
+					out = append(out, h)
+					if len(out) == k {
+						break
+					}
+				}
+			}
+			return out, nil
+		}
+	}
+	hits, err := ix.Search(qvec, k, 0, keep)
+	if err != nil {
+		return nil, fault.Wrap(fault.EmbedDimensionMismatch, err, err.Error(), "send a vector of the profile's length")
+	}
+	return hits, nil
+}
+
+// fuse builds the page: one leg as ranked, or both by reciprocal rank
+// fusion; ties by drawer id.
+func fuse(ranking string, lex []lexical.Hit, sem []vector.Hit, found map[string]*store.Drawer, limit int) []Hit {
+	type entry struct {
+		score   float64
+		signals map[string]any
+	}
+	all := map[string]*entry{}
+	get := func(id string) *entry {
+		e := all[id]
+		if e == nil {
+			e = &entry{signals: map[string]any{}}
+			all[id] = e
+		}
+		return e
+	}
+	for i, h := range lex {
+		e := get(h.ID)
+		e.signals["lexical"] = map[string]any{"rank": i + 1, "score": h.Score}
+		if ranking == RankHybrid {
+			e.score += 1 / float64(rrfK+i+1)
+		} else {
+			e.score = h.Score
+		}
+	}
+	for i, h := range sem {
+		e := get(h.ID)
+		e.signals["semantic"] = map[string]any{"rank": i + 1, "similarity": h.Score}
+		if ranking == RankHybrid {
+			e.score += 1 / float64(rrfK+i+1)
+		} else {
+			e.score = float64(h.Score)
+		}
+	}
+	ids := make([]string, 0, len(all))
+	for id := range all {
+		if found[id] != nil {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		a, b := all[ids[i]].score, all[ids[j]].score
+		if a != b {
+			return a > b
+		}
+		return ids[i] < ids[j]
+	})
+	out := make([]Hit, 0, min(limit, len(ids)))
+	for _, id := range ids[:min(limit, len(ids))] {
+		out = append(out, Hit{Drawer: *found[id], Score: all[id].score, Signals: all[id].signals})
+	}
+	return out
+}
+
+// queryVector is the query's vector and profile: the caller's (checked),
+// or the provider's; nil when none can be had (auto then runs lexical, with
+// a warning when the provider failed).
+func (s *Search) queryVector(ctx context.Context, q *SearchQuery) ([]float32, string, error) {
+	if s.Vectors == nil {
+		if q.Profile != "" {
+			return nil, "", fault.Newf(fault.InputInvalid, "no embedding profile is configured", "profile: %q is not a configured embedding profile", q.Profile)
+		}
+		return nil, "", nil
+	}
+	p, err := s.Vectors.Profile(q.Profile)
+	if err != nil || p == nil {
+		return nil, "", err
+	}
+	if len(q.Embedding) > 0 {
+		if len(q.Embedding) != p.Dimension {
+			return nil, "", fault.Newf(fault.EmbedDimensionMismatch, fmt.Sprintf("send %d values", p.Dimension),
+				"query_embedding has %d values; profile %s has %d", len(q.Embedding), p.Name, p.Dimension)
+		}
+		return q.Embedding, p.Name, nil
+	}
+	if q.Ranking == RankLexical {
+		return nil, "", nil
+	}
+	vs, err := p.EmbedChecked(ctx, []string{q.Text})
+	if err != nil {
+		if s.Log != nil {
+			s.Log.Warn("the query could not be embedded; searching lexically", "profile", p.Name, "err", err)
+		}
+		return nil, "", nil
+	}
+	return vs[0], p.Name, nil
 }

@@ -173,3 +173,4 @@ func (t *countingTx) PutJobFact(id string, i int, f json.RawMessage) error {
 	t.writes++
 	return t.Tx.PutJobFact(id, i, f)
 }
+func (t *countingTx) PutEmbedding(e *store.Embedding) error { t.writes++; return t.Tx.PutEmbedding(e) }

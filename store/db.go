@@ -74,6 +74,10 @@ type Reader interface {
 	// EachDrawer visits every stored drawer, in no useful order, until fn
 	// returns false (audits).
 	EachDrawer(fn func(*Drawer) bool) error
+	// Embedding is a drawer's vector in a profile; nil when it has none.
+	Embedding(drawerID, profile string) (*Embedding, error)
+	// Embeddings visits every vector of a profile until fn returns false.
+	Embeddings(profile string, fn func(*Embedding) bool) error
 	// Job reads a job; nil when unknown.
 	Job(id string) (*Job, error)
 	// JobInput is what a job was submitted with (kept apart from the job,
@@ -103,6 +107,9 @@ type Tx interface {
 	DeleteDedup(r *DedupRecord) error
 	PutLink(l *Link) error
 	DeleteLink(l *Link) error
+	// PutEmbedding stores a drawer's vector in a profile (replacing one).
+	// Deleting the drawer deletes its vectors.
+	PutEmbedding(e *Embedding) error
 	// PutJob writes a job and keeps its indexes (prev is the stored version,
 	// nil for a new job).
 	PutJob(j, prev *Job) error

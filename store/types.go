@@ -175,3 +175,20 @@ type Counts struct {
 	DrawersStored int `json:"drawers_stored"`
 	Links         int `json:"similar_links"`
 }
+
+// ChangeEmbedding is the change-log kind of a stored vector; its id is
+// "<profile>/<drawer>".
+const ChangeEmbedding = "embedding"
+
+// Embedding is a drawer's vector in one profile, with the identity of what
+// made it (derived data, never returned in hits).
+type Embedding struct {
+	DrawerID  string    `json:"drawer_id"`
+	Profile   string    `json:"profile"`
+	Provider  string    `json:"provider"`
+	Model     string    `json:"model"`
+	Dimension int       `json:"dimension"`
+	Pipeline  string    `json:"pipeline"`
+	CreatedAt time.Time `json:"created_at"`
+	Vector    []float32 `json:"-"`
+}

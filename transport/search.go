@@ -172,3 +172,29 @@ func (s *Server) runSearch(w http.ResponseWriter, r *http.Request, q actors.Sear
 	}
 	return writeJSON(w, http.StatusOK, res)
 }
+
+func (s *Server) putEmbedding(w http.ResponseWriter, r *http.Request) error {
+	id, err := param(r, "id")
+	if err != nil {
+		return err
+	}
+	var b struct {
+		Profile   string    `json:"profile"`
+		Embedding []float32 `json:"embedding"`
+	}
+	if err := decodeBody(r, &b, false); err != nil {
+		return err
+	}
+	if s.Search.Vectors == nil {
+		return fault.New(fault.EmbedNotConfigured, "no embedding profile is configured",
+			"add [embedding.profiles.<name>] to the configuration and restart")
+	}
+	if len(b.Embedding) == 0 {
+		return fault.Invalid("embedding", "is required: the vector, with the profile's dimension")
+	}
+	e, err := s.Search.Vectors.PutEmbedding(r.Context(), id, b.Profile, b.Embedding)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, e)
+}

@@ -71,6 +71,7 @@ func (s *Server) Handler() http.Handler {
 
 		r.Post("/drawers/{id}/supersede", s.write(s.supersede))
 		r.Get("/drawers/{id}/history", s.read(s.history))
+		r.Put("/drawers/{id}/embedding", s.write(s.putEmbedding))
 		r.Get("/drawers/{id}/duplicates", s.read(s.duplicates))
 		r.Delete("/drawers/{id}/duplicates/{link}", s.write(s.deleteDuplicate))
 

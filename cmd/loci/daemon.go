@@ -14,6 +14,7 @@ import (
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/cli"
+	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
@@ -94,9 +95,21 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			"remove "+filepath.Join(cfg.Palace.Path, "index")+" to rebuild it from the store")
 	}
 	defer lex.Close()
+	profiles, err := embed.Open(cfg.Embedding)
+	if err != nil {
+		return err
+	}
 	sys := actors.Start(db, log, level)
 	indexer := actors.NewIndexer(db, lex, log)
-	sys.OnCommit(indexer.Kick)
+	search := &actors.Search{DB: db, Indexer: indexer, Log: log}
+	var vectors *actors.Vectors
+	if len(profiles) > 0 {
+		vectors = actors.NewVectors(db, sys, profiles, cfg.Embedding.Default, log)
+		search.Vectors = vectors
+		sys.OnCommit(func() { indexer.Kick(); vectors.Kick() })
+	} else {
+		sys.OnCommit(indexer.Kick)
+	}
 	indexer.Start()
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: cfg.Dedup.Enabled, Threshold: cfg.Dedup.NearThreshold}}
 	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{
@@ -104,14 +117,20 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		LeaseTTL: time.Duration(cfg.Jobs.LeaseTTLSecs) * time.Second, DrainTimeout: time.Duration(cfg.Jobs.DrainTimeoutSecs) * time.Second,
 	})
 	palace.Locked = jobs.Busy
+	if vectors != nil {
+		jobs.Vectors = vectors
+		vectors.OnNewDrawers = func() { jobs.EnsureEmbed(context.Background()) }
+		vectors.Start()
+	}
 	if err := jobs.Start(ctx); err != nil {
 		_ = sys.Stop(context.WithoutCancel(ctx))
 		return fault.Wrap(fault.StoreBackendFailed, err, "recovering jobs failed: "+err.Error(), "see the log; run loci doctor")
 	}
+	jobs.EnsureEmbed(ctx) // vectors missing since the last run
 
 	stopReq := make(chan struct{}, 1)
 	srv := &transport.Server{
-		Palace: palace, Jobs: jobs, Search: &actors.Search{DB: db, Indexer: indexer}, Config: cfg, Version: version, Started: time.Now(), Address: addr,
+		Palace: palace, Jobs: jobs, Search: search, Config: cfg, Version: version, Started: time.Now(), Address: addr,
 		Log: log.With("component", "http"), Migrator: mig,
 		Shutdown: func() {
 			select {
@@ -153,6 +172,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		log.Warn("actor shutdown", "err", err)
 	}
 	indexer.Stop()
+	if vectors != nil {
+		vectors.Stop()
+	}
 	log.Info("loci stopped")
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return fault.Wrap(fault.ServerFailed, serveErr, "the HTTP server failed: "+serveErr.Error(), "see the log and start again")

@@ -435,6 +435,9 @@ func (t *tx) DeleteDrawer(d *store.Drawer) error {
 	if err := t.del(k(pDrawer, d.ID)); err != nil {
 		return err
 	}
+	if err := t.deleteEmbeddings(d.ID); err != nil {
+		return err
+	}
 	if err := t.del(timeKey(d.RoomID, d.CreatedAt, d.ID)); err != nil {
 		return err
 	}

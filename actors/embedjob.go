@@ -1,0 +1,133 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// EmbedInput is an embed job's input.
+type EmbedInput struct {
+	Wing    string `json:"wing,omitempty"`
+	Profile string `json:"profile"`
+}
+
+// EmbedResult is an embed job's report.
+type EmbedResult struct {
+	Profile  string `json:"profile"`
+	Missing  int    `json:"missing"`
+	Embedded int    `json:"embedded"`
+}
+
+// embedHandler fills the vectors a profile lacks (or holds from another
+// provider, model or pipeline), in the provider's batches. It keeps no
+// checkpoint: a restart finds what is still missing.
+func embedHandler(ctx context.Context, r *Run) (any, error) {
+	var in EmbedInput
+	_ = json.Unmarshal(r.Job.Input, &in)
+	v := r.jobs.Vectors
+	if v == nil {
+		return nil, fault.New(fault.EmbedNotConfigured, "no embedding profile is configured", "configure one and retry the job")
+	}
+	p, err := v.Profile(in.Profile)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, fault.New(fault.EmbedNotConfigured, "no default embedding profile is configured", "set embedding.default")
+	}
+	var missing []string
+	err = r.jobs.DB.View(ctx, func(rd store.Reader) error {
+		wingID := ""
+		if in.Wing != "" {
+			w, err := store.FindWing(rd, in.Wing)
+			if err != nil {
+				return err
+			}
+			wingID = w.ID
+		}
+		return rd.EachDrawer(func(d *store.Drawer) bool {
+			if wingID != "" && d.WingID != wingID {
+				return true
+			}
+			if e, err := rd.Embedding(d.ID, p.Name); err == nil && e != nil && matches(p, e) {
+				return true
+			}
+			missing = append(missing, d.ID)
+			return true
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := EmbedResult{Profile: p.Name, Missing: len(missing)}
+	total := int64(len(missing))
+	for start := 0; start < len(missing); start += p.BatchSize {
+		if r.Stopping() {
+			return nil, ErrStopped
+		}
+		ids := missing[start:min(start+p.BatchSize, len(missing))]
+		var texts []string
+		var live []string
+		_ = r.jobs.DB.View(ctx, func(rd store.Reader) error {
+			for _, id := range ids {
+				if d, _ := rd.Drawer(id); d != nil {
+					texts = append(texts, d.Content)
+					live = append(live, id)
+				}
+			}
+			return nil
+		})
+		vecs, err := p.EmbedChecked(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		err = r.Write(ctx, func(tx store.Tx) error {
+			n = 0
+			id := p.Identity()
+			for i, drawer := range live {
+				if d, err := tx.Drawer(drawer); err != nil || d == nil {
+					continue // deleted meanwhile
+				}
+				e := &store.Embedding{DrawerID: drawer, Profile: p.Name, Provider: id.Provider, Model: id.Model,
+					Dimension: id.Dimension, Pipeline: id.Pipeline, CreatedAt: tx.Now(), Vector: vecs[i]}
+				if err := tx.PutEmbedding(e); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		}, nil, store.Progress{Current: int64(start + len(ids)), Total: &total, Message: "drawers embedded"})
+		if err != nil {
+			return nil, err
+		}
+		res.Embedded += n
+	}
+	v.Kick()
+	return res, nil
+}
+
+// EnsureEmbed queues an embed job for the default profile unless one is
+// already queued, running or paused (writes, drawer-writing jobs and the
+// start call it).
+func (j *Jobs) EnsureEmbed(ctx context.Context) {
+	if j.Vectors == nil || j.Vectors.Default == "" || j.draining.Load() {
+		return
+	}
+	pending := false
+	_ = j.DB.View(ctx, func(r store.Reader) error {
+		return r.Jobs(func(job *store.Job) bool {
+			pending = job.Kind == store.JobEmbed && (job.Status == store.JobQueued || job.Status == store.JobRunning || job.Status == store.JobPaused)
+			return !pending
+		})
+	})
+	if pending {
+		return
+	}
+	if _, err := j.Submit(ctx, Submission{Type: store.JobEmbed}, store.ByUnknown); err != nil {
+		j.Log.Warn("queueing an embed job failed", "err", err)
+	}
+}

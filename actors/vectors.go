@@ -1,0 +1,283 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loci-dev/loci/index/embed"
+	"github.com/loci-dev/loci/index/vector"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// Vectors holds one vector index per embedding profile, loaded from the
+// stored vectors at start and kept in step with the change log, and the
+// profiles' providers.
+type Vectors struct {
+	DB       store.DB
+	Sys      *System
+	Profiles map[string]*embed.Profile
+	Default  string
+	Log      *slog.Logger
+	// OnNewDrawers is called once a burst of new drawers has settled
+	// (the runtime queues an embed job).
+	OnNewDrawers func()
+	dirty        bool
+
+	mu    sync.RWMutex
+	index map[string]*vector.Index
+	seq   uint64
+	ready chan struct{}
+	kick  chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// NewVectors builds the vector side of search; Start loads it.
+func NewVectors(db store.DB, sys *System, profiles map[string]*embed.Profile, def string, log *slog.Logger) *Vectors {
+	v := &Vectors{DB: db, Sys: sys, Profiles: profiles, Default: def, Log: log.With("component", "vectors"),
+		index: map[string]*vector.Index{}, ready: make(chan struct{}), kick: make(chan struct{}, 1),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	for name, p := range profiles {
+		v.index[name] = vector.New(p.Dimension)
+	}
+	return v
+}
+
+// Start loads every profile's vectors in the background and follows the
+// change log.
+func (v *Vectors) Start() {
+	go v.run()
+}
+
+// Kick asks for a catch-up.
+func (v *Vectors) Kick() {
+	select {
+	case v.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Stop ends the follower.
+func (v *Vectors) Stop() {
+	close(v.stop)
+	<-v.done
+}
+
+func (v *Vectors) run() {
+	defer close(v.done)
+	t0 := time.Now()
+	n, err := v.load()
+	if err != nil {
+		v.Log.Error("loading vectors failed; semantic search may miss drawers", "err", err)
+	} else if len(v.Profiles) > 0 {
+		v.Log.Info("vectors loaded", "vectors", n, "took", time.Since(t0).Round(time.Millisecond))
+	}
+	close(v.ready)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		if err := v.catchUp(); err != nil {
+			v.Log.Warn("following the change log failed; retrying", "err", err)
+		}
+		select {
+		case <-v.stop:
+			return
+		case <-v.kick:
+		case <-tick.C:
+			// A second without new changes after new drawers: embed them.
+			if v.dirty && v.OnNewDrawers != nil && v.settled() {
+				v.dirty = false
+				v.OnNewDrawers()
+			}
+		}
+	}
+}
+
+// settled reports that no change arrived since the last catch-up.
+func (v *Vectors) settled() bool {
+	var last uint64
+	_ = v.DB.View(context.Background(), func(r store.Reader) error { last, _ = r.LastSeq(); return nil })
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return last <= v.seq
+}
+
+func matches(p *embed.Profile, e *store.Embedding) bool {
+	id := p.Identity()
+	return e.Provider == id.Provider && e.Model == id.Model && e.Dimension == id.Dimension && e.Pipeline == id.Pipeline
+}
+
+func (v *Vectors) load() (int, error) {
+	n := 0
+	err := v.DB.View(context.Background(), func(r store.Reader) error {
+		seq, err := r.LastSeq()
+		if err != nil {
+			return err
+		}
+		for name, p := range v.Profiles {
+			ix := v.index[name]
+			err := r.Embeddings(name, func(e *store.Embedding) bool {
+				if matches(p, e) {
+					if d, _ := r.Drawer(e.DrawerID); d != nil && ix.Add(e.DrawerID, e.Vector) == nil {
+						n++
+					}
+				}
+				return true
+			})
+			if err != nil {
+				return err
+			}
+		}
+		v.mu.Lock()
+		v.seq = seq
+		v.mu.Unlock()
+		return nil
+	})
+	return n, err
+}
+
+func (v *Vectors) catchUp() error {
+	for {
+		v.mu.RLock()
+		from := v.seq
+		v.mu.RUnlock()
+		last := from
+		err := v.DB.View(context.Background(), func(r store.Reader) error {
+			return r.Changes(from, func(c store.Change) bool {
+				last = c.Seq
+				switch {
+				case c.Kind == store.ChangeEmbedding:
+					profile, drawer, _ := strings.Cut(c.ID, "/")
+					p, ix := v.Profiles[profile], v.index[profile]
+					if p == nil {
+						break
+					}
+					if e, err := r.Embedding(drawer, profile); err == nil && e != nil && matches(p, e) {
+						_ = ix.Add(drawer, e.Vector)
+					}
+				case c.Kind == store.ChangeDrawer && c.Action == store.ActionCreated:
+					v.dirty = true
+				case c.Kind == store.ChangeDrawer && c.Action == store.ActionDeleted:
+					for _, ix := range v.index {
+						ix.Delete(c.ID)
+					}
+				}
+				return last-from < indexBatch
+			})
+		})
+		if err != nil {
+			return err
+		}
+		v.mu.Lock()
+		v.seq = last
+		v.mu.Unlock()
+		if last == from {
+			for _, ix := range v.index {
+				if ix.Tombstones() > 0.2 {
+					ix.Compact()
+				}
+			}
+			return nil
+		}
+	}
+}
+
+// sync waits (bounded) until the vectors have followed every committed
+// change, as the lexical index does for a search.
+func (v *Vectors) sync(ctx context.Context, timeout time.Duration) {
+	select {
+	case <-v.ready:
+	case <-time.After(timeout):
+		return
+	case <-ctx.Done():
+		return
+	}
+	var target uint64
+	_ = v.DB.View(ctx, func(r store.Reader) error { target, _ = r.LastSeq(); return nil })
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		v.mu.RLock()
+		cur := v.seq
+		v.mu.RUnlock()
+		if cur >= target {
+			return
+		}
+		v.Kick()
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// Profile resolves a profile name ("" is the default): nil when none.
+func (v *Vectors) Profile(name string) (*embed.Profile, error) {
+	if name == "" {
+		name = v.Default
+		if name == "" {
+			return nil, nil
+		}
+	}
+	p, ok := v.Profiles[name]
+	if !ok {
+		names := make([]string, 0, len(v.Profiles))
+		for n := range v.Profiles {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fault.Newf(fault.InputInvalid, "configured profiles: "+strings.Join(names, ", "),
+			"profile: %q is not a configured embedding profile", name)
+	}
+	return p, nil
+}
+
+// PutEmbedding stores a caller-made vector for a drawer in a profile.
+func (v *Vectors) PutEmbedding(ctx context.Context, drawerRef, profile string, vec []float32) (*store.Embedding, error) {
+	if profile == "" {
+		return nil, fault.Invalid("profile", "is required: the configured embedding profile the vector belongs to")
+	}
+	p, err := v.Profile(profile)
+	if err != nil {
+		return nil, err
+	}
+	if len(vec) != p.Dimension {
+		return nil, fault.Newf(fault.EmbedDimensionMismatch, fmt.Sprintf("send %d values", p.Dimension),
+			"embedding has %d values; profile %s has %d", len(vec), p.Name, p.Dimension)
+	}
+	if _, ok := normalisable(vec); !ok {
+		return nil, fault.Invalid("embedding", "must be finite and not all zero")
+	}
+	res, err := v.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+		d, err := store.FindDrawer(tx, drawerRef)
+		if err != nil {
+			return nil, err
+		}
+		id := p.Identity()
+		e := &store.Embedding{DrawerID: d.ID, Profile: p.Name, Provider: id.Provider, Model: id.Model,
+			Dimension: id.Dimension, Pipeline: id.Pipeline, CreatedAt: tx.Now(), Vector: vec}
+		return e, tx.PutEmbedding(e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	v.Kick()
+	return res.(*store.Embedding), nil
+}
+
+func normalisable(vec []float32) (float64, bool) {
+	s := 0.0
+	for _, x := range vec {
+		f := float64(x)
+		if f != f || f > 3e38 || f < -3e38 {
+			return 0, false
+		}
+		s += f * f
+	}
+	return s, s > 0
+}
+
+// Index is a profile's vector index.
+func (v *Vectors) Index(profile string) *vector.Index { return v.index[profile] }

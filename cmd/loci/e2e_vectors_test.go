@@ -1,0 +1,106 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func withHashProfile(t *testing.T, home string) string {
+	t.Helper()
+	cfg := filepath.Join(home, "loci.toml")
+	err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"test\"\n[embedding.profiles.test]\nprovider = \"hash\"\ndimension = 64\n"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "LOCI_CONFIG=" + cfg
+}
+
+func TestSemanticAndHybridSearch(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace, withHashProfile(t, home))
+	for _, c := range []struct{ name, content string }{
+		{"deploy", "The web app deploys every Thursday morning."},
+		{"lunch", "Lunch is at noon in the big kitchen."},
+		{"queue", "The job queue moved from Redis to PostgreSQL."},
+	} {
+		if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"name": c.name, "content": c.content}); r.status != 201 {
+			t.Fatalf("file: %s", r.raw)
+		}
+	}
+	// Writes queue an embed job; wait until every drawer has a vector.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := d.do("GET", "/api/search?q=thursday+deploys&ranking=semantic&limit=10", nil)
+		if r.status == 200 && len(get[[]any](r.body, "hits")) == 3 {
+			h := get[[]any](r.body, "hits")[0].(map[string]any)
+			if h["name"] != "deploy" || get[map[string]any](h, "signals", "semantic") == nil {
+				t.Fatalf("semantic: %s", r.raw)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("vectors never filled: %s\n%s", r.raw, d.do("GET", "/api/jobs?kind=embed", nil).raw)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// auto is hybrid with a profile: both legs' signals.
+	r := d.do("GET", "/api/search?q=deploys+thursday", nil)
+	if get[string](r.body, "ranking") != "hybrid" {
+		t.Fatalf("auto: %s", r.raw)
+	}
+	h := get[[]any](r.body, "hits")[0].(map[string]any)
+	if h["name"] != "deploy" || get[map[string]any](h, "signals", "lexical") == nil || get[map[string]any](h, "signals", "semantic") == nil {
+		t.Fatalf("hybrid hit: %v", h)
+	}
+	// A caller's vector with its profile; dimension and profile checks.
+	vec := make([]float64, 64)
+	vec[3] = 1
+	if r := d.do("POST", "/api/search", map[string]any{"text": "x", "ranking": "semantic", "profile": "test", "query_embedding": vec}); r.status != 200 {
+		t.Fatalf("query_embedding: %s", r.raw)
+	}
+	if r := d.do("POST", "/api/search", map[string]any{"text": "x", "ranking": "semantic", "profile": "test", "query_embedding": vec[:3]}); r.code() != "loci::embed::dimension_mismatch" {
+		t.Fatalf("short query vector: %s", r.raw)
+	}
+	if r := d.do("GET", "/api/search?q=x&profile=other", nil); r.code() != "loci::input::invalid" || !strings.Contains(r.raw, "other") {
+		t.Fatalf("unknown profile: %s", r.raw)
+	}
+	// PUT a drawer's vector.
+	f := d.do("GET", "/api/wings/w/rooms/r/drawers/lunch", nil)
+	id := get[string](f.body, "id")
+	if r := d.do("PUT", "/api/drawers/"+id+"/embedding", map[string]any{"profile": "test", "embedding": vec}); r.status != 200 || get[float64](r.body, "dimension") != 64 {
+		t.Fatalf("put embedding: %d %s", r.status, r.raw)
+	}
+	r = d.do("POST", "/api/search", map[string]any{"text": "x", "ranking": "semantic", "profile": "test", "query_embedding": vec, "limit": 1})
+	if hitNames(r)[0] != "lunch" {
+		t.Fatalf("the stored vector is not searched: %s", r.raw)
+	}
+	for _, c := range []struct {
+		body map[string]any
+		code string
+	}{
+		{map[string]any{"embedding": vec}, "loci::input::invalid"},
+		{map[string]any{"profile": "nope", "embedding": vec}, "loci::input::invalid"},
+		{map[string]any{"profile": "test", "embedding": vec[:10]}, "loci::embed::dimension_mismatch"},
+		{map[string]any{"profile": "test", "embedding": make([]float64, 64)}, "loci::input::invalid"},
+	} {
+		if r := d.do("PUT", "/api/drawers/"+id+"/embedding", c.body); r.code() != c.code {
+			t.Errorf("put %v: %s", c.body, r.raw)
+		}
+	}
+	if r := d.do("PUT", "/api/drawers/6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a/embedding", map[string]any{"profile": "test", "embedding": vec}); r.status != 404 {
+		t.Errorf("unknown drawer: %s", r.raw)
+	}
+	// Deleting a drawer removes it from semantic results.
+	d.do("DELETE", "/api/wings/w/rooms/r/drawers/lunch", nil)
+	r = d.do("POST", "/api/search", map[string]any{"text": "x", "ranking": "semantic", "profile": "test", "query_embedding": vec, "limit": 5})
+	if strings.Contains(r.raw, `"lunch"`) {
+		t.Fatalf("a deleted drawer is still found: %s", r.raw)
+	}
+	// An explicit embed job, through the CLI.
+	if r := d.do("POST", "/api/jobs", map[string]any{"type": "embed", "wing": "w"}); r.status != 202 {
+		t.Fatalf("embed job: %s", r.raw)
+	}
+}
