@@ -121,10 +121,8 @@ func auditHandler(ctx context.Context, r *Run) (any, error) {
 			if id := d.Provenance.JobID; id != "" && !jobs[id] {
 				res.DanglingJobRefs = append(res.DanglingJobRefs, DanglingRef{Drawer: d.ID, JobID: id})
 			}
-			if d.Current() {
-				// No embedding profile exists yet: every current drawer
-				// lacks a vector (informational).
-				res.DrawersWithoutEmbedding++
+			if d.Current() && !hasVector(rd, r.jobs.Vectors, d.ID) {
+				res.DrawersWithoutEmbedding++ // informational
 			}
 		})
 	})
@@ -205,4 +203,15 @@ func repairHandler(ctx context.Context, r *Run) (any, error) {
 		res.Removed += n
 	}
 	return res, nil
+}
+
+// hasVector reports a drawer's vector in the default profile (none without
+// a profile).
+func hasVector(r store.Reader, v *Vectors, id string) bool {
+	if v == nil || v.Default == "" {
+		return false
+	}
+	p := v.Profiles[v.Default]
+	e, err := r.Embedding(id, v.Default)
+	return err == nil && e != nil && matches(p, e)
 }

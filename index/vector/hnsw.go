@@ -1,9 +1,9 @@
 package vector
 
 import (
-	"container/heap"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/viterin/vek/vek32"
 )
@@ -22,11 +22,15 @@ type hnsw struct {
 	entry          int32
 	top            int
 	rng            *rand.Rand
+	insertVisits   visits    // inserts run under the index's write lock
+	pool           sync.Pool // *visits for concurrent searches
 }
 
 func newHNSW(x *Index, m, efConstruction int) *hnsw {
-	return &hnsw{x: x, m: m, m0: 2 * m, efConstruction: efConstruction, ml: 1 / math.Log(float64(m)),
+	h := &hnsw{x: x, m: m, m0: 2 * m, efConstruction: efConstruction, ml: 1 / math.Log(float64(m)),
 		entry: -1, rng: rand.New(rand.NewPCG(0x5eed, uint64(m)))}
+	h.pool.New = func() any { return &visits{} }
+	return h
 }
 
 func (h *hnsw) dist(q []float32, s int32) float32 { return 1 - vek32.Dot(q, h.x.vec(s)) }
@@ -36,59 +40,116 @@ type cand struct {
 	dist float32
 }
 
-// minHeap pops the closest first; maxHeap the farthest first.
-type minHeap []cand
-type maxHeap []cand
+// candHeap is a binary heap of candidates; far orders the farthest first.
+type candHeap struct {
+	c   []cand
+	far bool
+}
 
-func (h minHeap) Len() int           { return len(h) }
-func (h minHeap) Less(i, j int) bool { return h[i].dist < h[j].dist }
-func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *minHeap) Push(v any)        { *h = append(*h, v.(cand)) }
-func (h *minHeap) Pop() any          { o := *h; v := o[len(o)-1]; *h = o[:len(o)-1]; return v }
-func (h maxHeap) Len() int           { return len(h) }
-func (h maxHeap) Less(i, j int) bool { return h[i].dist > h[j].dist }
-func (h maxHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *maxHeap) Push(v any)        { *h = append(*h, v.(cand)) }
-func (h *maxHeap) Pop() any          { o := *h; v := o[len(o)-1]; *h = o[:len(o)-1]; return v }
+func (h *candHeap) less(i, j int) bool {
+	if h.far {
+		return h.c[i].dist > h.c[j].dist
+	}
+	return h.c[i].dist < h.c[j].dist
+}
+
+func (h *candHeap) push(v cand) {
+	h.c = append(h.c, v)
+	for i := len(h.c) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h.c[i], h.c[p] = h.c[p], h.c[i]
+		i = p
+	}
+}
+
+func (h *candHeap) pop() cand {
+	top := h.c[0]
+	last := len(h.c) - 1
+	h.c[0] = h.c[last]
+	h.c = h.c[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h.c) && h.less(l, m) {
+			m = l
+		}
+		if r < len(h.c) && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.c[i], h.c[m] = h.c[m], h.c[i]
+		i = m
+	}
+	return top
+}
+
+// visits marks the slots seen by one layer search: a generation per
+// search instead of a fresh map.
+type visits struct {
+	gen  uint32
+	mark []uint32
+}
+
+func (v *visits) reset(n int) {
+	if len(v.mark) < n {
+		v.mark = append(v.mark, make([]uint32, n-len(v.mark))...)
+	}
+	v.gen++
+	if v.gen == 0 {
+		clear(v.mark)
+		v.gen = 1
+	}
+}
+
+func (v *visits) seen(s int32) bool {
+	if v.mark[s] == v.gen {
+		return true
+	}
+	v.mark[s] = v.gen
+	return false
+}
 
 // layer searches one layer from the entry points with width ef and
 // returns the ef closest found, closest first.
-func (h *hnsw) layer(q []float32, entries []cand, ef, lc int, visited map[int32]bool) []cand {
-	var frontier minHeap
-	var found maxHeap
+func (h *hnsw) layer(q []float32, entries []cand, ef, lc int, vis *visits) []cand {
+	vis.reset(len(h.links))
+	frontier := candHeap{}
+	found := candHeap{far: true}
 	for _, e := range entries {
-		if !visited[e.slot] {
-			visited[e.slot] = true
-			heap.Push(&frontier, e)
-			heap.Push(&found, e)
+		if !vis.seen(e.slot) {
+			frontier.push(e)
+			found.push(e)
 		}
 	}
-	for frontier.Len() > 0 {
-		c := heap.Pop(&frontier).(cand)
-		if found.Len() >= ef && c.dist > found[0].dist {
+	for len(frontier.c) > 0 {
+		c := frontier.pop()
+		if len(found.c) >= ef && c.dist > found.c[0].dist {
 			break
 		}
 		if lc >= len(h.links[c.slot]) {
 			continue
 		}
 		for _, n := range h.links[c.slot][lc] {
-			if visited[n] {
+			if vis.seen(n) {
 				continue
 			}
-			visited[n] = true
 			d := h.dist(q, n)
-			if found.Len() < ef || d < found[0].dist {
-				heap.Push(&frontier, cand{n, d})
-				heap.Push(&found, cand{n, d})
-				if found.Len() > ef {
-					heap.Pop(&found)
+			if len(found.c) < ef || d < found.c[0].dist {
+				frontier.push(cand{n, d})
+				found.push(cand{n, d})
+				if len(found.c) > ef {
+					found.pop()
 				}
 			}
 		}
 	}
-	out := make([]cand, found.Len())
+	out := make([]cand, len(found.c))
 	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&found).(cand)
+		out[i] = found.pop()
 	}
 	return out
 }
@@ -98,11 +159,13 @@ func (h *hnsw) search(q []float32, ef int) []cand {
 	if h.entry < 0 {
 		return nil
 	}
+	vis := h.pool.Get().(*visits)
+	defer h.pool.Put(vis)
 	ep := []cand{{h.entry, h.dist(q, h.entry)}}
 	for lc := h.top; lc > 0; lc-- {
-		ep = h.layer(q, ep, 1, lc, map[int32]bool{})[:1]
+		ep = h.layer(q, ep, 1, lc, vis)[:1]
 	}
-	return h.layer(q, ep, ef, 0, make(map[int32]bool, ef*4))
+	return h.layer(q, ep, ef, 0, vis)
 }
 
 // selectNeighbours keeps up to m of the candidates (closest first) that are
@@ -150,11 +213,12 @@ func (h *hnsw) insert(s int32) {
 	}
 	q := h.x.vec(s)
 	ep := []cand{{h.entry, h.dist(q, h.entry)}}
+	vis := &h.insertVisits
 	for lc := h.top; lc > level; lc-- {
-		ep = h.layer(q, ep, 1, lc, map[int32]bool{})[:1]
+		ep = h.layer(q, ep, 1, lc, vis)[:1]
 	}
 	for lc := min(level, h.top); lc >= 0; lc-- {
-		cands := h.layer(q, ep, h.efConstruction, lc, make(map[int32]bool, h.efConstruction*4))
+		cands := h.layer(q, ep, h.efConstruction, lc, vis)
 		max := h.m
 		if lc == 0 {
 			max = h.m0
