@@ -38,13 +38,20 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: checkpoints")
+	only := flag.String("only", "", "run one part only: checkpoints or vectors")
 	flag.Parse()
-	if *only == "checkpoints" {
+	if *only != "" {
 		dir, err := os.MkdirTemp("", "locibench-")
 		if err == nil {
 			defer os.RemoveAll(dir)
-			err = checkpoints(*bin, filepath.Join(dir, "p"), 100, 100)
+			switch *only {
+			case "checkpoints":
+				err = checkpoints(*bin, filepath.Join(dir, "p"), 100, 100)
+			case "vectors":
+				err = vectors(*bin, dir, *fill, *clients)
+			default:
+				err = fmt.Errorf("-only %q: checkpoints or vectors", *only)
+			}
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "locibench:", err)
@@ -64,11 +71,11 @@ type daemon struct {
 	done chan error
 }
 
-func start(bin, palace string) (*daemon, time.Duration, error) {
+func start(bin, palace string, env ...string) (*daemon, time.Duration, error) {
 	os.Remove(filepath.Join(palace, "daemon.json"))
 	t0 := time.Now()
 	cmd := exec.Command(bin, "serve", "--port", "0", "--palace", palace)
-	cmd.Env = append(os.Environ(), "LOCI_LOG=warn")
+	cmd.Env = append(append(os.Environ(), "LOCI_LOG=warn"), env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, 0, err
@@ -275,7 +282,89 @@ func run(bin string, writes, clients, fill, samples int) error {
 	}
 	fmt.Printf("lexical index rebuilt from %d drawers after its directory was deleted: %s\n", fill+samples+6, time.Since(t0).Round(time.Millisecond))
 	d.stop()
-	return checkpoints(bin, filepath.Join(dir, "p3"), 100, 100)
+	if err := checkpoints(bin, filepath.Join(dir, "p3"), 100, 100); err != nil {
+		return err
+	}
+	return vectors(bin, dir, fill, clients)
+}
+
+// vectors fills a palace whose default profile is the hash provider (768
+// dimensions), waits until every drawer has a vector, and times semantic and
+// hybrid searches over REST, over the whole palace and in one room of 1 %.
+func vectors(bin, dir string, fill, clients int) error {
+	cfg := filepath.Join(dir, "vectors.toml")
+	if err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"bench\"\n[embedding.profiles.bench]\nprovider = \"hash\"\ndimension = 768\n"), 0o600); err != nil {
+		return err
+	}
+	d, _, err := start(bin, filepath.Join(dir, "p4"), "LOCI_CONFIG="+cfg)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	t0 := time.Now()
+	if _, err := load(d.addr, "/api/wings/bench/rooms/big/drawers", fill-fill/100, clients, 5); err != nil {
+		return err
+	}
+	if _, err := load(d.addr, "/api/wings/bench/rooms/small/drawers", fill/100, clients, 6); err != nil {
+		return err
+	}
+	// Every drawer embedded and in the graph: an exact query finds the last one.
+	for {
+		resp, err := http.Get("http://" + d.addr + "/api/jobs?kind=embed&status=completed")
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Jobs []struct {
+				Result struct {
+					Embedded int `json:"embedded"`
+				} `json:"result"`
+			} `json:"jobs"`
+		}
+		json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		n := 0
+		for _, j := range out.Jobs {
+			n += j.Result.Embedded
+		}
+		if n >= fill {
+			break
+		}
+		if time.Since(t0) > 30*time.Minute {
+			return fmt.Errorf("only %d of %d drawers embedded after 30 minutes", n, fill)
+		}
+		time.Sleep(time.Second)
+	}
+	fmt.Printf("vectors: %d drawers filed and embedded (hash provider, 768 dimensions) in %s\n", fill, time.Since(t0).Round(time.Second))
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, c := range []struct{ ranking, scope string }{
+		{"semantic", ""}, {"semantic", "&wing=bench&room=small"}, {"hybrid", ""}, {"hybrid", "&wing=bench&room=small"}, {"lexical", "&wing=bench&room=small"},
+	} {
+		// A first query waits for the indexes to catch up; not timed.
+		http.Get("http://" + d.addr + "/api/search?ranking=" + c.ranking + "&q=warm")
+		var lat []time.Duration
+		for range 300 {
+			q := url.QueryEscape(strings.Join(strings.Fields(sentence(r))[:4], " "))
+			t := time.Now()
+			resp, err := http.Get("http://" + d.addr + "/api/search?ranking=" + c.ranking + c.scope + "&q=" + q)
+			if err != nil {
+				return err
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				return fmt.Errorf("%s search: status %d", c.ranking, resp.StatusCode)
+			}
+			lat = append(lat, time.Since(t))
+		}
+		scope := "whole palace"
+		if c.scope != "" {
+			scope = "one room of 1 %"
+		}
+		fmt.Printf("%s search over REST, %d drawers, %s: p50 %s p99 %s (300 queries, query embedding included)\n",
+			c.ranking, fill, scope, pct(lat, 0.5).Round(time.Microsecond), pct(lat, 0.99).Round(time.Microsecond))
+	}
+	return nil
 }
 
 // checkpoints submits jobs checkpoint jobs of items items each and reports
