@@ -298,6 +298,9 @@ func (d *dispatcher) Receive(c actor.Context) {
 		d.failed(c, m)
 		d.claim(c)
 	case tick:
+		if d.jobs.draining.Load() {
+			return // shutting down: the writer refuses writes
+		}
 		d.heartbeat()
 		d.reap()
 		d.claim(c)

@@ -159,10 +159,9 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 	}
 	f := lexical.Filter{Tags: q.Tags, Kind: q.SourceKind}
 	out := &SearchResult{Query: q.Text, Ranking: ranking, Hits: []Hit{}}
+	// Vectors are made asynchronously (embed jobs): a search does not wait
+	// for them as it waits for the lexical index.
 	s.Indexer.Sync(ctx, 2*time.Second)
-	if qvec != nil {
-		s.Vectors.sync(ctx, 2*time.Second)
-	}
 	err = s.DB.View(ctx, func(r store.Reader) error {
 		var wingID, roomID string
 		if q.Wing != "" {
@@ -252,8 +251,7 @@ func (s *Search) semantic(r store.Reader, profile string, qvec []float32, roomID
 	ix := s.Vectors.Index(profile)
 	if roomID != "" {
 		if cur, _, err := r.CountDrawers(roomID); err == nil && cur <= smallScope {
-			var ids []string
-			err := r.Drawers(roomID, false, func(d *store.Drawer) bool { ids = append(ids, d.ID); return true })
+			ids, err := r.DrawerIDs(roomID)
 			if err != nil {
 				return nil, err
 			}

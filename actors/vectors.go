@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +25,9 @@ type Vectors struct {
 	Profiles map[string]*embed.Profile
 	Default  string
 	Log      *slog.Logger
+	// Dir holds each profile's saved index (<profile>.vec), written at a
+	// graceful stop and read at start; "" keeps nothing.
+	Dir string
 	// OnNewDrawers is called once a burst of new drawers has settled
 	// (the runtime queues an embed job).
 	OnNewDrawers func()
@@ -63,10 +67,29 @@ func (v *Vectors) Kick() {
 	}
 }
 
-// Stop ends the follower.
+// Stop ends the follower and saves every profile's index, so that the
+// next start reads it instead of rebuilding the graph.
 func (v *Vectors) Stop() {
 	close(v.stop)
 	<-v.done
+	if v.Dir == "" {
+		return
+	}
+	v.mu.RLock()
+	seq := v.seq
+	v.mu.RUnlock()
+	for name, p := range v.Profiles {
+		if err := v.Index(name).Save(v.file(name), seq, identity(p)); err != nil {
+			v.Log.Warn("saving the vector index failed; it is rebuilt at the next start", "profile", name, "err", err)
+		}
+	}
+}
+
+func (v *Vectors) file(profile string) string { return filepath.Join(v.Dir, profile+".vec") }
+
+func identity(p *embed.Profile) string {
+	id := p.Identity()
+	return fmt.Sprintf("%s|%s|%d|%s", id.Provider, id.Model, id.Dimension, id.Pipeline)
 }
 
 func (v *Vectors) run() {
@@ -120,7 +143,20 @@ func (v *Vectors) load() (int, error) {
 		if err != nil {
 			return err
 		}
+		start := seq
 		for name, p := range v.Profiles {
+			if v.Dir != "" {
+				// A saved index, then the change log after it. A file that
+				// is missing, damaged or of another identity is rebuilt.
+				if ix, saved, err := vector.Load(v.file(name), identity(p)); err == nil && saved <= seq {
+					v.mu.Lock()
+					v.index[name] = ix
+					v.mu.Unlock()
+					start = min(start, saved)
+					n += ix.Len()
+					continue
+				}
+			}
 			ix := v.index[name]
 			err := r.Embeddings(name, func(e *store.Embedding) bool {
 				if matches(p, e) {
@@ -135,7 +171,7 @@ func (v *Vectors) load() (int, error) {
 			}
 		}
 		v.mu.Lock()
-		v.seq = seq
+		v.seq = start
 		v.mu.Unlock()
 		return nil
 	})
@@ -154,7 +190,7 @@ func (v *Vectors) catchUp() error {
 				switch {
 				case c.Kind == store.ChangeEmbedding:
 					profile, drawer, _ := strings.Cut(c.ID, "/")
-					p, ix := v.Profiles[profile], v.index[profile]
+					p, ix := v.Profiles[profile], v.Index(profile)
 					if p == nil {
 						break
 					}
@@ -164,8 +200,8 @@ func (v *Vectors) catchUp() error {
 				case c.Kind == store.ChangeDrawer && c.Action == store.ActionCreated:
 					v.dirty = true
 				case c.Kind == store.ChangeDrawer && c.Action == store.ActionDeleted:
-					for _, ix := range v.index {
-						ix.Delete(c.ID)
+					for name := range v.Profiles {
+						v.Index(name).Delete(c.ID)
 					}
 				}
 				return last-from < indexBatch
@@ -178,38 +214,13 @@ func (v *Vectors) catchUp() error {
 		v.seq = last
 		v.mu.Unlock()
 		if last == from {
-			for _, ix := range v.index {
-				if ix.Tombstones() > 0.2 {
+			for name := range v.Profiles {
+				if ix := v.Index(name); ix.Tombstones() > 0.2 {
 					ix.Compact()
 				}
 			}
 			return nil
 		}
-	}
-}
-
-// sync waits (bounded) until the vectors have followed every committed
-// change, as the lexical index does for a search.
-func (v *Vectors) sync(ctx context.Context, timeout time.Duration) {
-	select {
-	case <-v.ready:
-	case <-time.After(timeout):
-		return
-	case <-ctx.Done():
-		return
-	}
-	var target uint64
-	_ = v.DB.View(ctx, func(r store.Reader) error { target, _ = r.LastSeq(); return nil })
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		v.mu.RLock()
-		cur := v.seq
-		v.mu.RUnlock()
-		if cur >= target {
-			return
-		}
-		v.Kick()
-		time.Sleep(2 * time.Millisecond)
 	}
 }
 
@@ -280,4 +291,8 @@ func normalisable(vec []float32) (float64, bool) {
 }
 
 // Index is a profile's vector index.
-func (v *Vectors) Index(profile string) *vector.Index { return v.index[profile] }
+func (v *Vectors) Index(profile string) *vector.Index {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.index[profile]
+}

@@ -49,6 +49,8 @@ type Reader interface {
 	// Drawers visits the room's drawers newest first until fn returns
 	// false; with current set, only drawers valid now.
 	Drawers(roomID string, current bool, fn func(*Drawer) bool) error
+	// DrawerIDs lists the ids of the room's stored drawers (keys only).
+	DrawerIDs(roomID string) ([]string, error)
 	// CountDrawers counts the room's current and stored drawers.
 	CountDrawers(roomID string) (current, stored int, err error)
 	// DedupByHash and DedupByFingerprint list current drawers of a scope

@@ -105,6 +105,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	var vectors *actors.Vectors
 	if len(profiles) > 0 {
 		vectors = actors.NewVectors(db, sys, profiles, cfg.Embedding.Default, log)
+		vectors.Dir = filepath.Join(cfg.Palace.Path, "index", "vectors")
 		search.Vectors = vectors
 		sys.OnCommit(func() { indexer.Kick(); vectors.Kick() })
 	} else {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -103,4 +104,51 @@ func TestSemanticAndHybridSearch(t *testing.T) {
 	if r := d.do("POST", "/api/jobs", map[string]any{"type": "embed", "wing": "w"}); r.status != 202 {
 		t.Fatalf("embed job: %s", r.raw)
 	}
+}
+
+// TestVectorIndexSurvivesRestarts: a graceful stop saves the graph; the next
+// start reads it; after a kill -9 the saved graph plus the change log give
+// every vector back.
+func TestVectorIndexSurvivesRestarts(t *testing.T) {
+	home, palace := newPalace(t)
+	cfg := withHashProfile(t, home)
+	d := start(t, home, palace, cfg)
+	file := func(name, content string) {
+		if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"name": name, "content": content}); r.status != 201 {
+			t.Fatalf("file: %s", r.raw)
+		}
+	}
+	waitFor := func(name, query string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			r := d.do("GET", "/api/search?ranking=semantic&limit=1&q="+query, nil)
+			if n := hitNames(r); len(n) == 1 && n[0] == name {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not found semantically: %s", name, r.raw)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	file("deploy", "The web app deploys every Thursday morning.")
+	file("lunch", "Lunch is at noon in the big kitchen.")
+	waitFor("lunch", "lunch+kitchen+noon")
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	if err := d.wait(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(palace, "index", "vectors", "test.vec")); err != nil {
+		t.Fatalf("no saved vector index: %v", err)
+	}
+	d = start(t, home, palace, cfg)
+	waitFor("deploy", "web+app+deploys+thursday")
+	file("queue", "The job queue moved from Redis to PostgreSQL.")
+	waitFor("queue", "job+queue+redis+postgresql")
+	d.cmd.Process.Kill()
+	<-d.exited
+	d = start(t, home, palace, cfg)
+	waitFor("queue", "job+queue+redis+postgresql")
+	waitFor("lunch", "lunch+kitchen+noon")
 }

@@ -212,6 +212,8 @@ func (x *Index) Search(q []float32, k, ef int, keep func(string) bool) ([]Hit, e
 	}
 	live := len(x.ids) - x.nDead
 	for {
+		// Candidates come closest first: keep is asked only until k pass
+		// (it may read the drawer).
 		cands := x.graph.search(nq, ef)
 		var hits []Hit
 		for _, c := range cands {
@@ -219,6 +221,9 @@ func (x *Index) Search(q []float32, k, ef int, keep func(string) bool) ([]Hit, e
 				continue
 			}
 			hits = append(hits, Hit{x.ids[c.slot], 1 - c.dist})
+			if len(hits) == k && keep != nil {
+				break
+			}
 		}
 		if len(hits) >= k || ef >= len(x.ids) || len(hits) >= live {
 			return top(hits, k), nil

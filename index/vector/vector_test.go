@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -206,5 +207,41 @@ func TestDimensionChecks(t *testing.T) {
 	h, _ := x.ExactAmong([]float32{1, 0.1, 0, 0}, 5, []string{"b", "missing"})
 	if len(h) != 1 || h[0].ID != "b" {
 		t.Fatalf("exact among: %v", h)
+	}
+}
+
+func TestSaveLoad(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	vecs := clustered(r, 800, 8, 16, 0.5)
+	x := build(t, vecs)
+	x.Delete("v000003")
+	path := t.TempDir() + "/p.vec"
+	if err := x.Save(path, 42, "hash/64/text-v1"); err != nil {
+		t.Fatal(err)
+	}
+	y, seq, err := Load(path, "hash/64/text-v1")
+	if err != nil || seq != 42 || y.Len() != x.Len() {
+		t.Fatalf("load: seq %d len %d/%d err %v", seq, y.Len(), x.Len(), err)
+	}
+	for _, q := range clustered(r, 20, 8, 16, 0.5) {
+		a, _ := x.Search(q, 10, 0, nil)
+		b, _ := y.Search(q, 10, 0, nil)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("loaded index answers differently: %v vs %v", a, b)
+			}
+		}
+	}
+	// It keeps working after loading.
+	if err := y.Add("new", vecs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(path, "other"); err == nil {
+		t.Fatal("a file of another identity was loaded")
+	}
+	raw, _ := os.ReadFile(path)
+	os.WriteFile(path, raw[:len(raw)/2], 0o600)
+	if _, _, err := Load(path, "hash/64/text-v1"); err == nil {
+		t.Fatal("a truncated file was loaded")
 	}
 }

@@ -241,6 +241,16 @@ func (t *tx) Drawers(roomID string, current bool, fn func(*store.Drawer) bool) e
 	return err
 }
 
+func (t *tx) DrawerIDs(roomID string) ([]string, error) {
+	prefix := k(pDrawerTime, roomID, "/")
+	var ids []string
+	t.keys(prefix, false, func(key []byte, _ valueFn) bool {
+		ids = append(ids, string(key[len(prefix)+9:]))
+		return true
+	})
+	return ids, nil
+}
+
 func (t *tx) CountDrawers(roomID string) (current, stored int, err error) {
 	t.keys(k(pDrawerTime, roomID, "/"), false, func(key []byte, val valueFn) bool {
 		stored++
