@@ -117,6 +117,16 @@ func (j *Jobs) EnsureEmbed(ctx context.Context) {
 	if j.Vectors == nil || j.Vectors.Default == "" || j.draining.Load() {
 		return
 	}
+	// Nothing missing: as many vectors in the profile's index as drawers.
+	stored := 0
+	_ = j.DB.View(ctx, func(r store.Reader) error {
+		c, err := r.Counts()
+		stored = c.DrawersStored
+		return err
+	})
+	if ix := j.Vectors.Index(j.Vectors.Default); ix != nil && ix.Len() >= stored {
+		return
+	}
 	pending := false
 	_ = j.DB.View(ctx, func(r store.Reader) error {
 		return r.Jobs(func(job *store.Job) bool {
