@@ -206,7 +206,7 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		}
 		depth := limit
 		if ranking == RankHybrid {
-			depth = max(limit, 50) // fuse from deeper lists than the page
+			depth = max(2*limit, 20) // fuse from deeper lists than the page
 		}
 		var lex []lexical.Hit
 		if ranking != RankSemantic {
