@@ -143,6 +143,30 @@ func benchSearch(ctx context.Context, cl *client.Client, text, mode, wing string
 	return names, nil
 }
 
+// rankAll runs every query (text and wing) in one ranking mode from 16
+// clients and returns each one's drawer names and latency.
+func rankAll(ctx context.Context, cl *client.Client, texts, wings []string, mode string, limit int) ([][]string, []time.Duration, error) {
+	ranked := make([][]string, len(texts))
+	lat := make([]time.Duration, len(texts))
+	err := parallel(len(texts), func(i int) error {
+		t := time.Now()
+		names, err := benchSearch(ctx, cl, texts[i], mode, wings[i], limit)
+		lat[i] = time.Since(t)
+		ranked[i] = names
+		return err
+	})
+	return ranked, lat, err
+}
+
+// reportUnavailable prints a mode that cannot run and reports it.
+func (a *app) reportUnavailable(mode string, err error) bool {
+	if unavailable(err) {
+		a.printf("%s: unavailable (no embedding profile configured)\n", mode)
+		return true
+	}
+	return false
+}
+
 func unavailable(err error) bool {
 	return err != nil && fault.As(err).Remote == fault.SearchSemanticUnavail
 }
@@ -281,23 +305,15 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string) e
 		}
 	}
 	a.printf("%d questions (%d skipped without evidence)\n", len(qs), skipped)
+	texts, wings := make([]string, len(qs)), make([]string, len(qs))
+	for i, q := range qs {
+		texts[i], wings[i] = q.text, q.wing
+	}
 	for _, mode := range benchModes {
 		all, core := &recallAcc{}, &recallAcc{}
 		per := map[int]*recallAcc{}
-		ranked := make([][]string, len(qs))
-		var lat []time.Duration
-		var mu sync.Mutex
-		err := parallel(len(qs), func(i int) error {
-			t := time.Now()
-			names, err := benchSearch(ctx, cl, qs[i].text, mode, qs[i].wing, 20)
-			mu.Lock()
-			lat = append(lat, time.Since(t))
-			mu.Unlock()
-			ranked[i] = names
-			return err
-		})
-		if unavailable(err) {
-			a.printf("%s: unavailable (no embedding profile configured)\n", mode)
+		ranked, lat, err := rankAll(ctx, cl, texts, wings, mode, 20)
+		if a.reportUnavailable(mode, err) {
 			continue
 		}
 		if err != nil {
@@ -410,15 +426,13 @@ func (a *app) benchCranfield(ctx context.Context, cl *client.Client, dir string)
 		return err
 	}
 	a.printf("Cranfield: %d documents filed in %s, %d queries\n", len(docs), time.Since(t0).Round(time.Millisecond), len(queries))
+	texts, wings := make([]string, len(queries)), make([]string, len(queries))
+	for i, q := range queries {
+		texts[i], wings[i] = q["W"], "cranfield"
+	}
 	for _, mode := range benchModes {
-		ranked := make([][]string, len(queries))
-		err := parallel(len(queries), func(i int) error {
-			names, err := benchSearch(ctx, cl, queries[i]["W"], mode, "cranfield", 200)
-			ranked[i] = names
-			return err
-		})
-		if unavailable(err) {
-			a.printf("%s: unavailable (no embedding profile configured)\n", mode)
+		ranked, _, err := rankAll(ctx, cl, texts, wings, mode, 200)
+		if a.reportUnavailable(mode, err) {
 			continue
 		}
 		if err != nil {

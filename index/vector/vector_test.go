@@ -1,14 +1,14 @@
 package vector
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"os"
-	"strings"
 	"testing"
 
+	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/store/storetest"
 )
 
@@ -33,33 +33,16 @@ func clustered(r *rand.Rand, n, c, dim int, spread float64) [][]float32 {
 	return out
 }
 
-// textVectors embeds realistic sentences with a hashed bag of words and
-// word pairs: sparse, skewed, overlapping like real text embeddings'
-// neighbourhoods.
+// textVectors embeds realistic sentences with the hash provider (a signed,
+// hashed bag of words and word pairs): sparse, skewed, overlapping like real
+// text embeddings' neighbourhoods.
 func textVectors(r *rand.Rand, n, dim int) [][]float32 {
 	text := storetest.NewText()
-	out := make([][]float32, n)
-	for i := range out {
-		words := strings.Fields(strings.ToLower(text.Sentence(r)))
-		v := make([]float32, dim)
-		add := func(s string, w float32) {
-			h := fnv.New64a()
-			h.Write([]byte(s))
-			x := h.Sum64()
-			sign := float32(1)
-			if x&1 == 1 {
-				sign = -1
-			}
-			v[int(x>>1)%dim] += sign * w
-		}
-		for j, w := range words {
-			add(w, 1)
-			if j > 0 {
-				add(words[j-1]+" "+w, 0.5)
-			}
-		}
-		out[i] = v
+	texts := make([]string, n)
+	for i := range texts {
+		texts[i] = text.Sentence(r)
 	}
+	out, _ := embed.Hash{Dim: dim}.Embed(context.Background(), texts)
 	return out
 }
 
