@@ -161,7 +161,9 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 	out := &SearchResult{Query: q.Text, Ranking: ranking, Hits: []Hit{}}
 	// Vectors are made asynchronously (embed jobs): a search does not wait
 	// for them as it waits for the lexical index.
-	s.Indexer.Sync(ctx, 2*time.Second)
+	if ranking != RankSemantic {
+		s.Indexer.Sync(ctx, 2*time.Second)
+	}
 	err = s.DB.View(ctx, func(r store.Reader) error {
 		var wingID, roomID string
 		if q.Wing != "" {
