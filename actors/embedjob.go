@@ -40,13 +40,9 @@ func embedHandler(ctx context.Context, r *Run) (any, error) {
 	}
 	var missing []string
 	err = r.jobs.DB.View(ctx, func(rd store.Reader) error {
-		wingID := ""
-		if in.Wing != "" {
-			w, err := store.FindWing(rd, in.Wing)
-			if err != nil {
-				return err
-			}
-			wingID = w.ID
+		wingID, err := optionalWing(rd, in.Wing)
+		if err != nil {
+			return err
 		}
 		return rd.EachDrawer(func(d *store.Drawer) bool {
 			if wingID != "" && d.WingID != wingID {

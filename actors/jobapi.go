@@ -79,7 +79,7 @@ func (j *Jobs) Submit(ctx context.Context, s Submission, channel string) (*store
 			return nil, err
 		}
 		if s.Wing != "" {
-			if err := j.DB.View(ctx, func(r store.Reader) error { _, err := store.FindWing(r, s.Wing); return err }); err != nil {
+			if err := j.DB.View(ctx, func(r store.Reader) error { _, err := optionalWing(r, s.Wing); return err }); err != nil {
 				return nil, err
 			}
 		}
@@ -120,7 +120,7 @@ func (j *Jobs) Submit(ctx context.Context, s Submission, channel string) (*store
 				"add [embedding.profiles.<name>] and embedding.default to the configuration, then restart")
 		}
 		if s.Wing != "" {
-			if err := j.DB.View(ctx, func(r store.Reader) error { _, err := store.FindWing(r, s.Wing); return err }); err != nil {
+			if err := j.DB.View(ctx, func(r store.Reader) error { _, err := optionalWing(r, s.Wing); return err }); err != nil {
 				return nil, err
 			}
 		}
@@ -400,4 +400,17 @@ func (j *Jobs) Busy(ctx context.Context, wingID, roomID string) error {
 			"a %s job (%s) that writes drawers is %s; nothing was deleted", blocker.Kind, blocker.ID, blocker.Status)
 	}
 	return nil
+}
+
+// optionalWing resolves a job's optional wing to its id ("" when none is
+// given); an unknown wing is palace::wing_not_found.
+func optionalWing(r store.Reader, ref string) (string, error) {
+	if ref == "" {
+		return "", nil
+	}
+	w, err := store.FindWing(r, ref)
+	if err != nil {
+		return "", err
+	}
+	return w.ID, nil
 }

@@ -91,16 +91,12 @@ func auditHandler(ctx context.Context, r *Run) (any, error) {
 	_ = json.Unmarshal(r.Job.Input, &in)
 	res := AuditResult{Wing: in.Wing, OrphanDrawers: []string{}, DanglingJobRefs: []DanglingRef{}, ExhaustedJobs: []string{}}
 	err := r.jobs.DB.View(ctx, func(rd store.Reader) error {
-		wingID := ""
-		if in.Wing != "" {
-			w, err := store.FindWing(rd, in.Wing)
-			if err != nil {
-				return err
-			}
-			wingID = w.ID
+		wingID, err := optionalWing(rd, in.Wing)
+		if err != nil {
+			return err
 		}
 		jobs := map[string]bool{}
-		err := rd.Jobs(func(j *store.Job) bool {
+		err = rd.Jobs(func(j *store.Job) bool {
 			jobs[j.ID] = true
 			if j.Status == store.JobRunning {
 				res.RunningJobs++

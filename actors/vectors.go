@@ -36,7 +36,6 @@ type Vectors struct {
 	mu    sync.RWMutex
 	index map[string]*vector.Index
 	seq   uint64
-	ready chan struct{}
 	kick  chan struct{}
 	stop  chan struct{}
 	done  chan struct{}
@@ -45,7 +44,7 @@ type Vectors struct {
 // NewVectors builds the vector side of search; Start loads it.
 func NewVectors(db store.DB, sys *System, profiles map[string]*embed.Profile, def string, log *slog.Logger) *Vectors {
 	v := &Vectors{DB: db, Sys: sys, Profiles: profiles, Default: def, Log: log.With("component", "vectors"),
-		index: map[string]*vector.Index{}, ready: make(chan struct{}), kick: make(chan struct{}, 1),
+		index: map[string]*vector.Index{}, kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	for name, p := range profiles {
 		v.index[name] = vector.New(p.Dimension)
@@ -101,7 +100,6 @@ func (v *Vectors) run() {
 	} else if len(v.Profiles) > 0 {
 		v.Log.Info("vectors loaded", "vectors", n, "took", time.Since(t0).Round(time.Millisecond))
 	}
-	close(v.ready)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
