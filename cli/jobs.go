@@ -326,7 +326,7 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 	var tags []string
 	var limit int
 	var historical, expand bool
-	use, short, path := "search TEXT...", "Search drawers (BM25; filters apply before ranking)", "/api/search"
+	use, short, path := "search TEXT...", "Search drawers (lexical, semantic or hybrid; filters apply before ranking)", "/api/search"
 	if recall {
 		use, short, path = "recall TEXT...", "Recall across a wing or the whole palace (like search, room ignored)", "/api/recall"
 	}
