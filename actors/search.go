@@ -285,6 +285,7 @@ func (s *Search) semantic(r store.Reader, profile string, qvec []float32, roomID
 func fuse(ranking string, lex []lexical.Hit, sem []vector.Hit, found map[string]*store.Drawer, limit int) []Hit {
 	type entry struct {
 		score   float64
+		order   float64 // larger first: the RRF sum, or minus the leg's rank
 		signals map[string]any
 	}
 	all := map[string]*entry{}
@@ -298,11 +299,12 @@ func fuse(ranking string, lex []lexical.Hit, sem []vector.Hit, found map[string]
 	}
 	for i, h := range lex {
 		e := get(h.ID)
-		e.signals["lexical"] = map[string]any{"rank": i + 1, "score": h.Score}
+		e.signals["lexical"] = map[string]any{"rank": i + 1, "score": h.Score, "all_words": h.AllWords}
 		if ranking == RankHybrid {
 			e.score += 1 / float64(rrfK+i+1)
+			e.order = e.score
 		} else {
-			e.score = h.Score
+			e.score, e.order = h.Score, -float64(i+1)
 		}
 	}
 	for i, h := range sem {
@@ -310,8 +312,9 @@ func fuse(ranking string, lex []lexical.Hit, sem []vector.Hit, found map[string]
 		e.signals["semantic"] = map[string]any{"rank": i + 1, "similarity": h.Score}
 		if ranking == RankHybrid {
 			e.score += 1 / float64(rrfK+i+1)
+			e.order = e.score
 		} else {
-			e.score = float64(h.Score)
+			e.score, e.order = float64(h.Score), -float64(i+1)
 		}
 	}
 	ids := make([]string, 0, len(all))
@@ -321,7 +324,7 @@ func fuse(ranking string, lex []lexical.Hit, sem []vector.Hit, found map[string]
 		}
 	}
 	sort.Slice(ids, func(i, j int) bool {
-		a, b := all[ids[i]].score, all[ids[j]].score
+		a, b := all[ids[i]].order, all[ids[j]].order
 		if a != b {
 			return a > b
 		}

@@ -38,13 +38,18 @@ func TestSearchOverRESTAndCLI(t *testing.T) {
 	file("people", "team", "alice", "Alice reviews every deploy of the backend.", "people")
 
 	// Search sees the caller's own writes at once; stemming and case.
+	// The drawer with every word first, then those with some of them.
 	r := d.do("GET", "/api/search?q=DEPLOYING+fridays", nil)
-	if r.status != 200 || strings.Join(hitNames(r), ",") != "deploy" || get[string](r.body, "ranking") != "lexical" {
+	if names := hitNames(r); r.status != 200 || len(names) != 3 || names[0] != "deploy" || get[string](r.body, "ranking") != "lexical" {
 		t.Fatalf("search: %d %s", r.status, r.raw)
 	}
-	h := get[[]any](r.body, "hits")[0].(map[string]any)
-	if h["score"] == nil || get[float64](h, "signals", "lexical", "rank") != 1 || h["content"] != "Deploys happen on Fridays after the review." {
+	hits := get[[]any](r.body, "hits")
+	h := hits[0].(map[string]any)
+	if h["score"] == nil || get[float64](h, "signals", "lexical", "rank") != 1 || !get[bool](h, "signals", "lexical", "all_words") || h["content"] != "Deploys happen on Fridays after the review." {
 		t.Fatalf("hit shape: %v", h)
+	}
+	if get[bool](hits[1].(map[string]any), "signals", "lexical", "all_words") || get[float64](hits[2].(map[string]any), "signals", "lexical", "rank") != 3 {
+		t.Fatalf("some-word hits: %s", r.raw)
 	}
 	// Scope before ranking: wing, room, tags.
 	if r := d.do("GET", "/api/search?q=deploy&wing=projects&room=web", nil); strings.Join(hitNames(r), ",") != "deploy-web" {
@@ -70,13 +75,13 @@ func TestSearchOverRESTAndCLI(t *testing.T) {
 	if r.status >= 300 {
 		t.Fatalf("supersede: %d %s", r.status, r.raw)
 	}
-	if r := d.do("GET", "/api/search?q=deploy+review&wing=projects", nil); len(hitNames(r)) != 1 || !strings.Contains(r.raw, "Thursdays") {
+	if r := d.do("GET", "/api/search?q=deploy+review&wing=projects", nil); len(hitNames(r)) != 2 || !strings.Contains(r.raw, "Thursdays") || strings.Contains(r.raw, "Fridays") {
 		t.Fatalf("current only: %s", r.raw)
 	}
 	if r := d.do("GET", "/api/search?q=deploy+review&wing=projects&as_of="+before.Format(time.RFC3339Nano), nil); !strings.Contains(r.raw, "Fridays") || strings.Contains(r.raw, "Thursdays") {
 		t.Fatalf("as_of the past: %s", r.raw)
 	}
-	if r := d.do("GET", "/api/search?q=deploy+review&wing=projects&include_historical=true", nil); len(hitNames(r)) != 2 {
+	if r := d.do("GET", "/api/search?q=deploy+review&wing=projects&include_historical=true", nil); len(hitNames(r)) != 3 || !strings.Contains(r.raw, "Fridays") || !strings.Contains(r.raw, "Thursdays") {
 		t.Fatalf("historical: %s", r.raw)
 	}
 	if r := d.do("POST", "/api/search", map[string]any{"text": "deploy review", "filter": map[string]any{"wing": "projects", "temporal": map[string]any{"between": map[string]any{"from": "2000-01-01", "until": before.Format(time.RFC3339Nano)}}}}); !strings.Contains(r.raw, "Fridays") {

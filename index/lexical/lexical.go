@@ -264,8 +264,10 @@ type Filter struct {
 // Hit is one ranked drawer id.
 type Hit struct {
 	ID    string
-	Score float64
+	Score float64 // BM25
 	Rank  int
+	// AllWords: the drawer matches every word of the query.
+	AllWords bool
 }
 
 func (f Filter) queries() []query.Query {
@@ -296,9 +298,10 @@ var (
 	B  = 0.75
 )
 
-// Search ranks the drawers in scope by BM25: every word must match; only
-// when nothing matches does any single word suffice. Ties are broken by
-// drawer id. keep, when set, is a further scope check made in rank order
+// Search ranks the drawers in scope by BM25, those matching every word of
+// the query first; a drawer matching only some words is ranked only when
+// no drawer matching every word is left (so a query no drawer matches
+// whole is ranked on any single word). Ties are broken by drawer id. keep, when set, is a further scope check made in rank order
 // (the caller's validity test, cheaper than Bleve's range filters).
 //
 // Scoring is done here on Bleve's postings: Bleve's own BM25 weighs each
@@ -430,14 +433,21 @@ func (x *Index) Search(ctx context.Context, text string, f Filter, limit int, ke
 		ids[id] = s
 		return s
 	}
-	if anyAll {
-		// Every word must match first.
-		all := slices.DeleteFunc(slices.Clone(cands), func(c cand) bool { return !c.all })
-		if hits := rank(all, limit, keep, extID); len(hits) > 0 {
-			return hits, nil
+	if !anyAll {
+		return rank(cands, limit, keep, extID), nil
+	}
+	// Every word must match first; the drawers matching only some words
+	// follow, once no drawer matching every word is left.
+	all := slices.DeleteFunc(slices.Clone(cands), func(c cand) bool { return !c.all })
+	hits := rank(all, limit, keep, extID)
+	if len(hits) < limit {
+		some := slices.DeleteFunc(cands, func(c cand) bool { return c.all })
+		for _, h := range rank(some, limit-len(hits), keep, extID) {
+			h.Rank = len(hits) + 1
+			hits = append(hits, h)
 		}
 	}
-	return rank(cands, limit, keep, extID), nil
+	return hits, nil
 }
 
 type cand struct {
@@ -474,7 +484,7 @@ func rank(cands []cand, limit int, keep func(string) bool, extID func(uint64) st
 			if keep != nil && !keep(id) {
 				continue
 			}
-			out = append(out, Hit{ID: id, Score: c.score, Rank: len(out) + 1})
+			out = append(out, Hit{ID: id, Score: c.score, Rank: len(out) + 1, AllWords: c.all})
 			if len(out) == limit {
 				return out
 			}

@@ -54,8 +54,24 @@ func TestConjunctiveThenAnyWord(t *testing.T) {
 	ctx := context.Background()
 	// Stemming and case: "deploy friday" matches a and b (deploys, Deploying, Fridays).
 	h, _ := x.Search(ctx, "DEPLOY friday", Filter{}, 10, nil)
-	if got := ids(h); len(got) != 2 {
+	if got := ids(h); len(got) != 2 || !h[0].AllWords || !h[1].AllWords {
 		t.Fatalf("conjunctive: %v", got)
+	}
+	// A drawer with only some of the words comes after every drawer with
+	// all of them, and not at all when those fill the page.
+	if err := x.Apply([]Doc{{ID: "0", Content: "Fridays.", WingID: "w", RoomID: "r"}}, nil, 4); err != nil {
+		t.Fatal(err)
+	}
+	h, _ = x.Search(ctx, "DEPLOY friday", Filter{}, 10, nil)
+	if got := ids(h); len(got) != 3 || got[2] != "0" || h[2].AllWords || h[2].Rank != 3 {
+		t.Fatalf("some words after all words: %+v", h)
+	}
+	h, _ = x.Search(ctx, "DEPLOY friday", Filter{}, 2, nil)
+	if got := ids(h); len(got) != 2 || slices.Contains(got, "0") {
+		t.Fatalf("a page of all-word matches: %v", got)
+	}
+	if err := x.Apply(nil, []string{"0"}, 5); err != nil {
+		t.Fatal(err)
 	}
 	// No document has every word: any single word suffices.
 	h, _ = x.Search(ctx, "review budget", Filter{}, 10, nil)
@@ -71,7 +87,7 @@ func TestConjunctiveThenAnyWord(t *testing.T) {
 	if got := ids(h); !same(got, []string{"c"}) {
 		t.Fatalf("tag filter: %v", got)
 	}
-	if x.Seq() != 3 {
+	if x.Seq() != 5 {
 		t.Fatalf("seq %d", x.Seq())
 	}
 }
@@ -144,15 +160,26 @@ func TestTopKMatchesFullRanking(t *testing.T) {
 	if len(top) != 7 || !same(ids(top), ids(all[:7])) {
 		t.Fatalf("top 7 %v, full %v", ids(top), ids(all[:7]))
 	}
+	// Drawers with both words first, each group by score then id.
 	for i := 1; i < len(all); i++ {
-		if all[i].Score > all[i-1].Score || (all[i].Score == all[i-1].Score && all[i].ID < all[i-1].ID) {
+		a, b := all[i-1], all[i]
+		if a.AllWords != b.AllWords {
+			if !a.AllWords {
+				t.Fatalf("some-word match before an all-word match at %d", i)
+			}
+			continue
+		}
+		if b.Score > a.Score || (b.Score == a.Score && b.ID < a.ID) {
 			t.Fatalf("order broken at %d", i)
 		}
+	}
+	if !all[0].AllWords || all[len(all)-1].AllWords {
+		t.Fatalf("expected both groups: first %+v last %+v", all[0], all[len(all)-1])
 	}
 }
 
 // keep is a scope check in rank order: refused drawers leave room for the
-// next ones, and when it refuses every all-words match, any word suffices.
+// next ones, in both groups.
 func TestKeepPredicate(t *testing.T) {
 	x := open(t)
 	x.Apply([]Doc{
@@ -162,12 +189,16 @@ func TestKeepPredicate(t *testing.T) {
 		{ID: "d", Content: "friday"},
 	}, nil, 1)
 	h, _ := x.Search(context.Background(), "deploy friday", Filter{}, 10, func(id string) bool { return id != "a" })
-	if got := ids(h); !same(got, []string{"b"}) {
+	if got := ids(h); len(got) != 3 || got[0] != "b" || slices.Contains(got, "a") {
 		t.Fatalf("keep: %v", got)
 	}
 	h, _ = x.Search(context.Background(), "deploy friday", Filter{}, 10, func(id string) bool { return id != "a" && id != "b" })
-	if got := ids(h); len(got) != 2 || got[0] == "a" {
+	if got := ids(h); len(got) != 2 || slices.Contains(got, "a") || slices.Contains(got, "b") {
 		t.Fatalf("fallback to any word: %v", got)
+	}
+	h, _ = x.Search(context.Background(), "deploy friday", Filter{}, 10, func(id string) bool { return id != "d" })
+	if got := ids(h); !same(got, []string{"a", "b", "c"}) {
+		t.Fatalf("keep in the some-words group: %v", got)
 	}
 }
 
