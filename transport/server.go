@@ -193,7 +193,14 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		ds.Healthy, ds.Error = false, fault.As(err).Msg
 	}
+	var indexes any
+	if s.Search != nil {
+		if st, err := s.Search.Indexes(ctx); err == nil {
+			indexes = st
+		}
+	}
 	return writeJSON(w, http.StatusOK, map[string]any{
+		"indexes":      indexes,
 		"version":      s.Version,
 		"started_at":   s.Started.UTC().Format(time.RFC3339),
 		"uptime_secs":  int64(time.Since(s.Started).Seconds()),
@@ -222,9 +229,23 @@ func (s *Server) config(w http.ResponseWriter, r *http.Request) error {
 		"dedup":       c.Dedup,
 		"jobs":        c.Jobs,
 		"mining":      map[string]any{"chunk_chars": c.Mining.ChunkChars, "max_file_bytes": c.Mining.MaxFileBytes, "max_documents": c.Mining.MaxDocuments, "source_timeout_secs": c.Mining.SourceTimeoutSecs},
-		"providers":   map[string]any{"embedding": nil, "extraction": nil},
+		"providers":   map[string]any{"embedding": embeddingProviders(c.Embedding), "extraction": nil},
 		"config_file": c.File,
 	})
+}
+
+// embeddingProviders names each profile's provider and model: never its
+// URL, key or command line.
+func embeddingProviders(e config.Embedding) any {
+	if len(e.Profiles) == 0 {
+		return nil
+	}
+	profiles := map[string]any{}
+	for name := range e.Profiles {
+		p, _ := e.ProfileNamed(name)
+		profiles[name] = map[string]any{"provider": p.Provider, "model": p.Model, "dimension": p.Dimension, "pipeline": p.Pipeline}
+	}
+	return map[string]any{"default": e.Default, "profiles": profiles, "save_secs": e.SaveSecs}
 }
 
 func assetsOrigin(c config.Config) string {

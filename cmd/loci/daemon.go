@@ -106,6 +106,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if len(profiles) > 0 {
 		vectors = actors.NewVectors(db, sys, profiles, cfg.Embedding.Default, log)
 		vectors.Dir = filepath.Join(cfg.Palace.Path, "index", "vectors")
+		vectors.SaveEvery = time.Duration(cfg.Embedding.SaveSecs) * time.Second
 		search.Vectors = vectors
 		sys.OnCommit(func() { indexer.Kick(); vectors.Kick() })
 	} else {

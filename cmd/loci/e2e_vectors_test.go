@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,4 +152,56 @@ func TestVectorIndexSurvivesRestarts(t *testing.T) {
 	d = start(t, home, palace, cfg)
 	waitFor("queue", "job+queue+redis+postgresql")
 	waitFor("lunch", "lunch+kitchen+noon")
+}
+
+// TestVectorIndexSavedWhileRunning: with changes arriving, the running
+// daemon saves its vector index every embedding.save_secs, so a kill -9
+// without any graceful stop restarts from that file. Status shows how far
+// each index has followed the change log; the configuration names the
+// provider and model, never its URL.
+func TestVectorIndexSavedWhileRunning(t *testing.T) {
+	home, palace := newPalace(t)
+	cfg := filepath.Join(home, "loci.toml")
+	err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"test\"\nsave_secs = 1\n[embedding.profiles.test]\nprovider = \"hash\"\nmodel = \"h1\"\ndimension = 64\n"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, home, palace, "LOCI_CONFIG="+cfg)
+	for i, c := range []string{"The web app deploys every Thursday morning.", "Lunch is at noon in the big kitchen.", "The job queue moved from Redis to PostgreSQL."} {
+		if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"name": fmt.Sprint("d", i), "content": c}); r.status != 201 {
+			t.Fatalf("file: %s", r.raw)
+		}
+	}
+	file := filepath.Join(palace, "index", "vectors", "test.vec")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := d.do("GET", "/api/status", nil)
+		v := get[map[string]any](r.body, "indexes", "vectors", "test")
+		_, statErr := os.Stat(file)
+		if v != nil && v["drawers"] == float64(3) && v["behind"] == float64(0) && v["saved_seq"].(float64) > 0 && statErr == nil &&
+			get[float64](r.body, "indexes", "lexical", "drawers") == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("vector index not saved while running: %s (file: %v)", r.raw, statErr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	r := d.do("GET", "/api/config", nil)
+	if get[string](r.body, "providers", "embedding", "profiles", "test", "model") != "h1" || strings.Contains(r.raw, "url") {
+		t.Fatalf("config providers: %s", r.raw)
+	}
+	d.cmd.Process.Kill()
+	<-d.exited
+	d = start(t, home, palace, "LOCI_CONFIG="+cfg)
+	deadline = time.Now().Add(30 * time.Second)
+	for !strings.Contains(d.log.String(), "vector index read from its file") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the saved file was not read after kill -9: %s", d.log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if r := d.do("GET", "/api/search?ranking=semantic&limit=1&q=job+queue+redis+postgresql", nil); strings.Join(hitNames(r), ",") != "d2" {
+		t.Fatalf("semantic after kill -9: %s", r.raw)
+	}
 }

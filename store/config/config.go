@@ -117,6 +117,11 @@ type Embedding struct {
 	// use when none is named ("" with no profile: lexical search only).
 	Default  string             `toml:"default" json:"default"`
 	Profiles map[string]Profile `toml:"profiles" json:"profiles"`
+	// SaveSecs spaces the saves of the vector indexes of a running daemon
+	// (default 600): after a crash, at most this much of the change log is
+	// replayed into the graphs at the next start. A graceful stop always
+	// saves.
+	SaveSecs int `toml:"save_secs" json:"save_secs"`
 }
 
 // Profile is one embedding profile.
@@ -186,6 +191,7 @@ func Default(env func(string) (string, bool)) Config {
 		Jobs:        Jobs{MaxConcurrency: 4, BackgroundConcurrency: 2, LeaseTTLSecs: 30, DrainTimeoutSecs: 10},
 		Mining:      Mining{ChunkChars: 6000, MaxFileBytes: 2 << 20, SourceTimeoutSecs: 60},
 		Credentials: Credentials{Dir: filepath.Join(ConfigDir(env), "credentials"), Backend: "auto"},
+		Embedding:   Embedding{SaveSecs: 600},
 	}
 }
 
@@ -426,6 +432,8 @@ func (c *Config) Validate() error {
 		return bad("mining.max_documents", "must not be negative (0 is unlimited)")
 	case c.Mining.SourceTimeoutSecs < 1:
 		return bad("mining.source_timeout_secs", "must be at least 1")
+	case c.Embedding.SaveSecs < 1:
+		return bad("embedding.save_secs", "must be at least 1")
 	case c.Embedding.Default != "" && c.Embedding.Profiles[c.Embedding.Default].Provider == "":
 		return bad("embedding.default", "%q is not a configured profile", c.Embedding.Default)
 	case c.Credentials.Backend != "auto" && c.Credentials.Backend != "file":
