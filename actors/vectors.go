@@ -47,9 +47,9 @@ type Vectors struct {
 	// saves again once saveEvery has passed with changes applied since.
 	savedSeq uint64
 	lastSave time.Time
-	kick  chan struct{}
-	stop  chan struct{}
-	done  chan struct{}
+	kick     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // NewVectors builds the vector side of search; Start loads it.
