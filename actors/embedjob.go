@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
@@ -106,6 +107,17 @@ func embedHandler(ctx context.Context, r *Run) (any, error) {
 	return res, nil
 }
 
+// embedBackoff is how long after a failed embed job no automatic one is
+// queued.
+const embedBackoff = 5 * time.Minute
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // EnsureEmbed queues an embed job for the default profile unless one is
 // already queued, running or paused (writes, drawer-writing jobs and the
 // start call it).
@@ -124,13 +136,32 @@ func (j *Jobs) EnsureEmbed(ctx context.Context) {
 		return
 	}
 	pending := false
+	var lastFailed, lastDone time.Time
 	_ = j.DB.View(ctx, func(r store.Reader) error {
 		return r.Jobs(func(job *store.Job) bool {
-			pending = job.Kind == store.JobEmbed && (job.Status == store.JobQueued || job.Status == store.JobRunning || job.Status == store.JobPaused)
+			if job.Kind != store.JobEmbed {
+				return true
+			}
+			pending = job.Status == store.JobQueued || job.Status == store.JobRunning || job.Status == store.JobPaused
+			if job.FinishedAt != nil {
+				switch job.Status {
+				case store.JobFailed:
+					lastFailed = later(lastFailed, *job.FinishedAt)
+				case store.JobCompleted:
+					lastDone = later(lastDone, *job.FinishedAt)
+				}
+			}
 			return !pending
 		})
 	})
 	if pending {
+		return
+	}
+	// A provider that is down fails every embed job: wait before the next
+	// automatic one rather than fill the job list with failures (a retry
+	// or a new submission is never held back).
+	if lastFailed.After(lastDone) && time.Since(lastFailed) < embedBackoff {
+		j.Log.Debug("embed job not queued: the last one failed", "failed_at", lastFailed)
 		return
 	}
 	if _, err := j.Submit(ctx, Submission{Type: store.JobEmbed}, store.ByUnknown); err != nil {

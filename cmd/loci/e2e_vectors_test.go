@@ -205,3 +205,60 @@ func TestVectorIndexSavedWhileRunning(t *testing.T) {
 		t.Fatalf("semantic after kill -9: %s", r.raw)
 	}
 }
+
+// TestDownProviderQueuesNoStormOfEmbedJobs: with the provider down, the
+// embed job fails, auto search degrades to lexical with a warning, and new
+// writes do not queue a failing embed job each until the back-off passes.
+func TestDownProviderQueuesNoStormOfEmbedJobs(t *testing.T) {
+	home, palace := newPalace(t)
+	cfg := filepath.Join(home, "loci.toml")
+	err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"down\"\n[embedding.profiles.down]\nprovider = \"http\"\nurl = \"http://127.0.0.1:1/v1/embeddings\"\nmodel = \"m\"\ntimeout_secs = 1\n"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, home, palace, "LOCI_CONFIG="+cfg)
+	write := func(i int) {
+		if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": fmt.Sprintf("note number %d about the deploy", i)}); r.status != 201 {
+			t.Fatalf("file: %s", r.raw)
+		}
+	}
+	embedJobs := func() (failed, other int) {
+		r := d.do("GET", "/api/jobs?kind=embed", nil)
+		for _, j := range get[[]any](r.body, "jobs") {
+			if j.(map[string]any)["status"] == "failed" {
+				failed++
+			} else {
+				other++
+			}
+		}
+		return
+	}
+	write(0)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if failed, other := embedJobs(); failed >= 1 && other == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed embed job: %s", d.do("GET", "/api/jobs?kind=embed", nil).raw)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	failedBefore, _ := embedJobs()
+	// Two more bursts, each settling (the vectors follower waits a second
+	// without changes before it asks for an embed job).
+	for i := 1; i <= 2; i++ {
+		write(i)
+		time.Sleep(2500 * time.Millisecond)
+	}
+	if failed, other := embedJobs(); failed != failedBefore || other != 0 {
+		t.Fatalf("embed jobs queued against a down provider: %d failed, %d others (before: %d)", failed, other, failedBefore)
+	}
+	r := d.do("GET", "/api/search?q=deploy", nil)
+	if r.status != 200 || get[string](r.body, "ranking") != "lexical" || len(hitNames(r)) != 3 {
+		t.Fatalf("auto with a down provider: %s", r.raw)
+	}
+	if !strings.Contains(d.log.String(), "lexical") {
+		t.Fatalf("no warning about the degraded search: %s", d.log.String())
+	}
+}
