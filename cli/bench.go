@@ -71,6 +71,7 @@ func (a *app) withBenchDaemon(ctx context.Context, keep bool, fn func(*client.Cl
 	cmd := exec.CommandContext(ctx, exe, "serve", "--port", "0", "--palace", palace)
 	cmd.Env = append(os.Environ(), "LOCI_LOG=warn", "LOCI_AUTH_ENABLED=false")
 	cmd.Stderr = a.stderrOrDiscard()
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return fault.Wrap(fault.IOFailed, err, "cannot start a daemon for the benchmark", "see the error")
 	}
