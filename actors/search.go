@@ -189,14 +189,6 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		inTime := func(d *store.Drawer) bool {
 			return (from.IsZero() && until.IsZero()) || d.ValidIn(from, until)
 		}
-		keepLex := func(id string) bool {
-			d, err := r.Drawer(id)
-			if err != nil || d == nil || !inTime(d) {
-				return false
-			}
-			found[id] = d
-			return true
-		}
 		keepVec := func(id string) bool {
 			d, err := r.Drawer(id)
 			if err != nil || d == nil || !inTime(d) || (wingID != "" && d.WingID != wingID) || (roomID != "" && d.RoomID != roomID) ||
@@ -206,20 +198,55 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 			found[id] = d
 			return true
 		}
+		var sem []vector.Hit
 		depth := limit
 		if ranking == RankHybrid {
 			depth = max(2*limit, 20) // fuse from deeper lists than the page
 		}
 		var lex []lexical.Hit
-		if ranking != RankSemantic {
-			if lex, err = s.Indexer.Lex.Search(ctx, q.Text, f, depth, keepLex); err != nil {
+		lexFound := map[string]*store.Drawer{}
+		lexLeg := func(r store.Reader) error {
+			keep := func(id string) bool {
+				d, err := r.Drawer(id)
+				if err != nil || d == nil || !inTime(d) {
+					return false
+				}
+				lexFound[id] = d
+				return true
+			}
+			var err error
+			if lex, err = s.Indexer.Lex.Search(ctx, q.Text, f, depth, keep); err != nil {
 				return fault.Wrap(fault.ServerFailed, err, "the lexical index failed: "+err.Error(), "see the daemon log")
 			}
+			return nil
 		}
-		var sem []vector.Hit
-		if ranking != RankLexical {
+		switch ranking {
+		case RankLexical:
+			if err := lexLeg(r); err != nil {
+				return err
+			}
+		case RankHybrid:
+			// The legs run side by side, the lexical one in a view of
+			// its own (a view is not shared between goroutines).
+			lexDone := make(chan error, 1)
+			go func() { lexDone <- s.DB.View(ctx, lexLeg) }()
+			var err error
+			sem, err = s.semantic(r, profile, qvec, roomID, depth, keepVec)
+			if lexErr := <-lexDone; err == nil {
+				err = lexErr
+			}
+			if err != nil {
+				return err
+			}
+		case RankSemantic:
+			var err error
 			if sem, err = s.semantic(r, profile, qvec, roomID, depth, keepVec); err != nil {
 				return err
+			}
+		}
+		for id, d := range lexFound {
+			if found[id] == nil {
+				found[id] = d
 			}
 		}
 		out.Hits = fuse(ranking, lex, sem, found, limit)
