@@ -41,11 +41,15 @@ func main() {
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
 	only := flag.String("only", "", "run one part only: checkpoints or vectors")
+	keep := flag.String("keep", "", "with -only vectors: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
 	if *only != "" {
-		dir, err := os.MkdirTemp("", "locibench-")
-		if err == nil {
+		dir, err := *keep, error(nil)
+		if dir == "" {
+			dir, err = os.MkdirTemp("", "locibench-")
 			defer os.RemoveAll(dir)
+		}
+		if err == nil {
 			switch *only {
 			case "checkpoints":
 				err = checkpoints(*bin, filepath.Join(dir, "p"), 100, 100)
@@ -304,11 +308,13 @@ func vectors(bin, dir string, fill, clients int) error {
 	}
 	defer d.stop()
 	t0 := time.Now()
-	if _, err := load(d.addr, "/api/wings/bench/rooms/big/drawers", fill-fill/100, clients, 5); err != nil {
-		return err
-	}
-	if _, err := load(d.addr, "/api/wings/bench/rooms/small/drawers", fill/100, clients, 6); err != nil {
-		return err
+	if stored(d.addr) < fill {
+		if _, err := load(d.addr, "/api/wings/bench/rooms/big/drawers", fill-fill/100, clients, 5); err != nil {
+			return err
+		}
+		if _, err := load(d.addr, "/api/wings/bench/rooms/small/drawers", fill/100, clients, 6); err != nil {
+			return err
+		}
 	}
 	// Every drawer embedded and in the graph: an exact query finds the last one.
 	for {
@@ -514,4 +520,20 @@ func idle(pid int, limit time.Duration) time.Duration {
 		last = now
 	}
 	return time.Since(t0) - 2*time.Second
+}
+
+// stored is the number of drawers the daemon holds (0 when it cannot say).
+func stored(addr string) int {
+	resp, err := http.Get("http://" + addr + "/api/status")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Counts struct {
+			Drawers int `json:"drawers"`
+		} `json:"counts"`
+	}
+	json.NewDecoder(resp.Body).Decode(&st)
+	return st.Counts.Drawers
 }
