@@ -79,3 +79,16 @@ func TestCheckSearchTimeRules(t *testing.T) {
 		}
 	}
 }
+
+// A one-leg page keeps the leg's order: a lexical hit matching only some
+// words follows every all-word hit, whatever its BM25 score.
+func TestFuseKeepsOneLegOrder(t *testing.T) {
+	lex := []lexical.Hit{{ID: "b", Score: 1, AllWords: true}, {ID: "a", Score: 7}}
+	got := fuse(RankLexical, lex, nil, drawers("a", "b"), 10)
+	if len(got) != 2 || got[0].ID != "b" || got[1].ID != "a" || got[1].Score != 7 {
+		t.Fatalf("lexical page: %+v", got)
+	}
+	if s := got[0].Signals["lexical"].(map[string]any); s["all_words"] != true || s["rank"] != 1 {
+		t.Fatalf("signals: %+v", s)
+	}
+}

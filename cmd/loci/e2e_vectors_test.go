@@ -48,6 +48,35 @@ func TestSemanticAndHybridSearch(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// Scope and validity in the vector leg (the whole palace is under the
+	// exact-scan threshold only for rooms: a wing or tag scope goes through
+	// the graph with the scope as a predicate).
+	if r := d.do("POST", "/api/wings/w/rooms/other/drawers", map[string]any{"name": "elsewhere", "content": "The web app deploys on Thursday too, says the other room.", "tags": []string{"t"}}); r.status != 201 {
+		t.Fatalf("file: %s", r.raw)
+	}
+	old := d.do("GET", "/api/wings/w/rooms/r/drawers/queue", nil)
+	if r := d.do("POST", "/api/drawers/"+get[string](old.body, "id")+"/supersede", map[string]any{"content": "The job queue moved from PostgreSQL to NATS."}); r.status >= 300 {
+		t.Fatalf("supersede: %s", r.raw)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r := d.do("GET", "/api/search?q=thursday+deploys&ranking=semantic&limit=10&wing=w&room=other", nil)
+		if strings.Join(hitNames(r), ",") == "elsewhere" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("room scope in the vector leg: %s", r.raw)
+		}
+	}
+	if r := d.do("GET", "/api/search?q=thursday+deploys&ranking=semantic&tags=t", nil); strings.Join(hitNames(r), ",") != "elsewhere" {
+		t.Fatalf("tag scope in the vector leg: %s", r.raw)
+	}
+	r0 := d.do("GET", "/api/search?q=job+queue+postgresql&ranking=semantic&limit=10", nil)
+	if strings.Contains(r0.raw, "Redis") {
+		t.Fatalf("a superseded drawer in a current semantic search: %s", r0.raw)
+	}
+	if r := d.do("GET", "/api/search?q=job+queue+postgresql&ranking=semantic&limit=10&include_historical=true", nil); !strings.Contains(r.raw, "Redis") {
+		t.Fatalf("the superseded drawer missing from a historical semantic search: %s", r.raw)
+	}
 	// auto is hybrid with a profile: both legs' signals.
 	r := d.do("GET", "/api/search?q=deploys+thursday", nil)
 	if get[string](r.body, "ranking") != "hybrid" {
