@@ -90,6 +90,8 @@ type Reader interface {
 	// QueuedJobs visits queued jobs in claim order (highest priority, then
 	// oldest) until fn returns false.
 	QueuedJobs(fn func(*Job) bool) error
+	// AuthState is the generated token's digest; nil when none is stored.
+	AuthState() (*AuthState, error)
 }
 
 // Tx is a read-write transaction. Its reads see its own writes.
@@ -119,6 +121,9 @@ type Tx interface {
 	PutJobFact(jobID string, index int, fact json.RawMessage) error
 	// Log appends a change-log entry in this transaction.
 	Log(kind, action, id string) error
+	// PutAuthState stores the generated token's digest (replacing any);
+	// nil removes it.
+	PutAuthState(a *AuthState) error
 }
 
 // ErrTxnTooBig reports a transaction over the backend's size limit; the

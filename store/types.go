@@ -192,3 +192,13 @@ type Embedding struct {
 	CreatedAt time.Time `json:"created_at"`
 	Vector    []float32 `json:"-"`
 }
+
+// AuthState is the stored record of the generated token: only its SHA-256
+// digest (hex), with the algorithm and format version. The token itself is
+// shown once and never stored.
+type AuthState struct {
+	Digest    string    `json:"digest"`
+	Algorithm string    `json:"algorithm"`
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+}

@@ -1,8 +1,6 @@
 package transport
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"log/slog"
 	"net/http"
 	"os"
@@ -30,14 +28,12 @@ type Server struct {
 	Log       *slog.Logger
 	Migrator  *store.Migrator
 	Shutdown  func() // starts a graceful stop
-	tokenHash [32]byte
+	// Auth holds the credentials; nil only when authentication is off.
+	Auth *actors.Auth
 }
 
 // Handler builds the router.
 func (s *Server) Handler() http.Handler {
-	if s.Config.Auth.Token != "" {
-		s.tokenHash = sha256.Sum256([]byte(s.Config.Auth.Token))
-	}
 	r := chi.NewRouter()
 	r.Use(s.recoverer, s.auth, s.mode)
 	r.NotFound(s.h(func(w http.ResponseWriter, r *http.Request) error {
@@ -51,6 +47,8 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/status", s.h(s.status))
 		r.Get("/config", s.h(s.config))
 		r.Post("/shutdown", s.h(s.shutdown))
+		r.Post("/auth/token", s.h(s.generateToken))
+		r.Delete("/auth/token", s.h(s.revokeToken))
 
 		r.Get("/wings", s.read(s.listWings))
 		r.Post("/wings", s.write(s.createWing))
@@ -133,23 +131,34 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// auth checks the bearer token when authentication is enabled. Only
-// GET /api/health is open.
+// auth checks the bearer token when authentication is enabled: every
+// route, an unknown path too (401 before any 404), except GET /api/health
+// and, with the dashboard on, GET and HEAD of /ui. A missing, malformed or
+// wrong token get the same answer.
 func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.Config.Auth.Enabled || (r.Method == http.MethodGet && r.URL.Path == "/api/health") {
+		if !s.Config.Auth.Enabled || open(r, s.Config.Web.Enable) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		sum := sha256.Sum256([]byte(got))
-		if !ok || subtle.ConstantTimeCompare(sum[:], s.tokenHash[:]) != 1 {
+		if !ok || got == "" || s.Auth == nil || !s.Auth.Check(got) {
+			w.Header().Set("WWW-Authenticate", "Bearer")
 			renderError(s.Log, w, r, fault.New(fault.AuthUnauthorized, "a valid bearer token is required",
 				"send Authorization: Bearer <token>; the CLI reads it from LOCI_AUTH_TOKEN or auth.token"))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// open reports the requests authentication never guards.
+func open(r *http.Request, dashboard bool) bool {
+	if r.Method == http.MethodGet && r.URL.Path == "/api/health" {
+		return true
+	}
+	ui := r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/")
+	return dashboard && ui && (r.Method == http.MethodGet || r.Method == http.MethodHead)
 }
 
 // mode parses X-Loci-Mode for every route that takes it.
@@ -168,6 +177,31 @@ func (s *Server) mode(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(withMode(r.Context(), m)))
 	})
+}
+
+// generateToken makes a new token, shown once; the previous one stops
+// working at once.
+func (s *Server) generateToken(w http.ResponseWriter, r *http.Request) error {
+	if s.Auth == nil {
+		return fault.New(fault.ServerFailed, "authentication is not set up in this daemon", "restart it")
+	}
+	tok, err := s.Auth.Generate(r.Context())
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return writeJSON(w, http.StatusOK, tok)
+}
+
+// revokeToken removes the generated token (a configured secret stays).
+func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
+	if s.Auth == nil {
+		return fault.New(fault.ServerFailed, "authentication is not set up in this daemon", "restart it")
+	}
+	if err := s.Auth.Revoke(r.Context()); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]bool{"revoked": true})
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {

@@ -76,9 +76,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if len(ran) > 0 {
 		log.Info("data steps ran", "steps", ran)
 	}
-	if cfg.Auth.Enabled && cfg.Auth.Token == "" {
-		return fault.New(fault.AuthNotConfigured, "authentication is enabled but no token is configured",
-			"set LOCI_AUTH_TOKEN or auth.token (at least 16 characters), or disable authentication")
+	// Credentials: the configured secret's hash and the stored digest of a
+	// generated token; enabled with neither refuses to serve.
+	auth, err := actors.NewAuth(ctx, db, cfg.Auth.Token)
+	if err != nil {
+		return err
+	}
+	if cfg.Auth.Enabled && !auth.Configured() {
+		return fault.New(fault.AuthNotConfigured, "authentication is enabled but no credential exists: no configured secret and no generated token",
+			"set LOCI_AUTH_TOKEN or auth.token (at least 16 characters); or start with authentication off, run `loci auth generate`, then enable it")
 	}
 
 	if a, ok := os.LookupEnv("LOCI_PPROF"); ok && a != "" {
@@ -100,6 +106,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		return err
 	}
 	sys := actors.Start(db, log, level)
+	auth.Sys = sys
 	indexer := actors.NewIndexer(db, lex, log)
 	search := &actors.Search{DB: db, Indexer: indexer, Log: log}
 	var vectors *actors.Vectors
@@ -133,7 +140,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	stopReq := make(chan struct{}, 1)
 	srv := &transport.Server{
 		Palace: palace, Jobs: jobs, Search: search, Config: cfg, Version: version, Started: time.Now(), Address: addr,
-		Log: log.With("component", "http"), Migrator: mig,
+		Log: log.With("component", "http"), Migrator: mig, Auth: auth,
 		Shutdown: func() {
 			select {
 			case stopReq <- struct{}{}:

@@ -20,6 +20,7 @@ xh/<scope>/<hash> xf/<scope>/<fingerprint> (posting lists of id+length) xs/<scop
 l/<link> ld/<drawer>/<link>
 log/<seq>
 meta/<key>
+auth_state (the generated token's digest)
 `
 
 // SyncSchema brings the key space to Schema. It is idempotent.

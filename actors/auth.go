@@ -1,0 +1,129 @@
+package actors
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// TokenPrefix starts every generated token.
+const TokenPrefix = "loci_"
+
+// Auth holds the credentials a request may present: the configured shared
+// secret and the generated token, each as a SHA-256 digest only. Both are
+// checked in constant time on every request, so a rotation or revocation
+// acts at the next one.
+type Auth struct {
+	DB  store.DB
+	Sys *System
+	// Rand is the random source of generated tokens (crypto/rand).
+	Rand io.Reader
+
+	configured *[32]byte
+
+	mu        sync.RWMutex
+	generated *[32]byte
+}
+
+// NewAuth reads the stored digest of the generated token; secret is the
+// configured shared secret ("" when none).
+func NewAuth(ctx context.Context, db store.DB, secret string) (*Auth, error) {
+	a := &Auth{DB: db, Rand: rand.Reader}
+	if secret != "" {
+		sum := sha256.Sum256([]byte(secret))
+		a.configured = &sum
+	}
+	err := db.View(ctx, func(r store.Reader) error {
+		st, err := r.AuthState()
+		if err != nil || st == nil {
+			return err
+		}
+		d, err := hex.DecodeString(st.Digest)
+		if err != nil || len(d) != sha256.Size {
+			return fault.New(fault.StoreMalformed, "the stored token digest is malformed", "generate a new token")
+		}
+		a.generated = (*[32]byte)(d)
+		return nil
+	})
+	return a, err
+}
+
+// Configured reports that some credential exists.
+func (a *Auth) Configured() bool {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.configured != nil || a.generated != nil
+}
+
+// Check reports whether token is a valid credential. Both digests are
+// always compared, in constant time.
+func (a *Auth) Check(token string) bool {
+	sum := sha256.Sum256([]byte(token))
+	a.mu.RLock()
+	gen := a.generated
+	a.mu.RUnlock()
+	ok := 0
+	var zero [32]byte
+	for _, d := range []*[32]byte{a.configured, gen} {
+		want, present := &zero, 0
+		if d != nil {
+			want, present = d, 1
+		}
+		ok |= subtle.ConstantTimeCompare(sum[:], want[:]) & present
+	}
+	return ok == 1
+}
+
+// GeneratedToken is the answer of a token generation: the token, shown
+// once.
+type GeneratedToken struct {
+	Token     string    `json:"token"`
+	Algorithm string    `json:"algorithm"`
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Generate makes a new token (256 bits from the system's random source),
+// stores its digest in place of any previous one and returns it.
+func (a *Auth) Generate(ctx context.Context) (*GeneratedToken, error) {
+	var raw [32]byte
+	if _, err := io.ReadFull(a.Rand, raw[:]); err != nil {
+		return nil, fault.Wrap(fault.AuthEntropyUnavailable, err, "the system's random source failed; no token was made",
+			"check the system's entropy source (/dev/urandom) and retry")
+	}
+	token := TokenPrefix + hex.EncodeToString(raw[:])
+	sum := sha256.Sum256([]byte(token))
+	var out *GeneratedToken
+	_, err := a.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+		st := &store.AuthState{Digest: hex.EncodeToString(sum[:]), Algorithm: "sha256", Version: 1, CreatedAt: tx.Now()}
+		out = &GeneratedToken{Token: token, Algorithm: st.Algorithm, Version: st.Version, CreatedAt: st.CreatedAt}
+		return nil, tx.PutAuthState(st)
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.generated = &sum
+	a.mu.Unlock()
+	return out, nil
+}
+
+// Revoke removes the generated token's digest; a configured secret stays.
+func (a *Auth) Revoke(ctx context.Context) error {
+	_, err := a.Sys.Write(ctx, func(tx store.Tx) (any, error) { return nil, tx.PutAuthState(nil) })
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.generated = nil
+	a.mu.Unlock()
+	return nil
+}
