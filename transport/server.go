@@ -18,16 +18,16 @@ import (
 
 // Server holds what the handlers need.
 type Server struct {
-	Palace    *actors.Palace
-	Jobs      *actors.Jobs
-	Search    *actors.Search
-	Config    config.Config
-	Version   string
-	Started   time.Time
-	Address   string
-	Log       *slog.Logger
-	Migrator  *store.Migrator
-	Shutdown  func() // starts a graceful stop
+	Palace   *actors.Palace
+	Jobs     *actors.Jobs
+	Search   *actors.Search
+	Config   config.Config
+	Version  string
+	Started  time.Time
+	Address  string
+	Log      *slog.Logger
+	Migrator *store.Migrator
+	Shutdown func() // starts a graceful stop
 	// Auth holds the credentials; nil only when authentication is off.
 	Auth *actors.Auth
 }
