@@ -167,12 +167,17 @@ type drawerBody struct {
 
 // writeResult renders a drawer write: 201 stored, 200 existing.
 func writeResult(w http.ResponseWriter, res *store.WriteResult) error {
+	return writeJSON(w, createdStatus(res.Created), resultView(res))
+}
+
+// resultView is a write's answer: {created, drawer, similar}.
+func resultView(res *store.WriteResult) map[string]any {
 	similar := make([]store.SimilarView, 0, len(res.Similar))
 	for _, l := range res.Similar {
 		similar = append(similar, store.SimilarView{Drawer: l.Older, Side: "older", Kind: string(l.Kind),
 			Similarity: l.Signals.Similarity, Signals: l.Signals, CreatedAt: l.CreatedAt.UTC().Format(time.RFC3339Nano), LinkID: l.ID})
 	}
-	return writeJSON(w, createdStatus(res.Created), map[string]any{"created": res.Created, "drawer": res.Drawer, "similar": similar})
+	return map[string]any{"created": res.Created, "drawer": res.Drawer, "similar": similar}
 }
 
 func (s *Server) createDrawer(w http.ResponseWriter, r *http.Request) error {

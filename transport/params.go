@@ -94,9 +94,16 @@ func queryLimit(r *http.Request, name string, def, max int) (int, error) {
 		return def, nil
 	}
 	n, err := strconv.Atoi(v)
-	switch {
-	case err != nil:
+	if err != nil {
 		return 0, fault.Invalid(name, fmt.Sprintf("%q is not a whole number", v))
+	}
+	return checkLimit(name, n, def, max)
+}
+
+// checkLimit applies the limit rules: 0 is the default, def; 1 to max as
+// given; anything else is refused naming the argument.
+func checkLimit(name string, n, def, max int) (int, error) {
+	switch {
 	case n < 0 || n > max:
 		return 0, fault.Invalid(name, fmt.Sprintf("%d is outside 0 to %d (0 means the default, %d)", n, max, def))
 	case n == 0:

@@ -1,11 +1,13 @@
 package transport
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -30,6 +32,8 @@ type Server struct {
 	Shutdown func() // starts a graceful stop
 	// Auth holds the credentials; nil only when authentication is off.
 	Auth *actors.Auth
+
+	mcpModes sync.Map // MCP session id -> Mode
 }
 
 // Handler builds the router.
@@ -42,6 +46,7 @@ func (s *Server) Handler() http.Handler {
 	r.MethodNotAllowed(s.h(func(w http.ResponseWriter, r *http.Request) error {
 		return fault.Newf(fault.InputInvalid, "see the REST routes in the README", "method %s is not allowed on %s", r.Method, r.URL.Path)
 	}))
+	r.Handle("/mcp", s.mcpHandler())
 	r.Route("/api", func(r chi.Router) {
 		r.Get("/health", s.h(s.health))
 		r.Get("/status", s.h(s.status))
@@ -167,7 +172,7 @@ func (s *Server) mode(next http.Handler) http.Handler {
 		m, err := ParseMode(r.Header.Get(ModeHeader))
 		if err != nil {
 			switch r.URL.Path {
-			case "/api/health", "/api/shutdown", "/api/config":
+			case "/api/health", "/api/shutdown", "/api/config", "/mcp":
 				// Never mode-gated: the header is ignored.
 				m = ModeFull
 			default:
@@ -217,7 +222,11 @@ type Datastore struct {
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
+	return writeJSON(w, http.StatusOK, s.statusReport(r.Context(), modeOf(r)))
+}
+
+// statusReport is the status of REST and MCP; mode is the caller's.
+func (s *Server) statusReport(ctx context.Context, mode Mode) map[string]any {
 	ds := Datastore{Backend: s.Palace.DB.Backend(), Location: s.Palace.DB.Location(), Healthy: true}
 	counts, err := s.Palace.Counts(ctx)
 	if err != nil {
@@ -233,7 +242,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 			indexes = st
 		}
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{
+	return map[string]any{
 		"indexes":      indexes,
 		"version":      s.Version,
 		"started_at":   s.Started.UTC().Format(time.RFC3339),
@@ -244,9 +253,9 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 		"datastore":    ds,
 		"migrations":   mig,
 		"counts":       counts,
-		"mode":         modeOf(r),
+		"mode":         mode,
 		"auth_enabled": s.Config.Auth.Enabled,
-	})
+	}
 }
 
 func (s *Server) config(w http.ResponseWriter, r *http.Request) error {

@@ -1,0 +1,497 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// gate is how the memory mode applies to a tool.
+type gate int
+
+const (
+	ungated gate = iota // job control, status, mode: never refused
+	reads
+	writes
+)
+
+// hints are a tool's annotation booleans: readOnly, destructive,
+// idempotent, openWorld.
+type hints [4]bool
+
+// mcpCall is what a tool handler knows of its caller.
+type mcpCall struct {
+	session string
+	mode    Mode
+}
+
+// mcpTool is one tool: its description, argument schema, annotations, mode
+// gate and handler.
+type mcpTool struct {
+	name   string
+	desc   string
+	schema *jsonschema.Schema
+	hints  hints
+	gate   gate
+	run    func(ctx context.Context, call *mcpCall, args json.RawMessage) (any, error)
+}
+
+// tool builds a tool whose arguments decode into T: unknown arguments,
+// missing required ones and wrong types are loci::input::invalid naming
+// the argument. defaults are advertised in the schema.
+func tool[T any](name, desc string, h hints, g gate, defaults map[string]any, run func(ctx context.Context, call *mcpCall, in T) (any, error)) mcpTool {
+	schema, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %v", name, err))
+	}
+	for k, v := range defaults {
+		b, _ := json.Marshal(v)
+		schema.Properties[k].Default = b
+	}
+	return mcpTool{name: name, desc: desc, schema: schema, hints: h, gate: g,
+		run: func(ctx context.Context, call *mcpCall, raw json.RawMessage) (any, error) {
+			var in T
+			if err := decodeArgs(raw, schema, &in); err != nil {
+				return nil, err
+			}
+			return run(ctx, call, in)
+		}}
+}
+
+func decodeArgs(raw json.RawMessage, schema *jsonschema.Schema, v any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	var present map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &present); err != nil {
+		return fault.Invalid("arguments", "must be a JSON object")
+	}
+	for name := range present {
+		if _, ok := schema.Properties[name]; !ok {
+			return fault.Invalid(name, "is not an argument of this tool; see its input schema")
+		}
+	}
+	for _, name := range schema.Required {
+		if _, ok := present[name]; !ok {
+			return fault.Invalid(name, "is required")
+		}
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fault.Invalid(te.Field, "must be a JSON "+te.Type.Kind().String()+", not "+te.Value)
+		}
+		return fault.Invalid("arguments", err.Error())
+	}
+	return nil
+}
+
+// Argument shapes, exactly the spec's.
+type (
+	setModeArgs struct {
+		Mode string `json:"mode" jsonschema:"full, read_only or disabled; remembered for this MCP session"`
+	}
+	noArgs     struct{}
+	searchArgs struct {
+		Query             string   `json:"query" jsonschema:"the words to search for"`
+		Limit             int      `json:"limit,omitempty" jsonschema:"hits to return, 1 to 200 (0: the default, 10)"`
+		Wing              string   `json:"wing,omitempty" jsonschema:"only this wing (name or UUID)"`
+		Room              string   `json:"room,omitempty" jsonschema:"only this room of the wing"`
+		Ranking           string   `json:"ranking,omitempty" jsonschema:"auto (default), lexical, semantic or hybrid"`
+		Profile           string   `json:"profile,omitempty" jsonschema:"embedding profile (default: the configured default)"`
+		Tags              []string `json:"tags,omitempty" jsonschema:"only drawers carrying every listed tag"`
+		SourceKind        string   `json:"source_kind,omitempty" jsonschema:"file, manual, transcript, note or other"`
+		AsOf              string   `json:"as_of,omitempty" jsonschema:"valid at this instant (RFC 3339 or YYYY-MM-DD)"`
+		From              string   `json:"from,omitempty" jsonschema:"valid at some point from this instant (with until)"`
+		Until             string   `json:"until,omitempty" jsonschema:"... until this instant, exclusive (with from)"`
+		IncludeHistorical bool     `json:"include_historical,omitempty" jsonschema:"also superseded and expired drawers"`
+		Expand            bool     `json:"expand,omitempty" jsonschema:"add hits linked through the knowledge graph"`
+	}
+	recallArgs struct {
+		Query             string   `json:"query" jsonschema:"the words to search for"`
+		Limit             int      `json:"limit,omitempty" jsonschema:"hits to return, 1 to 200 (0: the default, 10)"`
+		Wing              string   `json:"wing,omitempty" jsonschema:"only this wing (name or UUID)"`
+		Ranking           string   `json:"ranking,omitempty" jsonschema:"auto (default), lexical, semantic or hybrid"`
+		Profile           string   `json:"profile,omitempty" jsonschema:"embedding profile (default: the configured default)"`
+		Tags              []string `json:"tags,omitempty" jsonschema:"only drawers carrying every listed tag"`
+		SourceKind        string   `json:"source_kind,omitempty" jsonschema:"file, manual, transcript, note or other"`
+		AsOf              string   `json:"as_of,omitempty" jsonschema:"valid at this instant (RFC 3339 or YYYY-MM-DD)"`
+		From              string   `json:"from,omitempty" jsonschema:"valid at some point from this instant (with until)"`
+		Until             string   `json:"until,omitempty" jsonschema:"... until this instant, exclusive (with from)"`
+		IncludeHistorical bool     `json:"include_historical,omitempty" jsonschema:"also superseded and expired drawers"`
+		Expand            bool     `json:"expand,omitempty" jsonschema:"add hits linked through the knowledge graph"`
+	}
+	historyArgs struct {
+		DrawerID string `json:"drawer_id" jsonschema:"a drawer UUID"`
+	}
+	factHistoryArgs struct {
+		RelationshipID string `json:"relationship_id" jsonschema:"a relationship UUID"`
+		AsOf           string `json:"as_of,omitempty" jsonschema:"as known at this instant"`
+	}
+	wakeUpArgs struct {
+		AgentIdentity string `json:"agent_identity" jsonschema:"who is waking up"`
+		Wing          string `json:"wing,omitempty" jsonschema:"wing of the agent's diary and checkpoints"`
+		MaxItems      int    `json:"max_items,omitempty" jsonschema:"items at most (default 10)"`
+		MaxBytes      int    `json:"max_bytes,omitempty" jsonschema:"bytes at most (default 8192)"`
+	}
+	diaryWriteArgs struct {
+		AgentIdentity string `json:"agent_identity" jsonschema:"whose diary"`
+		Wing          string `json:"wing" jsonschema:"wing of the diary"`
+		Content       string `json:"content" jsonschema:"the entry, stored verbatim"`
+	}
+	diaryReadArgs struct {
+		AgentIdentity string `json:"agent_identity" jsonschema:"whose diary"`
+		Wing          string `json:"wing" jsonschema:"wing of the diary"`
+		Limit         int    `json:"limit,omitempty" jsonschema:"entries, newest first, 1 to 200 (default 20)"`
+	}
+	checkpointArgs struct {
+		Payload   any  `json:"payload" jsonschema:"the checkpoint payload: an object, or a JSON string of it"`
+		Emergency bool `json:"emergency,omitempty" jsonschema:"run before other jobs"`
+	}
+	mineArgs struct {
+		Path    string            `json:"path,omitempty" jsonschema:"absolute path of a directory or file (or give source)"`
+		Source  string            `json:"source,omitempty" jsonschema:"an installed source (or give path)"`
+		Locator string            `json:"locator,omitempty" jsonschema:"what the source should read"`
+		Options map[string]string `json:"options,omitempty" jsonschema:"source options"`
+		Full    bool              `json:"full,omitempty" jsonschema:"re-read everything, not only changes"`
+		Wing    string            `json:"wing,omitempty" jsonschema:"wing to file into"`
+	}
+	nameArgs struct {
+		Name string `json:"name"`
+	}
+	idArgs struct {
+		ID string `json:"id"`
+	}
+	auditArgs struct {
+		Wing string `json:"wing,omitempty" jsonschema:"only this wing"`
+	}
+	repairArgs struct {
+		DryRun     *bool  `json:"dry_run,omitempty" jsonschema:"report only (default true)"`
+		BasedOnJob string `json:"based_on_job,omitempty" jsonschema:"a finished audit job to repair from"`
+	}
+	jobListArgs struct {
+		Status string `json:"status,omitempty" jsonschema:"only jobs in this status"`
+	}
+)
+
+var (
+	readHints    = hints{true, false, true, false}
+	searchHints  = hints{true, false, true, true}
+	controlHints = hints{false, false, true, false}
+)
+
+// notAvailable answers the tools whose capability lands in a later
+// version.
+func notAvailable(what string) error {
+	return fault.New(fault.InputInvalid, what+" is not available in this version of loci",
+		what+" is not available in this version; the tool keeps its final arguments and will work once the capability ships")
+}
+
+func (q searchArgs) query() (actors.SearchQuery, error) {
+	out := actors.SearchQuery{Text: q.Query, Limit: q.Limit, Wing: q.Wing, Room: q.Room, Ranking: q.Ranking,
+		Profile: q.Profile, Tags: q.Tags, SourceKind: q.SourceKind, Historical: q.IncludeHistorical, Expand: q.Expand}
+	var err error
+	if out.AsOf, err = optInstant("as_of", q.AsOf); err != nil {
+		return out, err
+	}
+	if out.From, err = optInstant("from", q.From); err != nil {
+		return out, err
+	}
+	if out.Until, err = optInstant("until", q.Until); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// mcpTools is the tool list, in the spec's order.
+func (s *Server) mcpTools() []mcpTool {
+	job := func(name, desc string, h hints, action func(*actors.Jobs, context.Context, string) (*store.Job, error)) mcpTool {
+		return tool(name, desc, h, ungated, nil, func(ctx context.Context, _ *mcpCall, in idArgs) (any, error) {
+			j, err := action(s.Jobs, ctx, in.ID)
+			return jobView(j), err
+		})
+	}
+	submit := func(ctx context.Context, sub actors.Submission) (any, error) {
+		sub.MCP = true
+		j, err := s.Jobs.Submit(ctx, sub, store.ByMCP)
+		return jobView(j), err
+	}
+	return []mcpTool{
+		tool("loci_set_mode", "Set this session's memory mode: full, read_only or disabled.", controlHints, ungated, nil,
+			func(_ context.Context, call *mcpCall, in setModeArgs) (any, error) {
+				if call.session == "" {
+					return nil, fault.New(fault.InputInvalid, "loci_set_mode needs an MCP session: this call has none",
+						"connect with a session (streamable HTTP sends mcp-session-id)")
+				}
+				m, err := ParseMode(in.Mode)
+				if err != nil || in.Mode == "" {
+					return nil, fault.Invalid("mode", fmt.Sprintf("%q is not full, read_only or disabled", in.Mode))
+				}
+				s.mcpModes.Store(call.session, m)
+				return map[string]any{"mode": m}, nil
+			}),
+		tool("loci_status", "Daemon status: version, uptime, pid, address, palace, datastore and migration state, counts, this session's mode.", readHints, ungated, nil,
+			func(ctx context.Context, call *mcpCall, _ noArgs) (any, error) {
+				return s.statusReport(ctx, call.mode), nil
+			}),
+		tool("loci_search", "Search memories (BM25, vectors or both); returns stored drawers verbatim with score and signals.", searchHints, reads,
+			map[string]any{"limit": actors.SearchLimit, "ranking": "auto"},
+			func(ctx context.Context, _ *mcpCall, in searchArgs) (any, error) {
+				q, err := in.query()
+				if err != nil {
+					return nil, err
+				}
+				return s.Search.Search(ctx, q, false)
+			}),
+		tool("loci_recall", "Verbatim recall: search across a wing's rooms.", searchHints, reads,
+			map[string]any{"limit": actors.SearchLimit, "ranking": "auto"},
+			func(ctx context.Context, _ *mcpCall, in recallArgs) (any, error) {
+				q, err := searchArgs{Query: in.Query, Limit: in.Limit, Wing: in.Wing, Ranking: in.Ranking, Profile: in.Profile,
+					Tags: in.Tags, SourceKind: in.SourceKind, AsOf: in.AsOf, From: in.From, Until: in.Until,
+					IncludeHistorical: in.IncludeHistorical, Expand: in.Expand}.query()
+				if err != nil {
+					return nil, err
+				}
+				return s.Search.Search(ctx, q, true)
+			}),
+		tool("loci_history", "A drawer's whole supersession chain, oldest first.", readHints, reads, nil,
+			func(ctx context.Context, _ *mcpCall, in historyArgs) (any, error) {
+				d, versions, err := s.Palace.History(ctx, in.DrawerID)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"drawer": d, "versions": versions}, nil
+			}),
+		tool("loci_fact_history", "An assertion of the knowledge graph with its confirmations, conflicts and corrections.", readHints, reads, nil,
+			func(context.Context, *mcpCall, factHistoryArgs) (any, error) {
+				return nil, notAvailable("the knowledge graph (fact history)")
+			}),
+		tool("loci_wake_up", "Session-start context: the agent's latest diary entry and recent checkpoints.", readHints, reads,
+			map[string]any{"max_items": 10, "max_bytes": 8192},
+			func(ctx context.Context, _ *mcpCall, in wakeUpArgs) (any, error) {
+				if in.MaxItems < 0 {
+					return nil, fault.Invalid("max_items", "must be 0 or more (0 means the default)")
+				}
+				if in.MaxBytes < 0 {
+					return nil, fault.Invalid("max_bytes", "must be 0 or more (0 means the default)")
+				}
+				return s.Palace.WakeUp(ctx, in.AgentIdentity, in.Wing, in.MaxItems, in.MaxBytes)
+			}),
+		tool("loci_diary_write", "Write a diary entry for an agent.", hints{false, false, false, false}, writes, nil,
+			func(ctx context.Context, _ *mcpCall, in diaryWriteArgs) (any, error) {
+				res, err := s.Palace.DiaryWrite(ctx, in.AgentIdentity, in.Wing, in.Content, store.ByMCP)
+				if err != nil {
+					return nil, err
+				}
+				return resultView(res), nil
+			}),
+		tool("loci_diary_read", "An agent's newest diary entries.", readHints, reads, map[string]any{"limit": DiaryLimit},
+			func(ctx context.Context, _ *mcpCall, in diaryReadArgs) (any, error) {
+				limit, err := checkLimit("limit", in.Limit, DiaryLimit, DiaryMaxLimit)
+				if err != nil {
+					return nil, err
+				}
+				entries, err := s.Palace.DiaryRead(ctx, in.AgentIdentity, in.Wing, limit)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"entries": entries}, nil
+			}),
+		tool("loci_checkpoint", "Submit a checkpoint job (memories, diary, facts); returns the job at once.", hints{false, true, false, false}, writes, nil,
+			func(ctx context.Context, _ *mcpCall, in checkpointArgs) (any, error) {
+				var payload json.RawMessage
+				switch p := in.Payload.(type) {
+				case string:
+					if !json.Valid([]byte(p)) {
+						return nil, fault.Invalid("payload", "is a string that is not valid JSON; send the checkpoint object, or a JSON string of it")
+					}
+					payload = json.RawMessage(p)
+				case map[string]any:
+					payload, _ = json.Marshal(p)
+				default:
+					return nil, fault.Invalid("payload", "must be the checkpoint object, or a JSON string of it")
+				}
+				return submit(ctx, actors.Submission{Type: store.JobCheckpoint, Payload: payload, Emergency: in.Emergency})
+			}),
+		tool("loci_mine", "Submit a mine job for a directory (absolute path) or an installed source; returns the job at once.", hints{false, false, true, true}, writes, nil,
+			func(ctx context.Context, _ *mcpCall, in mineArgs) (any, error) {
+				switch {
+				case (in.Path == "") == (in.Source == ""):
+					return nil, fault.Invalid("path", "give exactly one of path or source")
+				case in.Path != "" && !filepath.IsAbs(in.Path):
+					return nil, fault.Invalid("path", fmt.Sprintf("%q is relative; an absolute path is required", in.Path))
+				}
+				return nil, notAvailable("mining")
+			}),
+		tool("loci_miner_list", "List miners.", readHints, ungated, nil,
+			func(context.Context, *mcpCall, noArgs) (any, error) { return nil, notAvailable("miners") }),
+		tool("loci_miner_get", "One miner.", readHints, ungated, nil,
+			func(context.Context, *mcpCall, nameArgs) (any, error) { return nil, notAvailable("miners") }),
+		tool("loci_source_config_list", "List source configurations (never credential locations or content).", readHints, ungated, nil,
+			func(context.Context, *mcpCall, noArgs) (any, error) { return nil, notAvailable("sources") }),
+		tool("loci_source_config_get", "One source configuration (never credential location or content).", readHints, ungated, nil,
+			func(context.Context, *mcpCall, idArgs) (any, error) { return nil, notAvailable("sources") }),
+		tool("loci_trigger_list", "List triggers.", readHints, ungated, nil,
+			func(context.Context, *mcpCall, noArgs) (any, error) { return nil, notAvailable("triggers") }),
+		tool("loci_trigger_get", "One trigger.", readHints, ungated, nil,
+			func(context.Context, *mcpCall, nameArgs) (any, error) { return nil, notAvailable("triggers") }),
+		tool("loci_audit", "Submit an audit job (integrity report); returns the job at once.", hints{false, false, false, false}, writes, nil,
+			func(ctx context.Context, _ *mcpCall, in auditArgs) (any, error) {
+				return submit(ctx, actors.Submission{Type: store.JobAudit, Wing: in.Wing})
+			}),
+		tool("loci_repair", "Submit a repair job (a dry run unless dry_run is false); returns the job at once.", hints{false, true, false, false}, writes,
+			map[string]any{"dry_run": true},
+			func(ctx context.Context, _ *mcpCall, in repairArgs) (any, error) {
+				return submit(ctx, actors.Submission{Type: store.JobRepair, DryRun: in.DryRun, BasedOnJob: in.BasedOnJob})
+			}),
+		tool("loci_job_list", "List jobs, newest first.", readHints, ungated, nil,
+			func(ctx context.Context, _ *mcpCall, in jobListArgs) (any, error) {
+				jobs, err := s.Jobs.List(ctx, in.Status, "", 0)
+				if err != nil {
+					return nil, err
+				}
+				for i := range jobs {
+					jobs[i].Input = nil
+				}
+				return map[string]any{"jobs": jobs}, nil
+			}),
+		tool("loci_job_get", "One job.", readHints, ungated, nil,
+			func(ctx context.Context, _ *mcpCall, in idArgs) (any, error) {
+				j, err := s.Jobs.Get(ctx, in.ID)
+				return jobView(j), err
+			}),
+		job("loci_job_pause", "Pause a running job.", controlHints, (*actors.Jobs).Pause),
+		job("loci_job_resume", "Resume a paused job.", controlHints, (*actors.Jobs).Resume),
+		job("loci_job_cancel", "Cancel a job.", hints{false, true, true, false}, (*actors.Jobs).Cancel),
+		job("loci_job_retry", "Retry a failed or cancelled job from its checkpoint.", controlHints, (*actors.Jobs).Retry),
+	}
+}
+
+// mcpInstructions is the initialize instruction text, made from the tools.
+func mcpInstructions(tools []mcpTool) string {
+	var b strings.Builder
+	b.WriteString("loci is a local memory for agents: a palace of wings, rooms and drawers of verbatim text, " +
+		"searchable by words and meaning, with jobs that file memories in the background. " +
+		"Search before you answer from memory; write a diary entry or a checkpoint when you learn something worth keeping. " +
+		"Every tool answers pretty-printed JSON; a failure is {error, code, help}.\n\nTools:\n")
+	for _, t := range tools {
+		fmt.Fprintf(&b, "- %s: %s\n", t.name, t.desc)
+	}
+	return b.String()
+}
+
+// mcpHandler serves /mcp: the SDK's streamable HTTP transport, one session
+// per client (the memory mode is remembered per session), behind the Host
+// check and the spec's 406 for a plain GET.
+func (s *Server) mcpHandler() http.Handler {
+	tools := s.mcpTools()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "loci", Version: s.Version},
+		&mcp.ServerOptions{Instructions: mcpInstructions(tools)})
+	for _, t := range tools {
+		t := t
+		ro, destructive, idem, open := t.hints[0], t.hints[1], t.hints[2], t.hints[3]
+		srv.AddTool(&mcp.Tool{Name: t.name, Description: t.desc, InputSchema: t.schema,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, DestructiveHint: &destructive, IdempotentHint: idem, OpenWorldHint: &open}},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				call := &mcpCall{mode: ModeFull}
+				if req.Session != nil {
+					call.session = req.Session.ID()
+				}
+				if m, ok := s.mcpModes.Load(call.session); ok && call.session != "" {
+					call.mode = m.(Mode)
+				}
+				var out any
+				var err error
+				switch {
+				case t.gate == reads:
+					err = call.mode.allowMCP(false)
+				case t.gate == writes:
+					err = call.mode.allowMCP(true)
+				}
+				if err == nil {
+					out, err = t.run(ctx, call, req.Params.Arguments)
+				}
+				return toolResult(out, err), nil
+			})
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{DisableLocalhostProtection: true}) // the Host check below is stricter
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !localHost(r.Host) {
+			renderError(s.Log, w, r, fault.Newf(fault.InputInvalid,
+				"reach /mcp as localhost, 127.0.0.1 or [::1] (a proxy must keep the Host header)",
+				"Host %q is refused on /mcp (DNS rebinding protection)", r.Host))
+			return
+		}
+		if r.Method == http.MethodGet && !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			e := fault.New(fault.InputInvalid, "GET /mcp needs Accept: text/event-stream",
+				"use an MCP client (streamable HTTP): POST JSON-RPC to /mcp")
+			e.Status = http.StatusNotAcceptable
+			renderError(s.Log, w, r, e)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// localHost: the Host header names this machine by loopback name.
+func localHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	return host == "localhost" || host == "127.0.0.1" || host == "::1"
+}
+
+// toolResult renders a tool's answer, or its failure as {error, code,
+// help}, as pretty-printed JSON text.
+func toolResult(out any, err error) *mcp.CallToolResult {
+	if err != nil {
+		b, _ := json.MarshalIndent(fault.As(err).Body(), "", "  ")
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+		res.SetError(err)
+		return res
+	}
+	b, merr := json.MarshalIndent(out, "", "  ")
+	if merr != nil {
+		return toolResult(nil, fault.Wrap(fault.SerializationFailed, merr, "cannot encode the answer", "report it"))
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+// allowMCP is Allow with the MCP way out: loci_set_mode.
+func (m Mode) allowMCP(write bool) error {
+	if err := m.Allow(write); err != nil {
+		fe := fault.As(err)
+		return fault.New(fe.Code, strings.Replace(fe.Msg, "this request", "this MCP session", 1),
+			"call loci_set_mode with full (or read_only to read)")
+	}
+	return nil
+}
+
+// optInstant parses an optional instant argument.
+func optInstant(name, v string) (*time.Time, error) {
+	if v == "" {
+		return nil, nil
+	}
+	t, err := ParseInstant(name, v)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
