@@ -234,7 +234,11 @@ func (r *Run) Write(ctx context.Context, fn func(tx store.Tx) error, checkpoint 
 		if err != nil {
 			return nil, err
 		}
-		return nil, tx.PutJob(&next, job)
+		if err := tx.PutJob(&next, job); err != nil {
+			return nil, err
+		}
+		// Progress is announced (events), never its message.
+		return nil, tx.Log(store.ChangeJob, "progress", next.ID)
 	})
 	return err
 }

@@ -32,6 +32,8 @@ type Server struct {
 	Shutdown func() // starts a graceful stop
 	// Auth holds the credentials; nil only when authentication is off.
 	Auth *actors.Auth
+	// Events is the change-notice bus of GET /api/events.
+	Events *actors.Bus
 
 	mcpModes sync.Map // MCP session id -> Mode
 }
@@ -50,6 +52,7 @@ func (s *Server) Handler() http.Handler {
 	r.Route("/api", func(r chi.Router) {
 		r.Get("/health", s.h(s.health))
 		r.Get("/status", s.h(s.status))
+		r.Get("/events", s.read(s.events))
 		r.Get("/config", s.h(s.config))
 		r.Post("/shutdown", s.h(s.shutdown))
 		r.Post("/auth/token", s.h(s.generateToken))

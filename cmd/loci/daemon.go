@@ -108,6 +108,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	sys := actors.Start(db, log, level)
 	auth.Sys = sys
 	indexer := actors.NewIndexer(db, lex, log)
+	bus := actors.NewBus(db, log)
+	if err := bus.Start(ctx); err != nil {
+		return fault.Wrap(fault.StoreBackendFailed, err, "cannot read the change log: "+err.Error(), "run loci doctor")
+	}
 	search := &actors.Search{DB: db, Indexer: indexer, Log: log}
 	var vectors *actors.Vectors
 	if len(profiles) > 0 {
@@ -115,9 +119,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		vectors.Dir = filepath.Join(cfg.Palace.Path, "index", "vectors")
 		vectors.SaveEvery = time.Duration(cfg.Embedding.SaveSecs) * time.Second
 		search.Vectors = vectors
-		sys.OnCommit(func() { indexer.Kick(); vectors.Kick() })
+		sys.OnCommit(func() { indexer.Kick(); vectors.Kick(); bus.Kick() })
 	} else {
-		sys.OnCommit(indexer.Kick)
+		sys.OnCommit(func() { indexer.Kick(); bus.Kick() })
 	}
 	indexer.Start()
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: cfg.Dedup.Enabled, Threshold: cfg.Dedup.NearThreshold}}
@@ -140,7 +144,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	stopReq := make(chan struct{}, 1)
 	srv := &transport.Server{
 		Palace: palace, Jobs: jobs, Search: search, Config: cfg, Version: version, Started: time.Now(), Address: addr,
-		Log: log.With("component", "http"), Migrator: mig, Auth: auth,
+		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
 		Shutdown: func() {
 			select {
 			case stopReq <- struct{}{}:
@@ -173,6 +177,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	config.RemoveRegistry(cfg.Palace.Path, reg.PID)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWait+time.Duration(cfg.Jobs.DrainTimeoutSecs)*time.Second)
 	defer cancel()
+	bus.Close() // event streams end, so the HTTP server can drain
 	if err := hs.Shutdown(sctx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}

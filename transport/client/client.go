@@ -92,6 +92,37 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) (in
 	return resp.StatusCode, nil
 }
 
+// Stream opens a long-lived GET (server-sent events) and returns the
+// answer's body; the caller closes it. No timeout applies: ctx ends it.
+func (c *Client) Stream(ctx context.Context, path string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
+	if err != nil {
+		return nil, fault.Wrap(fault.ClientRequestFailed, err, "cannot build the request: "+err.Error(), "check the daemon address")
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	if c.Mode != "" {
+		req.Header.Set(ModeHeader, c.Mode)
+	}
+	resp, err := (&http.Client{Transport: c.HTTP.Transport}).Do(req)
+	if err != nil {
+		return nil, transportError(c.Base, err)
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		var b fault.Body
+		if json.Unmarshal(raw, &b) != nil || b.Code == "" {
+			return nil, &fault.Error{Code: fault.ClientRequestFailed, Status: resp.StatusCode,
+				Msg: fmt.Sprintf("the daemon answered %d without an error body", resp.StatusCode), Help: "check the address"}
+		}
+		return nil, &fault.Error{Code: fault.ClientRemoteRejected, Status: resp.StatusCode, Remote: fault.Code(b.Code), Msg: b.Error, Help: b.Help}
+	}
+	return resp.Body, nil
+}
+
 func transportError(base string, err error) error {
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return fault.Wrap(fault.ClientNotRunning, err, "no loci daemon answers at "+base,

@@ -1,0 +1,221 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/loci-dev/loci/store"
+)
+
+// SubscriptionBuffer is how many frames a subscriber may fall behind
+// before it misses some and is sent resync.
+const SubscriptionBuffer = 256
+
+// Event is one change notice: identifiers and kinds only, never content.
+type Event struct {
+	Kind    string `json:"kind"`
+	Action  string `json:"action"`
+	ID      string `json:"id,omitempty"`
+	JobKind string `json:"job_kind,omitempty"`
+	Status  string `json:"status,omitempty"`
+}
+
+// Frame renders an event as one server-sent-events frame, named by its
+// kind.
+func (e Event) Frame() []byte {
+	b, _ := json.Marshal(e)
+	out := make([]byte, 0, len(b)+len(e.Kind)+16)
+	out = append(out, "event: "...)
+	out = append(out, e.Kind...)
+	out = append(out, "\ndata: "...)
+	out = append(out, b...)
+	return append(out, "\n\n"...)
+}
+
+// Subscription is one listener of the bus: a bounded channel of frames.
+// When it is full, frames are dropped and Missed is set: the listener
+// sends resync.
+type Subscription struct {
+	C      chan []byte
+	Missed atomic.Bool
+	// Done is closed when the bus closes (the daemon stops).
+	Done chan struct{}
+}
+
+// Bus publishes change notices after they are saved: it follows the change
+// log (kicked by every commit) and fans each entry out to the subscribers
+// without ever waiting for one. It runs beside the writer, which it never
+// blocks.
+type Bus struct {
+	DB  store.DB
+	Log *slog.Logger
+
+	mu     sync.Mutex
+	subs   map[*Subscription]struct{}
+	closed bool
+	done   chan struct{} // closed by Close: subscriptions end
+
+	seq  uint64
+	kick chan struct{}
+	stop chan struct{}
+	over chan struct{}
+}
+
+// NewBus makes a bus; Start runs its follower.
+func NewBus(db store.DB, log *slog.Logger) *Bus {
+	return &Bus{DB: db, Log: log.With("component", "events"), subs: map[*Subscription]struct{}{},
+		done: make(chan struct{}), kick: make(chan struct{}, 1), stop: make(chan struct{}), over: make(chan struct{})}
+}
+
+// Start follows the change log from its current end: only changes saved
+// from now on are announced.
+func (b *Bus) Start(ctx context.Context) error {
+	err := b.DB.View(ctx, func(r store.Reader) error {
+		var err error
+		b.seq, err = r.LastSeq()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	go b.run()
+	return nil
+}
+
+// Kick asks for a catch-up (the writer's commit hook; never blocks).
+func (b *Bus) Kick() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Subscribe adds a listener; nil once the bus is closed.
+func (b *Bus) Subscribe() *Subscription {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	s := &Subscription{C: make(chan []byte, SubscriptionBuffer), Done: b.done}
+	b.subs[s] = struct{}{}
+	return s
+}
+
+// Unsubscribe removes a listener.
+func (b *Bus) Unsubscribe(s *Subscription) {
+	b.mu.Lock()
+	delete(b.subs, s)
+	b.mu.Unlock()
+}
+
+// Subscribers is the number of listeners.
+func (b *Bus) Subscribers() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs)
+}
+
+// Close ends every subscription (the streams end) and the follower.
+func (b *Bus) Close() {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.closed = true
+	close(b.done)
+	b.mu.Unlock()
+	close(b.stop)
+	<-b.over
+}
+
+// Publish sends a frame to every subscriber that has room; the others miss
+// it and are marked for resync.
+func (b *Bus) Publish(frame []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		select {
+		case s.C <- frame:
+		default:
+			s.Missed.Store(true)
+		}
+	}
+}
+
+func (b *Bus) run() {
+	defer close(b.over)
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-b.kick:
+		}
+		if err := b.catchUp(); err != nil {
+			b.Log.Warn("following the change log failed", "err", err)
+		}
+	}
+}
+
+// catchUp publishes the changes saved since the last one published.
+func (b *Bus) catchUp() error {
+	for {
+		from := b.seq
+		var frames [][]byte
+		err := b.DB.View(context.Background(), func(r store.Reader) error {
+			return r.Changes(from, func(c store.Change) bool {
+				b.seq = c.Seq
+				if e, ok := eventOf(r, c); ok {
+					frames = append(frames, e.Frame())
+				}
+				return b.seq-from < 1000
+			})
+		})
+		if err != nil {
+			return err
+		}
+		for _, f := range frames {
+			b.Publish(f)
+		}
+		if b.seq == from {
+			return nil
+		}
+	}
+}
+
+// eventOf maps a change-log entry to its notice; entries the event table
+// does not name (similarity links, vectors) are not announced.
+func eventOf(r store.Reader, c store.Change) (Event, bool) {
+	action := c.Action
+	if action != store.ActionCreated && action != store.ActionDeleted {
+		action = store.ActionUpdated
+	}
+	switch c.Kind {
+	case store.ChangeWing, store.ChangeRoom, store.ChangeDrawer:
+		return Event{Kind: c.Kind, Action: action, ID: c.ID}, true
+	case store.ChangeJob:
+		// The status the change left (the record may have moved on since).
+		e := Event{Kind: "job", Action: action, ID: c.ID}
+		switch {
+		case c.Action == store.ActionCreated:
+			e.Status = store.JobQueued
+		case c.Action == "claimed" || c.Action == "progress":
+			e.Status = store.JobRunning
+		case slices.Contains(store.JobStatuses, c.Action):
+			e.Status = c.Action
+		}
+		if j, err := r.Job(c.ID); err == nil && j != nil {
+			e.JobKind = j.Kind
+			if e.Status == "" {
+				e.Status = j.Status
+			}
+		}
+		return e, true
+	}
+	return Event{}, false
+}
