@@ -1,0 +1,321 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/index/lexical"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/badgerdb"
+	"github.com/loci-dev/loci/store/config"
+)
+
+// testServer is the REST/MCP server on real components: a Badger palace,
+// the writer, jobs, the lexical index, the event bus and credentials.
+type testServer struct {
+	*Server
+	http *httptest.Server
+	log  *bytes.Buffer
+}
+
+func newTestServer(t *testing.T, auth bool, secret string) *testServer {
+	t.Helper()
+	dir := t.TempDir()
+	logBuf := &bytes.Buffer{}
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logBuf.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	db, err := badgerdb.Open(filepath.Join(dir, "palace"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lex, err := lexical.Open(filepath.Join(dir, "lex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := actors.Start(db, log, slog.LevelInfo)
+	indexer := actors.NewIndexer(db, lex, log)
+	bus := actors.NewBus(db, log)
+	if err := bus.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sys.OnCommit(func() { indexer.Kick(); bus.Kick() })
+	indexer.Start()
+	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1,
+		LeaseTTL: 30 * time.Second, DrainTimeout: 2 * time.Second})
+	palace.Locked = jobs.Busy
+	if err := jobs.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a, err := actors.NewAuth(context.Background(), db, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Sys = sys
+	cfg := config.Default(func(string) (string, bool) { return "", false })
+	cfg.Auth.Enabled, cfg.Auth.Token = auth, secret
+	cfg.Palace.Path = filepath.Join(dir, "palace")
+	s := &Server{Palace: palace, Jobs: jobs, Search: &actors.Search{DB: db, Indexer: indexer, Log: log}, Config: cfg,
+		Version: "test", Started: time.Now(), Address: "127.0.0.1:0", Log: log, Migrator: &store.Migrator{DB: db, Schema: badgerdb.Schema, Sync: db.SyncSchema, Steps: store.Steps()},
+		Shutdown: func() {}, Auth: a, Events: bus}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		bus.Close()
+		hs.Close()
+		jobs.Stop(context.Background())
+		sys.Stop(context.Background())
+		indexer.Stop()
+		lex.Close()
+		db.Close()
+	})
+	return &testServer{Server: s, http: hs, log: logBuf}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// request sends method path with an Authorization header (none when
+// authz is ""), and returns the status, the WWW-Authenticate header and
+// the body. A streaming answer is cut after its status line.
+func (ts *testServer) request(t *testing.T, method, path, authz string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, method, ts.http.URL+path, strings.NewReader("{}"))
+	req.Header.Set("Content-Type", "application/json")
+	if authz != "" {
+		req.Header.Set("Authorization", authz)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	var body []byte
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		body, _ = io.ReadAll(resp.Body)
+	}
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(body)
+}
+
+// TestAuthGuardsEveryRoute walks the router itself: every registered route
+// with no token, a wrong one, a malformed header and a revoked token is
+// 401 (bar GET /api/health), and the valid credentials pass.
+func TestAuthGuardsEveryRoute(t *testing.T) {
+	const secret = "configured-secret-0123456789"
+	ts := newTestServer(t, true, secret)
+	gen, err := ts.Auth.Generate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked := gen.Token
+	if _, err := ts.Auth.Generate(context.Background()); err != nil { // rotation: the first one stops working
+		t.Fatal(err)
+	}
+	current, err := ts.Auth.Generate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type route struct{ method, path string }
+	var routes []route
+	err = chi.Walk(ts.Handler().(chi.Routes), func(method, pattern string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		p := strings.NewReplacer("{wing}", "w", "{room}", "r", "{id}", "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a", "{link}", "l", "*", "x").Replace(pattern)
+		routes = append(routes, route{method, p})
+		return nil
+	})
+	if err != nil || len(routes) < 30 {
+		t.Fatalf("walk: %d routes, %v", len(routes), err)
+	}
+	routes = append(routes, route{"GET", "/no/such/path"}, route{"DELETE", "/api/nothing"})
+	refused := map[string]string{
+		"no token":         "",
+		"wrong token":      "Bearer not-the-token-at-all-000",
+		"malformed":        "Basic " + secret,
+		"bearer, no token": "Bearer ",
+		"lower-case":       "bearer " + secret,
+		"revoked":          "Bearer " + revoked,
+	}
+	for _, rt := range routes {
+		if rt.method == "POST" && (rt.path == "/api/shutdown" || rt.path == "/api/auth/token") || rt.method == "DELETE" && rt.path == "/api/auth/token" {
+			continue // walked below, once the others are done
+		}
+		for name, h := range refused {
+			status, www, body := ts.request(t, rt.method, rt.path, h)
+			if rt.method == "GET" && rt.path == "/api/health" {
+				if status != 200 {
+					t.Errorf("%s %s (%s): %d, want 200 (always open)", rt.method, rt.path, name, status)
+				}
+				continue
+			}
+			if status != 401 || www != "Bearer" || (rt.method != "HEAD" && !strings.Contains(body, "loci::auth::unauthorized")) {
+				t.Errorf("%s %s (%s): %d %q %s", rt.method, rt.path, name, status, www, body)
+			}
+		}
+		for _, tok := range []string{secret, current.Token} {
+			if status, _, body := ts.request(t, rt.method, rt.path, "Bearer "+tok); status == 401 {
+				t.Errorf("%s %s with a valid token: 401 %s", rt.method, rt.path, body)
+			}
+		}
+	}
+	// Token routes: generating needs the current credential; the answer
+	// is not cached; revoking leaves the configured secret working.
+	if status, _, _ := ts.request(t, "POST", "/api/auth/token", "Bearer "+revoked); status != 401 {
+		t.Fatalf("generate with a revoked token: %d", status)
+	}
+	if status, _, body := ts.request(t, "DELETE", "/api/auth/token", "Bearer "+current.Token); status != 200 || !strings.Contains(body, `"revoked": true`) {
+		t.Fatalf("revoke: %d %s", status, body)
+	}
+	if status, _, _ := ts.request(t, "GET", "/api/status", "Bearer "+current.Token); status != 401 {
+		t.Fatalf("a revoked token still works: %d", status)
+	}
+	if status, _, _ := ts.request(t, "GET", "/api/status", "Bearer "+secret); status != 200 {
+		t.Fatalf("revoking touched the configured secret: %d", status)
+	}
+	if status, _, _ := ts.request(t, "POST", "/api/shutdown", "Bearer "+secret); status != 202 {
+		t.Fatalf("shutdown with the secret: %d", status)
+	}
+	// Nothing of the secret or the tokens reached the log or the status.
+	_, _, status := ts.request(t, "GET", "/api/status", "Bearer "+secret)
+	_, _, cfg := ts.request(t, "GET", "/api/config", "Bearer "+secret)
+	for _, s := range []string{secret, revoked, current.Token, strings.TrimPrefix(current.Token, "loci_")} {
+		if strings.Contains(ts.log.String(), s) || strings.Contains(status, s) || strings.Contains(cfg, s) {
+			t.Fatalf("a credential leaked into the log, status or config")
+		}
+	}
+}
+
+// TestAuthOffLeavesEverythingOpen: authentication is off by default.
+func TestAuthOffLeavesEverythingOpen(t *testing.T) {
+	ts := newTestServer(t, false, "")
+	if status, _, _ := ts.request(t, "GET", "/api/status", ""); status != 200 {
+		t.Fatalf("status without auth: %d", status)
+	}
+	if status, _, body := ts.request(t, "POST", "/api/auth/token", ""); status != 200 || !strings.Contains(body, `"token": "loci_`) {
+		t.Fatalf("token generation with auth off: %d %s", status, body)
+	}
+}
+
+// blockingWriter is a response writer whose writes wait until released: a
+// subscriber that reads nothing.
+type blockingWriter struct {
+	h       http.Header
+	release chan struct{}
+	mu      sync.Mutex
+	buf     bytes.Buffer
+}
+
+func (w *blockingWriter) Header() http.Header { return w.h }
+func (w *blockingWriter) WriteHeader(int)     {}
+func (w *blockingWriter) Flush()              {}
+func (w *blockingWriter) Write(p []byte) (int, error) {
+	<-w.release
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+func (w *blockingWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestSlowSubscriberGetsResync: a subscriber that stops reading misses
+// frames and is sent resync once it reads again; the writer goes on at
+// full speed meanwhile, and a reading subscriber sees every frame.
+func TestSlowSubscriberGetsResync(t *testing.T) {
+	ts := newTestServer(t, false, "")
+	slow := &blockingWriter{h: http.Header{}, release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, "GET", "/api/events", nil)
+	done := make(chan struct{})
+	go func() { ts.events(slow, req); close(done) }()
+	// A reading subscriber over HTTP.
+	resp, err := http.Get(ts.http.URL + "/api/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	frames := make(chan string, 10000)
+	go func() {
+		b := make([]byte, 64<<10)
+		var acc strings.Builder
+		for {
+			n, err := resp.Body.Read(b)
+			acc.Write(b[:n])
+			for {
+				s := acc.String()
+				i := strings.Index(s, "\n\n")
+				if i < 0 {
+					break
+				}
+				frames <- s[:i]
+				acc.Reset()
+				acc.WriteString(s[i+2:])
+			}
+			if err != nil {
+				close(frames)
+				return
+			}
+		}
+	}()
+	for ts.Events.Subscribers() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	const writes = actors.SubscriptionBuffer + 20
+	t0 := time.Now()
+	for i := range writes {
+		in := store.NewDrawer{Wing: "w", Room: "r", Content: fmt.Sprintf("note %d about the slow subscriber", i),
+			Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByHTTP}}
+		if _, err := ts.Palace.CreateDrawer(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := time.Since(t0)
+	// Every write is announced to the reading subscriber (after the open
+	// frame, the wing and room creation).
+	seen := 0
+	for deadline := time.After(20 * time.Second); seen < writes; {
+		select {
+		case f := <-frames:
+			if strings.HasPrefix(f, "event: resync") {
+				t.Fatalf("the reading subscriber was sent resync")
+			}
+			if strings.HasPrefix(f, "event: drawer") {
+				seen++
+			}
+		case <-deadline:
+			t.Fatalf("the reading subscriber saw %d of %d drawer frames", seen, writes)
+		}
+	}
+	close(slow.release)
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(slow.String(), "event: resync"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the slow subscriber got no resync: %.300s", slow.String())
+		}
+	}
+	if strings.Count(slow.String(), "event: drawer") >= writes {
+		t.Fatalf("the slow subscriber missed nothing")
+	}
+	cancel()
+	<-done
+	t.Logf("%d writes in %s with a stalled subscriber", writes, took)
+}
