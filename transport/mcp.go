@@ -430,7 +430,7 @@ func (s *Server) mcpHandler() http.Handler {
 			})
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{DisableLocalhostProtection: true}) // the Host check below is stricter
+		&mcp.StreamableHTTPOptions{DisableLocalhostProtection: true, JSONResponse: true}) // the Host check below is stricter
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !localHost(r.Host) {
 			renderError(s.Log, w, r, fault.Newf(fault.InputInvalid,

@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -40,9 +41,16 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: checkpoints or vectors")
+	only := flag.String("only", "", "run one part only: checkpoints, vectors, mcp or events")
 	keep := flag.String("keep", "", "with -only vectors: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
+	if f := os.Getenv("LOCIBENCH_CPUPROFILE"); f != "" {
+		// The benchmark's own CPU (the clients), for performance work.
+		if out, err := os.Create(f); err == nil {
+			pprof.StartCPUProfile(out)
+			defer pprof.StopCPUProfile()
+		}
+	}
 	if *only != "" {
 		dir, err := *keep, error(nil)
 		if dir == "" {
@@ -55,8 +63,12 @@ func main() {
 				err = checkpoints(*bin, filepath.Join(dir, "p"), 100, 100)
 			case "vectors":
 				err = vectors(*bin, dir, *fill, *clients)
+			case "mcp":
+				err = searchRates(*bin, dir, 10000)
+			case "events":
+				err = eventFanOut(*bin, dir, 1000, 1000, 10)
 			default:
-				err = fmt.Errorf("-only %q: checkpoints or vectors", *only)
+				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp or events", *only)
 			}
 		}
 		if err != nil {

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// searchRates compares loci_search over MCP with the same lexical search
+// over REST, on one session (one client) and on 16 at once, in a palace of
+// n drawers.
+func searchRates(bin, dir string, n int) error {
+	d, _, err := start(bin, filepath.Join(dir, "mcp"))
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	if _, err := load(d.addr, "/api/wings/bench/rooms/notes/drawers", n, 16, 11); err != nil {
+		return err
+	}
+	queries := make([]string, 500)
+	r := rand.New(rand.NewPCG(12, 12))
+	for i := range queries {
+		queries[i] = strings.Join(strings.Fields(sentence(r))[:3], " ")
+	}
+	http.Get("http://" + d.addr + "/api/search?ranking=lexical&q=warm") // index caught up
+	const per = 8 * time.Second
+	rest := func(clients int) (float64, error) {
+		return rate(clients, per, func(i int) error {
+			resp, err := http.Get("http://" + d.addr + "/api/search?ranking=lexical&q=" + url.QueryEscape(queries[i%len(queries)]))
+			if err != nil {
+				return err
+			}
+			// Decoded, as a client that uses the hits would (the MCP
+			// client decodes its JSON-RPC answer).
+			var out map[string]any
+			err = json.NewDecoder(resp.Body).Decode(&out)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || err != nil {
+				return fmt.Errorf("REST search: %d %v", resp.StatusCode, err)
+			}
+			return nil
+		}, nil)
+	}
+	viaMCP := func(clients int) (float64, error) {
+		sessions := make([]*mcp.ClientSession, clients)
+		for c := range sessions {
+			cl := mcp.NewClient(&mcp.Implementation{Name: "locibench", Version: "1"}, nil)
+			s, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + d.addr + "/mcp"}, nil)
+			if err != nil {
+				return 0, err
+			}
+			defer s.Close()
+			sessions[c] = s
+		}
+		return rate(clients, per, nil, func(c, i int) error {
+			res, err := sessions[c].CallTool(context.Background(), &mcp.CallToolParams{Name: "loci_search",
+				Arguments: map[string]any{"query": queries[i%len(queries)], "ranking": "lexical"}})
+			if err != nil {
+				return err
+			}
+			if res.IsError {
+				return fmt.Errorf("loci_search: %v", res.Content)
+			}
+			return nil
+		})
+	}
+	for _, clients := range []int{1, 16} {
+		rr, err := rest(clients)
+		if err != nil {
+			return err
+		}
+		mr, err := viaMCP(clients)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("lexical search, %d drawers, %d client(s): REST %.0f/s, MCP loci_search %.0f/s (%.0f %% of REST)\n",
+			n, clients, rr, mr, 100*mr/rr)
+	}
+	return nil
+}
+
+// rate runs clients workers for about d and returns calls per second; a
+// worker calls fn(i) or, with one session per worker, per(c, i).
+func rate(clients int, d time.Duration, fn func(i int) error, per func(c, i int) error) (float64, error) {
+	var calls atomic.Int64
+	var failed atomic.Value
+	stop := time.Now().Add(d)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := c; time.Now().Before(stop); i += clients {
+				var err error
+				if fn != nil {
+					err = fn(i)
+				} else {
+					err = per(c, i)
+				}
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				calls.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		return 0, err
+	}
+	return float64(calls.Load()) / time.Since(t0).Seconds(), nil
+}
+
+// eventFanOut connects subs subscribers to /api/events, lands writes at
+// perSec for secs seconds, and checks that every subscriber received every
+// drawer frame or a resync.
+func eventFanOut(bin, dir string, subs, perSec, secs int) error {
+	d, _, err := start(bin, filepath.Join(dir, "events"))
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	type counter struct{ drawers, resyncs atomic.Int64 }
+	counts := make([]counter, subs)
+	tr := &http.Transport{MaxIdleConnsPerHost: subs, MaxConnsPerHost: 0}
+	cl := &http.Client{Transport: tr}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ready sync.WaitGroup
+	var readers sync.WaitGroup
+	for i := range subs {
+		ready.Add(1)
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+d.addr+"/api/events", nil)
+			resp, err := cl.Do(req)
+			if err != nil {
+				ready.Done()
+				return
+			}
+			defer resp.Body.Close()
+			sc := bufio.NewScanner(resp.Body)
+			first := true
+			for sc.Scan() {
+				line := sc.Text()
+				if first && strings.HasPrefix(line, "event: open") {
+					first = false
+					ready.Done()
+				}
+				switch {
+				case line == "event: drawer":
+					counts[i].drawers.Add(1)
+				case line == "event: resync":
+					counts[i].resyncs.Add(1)
+				}
+			}
+		}()
+	}
+	ready.Wait()
+	t0 := time.Now()
+	total := perSec * secs
+	// Paced writes: 16 writers, each a share of the rate.
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	var sent atomic.Int64
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(13, uint64(w)))
+			for {
+				k := sent.Add(1)
+				if k > int64(total) {
+					return
+				}
+				if due := t0.Add(time.Duration(k) * time.Second / time.Duration(perSec)); time.Until(due) > 0 {
+					time.Sleep(time.Until(due))
+				}
+				if _, err := post(d.addr, "/api/wings/bench/rooms/events/drawers", sentence(r)); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		return err
+	}
+	landed := float64(total) / time.Since(t0).Seconds()
+	// Drawer frames also come for the wing and room? No: those are wing
+	// and room frames. Wait for the stragglers.
+	deadline := time.Now().Add(60 * time.Second)
+	complete, resynced := 0, 0
+	for {
+		complete, resynced = 0, 0
+		for i := range counts {
+			switch {
+			case counts[i].drawers.Load() >= int64(total):
+				complete++
+			case counts[i].resyncs.Load() > 0:
+				resynced++
+			}
+		}
+		if complete+resynced == subs || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cancel()
+	fmt.Printf("events: %d subscribers, %d writes landed at %.0f/s: %d received every drawer frame, %d were sent resync, %d neither\n",
+		subs, total, landed, complete, resynced, subs-complete-resynced)
+	if complete+resynced != subs {
+		return fmt.Errorf("%d subscribers lost frames without a resync", subs-complete-resynced)
+	}
+	return nil
+}
