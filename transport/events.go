@@ -13,7 +13,7 @@ var KeepAlive = 15 * time.Second
 
 // flushDelay gathers the frames of a burst into one write: a subscriber
 // is flushed at most this often while frames keep coming.
-const flushDelay = 20 * time.Millisecond
+const flushDelay = 50 * time.Millisecond
 
 var (
 	openFrame   = actors.Event{Kind: "open", Action: "created"}.Frame()
@@ -59,17 +59,26 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 				return nil
 			}
 			// Whatever else arrives within flushDelay goes out in the
-			// same flush.
-			deadline := time.After(flushDelay)
-		gather:
+			// same flush: the subscriber sleeps instead of waking for
+			// every frame (1,000 subscribers at 1,000 frames a second).
+			pause := time.NewTimer(flushDelay)
+			select {
+			case <-pause.C:
+			case <-r.Context().Done():
+				pause.Stop()
+				return nil
+			case <-sub.Done:
+				pause.Stop()
+			}
+		drain:
 			for {
 				select {
 				case f := <-sub.C:
 					if _, err := w.Write(f); err != nil {
 						return nil
 					}
-				case <-deadline:
-					break gather
+				default:
+					break drain
 				}
 			}
 			if sub.Missed.Swap(false) {

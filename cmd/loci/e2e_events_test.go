@@ -91,12 +91,18 @@ func TestEventStream(t *testing.T) {
 	id := get[string](r.body, "drawer", "id")
 	next(t, ch, "wing created", func(n string, e map[string]any) bool { return n == "wing" && e["action"] == "created" })
 	next(t, ch, "room created", func(n string, e map[string]any) bool { return n == "room" && e["action"] == "created" })
-	next(t, ch, "drawer created", func(n string, e map[string]any) bool { return n == "drawer" && e["action"] == "created" && e["id"] == id })
+	next(t, ch, "drawer created", func(n string, e map[string]any) bool {
+		return n == "drawer" && e["action"] == "created" && e["id"] == id
+	})
 
 	s := d.do("POST", "/api/drawers/"+id+"/supersede", map[string]any{"content": "The launch code is 5678."})
 	newID := get[string](s.body, "replacement", "id")
-	next(t, ch, "superseded drawer updated", func(n string, e map[string]any) bool { return n == "drawer" && e["action"] == "updated" && e["id"] == id })
-	next(t, ch, "replacement created", func(n string, e map[string]any) bool { return n == "drawer" && e["action"] == "created" && e["id"] == newID })
+	next(t, ch, "superseded drawer updated", func(n string, e map[string]any) bool {
+		return n == "drawer" && e["action"] == "updated" && e["id"] == id
+	})
+	next(t, ch, "replacement created", func(n string, e map[string]any) bool {
+		return n == "drawer" && e["action"] == "created" && e["id"] == newID
+	})
 
 	j := d.do("POST", "/api/jobs", map[string]any{"type": "checkpoint", "payload": map[string]any{"items": []any{
 		map[string]any{"destination": "project", "content": "Checkpointed memory.", "tags": []string{}, "source": map[string]any{"kind": "manual"}}}}})
