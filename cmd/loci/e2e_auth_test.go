@@ -67,3 +67,13 @@ func TestAuthProvisioningEndToEnd(t *testing.T) {
 		t.Fatalf("the revoked token still works: %d", r.status)
 	}
 }
+
+// TestWarningBeyondLoopbackWithoutAuth: listening on every interface with
+// authentication off is allowed, with a warning at start.
+func TestWarningBeyondLoopbackWithoutAuth(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace, "LOCI_BIND=0.0.0.0")
+	if !strings.Contains(d.log.String(), "beyond loopback with authentication disabled") {
+		t.Fatalf("no warning: %s", d.log.String())
+	}
+}
