@@ -303,7 +303,13 @@ func run(bin string, writes, clients, fill, samples int) error {
 	if err := checkpoints(bin, filepath.Join(dir, "p3"), 100, 100); err != nil {
 		return err
 	}
-	return vectors(bin, dir, fill, clients)
+	if err := vectors(bin, dir, fill, clients); err != nil {
+		return err
+	}
+	if err := searchRates(bin, dir, 10000); err != nil {
+		return err
+	}
+	return eventFanOut(bin, dir, 1000, 1000, 10)
 }
 
 // vectors fills a palace whose default profile is the hash provider (768
