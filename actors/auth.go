@@ -56,6 +56,9 @@ func NewAuth(ctx context.Context, db store.DB, secret string) (*Auth, error) {
 	return a, err
 }
 
+// SecretConfigured reports that a shared secret was configured.
+func (a *Auth) SecretConfigured() bool { return a.configured != nil }
+
 // Configured reports that some credential exists.
 func (a *Auth) Configured() bool {
 	a.mu.RLock()

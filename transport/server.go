@@ -267,7 +267,7 @@ func (s *Server) config(w http.ResponseWriter, r *http.Request) error {
 		"listener":    map[string]any{"bind": c.Server.Bind, "port": c.Server.Port, "address": s.Address},
 		"palace":      c.Palace.Path,
 		"datastore":   map[string]string{"backend": s.Palace.DB.Backend(), "location": s.Palace.DB.Location()},
-		"auth":        map[string]bool{"enabled": c.Auth.Enabled, "token_configured": c.Auth.Token != ""},
+		"auth":        map[string]bool{"enabled": c.Auth.Enabled, "token_configured": s.Auth != nil && s.Auth.SecretConfigured()},
 		"dashboard":   map[string]bool{"enabled": c.Web.Enable},
 		"assets":      map[string]string{"origin": assetsOrigin(c)},
 		"db":          map[string]any{"bind": c.DB.Bind, "port": c.DB.Port, "allow_remote": c.DB.AllowRemote},

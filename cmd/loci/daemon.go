@@ -82,6 +82,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if err != nil {
 		return err
 	}
+	cfg.Auth.Token = "" // only its hash is kept (in auth)
 	if cfg.Auth.Enabled && !auth.Configured() {
 		return fault.New(fault.AuthNotConfigured, "authentication is enabled but no credential exists: no configured secret and no generated token",
 			"set LOCI_AUTH_TOKEN or auth.token (at least 16 characters); or start with authentication off, run `loci auth generate`, then enable it")

@@ -66,6 +66,24 @@ func TestAuthProvisioningEndToEnd(t *testing.T) {
 	if r := d.do("GET", "/api/status", nil, "Authorization", "Bearer "+token); r.status != 401 {
 		t.Fatalf("the revoked token still works: %d", r.status)
 	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	d.wait(30 * time.Second)
+
+	// A configured secret (the environment) works; it reaches neither the
+	// log, the registry, the status nor the configuration answer.
+	const secret = "a-configured-shared-secret-42"
+	d = start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+secret, "LOCI_LOG=debug")
+	st = d.do("GET", "/api/status", nil, "Authorization", "Bearer "+secret)
+	cfg := d.do("GET", "/api/config", nil, "Authorization", "Bearer "+secret)
+	if st.status != 200 || get[bool](cfg.body, "auth", "token_configured") != true {
+		t.Fatalf("configured secret: %d %s", st.status, cfg.raw)
+	}
+	reg, _ = os.ReadFile(filepath.Join(palace, "daemon.json"))
+	for what, text := range map[string]string{"log": d.log.String(), "registry": string(reg), "status": st.raw, "config": cfg.raw} {
+		if strings.Contains(text, secret) {
+			t.Fatalf("the configured secret leaked into the %s", what)
+		}
+	}
 }
 
 // TestWarningBeyondLoopbackWithoutAuth: listening on every interface with
