@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -76,6 +78,39 @@ func searchRates(bin, dir string, n int) error {
 			return nil
 		})
 	}
+	// A plain JSON-RPC client over the same sessions protocol: POST with
+	// mcp-session-id, decode the answer and the JSON text in it (the work a
+	// REST client does with its answer), so the figure is the daemon's.
+	viaJSONRPC := func(clients int) (float64, error) {
+		ids := make([]string, clients)
+		for c := range ids {
+			id, err := mcpInit(d.addr)
+			if err != nil {
+				return 0, err
+			}
+			ids[c] = id
+		}
+		return rate(clients, per, nil, func(c, i int) error {
+			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+				"params": map[string]any{"name": "loci_search", "arguments": map[string]any{"query": queries[i%len(queries)], "ranking": "lexical"}}})
+			var out struct {
+				Result struct {
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+					IsError bool `json:"isError"`
+				} `json:"result"`
+			}
+			if err := mcpPost(d.addr, ids[c], body, &out); err != nil {
+				return err
+			}
+			if out.Result.IsError || len(out.Result.Content) != 1 {
+				return fmt.Errorf("loci_search: %+v", out.Result)
+			}
+			var hits map[string]any
+			return json.Unmarshal([]byte(out.Result.Content[0].Text), &hits)
+		})
+	}
 	for _, clients := range []int{1, 16} {
 		rr, err := rest(clients)
 		if err != nil {
@@ -85,10 +120,55 @@ func searchRates(bin, dir string, n int) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("lexical search, %d drawers, %d client(s): REST %.0f/s, MCP loci_search %.0f/s (%.0f %% of REST)\n",
-			n, clients, rr, mr, 100*mr/rr)
+		jr, err := viaJSONRPC(clients)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("lexical search, %d drawers, %d client(s): REST %.0f/s; MCP loci_search with the go-sdk client %.0f/s (%.0f %% of REST), with a plain JSON-RPC client %.0f/s (%.0f %%)\n",
+			n, clients, rr, mr, 100*mr/rr, jr, 100*jr/rr)
 	}
 	return nil
+}
+
+// mcpInit opens an MCP session by hand and returns its id.
+func mcpInit(addr string) (string, error) {
+	body := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"locibench","version":"1"}}}`)
+	req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || id == "" {
+		return "", fmt.Errorf("initialize: %d", resp.StatusCode)
+	}
+	return id, mcpPost(addr, id, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+}
+
+// mcpPost sends one JSON-RPC message on a session and decodes the answer.
+func mcpPost(addr, session string, body []byte, out any) error {
+	req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("mcp: status %d", resp.StatusCode)
+	}
+	if out == nil {
+		io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
 }
 
 // rate runs clients workers for about d and returns calls per second; a
