@@ -107,21 +107,7 @@ type (
 		Mode string `json:"mode" jsonschema:"full, read_only or disabled; remembered for this MCP session"`
 	}
 	noArgs     struct{}
-	searchArgs struct {
-		Query             string   `json:"query" jsonschema:"the words to search for"`
-		Limit             int      `json:"limit,omitempty" jsonschema:"hits to return, 1 to 200 (0: the default, 10)"`
-		Wing              string   `json:"wing,omitempty" jsonschema:"only this wing (name or UUID)"`
-		Room              string   `json:"room,omitempty" jsonschema:"only this room of the wing"`
-		Ranking           string   `json:"ranking,omitempty" jsonschema:"auto (default), lexical, semantic or hybrid"`
-		Profile           string   `json:"profile,omitempty" jsonschema:"embedding profile (default: the configured default)"`
-		Tags              []string `json:"tags,omitempty" jsonschema:"only drawers carrying every listed tag"`
-		SourceKind        string   `json:"source_kind,omitempty" jsonschema:"file, manual, transcript, note or other"`
-		AsOf              string   `json:"as_of,omitempty" jsonschema:"valid at this instant (RFC 3339 or YYYY-MM-DD)"`
-		From              string   `json:"from,omitempty" jsonschema:"valid at some point from this instant (with until)"`
-		Until             string   `json:"until,omitempty" jsonschema:"... until this instant, exclusive (with from)"`
-		IncludeHistorical bool     `json:"include_historical,omitempty" jsonschema:"also superseded and expired drawers"`
-		Expand            bool     `json:"expand,omitempty" jsonschema:"add hits linked through the knowledge graph"`
-	}
+	// recallArgs are loci_recall's arguments; loci_search adds room.
 	recallArgs struct {
 		Query             string   `json:"query" jsonschema:"the words to search for"`
 		Limit             int      `json:"limit,omitempty" jsonschema:"hits to return, 1 to 200 (0: the default, 10)"`
@@ -135,6 +121,10 @@ type (
 		Until             string   `json:"until,omitempty" jsonschema:"... until this instant, exclusive (with from)"`
 		IncludeHistorical bool     `json:"include_historical,omitempty" jsonschema:"also superseded and expired drawers"`
 		Expand            bool     `json:"expand,omitempty" jsonschema:"add hits linked through the knowledge graph"`
+	}
+	searchArgs struct {
+		recallArgs
+		Room string `json:"room,omitempty" jsonschema:"only this room of the wing"`
 	}
 	historyArgs struct {
 		DrawerID string `json:"drawer_id" jsonschema:"a drawer UUID"`
@@ -261,9 +251,7 @@ func (s *Server) mcpTools() []mcpTool {
 		tool("loci_recall", "Verbatim recall: search across a wing's rooms.", searchHints, reads,
 			map[string]any{"limit": actors.SearchLimit, "ranking": "auto"},
 			func(ctx context.Context, _ *mcpCall, in recallArgs) (any, error) {
-				q, err := searchArgs{Query: in.Query, Limit: in.Limit, Wing: in.Wing, Ranking: in.Ranking, Profile: in.Profile,
-					Tags: in.Tags, SourceKind: in.SourceKind, AsOf: in.AsOf, From: in.From, Until: in.Until,
-					IncludeHistorical: in.IncludeHistorical, Expand: in.Expand}.query()
+				q, err := searchArgs{recallArgs: in}.query()
 				if err != nil {
 					return nil, err
 				}
