@@ -106,7 +106,7 @@ type (
 	setModeArgs struct {
 		Mode string `json:"mode" jsonschema:"full, read_only or disabled; remembered for this MCP session"`
 	}
-	noArgs     struct{}
+	noArgs struct{}
 	// recallArgs are loci_recall's arguments; loci_search adds room.
 	recallArgs struct {
 		Query             string   `json:"query" jsonschema:"the words to search for"`
