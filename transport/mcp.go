@@ -389,7 +389,13 @@ func mcpInstructions(tools []mcpTool) string {
 func (s *Server) mcpHandler() http.Handler {
 	tools := s.mcpTools()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "loci", Version: s.Version},
-		&mcp.ServerOptions{Instructions: mcpInstructions(tools)})
+		&mcp.ServerOptions{Instructions: mcpInstructions(tools),
+			// A session's mode is forgotten when the session ends.
+			InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+				if ss := req.Session; ss != nil {
+					go func() { _ = ss.Wait(); s.mcpModes.Delete(ss.ID()) }()
+				}
+			}})
 	for _, t := range tools {
 		t := t
 		ro, destructive, idem, open := t.hints[0], t.hints[1], t.hints[2], t.hints[3]

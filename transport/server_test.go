@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/index/lexical"
@@ -346,5 +347,33 @@ func TestStreamKeepAliveAndEnd(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stream did not end when the bus closed")
+	}
+}
+
+// TestMCPSessionModeForgotten: a session's mode is dropped when the
+// session ends.
+func TestMCPSessionModeForgotten(t *testing.T) {
+	ts := newTestServer(t, false, "")
+	cl := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	sess, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.http.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "loci_set_mode", Arguments: map[string]any{"mode": "read_only"}})
+	if err != nil || res.IsError {
+		t.Fatalf("set mode: %v %v", res, err)
+	}
+	id := sess.ID()
+	if _, ok := ts.mcpModes.Load(id); !ok {
+		t.Fatal("the mode was not remembered")
+	}
+	sess.Close()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, ok := ts.mcpModes.Load(id); !ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the mode outlived its session")
+		}
 	}
 }
