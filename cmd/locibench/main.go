@@ -507,22 +507,7 @@ func checkpoints(bin, palace string, jobs, items int) error {
 // seconds in a row (Linux; elsewhere it returns at once) and reports how
 // long it waited. Latency is measured on a settled daemon.
 func idle(pid int, limit time.Duration) time.Duration {
-	cpu := func() (time.Duration, bool) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return 0, false
-		}
-		// Fields after the command name (which may hold spaces): utime and
-		// stime are the 12th and 13th, in clock ticks (100 per second).
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) < 13 {
-			return 0, false
-		}
-		var u, s int64
-		fmt.Sscan(f[11], &u)
-		fmt.Sscan(f[12], &s)
-		return time.Duration(u+s) * 10 * time.Millisecond, true
-	}
+	cpu := func() (time.Duration, bool) { return procCPU(pid) }
 	t0 := time.Now()
 	quiet := 0
 	last, ok := cpu()
@@ -538,6 +523,24 @@ func idle(pid int, limit time.Duration) time.Duration {
 		last = now
 	}
 	return time.Since(t0) - 2*time.Second
+}
+
+// procCPU is the CPU time a process has used (Linux; false elsewhere).
+func procCPU(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// Fields after the command name (which may hold spaces): utime and
+	// stime are the 12th and 13th, in clock ticks (100 per second).
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	var u, st int64
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &st)
+	return time.Duration(u+st) * 10 * time.Millisecond, true
 }
 
 // stored is the number of drawers the daemon holds (0 when it cannot say).

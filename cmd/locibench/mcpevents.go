@@ -111,21 +111,33 @@ func searchRates(bin, dir string, n int) error {
 			return json.Unmarshal([]byte(out.Result.Content[0].Text), &hits)
 		})
 	}
+	// The daemon's own CPU per call, next to each rate.
+	measure := func(run func(int) (float64, error), clients int) (float64, time.Duration, error) {
+		c0, _ := procCPU(d.cmd.Process.Pid)
+		t0 := time.Now()
+		r, err := run(clients)
+		c1, _ := procCPU(d.cmd.Process.Pid)
+		calls := r * time.Since(t0).Seconds()
+		if calls < 1 {
+			calls = 1
+		}
+		return r, time.Duration(float64(c1-c0) / calls), err
+	}
 	for _, clients := range []int{1, 16} {
-		rr, err := rest(clients)
+		rr, rc, err := measure(rest, clients)
 		if err != nil {
 			return err
 		}
-		mr, err := viaMCP(clients)
+		mr, mc, err := measure(viaMCP, clients)
 		if err != nil {
 			return err
 		}
-		jr, err := viaJSONRPC(clients)
+		jr, jc, err := measure(viaJSONRPC, clients)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("lexical search, %d drawers, %d client(s): REST %.0f/s; MCP loci_search with the go-sdk client %.0f/s (%.0f %% of REST), with a plain JSON-RPC client %.0f/s (%.0f %%)\n",
-			n, clients, rr, mr, 100*mr/rr, jr, 100*jr/rr)
+		fmt.Printf("lexical search, %d drawers, %d client(s): REST %.0f/s; MCP loci_search with the go-sdk client %.0f/s (%.0f %% of REST), with a plain JSON-RPC client %.0f/s (%.0f %%); daemon CPU per call: REST %s, MCP %s / %s\n",
+			n, clients, rr, mr, 100*mr/rr, jr, 100*jr/rr, rc.Round(time.Microsecond), mc.Round(time.Microsecond), jc.Round(time.Microsecond))
 	}
 	return nil
 }
