@@ -38,16 +38,12 @@ func (a *app) eventsCmd() *cobra.Command {
 					a.printf("%s\n", data)
 					continue
 				}
-				var e struct {
-					Kind, Action, ID, JobKind, Status string
-				}
-				var m map[string]string
-				if json.Unmarshal([]byte(data), &m) != nil {
+				var e map[string]string
+				if json.Unmarshal([]byte(data), &e) != nil {
 					continue
 				}
-				e.Kind, e.Action, e.ID, e.JobKind, e.Status = m["kind"], m["action"], m["id"], m["job_kind"], m["status"]
-				line := time.Now().Format("15:04:05") + "  " + e.Kind + " " + e.Action
-				for _, f := range []string{e.ID, e.JobKind, e.Status} {
+				line := time.Now().Format("15:04:05") + "  " + e["kind"] + " " + e["action"]
+				for _, f := range []string{e["id"], e["job_kind"], e["status"]} {
 					if f != "" {
 						line += "  " + f
 					}

@@ -397,7 +397,6 @@ func (s *Server) mcpHandler() http.Handler {
 				}
 			}})
 	for _, t := range tools {
-		t := t
 		ro, destructive, idem, open := t.hints[0], t.hints[1], t.hints[2], t.hints[3]
 		srv.AddTool(&mcp.Tool{Name: t.name, Description: t.desc, InputSchema: t.schema,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, DestructiveHint: &destructive, IdempotentHint: idem, OpenWorldHint: &open}},

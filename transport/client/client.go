@@ -59,12 +59,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) (in
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	if c.Mode != "" {
-		req.Header.Set(ModeHeader, c.Mode)
-	}
+	c.identify(req)
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return 0, transportError(c.Base, err)
@@ -75,14 +70,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) (in
 		return 0, fault.Wrap(fault.ClientRequestFailed, err, "the daemon's answer was cut off", "run the command again")
 	}
 	if resp.StatusCode >= 300 {
-		var b fault.Body
-		if json.Unmarshal(raw, &b) != nil || b.Code == "" {
-			return 0, &fault.Error{Code: fault.ClientRequestFailed, Status: resp.StatusCode,
-				Msg:  fmt.Sprintf("the daemon answered %d without an error body", resp.StatusCode),
-				Help: "check that the address belongs to a loci daemon"}
-		}
-		return 0, &fault.Error{Code: fault.ClientRemoteRejected, Status: resp.StatusCode, Remote: fault.Code(b.Code),
-			Msg: b.Error, Help: b.Help}
+		return 0, rejection(resp.StatusCode, raw)
 	}
 	if out != nil && len(raw) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {
@@ -100,12 +88,7 @@ func (c *Client) Stream(ctx context.Context, path string) (io.ReadCloser, error)
 		return nil, fault.Wrap(fault.ClientRequestFailed, err, "cannot build the request: "+err.Error(), "check the daemon address")
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	if c.Mode != "" {
-		req.Header.Set(ModeHeader, c.Mode)
-	}
+	c.identify(req)
 	resp, err := (&http.Client{Transport: c.HTTP.Transport}).Do(req)
 	if err != nil {
 		return nil, transportError(c.Base, err)
@@ -113,14 +96,31 @@ func (c *Client) Stream(ctx context.Context, path string) (io.ReadCloser, error)
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		var b fault.Body
-		if json.Unmarshal(raw, &b) != nil || b.Code == "" {
-			return nil, &fault.Error{Code: fault.ClientRequestFailed, Status: resp.StatusCode,
-				Msg: fmt.Sprintf("the daemon answered %d without an error body", resp.StatusCode), Help: "check the address"}
-		}
-		return nil, &fault.Error{Code: fault.ClientRemoteRejected, Status: resp.StatusCode, Remote: fault.Code(b.Code), Msg: b.Error, Help: b.Help}
+		return nil, rejection(resp.StatusCode, raw)
 	}
 	return resp.Body, nil
+}
+
+// identify sets the bearer token and the memory mode of a request.
+func (c *Client) identify(req *http.Request) {
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	if c.Mode != "" {
+		req.Header.Set(ModeHeader, c.Mode)
+	}
+}
+
+// rejection is the error of a refused request: the daemon's own code, or
+// request_failed when the answer carries no error body.
+func rejection(status int, raw []byte) error {
+	var b fault.Body
+	if json.Unmarshal(raw, &b) != nil || b.Code == "" {
+		return &fault.Error{Code: fault.ClientRequestFailed, Status: status,
+			Msg:  fmt.Sprintf("the daemon answered %d without an error body", status),
+			Help: "check that the address belongs to a loci daemon"}
+	}
+	return &fault.Error{Code: fault.ClientRemoteRejected, Status: status, Remote: fault.Code(b.Code), Msg: b.Error, Help: b.Help}
 }
 
 func transportError(base string, err error) error {
