@@ -422,6 +422,7 @@ func (s *Server) mcpHandler() http.Handler {
 				return toolResult(out, err), nil
 			})
 	}
+	srv.AddReceivingMiddleware(plainToolResults)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{DisableLocalhostProtection: true, JSONResponse: true}) // the Host check below is stricter
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -465,6 +466,48 @@ func toolResult(out any, err error) *mcp.CallToolResult {
 		return toolResult(nil, fault.Wrap(fault.SerializationFailed, merr, "cannot encode the answer", "report it"))
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+// textResult is a tool's answer on the wire exactly as the SDK writes a
+// CallToolResult of text ({content: [{type: text, text}], isError?}), as a
+// plain struct. The SDK's own CallToolResult and TextContent marshal through
+// nested MarshalJSON methods, and encoding/json re-scans the output of each:
+// two whole passes over the answer text that a plain struct does not need
+// (about 100 µs of an MCP search over 10,000 drawers: docs/BENCHMARKS.md).
+// ResultBase is the SDK's documented way to make a custom result.
+type textResult struct {
+	mcp.ResultBase
+	Content []textItem `json:"content"`
+	IsError bool       `json:"isError,omitempty"`
+}
+
+// textItem is one text content item of a textResult.
+type textItem struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// plainToolResults is receiving middleware that hands the SDK a textResult
+// for a tools/call answer made only of text. A request or answer carrying
+// _meta, structured content or annotations keeps the SDK's own result (the
+// SDK adds fields to those, and newer protocol versions set a result type).
+func plainToolResults(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		r, ok := res.(*mcp.CallToolResult)
+		if err != nil || !ok || r.Meta != nil || r.StructuredContent != nil || len(req.GetParams().GetMeta()) > 0 {
+			return res, err
+		}
+		out := &textResult{Content: make([]textItem, len(r.Content)), IsError: r.IsError}
+		for i, c := range r.Content {
+			t, ok := c.(*mcp.TextContent)
+			if !ok || t.Meta != nil || t.Annotations != nil {
+				return res, err
+			}
+			out.Content[i] = textItem{Type: "text", Text: t.Text}
+		}
+		return out, nil
+	}
 }
 
 // allowMCP is Allow with the MCP way out: loci_set_mode.

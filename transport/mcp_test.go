@@ -1,0 +1,76 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The plain result written for a text answer must be, on the wire, what
+// the SDK writes for the same CallToolResult; anything it cannot express
+// keeps the SDK's own result.
+func TestPlainToolResultsMatchTheSDK(t *testing.T) {
+	text := "{\n  \"content\": \"a \\\"quoted\\\" <b>bold</b> & tab\\t, ünïcode, \u2028, 🙂\"\n}"
+	call := func(r *mcp.CallToolResult, meta mcp.Meta, failure error) (mcp.Result, error) {
+		next := func(context.Context, string, mcp.Request) (mcp.Result, error) {
+			if failure != nil {
+				return nil, failure
+			}
+			return r, nil
+		}
+		req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: meta, Name: "loci_search"}}
+		return plainToolResults(next)(context.Background(), "tools/call", req)
+	}
+	decoded := func(v any) any {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+
+	for _, isError := range []bool{false, true} {
+		r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: ""}}, IsError: isError}
+		got, err := call(r, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := got.(*textResult); !ok {
+			t.Fatalf("isError=%v: got %T, want the plain result", isError, got)
+		}
+		if want, have := decoded(r), decoded(got); !reflect.DeepEqual(want, have) {
+			t.Fatalf("isError=%v: wire differs:\nSDK:  %v\nours: %v", isError, want, have)
+		}
+	}
+
+	keep := map[string]struct {
+		r    *mcp.CallToolResult
+		meta mcp.Meta
+	}{
+		"request with _meta":  {&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, mcp.Meta{"progressToken": 1}},
+		"result with _meta":   {&mcp.CallToolResult{Meta: mcp.Meta{"k": "v"}, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil},
+		"structured content":  {&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: map[string]any{"a": 1}}, nil},
+		"image content":       {&mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}, MIMEType: "image/png"}}}, nil},
+		"annotated text":      {&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text, Annotations: &mcp.Annotations{Priority: 1}}}}, nil},
+		"text with its _meta": {&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text, Meta: mcp.Meta{"k": "v"}}}}, nil},
+	}
+	for name, c := range keep {
+		got, err := call(c.r, c.meta, nil)
+		if err != nil || got != mcp.Result(c.r) {
+			t.Errorf("%s: got %T %v, want the SDK's own result", name, got, err)
+		}
+	}
+
+	boom := errors.New("boom")
+	if got, err := call(nil, nil, boom); got != nil || !errors.Is(err, boom) {
+		t.Fatalf("a failure must pass through: %v %v", got, err)
+	}
+}
