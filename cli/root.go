@@ -119,7 +119,54 @@ file and read memories with the commands below.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.New(fault.InputInvalid, err.Error(), "see `"+c.CommandPath()+" --help`")
 	})
+	refuseUnknownCommands(root, root)
 	return root
+}
+
+// refuseUnknownCommands gives every command group (the root included) a run
+// that prints its help when called alone and refuses a word that names none
+// of its commands: cobra would print the group's help and exit 0, or (at the
+// root) return an error without a code.
+func refuseUnknownCommands(root, c *cobra.Command) {
+	if c.HasSubCommands() && !c.Runnable() {
+		c.Args = cobra.ArbitraryArgs
+		c.DisableFlagsInUseLine = true
+		c.SuggestionsMinimumDistance = 2
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			return unknownCommand(root, c, args[0])
+		}
+	}
+	for _, sub := range c.Commands() {
+		refuseUnknownCommands(root, sub)
+	}
+}
+
+// unknownCommand is loci::input::invalid for a word that is not a command
+// of c, suggesting commands of c spelled like it and commands of that name
+// elsewhere (loci stop: loci daemon stop).
+func unknownCommand(root, c *cobra.Command, word string) error {
+	var like []string
+	for _, s := range c.SuggestionsFor(word) {
+		like = append(like, "`"+c.CommandPath()+" "+s+"`")
+	}
+	var walk func(*cobra.Command)
+	walk = func(g *cobra.Command) {
+		for _, sub := range g.Commands() {
+			if sub.Name() == word && g != c && sub.IsAvailableCommand() {
+				like = append(like, "`"+sub.CommandPath()+"`")
+			}
+			walk(sub)
+		}
+	}
+	walk(root)
+	help := "see `" + c.CommandPath() + " --help`"
+	if len(like) > 0 {
+		help = "did you mean " + strings.Join(like, " or ") + "? " + help
+	}
+	return fault.Newf(fault.InputInvalid, help, "unknown command %q for %q", word, c.CommandPath())
 }
 
 // config loads and validates the configuration once.

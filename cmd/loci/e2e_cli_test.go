@@ -133,3 +133,27 @@ func TestDaemonStartStop(t *testing.T) {
 		t.Fatalf("doctor when stopped: %d %s", code, out)
 	}
 }
+
+// A word that is not a command is loci::input::invalid with a suggestion,
+// at the root and in a command group; a group alone prints its help.
+func TestCLIUnknownCommands(t *testing.T) {
+	home, _ := newPalace(t)
+	for _, c := range []struct {
+		args    []string
+		suggest string
+	}{
+		{[]string{"stop"}, "`loci daemon stop`"},
+		{[]string{"drawer", "ad"}, "`loci drawer add`"},
+		{[]string{"job", "lst"}, "`loci job list`"},
+		{[]string{"serch", "x"}, "`loci search`"},
+		{[]string{"--json", "wing", "nope"}, ""},
+	} {
+		stdout, stderr, code := runCLI(home, "", c.args, nil)
+		if code != 1 || stdout != "" || !strings.Contains(stderr, "loci::input::invalid") || !strings.Contains(stderr, c.suggest) {
+			t.Errorf("loci %v: exit %d, stdout %q, stderr %q", c.args, code, stdout, stderr)
+		}
+	}
+	if stdout, stderr, code := runCLI(home, "", []string{"drawer"}, nil); code != 0 || !strings.Contains(stdout, "Available Commands") || stderr != "" {
+		t.Errorf("loci drawer: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
