@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loci-dev/loci/index/lexical"
@@ -189,8 +190,19 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		inTime := func(d *store.Drawer) bool {
 			return (from.IsZero() && until.IsZero()) || d.ValidIn(from, until)
 		}
+		// The legs of a hybrid search run side by side over this one view
+		// (one snapshot: two views could straddle a commit and show a
+		// drawer's old version beside its replacement). A view is not
+		// safe for concurrent use, so its reads take turns; the index
+		// walks, most of a leg's time, still overlap.
+		var mu sync.Mutex
+		drawer := func(id string) (*store.Drawer, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return r.Drawer(id)
+		}
 		keepVec := func(id string) bool {
-			d, err := r.Drawer(id)
+			d, err := drawer(id)
 			if err != nil || d == nil || !inTime(d) || (wingID != "" && d.WingID != wingID) || (roomID != "" && d.RoomID != roomID) ||
 				(q.SourceKind != "" && d.Source.Kind != q.SourceKind) || !hasTags(d.Tags, q.Tags) {
 				return false
@@ -205,9 +217,9 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		}
 		var lex []lexical.Hit
 		lexFound := map[string]*store.Drawer{}
-		lexLeg := func(r store.Reader) error {
+		lexLeg := func() error {
 			keep := func(id string) bool {
-				d, err := r.Drawer(id)
+				d, err := drawer(id)
 				if err != nil || d == nil || !inTime(d) {
 					return false
 				}
@@ -222,16 +234,17 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		}
 		switch ranking {
 		case RankLexical:
-			if err := lexLeg(r); err != nil {
+			if err := lexLeg(); err != nil {
 				return err
 			}
 		case RankHybrid:
-			// The legs run side by side, the lexical one in a view of
-			// its own (a view is not shared between goroutines).
+			scope, err := scopeOf(r, roomID)
+			if err != nil {
+				return err
+			}
 			lexDone := make(chan error, 1)
-			go func() { lexDone <- s.DB.View(ctx, lexLeg) }()
-			var err error
-			sem, err = s.semantic(r, profile, qvec, roomID, depth, keepVec)
+			go func() { lexDone <- lexLeg() }()
+			sem, err = s.semantic(scope, profile, qvec, depth, keepVec)
 			if lexErr := <-lexDone; err == nil {
 				err = lexErr
 			}
@@ -239,8 +252,11 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 				return err
 			}
 		case RankSemantic:
-			var err error
-			if sem, err = s.semantic(r, profile, qvec, roomID, depth, keepVec); err != nil {
+			scope, err := scopeOf(r, roomID)
+			if err != nil {
+				return err
+			}
+			if sem, err = s.semantic(scope, profile, qvec, depth, keepVec); err != nil {
 				return err
 			}
 		}
@@ -274,31 +290,45 @@ func hasTags(have, want []string) bool {
 // smallScope is the room size under which the vector leg scans exactly.
 const smallScope = 20000
 
-// semantic is the vector leg: an exact scan of a small room, else the HNSW
-// graph widened until enough drawers pass the scope.
-func (s *Search) semantic(r store.Reader, profile string, qvec []float32, roomID string, k int, keep func(string) bool) ([]vector.Hit, error) {
+// vectorScope is what the vector leg scans exactly: all drawers of a room
+// of at most smallScope drawers. Otherwise (a larger room, a wing, the
+// whole palace) the leg walks the HNSW graph: exact is false.
+type vectorScope struct {
+	exact bool
+	ids   []string
+}
+
+// scopeOf reads the vector scope of a search in roomID ("" for none).
+func scopeOf(r store.Reader, roomID string) (vectorScope, error) {
+	if roomID == "" {
+		return vectorScope{}, nil
+	}
+	if cur, _, err := r.CountDrawers(roomID); err != nil || cur > smallScope {
+		return vectorScope{}, nil
+	}
+	ids, err := r.DrawerIDs(roomID)
+	return vectorScope{exact: true, ids: ids}, err
+}
+
+// semantic is the vector leg: an exact scan of scope when there is one,
+// else the HNSW graph widened until enough drawers pass keep.
+func (s *Search) semantic(scope vectorScope, profile string, qvec []float32, k int, keep func(string) bool) ([]vector.Hit, error) {
 	ix := s.Vectors.Index(profile)
-	if roomID != "" {
-		if cur, _, err := r.CountDrawers(roomID); err == nil && cur <= smallScope {
-			ids, err := r.DrawerIDs(roomID)
-			if err != nil {
-				return nil, err
-			}
-			hits, err := ix.ExactAmong(qvec, len(ids), ids)
-			if err != nil {
-				return nil, fault.Wrap(fault.EmbedDimensionMismatch, err, err.Error(), "send a vector of the profile's length")
-			}
-			out := hits[:0]
-			for _, h := range hits {
-				if keep(h.ID) {
-					out = append(out, h)
-					if len(out) == k {
-						break
-					}
+	if scope.exact {
+		hits, err := ix.ExactAmong(qvec, len(scope.ids), scope.ids)
+		if err != nil {
+			return nil, fault.Wrap(fault.EmbedDimensionMismatch, err, err.Error(), "send a vector of the profile's length")
+		}
+		out := hits[:0]
+		for _, h := range hits {
+			if keep(h.ID) {
+				out = append(out, h)
+				if len(out) == k {
+					break
 				}
 			}
-			return out, nil
 		}
+		return out, nil
 	}
 	hits, err := ix.Search(qvec, k, 0, keep)
 	if err != nil {
