@@ -36,7 +36,10 @@ type Vectors struct {
 	// no search. Default 10 minutes.
 	SaveEvery time.Duration
 	// OnNewDrawers is called once a burst of new drawers has settled
-	// (the runtime queues an embed job).
+	// (the runtime queues an embed job), and once after the start's load
+	// and first catch-up: only then does an index know how many vectors
+	// it holds (drawers filed while no provider was configured, or while
+	// the daemon was down, get theirs).
 	OnNewDrawers func()
 	dirty        bool
 
@@ -56,7 +59,8 @@ type Vectors struct {
 func NewVectors(db store.DB, sys *System, profiles map[string]*embed.Profile, def string, log *slog.Logger) *Vectors {
 	v := &Vectors{DB: db, Sys: sys, Profiles: profiles, Default: def, Log: log.With("component", "vectors"),
 		index: map[string]*vector.Index{}, kick: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{}), SaveEvery: 10 * time.Minute, lastSave: time.Now()}
+		stop: make(chan struct{}), done: make(chan struct{}), SaveEvery: 10 * time.Minute, lastSave: time.Now(),
+		dirty: true} // the start's check for missing vectors
 	for name, p := range profiles {
 		v.index[name] = vector.New(p.Dimension)
 	}

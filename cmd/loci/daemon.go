@@ -134,13 +134,16 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if vectors != nil {
 		jobs.Vectors = vectors
 		vectors.OnNewDrawers = func() { jobs.EnsureEmbed(context.Background()) }
-		vectors.Start()
 	}
 	if err := jobs.Start(ctx); err != nil {
 		_ = sys.Stop(context.WithoutCancel(ctx))
 		return fault.Wrap(fault.StoreBackendFailed, err, "recovering jobs failed: "+err.Error(), "see the log; run loci doctor")
 	}
-	jobs.EnsureEmbed(ctx) // vectors missing since the last run
+	if vectors != nil {
+		// After the dispatcher: once loaded and caught up, the follower
+		// queues an embed job for vectors missing since the last run.
+		vectors.Start()
+	}
 
 	stopReq := make(chan struct{}, 1)
 	srv := &transport.Server{

@@ -162,9 +162,13 @@ func TestVectorIndexSurvivesRestarts(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+	embedJobs := func() int {
+		return len(get[[]any](d.do("GET", "/api/jobs?kind=embed", nil).body, "jobs"))
+	}
 	file("deploy", "The web app deploys every Thursday morning.")
 	file("lunch", "Lunch is at noon in the big kitchen.")
 	waitFor("lunch", "lunch+kitchen+noon")
+	jobs := embedJobs()
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	if err := d.wait(30 * time.Second); err != nil {
 		t.Fatal(err)
@@ -174,6 +178,12 @@ func TestVectorIndexSurvivesRestarts(t *testing.T) {
 	}
 	d = start(t, home, palace, cfg)
 	waitFor("deploy", "web+app+deploys+thursday")
+	// Nothing is missing: the start queues no embed job (it used to,
+	// asking before the saved index was read).
+	time.Sleep(2500 * time.Millisecond)
+	if n := embedJobs(); n != jobs {
+		t.Fatalf("a restart with every vector queued embed jobs: %d, before %d: %s", n, jobs, d.do("GET", "/api/jobs?kind=embed", nil).raw)
+	}
 	file("queue", "The job queue moved from Redis to PostgreSQL.")
 	waitFor("queue", "job+queue+redis+postgresql")
 	d.cmd.Process.Kill()
@@ -181,6 +191,33 @@ func TestVectorIndexSurvivesRestarts(t *testing.T) {
 	d = start(t, home, palace, cfg)
 	waitFor("queue", "job+queue+redis+postgresql")
 	waitFor("lunch", "lunch+kitchen+noon")
+}
+
+// Drawers filed while no embedding profile was configured get their
+// vectors from an embed job the next start queues by itself.
+func TestStartEmbedsWhatIsMissing(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"name": "lunch", "content": "Lunch is at noon in the big kitchen."}); r.status != 201 {
+		t.Fatalf("file: %s", r.raw)
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	if err := d.wait(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	d = start(t, home, palace, withHashProfile(t, home))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r := d.do("GET", "/api/search?ranking=semantic&limit=1&q=lunch+kitchen", nil)
+		if n := hitNames(r); len(n) == 1 && n[0] == "lunch" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no vector after the start: %s\n%s", r.raw, d.do("GET", "/api/jobs?kind=embed", nil).raw)
+		}
+	}
+	if jobs := get[[]any](d.do("GET", "/api/jobs?kind=embed", nil).body, "jobs"); len(jobs) != 1 {
+		t.Fatalf("want one embed job, got %d", len(jobs))
+	}
 }
 
 // TestVectorIndexSavedWhileRunning: with changes arriving, the running
