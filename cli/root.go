@@ -123,11 +123,20 @@ file and read memories with the commands below.`,
 	return root
 }
 
-// refuseUnknownCommands gives every command group (the root included) a run
-// that prints its help when called alone and refuses a word that names none
-// of its commands: cobra would print the group's help and exit 0, or (at the
-// root) return an error without a code.
+// refuseUnknownCommands makes every argument error loci::input::invalid
+// and gives every command group (the root included) a run that prints its
+// help when called alone and refuses a word that names none of its
+// commands: cobra would print the group's help and exit 0, or (at the root)
+// return an error without a code.
 func refuseUnknownCommands(root, c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return badArgs(c, check, args, err)
+			}
+			return nil
+		}
+	}
 	if c.HasSubCommands() && !c.Runnable() {
 		c.Args = cobra.ArbitraryArgs
 		c.DisableFlagsInUseLine = true
@@ -142,6 +151,17 @@ func refuseUnknownCommands(root, c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		refuseUnknownCommands(root, sub)
 	}
+}
+
+// badArgs is loci::input::invalid for arguments a command's validator
+// refused (cobra's own error has no code, and says "unknown command" for a
+// command that takes none).
+func badArgs(c *cobra.Command, check cobra.PositionalArgs, args []string, err error) error {
+	help := "usage: " + c.UseLine() + " (see `" + c.CommandPath() + " --help`)"
+	if len(args) > 0 && check(c, nil) == nil && check(c, args[:1]) != nil {
+		return fault.Newf(fault.InputInvalid, help, "`%s` takes no arguments; got %q", c.CommandPath(), strings.Join(args, " "))
+	}
+	return fault.Newf(fault.InputInvalid, help, "`%s`: %v", c.CommandPath(), err)
 }
 
 // unknownCommand is loci::input::invalid for a word that is not a command

@@ -135,7 +135,8 @@ func TestDaemonStartStop(t *testing.T) {
 }
 
 // A word that is not a command is loci::input::invalid with a suggestion,
-// at the root and in a command group; a group alone prints its help.
+// at the root and in a command group, and so are arguments a command does
+// not take (with its usage); a group alone prints its help.
 func TestCLIUnknownCommands(t *testing.T) {
 	home, _ := newPalace(t)
 	for _, c := range []struct {
@@ -147,6 +148,9 @@ func TestCLIUnknownCommands(t *testing.T) {
 		{[]string{"job", "lst"}, "`loci job list`"},
 		{[]string{"serch", "x"}, "`loci search`"},
 		{[]string{"--json", "wing", "nope"}, ""},
+		{[]string{"search"}, "usage: loci search TEXT..."},
+		{[]string{"room", "list", "projects"}, "usage: loci room list"},
+		{[]string{"drawer", "get", "a", "b"}, "usage: loci drawer get DRAWER"},
 	} {
 		stdout, stderr, code := runCLI(home, "", c.args, nil)
 		if code != 1 || stdout != "" || !strings.Contains(stderr, "loci::input::invalid") || !strings.Contains(stderr, c.suggest) {
