@@ -321,6 +321,27 @@ func (a *app) wakeUpCmd() *cobra.Command {
 	return cmd
 }
 
+// places names the rooms of hits "wing/room", one wing read per wing the
+// hits are in; a room it cannot name is left out.
+func (a *app) places(ctx context.Context, hits []wire.Hit) map[string]string {
+	out := map[string]string{}
+	seen := map[string]bool{}
+	for _, h := range hits {
+		if seen[h.WingID] || h.WingID == "" {
+			continue
+		}
+		seen[h.WingID] = true
+		var w wire.Wing
+		if _, err := a.call(ctx, http.MethodGet, "/api/wings/"+client.Esc(h.WingID), nil, &w); err != nil {
+			continue
+		}
+		for _, r := range w.Rooms {
+			out[r.ID] = w.Name + "/" + r.Name
+		}
+	}
+	return out
+}
+
 func (a *app) searchCmd(recall bool) *cobra.Command {
 	var wing, room, ranking, kind, asOf, from, until, profile string
 	var tags []string
@@ -371,11 +392,15 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 				if len(out.Hits) == 0 {
 					a.printf("nothing found\n")
 				}
+				places := a.places(c.Context(), out.Hits)
 				for i, h := range out.Hits {
-					name := h.ID
+					// The drawer's address (wing/room/name) when it is
+					// named, else its room, then its id.
+					place := places[h.RoomID]
 					if h.Name != "" {
-						name = h.Name + "  " + h.ID
+						place = strings.TrimPrefix(place+"/"+h.Name, "/")
 					}
+					name := strings.TrimPrefix(place+"  "+h.ID, "  ")
 					a.printf("%d. %s  (score %.3f)\n%s\n\n", i+1, name, h.Score, h.Content)
 				}
 			})

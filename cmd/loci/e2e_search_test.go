@@ -122,8 +122,8 @@ func TestSearchOverRESTAndCLI(t *testing.T) {
 
 	// CLI.
 	out, errOut, code := d.cli("", "search", "rollback", "engineer")
-	if code != 0 || !strings.Contains(out, "rollback") {
-		t.Fatalf("loci search: %d %s %s", code, out, errOut)
+	if code != 0 || !strings.HasPrefix(out, "1. projects/ops/rollback  ") {
+		t.Fatalf("loci search (the hit's address first): %d %s %s", code, out, errOut)
 	}
 	out, _, code = d.cli("", "--json", "recall", "--wing", "people", "deploy")
 	if code != 0 || !strings.Contains(out, `"alice"`) {
