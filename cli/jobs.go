@@ -308,7 +308,10 @@ func (a *app) wakeUpCmd() *cobra.Command {
 				for _, d := range out.Items {
 					a.printf("%s  %s\n%s\n\n", ago(d.CreatedAt), d.ID, d.Content)
 				}
-				if out.Diary == nil && len(out.Items) == 0 {
+				switch {
+				case out.Diary == nil && len(out.Items) == 0 && wing == "":
+					a.printf("nothing to wake up to yet (no checkpoints; the diary is read with --wing)\n")
+				case out.Diary == nil && len(out.Items) == 0:
 					a.printf("nothing to wake up to yet\n")
 				}
 			})
