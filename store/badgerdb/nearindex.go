@@ -49,6 +49,21 @@ func newScopeIndex() *scopeIndex {
 	return &scopeIndex{byID: map[[16]byte]int32{}}
 }
 
+// loadScope builds a scope from its stored entries, its per-entry arrays
+// sized for them at once. The band table grows as keys arrive: how many
+// distinct band keys a scope has ranges from about one per entry (near
+// copies) to all 32, and a table sized for the most would waste memory.
+func loadScope(entries []nearEntry) *scopeIndex {
+	n := len(entries)
+	s := &scopeIndex{ids: make([][16]byte, 0, n), lens: make([]uint32, 0, n),
+		mins: make([]byte, 0, n*dedup.Bands*dedup.Rows), bags: make([]byte, 0, n*dedup.BagSize),
+		byID: make(map[[16]byte]int32, n)}
+	for _, e := range entries {
+		s.add(e)
+	}
+	return s
+}
+
 // nearEntry is one drawer of a scope as the index keeps it.
 type nearEntry struct {
 	id    [16]byte
@@ -112,13 +127,15 @@ func (s *scopeIndex) add(e nearEntry) {
 	s.byID[e.id] = ord
 	for _, w := range e.bands {
 		b := bandKey32(w)
-		v, ok := s.bands.get(b)
+		sl := s.bands.at(b)
+		v := sl.val
 		switch {
-		case !ok:
-			s.bands.put(b, ord)
+		case sl.key == 0:
+			*sl = bandSlot{b, ord}
+			s.bands.n++
 		case v >= 0:
 			s.lists = append(s.lists, []int32{v, ord})
-			s.bands.put(b, -int32(len(s.lists)))
+			sl.val = -int32(len(s.lists))
 		default:
 			l := s.lists[-v-1]
 			if len(l) >= MaxBandPostings {
@@ -234,8 +251,8 @@ func (t *tx) nearScope(scope string, load bool) (*scopeIndex, error) {
 	}
 	// Only write transactions load, one at a time (DB.Update holds its
 	// lock), from the committed state: nothing commits meanwhile.
-	s = newScopeIndex()
 	prefix := k(pNear, scope, "\x00")
+	var entries []nearEntry
 	var ierr error
 	scan(t.snap, nil, prefix, false, func(key []byte, val valueFn) bool {
 		raw, err := val()
@@ -244,13 +261,14 @@ func (t *tx) nearScope(scope string, load bool) (*scopeIndex, error) {
 			return false
 		}
 		if e, ok := decodeNear(key[len(prefix):], raw); ok {
-			s.add(e)
+			entries = append(entries, e)
 		}
 		return true
 	})
 	if ierr != nil {
 		return nil, ierr
 	}
+	s = loadScope(entries)
 	ix.mu.Lock()
 	ix.scopes[scope] = s
 	ix.mu.Unlock()
@@ -327,53 +345,65 @@ func (db *DB) applyNear(p *nearPending) {
 }
 
 // bandTable maps 32-bit band keys to an int32 (an entry, or a list) with
-// open addressing: eight bytes a slot, where a Go map spent about thirty.
-// Key 0 marks an empty slot, so keys are stored with their low bit set; two
-// band keys that agree in their other 31 bits share a slot, which only adds
-// candidates that the filters after it drop.
+// open addressing: eight bytes a slot, where a Go map spent about thirty;
+// a slot's key and value sit side by side, so a probe misses the cache
+// once, not twice. Key 0 marks an empty slot, so keys are stored with their
+// low bit set; two band keys that agree in their other 31 bits share a
+// slot, which only adds candidates that the filters after it drop.
 type bandTable struct {
-	keys []uint32
-	vals []int32
-	n    int
+	slots []bandSlot
+	n     int
+}
+
+type bandSlot struct {
+	key uint32
+	val int32
 }
 
 func bandKey32(w uint64) uint32 { return (uint32(w) ^ uint32(w>>32)*0x9e3779b1) | 1 }
 
 func (t *bandTable) slot(k uint32) int {
-	mask := len(t.keys) - 1
+	mask := len(t.slots) - 1
 	i := int(k*0x85ebca6b) & mask
-	for t.keys[i] != 0 && t.keys[i] != k {
+	for t.slots[i].key != 0 && t.slots[i].key != k {
 		i = (i + 1) & mask
 	}
 	return i
 }
 
 func (t *bandTable) get(k uint32) (int32, bool) {
-	if len(t.keys) == 0 {
+	if len(t.slots) == 0 {
 		return 0, false
 	}
-	i := t.slot(k)
-	return t.vals[i], t.keys[i] == k
+	s := t.slots[t.slot(k)]
+	return s.val, s.key == k
 }
 
 func (t *bandTable) put(k uint32, v int32) {
-	if 4*(t.n+1) > 3*len(t.keys) {
-		t.grow()
-	}
-	i := t.slot(k)
-	if t.keys[i] == 0 {
+	sl := t.at(k)
+	if sl.key == 0 {
 		t.n++
 	}
-	t.keys[i], t.vals[i] = k, v
+	*sl = bandSlot{k, v}
 }
 
-func (t *bandTable) grow() {
-	old, oldVals := t.keys, t.vals
-	size := max(1024, 2*len(old))
-	t.keys, t.vals, t.n = make([]uint32, size), make([]int32, size), 0
-	for i, k := range old {
-		if k != 0 {
-			t.put(k, oldVals[i])
+// at is k's slot, growing the table first if one more key would fill it
+// beyond three quarters; an empty slot (key 0) is k's to take, and the
+// caller that fills it counts it in n. The pointer is valid until the next
+// at or put.
+func (t *bandTable) at(k uint32) *bandSlot {
+	if 4*(t.n+1) > 3*len(t.slots) {
+		t.grow(2 * len(t.slots))
+	}
+	return &t.slots[t.slot(k)]
+}
+
+func (t *bandTable) grow(size int) {
+	old := t.slots
+	t.slots, t.n = make([]bandSlot, max(1024, size)), 0
+	for _, s := range old {
+		if s.key != 0 {
+			t.put(s.key, s.val)
 		}
 	}
 }

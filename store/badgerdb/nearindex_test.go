@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -202,5 +204,77 @@ func TestSyncSchemaRebuildsNearRecords(t *testing.T) {
 	b := create(t, db, nearDrawer(strings.Replace(base, "Redis", "Rediss", 1)))
 	if len(b.Similar) != 1 || b.Similar[0].Older != a.ID {
 		t.Fatalf("after the sync, near copy not linked: %+v", b.Similar)
+	}
+}
+
+// The band table keeps every key through its growth, and a key's slot
+// (at) is the one get and put use.
+func TestBandTable(t *testing.T) {
+	var bt bandTable
+	want := map[uint32]int32{}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 50000 {
+		k := bandKey32(r.Uint64() % 30000) // repeats overwrite
+		if i%2 == 0 {
+			bt.put(k, int32(i))
+		} else {
+			sl := bt.at(k)
+			if sl.key == 0 {
+				bt.n++
+			}
+			*sl = bandSlot{k, int32(i)}
+		}
+		want[k] = int32(i)
+	}
+	if bt.n != len(want) {
+		t.Fatalf("n = %d, want %d distinct keys", bt.n, len(want))
+	}
+	for k, v := range want {
+		if got, ok := bt.get(k); !ok || got != v {
+			t.Fatalf("get(%x) = %d %v, want %d", k, got, ok, v)
+		}
+	}
+	if _, ok := bt.get(2); ok { // even keys are never stored
+		t.Fatal("found a key never put")
+	}
+}
+
+// A scope loaded from its records answers exactly as one built entry by
+// entry, shared bands, long lists and removals included.
+func TestLoadedScopeMatchesIncremental(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	entries := make([]nearEntry, 3000)
+	for i := range entries {
+		e := nearEntry{n: uint32(20 + r.IntN(200)), mins: make([]byte, dedup.Bands*dedup.Rows), bag: make([]byte, dedup.BagSize)}
+		e.id[0], e.id[1] = byte(i), byte(i>>8)
+		for range dedup.Bands {
+			w := r.Uint64()
+			if r.IntN(3) == 0 {
+				w = uint64(r.IntN(40)) // a popular band: lists, some over MaxBandPostings
+			}
+			e.bands = append(e.bands, w)
+		}
+		entries[i] = e
+	}
+	one := newScopeIndex()
+	for _, e := range entries {
+		one.add(e)
+	}
+	all := loadScope(entries)
+	for _, s := range []*scopeIndex{one, all} {
+		for i := 0; i < len(entries); i += 7 {
+			s.remove(entries[i].id)
+		}
+	}
+	for i := 0; i < len(entries); i += 3 {
+		var a, b []int32
+		one.visit(entries[i].bands, 0, 1<<30, func(o int32) { a = append(a, o) })
+		all.visit(entries[i].bands, 0, 1<<30, func(o int32) { b = append(b, o) })
+		if !slices.Equal(a, b) {
+			t.Fatalf("entry %d: incremental visits %v, loaded %v", i, a, b)
+		}
+		if i%7 != 0 && !slices.Contains(b, int32(i)) {
+			t.Fatalf("entry %d does not find itself", i)
+		}
 	}
 }
