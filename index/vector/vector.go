@@ -88,6 +88,14 @@ func (x *Index) Add(id string, v []float32) error {
 	return nil
 }
 
+// Has reports whether id has a live vector.
+func (x *Index) Has(id string) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	_, ok := x.slot[id]
+	return ok
+}
+
 // Delete forgets id's vector (a tombstone in the graph until Compact).
 func (x *Index) Delete(id string) {
 	x.mu.Lock()

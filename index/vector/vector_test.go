@@ -118,8 +118,14 @@ func TestDeletesAndCompact(t *testing.T) {
 	if hits[0].ID != "v000007" {
 		t.Fatalf("nearest to itself: %v", hits)
 	}
+	if !x.Has("v000007") || x.Has("nope") {
+		t.Fatal("Has before the delete")
+	}
 	x.Delete("v000007")
 	x.Add("v000008", clustered(r, 1, 10, 32, 0.5)[0]) // replaced elsewhere
+	if x.Has("v000007") || !x.Has("v000008") {
+		t.Fatal("Has after a delete and a replacement")
+	}
 	for _, h := range mustSearch(t, x, q, 20) {
 		if h.ID == "v000007" {
 			t.Fatal("a deleted vector was returned")

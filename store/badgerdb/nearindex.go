@@ -49,19 +49,14 @@ func newScopeIndex() *scopeIndex {
 	return &scopeIndex{byID: map[[16]byte]int32{}}
 }
 
-// loadScope builds a scope from its stored entries, its per-entry arrays
-// sized for them at once. The band table grows as keys arrive: how many
-// distinct band keys a scope has ranges from about one per entry (near
-// copies) to all 32, and a table sized for the most would waste memory.
-func loadScope(entries []nearEntry) *scopeIndex {
-	n := len(entries)
-	s := &scopeIndex{ids: make([][16]byte, 0, n), lens: make([]uint32, 0, n),
+// scopeIndexFor is an empty scope whose per-entry arrays hold n entries
+// without growing. The band table grows as keys arrive: a scope has from
+// about one distinct band key per entry (near copies) to all 32, and a
+// table sized for the most would waste memory.
+func scopeIndexFor(n int) *scopeIndex {
+	return &scopeIndex{ids: make([][16]byte, 0, n), lens: make([]uint32, 0, n),
 		mins: make([]byte, 0, n*dedup.Bands*dedup.Rows), bags: make([]byte, 0, n*dedup.BagSize),
 		byID: make(map[[16]byte]int32, n)}
-	for _, e := range entries {
-		s.add(e)
-	}
-	return s
 }
 
 // nearEntry is one drawer of a scope as the index keeps it.
@@ -252,7 +247,9 @@ func (t *tx) nearScope(scope string, load bool) (*scopeIndex, error) {
 	// Only write transactions load, one at a time (DB.Update holds its
 	// lock), from the committed state: nothing commits meanwhile.
 	prefix := k(pNear, scope, "\x00")
-	var entries []nearEntry
+	n := 0 // counted from the keys alone, to size the scope once
+	scan(t.snap, nil, prefix, false, func([]byte, valueFn) bool { n++; return true })
+	s = scopeIndexFor(n)
 	var ierr error
 	scan(t.snap, nil, prefix, false, func(key []byte, val valueFn) bool {
 		raw, err := val()
@@ -261,14 +258,13 @@ func (t *tx) nearScope(scope string, load bool) (*scopeIndex, error) {
 			return false
 		}
 		if e, ok := decodeNear(key[len(prefix):], raw); ok {
-			entries = append(entries, e)
+			s.add(e)
 		}
 		return true
 	})
 	if ierr != nil {
 		return nil, ierr
 	}
-	s = loadScope(entries)
 	ix.mu.Lock()
 	ix.scopes[scope] = s
 	ix.mu.Unlock()

@@ -20,7 +20,7 @@ func BenchmarkNearIndexMemory(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		s := loadScope(recs)
+		s := loadInto(scopeIndexFor(len(recs)), recs)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(recs)), "bytes/drawer")
@@ -34,7 +34,7 @@ func BenchmarkNearIndexMemory(b *testing.B) {
 func BenchmarkNearIndexLoad(b *testing.B) {
 	recs := nearRecords(100000)
 	for b.Loop() {
-		loadScope(recs)
+		loadInto(scopeIndexFor(len(recs)), recs)
 	}
 }
 
@@ -51,4 +51,11 @@ func nearRecords(n int) []nearEntry {
 		}
 	}
 	return recs
+}
+
+func loadInto(s *scopeIndex, recs []nearEntry) *scopeIndex {
+	for _, e := range recs {
+		s.add(e)
+	}
+	return s
 }

@@ -239,8 +239,9 @@ func TestBandTable(t *testing.T) {
 	}
 }
 
-// A scope loaded from its records answers exactly as one built entry by
-// entry, shared bands, long lists and removals included.
+// A scope sized up front for its records (as a load makes it) answers
+// exactly as one grown entry by entry, shared bands, long lists and
+// removals included.
 func TestLoadedScopeMatchesIncremental(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	entries := make([]nearEntry, 3000)
@@ -260,7 +261,7 @@ func TestLoadedScopeMatchesIncremental(t *testing.T) {
 	for _, e := range entries {
 		one.add(e)
 	}
-	all := loadScope(entries)
+	all := loadInto(scopeIndexFor(len(entries)), entries)
 	for _, s := range []*scopeIndex{one, all} {
 		for i := 0; i < len(entries); i += 7 {
 			s.remove(entries[i].id)
