@@ -40,29 +40,46 @@ func embedHandler(ctx context.Context, r *Run) (any, error) {
 		return nil, fault.New(fault.EmbedNotConfigured, "no default embedding profile is configured", "set embedding.default")
 	}
 	var missing []string
-	// A drawer in the profile's index has a vector of this provider, model
-	// and pipeline (the index takes no other); only the others are looked
-	// up in the store, which reading and decoding every stored vector made
-	// cost about 20 µs a drawer (2 s for 100,000, every run).
+	// The drawers are read room by room from the keys alone, and a drawer
+	// in the profile's index has a vector of this provider, model and
+	// pipeline (the index takes no other): only the others are looked up
+	// in the store. Decoding every drawer and every stored vector cost
+	// 2.1 s for 100,000 drawers with nothing missing.
 	ix := v.Index(p.Name)
 	err = r.jobs.DB.View(ctx, func(rd store.Reader) error {
 		wingID, err := optionalWing(rd, in.Wing)
 		if err != nil {
 			return err
 		}
-		return rd.EachDrawer(func(d *store.Drawer) bool {
-			if wingID != "" && d.WingID != wingID {
-				return true
+		wings, err := rd.Wings()
+		if err != nil {
+			return err
+		}
+		for _, w := range wings {
+			if wingID != "" && w.ID != wingID {
+				continue
 			}
-			if ix != nil && ix.Has(d.ID) {
-				return true
+			rooms, err := rd.Rooms(w.ID)
+			if err != nil {
+				return err
 			}
-			if e, err := rd.Embedding(d.ID, p.Name); err == nil && e != nil && matches(p, e) {
-				return true
+			for _, room := range rooms {
+				ids, err := rd.DrawerIDs(room.ID)
+				if err != nil {
+					return err
+				}
+				for _, id := range ids {
+					if ix != nil && ix.Has(id) {
+						continue
+					}
+					if e, err := rd.Embedding(id, p.Name); err == nil && e != nil && matches(p, e) {
+						continue
+					}
+					missing = append(missing, id)
+				}
 			}
-			missing = append(missing, d.ID)
-			return true
-		})
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

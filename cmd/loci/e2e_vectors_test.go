@@ -198,7 +198,14 @@ func TestVectorIndexSurvivesRestarts(t *testing.T) {
 func TestStartEmbedsWhatIsMissing(t *testing.T) {
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
-	if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"name": "lunch", "content": "Lunch is at noon in the big kitchen."}); r.status != 201 {
+	r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"name": "lunch", "content": "Lunch was at one in the small kitchen."})
+	if r.status != 201 {
+		t.Fatalf("file: %s", r.raw)
+	}
+	if r := d.do("POST", "/api/drawers/"+get[string](r.body, "drawer", "id")+"/supersede", map[string]any{"content": "Lunch is at noon in the big kitchen."}); r.status != 200 {
+		t.Fatalf("supersede: %s", r.raw)
+	}
+	if r := d.do("POST", "/api/wings/other/rooms/x/drawers", map[string]any{"content": "The backup runs nightly at two."}); r.status != 201 {
 		t.Fatalf("file: %s", r.raw)
 	}
 	d.cmd.Process.Signal(syscall.SIGTERM)
@@ -215,8 +222,23 @@ func TestStartEmbedsWhatIsMissing(t *testing.T) {
 			t.Fatalf("no vector after the start: %s\n%s", r.raw, d.do("GET", "/api/jobs?kind=embed", nil).raw)
 		}
 	}
-	if jobs := get[[]any](d.do("GET", "/api/jobs?kind=embed", nil).body, "jobs"); len(jobs) != 1 {
-		t.Fatalf("want one embed job, got %d", len(jobs))
+	// Every stored drawer of every wing, the superseded one included.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		jobs := get[[]any](d.do("GET", "/api/jobs?kind=embed", nil).body, "jobs")
+		if len(jobs) != 1 {
+			t.Fatalf("want one embed job, got %d", len(jobs))
+		}
+		job := jobs[0].(map[string]any)
+		if job["status"] != "completed" {
+			if time.Now().After(deadline) {
+				t.Fatalf("embed job: %v", job)
+			}
+			continue
+		}
+		if res := get[map[string]any](job, "result"); res["missing"] != 3.0 || res["embedded"] != 3.0 {
+			t.Fatalf("embed job result: %v", res)
+		}
+		break
 	}
 }
 
