@@ -207,6 +207,9 @@ func hasVector(r store.Reader, v *Vectors, id string) bool {
 	if v == nil || v.Default == "" {
 		return false
 	}
+	if ix := v.Index(v.Default); ix != nil && ix.Has(id) {
+		return true // the index holds only vectors of the profile's identity
+	}
 	p := v.Profiles[v.Default]
 	e, err := r.Embedding(id, v.Default)
 	return err == nil && e != nil && matches(p, e)
