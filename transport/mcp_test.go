@@ -7,7 +7,10 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loci-dev/loci/store/fault"
 )
 
 // The plain result written for a text answer must be, on the wire, what
@@ -73,4 +76,25 @@ func TestPlainToolResultsMatchTheSDK(t *testing.T) {
 	if got, err := call(nil, nil, boom); got != nil || !errors.Is(err, boom) {
 		t.Fatalf("a failure must pass through: %v %v", got, err)
 	}
+}
+
+// Whatever a client sends as a tool's arguments decodes or is
+// loci::input::invalid; nothing panics.
+func FuzzDecodeArgs(f *testing.F) {
+	for _, seed := range []string{`{"query":"deploy","limit":3,"tags":["a"]}`, `{"query":1}`, `[]`, `null`, ``, `{"room":"r","query":"x","as_of":"2026-01-01"}`,
+		`{"path":"/tmp","options":{"a":"b"}}`, `{"options":{"a":1}}`, `{"query":"x","limit":1e400}`, `{"query":"\ud800"}`, `{"x":{}}`} {
+		f.Add([]byte(seed))
+	}
+	search, _ := jsonschema.For[searchArgs](nil)
+	mine, _ := jsonschema.For[mineArgs](nil)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		for _, c := range []struct {
+			schema *jsonschema.Schema
+			v      any
+		}{{search, &searchArgs{}}, {mine, &mineArgs{}}} {
+			if err := decodeArgs(raw, c.schema, c.v); err != nil && fault.As(err).Code != fault.InputInvalid {
+				t.Fatalf("%q: %v", raw, err)
+			}
+		}
+	})
 }
