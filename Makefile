@@ -41,8 +41,8 @@ fuzz: ## run each fuzz target for a while (FUZZTIME, default 30s)
 	$(GO) test -run '^$$' -fuzz FuzzNames -fuzztime $${FUZZTIME:-30s} ./store/names
 	$(GO) test -run '^$$' -fuzz FuzzOSA -fuzztime $${FUZZTIME:-30s} ./store/dedup
 	$(GO) test -run '^$$' -fuzz FuzzNormalizeCompare -fuzztime $${FUZZTIME:-30s} ./store/dedup
-	$(GO) test -run '^$$' -fuzz FuzzBagBound -fuzztime $${FUZZTIME:-30s} ./store/dedup
 	$(GO) test -run '^$$' -fuzz FuzzDecodeArgs -fuzztime $${FUZZTIME:-30s} ./transport
+	$(GO) test -run '^$$' -fuzz FuzzSearchBody -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzBagBound -fuzztime $${FUZZTIME:-30s} ./store/dedup
 
 clean: ## remove build output

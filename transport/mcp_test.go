@@ -1,10 +1,14 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -95,6 +99,38 @@ func FuzzDecodeArgs(f *testing.F) {
 			if err := decodeArgs(raw, c.schema, c.v); err != nil && fault.As(err).Code != fault.InputInvalid {
 				t.Fatalf("%q: %v", raw, err)
 			}
+		}
+	})
+}
+
+// Whatever body a client posts to /api/search is answered 200, or 4xx with
+// {error, code, help}; never a 5xx, never a panic.
+func FuzzSearchBody(f *testing.F) {
+	ts := newTestServer(f, false, "")
+	h := ts.Handler()
+	for _, c := range []string{"The deploy moved to Thursday.", "Lunch is at noon."} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":`+strconv.Quote(c)+`}`)))
+		if rec.Code != 201 {
+			f.Fatalf("seed drawer: %d %s", rec.Code, rec.Body)
+		}
+	}
+	for _, seed := range []string{`{"text":"deploy"}`, `{"text":"deploy","limit":0,"filter":{"wing":"w","room":"r","tags":["a"],"temporal":{"as_of":"2026-01-01"}}}`,
+		`{"text":"x","filter":{"temporal":"all"}}`, `{"text":"x","filter":{"temporal":{"between":{"from":"2026-01-01","until":"2025-01-01"}}}}`,
+		`{"text":"x","ranking":"semantic"}`, `{"text":"x","query_embedding":[1,2],"profile":"p"}`, `{"text":""}`, `[]`, `{"text":"x","limit":-1}`, `{"text":"x","expand":true,"filter":{"room":"r"}}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/api/search", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(rec, req)
+		if rec.Code == 200 {
+			return
+		}
+		var e struct{ Error, Code, Help string }
+		if rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
+			t.Fatalf("%q: %d %s", body, rec.Code, rec.Body)
 		}
 	})
 }

@@ -32,7 +32,7 @@ type testServer struct {
 	log  *bytes.Buffer
 }
 
-func newTestServer(t *testing.T, auth bool, secret string) *testServer {
+func newTestServer(t testing.TB, auth bool, secret string) *testServer {
 	t.Helper()
 	dir := t.TempDir()
 	logBuf := &bytes.Buffer{}
