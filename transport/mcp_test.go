@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -131,6 +132,42 @@ func FuzzSearchBody(f *testing.F) {
 		var e struct{ Error, Code, Help string }
 		if rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
 			t.Fatalf("%q: %d %s", body, rec.Code, rec.Body)
+		}
+	})
+}
+
+// Whatever body a client posts as a drawer is filed (201), or refused with
+// a 4xx {error, code, help} that changed nothing: no wing, room or drawer.
+func FuzzDrawerBody(f *testing.F) {
+	ts := newTestServer(f, false, "")
+	h := ts.Handler()
+	for _, seed := range []string{`{"content":"The deploy moved to Thursday."}`, `{"content":"x","name":"a/b","tags":["t"],"source":{"kind":"file","uri":"/tmp/a"}}`,
+		`{"content":""}`, `{"content":"x","name":"."}`, `{"content":"x","valid_from":"2026-01-01"}`, `{"content":"x","source":{"kind":"nope"}}`,
+		`{"content":"x","tags":[1]}`, `{}`, `[]`, `{"content":"x","extra":1}`, `{"content":"x","name":"01a201c5-9e66-74c4-844c-2615a39b7134"}`} {
+		f.Add([]byte(seed), "w", "r")
+	}
+	f.Fuzz(func(t *testing.T, body []byte, wing, room string) {
+		before, err := ts.Palace.Counts(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/api/wings/"+url.PathEscape(wing)+"/rooms/"+url.PathEscape(room)+"/drawers", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(rec, req)
+		if rec.Code == 200 || rec.Code == 201 {
+			return
+		}
+		var e struct{ Error, Code, Help string }
+		if rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
+			t.Fatalf("%q in %q/%q: %d %s", body, wing, room, rec.Code, rec.Body)
+		}
+		after, err := ts.Palace.Counts(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after != before {
+			t.Fatalf("%q in %q/%q refused (%s) but changed the palace: %+v -> %+v", body, wing, room, e.Code, before, after)
 		}
 	})
 }
