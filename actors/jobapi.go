@@ -129,7 +129,7 @@ func (j *Jobs) Submit(ctx context.Context, s Submission, channel string) (*store
 		if err := only("wing"); err != nil {
 			return nil, err
 		}
-		return nil, fault.New("loci::extract::not_configured", "extract jobs need an extraction provider, and none is configured",
+		return nil, fault.New(fault.ExtractNotConfigured, "extract jobs need an extraction provider, and none is configured",
 			"extraction arrives with the knowledge graph")
 	case store.JobMine:
 		if err := only("source", "path", "locator", "options", "full", "wing"); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
 
@@ -168,6 +169,44 @@ func FuzzDrawerBody(f *testing.F) {
 		}
 		if after != before {
 			t.Fatalf("%q in %q/%q refused (%s) but changed the palace: %+v -> %+v", body, wing, room, e.Code, before, after)
+		}
+	})
+}
+
+// Whatever body a client posts to /api/jobs is submitted (202), or refused
+// with a 4xx {error, code, help} that created no job.
+func FuzzJobBody(f *testing.F) {
+	ts := newTestServer(f, false, "")
+	h := ts.Handler()
+	for _, seed := range []string{`{"type":"audit"}`, `{"type":"repair","dry_run":true}`, `{"type":"repair","based_on_job":"x"}`, `{"type":"demo","steps":2}`,
+		`{"type":"demo","steps":99}`, `{"type":"checkpoint","payload":{"items":[{"destination":"d","content":"c"}]}}`, `{"type":"checkpoint","payload":"{"}`,
+		`{"type":"mine","path":"relative"}`, `{"type":"embed"}`, `{"type":"extract"}`, `{"type":"nope"}`, `{"type":"audit","priority":"urgent"}`, `{}`, `null`} {
+		f.Add([]byte(seed))
+	}
+	jobs := func(t *testing.T) int {
+		n := 0
+		if err := ts.Jobs.DB.View(context.Background(), func(r store.Reader) error {
+			return r.Jobs(func(*store.Job) bool { n++; return true })
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		before := jobs(t)
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/api/jobs", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(rec, req)
+		if rec.Code == 202 {
+			return
+		}
+		var e struct{ Error, Code, Help string }
+		if rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
+			t.Fatalf("%q: %d %s", body, rec.Code, rec.Body)
+		}
+		if after := jobs(t); after != before {
+			t.Fatalf("%q refused (%s) but jobs went %d -> %d", body, e.Code, before, after)
 		}
 	})
 }

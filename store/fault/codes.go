@@ -49,6 +49,8 @@ const (
 	EmbedNotConfigured        Code = "loci::embed::not_configured"
 	EmbedFailed               Code = "loci::embed::failed"
 	EmbedDimensionMismatch    Code = "loci::embed::dimension_mismatch"
+	ExtractNotConfigured      Code = "loci::extract::not_configured"
+	ExtractFailed             Code = "loci::extract::failed"
 	GraphEmptyLabel           Code = "loci::graph::empty_label"
 	GraphRelationshipNotFound Code = "loci::graph::relationship_not_found"
 	GraphEntityNotFound       Code = "loci::graph::entity_not_found"
@@ -94,6 +96,8 @@ var statuses = map[Code]int{
 	EmbedNotConfigured:        400,
 	EmbedFailed:               502,
 	EmbedDimensionMismatch:    400,
+	ExtractNotConfigured:      400,
+	ExtractFailed:             502,
 	GraphEmptyLabel:           400,
 	GraphRelationshipNotFound: 404,
 	GraphEntityNotFound:       404,
