@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"reflect"
@@ -137,38 +138,59 @@ func FuzzSearchBody(f *testing.F) {
 	})
 }
 
-// Whatever body a client posts as a drawer is filed (201), or refused with
-// a 4xx {error, code, help} that changed nothing: no wing, room or drawer.
-func FuzzDrawerBody(f *testing.F) {
+// Whatever body a client sends to a write route is taken (2xx), or refused
+// with a 4xx {error, code, help} that changed nothing: no wing, room,
+// drawer or link created or removed.
+func FuzzWriteBodies(f *testing.F) {
 	ts := newTestServer(f, false, "")
 	h := ts.Handler()
-	for _, seed := range []string{`{"content":"The deploy moved to Thursday."}`, `{"content":"x","name":"a/b","tags":["t"],"source":{"kind":"file","uri":"/tmp/a"}}`,
-		`{"content":""}`, `{"content":"x","name":"."}`, `{"content":"x","valid_from":"2026-01-01"}`, `{"content":"x","source":{"kind":"nope"}}`,
-		`{"content":"x","tags":[1]}`, `{}`, `[]`, `{"content":"x","extra":1}`, `{"content":"x","name":"01a201c5-9e66-74c4-844c-2615a39b7134"}`} {
-		f.Add([]byte(seed), "w", "r")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":"The deploy moved to Thursday."}`)))
+	var seed struct{ Drawer struct{ ID string } }
+	if rec.Code != 201 || json.Unmarshal(rec.Body.Bytes(), &seed) != nil {
+		f.Fatalf("seed drawer: %d %s", rec.Code, rec.Body)
 	}
-	f.Fuzz(func(t *testing.T, body []byte, wing, room string) {
+	routes := []struct{ method, path string }{
+		{"POST", "/api/wings"}, {"POST", "/api/wings/%s/rooms"}, {"POST", "/api/wings/w/rooms/%s/drawers"}, {"POST", "/api/notes"},
+		{"POST", "/api/diary"}, {"POST", "/api/drawers/%s/supersede"}, {"PUT", "/api/drawers/%s/embedding"},
+	}
+	for i, body := range []string{`{"name":"w2","description":"d"}`, `{"name":"r2"}`, `{"content":"x","name":"a/b","tags":["t"],"source":{"kind":"file","uri":"/tmp/a"}}`,
+		`{"wing":"w","room":"n","content":"a note"}`, `{"agent_identity":"a","wing":"w","content":"entry"}`, `{"content":"The deploy moved to Friday."}`,
+		`{"profile":"p","embedding":[1,2]}`} {
+		f.Add(uint8(i), []byte(body), "r")
+		f.Add(uint8(i), []byte(body), seed.Drawer.ID)
+	}
+	for _, body := range []string{`{"content":""}`, `{"content":"x","name":"."}`, `{"content":"x","valid_from":"2026-01-01"}`, `{"content":"x","source":{"kind":"nope"}}`,
+		`{"content":"x","tags":[1]}`, `{}`, `[]`, `{"content":"x","extra":1}`, `{"content":"x","name":"01a201c5-9e66-74c4-844c-2615a39b7134"}`} {
+		f.Add(uint8(2), []byte(body), "r")
+	}
+	f.Fuzz(func(t *testing.T, route uint8, body []byte, seg string) {
+		rt := routes[int(route)%len(routes)]
+		path := rt.path
+		if strings.Contains(path, "%s") {
+			path = fmt.Sprintf(path, url.PathEscape(seg))
+		}
 		before, err := ts.Palace.Counts(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("POST", "/api/wings/"+url.PathEscape(wing)+"/rooms/"+url.PathEscape(room)+"/drawers", bytes.NewReader(body))
+		req := httptest.NewRequest(rt.method, path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		h.ServeHTTP(rec, req)
-		if rec.Code == 200 || rec.Code == 201 {
+		if rec.Code/100 == 2 {
 			return
 		}
 		var e struct{ Error, Code, Help string }
 		if rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
-			t.Fatalf("%q in %q/%q: %d %s", body, wing, room, rec.Code, rec.Body)
+			t.Fatalf("%s %s %q: %d %s", rt.method, path, body, rec.Code, rec.Body)
 		}
 		after, err := ts.Palace.Counts(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if after != before {
-			t.Fatalf("%q in %q/%q refused (%s) but changed the palace: %+v -> %+v", body, wing, room, e.Code, before, after)
+			t.Fatalf("%s %s %q refused (%s) but changed the palace: %+v -> %+v", rt.method, path, body, e.Code, before, after)
 		}
 	})
 }
