@@ -232,3 +232,35 @@ func FuzzJobBody(f *testing.F) {
 		}
 	})
 }
+
+// Whatever query string a client sends to a read route is answered 200, or
+// 4xx with {error, code, help}; never a 5xx.
+func FuzzReadQueries(f *testing.F) {
+	ts := newTestServer(f, false, "")
+	h := ts.Handler()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":"The deploy moved to Thursday."}`)))
+	if rec.Code != 201 {
+		f.Fatalf("seed drawer: %d %s", rec.Code, rec.Body)
+	}
+	paths := []string{"/api/search", "/api/recall", "/api/jobs", "/api/wake-up", "/api/diary", "/api/wings/w/rooms/r/drawers", "/api/wings", "/api/status"}
+	for i, q := range []string{"q=deploy&limit=3&wing=w&room=r&tags=a,b&as_of=2026-01-01", "q=x&from=2026-01-01&until=2025-01-01&ranking=hybrid", "status=queued&kind=audit&limit=2",
+		"agent_identity=a&wing=w&max_items=3&max_bytes=100", "agent_identity=a&wing=w&limit=0", "limit=5&current=false&before=x", "", ""} {
+		f.Add(uint8(i), q)
+		f.Add(uint8(i), q+"&limit=-1&include_historical=maybe")
+	}
+	f.Fuzz(func(t *testing.T, route uint8, query string) {
+		path := paths[int(route)%len(paths)]
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", path, nil)
+		req.URL.RawQuery = query
+		h.ServeHTTP(rec, req)
+		if rec.Code == 200 {
+			return
+		}
+		var e struct{ Error, Code, Help string }
+		if rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
+			t.Fatalf("GET %s?%s: %d %s", path, query, rec.Code, rec.Body)
+		}
+	})
+}
