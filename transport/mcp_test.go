@@ -264,3 +264,49 @@ func FuzzReadQueries(f *testing.F) {
 		}
 	})
 }
+
+// Whatever arguments an MCP client sends to any tool, the answer is a tool
+// result: its text is JSON, and an error result's text is {error, code,
+// help}; the call itself never fails.
+func FuzzMCPTools(f *testing.F) {
+	ts := newTestServer(f, false, "")
+	ctx := context.Background()
+	cl := mcp.NewClient(&mcp.Implementation{Name: "fuzz", Version: "1"}, nil)
+	sess, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.http.URL + "/mcp"}, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { sess.Close() })
+	list, err := sess.ListTools(ctx, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	names := make([]string, len(list.Tools))
+	for i, tl := range list.Tools {
+		names[i] = tl.Name
+	}
+	for i := range names {
+		for _, args := range []string{`{}`, `{"query":"deploy","limit":2}`, `{"mode":"read_only"}`, `{"id":"x"}`, `{"drawer_id":"01a201c5-9e66-74c4-844c-2615a39b7134"}`,
+			`{"agent_identity":"a","wing":"w","content":"c"}`, `{"payload":"{\"items\":[]}"}`, `{"path":"/tmp"}`, `{"dry_run":false}`, `{"status":"queued"}`} {
+			f.Add(uint8(i), []byte(args))
+		}
+	}
+	f.Fuzz(func(t *testing.T, tool uint8, args []byte) {
+		if !json.Valid(args) {
+			return // the client cannot send it
+		}
+		name := names[int(tool)%len(names)]
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+		if err != nil {
+			t.Fatalf("%s %s: the call failed: %v", name, args, err)
+		}
+		if len(res.Content) != 1 {
+			t.Fatalf("%s %s: %d content items", name, args, len(res.Content))
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		var e struct{ Error, Code, Help string }
+		if !json.Valid([]byte(text)) || (res.IsError && (json.Unmarshal([]byte(text), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "")) {
+			t.Fatalf("%s %s: %v %s", name, args, res.IsError, text)
+		}
+	})
+}
