@@ -47,6 +47,7 @@ fuzz: ## run each fuzz target for a while (FUZZTIME, default 30s)
 	$(GO) test -run '^$$' -fuzz FuzzJobBody -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzReadQueries -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzMCPTools -fuzztime $${FUZZTIME:-30s} ./transport
+	$(GO) test -run '^$$' -fuzz FuzzPathSegments -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzBagBound -fuzztime $${FUZZTIME:-30s} ./store/dedup
 
 clean: ## remove build output

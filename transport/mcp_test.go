@@ -310,3 +310,38 @@ func FuzzMCPTools(f *testing.F) {
 		}
 	})
 }
+
+// Whatever names or ids a client puts in a route's path, the answer is 2xx
+// or a 4xx with {error, code, help}; never a 5xx.
+func FuzzPathSegments(f *testing.F) {
+	ts := newTestServer(f, false, "")
+	h := ts.Handler()
+	routes := []struct{ method, path string }{
+		{"GET", "/api/wings/%s"}, {"GET", "/api/wings/w/rooms/%s"}, {"GET", "/api/wings/w/rooms/r/drawers/%s"}, {"GET", "/api/drawers/%s/history"},
+		{"GET", "/api/drawers/%s/duplicates"}, {"GET", "/api/jobs/%s"}, {"POST", "/api/jobs/%s/pause"}, {"POST", "/api/jobs/%s/resume"},
+		{"POST", "/api/jobs/%s/cancel"}, {"POST", "/api/jobs/%s/retry"}, {"POST", "/api/jobs/%s/force-cancel"},
+		{"DELETE", "/api/drawers/x/duplicates/%s"}, {"DELETE", "/api/wings/w/rooms/r/drawers/%s"}, {"DELETE", "/api/wings/w/rooms/%s"}, {"DELETE", "/api/wings/%s"},
+	}
+	for i := range routes {
+		for _, seg := range []string{"w", "r", "a/b/c", "01a201c5-9e66-74c4-844c-2615a39b7134", "..", "%", " x ", "\x00"} {
+			f.Add(uint8(i), seg)
+		}
+	}
+	f.Fuzz(func(t *testing.T, route uint8, seg string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":"A drawer to find or delete.","name":"d"}`)))
+		rt := routes[int(route)%len(routes)]
+		req := httptest.NewRequest(rt.method, "/", nil)
+		req.URL.RawPath = fmt.Sprintf(rt.path, url.PathEscape(seg))
+		req.URL.Path, _ = url.PathUnescape(req.URL.RawPath)
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code/100 == 2 {
+			return
+		}
+		var e struct{ Error, Code, Help string }
+		if rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
+			t.Fatalf("%s %s: %d %s", rt.method, req.URL.RawPath, rec.Code, rec.Body)
+		}
+	})
+}
