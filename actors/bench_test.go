@@ -2,10 +2,13 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/storetest"
@@ -55,4 +58,44 @@ func BenchmarkClaimLatency(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50-claim")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99-claim")
+}
+
+// BenchmarkJobScansWithHistory: the scans that look for active jobs (the
+// reaper's, in the writer, every heartbeat; the delete guard's; the
+// automatic embed job's) in a palace with 20,000 finished jobs, as a year
+// of automatic embed jobs leaves.
+func BenchmarkJobScansWithHistory(b *testing.B) {
+	j := newJobs(b, testCfg)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	for batch := range 20 {
+		_, err := j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+			for i := range 1000 {
+				at := now.Add(time.Duration(batch*1000+i) * time.Millisecond)
+				job := &store.Job{ID: uuid.Must(uuid.NewV7()).String(), Kind: store.JobEmbed, Status: store.JobCompleted, RequestedBy: store.ByUnknown,
+					CreatedAt: at, UpdatedAt: at, StartedAt: &at, FinishedAt: &at, Result: json.RawMessage(`{"profile":"p","missing":1,"embedded":1}`)}
+				if err := tx.PutJob(job, nil); err != nil {
+					return nil, err
+				}
+			}
+			return nil, nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("reap", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := j.recover(ctx, func(*store.Job) bool { return false }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("busy", func(b *testing.B) {
+		for b.Loop() {
+			if err := j.Busy(ctx, "w", ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

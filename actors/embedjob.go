@@ -136,13 +136,6 @@ func embedHandler(ctx context.Context, r *Run) (any, error) {
 // queued.
 const embedBackoff = 5 * time.Minute
 
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
 // EnsureEmbed queues an embed job for the default profile unless one is
 // already queued, running or paused (writes, drawer-writing jobs and the
 // start call it).
@@ -161,22 +154,23 @@ func (j *Jobs) EnsureEmbed(ctx context.Context) {
 		return
 	}
 	pending := false
-	var lastFailed, lastDone time.Time
+	var last *store.Job // the newest embed job that failed or completed
 	_ = j.DB.View(ctx, func(r store.Reader) error {
-		return r.Jobs(func(job *store.Job) bool {
-			if job.Kind != store.JobEmbed {
-				return true
-			}
-			pending = job.Status == store.JobQueued || job.Status == store.JobRunning || job.Status == store.JobPaused
-			if job.FinishedAt != nil {
-				switch job.Status {
-				case store.JobFailed:
-					lastFailed = later(lastFailed, *job.FinishedAt)
-				case store.JobCompleted:
-					lastDone = later(lastDone, *job.FinishedAt)
-				}
-			}
+		err := r.ActiveJobs(func(job *store.Job) bool {
+			pending = job.Kind == store.JobEmbed
 			return !pending
+		})
+		if err != nil || pending {
+			return err
+		}
+		// Newest first, and an embed job is queued only when none is
+		// pending: the first one found ended last.
+		return r.Jobs(func(job *store.Job) bool {
+			if job.Kind == store.JobEmbed && job.FinishedAt != nil && (job.Status == store.JobFailed || job.Status == store.JobCompleted) {
+				last = job
+				return false
+			}
+			return true
 		})
 	})
 	if pending {
@@ -185,8 +179,8 @@ func (j *Jobs) EnsureEmbed(ctx context.Context) {
 	// A provider that is down fails every embed job: wait before the next
 	// automatic one rather than fill the job list with failures (a retry
 	// or a new submission is never held back).
-	if lastFailed.After(lastDone) && time.Since(lastFailed) < embedBackoff {
-		j.Log.Debug("embed job not queued: the last one failed", "failed_at", lastFailed)
+	if last != nil && last.Status == store.JobFailed && time.Since(*last.FinishedAt) < embedBackoff {
+		j.Log.Debug("embed job not queued: the last one failed", "failed_at", *last.FinishedAt)
 		return
 	}
 	if _, err := j.Submit(ctx, Submission{Type: store.JobEmbed}, store.ByUnknown); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -224,9 +225,27 @@ func (j *Jobs) List(ctx context.Context, status, kind string, limit int) ([]stor
 		}
 	}
 	out := []store.Job{}
+	match := func(job *store.Job) bool {
+		return (status == "" || job.Status == status) && (kind == "" || job.Kind == kind)
+	}
 	err := j.DB.View(ctx, func(r store.Reader) error {
+		if status == store.JobQueued || status == store.JobRunning || status == store.JobPaused {
+			// The few active jobs, not every job ever run: oldest first,
+			// so turned around.
+			err := r.ActiveJobs(func(job *store.Job) bool {
+				if match(job) {
+					out = append(out, *job)
+				}
+				return true
+			})
+			slices.Reverse(out)
+			if limit > 0 && len(out) > limit {
+				out = out[:limit]
+			}
+			return err
+		}
 		return r.Jobs(func(job *store.Job) bool {
-			if (status == "" || job.Status == status) && (kind == "" || job.Kind == kind) {
+			if match(job) {
 				out = append(out, *job)
 			}
 			return limit == 0 || len(out) < limit
@@ -374,7 +393,7 @@ func (j *Jobs) ForceCancel(ctx context.Context, id string) (*ForceCancelResult, 
 func (j *Jobs) Busy(ctx context.Context, wingID, roomID string) error {
 	var blocker *store.Job
 	err := j.DB.View(ctx, func(r store.Reader) error {
-		return r.Jobs(func(job *store.Job) bool {
+		return r.ActiveJobs(func(job *store.Job) bool {
 			if job.Status != store.JobQueued && job.Status != store.JobRunning && job.Status != store.JobPaused {
 				return true
 			}

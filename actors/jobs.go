@@ -115,7 +115,7 @@ func (j *Jobs) Start(ctx context.Context) error {
 func (j *Jobs) recover(ctx context.Context, match func(*store.Job) bool) (int, error) {
 	v, err := j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
 		var running []*store.Job
-		if err := tx.Jobs(func(job *store.Job) bool {
+		if err := tx.ActiveJobs(func(job *store.Job) bool {
 			if job.Status == store.JobRunning && match(job) {
 				running = append(running, job)
 			}

@@ -90,6 +90,9 @@ type Reader interface {
 	// QueuedJobs visits queued jobs in claim order (highest priority, then
 	// oldest) until fn returns false.
 	QueuedJobs(fn func(*Job) bool) error
+	// ActiveJobs visits queued, running and paused jobs, oldest first,
+	// until fn returns false.
+	ActiveJobs(fn func(*Job) bool) error
 	// AuthState is the generated token's digest; nil when none is stored.
 	AuthState() (*AuthState, error)
 }

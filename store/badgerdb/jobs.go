@@ -20,7 +20,11 @@ const (
 	pJob      = "j/"
 	pJobTime  = "jt/"
 	pJobQueue = "jq/"
-	pJobFact  = "jf/"
+	// pJobActive holds one key per queued, running or paused job, so that
+	// the scans for those (the reaper's, in the writer, every heartbeat)
+	// do not read every job ever run.
+	pJobActive = "ja/"
+	pJobFact   = "jf/"
 )
 
 // storedJob keeps the priority as its number.
@@ -36,6 +40,8 @@ func nanos(t time.Time) string {
 }
 
 func jobTimeKey(j *store.Job) []byte { return k(pJobTime, nanos(j.CreatedAt), "/", j.ID) }
+
+func jobActiveKey(j *store.Job) []byte { return k(pJobActive, nanos(j.CreatedAt), "/", j.ID) }
 
 func jobQueueKey(j *store.Job) []byte {
 	return k(pJobQueue, string([]byte{byte(255 - min(max(int(j.Priority), 0), 255))}), nanos(j.CreatedAt), "/", j.ID)
@@ -67,6 +73,17 @@ func (t *tx) PutJob(j, prev *store.Job) error {
 			}
 		}
 	}
+	if active := !j.Finished(); prev == nil || active != !prev.Finished() {
+		if active {
+			if err := t.set(jobActiveKey(j), nil); err != nil {
+				return err
+			}
+		} else if prev != nil {
+			if err := t.del(jobActiveKey(prev)); err != nil {
+				return err
+			}
+		}
+	}
 	if prev != nil && prev.Status == store.JobQueued && (j.Status != store.JobQueued || prev.Priority != j.Priority) {
 		if err := t.del(jobQueueKey(prev)); err != nil {
 			return err
@@ -91,6 +108,12 @@ func (t *tx) Jobs(fn func(*store.Job) bool) error {
 // oldest.
 func (t *tx) QueuedJobs(fn func(*store.Job) bool) error {
 	return t.jobsUnder(k(pJobQueue), false, fn)
+}
+
+// ActiveJobs visits queued, running and paused jobs, oldest first, until
+// fn returns false.
+func (t *tx) ActiveJobs(fn func(*store.Job) bool) error {
+	return t.jobsUnder(k(pJobActive), false, fn)
 }
 
 func (t *tx) jobsUnder(prefix []byte, reverse bool, fn func(*store.Job) bool) error {

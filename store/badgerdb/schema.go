@@ -13,7 +13,7 @@ import (
 // Schema is the declarative layout of the key space. Its content hash is
 // tracked by the migration runner: changing it is a schema change, applied
 // by SyncSchema.
-const Schema = `badger key space v5
+const Schema = `badger key space v6
 w/<wing> wn/<name> r/<room> rn/<wing>/<name> rw/<wing>/<room>
 d/<drawer> dn/<room>/<name> dt/<room>/<created>/<drawer>
 xh/<scope>/<hash> xf/<scope>/<fingerprint> (posting lists of id+length) xs/<scope>/<drawer> (near-index record) dd/<drawer> ds/<drawer> (MinHash minimums, normalised text)
@@ -21,16 +21,36 @@ l/<link> ld/<drawer>/<link>
 log/<seq>
 meta/<key>
 auth_state (the generated token's digest)
+j/<job> ji/<job> (input) jt/<created>/<job> jq/<priority>/<created>/<job> (queued) ja/<created>/<job> (queued, running or paused) jf/<job>/<index>
 `
 
 // SyncSchema brings the key space to Schema. It is idempotent.
 //
 // v4 -> v5: the MinHash band posting lists (xb/) give way to one near-index
 // record per drawer (xs/), derived from the drawer's normalised text.
+// v5 -> v6: the active-job keys (ja/), derived from the jobs.
 func (db *DB) SyncSchema(ctx context.Context) error {
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
 	err := db.bdb.View(func(txn *badger.Txn) error {
+		jobs := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(pJob), PrefetchValues: true})
+		defer jobs.Close()
+		for jobs.Rewind(); jobs.Valid(); jobs.Next() {
+			var j storedJob
+			if err := jobs.Item().Value(func(b []byte) error { return decode(b, &j) }); err != nil || j.ID == "" {
+				continue
+			}
+			key := jobActiveKey(&j.Job)
+			var err error
+			if j.Job.Finished() {
+				err = wb.Delete(key)
+			} else {
+				err = wb.Set(key, nil)
+			}
+			if err != nil {
+				return err
+			}
+		}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(pBand)})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
