@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -18,6 +19,17 @@ type Palace struct {
 	Sys    *System
 	Dedup  store.Dedup
 	Locked func(ctx context.Context, wingID, roomID string) error // palace::busy guard; nil: never busy
+
+	// counted caches Counts for the change-log sequence it was read at:
+	// every change to a count is logged, and counting reads every drawer
+	// key (28 ms at 100,000 drawers) for each status a dashboard polls.
+	countsMu sync.Mutex
+	counted  *countsAt
+}
+
+type countsAt struct {
+	seq uint64
+	c   store.Counts
 }
 
 // DiaryRoom is the room of a wing that holds diary entries.
@@ -468,8 +480,19 @@ func (p *Palace) DiaryRead(ctx context.Context, agent, wingRef string, limit int
 func (p *Palace) Counts(ctx context.Context) (store.Counts, error) {
 	var c store.Counts
 	err := p.view(ctx, func(r store.Reader) error {
-		var err error
-		c, err = r.Counts()
+		seq, err := r.LastSeq()
+		if err != nil {
+			return err
+		}
+		p.countsMu.Lock()
+		defer p.countsMu.Unlock()
+		if p.counted != nil && p.counted.seq == seq {
+			c = p.counted.c
+			return nil
+		}
+		if c, err = r.Counts(); err == nil {
+			p.counted = &countsAt{seq: seq, c: c}
+		}
 		return err
 	})
 	return c, err
