@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 )
@@ -39,17 +40,24 @@ func (x *Index) Save(path string, seq uint64, identity string) error {
 	str(identity)
 	h := x.graph
 	put(seq, uint32(x.dim), uint32(h.m), uint32(h.efConstruction), uint32(len(x.ids)), h.entry, uint32(h.top))
+	// Vectors and link lists go through one reused buffer: binary.Write
+	// allocates one per slice, which made every save (every save_secs,
+	// and at each stop) leave the size of all vectors as garbage.
+	var buf []byte
 	for s, id := range x.ids {
 		str(id)
 		dead := uint8(0)
 		if x.dead[s] {
 			dead = 1
 		}
-		put(dead, x.vec(int32(s)))
-		put(uint8(len(h.links[s])))
+		w.WriteByte(dead)
+		buf = appendFloats(buf[:0], x.vec(int32(s)))
+		w.Write(buf)
+		w.WriteByte(uint8(len(h.links[s])))
 		for _, l := range h.links[s] {
-			put(uint32(len(l)))
-			put(l)
+			buf = binary.LittleEndian.AppendUint32(buf[:0], uint32(len(l)))
+			buf = appendInt32s(buf, l)
+			w.Write(buf)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -115,15 +123,33 @@ func Load(path, identity string) (*Index, uint64, error) {
 	x.graph = newHNSW(x, int(m), int(efc))
 	x.graph.entry, x.graph.top = entry, int(top)
 	x.ids = make([]string, 0, n)
-	x.vecs = make([]float32, 0, int(n)*int(dim))
+	// Blocks of exactly the size they will hold, so that loading leaves no
+	// spare capacity (the last block grows when the next vector arrives).
+	for left := int(n); left > 0; left -= vecBlock {
+		x.vecs = append(x.vecs, make([]float32, 0, min(left, vecBlock)*int(dim)))
+	}
 	x.dead = make([]bool, 0, n)
 	x.graph.links = make([][][]int32, 0, n)
-	vec := make([]float32, dim)
+	// Vectors and link lists are read through one reused buffer straight
+	// into the index (binary.Read allocates a buffer per slice: a second
+	// copy of every vector as garbage, which the collector let the heap
+	// grow by).
+	buf := make([]byte, 4*dim)
+	readN := func(n int) []byte {
+		if cap(buf) < n {
+			buf = make([]byte, n)
+		}
+		if err2 == nil {
+			_, err2 = io.ReadFull(r, buf[:n])
+		}
+		return buf[:n]
+	}
 	for s := uint32(0); s < n && err2 == nil; s++ {
 		id := str()
 		var dead, levels uint8
-		get(&dead, vec)
-		x.vecs = append(x.vecs, vec...)
+		get(&dead)
+		b := &x.vecs[int(s)/vecBlock]
+		*b = appendFloatsFrom(*b, readN(4*int(dim)))
 		get(&levels)
 		links := make([][]int32, levels)
 		for l := range links {
@@ -133,8 +159,7 @@ func Load(path, identity string) (*Index, uint64, error) {
 				err2 = errors.Join(err2, errors.New("bad link count"))
 				break
 			}
-			links[l] = make([]int32, c)
-			get(links[l])
+			links[l] = int32sFrom(make([]int32, c), readN(4*int(c)))
 		}
 		x.ids = append(x.ids, id)
 		x.dead = append(x.dead, dead == 1)
@@ -161,4 +186,34 @@ func Load(path, identity string) (*Index, uint64, error) {
 		return nil, 0, errors.New("damaged vector index: bad entry point")
 	}
 	return x, seq, nil
+}
+
+func appendFloats(b []byte, v []float32) []byte {
+	for _, f := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	return b
+}
+
+func appendInt32s(b []byte, v []int32) []byte {
+	for _, i := range v {
+		b = binary.LittleEndian.AppendUint32(b, uint32(i))
+	}
+	return b
+}
+
+// appendFloatsFrom appends the little-endian float32s of b to v.
+func appendFloatsFrom(v []float32, b []byte) []float32 {
+	for i := 0; i+4 <= len(b); i += 4 {
+		v = append(v, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
+	}
+	return v
+}
+
+// int32sFrom fills v with the little-endian int32s of b.
+func int32sFrom(v []int32, b []byte) []int32 {
+	for i := range v {
+		v[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
 }

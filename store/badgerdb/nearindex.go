@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"sync"
 
+	"github.com/dgraph-io/badger/v4"
+
 	"github.com/google/uuid"
 
 	"github.com/loci-dev/loci/store"
@@ -96,11 +98,13 @@ func encodeNear(e nearEntry) []byte {
 	return raw
 }
 
-func decodeNear(id []byte, raw []byte) (nearEntry, bool) {
+// decodeNear decodes a record into bands (dedup.Bands long, reused by
+// the caller: add keeps none of it); the entry's mins and bag alias raw.
+func decodeNear(id []byte, raw []byte, bands []uint64) (nearEntry, bool) {
 	if len(raw) != nearRecordSize || len(id) != 16 {
 		return nearEntry{}, false
 	}
-	e := nearEntry{n: binary.BigEndian.Uint32(raw), bands: make([]uint64, dedup.Bands), mins: raw[4+8*dedup.Bands : nearRecordSize-dedup.BagSize], bag: raw[nearRecordSize-dedup.BagSize:]}
+	e := nearEntry{n: binary.BigEndian.Uint32(raw), bands: bands, mins: raw[4+8*dedup.Bands : nearRecordSize-dedup.BagSize], bag: raw[nearRecordSize-dedup.BagSize:]}
 	copy(e.id[:], id)
 	for i := range e.bands {
 		e.bands[i] = binary.BigEndian.Uint64(raw[4+8*i:])
@@ -250,20 +254,23 @@ func (t *tx) nearScope(scope string, load bool) (*scopeIndex, error) {
 	n := 0 // counted from the keys alone, to size the scope once
 	scan(t.snap, nil, prefix, false, func([]byte, valueFn) bool { n++; return true })
 	s = scopeIndexFor(n)
-	var ierr error
-	scan(t.snap, nil, prefix, false, func(key []byte, val valueFn) bool {
-		raw, err := val()
+	// Each record is decoded in place (add copies what it keeps), one
+	// bands slice reused: copying every value left about 70 MB of garbage
+	// per 100,000 drawers, which the collector let the heap grow by.
+	bands := make([]uint64, dedup.Bands)
+	it := t.snap.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		item := it.Item()
+		err := item.Value(func(raw []byte) error {
+			if e, ok := decodeNear(item.Key()[len(prefix):], raw, bands); ok {
+				s.add(e)
+			}
+			return nil
+		})
 		if err != nil {
-			ierr = err
-			return false
+			return nil, err
 		}
-		if e, ok := decodeNear(key[len(prefix):], raw); ok {
-			s.add(e)
-		}
-		return true
-	})
-	if ierr != nil {
-		return nil, ierr
 	}
 	ix.mu.Lock()
 	ix.scopes[scope] = s
