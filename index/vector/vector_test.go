@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/loci-dev/loci/index/embed"
@@ -232,5 +234,61 @@ func TestSaveLoad(t *testing.T) {
 	os.WriteFile(path, raw[:len(raw)/2], 0o600)
 	if _, _, err := Load(path, "hash/64/text-v1"); err == nil {
 		t.Fatal("a truncated file was loaded")
+	}
+}
+
+// Vectors are kept in blocks of vecBlock: every slot reads back its own
+// vector across block boundaries, after a save and load, after new adds to
+// a loaded index and after a compaction.
+func TestVectorBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	n := 2*vecBlock + 10
+	vecs := make([][]float32, n)
+	x := New(4)
+	for i := range vecs {
+		vecs[i] = []float32{float32(i + 1), float32(r.IntN(7) + 1), 1, float32(i%3 + 1)}
+		if err := x.Add(fmt.Sprintf("v%06d", i), vecs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, x *Index) {
+		t.Helper()
+		for i, v := range vecs {
+			id := fmt.Sprintf("v%06d", i)
+			s, ok := x.slot[id]
+			if !ok {
+				continue // deleted below
+			}
+			want, _ := normalise(v)
+			if !slices.Equal(x.vec(s), want) {
+				t.Fatalf("%s: %s reads %v, want %v", what, id, x.vec(s), want)
+			}
+		}
+	}
+	check("added", x)
+	path := filepath.Join(t.TempDir(), "v.vec")
+	if err := x.Save(path, 1, "id"); err != nil {
+		t.Fatal(err)
+	}
+	y, _, err := Load(path, "id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("loaded", y)
+	for i := range 3 {
+		v := []float32{1, 2, 3, float32(i + 1)}
+		vecs = append(vecs, v)
+		if err := y.Add(fmt.Sprintf("v%06d", len(vecs)-1), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("added after loading", y)
+	for i := 0; i < len(vecs); i += 3 {
+		y.Delete(fmt.Sprintf("v%06d", i))
+	}
+	y.Compact()
+	check("compacted", y)
+	if y.Len() != len(vecs)-(len(vecs)+2)/3 {
+		t.Fatalf("len %d after compaction", y.Len())
 	}
 }
