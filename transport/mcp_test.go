@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"reflect"
@@ -113,7 +115,7 @@ func FuzzSearchBody(f *testing.F) {
 	h := ts.Handler()
 	for _, c := range []string{"The deploy moved to Thursday.", "Lunch is at noon."} {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":`+strconv.Quote(c)+`}`)))
+		h.ServeHTTP(rec, localRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":`+strconv.Quote(c)+`}`)))
 		if rec.Code != 201 {
 			f.Fatalf("seed drawer: %d %s", rec.Code, rec.Body)
 		}
@@ -125,7 +127,7 @@ func FuzzSearchBody(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("POST", "/api/search", bytes.NewReader(body))
+		req := localRequest("POST", "/api/search", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		h.ServeHTTP(rec, req)
 		if rec.Code == 200 {
@@ -145,7 +147,7 @@ func FuzzWriteBodies(f *testing.F) {
 	ts := newTestServer(f, false, "")
 	h := ts.Handler()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":"The deploy moved to Thursday."}`)))
+	h.ServeHTTP(rec, localRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":"The deploy moved to Thursday."}`)))
 	var seed struct{ Drawer struct{ ID string } }
 	if rec.Code != 201 || json.Unmarshal(rec.Body.Bytes(), &seed) != nil {
 		f.Fatalf("seed drawer: %d %s", rec.Code, rec.Body)
@@ -175,7 +177,7 @@ func FuzzWriteBodies(f *testing.F) {
 			t.Fatal(err)
 		}
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(rt.method, path, bytes.NewReader(body))
+		req := localRequest(rt.method, path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		h.ServeHTTP(rec, req)
 		if rec.Code/100 == 2 {
@@ -217,7 +219,7 @@ func FuzzJobBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		before := jobs(t)
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("POST", "/api/jobs", bytes.NewReader(body))
+		req := localRequest("POST", "/api/jobs", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		h.ServeHTTP(rec, req)
 		if rec.Code == 202 {
@@ -239,7 +241,7 @@ func FuzzReadQueries(f *testing.F) {
 	ts := newTestServer(f, false, "")
 	h := ts.Handler()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":"The deploy moved to Thursday."}`)))
+	h.ServeHTTP(rec, localRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":"The deploy moved to Thursday."}`)))
 	if rec.Code != 201 {
 		f.Fatalf("seed drawer: %d %s", rec.Code, rec.Body)
 	}
@@ -252,7 +254,7 @@ func FuzzReadQueries(f *testing.F) {
 	f.Fuzz(func(t *testing.T, route uint8, query string) {
 		path := paths[int(route)%len(paths)]
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("GET", path, nil)
+		req := localRequest("GET", path, nil)
 		req.URL.RawQuery = query
 		h.ServeHTTP(rec, req)
 		if rec.Code == 200 {
@@ -329,9 +331,9 @@ func FuzzPathSegments(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, route uint8, seg string) {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":"A drawer to find or delete.","name":"d"}`)))
+		h.ServeHTTP(rec, localRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":"A drawer to find or delete.","name":"d"}`)))
 		rt := routes[int(route)%len(routes)]
-		req := httptest.NewRequest(rt.method, "/", nil)
+		req := localRequest(rt.method, "/", nil)
 		req.URL.RawPath = fmt.Sprintf(rt.path, url.PathEscape(seg))
 		req.URL.Path, _ = url.PathUnescape(req.URL.RawPath)
 		rec = httptest.NewRecorder()
@@ -344,4 +346,12 @@ func FuzzPathSegments(f *testing.F) {
 			t.Fatalf("%s %s: %d %s", rt.method, req.URL.RawPath, rec.Code, rec.Body)
 		}
 	})
+}
+
+// localRequest is an httptest request addressed to localhost (httptest's
+// default Host, example.com, is refused on a loopback daemon).
+func localRequest(method, target string, body io.Reader) *http.Request {
+	r := httptest.NewRequest(method, target, body)
+	r.Host = "localhost"
+	return r
 }

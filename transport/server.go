@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -41,7 +42,7 @@ type Server struct {
 // Handler builds the router.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.auth, s.mode)
+	r.Use(s.recoverer, s.hostGuard, s.auth, s.mode)
 	r.NotFound(s.h(func(w http.ResponseWriter, r *http.Request) error {
 		return fault.Newf(fault.InputInvalid, "see the REST routes in the README", "no route %s %s", r.Method, r.URL.Path)
 	}))
@@ -135,6 +136,27 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 				renderError(s.Log, w, r, fault.New(fault.ServerFailed, "internal error", "see the daemon log; report it if it repeats"))
 			}
 		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostGuard refuses, while the daemon listens on loopback only, a request
+// whose Host names another machine: a web page from elsewhere can point its
+// own name at 127.0.0.1 (DNS rebinding) and, through the visitor's browser,
+// read and write memories of a daemon without authentication. A daemon
+// bound beyond loopback serves any name (authentication is expected
+// there); /mcp checks its Host itself in every case (the spec's rule).
+func (s *Server) hostGuard(next http.Handler) http.Handler {
+	bind := s.Config.Server.Bind
+	ip := net.ParseIP(bind)
+	loopback := bind == "localhost" || (ip != nil && ip.IsLoopback())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if loopback && !localHost(r.Host) {
+			renderError(s.Log, w, r, fault.Newf(fault.InputInvalid,
+				"reach loci as localhost, 127.0.0.1 or [::1]; to serve other names, bind it beyond loopback with authentication on",
+				"Host %q is refused while loci listens on loopback only (DNS rebinding protection)", r.Host))
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }

@@ -377,3 +377,34 @@ func TestMCPSessionModeForgotten(t *testing.T) {
 		}
 	}
 }
+
+// On a loopback daemon a request naming another Host is refused on every
+// route (DNS rebinding); bound beyond loopback, any name is served.
+func TestHostGuard(t *testing.T) {
+	ts := newTestServer(t, false, "")
+	do := func(h http.Handler, host, path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", path, nil)
+		req.Host = host
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	h := ts.Handler()
+	for _, host := range []string{"localhost:8420", "127.0.0.1:8420", "[::1]:8420", "localhost"} {
+		if rec := do(h, host, "/api/wings"); rec.Code != 200 {
+			t.Errorf("Host %s: %d %s", host, rec.Code, rec.Body)
+		}
+	}
+	for _, host := range []string{"evil.example:8420", "evil.example", "127.0.0.2:8420", "localhost.evil.example"} {
+		for _, path := range []string{"/api/wings", "/api/health", "/api/nope"} {
+			rec := do(h, host, path)
+			if rec.Code != 400 || !strings.Contains(rec.Body.String(), "loci::input::invalid") || !strings.Contains(rec.Body.String(), "DNS rebinding") {
+				t.Errorf("Host %s %s: %d %s", host, path, rec.Code, rec.Body)
+			}
+		}
+	}
+	ts.Config.Server.Bind = "0.0.0.0"
+	if rec := do(ts.Handler(), "evil.example:8420", "/api/wings"); rec.Code != 200 {
+		t.Errorf("bound beyond loopback: %d %s", rec.Code, rec.Body)
+	}
+}
