@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -140,12 +141,14 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// hostGuard refuses, while the daemon listens on loopback only, a request
-// whose Host names another machine: a web page from elsewhere can point its
-// own name at 127.0.0.1 (DNS rebinding) and, through the visitor's browser,
-// read and write memories of a daemon without authentication. A daemon
-// bound beyond loopback serves any name (authentication is expected
-// there); /mcp checks its Host itself in every case (the spec's rule).
+// hostGuard refuses requests a browser makes on behalf of another site.
+// While the daemon listens on loopback only, a Host naming another machine
+// is refused: a web page can point its own name at 127.0.0.1 (DNS
+// rebinding) and read and write an unauthenticated daemon through the
+// visitor's browser. Bound beyond loopback, any name is served
+// (authentication is expected there); /mcp checks its Host itself in every
+// case (the spec's rule). And on every bind, a request whose Origin is not
+// the daemon's own (same Host) is refused: tools send no Origin.
 func (s *Server) hostGuard(next http.Handler) http.Handler {
 	bind := s.Config.Server.Bind
 	ip := net.ParseIP(bind)
@@ -156,6 +159,19 @@ func (s *Server) hostGuard(next http.Handler) http.Handler {
 				"reach loci as localhost, 127.0.0.1 or [::1]; to serve other names, bind it beyond loopback with authentication on",
 				"Host %q is refused while loci listens on loopback only (DNS rebinding protection)", r.Host))
 			return
+		}
+		// A browser names the page behind a request in Origin; a page of
+		// another site could otherwise make the visitor's browser write
+		// memories or stop the daemon (a plain-text POST needs no
+		// preflight). Only pages loci serves itself may call it; tools
+		// send no Origin.
+		if o := r.Header.Get("Origin"); o != "" {
+			if u, err := url.Parse(o); err != nil || u.Host != r.Host {
+				renderError(s.Log, w, r, fault.Newf(fault.InputInvalid,
+					"call loci from a program, or from a page loci serves; browsers may not call it from other sites",
+					"a request from the web page %q is refused (cross-site request protection)", o))
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -408,3 +408,35 @@ func TestHostGuard(t *testing.T) {
 		t.Errorf("bound beyond loopback: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// A request a browser sends for a page of another site (its Origin) is
+// refused, a write included; pages loci serves and tools (no Origin) pass.
+func TestOriginGuard(t *testing.T) {
+	ts := newTestServer(t, false, "")
+	h := ts.Handler()
+	do := func(origin string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":"Written from a web page."}`))
+		req.Host = "127.0.0.1:8420"
+		req.Header.Set("Content-Type", "text/plain")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	for _, o := range []string{"https://evil.example", "http://localhost:3000", "null", "http://127.0.0.1:8421"} {
+		if rec := do(o); rec.Code != 400 || !strings.Contains(rec.Body.String(), "cross-site") {
+			t.Errorf("Origin %s: %d %s", o, rec.Code, rec.Body)
+		}
+	}
+	if c, _ := ts.Palace.Counts(context.Background()); c.Drawers != 0 {
+		t.Fatalf("a refused cross-site write stored %d drawers", c.Drawers)
+	}
+	if rec := do("http://127.0.0.1:8420"); rec.Code != 201 {
+		t.Errorf("same origin: %d %s", rec.Code, rec.Body)
+	}
+	if rec := do(""); rec.Code != 200 && rec.Code != 201 {
+		t.Errorf("no Origin (a tool): %d %s", rec.Code, rec.Body)
+	}
+}
