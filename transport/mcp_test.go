@@ -133,10 +133,7 @@ func FuzzSearchBody(f *testing.F) {
 		if rec.Code == 200 {
 			return
 		}
-		var e struct{ Error, Code, Help string }
-		if rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
-			t.Fatalf("%q: %d %s", body, rec.Code, rec.Body)
-		}
+		refusal(t, rec, fmt.Sprintf("%q", body))
 	})
 }
 
@@ -183,10 +180,7 @@ func FuzzWriteBodies(f *testing.F) {
 		if rec.Code/100 == 2 {
 			return
 		}
-		var e struct{ Error, Code, Help string }
-		if rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
-			t.Fatalf("%s %s %q: %d %s", rt.method, path, body, rec.Code, rec.Body)
-		}
+		e := refusal(t, rec, fmt.Sprintf("%s %s %q", rt.method, path, body))
 		after, err := ts.Palace.Counts(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -225,10 +219,7 @@ func FuzzJobBody(f *testing.F) {
 		if rec.Code == 202 {
 			return
 		}
-		var e struct{ Error, Code, Help string }
-		if rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
-			t.Fatalf("%q: %d %s", body, rec.Code, rec.Body)
-		}
+		e := refusal(t, rec, fmt.Sprintf("%q", body))
 		if after := jobs(t); after != before {
 			t.Fatalf("%q refused (%s) but jobs went %d -> %d", body, e.Code, before, after)
 		}
@@ -260,10 +251,7 @@ func FuzzReadQueries(f *testing.F) {
 		if rec.Code == 200 {
 			return
 		}
-		var e struct{ Error, Code, Help string }
-		if rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
-			t.Fatalf("GET %s?%s: %d %s", path, query, rec.Code, rec.Body)
-		}
+		refusal(t, rec, fmt.Sprintf("GET %s?%s", path, query))
 	})
 }
 
@@ -341,10 +329,7 @@ func FuzzPathSegments(f *testing.F) {
 		if rec.Code/100 == 2 {
 			return
 		}
-		var e struct{ Error, Code, Help string }
-		if rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
-			t.Fatalf("%s %s: %d %s", rt.method, req.URL.RawPath, rec.Code, rec.Body)
-		}
+		refusal(t, rec, fmt.Sprintf("%s %s", rt.method, req.URL.RawPath))
 	})
 }
 
@@ -354,4 +339,14 @@ func localRequest(method, target string, body io.Reader) *http.Request {
 	r := httptest.NewRequest(method, target, body)
 	r.Host = "localhost"
 	return r
+}
+
+// refusal is the {error, code, help} of a refused request: a 4xx with every
+// field set, else the test fails naming what was sent.
+func refusal(t *testing.T, rec *httptest.ResponseRecorder, sent string) (e struct{ Error, Code, Help string }) {
+	t.Helper()
+	if rec.Code < 400 || rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
+		t.Fatalf("%s: %d %s", sent, rec.Code, rec.Body)
+	}
+	return e
 }
