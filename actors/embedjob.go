@@ -143,14 +143,10 @@ func (j *Jobs) EnsureEmbed(ctx context.Context) {
 	if j.Vectors == nil || j.Vectors.Default == "" || j.draining.Load() {
 		return
 	}
-	// Nothing missing: as many vectors in the profile's index as drawers.
-	stored := 0
-	_ = j.DB.View(ctx, func(r store.Reader) error {
-		c, err := r.Counts()
-		stored = c.DrawersStored
-		return err
-	})
-	if ix := j.Vectors.Index(j.Vectors.Default); ix != nil && ix.Len() >= stored {
+	// Nothing missing: as many vectors in the profile's index as drawers
+	// (the palace's counts, read again only after a change).
+	c, err := j.Palace.Counts(ctx)
+	if ix := j.Vectors.Index(j.Vectors.Default); err == nil && ix != nil && ix.Len() >= c.DrawersStored {
 		return
 	}
 	pending := false
