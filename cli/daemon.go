@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -307,6 +309,14 @@ func (a *app) statusCmd() *cobra.Command {
 				a.printf("migrations: data version %d of %d, schema %s\n", st.Migrations.DataVersion, st.Migrations.Latest, st.Migrations.SchemaHash)
 				a.printf("contents:   %d wings, %d rooms, %d current drawers (%d stored), %d similar links\n",
 					st.Counts.Wings, st.Counts.Rooms, st.Counts.Drawers, st.Counts.DrawersStored, st.Counts.Links)
+				if ix := st.Indexes; ix != nil {
+					line := "lexical " + indexState(ix.Lexical)
+					names := slices.Sorted(maps.Keys(ix.Vectors))
+					for _, name := range names {
+						line += "; vectors " + name + " " + indexState(ix.Vectors[name])
+					}
+					a.printf("indexes:    %s\n", line)
+				}
 				a.printf("mode:       %s, authentication %s\n", st.Mode, onOff(st.AuthEnabled))
 			}
 			if !st.Datastore.Healthy || st.Migrations.Pending > 0 || !st.Migrations.SchemaSync {
@@ -315,6 +325,14 @@ func (a *app) statusCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// indexState reads "100000 drawers, caught up" or "..., 12 changes behind".
+func indexState(s wire.IndexState) string {
+	if s.Behind == 0 {
+		return fmt.Sprintf("%d drawers, caught up", s.Drawers)
+	}
+	return fmt.Sprintf("%d drawers, %d changes behind", s.Drawers, s.Behind)
 }
 
 func onOff(b bool) string {

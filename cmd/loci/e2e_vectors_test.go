@@ -48,6 +48,16 @@ func TestSemanticAndHybridSearch(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// loci status says how far each index has followed.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _, _ := d.cli("", "status")
+		if strings.Contains(out, "indexes:    lexical 3 drawers, caught up; vectors test 3 drawers, caught up") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("loci status: %s", out)
+		}
+	}
 	// Scope and validity in the vector leg (the whole palace is under the
 	// exact-scan threshold only for rooms: a wing or tag scope goes through
 	// the graph with the scope as a predicate).

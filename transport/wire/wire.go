@@ -154,6 +154,18 @@ type Status struct {
 	} `json:"counts"`
 	Mode        string `json:"mode"`
 	AuthEnabled bool   `json:"auth_enabled"`
+	// Indexes is how far the derived indexes have followed the store.
+	Indexes *struct {
+		Lexical IndexState            `json:"lexical"`
+		Vectors map[string]IndexState `json:"vectors"`
+	} `json:"indexes"`
+}
+
+// IndexState is one derived index: the drawers it holds and the changes
+// it has yet to apply.
+type IndexState struct {
+	Behind  uint64 `json:"behind"`
+	Drawers uint64 `json:"drawers"`
 }
 
 // Progress is how far a job is.
