@@ -120,6 +120,10 @@ file and read memories with the commands below.`,
 		return fault.New(fault.InputInvalid, err.Error(), "see `"+c.CommandPath()+" --help`")
 	})
 	refuseUnknownCommands(root, root)
+	// A group runs only to refuse unknown words: its usage shows
+	// "<group> [command]", not a usage line of its own.
+	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "Usage:{{if .Runnable}}",
+		"Usage:{{if and .Runnable (not .HasAvailableSubCommands)}}", 1))
 	return root
 }
 

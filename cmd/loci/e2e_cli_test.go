@@ -161,7 +161,7 @@ func TestCLIUnknownCommands(t *testing.T) {
 			t.Errorf("loci %v: exit %d, stdout %q, stderr %q", c.args, code, stdout, stderr)
 		}
 	}
-	if stdout, stderr, code := runCLI(home, "", []string{"drawer"}, nil); code != 0 || !strings.Contains(stdout, "Available Commands") || stderr != "" {
+	if stdout, stderr, code := runCLI(home, "", []string{"drawer"}, nil); code != 0 || !strings.Contains(stdout, "Usage:\n  loci drawer [command]\n") || stderr != "" {
 		t.Errorf("loci drawer: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
