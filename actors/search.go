@@ -161,9 +161,13 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 	f := lexical.Filter{Tags: q.Tags, Kind: q.SourceKind}
 	out := &SearchResult{Query: q.Text, Ranking: ranking, Hits: []Hit{}}
 	// Vectors are made asynchronously (embed jobs): a search does not wait
-	// for them as it waits for the lexical index.
+	// for those, but it waits, like the lexical leg, for the follower to
+	// apply the vectors already stored.
 	if ranking != RankSemantic {
 		s.Indexer.Sync(ctx, 2*time.Second)
+	}
+	if ranking != RankLexical && s.Vectors != nil {
+		s.Vectors.Sync(ctx, 2*time.Second)
 	}
 	err = s.DB.View(ctx, func(r store.Reader) error {
 		var wingID, roomID string

@@ -73,6 +73,33 @@ func (v *Vectors) Start() {
 	go v.run()
 }
 
+// Sync waits, up to timeout, until the follower has applied every change
+// committed when it was called: a search sees the vectors stored before it
+// (a PUT of a drawer's embedding, an embed job's batch) even when the
+// follower had not caught up yet. Vectors still to be made are not waited
+// for.
+func (v *Vectors) Sync(ctx context.Context, timeout time.Duration) {
+	var target uint64
+	_ = v.DB.View(ctx, func(r store.Reader) error {
+		var err error
+		target, err = r.LastSeq()
+		return err
+	})
+	caught := func() bool {
+		v.mu.RLock()
+		defer v.mu.RUnlock()
+		return v.seq >= target
+	}
+	if caught() {
+		return
+	}
+	v.Kick()
+	deadline := time.Now().Add(timeout)
+	for !caught() && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // Kick asks for a catch-up.
 func (v *Vectors) Kick() {
 	select {
