@@ -194,16 +194,10 @@ func (ix *Indexer) signal(err error) {
 	ix.mu.Unlock()
 }
 
-// Sync waits, up to timeout, until the index has applied every change
-// committed when it was called, so that a search sees the caller's own
-// writes.
-func (ix *Indexer) Sync(ctx context.Context, timeout time.Duration) {
-	var target uint64
-	_ = ix.DB.View(ctx, func(r store.Reader) error {
-		var err error
-		target, err = r.LastSeq()
-		return err
-	})
+// Sync waits, up to timeout, until the index has applied every change up
+// to target (the change log's last sequence when the search began), so
+// that a search sees the caller's own writes.
+func (ix *Indexer) Sync(ctx context.Context, target uint64, timeout time.Duration) {
 	if ix.Lex.Seq() >= target {
 		return
 	}

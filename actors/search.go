@@ -163,11 +163,17 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 	// Vectors are made asynchronously (embed jobs): a search does not wait
 	// for those, but it waits, like the lexical leg, for the follower to
 	// apply the vectors already stored.
+	var target uint64 // the change log's end: both legs catch up to it
+	_ = s.DB.View(ctx, func(r store.Reader) error {
+		var err error
+		target, err = r.LastSeq()
+		return err
+	})
 	if ranking != RankSemantic {
-		s.Indexer.Sync(ctx, 2*time.Second)
+		s.Indexer.Sync(ctx, target, 2*time.Second)
 	}
 	if ranking != RankLexical && s.Vectors != nil {
-		s.Vectors.Sync(ctx, 2*time.Second)
+		s.Vectors.Sync(ctx, target, 2*time.Second)
 	}
 	err = s.DB.View(ctx, func(r store.Reader) error {
 		var wingID, roomID string

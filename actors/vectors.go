@@ -74,17 +74,11 @@ func (v *Vectors) Start() {
 }
 
 // Sync waits, up to timeout, until the follower has applied every change
-// committed when it was called: a search sees the vectors stored before it
+// up to target, as Indexer.Sync: a search sees the vectors stored before it
 // (a PUT of a drawer's embedding, an embed job's batch) even when the
 // follower had not caught up yet. Vectors still to be made are not waited
 // for.
-func (v *Vectors) Sync(ctx context.Context, timeout time.Duration) {
-	var target uint64
-	_ = v.DB.View(ctx, func(r store.Reader) error {
-		var err error
-		target, err = r.LastSeq()
-		return err
-	})
+func (v *Vectors) Sync(ctx context.Context, target uint64, timeout time.Duration) {
 	caught := func() bool {
 		v.mu.RLock()
 		defer v.mu.RUnlock()
