@@ -94,7 +94,13 @@ func decodeArgs(raw json.RawMessage, schema *jsonschema.Schema, v any) error {
 	if err := json.Unmarshal(raw, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return fault.Invalid(te.Field, "must be a JSON "+te.Type.Kind().String()+", not "+te.Value)
+			// encoding/json names a field of an embedded struct after the
+			// struct ("recallArgs.limit"): the argument is what follows.
+			field := te.Field
+			for head, rest, ok := strings.Cut(field, "."); ok && schema.Properties[head] == nil; head, rest, ok = strings.Cut(field, ".") {
+				field = rest
+			}
+			return fault.Invalid(field, fmt.Sprintf("must be %s, not JSON %s", jsonKind(te.Type.Kind().String()), te.Value))
 		}
 		return fault.Invalid("arguments", err.Error())
 	}

@@ -350,3 +350,24 @@ func refusal(t *testing.T, rec *httptest.ResponseRecorder, sent string) (e struc
 	}
 	return e
 }
+
+// A mistyped argument is named as the client sent it, also when it lives
+// in an embedded argument struct (loci_search's limit is recall's).
+func TestDecodeArgsNamesTheArgument(t *testing.T) {
+	schema, _ := jsonschema.For[searchArgs](nil)
+	for raw, want := range map[string]string{
+		`{"query":"x","limit":"two"}`:  "limit: must be a number, not JSON string",
+		`{"query":"x","tags":"a"}`:     "tags: must be an array, not JSON string",
+		`{"query":"x","room":1}`:       "room: must be a string, not JSON number",
+		`{"query":"x","expand":"yes"}`: "expand: must be true or false, not JSON string",
+	} {
+		err := decodeArgs(json.RawMessage(raw), schema, &searchArgs{})
+		if err == nil || !strings.Contains(err.Error(), want) || fault.As(err).Code != fault.InputInvalid {
+			t.Errorf("%s: %v, want %q", raw, err, want)
+		}
+	}
+	mine, _ := jsonschema.For[mineArgs](nil)
+	if err := decodeArgs(json.RawMessage(`{"options":{"a":1}}`), mine, &mineArgs{}); err == nil || !strings.Contains(err.Error(), "options: must be a string") {
+		t.Errorf("nested: %v", err)
+	}
+}
