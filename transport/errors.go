@@ -33,5 +33,10 @@ func renderError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err e
 	if fe.Code == fault.AuthUnauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
+	if hasBody(r) {
+		// The body may be unread (refused before decoding): closing spares
+		// reading the rest of it just to keep the connection.
+		w.Header().Set("Connection", "close")
+	}
 	_ = writeJSON(w, status, fe.Body())
 }

@@ -24,18 +24,26 @@ const MaxBodyBytes = 4 << 20
 // wrong types and oversize bodies are loci::input::invalid naming the
 // problem. An empty body decodes as {} when optional is set.
 func decodeBody(r *http.Request, v any, optional bool) error {
+	if hasBody(r) {
+		if err := requireJSON(r); err != nil {
+			return err
+		}
+	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
 		return fault.Wrap(fault.InputInvalid, err, "body: cannot be read", "send the request again")
 	}
 	if len(raw) > MaxBodyBytes {
-		return fault.Invalid("body", fmt.Sprintf("is larger than %d bytes", MaxBodyBytes))
+		return fault.Newf(fault.InputTooLarge, "send at most 4 MiB; split the content", "body: is larger than %d bytes", MaxBodyBytes)
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		if optional {
 			return nil
 		}
 		return fault.Invalid("body", "is empty; a JSON object is required")
+	}
+	if err := checkUTF8(raw); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

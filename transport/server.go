@@ -36,6 +36,8 @@ type Server struct {
 	Auth *actors.Auth
 	// Events is the change-notice bus of GET /api/events.
 	Events *actors.Bus
+	// Limits are the HTTP timeouts (defaults when zero).
+	Limits Limits
 
 	mcpModes sync.Map // MCP session id -> Mode
 }
@@ -43,7 +45,7 @@ type Server struct {
 // Handler builds the router.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.hostGuard, s.auth, s.mode)
+	r.Use(s.recoverer, s.pathGuard, s.limits, s.hostGuard, s.auth, s.mode)
 	r.NotFound(s.h(func(w http.ResponseWriter, r *http.Request) error {
 		return fault.Newf(fault.InputInvalid, "see the REST routes in the README", "no route %s %s", r.Method, r.URL.Path)
 	}))
@@ -187,8 +189,8 @@ func (s *Server) auth(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || got == "" || s.Auth == nil || !s.Auth.Check(got) {
+		got, ok := bearer(r)
+		if !ok || s.Auth == nil || !s.Auth.Check(got) {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			renderError(s.Log, w, r, fault.New(fault.AuthUnauthorized, "a valid bearer token is required",
 				"send Authorization: Bearer <token>; the CLI reads it from LOCI_AUTH_TOKEN or auth.token"))
@@ -198,21 +200,37 @@ func (s *Server) auth(next http.Handler) http.Handler {
 	})
 }
 
-// open reports the requests authentication never guards.
+// bearer is the token of an Authorization header; the scheme is matched
+// in any case (RFC 7235).
+func bearer(r *http.Request) (string, bool) {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	tok = strings.TrimLeft(tok, " ")
+	return tok, ok && strings.EqualFold(scheme, "Bearer") && tok != ""
+}
+
+// open reports the requests authentication never guards, decided on the
+// path as routed (escaped), so /api/h%65alth is not open.
 func open(r *http.Request, dashboard bool) bool {
-	if r.Method == http.MethodGet && r.URL.Path == "/api/health" {
+	p := routedPath(r)
+	if r.Method == http.MethodGet && p == "/api/health" {
 		return true
 	}
-	ui := r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/")
+	ui := p == "/ui" || strings.HasPrefix(p, "/ui/")
 	return dashboard && ui && (r.Method == http.MethodGet || r.Method == http.MethodHead)
 }
 
 // mode parses X-Loci-Mode for every route that takes it.
 func (s *Server) mode(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		vals := r.Header.Values(ModeHeader)
 		m, err := ParseMode(r.Header.Get(ModeHeader))
+		if len(vals) > 1 {
+			// A proxy may add a restrictive mode to a client's own: taking
+			// either one would be a guess.
+			m, err = "", fault.Newf(fault.InputInvalid, "send "+ModeHeader+" once", "%s was sent %d times", ModeHeader, len(vals))
+		}
 		if err != nil {
-			switch r.URL.Path {
+			switch routedPath(r) {
 			case "/api/health", "/api/shutdown", "/api/config", "/mcp":
 				// Never mode-gated: the header is ignored.
 				m = ModeFull

@@ -151,8 +151,11 @@ func TestAuthGuardsEveryRoute(t *testing.T) {
 		"wrong token":      "Bearer not-the-token-at-all-000",
 		"malformed":        "Basic " + secret,
 		"bearer, no token": "Bearer ",
-		"lower-case":       "bearer " + secret,
+		"lower-case, none": "bearer ",
+		"scheme only":      "Bearer",
+		"token, no scheme": secret,
 		"revoked":          "Bearer " + revoked,
+		"revoked, upper":   "BEARER " + revoked,
 	}
 	for _, rt := range routes {
 		if rt.method == "POST" && (rt.path == "/api/shutdown" || rt.path == "/api/auth/token") || rt.method == "DELETE" && rt.path == "/api/auth/token" {
@@ -170,9 +173,10 @@ func TestAuthGuardsEveryRoute(t *testing.T) {
 				t.Errorf("%s %s (%s): %d %q %s", rt.method, rt.path, name, status, www, body)
 			}
 		}
-		for _, tok := range []string{secret, current.Token} {
-			if status, _, body := ts.request(t, rt.method, rt.path, "Bearer "+tok); status == 401 {
-				t.Errorf("%s %s with a valid token: 401 %s", rt.method, rt.path, body)
+		// The scheme is matched in any case (RFC 7235).
+		for _, h := range []string{"Bearer " + secret, "Bearer " + current.Token, "bearer " + secret, "BEARER " + current.Token} {
+			if status, _, body := ts.request(t, rt.method, rt.path, h); status == 401 {
+				t.Errorf("%s %s with a valid token (%s...): 401 %s", rt.method, rt.path, h[:8], body)
 			}
 		}
 	}
@@ -414,11 +418,12 @@ func TestHostGuard(t *testing.T) {
 func TestOriginGuard(t *testing.T) {
 	ts := newTestServer(t, false, "")
 	h := ts.Handler()
+	ct := "text/plain" // what a page can send without a preflight
 	do := func(origin string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("POST", "/api/wings/w/rooms/r/drawers", strings.NewReader(`{"content":"Written from a web page."}`))
 		req.Host = "127.0.0.1:8420"
-		req.Header.Set("Content-Type", "text/plain")
+		req.Header.Set("Content-Type", ct)
 		if origin != "" {
 			req.Header.Set("Origin", origin)
 		}
@@ -433,6 +438,18 @@ func TestOriginGuard(t *testing.T) {
 	if c, _ := ts.Palace.Counts(context.Background()); c.Drawers != 0 {
 		t.Fatalf("a refused cross-site write stored %d drawers", c.Drawers)
 	}
+	// A body that is not declared JSON is refused even without an Origin
+	// (point 16 of issue 11): form and plain text are what a browser sends
+	// without a preflight.
+	for _, ct = range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/json"} {
+		if rec := do(""); rec.Code != 400 || !strings.Contains(rec.Body.String(), "application/json") {
+			t.Errorf("Content-Type %s: %d %s", ct, rec.Code, rec.Body)
+		}
+	}
+	if c, _ := ts.Palace.Counts(context.Background()); c.Drawers != 0 {
+		t.Fatalf("a body not declared JSON stored %d drawers", c.Drawers)
+	}
+	ct = "application/json; charset=utf-8"
 	if rec := do("http://127.0.0.1:8420"); rec.Code != 201 {
 		t.Errorf("same origin: %d %s", rec.Code, rec.Body)
 	}

@@ -156,7 +156,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			}
 		},
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := srv.HTTPServer()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -283,6 +284,19 @@ func keyHint(key string) string {
 	return " (key " + key + ")"
 }
 
+// secretProblem says why a shared secret can never match, or "": HTTP
+// trims the spaces around a header value, and a control character cannot
+// be sent in one, so such a secret would lock every client out.
+func secretProblem(v string) string {
+	switch {
+	case strings.TrimSpace(v) != v:
+		return "has leading or trailing whitespace, which an Authorization header cannot carry"
+	case strings.IndexFunc(v, unicode.IsControl) >= 0:
+		return "contains a control character, which an Authorization header cannot carry"
+	}
+	return ""
+}
+
 // envSetting binds an environment variable to a setting key.
 var envSettings = []struct{ env, key string }{
 	{"LOCI_BIND", "server.bind"},
@@ -343,6 +357,12 @@ func (c *Config) set(key, value, source string) error {
 	case "auth.enabled":
 		return parseBool(&c.Auth.Enabled)
 	case "auth.token":
+		// Checked here to name the variable or flag it came from; never
+		// echoed.
+		if p := secretProblem(value); p != "" {
+			return fault.Newf(fault.ConfigInvalid, "set "+source+" to the secret alone: no surrounding spaces or control characters",
+				"%s %s (its value is not shown)", source, p)
+		}
 		c.Auth.Token = value
 	case "db.bind":
 		c.DB.Bind = value
@@ -406,6 +426,8 @@ func (c *Config) Validate() error {
 		return bad("palace.path", "%q is relative; an absolute path is required", c.Palace.Path)
 	case c.Auth.Token != "" && len(c.Auth.Token) < 16:
 		return bad("auth.token", "is shorter than 16 characters")
+	case secretProblem(c.Auth.Token) != "":
+		return bad("auth.token", "%s (its value is not shown); set the secret alone", secretProblem(c.Auth.Token))
 	case c.DB.Port != 0 && c.DB.Port == c.Server.Port:
 		return bad("db.port", "%d is also server.port; they must differ", c.DB.Port)
 	case c.Webhook.Port != 0 && (c.Webhook.Port == c.Server.Port || c.Webhook.Port == c.DB.Port):

@@ -92,6 +92,23 @@ func TestErrors(t *testing.T) {
 		{"bad env bool", func() (Config, error) {
 			return Load("", envOf(map[string]string{"HOME": dir, "LOCI_AUTH_ENABLED": "maybe"}))
 		}, fault.ConfigInvalid, "LOCI_AUTH_ENABLED"},
+		// A secret HTTP cannot carry would lock everyone out.
+		{"secret with a trailing space", func() (Config, error) {
+			return Load("", envOf(map[string]string{"HOME": dir, "LOCI_AUTH_TOKEN": "0123456789abcdef1234 "}))
+		}, fault.ConfigInvalid, "LOCI_AUTH_TOKEN"},
+		{"secret with a leading tab", func() (Config, error) {
+			return Load("", envOf(map[string]string{"HOME": dir, "LOCI_AUTH_TOKEN": "\t0123456789abcdef1234"}))
+		}, fault.ConfigInvalid, "LOCI_AUTH_TOKEN"},
+		{"secret with a control character", func() (Config, error) {
+			return Load("", envOf(map[string]string{"HOME": dir, "LOCI_AUTH_TOKEN": "0123456789\x00abcdef1234"}))
+		}, fault.ConfigInvalid, "LOCI_AUTH_TOKEN"},
+		{"secret in the file with a newline", func() (Config, error) {
+			c, err := Load(write("[auth]\ntoken = \"0123456789abcdef1234\\n\"\n"), env)
+			if err == nil {
+				err = c.Validate()
+			}
+			return c, err
+		}, fault.ConfigInvalid, "auth.token"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +116,9 @@ func TestErrors(t *testing.T) {
 			fe := fault.As(err)
 			if err == nil || fe.Code != tt.code || !strings.Contains(fe.Msg, tt.mention) {
 				t.Fatalf("got %v, want %s mentioning %q", err, tt.code, tt.mention)
+			}
+			if strings.Contains(fe.Msg+fe.Help, "0123456789") {
+				t.Fatalf("the secret is echoed: %v", err)
 			}
 		})
 	}

@@ -12,6 +12,8 @@ const (
 
 	ServerBindFailed Code = "loci::server::bind_failed"
 	ServerFailed     Code = "loci::server::failed"
+	// ServerBusy: a bounded resource (MCP sessions) is full; try later.
+	ServerBusy Code = "loci::server::busy"
 
 	StoreBackendFailed Code = "loci::store::backend_failed"
 	StoreMalformed     Code = "loci::store::malformed"
@@ -24,21 +26,26 @@ const (
 	AuthNotConfigured      Code = "loci::auth::not_configured"
 	AuthEntropyUnavailable Code = "loci::auth::entropy_unavailable"
 
-	PalaceWingNotFound        Code = "loci::palace::wing_not_found"
-	PalaceRoomNotFound        Code = "loci::palace::room_not_found"
-	PalaceDrawerNotFound      Code = "loci::palace::drawer_not_found"
-	PalacePathInvalid         Code = "loci::palace::path_invalid"
-	PalaceDrawerNameTaken     Code = "loci::palace::drawer_name_taken"
-	PalaceBusy                Code = "loci::palace::busy"
-	PalaceDrawerSuperseded    Code = "loci::palace::drawer_superseded"
-	JobsIDInvalid             Code = "loci::jobs::id_invalid"
-	JobsNotFound              Code = "loci::jobs::not_found"
-	JobsTransitionInvalid     Code = "loci::jobs::transition_invalid"
-	JobsContended             Code = "loci::jobs::contended"
-	JobsOrphaned              Code = "loci::jobs::orphaned"
-	JobsLeaseLost             Code = "loci::jobs::lease_lost"
-	ModeForbidden             Code = "loci::mode::forbidden"
-	InputInvalid              Code = "loci::input::invalid"
+	PalaceWingNotFound     Code = "loci::palace::wing_not_found"
+	PalaceRoomNotFound     Code = "loci::palace::room_not_found"
+	PalaceDrawerNotFound   Code = "loci::palace::drawer_not_found"
+	PalacePathInvalid      Code = "loci::palace::path_invalid"
+	PalaceDrawerNameTaken  Code = "loci::palace::drawer_name_taken"
+	PalaceBusy             Code = "loci::palace::busy"
+	PalaceDrawerSuperseded Code = "loci::palace::drawer_superseded"
+	// PalaceMismatch: the request named a palace this daemon does not
+	// serve (the CLI reached another palace's daemon).
+	PalaceMismatch        Code = "loci::palace::mismatch"
+	JobsIDInvalid         Code = "loci::jobs::id_invalid"
+	JobsNotFound          Code = "loci::jobs::not_found"
+	JobsTransitionInvalid Code = "loci::jobs::transition_invalid"
+	JobsContended         Code = "loci::jobs::contended"
+	JobsOrphaned          Code = "loci::jobs::orphaned"
+	JobsLeaseLost         Code = "loci::jobs::lease_lost"
+	ModeForbidden         Code = "loci::mode::forbidden"
+	InputInvalid          Code = "loci::input::invalid"
+	// InputTooLarge: a request body declared or sent beyond its limit.
+	InputTooLarge             Code = "loci::input::too_large"
 	ConfigInvalid             Code = "loci::config::invalid"
 	IOFailed                  Code = "loci::io::failed"
 	CLIAborted                Code = "loci::cli::aborted"
@@ -63,6 +70,7 @@ var statuses = map[Code]int{
 	ClientRequestFailed:       502,
 	ServerBindFailed:          500,
 	ServerFailed:              500,
+	ServerBusy:                503,
 	StoreBackendFailed:        500,
 	StoreMalformed:            500,
 	StoreSchemaSync:           500,
@@ -78,6 +86,7 @@ var statuses = map[Code]int{
 	PalaceDrawerNameTaken:     409,
 	PalaceBusy:                409,
 	PalaceDrawerSuperseded:    409,
+	PalaceMismatch:            409,
 	JobsIDInvalid:             400,
 	JobsNotFound:              404,
 	JobsTransitionInvalid:     400,
@@ -86,6 +95,7 @@ var statuses = map[Code]int{
 	JobsLeaseLost:             409,
 	ModeForbidden:             403,
 	InputInvalid:              400,
+	InputTooLarge:             413,
 	ConfigInvalid:             400,
 	IOFailed:                  500,
 	CLIAborted:                400,

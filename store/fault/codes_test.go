@@ -3,6 +3,7 @@ package fault
 import (
 	"regexp"
 	"testing"
+	"unicode/utf8"
 )
 
 var codeFormat = regexp.MustCompile(`^loci::[a-z]+::[a-z_]+$`)
@@ -51,3 +52,35 @@ func TestBodyAndRemote(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+func TestLongInputIsQuotedByPrefix(t *testing.T) {
+	long := stringsRepeat("é", 50_000) // 100 KB
+	for _, e := range []*Error{
+		Newf(PalacePathInvalid, "h", "wing name %q is too long", long),
+		Invalid("name", long),
+		Invalid(long, "is not a field"),
+		New(InputInvalid, long, "h"),
+	} {
+		b := e.Body()
+		if len(b.Error) > MaxMsg+32 || len(b.Help) > 2*MaxQuoted+64 {
+			t.Fatalf("message %d bytes, help %d bytes", len(b.Error), len(b.Help))
+		}
+		if !utf8.ValidString(b.Error) || !utf8.ValidString(b.Help) {
+			t.Fatal("cut inside a character")
+		}
+	}
+	if got := Clip("short", 10); got != "short" {
+		t.Fatal(got)
+	}
+	if got := Clip("abcdef", 3); got != "abc…(6 bytes)" {
+		t.Fatal(got)
+	}
+}
+
+func stringsRepeat(s string, n int) string {
+	b := make([]byte, 0, len(s)*n)
+	for range n {
+		b = append(b, s...)
+	}
+	return string(b)
+}

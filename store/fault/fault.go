@@ -7,7 +7,44 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
+
+// Bounds on what an error repeats of its input: a refused 100 KB name is
+// quoted by a prefix, and no message grows past MaxMsg bytes.
+const (
+	// MaxQuoted is the most of one string argument a message repeats.
+	MaxQuoted = 96
+	// MaxMsg is the most bytes of a message a client receives.
+	MaxMsg = 1024
+)
+
+// Clip shortens s to at most n bytes on a character boundary, marking the
+// cut with "…" and the full length.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s…(%d bytes)", s[:cut], len(s))
+}
+
+// clipArgs bounds the string arguments of a formatted message.
+func clipArgs(args []any) []any {
+	out := args
+	for i, a := range args {
+		if s, ok := a.(string); ok && len(s) > MaxQuoted {
+			if &out[0] == &args[0] {
+				out = append([]any(nil), args...)
+			}
+			out[i] = Clip(s, MaxQuoted)
+		}
+	}
+	return out
+}
 
 // Error is the single error type of loci. Msg and Help reach clients as
 // {error, code, help}; Err is the underlying cause, for logs only.
@@ -56,7 +93,7 @@ type Body struct {
 
 // Body renders the error for a client.
 func (e *Error) Body() Body {
-	b := Body{Error: e.Msg, Code: string(e.Code), Help: e.Help}
+	b := Body{Error: Clip(e.Msg, MaxMsg), Code: string(e.Code), Help: e.Help}
 	if e.Code == ClientRemoteRejected {
 		b.Status = e.HTTPStatus()
 		b.RemoteCode = string(e.Remote)
@@ -71,7 +108,7 @@ func New(code Code, msg, help string) *Error {
 
 // Newf is New with a formatted message.
 func Newf(code Code, help, format string, args ...any) *Error {
-	return &Error{Code: code, Msg: fmt.Sprintf(format, args...), Help: help}
+	return &Error{Code: code, Msg: fmt.Sprintf(format, clipArgs(args)...), Help: help}
 }
 
 // Wrap makes an error with a code around a cause.
@@ -83,8 +120,8 @@ func Wrap(code Code, err error, msg, help string) *Error {
 func Invalid(field, problem string) *Error {
 	return &Error{
 		Code: InputInvalid,
-		Msg:  fmt.Sprintf("%s: %s", field, problem),
-		Help: fmt.Sprintf("correct %q and send the request again", field),
+		Msg:  fmt.Sprintf("%s: %s", Clip(field, MaxQuoted), Clip(problem, MaxMsg/2)),
+		Help: fmt.Sprintf("correct %q and send the request again", Clip(field, MaxQuoted)),
 	}
 }
 

@@ -27,6 +27,14 @@ func LooksLikeUUID(s string) bool {
 	return err == nil
 }
 
+// invisible reports format characters (Cf: zero-width spaces and joiners,
+// direction overrides, the byte-order mark) and line and paragraph
+// separators (Zl, Zp): a name holding one looks like another name, or
+// reads differently from how it sorts and compares.
+func invisible(r rune) bool {
+	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
 // common checks the rules shared by every kind of name.
 func common(s string, max int) Problem {
 	switch {
@@ -42,6 +50,9 @@ func common(s string, max int) Problem {
 		return "has leading or trailing whitespace"
 	case strings.IndexFunc(s, unicode.IsControl) >= 0:
 		return "contains a control character"
+	case strings.IndexFunc(s, invisible) >= 0:
+		r, _ := utf8.DecodeRuneInString(s[strings.IndexFunc(s, invisible):])
+		return Problem(fmt.Sprintf("contains the invisible or direction-changing character U+%04X", r))
 	case LooksLikeUUID(s):
 		return "looks like a UUID; UUIDs address things by id, so names may not take that form"
 	}

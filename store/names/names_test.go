@@ -23,6 +23,14 @@ func TestPlace(t *testing.T) {
 		{"6BA7B810-9DAD-11D1-80B4-00C04FD430C8", false},
 		{"6ba7b8109dad11d180b400c04fd430c8", false},
 		{"\xff\xfe", false},
+		{"a\u200bb", false},
+		{"a\u2028b", false},
+		{"a\u2029b", false},
+		{"\u202egnp.exe", false},
+		{"\ufeffbom", false},
+		{"a\u0085b", false},
+		{"a\x7fb", false},
+		{"日本語 wing", true},
 		{string(make([]byte, MaxPlaceName+1)), false},
 	}
 	for _, tt := range tests {
@@ -58,6 +66,8 @@ func TestDrawer(t *testing.T) {
 		{"urn:uuid:6ba7b810-9dad-11d1-80b4-00c04fd430c8", false},
 		{"a.b", true},
 		{"...", true},
+		{"dir/a\u200db", false},
+		{"dir/\u202ecod.exe", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
