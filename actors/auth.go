@@ -31,7 +31,33 @@ type Auth struct {
 
 	mu        sync.RWMutex
 	generated *[32]byte
+	changed   chan struct{} // closed and replaced when the token changes
 }
+
+// Changed is closed at the next generation or revocation of the token:
+// holders of a stream re-check the credential it was opened with.
+func (a *Auth) Changed() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.changed == nil {
+		a.changed = make(chan struct{})
+	}
+	return a.changed
+}
+
+// setGenerated replaces the generated token's digest and announces it.
+func (a *Auth) setGenerated(sum *[32]byte) {
+	a.mu.Lock()
+	a.generated = sum
+	if a.changed != nil {
+		close(a.changed)
+		a.changed = nil
+	}
+	a.mu.Unlock()
+}
+
+// Digest is what a credential is remembered by: its SHA-256.
+func Digest(token string) [32]byte { return sha256.Sum256([]byte(token)) }
 
 // NewAuth reads the stored digest of the generated token; secret is the
 // configured shared secret ("" when none).
@@ -68,8 +94,11 @@ func (a *Auth) Configured() bool {
 
 // Check reports whether token is a valid credential. Both digests are
 // always compared, in constant time.
-func (a *Auth) Check(token string) bool {
-	sum := sha256.Sum256([]byte(token))
+func (a *Auth) Check(token string) bool { return a.Holds(Digest(token)) }
+
+// Holds reports whether the credential with this digest is still valid,
+// comparing in constant time.
+func (a *Auth) Holds(sum [32]byte) bool {
 	a.mu.RLock()
 	gen := a.generated
 	a.mu.RUnlock()
@@ -113,9 +142,7 @@ func (a *Auth) Generate(ctx context.Context) (*GeneratedToken, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.mu.Lock()
-	a.generated = &sum
-	a.mu.Unlock()
+	a.setGenerated(&sum)
 	return out, nil
 }
 
@@ -125,8 +152,6 @@ func (a *Auth) Revoke(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	a.generated = nil
-	a.mu.Unlock()
+	a.setGenerated(nil)
 	return nil
 }

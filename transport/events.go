@@ -32,6 +32,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		return fault.New(fault.ServerFailed, "the daemon is stopping", "reconnect once it runs again")
 	}
 	defer s.Events.Unsubscribe(sub)
+	// A stream opened with a token ends when that token is revoked or
+	// rotated: it authenticated once, at its start.
+	ctx, cancel := s.endOnRevoke(r)
+	defer cancel()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -45,7 +49,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	defer keep.Stop()
 	for {
 		select {
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return nil
 		case <-sub.Done:
 			return nil
@@ -64,7 +68,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 			pause := time.NewTimer(flushDelay)
 			select {
 			case <-pause.C:
-			case <-r.Context().Done():
+			case <-ctx.Done():
 				pause.Stop()
 				return nil
 			case <-sub.Done:

@@ -77,6 +77,9 @@ func decodeArgs(raw json.RawMessage, schema *jsonschema.Schema, v any) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
+	if err := checkUTF8(raw); err != nil {
+		return err
+	}
 	var present map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &present); err != nil {
 		return fault.Invalid("arguments", "must be a JSON object")
@@ -429,8 +432,10 @@ func (s *Server) mcpHandler() http.Handler {
 			})
 	}
 	srv.AddReceivingMiddleware(plainToolResults)
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{DisableLocalhostProtection: true, JSONResponse: true}) // the Host check below is stricter
+	s.mcpServer = srv
+	h := s.guardMCP(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{DisableLocalhostProtection: true, JSONResponse: true, // the Host check below is stricter
+			SessionTimeout: s.mcpSessionIdle()}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !localHost(r.Host) {
 			renderError(s.Log, w, r, fault.Newf(fault.InputInvalid,

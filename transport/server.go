@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/store"
@@ -39,7 +40,14 @@ type Server struct {
 	// Limits are the HTTP timeouts (defaults when zero).
 	Limits Limits
 
-	mcpModes sync.Map // MCP session id -> Mode
+	// MCPIdle and MCPMax override the MCP session limits (MCPSessionIdle,
+	// MCPMaxSessions) when set.
+	MCPIdle time.Duration
+	MCPMax  int
+
+	mcpModes  sync.Map // MCP session id -> Mode
+	mcpServer *mcp.Server
+	mcpCreds  mcpCreds
 }
 
 // Handler builds the router.
@@ -196,7 +204,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 				"send Authorization: Bearer <token>; the CLI reads it from LOCI_AUTH_TOKEN or auth.token"))
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credKey{}, actors.Digest(got))))
 	})
 }
 
@@ -253,6 +261,7 @@ func (s *Server) generateToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.dropStaleMCPSessions()
 	w.Header().Set("Cache-Control", "no-store")
 	return writeJSON(w, http.StatusOK, tok)
 }
@@ -265,6 +274,7 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Auth.Revoke(r.Context()); err != nil {
 		return err
 	}
+	s.dropStaleMCPSessions()
 	return writeJSON(w, http.StatusOK, map[string]bool{"revoked": true})
 }
 
