@@ -239,7 +239,7 @@ func (a *app) healthy(ctx context.Context, addr string) bool {
 
 func (a *app) say(format string, args ...any) {
 	if !a.jsonOut {
-		fmt.Fprintf(a.stdout, format, args...)
+		a.printf(format, args...)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/loci-dev/loci/transport/wire"
 )
@@ -24,8 +26,69 @@ func (a *app) out(v any) error {
 	return nil
 }
 
+// printf prints the human form: the format is ours, the arguments are
+// data (stored content, names, messages), so their control characters are
+// shown escaped and never reach the terminal as commands.
 func (a *app) printf(format string, args ...any) {
-	fmt.Fprintf(a.stdout, format, args...)
+	fmt.Fprintf(a.stdout, format, safeArgs(args)...)
+}
+
+// safeArgs escapes the string arguments of a human-output line.
+func safeArgs(args []any) []any {
+	out := args
+	for i, v := range args {
+		var s string
+		switch x := v.(type) {
+		case string:
+			s = x
+		case fmt.Stringer:
+			s = x.String()
+		default:
+			continue
+		}
+		if t := safeText(s); t != s {
+			if &out[0] == &args[0] {
+				out = append([]any(nil), args...)
+			}
+			out[i] = t
+		}
+	}
+	return out
+}
+
+// safeText shows s for a terminal: line breaks and tabs stay; other
+// control characters (escape sequences, carriage returns, C1 controls)
+// and direction overrides are written as visible escapes (\x1b, \u202e).
+func safeText(s string) string {
+	clean := true
+	for _, r := range s {
+		if unsafeRune(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !unsafeRune(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	if r == '\n' || r == '\t' {
+		return false
+	}
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == utf8.RuneError
 }
 
 func ago(t time.Time) string {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -29,14 +30,22 @@ func (a *app) call(ctx context.Context, method, path string, body, out any) (int
 // content reads drawer content from the arguments, or stdin for "-" or
 // none.
 func (a *app) content(args []string, stdin io.Reader) (string, error) {
+	var text string
 	if len(args) > 0 && !(len(args) == 1 && args[0] == "-") {
-		return strings.Join(args, " "), nil
+		text = strings.Join(args, " ")
+	} else {
+		b, err := io.ReadAll(io.LimitReader(stdin, 1<<20+1))
+		if err != nil {
+			return "", fault.Wrap(fault.IOFailed, err, "cannot read content from standard input", "pass the content as arguments")
+		}
+		text = string(b)
 	}
-	b, err := io.ReadAll(io.LimitReader(stdin, 1<<20+1))
-	if err != nil {
-		return "", fault.Wrap(fault.IOFailed, err, "cannot read content from standard input", "pass the content as arguments")
+	if !utf8.ValidString(text) {
+		// JSON would carry it with U+FFFD in place of the bad bytes: not
+		// the text given.
+		return "", fault.Invalid("content", "is not valid UTF-8; convert it first (for example iconv -f latin1 -t utf-8), so it is stored exactly as given")
 	}
-	return string(b), nil
+	return text, nil
 }
 
 // confirm asks before a destructive command unless --yes was given.
@@ -44,7 +53,7 @@ func (a *app) confirm(c *cobra.Command, yes bool, question string) error {
 	if yes {
 		return nil
 	}
-	fmt.Fprintf(a.stderr, "%s [y/N] ", question)
+	fmt.Fprintf(a.stderr, "%s [y/N] ", safeText(question))
 	line, err := bufio.NewReader(c.InOrStdin()).ReadString('\n')
 	if err != nil && line == "" {
 		return fault.Wrap(fault.CLIPromptFailed, err, "cannot read the confirmation", "pass --yes to confirm without a prompt")

@@ -225,7 +225,15 @@ func (a *app) client() (*client.Client, error) {
 	default:
 		return nil, fault.Newf(fault.InputInvalid, "use full, read_only or disabled", "--mode/LOCI_MODE: %q is not a memory mode", mode)
 	}
-	return client.New(a.address(cfg), cfg.Auth.Token, mode), nil
+	cl := client.New(a.address(cfg), cfg.Auth.Token, mode)
+	if a.addr == "" {
+		// The address came from the palace's registry file or the
+		// configured listener: the daemon answering must serve this
+		// palace, or it refuses before acting (a stale registry can name
+		// another palace's daemon).
+		cl.Palace = cfg.Palace.Path
+	}
+	return cl, nil
 }
 
 func (a *app) address(cfg *config.Config) string {
@@ -246,14 +254,14 @@ func (a *app) printError(err error) {
 		writeJSONTo(a.stderr, fe.Body())
 		return
 	}
-	fmt.Fprintf(a.stderr, "error: %s\n", fe.Msg)
+	fmt.Fprintf(a.stderr, "error: %s\n", safeText(fe.Msg))
 	code := string(fe.Code)
 	if fe.Code == fault.ClientRemoteRejected {
 		code = fmt.Sprintf("%s (daemon answered %d %s)", fe.Code, fe.HTTPStatus(), fe.Remote)
 	}
 	fmt.Fprintf(a.stderr, "  code: %s\n", code)
 	if fe.Help != "" {
-		fmt.Fprintf(a.stderr, "  help: %s\n", fe.Help)
+		fmt.Fprintf(a.stderr, "  help: %s\n", safeText(fe.Help))
 	}
 	if fe.Code == fault.ServerFailed && fe.Err != nil {
 		fmt.Fprintf(a.stderr, "  cause: %v\n", fe.Err)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/transport/client"
 )
 
 // Server holds what the handlers need.
@@ -53,7 +55,7 @@ type Server struct {
 // Handler builds the router.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.pathGuard, s.limits, s.hostGuard, s.auth, s.mode)
+	r.Use(s.recoverer, s.pathGuard, s.limits, s.hostGuard, s.auth, s.palaceGuard, s.mode)
 	r.NotFound(s.h(func(w http.ResponseWriter, r *http.Request) error {
 		return fault.Newf(fault.InputInvalid, "see the REST routes in the README", "no route %s %s", r.Method, r.URL.Path)
 	}))
@@ -206,6 +208,40 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credKey{}, actors.Digest(got))))
 	})
+}
+
+// palaceGuard refuses a request meant for another palace (the CLI names
+// the palace it means in X-Loci-Palace), before anything is read or
+// changed. Without the header, any client may use the daemon.
+func (s *Server) palaceGuard(next http.Handler) http.Handler {
+	own := filepath.Clean(s.Config.Palace.Path)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw := r.Header.Get(client.PalaceHeader)
+		if raw == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		want, err := url.PathUnescape(raw)
+		if err != nil || !samePath(want, own) {
+			renderError(s.Log, w, r, fault.Newf(fault.PalaceMismatch,
+				"the address this client used belongs to another palace's daemon (a stale registry file?); start loci on your palace, or pass --addr to use this one",
+				"the daemon at %s serves the palace %s, not %s", s.Address, own, want))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// samePath compares two palace paths, cleaned, then with symbolic links
+// resolved.
+func samePath(a, b string) bool {
+	a, b = filepath.Clean(a), filepath.Clean(b)
+	if a == b {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
 }
 
 // bearer is the token of an Authorization header; the scheme is matched

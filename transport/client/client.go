@@ -23,12 +23,20 @@ import (
 // ModeHeader carries the memory mode.
 const ModeHeader = "X-Loci-Mode"
 
+// PalaceHeader names the palace a request means, percent-encoded; a daemon
+// serving another palace refuses the request (loci::palace::mismatch)
+// before acting on it.
+const PalaceHeader = "X-Loci-Palace"
+
 // Client talks to one daemon.
 type Client struct {
 	Base  string // e.g. http://127.0.0.1:8420
 	Token string // bearer token, or ""
 	Mode  string // memory mode, or "" for the daemon's default
-	HTTP  *http.Client
+	// Palace is the palace this client means, or "" to take whichever the
+	// daemon serves (an address given explicitly).
+	Palace string
+	HTTP   *http.Client
 }
 
 // New makes a client for a daemon at addr (host:port).
@@ -108,6 +116,9 @@ func (c *Client) identify(req *http.Request) {
 	}
 	if c.Mode != "" {
 		req.Header.Set(ModeHeader, c.Mode)
+	}
+	if c.Palace != "" {
+		req.Header.Set(PalaceHeader, url.PathEscape(c.Palace))
 	}
 }
 

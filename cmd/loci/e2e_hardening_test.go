@@ -1,0 +1,95 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The CLI finds its daemon through the palace's registry file; when the
+// daemon answering there serves another palace, it refuses before acting
+// (issue 11, point 3).
+func TestCLIRefusesAnotherPalacesDaemon(t *testing.T) {
+	home, palaceA := newPalace(t)
+	d := start(t, home, palaceA)
+	if r := d.do("POST", "/api/wings", map[string]any{"name": "keep"}); r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	// Palace B's registry names a live pid (A's) and A's address.
+	palaceB := filepath.Join(home, "other")
+	if err := os.MkdirAll(palaceB, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := json.Marshal(map[string]any{"pid": d.cmd.Process.Pid, "address": d.addr, "palace": palaceB, "version": "x", "started_at": "2026-01-01T00:00:00Z"})
+	if err := os.WriteFile(filepath.Join(palaceB, "daemon.json"), reg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	onB := []string{"LOCI_PALACE_PATH=" + palaceB}
+	for _, args := range [][]string{{"status"}, {"wing", "delete", "keep", "--yes"}, {"wing", "list"}} {
+		_, stderr, code := runCLI(home, "", args, onB)
+		if code == 0 || !strings.Contains(stderr, "loci::palace::mismatch") || !strings.Contains(stderr, palaceA) {
+			t.Errorf("loci %v on palace B: exit %d\n%s", args, code, stderr)
+		}
+	}
+	if r := d.do("GET", "/api/wings/keep", nil); r.status != 200 {
+		t.Fatalf("the other palace's wing was deleted: %d", r.status)
+	}
+	// On its own palace (registry found the same way) the CLI works.
+	if out, stderr, code := runCLI(home, "", []string{"wing", "list"}, []string{"LOCI_PALACE_PATH=" + palaceA}); code != 0 || !strings.Contains(out, "keep") {
+		t.Fatalf("own palace: exit %d %s %s", code, out, stderr)
+	}
+}
+
+// Names holding '%', '/' and spaces reach themselves through the CLI; a
+// delete removes only its target; stored control characters are shown
+// escaped; content that is not UTF-8 is refused before sending.
+func TestCLINamesAndTerminalSafety(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	for _, w := range []string{"a%41", "aA", "100%", "my wing"} {
+		if _, stderr, code := d.cli("", "wing", "create", w); code != 0 {
+			t.Fatalf("create %q: %s", w, stderr)
+		}
+	}
+	if _, stderr, code := d.cli("", "wing", "delete", "a%41", "--yes"); code != 0 {
+		t.Fatalf("delete a%%41: %s", stderr)
+	}
+	out, _, _ := d.cli("", "wing", "list", "--json")
+	for w, want := range map[string]bool{`"a%41"`: false, `"aA"`: true, `"100%"`: true, `"my wing"`: true} {
+		if strings.Contains(out, w) != want {
+			t.Errorf("after deleting a%%41, %s present = %v:\n%s", w, !want, out)
+		}
+	}
+	for _, n := range []string{"a%2Fb", "a/b"} {
+		if _, stderr, code := d.cli("", "drawer", "add", "--wing", "aA", "--room", "r", "--name", n, "drawer "+n); code != 0 {
+			t.Fatalf("add %q: %s", n, stderr)
+		}
+	}
+	if _, stderr, code := d.cli("", "drawer", "delete", "--wing", "aA", "--room", "r", "a%2Fb", "--yes"); code != 0 {
+		t.Fatalf("delete drawer a%%2Fb: %s", stderr)
+	}
+	if out, stderr, code := d.cli("", "drawer", "get", "--wing", "aA", "--room", "r", "a/b"); code != 0 || !strings.Contains(out, "drawer a/b") {
+		t.Fatalf("drawer a/b went with a%%2Fb: %d %s %s", code, out, stderr)
+	}
+
+	const evil = "red \x1b[31malert\x1b[0m and a \r carriage return, \u202eoverride"
+	if _, stderr, code := d.cli("", "drawer", "add", "--wing", "aA", "--room", "r", "--name", "evil", evil); code != 0 {
+		t.Fatalf("add: %s", stderr)
+	}
+	out, _, _ = d.cli("", "drawer", "get", "--wing", "aA", "--room", "r", "evil")
+	if strings.ContainsAny(out, "\x1b\r\u202e") || !strings.Contains(out, `\x1b[31malert`) || !strings.Contains(out, `\u202eoverride`) {
+		t.Errorf("human output passes control characters through:\n%q", out)
+	}
+	out, _, _ = d.cli("", "drawer", "get", "--wing", "aA", "--room", "r", "evil", "--json")
+	var got struct{ Content string }
+	if json.Unmarshal([]byte(out), &got) != nil || got.Content != evil {
+		t.Errorf("--json must carry the content exactly: %q", got.Content)
+	}
+
+	_, stderr, code := d.cli("raw \xff\xfe bytes", "drawer", "add", "--wing", "aA", "--room", "r", "-")
+	if code == 0 || !strings.Contains(stderr, "not valid UTF-8") {
+		t.Errorf("invalid UTF-8 from stdin: exit %d %s", code, stderr)
+	}
+}
