@@ -2,6 +2,7 @@ package transport
 
 import (
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -175,4 +176,17 @@ func requireJSON(r *http.Request) error {
 	}
 	return fault.Newf(fault.InputInvalid, "send the body as JSON with Content-Type: application/json (curl: -H 'Content-Type: application/json')",
 		"Content-Type: %q is refused; this route takes application/json", ct)
+}
+
+// LoopbackOnly serves h only to requests whose Host names this machine by
+// a loopback name (the profiler's guard against DNS rebinding).
+func LoopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !localHost(r.Host) {
+			renderError(slog.New(slog.DiscardHandler), w, r, fault.Newf(fault.InputInvalid,
+				"reach the profiler as localhost, 127.0.0.1 or [::1]", "Host %q is refused by the profiler (DNS rebinding protection)", r.Host))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -212,3 +212,14 @@ func (p *plainErrors) finish(s *Server, r *http.Request) {
 	h.Del("Content-Length")
 	renderError(s.Log, p.ResponseWriter, r, e)
 }
+
+// CloseSessions ends every MCP session (at shutdown): their streams would
+// otherwise hold the HTTP server's drain.
+func (s *Server) CloseSessions() {
+	if s.mcpServer == nil {
+		return
+	}
+	for ss := range s.mcpServer.Sessions() {
+		_ = ss.Close()
+	}
+}

@@ -23,8 +23,13 @@ import (
 	"github.com/loci-dev/loci/transport"
 )
 
-// storeWait bounds the embedded store's shutdown.
-const storeWait = 10 * time.Second
+// Shutdown budgets: open HTTP requests get httpDrain to finish before
+// their connections are closed; running jobs get jobs.drain_timeout_secs
+// to checkpoint; the store gets storeWait to commit and close.
+const (
+	httpDrain = 3 * time.Second
+	storeWait = 10 * time.Second
+)
 
 // storeDir is where the Badger files live inside the palace.
 func storeDir(cfg config.Config) string { return filepath.Join(cfg.Palace.Path, "store") }
@@ -89,9 +94,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 
 	if a, ok := os.LookupEnv("LOCI_PPROF"); ok && a != "" {
-		// Profiling for performance work, on an address of its own.
-		go func() { log.Warn("pprof listener stopped", "err", http.ListenAndServe(a, http.DefaultServeMux)) }()
-		log.Info("pprof enabled", "address", a)
+		pln, err := pprofListener(a)
+		if err != nil {
+			return err
+		}
+		defer pln.Close()
+		// Profiling for performance work, on a loopback address of its own.
+		go func() {
+			ps := &http.Server{Handler: transport.LoopbackOnly(http.DefaultServeMux), ReadHeaderTimeout: transport.HeaderTimeout}
+			log.Info("pprof listener stopped", "err", ps.Serve(pln))
+		}()
+		log.Info("pprof enabled", "address", pln.Addr().String())
 	}
 
 	// 3. Indexes (derived: rebuilt when missing), actors; jobs left running
@@ -177,15 +190,24 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		log.Error("http server failed", "err", serveErr)
 	}
 
-	// 5. Graceful stop in reverse order.
+	// 5. Graceful stop in reverse order, each stage on its own budget: a
+	// stalled client cannot spend the jobs' drain or the store's close.
 	config.RemoveRegistry(cfg.Palace.Path, reg.PID)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWait+time.Duration(cfg.Jobs.DrainTimeoutSecs)*time.Second)
-	defer cancel()
-	bus.Close() // event streams end, so the HTTP server can drain
-	if err := hs.Shutdown(sctx); err != nil {
-		log.Warn("http shutdown", "err", err)
+	base := context.WithoutCancel(ctx)
+	bus.Close()         // event streams end, so the HTTP server can drain
+	srv.CloseSessions() // and so do MCP sessions with their streams
+	hctx, hcancel := context.WithTimeout(base, httpDrain)
+	if err := hs.Shutdown(hctx); err != nil {
+		log.Info("closing HTTP connections still open after the drain", "drain", httpDrain.String())
+		_ = hs.Close()
 	}
-	jobs.Stop(sctx)
+	hcancel()
+	drain := time.Duration(cfg.Jobs.DrainTimeoutSecs) * time.Second
+	jctx, jcancel := context.WithTimeout(base, drain+time.Second)
+	jobs.Stop(jctx)
+	jcancel()
+	sctx, scancel := context.WithTimeout(base, storeWait)
+	defer scancel()
 	if err := sys.Stop(sctx); err != nil {
 		log.Warn("actor shutdown", "err", err)
 	}
@@ -198,6 +220,22 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		return fault.Wrap(fault.ServerFailed, serveErr, "the HTTP server failed: "+serveErr.Error(), "see the log and start again")
 	}
 	return nil
+}
+
+// pprofListener listens on LOCI_PPROF's address, a loopback one only: the
+// profiler reads the process's memory and takes no credential.
+func pprofListener(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	if err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return nil, fault.Newf(fault.ConfigInvalid, "set LOCI_PPROF to a loopback address such as 127.0.0.1:6060, or unset it",
+			"LOCI_PPROF: %q is not a loopback host:port; the profiler is served on loopback only", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fault.Wrap(fault.ServerBindFailed, err, fmt.Sprintf("cannot listen on LOCI_PPROF %s: %v", addr, err), "choose a free port")
+	}
+	return ln, nil
 }
 
 // migrate runs the migration sequence on a palace no daemon holds.

@@ -2,10 +2,15 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The CLI finds its daemon through the palace's registry file; when the
@@ -91,5 +96,89 @@ func TestCLINamesAndTerminalSafety(t *testing.T) {
 	_, stderr, code := d.cli("raw \xff\xfe bytes", "drawer", "add", "--wing", "aA", "--room", "r", "-")
 	if code == 0 || !strings.Contains(stderr, "not valid UTF-8") {
 		t.Errorf("invalid UTF-8 from stdin: exit %d %s", code, stderr)
+	}
+}
+
+// A stalled client does not spend the shutdown: the HTTP stage closes it
+// after its own short budget, the running job still drains back to queued
+// with its checkpoint (no recovery attempt spent), and the store closes
+// cleanly (issue 11, point 5).
+func TestShutdownWithStalledClient(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	const n = 15000
+	r := d.do("POST", "/api/jobs", map[string]any{"type": "checkpoint", "payload": items("stall", n, 0)})
+	id := r.body["id"].(string)
+	waitJob(t, d, id, 30*time.Second, func(j map[string]any) bool {
+		return (j["status"] == "running" && get[float64](j, "progress", "current") > 0) || finished(j)
+	})
+	// A body that never arrives, and an event stream.
+	stalled, err := net.Dial("tcp", d.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	fmt.Fprintf(stalled, "POST /api/wings HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+	events, err := net.Dial("tcp", d.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+	fmt.Fprintf(events, "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	time.Sleep(100 * time.Millisecond) // both requests are being served
+
+	began := time.Now()
+	if r := d.do("POST", "/api/shutdown", nil); r.status != 202 {
+		t.Fatalf("shutdown: %d %s", r.status, r.raw)
+	}
+	if err := d.wait(20 * time.Second); err != nil {
+		t.Fatalf("exit: %v\n%s", err, d.log.String())
+	}
+	took := time.Since(began)
+	if took > 10*time.Second {
+		t.Errorf("shutdown with a stalled client took %v", took)
+	}
+	if log := d.log.String(); strings.Contains(log, "deadline exceeded") {
+		t.Errorf("a stage ran out of its budget:\n%s", log)
+	}
+	d = start(t, home, palace)
+	j := waitJob(t, d, id, 60*time.Second, finished)
+	if j["status"] != "completed" || get[float64](j, "recovery_attempts") != 0 || get[float64](j, "result", "items") != n {
+		t.Fatalf("after the drain and a restart: %v", j)
+	}
+}
+
+// LOCI_PPROF takes a loopback address only, and the profiler refuses a
+// foreign Host (issue 11, point 12).
+func TestProfilerLoopbackOnly(t *testing.T) {
+	home, palace := newPalace(t)
+	cmd := exec.Command(bin, "serve", "--port", "0", "--palace", palace)
+	cmd.Env = env(home, "LOCI_PPROF=0.0.0.0:0")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "LOCI_PPROF") || !strings.Contains(string(out), "loci::config::invalid") {
+		t.Fatalf("a non-loopback profiler address: %v\n%s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	start(t, home, palace, "LOCI_PPROF="+addr)
+	get := func(host string) int {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/debug/pprof/", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := get("evil.example"); st != 400 {
+		t.Errorf("foreign Host: %d", st)
+	}
+	if st := get(addr); st != 200 {
+		t.Errorf("loopback Host: %d", st)
 	}
 }
