@@ -4,7 +4,7 @@ BIN     := bin/loci
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: help run build test bench bench-quality lint fuzz clean
+.PHONY: help run build test bench bench-quality bench-million soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -26,6 +26,9 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) test -run '^$$' -bench HNSW100k -benchtime 1000x -count 1 -timeout 60m ./index/vector
 	$(GO) run ./cmd/locibench -bin ./$(BIN)
 	$(MAKE) bench-quality
+
+soak: ## 100 kill -9 trials under mixed load against the real binary (SOAK_TRIALS; make test runs 5)
+	LOCI_SOAK_TRIALS=$${SOAK_TRIALS:-100} $(GO) test -run '^TestSoakKill9$$' -count=1 -timeout 120m -v ./cmd/loci
 
 BENCH_DATA ?= ../shared/bench
 
