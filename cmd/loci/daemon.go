@@ -139,6 +139,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 	indexer.Start()
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: cfg.Dedup.Enabled, Threshold: cfg.Dedup.NearThreshold}}
+	// Big rooms' near-duplicate indexes load in the background from now
+	// on; writes meanwhile are judged for near copies once loaded.
+	late := actors.NewLateNear(sys, palace.Dedup, log)
+	db.OnLateNear(late.Add)
+	late.Start()
+	db.PreloadNear()
 	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{
 		MaxConcurrency: cfg.Jobs.MaxConcurrency, BackgroundConcurrency: cfg.Jobs.BackgroundConcurrency,
 		LeaseTTL: time.Duration(cfg.Jobs.LeaseTTLSecs) * time.Second, DrainTimeout: time.Duration(cfg.Jobs.DrainTimeoutSecs) * time.Second,
@@ -206,6 +212,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	jctx, jcancel := context.WithTimeout(base, drain+time.Second)
 	jobs.Stop(jctx)
 	jcancel()
+	late.Stop()
 	sctx, scancel := context.WithTimeout(base, storeWait)
 	defer scancel()
 	if err := sys.Stop(sctx); err != nil {

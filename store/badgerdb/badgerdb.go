@@ -52,6 +52,7 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 		return nil, fault.Wrap(fault.StoreBackendFailed, err, fmt.Sprintf("cannot open the store at %s: %v", dir, err), help)
 	}
 	db := &DB{bdb: bdb, dir: dir, near: newNearIndex()}
+	db.near.bdb, db.near.log = bdb, log
 	err = bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte(pLog)})
 		defer it.Close()
@@ -77,9 +78,29 @@ func (db *DB) Location() string { return db.dir }
 // Close closes the store; it is safe to call twice.
 func (db *DB) Close() error {
 	var err error
-	db.once.Do(func() { err = db.bdb.Close() })
+	db.once.Do(func() {
+		// Background loads of the near-duplicate index stop first.
+		db.near.stopping.Store(true)
+		db.near.wg.Wait()
+		err = db.bdb.Close()
+	})
 	return err
 }
+
+// OnLateNear sets the receiver of drawers whose near-duplicate judgment
+// was deferred because their scope's index was loading in the background
+// (a write into a big room right after a start): it gets their ids once
+// the scope is loaded, and must not block. Set it before serving.
+func (db *DB) OnLateNear(fn func(ids []string)) { db.near.late = fn }
+
+// PreloadNear starts loading, in the background, the near-duplicate index
+// of every scope big enough to load in the background (SetBigScope), so
+// that writes after a start find it ready sooner.
+func (db *DB) PreloadNear() { db.near.preload(&db.mu) }
+
+// SetBigScope sets the number of drawers from which a scope's index loads
+// in the background (default DefaultBigScope); for tests.
+func (db *DB) SetBigScope(n int) { db.near.big = max(n, 1) }
 
 // View runs fn in a read transaction.
 func (db *DB) View(ctx context.Context, fn func(store.Reader) error) error {

@@ -1,8 +1,14 @@
 package badgerdb
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -31,7 +37,32 @@ const nearRecordSize = 4 + dedup.Bands*8 + dedup.Bands*dedup.Rows + dedup.BagSiz
 type nearIndex struct {
 	mu     sync.RWMutex
 	scopes map[string]*scopeIndex
+	// loading holds the scopes being loaded in the background: the changes
+	// committed since the load's snapshot, replayed when it is published,
+	// and the drawers written meanwhile, whose near judgment waits for it.
+	loading map[string]*scopeLoad
+	// big is the size from which a scope loads in the background.
+	big int
+	// late receives the drawers whose near judgment was deferred, once
+	// their scope is loaded. It must not block.
+	late func(ids []string)
+
+	bdb      *badger.DB
+	log      *slog.Logger
+	wg       sync.WaitGroup
+	stopping atomic.Bool
 }
+
+// scopeLoad is a scope being loaded in the background.
+type scopeLoad struct {
+	ops  []*nearPending
+	late []string
+}
+
+// DefaultBigScope is the number of drawers from which a scope's near index
+// is loaded in the background instead of inside the write that needs it:
+// about 150 ms of loading on this project's benchmark machine.
+const DefaultBigScope = 50_000
 
 type scopeIndex struct {
 	ids  [][16]byte
@@ -45,7 +76,9 @@ type scopeIndex struct {
 	lists [][]int32
 }
 
-func newNearIndex() *nearIndex { return &nearIndex{scopes: map[string]*scopeIndex{}} }
+func newNearIndex() *nearIndex {
+	return &nearIndex{scopes: map[string]*scopeIndex{}, loading: map[string]*scopeLoad{}, big: DefaultBigScope, log: slog.New(slog.DiscardHandler)}
+}
 
 func newScopeIndex() *scopeIndex {
 	return &scopeIndex{byID: map[[16]byte]int32{}}
@@ -202,6 +235,10 @@ type nearPending struct {
 	byBand  map[string]map[uint64][]int // scope -> band -> index in adds
 	byID    map[[16]byte]int
 	removed map[[16]byte]string // id -> scope, committed entries removed
+	// deferred lists the scopes this transaction found loading; late the
+	// drawers it wrote into them (scope, id).
+	deferred map[string]bool
+	late     [][2]string
 }
 
 type pendingNear struct {
@@ -211,7 +248,7 @@ type pendingNear struct {
 }
 
 func newNearPending() *nearPending {
-	return &nearPending{byBand: map[string]map[uint64][]int{}, byID: map[[16]byte]int{}, removed: map[[16]byte]string{}}
+	return &nearPending{byBand: map[string]map[uint64][]int{}, byID: map[[16]byte]int{}, removed: map[[16]byte]string{}, deferred: map[string]bool{}}
 }
 
 func (p *nearPending) add(scope string, e nearEntry) {
@@ -238,29 +275,59 @@ func (p *nearPending) remove(scope string, id [16]byte) {
 	p.removed[id] = scope
 }
 
-// scope returns a loaded scope, loading it from the transaction's snapshot
-// when load is set; nil when it is not loaded.
+// nearScope returns a loaded scope, loading it from the transaction's
+// snapshot when load is set; nil when it is not loaded. A scope of at
+// least big drawers is not loaded here: its load starts in the background
+// and the transaction records that its near judgment is deferred.
 func (t *tx) nearScope(scope string, load bool) (*scopeIndex, error) {
 	ix := t.near
 	ix.mu.RLock()
 	s := ix.scopes[scope]
+	_, busy := ix.loading[scope]
 	ix.mu.RUnlock()
 	if s != nil || !load {
 		return s, nil
 	}
-	// Only write transactions load, one at a time (DB.Update holds its
-	// lock), from the committed state: nothing commits meanwhile.
+	if busy {
+		t.pending.deferred[scope] = true
+		return nil, nil
+	}
+	// Only write transactions load or start loads, one at a time (DB.Update
+	// holds its lock), from the committed state: nothing commits meanwhile.
 	prefix := k(pNear, scope, "\x00")
-	n := 0 // counted from the keys alone, to size the scope once
-	scan(t.snap, nil, prefix, false, func([]byte, valueFn) bool { n++; return true })
-	s = scopeIndexFor(n)
+	n := 0 // counted from the keys alone (up to big), to size the scope once
+	scan(t.snap, nil, prefix, false, func([]byte, valueFn) bool { n++; return n < ix.big })
+	if n >= ix.big && ix.bdb != nil {
+		ix.startLoad(scope)
+		t.pending.deferred[scope] = true
+		return nil, nil
+	}
+	s, err := loadScope(t.snap, scope, n, nil)
+	if err != nil {
+		return nil, err
+	}
+	ix.mu.Lock()
+	ix.scopes[scope] = s
+	ix.mu.Unlock()
+	return s, nil
+}
+
+// loadScope reads a scope's records from snap; n sizes it. A load stops
+// early (with errStopping) when stop is set.
+func loadScope(snap *badger.Txn, scope string, n int, stop *atomic.Bool) (*scopeIndex, error) {
+	prefix := k(pNear, scope, "\x00")
+	s := scopeIndexFor(n)
 	// Each record is decoded in place (add copies what it keeps), one
 	// bands slice reused: copying every value left about 70 MB of garbage
 	// per 100,000 drawers, which the collector let the heap grow by.
 	bands := make([]uint64, dedup.Bands)
-	it := t.snap.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	it := snap.NewIterator(badger.IteratorOptions{Prefix: prefix})
 	defer it.Close()
+	i := 0
 	for it.Rewind(); it.Valid(); it.Next() {
+		if i++; stop != nil && i%4096 == 0 && stop.Load() {
+			return nil, errStopping
+		}
 		item := it.Item()
 		err := item.Value(func(raw []byte) error {
 			if e, ok := decodeNear(item.Key()[len(prefix):], raw, bands); ok {
@@ -272,10 +339,154 @@ func (t *tx) nearScope(scope string, load bool) (*scopeIndex, error) {
 			return nil, err
 		}
 	}
-	ix.mu.Lock()
-	ix.scopes[scope] = s
-	ix.mu.Unlock()
 	return s, nil
+}
+
+var errStopping = errors.New("the store is closing")
+
+// startLoad begins loading a scope in the background from a snapshot taken
+// now. The caller holds the writer's lock, so the snapshot and the start
+// of change buffering see the same commit.
+func (ix *nearIndex) startLoad(scope string) {
+	snap := ix.bdb.NewTransaction(false)
+	ix.mu.Lock()
+	ix.loading[scope] = &scopeLoad{}
+	ix.mu.Unlock()
+	ix.wg.Add(1)
+	go ix.load(scope, snap)
+}
+
+// load runs a background load: it reads the snapshot, replays the changes
+// committed since, publishes the scope and hands the drawers written
+// meanwhile to late. A failure (or a panic) drops the load; the next write
+// into the scope starts another.
+func (ix *nearIndex) load(scope string, snap *badger.Txn) {
+	defer ix.wg.Done()
+	defer snap.Discard()
+	t0 := time.Now()
+	var s *scopeIndex
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panic: %v", p)
+			}
+		}()
+		n := 0
+		scan(snap, nil, k(pNear, scope, "\x00"), false, func([]byte, valueFn) bool { n++; return true })
+		s, err = loadScope(snap, scope, n, &ix.stopping)
+		return err
+	}()
+	ix.mu.Lock()
+	l := ix.loading[scope]
+	delete(ix.loading, scope)
+	size := 0
+	if err == nil {
+		for _, p := range l.ops {
+			p.applyTo(s, scope)
+		}
+		ix.scopes[scope] = s
+		size = len(s.byID)
+	}
+	ix.mu.Unlock()
+	if err != nil {
+		if !errors.Is(err, errStopping) {
+			ix.log.Error("loading a near-duplicate index failed; the next write into its room retries", "scope", scope, "err", err)
+		}
+		return
+	}
+	ix.log.Info("near-duplicate index loaded in the background", "scope", scope, "drawers", size,
+		"took", time.Since(t0).Round(time.Millisecond), "deferred", len(l.late))
+	if len(l.late) > 0 && ix.late != nil {
+		ix.late(l.late)
+	}
+}
+
+// applyTo applies a committed transaction's changes of one scope to s.
+func (p *nearPending) applyTo(s *scopeIndex, scope string) {
+	for id, sc := range p.removed {
+		if sc == scope {
+			s.remove(id)
+		}
+	}
+	for _, a := range p.adds {
+		if !a.gone && a.scope == scope {
+			s.add(a.e)
+		}
+	}
+}
+
+// touches reports whether p changes scope.
+func (p *nearPending) touches(scope string) bool {
+	if p.byBand[scope] != nil {
+		return true
+	}
+	for _, sc := range p.removed {
+		if sc == scope {
+			return true
+		}
+	}
+	return false
+}
+
+// preload starts a background load of every scope of at least big drawers
+// that is not loaded yet, one after another, so that the first writes
+// after a start find them loaded or loading. lock is the writer's lock.
+func (ix *nearIndex) preload(lock sync.Locker) {
+	ix.wg.Add(1)
+	go func() {
+		defer ix.wg.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				ix.log.Error("preloading near-duplicate indexes failed", "panic", p)
+			}
+		}()
+		var big []string
+		err := ix.bdb.View(func(txn *badger.Txn) error {
+			counts := map[string]int{}
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(pNear)})
+			defer it.Close()
+			for it.Rewind(); it.Valid() && !ix.stopping.Load(); it.Next() {
+				key := it.Item().Key()[len(pNear):]
+				if i := bytes.IndexByte(key, 0); i >= 0 {
+					counts[string(key[:i])]++
+				}
+			}
+			for sc, n := range counts {
+				if n >= ix.big {
+					big = append(big, sc)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			ix.log.Error("preloading near-duplicate indexes failed", "err", err)
+			return
+		}
+		for _, sc := range big {
+			if ix.stopping.Load() {
+				return
+			}
+			lock.Lock()
+			ix.mu.RLock()
+			_, loaded := ix.scopes[sc]
+			_, busy := ix.loading[sc]
+			ix.mu.RUnlock()
+			if !loaded && !busy {
+				ix.startLoad(sc)
+			}
+			lock.Unlock()
+			// One at a time: wait for this load before the next.
+			for {
+				ix.mu.RLock()
+				_, busy = ix.loading[sc]
+				ix.mu.RUnlock()
+				if !busy || ix.stopping.Load() {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}()
 }
 
 // DedupNear visits the current drawers of a scope that share a band with
@@ -327,11 +538,30 @@ func (t *tx) DedupNear(scope string, bands [][8]byte, lo, hi int, fn func(store.
 // applyNear publishes a committed transaction's index changes to the
 // loaded scopes.
 func (db *DB) applyNear(p *nearPending) {
-	if p == nil || (len(p.adds) == 0 && len(p.removed) == 0) {
+	if p == nil || (len(p.adds) == 0 && len(p.removed) == 0 && len(p.late) == 0) {
 		return
 	}
 	db.near.mu.Lock()
-	defer db.near.mu.Unlock()
+	var now []string
+	defer func() {
+		db.near.mu.Unlock()
+		if len(now) > 0 && db.near.late != nil {
+			db.near.late(now)
+		}
+	}()
+	for scope, l := range db.near.loading {
+		if p.touches(scope) {
+			l.ops = append(l.ops, p)
+		}
+	}
+	for _, sl := range p.late {
+		if l := db.near.loading[sl[0]]; l != nil {
+			l.late = append(l.late, sl[1])
+		} else {
+			// Loaded while this transaction ran: judge it now.
+			now = append(now, sl[1])
+		}
+	}
 	for id, scope := range p.removed {
 		if s := db.near.scopes[scope]; s != nil {
 			s.remove(id)

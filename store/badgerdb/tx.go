@@ -510,6 +510,9 @@ func (t *tx) PutDedup(r *store.DedupRecord) error {
 			return err
 		}
 		t.pending.add(r.Scope, e)
+		if t.pending.deferred[r.Scope] {
+			t.pending.late = append(t.pending.late, [2]string{r.Scope, r.DrawerID})
+		}
 	}
 	return nil
 }
