@@ -26,9 +26,13 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) test -run '^$$' -bench HNSW100k -benchtime 1000x -count 1 -timeout 60m ./index/vector
 	$(GO) run ./cmd/locibench -bin ./$(BIN)
 	$(MAKE) bench-quality
+	$(MAKE) bench-million
 
 soak: ## 100 kill -9 trials under mixed load against the real binary (SOAK_TRIALS; make test runs 5)
 	LOCI_SOAK_TRIALS=$${SOAK_TRIALS:-100} $(GO) test -run '^TestSoakKill9$$' -count=1 -timeout 120m -v ./cmd/loci
+
+bench-million: build ## the 1,000,000-drawer run (about 20 minutes; KEEP=dir reuses a filled palace)
+	$(GO) run ./cmd/locibench -bin ./$(BIN) -only million -fill 1000000 $${KEEP:+-keep $$KEEP}
 
 BENCH_DATA ?= ../shared/bench
 

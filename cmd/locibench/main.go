@@ -41,8 +41,8 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: checkpoints, vectors, mcp or events")
-	keep := flag.String("keep", "", "with -only vectors: keep the palaces in this directory and reuse a filled one")
+	only := flag.String("only", "", "run one part only: checkpoints, vectors, mcp, events or million")
+	keep := flag.String("keep", "", "with -only vectors or million: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
 	if f := os.Getenv("LOCIBENCH_CPUPROFILE"); f != "" {
 		// The benchmark's own CPU (the clients), for performance work.
@@ -67,8 +67,10 @@ func main() {
 				err = searchRates(*bin, dir, 10000)
 			case "events":
 				err = eventFanOut(*bin, dir, 1000, 1000, 10)
+			case "million":
+				err = million(*bin, dir, *fill, *clients)
 			default:
-				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp or events", *only)
+				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events or million", *only)
 			}
 		}
 		if err != nil {

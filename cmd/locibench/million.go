@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// million is the big-palace run (make bench-million): fill one room to n
+// drawers (16 clients, dedup on, lexical only) while sampling the daemon's
+// resident memory, then write and search latency in the full room, and
+// over three restarts: start to ready, the first write into the room, and
+// the resident memory once its near-duplicate index is loaded. With keep
+// set, a palace filled before is reused.
+func million(bin, dir string, n, clients int) error {
+	palace := filepath.Join(dir, "million")
+	fmt.Printf("machine: %d cores, %s; palace %s\n", runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly), palace)
+	d, _, err := start(bin, palace)
+	if err != nil {
+		return err
+	}
+	room := "/api/wings/bench/rooms/big/drawers"
+	if have := stored(d.addr); have < n {
+		var peak atomic.Int64
+		stop := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Second):
+					if rss := residentKB(d.cmd.Process.Pid); rss > peak.Load() {
+						peak.Store(rss)
+					}
+				}
+			}
+		}()
+		t0 := time.Now()
+		// In steps, so the figure at each step is visible while it runs.
+		step := max((n-have)/10, 1)
+		for done := have; done < n; done += step {
+			k := min(step, n-done)
+			if _, err := load(d.addr, room, k, clients, uint64(10+done)); err != nil {
+				close(stop)
+				return err
+			}
+			rss := residentKB(d.cmd.Process.Pid)
+			if rss > peak.Load() {
+				peak.Store(rss)
+			}
+			fmt.Printf("  filled %d in %s, resident %d MB (peak %d MB)\n", done+k, time.Since(t0).Round(time.Second), rss/1024, peak.Load()/1024)
+		}
+		close(stop)
+		fmt.Printf("fill: %d drawers in one room in %s; peak resident memory %d MB\n", n, time.Since(t0).Round(time.Second), peak.Load()/1024)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	lat := make([]time.Duration, 0, 1000)
+	for range 1000 {
+		el, err := post(d.addr, room, sentence(r))
+		if err != nil {
+			return err
+		}
+		lat = append(lat, el)
+	}
+	fmt.Printf("writes in the full room: p50 %s p99 %s (1,000 sequential)\n", pct(lat, 0.5).Round(time.Microsecond), pct(lat, 0.99).Round(time.Microsecond))
+	var slat []time.Duration
+	for range 500 {
+		q := url.QueryEscape(strings.Join(strings.Fields(sentence(r))[:4], " "))
+		t0 := time.Now()
+		resp, err := http.Get("http://" + d.addr + "/api/search?ranking=lexical&q=" + q)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		slat = append(slat, time.Since(t0))
+	}
+	fmt.Printf("lexical search: p50 %s p99 %s (500 queries of 4 words)\n", pct(slat, 0.5).Round(time.Microsecond), pct(slat, 0.99).Round(time.Microsecond))
+	fmt.Printf("resident memory after the fill: %d MB\n", residentKB(d.cmd.Process.Pid)/1024)
+	if err := d.stop(); err != nil {
+		return err
+	}
+	for range 3 {
+		d, ready, err := start(bin, palace)
+		if err != nil {
+			return err
+		}
+		el, err := post(d.addr, room, sentence(r))
+		if err != nil {
+			return err
+		}
+		atStart := residentKB(d.cmd.Process.Pid)
+		// The room's index loads in the background; wait until a write is
+		// judged against it (the log says so) by watching memory settle.
+		t0 := time.Now()
+		prev := int64(-1)
+		for time.Since(t0) < 2*time.Minute {
+			time.Sleep(time.Second)
+			cur := residentKB(d.cmd.Process.Pid)
+			if cur == prev {
+				break
+			}
+			prev = cur
+		}
+		el2, err := post(d.addr, room, sentence(r))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("start to ready %s; first write into the room %s; resident %d MB at the first write, %d MB once loaded (next write %s)\n",
+			ready.Round(time.Millisecond), el.Round(time.Millisecond), atStart/1024, prev/1024, el2.Round(time.Microsecond))
+		if err := d.stop(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// residentKB is a process's resident set (VmRSS) in KiB, 0 when unknown.
+func residentKB(pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
+
