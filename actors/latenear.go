@@ -22,12 +22,13 @@ type LateNear struct {
 	Dedup store.Dedup
 	Log   *slog.Logger
 
-	mu      sync.Mutex
-	queue   []string
-	kick    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
-	pending sync.WaitGroup // one per queued id, for Wait
+	mu       sync.Mutex
+	queue    []string
+	inflight int        // queued or being judged
+	idle     *sync.Cond // signalled when inflight drops to 0
+	kick     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // lateBatch is how many drawers one writer transaction judges.
@@ -35,7 +36,20 @@ const lateBatch = 16
 
 // NewLateNear makes the worker; Start runs it.
 func NewLateNear(sys *System, dd store.Dedup, log *slog.Logger) *LateNear {
-	return &LateNear{Sys: sys, Dedup: dd, Log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	l := &LateNear{Sys: sys, Dedup: dd, Log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	l.idle = sync.NewCond(&l.mu)
+	return l
+}
+
+// finished counts n ids as done.
+func (l *LateNear) finished(n int) {
+	l.mu.Lock()
+	l.inflight -= n
+	if l.inflight <= 0 {
+		l.inflight = 0
+		l.idle.Broadcast()
+	}
+	l.mu.Unlock()
 }
 
 // Add queues drawer ids; it never blocks (the store calls it after a
@@ -43,7 +57,7 @@ func NewLateNear(sys *System, dd store.Dedup, log *slog.Logger) *LateNear {
 func (l *LateNear) Add(ids []string) {
 	l.mu.Lock()
 	l.queue = append(l.queue, ids...)
-	l.pending.Add(len(ids))
+	l.inflight += len(ids)
 	l.mu.Unlock()
 	select {
 	case l.kick <- struct{}{}:
@@ -52,7 +66,13 @@ func (l *LateNear) Add(ids []string) {
 }
 
 // Wait returns once every queued id has been judged (for tests).
-func (l *LateNear) Wait() { l.pending.Wait() }
+func (l *LateNear) Wait() {
+	l.mu.Lock()
+	for l.inflight > 0 {
+		l.idle.Wait()
+	}
+	l.mu.Unlock()
+}
 
 // Start runs the worker until Stop.
 func (l *LateNear) Start() { go l.run() }
@@ -69,13 +89,7 @@ func (l *LateNear) run() {
 	for {
 		select {
 		case <-l.stop:
-			l.mu.Lock()
-			if n := len(l.queue); n > 0 {
-				l.Log.Warn("near-duplicate judgments left at shutdown", "drawers", n)
-				l.pending.Add(-n)
-				l.queue = nil
-			}
-			l.mu.Unlock()
+			l.drop()
 			return
 		case <-l.kick:
 		}
@@ -94,19 +108,28 @@ func (l *LateNear) run() {
 			}
 			linked += n
 			judged += len(batch)
-			l.pending.Add(-len(batch))
+			l.finished(len(batch))
 			select {
 			case <-l.stop:
-				l.mu.Lock()
-				l.pending.Add(-len(l.queue))
-				l.queue = nil
-				l.mu.Unlock()
+				l.drop()
 				return
 			default:
 			}
 		}
 		l.Log.Info("near duplicates judged after an index load", "drawers", judged, "links", linked)
 	}
+}
+
+// drop forgets what is still queued at shutdown.
+func (l *LateNear) drop() {
+	l.mu.Lock()
+	n := len(l.queue)
+	l.queue = nil
+	l.mu.Unlock()
+	if n > 0 {
+		l.Log.Warn("near-duplicate judgments left at shutdown", "drawers", n)
+	}
+	l.finished(n)
 }
 
 // judge runs LinkNear for a batch in one writer transaction; a panic is
