@@ -141,4 +141,3 @@ func residentKB(pid int) int64 {
 	}
 	return 0
 }
-
