@@ -105,6 +105,9 @@ func TestSoakKill9(t *testing.T) {
 			soakVerify(t, d, m, rng)
 		}
 		acked += soakLoad(t, d, m, trial, rand.New(rand.NewPCG(rng.Uint64(), uint64(trial))), time.Duration(300+rng.IntN(900))*time.Millisecond)
+		if (trial+1)%10 == 0 {
+			t.Logf("soak: %d trials, %d acknowledged operations (%s)", trial+1, acked, time.Since(began).Round(time.Second))
+		}
 	}
 	d := start(t, home, palace, "LOCI_CONFIG="+cfg)
 	soakVerify(t, d, m, rng)
