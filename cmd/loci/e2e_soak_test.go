@@ -93,7 +93,7 @@ func TestSoakKill9(t *testing.T) {
 
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "loci.toml")
-	if err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"test\"\n[embedding.profiles.test]\nprovider = \"hash\"\ndimension = 32\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"test\"\nsave_secs = 1\n[embedding.profiles.test]\nprovider = \"hash\"\ndimension = 32\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	m := newSoakModel()
@@ -238,7 +238,7 @@ func soakLoad(t *testing.T, d *daemon, m *soakModel, trial int, r *rand.Rand, du
 	})
 	worker(5, func(r *rand.Rand, i int) bool {
 		prefix := fmt.Sprintf("cp%dx%d", trial, i)
-		n := 50 + r.IntN(1500)
+		n := 20 + r.IntN(300)
 		m.mu.Lock()
 		m.jobIntents[prefix] = n
 		m.mu.Unlock()
