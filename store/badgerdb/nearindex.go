@@ -204,11 +204,15 @@ func (s *scopeIndex) remove(id [16]byte) {
 // visit calls fn once for each live entry sharing a band with bands and
 // with a length in [lo, hi].
 func (s *scopeIndex) visit(bands []uint64, lo, hi int, fn func(ord int32)) {
-	seen := make([]uint64, (len(s.ids)+63)/64)
+	// A set of the few entries seen (tens to hundreds): a bitmap over the
+	// whole scope cost 125 KB a write in a room of a million drawers.
+	seen := make(map[int32]struct{}, 64)
 	try := func(o int32) {
-		if n := int(s.lens[o]); n != 0 && n >= lo && n <= hi && seen[o/64]&(1<<(o%64)) == 0 {
-			seen[o/64] |= 1 << (o % 64)
-			fn(o)
+		if n := int(s.lens[o]); n != 0 && n >= lo && n <= hi {
+			if _, dup := seen[o]; !dup {
+				seen[o] = struct{}{}
+				fn(o)
+			}
 		}
 	}
 	for _, w := range bands {
