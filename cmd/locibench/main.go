@@ -188,6 +188,23 @@ func load(addr, path string, n, c int, seed uint64) (float64, error) {
 	return float64(n) / time.Since(t0).Seconds(), nil
 }
 
+// searchLatency times n lexical searches of four words, one at a time.
+func searchLatency(addr string, r *rand.Rand, n int) ([]time.Duration, error) {
+	var lat []time.Duration
+	for range n {
+		q := url.QueryEscape(strings.Join(strings.Fields(sentence(r))[:4], " "))
+		t0 := time.Now()
+		resp, err := http.Get("http://" + addr + "/api/search?ranking=lexical&q=" + q)
+		if err != nil {
+			return nil, err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		lat = append(lat, time.Since(t0))
+	}
+	return lat, nil
+}
+
 func pct(d []time.Duration, p float64) time.Duration {
 	slices.Sort(d)
 	return d[min(len(d)-1, int(float64(len(d))*p))]
@@ -238,17 +255,9 @@ func run(bin string, writes, clients, fill, samples int) error {
 	}
 	// Lexical search latency over the same room (16 clients would measure
 	// throughput; one client measures latency).
-	var slat []time.Duration
-	for range 500 {
-		q := url.QueryEscape(strings.Join(strings.Fields(sentence(r))[:4], " "))
-		t0 := time.Now()
-		resp, err := http.Get("http://" + d.addr + "/api/search?ranking=lexical&q=" + q)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		slat = append(slat, time.Since(t0))
+	slat, err := searchLatency(d.addr, r, 500)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("lexical search over REST in a room of %d: p50 %s p99 %s (500 queries of 4 words)\n", fill, pct(slat, 0.5).Round(time.Microsecond), pct(slat, 0.99).Round(time.Microsecond))
 	if err := d.stop(); err != nil {

@@ -3,10 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -74,17 +71,9 @@ func million(bin, dir string, n, clients int) error {
 		lat = append(lat, el)
 	}
 	fmt.Printf("writes in the full room: p50 %s p99 %s (1,000 sequential)\n", pct(lat, 0.5).Round(time.Microsecond), pct(lat, 0.99).Round(time.Microsecond))
-	var slat []time.Duration
-	for range 500 {
-		q := url.QueryEscape(strings.Join(strings.Fields(sentence(r))[:4], " "))
-		t0 := time.Now()
-		resp, err := http.Get("http://" + d.addr + "/api/search?ranking=lexical&q=" + q)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		slat = append(slat, time.Since(t0))
+	slat, err := searchLatency(d.addr, r, 500)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("lexical search: p50 %s p99 %s (500 queries of 4 words)\n", pct(slat, 0.5).Round(time.Microsecond), pct(slat, 0.99).Round(time.Microsecond))
 	fmt.Printf("resident memory after the fill: %d MB\n", residentKB(d.cmd.Process.Pid)/1024)
