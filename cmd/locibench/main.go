@@ -41,7 +41,7 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: checkpoints, vectors, mcp, events or million")
+	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events or million")
 	keep := flag.String("keep", "", "with -only vectors or million: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
 	if f := os.Getenv("LOCIBENCH_CPUPROFILE"); f != "" {
@@ -51,7 +51,7 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	if *only != "" {
+	if *only != "" && *only != "writes" {
 		dir, err := *keep, error(nil)
 		if dir == "" {
 			dir, err = os.MkdirTemp("", "locibench-")
@@ -79,7 +79,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*bin, *writes, *clients, *fill, *samples); err != nil {
+	if err := run(*bin, *writes, *clients, *fill, *samples, *only == "writes"); err != nil {
 		fmt.Fprintln(os.Stderr, "locibench:", err)
 		os.Exit(1)
 	}
@@ -210,7 +210,9 @@ func pct(d []time.Duration, p float64) time.Duration {
 	return d[min(len(d)-1, int(float64(len(d))*p))]
 }
 
-func run(bin string, writes, clients, fill, samples int) error {
+// run is the full benchmark; with writesOnly it stops after the write
+// figures (throughput, and latency in the big room), for A/B comparisons.
+func run(bin string, writes, clients, fill, samples int, writesOnly bool) error {
 	dir, err := os.MkdirTemp("", "locibench-")
 	if err != nil {
 		return err
@@ -250,6 +252,9 @@ func run(bin string, writes, clients, fill, samples int) error {
 		lat = append(lat, el)
 	}
 	fmt.Printf("latency in a room of %d: p50 %s p99 %s (%d sequential writes)\n", fill, pct(lat, 0.5).Round(time.Microsecond), pct(lat, 0.99).Round(time.Microsecond), samples)
+	if writesOnly {
+		return d.stop()
+	}
 	if _, err := post(d.addr, room, "the rebuild marker zqxjkvmarker"); err != nil {
 		return err
 	}
