@@ -129,10 +129,27 @@ func (s *Server) limits(next http.Handler) http.Handler {
 			return
 		}
 		if hasBody(r) && !streaming(r) {
+			// A timer, not a read deadline set on every request: setting
+			// and clearing the connection's deadline added about 0.5 ms to
+			// each write (measured in turns with locibench -only writes).
+			// When it fires, the deadline is put in the past and the
+			// stalled read fails.
 			rc := http.NewResponseController(w)
-			if rc.SetReadDeadline(time.Now().Add(s.Limits.body())) == nil {
-				r.Body = &deadlineBody{ReadCloser: r.Body, done: func() { _ = rc.SetReadDeadline(time.Time{}) }}
-			}
+			deadline := time.Now().Add(s.Limits.body())
+			t := time.AfterFunc(s.Limits.body(), func() { _ = rc.SetReadDeadline(time.Now()) })
+			// On a copy of the request: the server's own keeps its body,
+			// whose type it checks when it finishes the response.
+			r = r.WithContext(r.Context())
+			r.Body = &deadlineBody{ReadCloser: r.Body, done: func() { t.Stop() }}
+			defer func() {
+				if t.Stop() {
+					// The handler left the body unread (a refusal): the
+					// server reads the rest to reuse the connection, within
+					// what is left of the body's time. The next request
+					// sets its own deadline.
+					_ = rc.SetReadDeadline(deadline)
+				}
+			}()
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -143,8 +160,8 @@ func hasBody(r *http.Request) bool {
 	return r.Body != nil && r.Body != http.NoBody && (r.ContentLength > 0 || r.ContentLength == -1)
 }
 
-// deadlineBody lifts the body's read deadline once the body is read, so a
-// handler that takes long after reading is not cut off.
+// deadlineBody stops the body's timer once the body is read, so a handler
+// that takes long after reading is not cut off.
 type deadlineBody struct {
 	io.ReadCloser
 	done func()

@@ -204,15 +204,34 @@ func (s *scopeIndex) remove(id [16]byte) {
 // visit calls fn once for each live entry sharing a band with bands and
 // with a length in [lo, hi].
 func (s *scopeIndex) visit(bands []uint64, lo, hi int, fn func(ord int32)) {
-	// A set of the few entries seen (tens to hundreds): a bitmap over the
-	// whole scope cost 125 KB a write in a room of a million drawers.
-	seen := make(map[int32]struct{}, 64)
+	// A bitmap of the entries seen, reused across lookups: a fresh one
+	// cost 125 KB a write in a room of a million drawers, and a map was
+	// slower for the thousands of postings a big room's bands hold. Only
+	// the words set are cleared after.
+	seen, _ := seenPool.Get().(*seenSet)
+	if seen == nil {
+		seen = &seenSet{}
+	}
+	need := (len(s.ids) + 63) / 64
+	if cap(seen.bits) < need {
+		seen.bits = make([]uint64, need)
+	}
+	bits := seen.bits[:need]
+	defer func() {
+		for _, w := range seen.touched {
+			bits[w] = 0
+		}
+		seen.touched = seen.touched[:0]
+		seenPool.Put(seen)
+	}()
 	try := func(o int32) {
-		if n := int(s.lens[o]); n != 0 && n >= lo && n <= hi {
-			if _, dup := seen[o]; !dup {
-				seen[o] = struct{}{}
-				fn(o)
+		w, b := o/64, uint64(1)<<(o%64)
+		if n := int(s.lens[o]); n != 0 && n >= lo && n <= hi && bits[w]&b == 0 {
+			if bits[w] == 0 {
+				seen.touched = append(seen.touched, w)
 			}
+			bits[w] |= b
+			fn(o)
 		}
 	}
 	for _, w := range bands {
@@ -580,6 +599,14 @@ func (db *DB) applyNear(p *nearPending) {
 		}
 	}
 }
+
+// seenSet is visit's reusable bitmap with the words it set.
+type seenSet struct {
+	bits    []uint64
+	touched []int32
+}
+
+var seenPool sync.Pool
 
 // bandTable maps 32-bit band keys to an int32 (an entry, or a list) with
 // open addressing: eight bytes a slot, where a Go map spent about thirty;
