@@ -7,7 +7,7 @@ LDFLAGS := -X main.version=$(VERSION)
 .PHONY: help run build test bench bench-quality bench-million soak lint fuzz clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 build: ## build bin/loci
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/loci
