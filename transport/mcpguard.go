@@ -52,16 +52,18 @@ type mcpCreds struct {
 	byID map[string][32]byte
 }
 
-func (c *mcpCreds) put(id string, sum [32]byte) {
+// put remembers a session's credential and returns how many are held.
+func (c *mcpCreds) put(id string, sum [32]byte) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byID == nil {
 		c.byID = map[string][32]byte{}
 	}
 	c.byID[id] = sum
+	return len(c.byID)
 }
 
-// dropStale closes every session whose credential no longer holds, and
+// dropStaleMCPSessions closes every session whose credential no longer holds, and
 // forgets sessions that have ended.
 func (s *Server) dropStaleMCPSessions() {
 	srv := s.mcpServer
@@ -130,7 +132,6 @@ func (s *Server) guardMCP(h http.Handler) http.Handler {
 				n++
 			}
 			if n >= s.mcpMaxSessions() {
-				s.dropStaleMCPSessions()
 				renderError(s.Log, w, r, fault.Newf(fault.ServerBusy,
 					"close sessions you no longer use (DELETE /mcp with their Mcp-Session-Id); idle ones expire after "+s.mcpSessionIdle().String(),
 					"%d MCP sessions are open, the most this daemon keeps", n))
@@ -146,8 +147,10 @@ func (s *Server) guardMCP(h http.Handler) http.Handler {
 		h.ServeHTTP(pw, r)
 		pw.finish(s, r)
 		if id := w.Header().Get("Mcp-Session-Id"); newSession && id != "" {
-			if sum, ok := credentialOf(r); ok {
-				s.mcpCreds.put(id, sum)
+			if sum, ok := credentialOf(r); ok && s.mcpCreds.put(id, sum) > 2*s.mcpMaxSessions() {
+				// Forget sessions that ended (expired or closed): the map
+				// would otherwise grow with every session ever opened.
+				s.dropStaleMCPSessions()
 			}
 		}
 	})

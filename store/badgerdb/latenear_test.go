@@ -172,3 +172,35 @@ func sentenceFor(i int) string {
 	}
 	return out
 }
+
+// PreloadNear loads big scopes in the background at start, before any
+// write needs them; a read then finds candidates.
+func TestPreloadNear(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *store.Drawer
+	for i := range 150 {
+		last = create(t, db, nearDrawer(fmt.Sprintf("Drawer %d: %s %d", i, sentenceFor(i), i*7919))).Drawer
+	}
+	db.Close()
+	db, err = Open(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetBigScope(100)
+	if c := candidates(t, db, last.Content); len(c) != 0 {
+		t.Fatalf("a scope was loaded before the preload: %v", c)
+	}
+	db.PreloadNear()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(candidates(t, db, last.Content)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the big scope was not preloaded")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -57,6 +57,7 @@ type nearIndex struct {
 type scopeLoad struct {
 	ops  []*nearPending
 	late []string
+	done chan struct{} // closed when the load ends, published or not
 }
 
 // DefaultBigScope is the number of drawers from which a scope's near index
@@ -370,13 +371,15 @@ var errStopping = errors.New("the store is closing")
 // startLoad begins loading a scope in the background from a snapshot taken
 // now. The caller holds the writer's lock, so the snapshot and the start
 // of change buffering see the same commit.
-func (ix *nearIndex) startLoad(scope string) {
+func (ix *nearIndex) startLoad(scope string) *scopeLoad {
 	snap := ix.bdb.NewTransaction(false)
+	l := &scopeLoad{done: make(chan struct{})}
 	ix.mu.Lock()
-	ix.loading[scope] = &scopeLoad{}
+	ix.loading[scope] = l
 	ix.mu.Unlock()
 	ix.wg.Add(1)
 	go ix.load(scope, snap)
+	return l
 }
 
 // load runs a background load: it reads the snapshot, replays the changes
@@ -402,6 +405,7 @@ func (ix *nearIndex) load(scope string, snap *badger.Txn) {
 	ix.mu.Lock()
 	l := ix.loading[scope]
 	delete(ix.loading, scope)
+	defer close(l.done)
 	size := 0
 	if err == nil {
 		for _, p := range l.ops {
@@ -492,21 +496,16 @@ func (ix *nearIndex) preload(lock sync.Locker) {
 			lock.Lock()
 			ix.mu.RLock()
 			_, loaded := ix.scopes[sc]
-			_, busy := ix.loading[sc]
+			l := ix.loading[sc]
 			ix.mu.RUnlock()
-			if !loaded && !busy {
-				ix.startLoad(sc)
+			if !loaded && l == nil {
+				l = ix.startLoad(sc)
 			}
 			lock.Unlock()
-			// One at a time: wait for this load before the next.
-			for {
-				ix.mu.RLock()
-				_, busy = ix.loading[sc]
-				ix.mu.RUnlock()
-				if !busy || ix.stopping.Load() {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
+			// One at a time: wait for this load before the next (a
+			// closing store ends it early).
+			if l != nil {
+				<-l.done
 			}
 		}
 	}()
