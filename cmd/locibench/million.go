@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 )
 
@@ -28,7 +28,17 @@ func million(bin, dir string, n, clients int) error {
 	}
 	room := "/api/wings/bench/rooms/big/drawers"
 	if have := stored(d.addr); have < n {
-		var peak atomic.Int64
+		var mu sync.Mutex
+		var peak resident
+		sample := func() resident {
+			r := residentSplit(d.cmd.Process.Pid)
+			mu.Lock()
+			defer mu.Unlock()
+			if r.total > peak.total {
+				peak = r
+			}
+			return r
+		}
 		stop := make(chan struct{})
 		go func() {
 			for {
@@ -36,9 +46,7 @@ func million(bin, dir string, n, clients int) error {
 				case <-stop:
 					return
 				case <-time.After(time.Second):
-					if rss := residentKB(d.cmd.Process.Pid); rss > peak.Load() {
-						peak.Store(rss)
-					}
+					sample()
 				}
 			}
 		}()
@@ -51,14 +59,15 @@ func million(bin, dir string, n, clients int) error {
 				close(stop)
 				return err
 			}
-			rss := residentKB(d.cmd.Process.Pid)
-			if rss > peak.Load() {
-				peak.Store(rss)
-			}
-			fmt.Printf("  filled %d in %s, resident %d MB (peak %d MB)\n", done+k, time.Since(t0).Round(time.Second), rss/1024, peak.Load()/1024)
+			rss := sample()
+			mu.Lock()
+			fmt.Printf("  filled %d in %s, resident %s; peak %s\n", done+k, time.Since(t0).Round(time.Second), rss, peak)
+			mu.Unlock()
 		}
 		close(stop)
-		fmt.Printf("fill: %d drawers in one room in %s; peak resident memory %d MB\n", n, time.Since(t0).Round(time.Second), peak.Load()/1024)
+		mu.Lock()
+		fmt.Printf("fill: %d drawers in one room in %s; peak resident memory %s\n", n, time.Since(t0).Round(time.Second), peak)
+		mu.Unlock()
 	}
 	// Seeded by what is stored, so a reused palace gets new sentences.
 	r := rand.New(rand.NewPCG(uint64(stored(d.addr)), 7))
@@ -76,7 +85,7 @@ func million(bin, dir string, n, clients int) error {
 		return err
 	}
 	fmt.Printf("lexical search: p50 %s p99 %s (500 queries of 4 words)\n", pct(slat, 0.5).Round(time.Microsecond), pct(slat, 0.99).Round(time.Microsecond))
-	fmt.Printf("resident memory after the fill: %d MB\n", residentKB(d.cmd.Process.Pid)/1024)
+	fmt.Printf("resident memory after the fill: %s\n", residentSplit(d.cmd.Process.Pid))
 	if err := d.stop(); err != nil {
 		return err
 	}
@@ -116,18 +125,40 @@ func million(bin, dir string, n, clients int) error {
 }
 
 // residentKB is a process's resident set (VmRSS) in KiB, 0 when unknown.
-func residentKB(pid int) int64 {
+func residentKB(pid int) int64 { return residentSplit(pid).total }
+
+// resident is a process's resident set in KiB: the total, its anonymous
+// part (the heap) and its file pages (memory-mapped files: Badger's tables
+// and logs, Bleve's segments), which the kernel may drop under pressure.
+type resident struct{ total, anon, file int64 }
+
+func (r resident) String() string {
+	return fmt.Sprintf("%d MB (%d MB anonymous, %d MB file pages)", r.total/1024, r.anon/1024, r.file/1024)
+}
+
+// residentSplit reads a process's resident set from /proc; zero when unknown.
+func residentSplit(pid int) resident {
+	var r resident
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return r
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb
+		name, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch name {
+		case "VmRSS":
+			r.total = kb
+		case "RssAnon":
+			r.anon = kb
+		case "RssFile":
+			r.file = kb
 		}
 	}
-	return 0
+	return r
 }

@@ -68,14 +68,31 @@ const DefaultBigScope = 50_000
 type scopeIndex struct {
 	ids  [][16]byte
 	lens []uint32 // 0: removed
-	mins []byte   // dedup.Bands*dedup.Rows low bytes per entry
-	bags []byte   // dedup.BagSize per entry
+	// recs holds each entry's dedup.Bands*dedup.Rows low bytes of its
+	// minimums then its dedup.BagSize character bag, recChunk entries a
+	// chunk: it grows a chunk at a time, never by copying the whole.
+	recs [][]byte
 	byID map[[16]byte]int32
-	// bands maps a band key to its one entry (>= 0) or to -(i+1), where
-	// lists[i] holds its entries.
-	bands bandTable
-	lists [][]int32
+	// bands maps each band key to the entries carrying it.
+	bands bandIndex
 }
+
+const (
+	minsLen   = dedup.Bands * dedup.Rows
+	recLen    = minsLen + dedup.BagSize
+	recChunk  = 4096
+	recChunkB = recChunk * recLen
+)
+
+// rec is entry o's minimums and bag.
+func (s *scopeIndex) rec(o int32) []byte {
+	c := s.recs[int(o)/recChunk]
+	i := int(o) % recChunk * recLen
+	return c[i : i+recLen : i+recLen]
+}
+
+// live reports whether entry o is current.
+func (s *scopeIndex) live(o int32) bool { return s.lens[o] != 0 }
 
 func newNearIndex() *nearIndex {
 	return &nearIndex{scopes: map[string]*scopeIndex{}, loading: map[string]*scopeLoad{}, big: DefaultBigScope, log: slog.New(slog.DiscardHandler)}
@@ -85,14 +102,20 @@ func newScopeIndex() *scopeIndex {
 	return &scopeIndex{byID: map[[16]byte]int32{}}
 }
 
-// scopeIndexFor is an empty scope whose per-entry arrays hold n entries
-// without growing. The band table grows as keys arrive: a scope has from
-// about one distinct band key per entry (near copies) to all 32, and a
-// table sized for the most would waste memory.
+// scopeIndexFor is an empty scope, for a load of about n entries: its
+// per-entry arrays hold them without growing, and the band index collects
+// their pairs until seal.
 func scopeIndexFor(n int) *scopeIndex {
-	return &scopeIndex{ids: make([][16]byte, 0, n), lens: make([]uint32, 0, n),
-		mins: make([]byte, 0, n*dedup.Bands*dedup.Rows), bags: make([]byte, 0, n*dedup.BagSize),
-		byID: make(map[[16]byte]int32, n)}
+	s := &scopeIndex{ids: make([][16]byte, 0, n), lens: make([]uint32, 0, n),
+		recs: make([][]byte, 0, n/recChunk+1), byID: make(map[[16]byte]int32, n)}
+	s.bands.startBulk(n * dedup.Bands)
+	return s
+}
+
+// seal ends the load scopeIndexFor began; s is then ready for lookups.
+func (s *scopeIndex) seal() *scopeIndex {
+	s.bands.seal()
+	return s
 }
 
 // nearEntry is one drawer of a scope as the index keeps it.
@@ -155,50 +178,23 @@ func (s *scopeIndex) add(e nearEntry) {
 	ord := int32(len(s.ids))
 	s.ids = append(s.ids, e.id)
 	s.lens = append(s.lens, e.n)
-	s.mins = append(s.mins, e.mins...)
-	s.bags = append(s.bags, e.bag...)
+	if int(ord)%recChunk == 0 {
+		s.recs = append(s.recs, make([]byte, recChunkB))
+	}
+	r := s.rec(ord)
+	copy(r, e.mins)
+	copy(r[minsLen:], e.bag)
 	s.byID[e.id] = ord
 	for _, w := range e.bands {
-		b := bandKey32(w)
-		sl := s.bands.at(b)
-		v := sl.val
-		switch {
-		case sl.key == 0:
-			*sl = bandSlot{b, ord}
-			s.bands.n++
-		case v >= 0:
-			s.lists = append(s.lists, []int32{v, ord})
-			sl.val = -int32(len(s.lists))
-		default:
-			l := s.lists[-v-1]
-			if len(l) >= MaxBandPostings {
-				l = s.live(l)
-				if len(l) >= MaxBandPostings {
-					// An uninformative band: neither extended nor read.
-					s.lists[-v-1] = l
-					continue
-				}
-			}
-			s.lists[-v-1] = append(l, ord)
-		}
+		s.bands.add(bandKey32(w), ord, s.live)
 	}
-}
-
-// live drops removed entries from a list.
-func (s *scopeIndex) live(l []int32) []int32 {
-	out := l[:0]
-	for _, o := range l {
-		if s.lens[o] != 0 {
-			out = append(out, o)
-		}
-	}
-	return out
 }
 
 func (s *scopeIndex) remove(id [16]byte) {
 	if ord, ok := s.byID[id]; ok {
 		s.lens[ord] = 0
 		delete(s.byID, id)
+		s.bands.removed++
 	}
 }
 
@@ -236,20 +232,7 @@ func (s *scopeIndex) visit(bands []uint64, lo, hi int, fn func(ord int32)) {
 		}
 	}
 	for _, w := range bands {
-		v, ok := s.bands.get(bandKey32(w))
-		switch {
-		case !ok:
-		case v >= 0:
-			try(v)
-		default:
-			l := s.lists[-v-1]
-			if len(l) >= MaxBandPostings {
-				continue
-			}
-			for _, o := range l {
-				try(o)
-			}
-		}
+		s.bands.visit(bandKey32(w), try)
 	}
 }
 
@@ -363,7 +346,7 @@ func loadScope(snap *badger.Txn, scope string, n int, stop *atomic.Bool) (*scope
 			return nil, err
 		}
 	}
-	return s, nil
+	return s.seal(), nil
 }
 
 var errStopping = errors.New("the store is closing")
@@ -527,7 +510,6 @@ func (t *tx) DedupNear(scope string, bands [][8]byte, lo, hi int, fn func(store.
 			t.near.mu.RLock()
 			defer t.near.mu.RUnlock()
 		}
-		rows := dedup.Bands * dedup.Rows
 		s.visit(words, lo, hi, func(o int32) {
 			id := s.ids[o]
 			if t.pending != nil {
@@ -535,8 +517,8 @@ func (t *tx) DedupNear(scope string, bands [][8]byte, lo, hi int, fn func(store.
 					return
 				}
 			}
-			fn(store.NearCandidate{DrawerID: uuid.UUID(id).String(), NormLen: int(s.lens[o]), Mins: s.mins[int(o)*rows : int(o+1)*rows],
-				Bag: s.bags[int(o)*dedup.BagSize : int(o+1)*dedup.BagSize]})
+			r := s.rec(o)
+			fn(store.NearCandidate{DrawerID: uuid.UUID(id).String(), NormLen: int(s.lens[o]), Mins: r[:minsLen], Bag: r[minsLen:]})
 		})
 	}
 	if t.pending == nil {
@@ -607,8 +589,8 @@ type seenSet struct {
 
 var seenPool sync.Pool
 
-// bandTable maps 32-bit band keys to an int32 (an entry, or a list) with
-// open addressing: eight bytes a slot, where a Go map spent about thirty;
+// bandTable maps 32-bit band keys to an int32 (in bandIndex, the newest
+// recent pair of the key) with open addressing: eight bytes a slot, where a Go map spent about thirty;
 // a slot's key and value sit side by side, so a probe misses the cache
 // once, not twice. Key 0 marks an empty slot, so keys are stored with their
 // low bit set; two band keys that agree in their other 31 bits share a

@@ -57,5 +57,5 @@ func loadInto(s *scopeIndex, recs []nearEntry) *scopeIndex {
 	for _, e := range recs {
 		s.add(e)
 	}
-	return s
+	return s.seal()
 }

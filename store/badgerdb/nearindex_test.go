@@ -279,3 +279,57 @@ func TestLoadedScopeMatchesIncremental(t *testing.T) {
 		}
 	}
 }
+
+// The band index answers as a plain map of key to entries through many
+// merges of its recent pairs into the run, with removals dropped at a
+// merge and keys capped at MaxBandPostings live entries.
+func TestBandIndexMatchesAMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var x bandIndex
+	want := map[uint32][]int32{}
+	dead := map[int32]bool{}
+	live := func(o int32) bool { return !dead[o] }
+	hot := bandKey32(12345)
+	const n = 300_000 // several merges: the first at minMerge pairs
+	for ord := range int32(n) {
+		k := bandKey32(r.Uint64() % 200_000) // shared keys: lists of several entries
+		if ord%50 == 0 {
+			k = hot // one key far past the cap
+		}
+		x.add(k, ord, live)
+		if k != hot || len(want[k]) < MaxBandPostings {
+			want[k] = append(want[k], ord)
+		}
+		if ord%97 == 0 {
+			dead[ord] = true
+			x.removed++
+		}
+	}
+	if x.run.n == 0 {
+		t.Fatal("no merge happened; the test does not reach the run")
+	}
+	for k, ords := range want {
+		var got []int32
+		x.visit(k, func(o int32) {
+			if live(o) {
+				got = append(got, o)
+			}
+		})
+		var exp []int32
+		for _, o := range ords {
+			if live(o) {
+				exp = append(exp, o)
+			}
+		}
+		if k == hot {
+			if got != nil {
+				t.Fatalf("a capped key was read: %d entries", len(got))
+			}
+			continue
+		}
+		if !slices.Equal(got, exp) {
+			t.Fatalf("key %x: visited %v, want %v", k, got, exp)
+		}
+	}
+	x.visit(2, func(int32) { t.Fatal("found a key never added") })
+}
