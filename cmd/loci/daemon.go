@@ -10,7 +10,6 @@ import (
 	_ "net/http/pprof" // served only when LOCI_PPROF is set
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/loci-dev/loci/actors"
@@ -23,11 +22,6 @@ import (
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport"
 )
-
-// memoryLimit is the Go runtime's soft memory limit when GOMEMLIMIT is not
-// set. It bounds the heap, not memory-mapped files (Badger's tables, the
-// lexical index), which the kernel may drop and read again.
-const memoryLimit = 2 << 30
 
 // Shutdown budgets: open HTTP requests get httpDrain to finish before
 // their connections are closed; running jobs get jobs.drain_timeout_secs
@@ -57,10 +51,7 @@ func migrator(db *badgerdb.DB) *store.Migrator {
 // actors, serve, write the registry, and stop gracefully.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.Level) error {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
-		// The collector then works harder as the heap nears the limit
-		// instead of letting it grow to twice what is live: a palace of a
-		// million drawers reached 4.9 GB resident without it.
-		debug.SetMemoryLimit(memoryLimit)
+		holdHeap(ctx, memoryLimit)
 	}
 	// 1. Bind first: a taken address fails before anything is created.
 	ln, err := net.Listen("tcp", cfg.Addr())

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
@@ -44,6 +45,14 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 		// room of a million drawers, and at 100,000 the smaller cache cost
 		// nothing measurable on writes or searches (BENCHMARKS.md).
 		WithBlockCacheSize(64 << 20).
+		// Zstandard instead of Snappy: tables 27 % smaller on a palace of
+		// Markov text, and Badger maps every table it writes into memory,
+		// so a smaller store is a smaller resident set (a million drawers:
+		// BENCHMARKS.md). Each table records its own compression, so the
+		// Snappy tables of an older palace stay readable and are
+		// rewritten as compaction reaches them.
+		WithCompression(options.ZSTD).
+		WithZSTDCompressionLevel(1).
 		WithValueLogFileSize(64 << 20).
 		WithNumVersionsToKeep(1).
 		WithCompactL0OnClose(false)
