@@ -36,7 +36,7 @@ func BenchmarkSequentialWrite(b *testing.B) {
 // write and the worker started); it reports p50 and p99.
 func BenchmarkClaimLatency(b *testing.B) {
 	j := newJobs(b, JobConfig{MaxConcurrency: 4, BackgroundConcurrency: 2, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second})
-	j.handlers[store.JobDemo] = func(context.Context, *Run) (any, error) { return nil, nil }
+	j.Register(testKind("demo", store.PriorityNormal, done))
 	j.claimed = make(chan string, 1)
 	if err := j.Start(context.Background()); err != nil {
 		b.Fatal(err)
@@ -44,7 +44,7 @@ func BenchmarkClaimLatency(b *testing.B) {
 	var lat []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		job, err := j.Submit(context.Background(), Submission{Type: store.JobDemo}, store.ByCLI)
+		job, err := j.Submit(context.Background(), Submission{Type: "demo"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -3,8 +3,6 @@ package actors
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -14,142 +12,25 @@ import (
 	"github.com/loci-dev/loci/store/fault"
 )
 
-// Submission is a POST /api/jobs body: {type, ...} with the fields of its
-// kind.
-type Submission struct {
-	Type        string          `json:"type"`
-	RequestedBy string          `json:"requested_by,omitempty"`
-	Payload     json.RawMessage `json:"payload,omitempty"`   // checkpoint
-	Emergency   bool            `json:"emergency,omitempty"` // checkpoint
-	Wing        string          `json:"wing,omitempty"`      // audit, embed, extract, mine
-	DryRun      *bool           `json:"dry_run,omitempty"`   // repair
-	BasedOnJob  string          `json:"based_on_job,omitempty"`
-	Steps       *int            `json:"steps,omitempty"` // demo
-	// mine
-	Source  string            `json:"source,omitempty"`
-	Path    string            `json:"path,omitempty"`
-	Locator string            `json:"locator,omitempty"`
-	Options map[string]string `json:"options,omitempty"`
-	Full    bool              `json:"full,omitempty"`
-	// MCP is set by the MCP interface (narrower source kinds).
-	MCP bool `json:"-"`
-}
-
-// Submit validates a submission and queues the job.
-func (j *Jobs) Submit(ctx context.Context, s Submission, channel string) (*store.Job, error) {
-	by, err := store.CheckRequestedBy(s.RequestedBy, channel)
+// Submit validates a submission through its kind and queues the job.
+func (j *Jobs) Submit(ctx context.Context, s Submission) (*store.Job, error) {
+	if s.Channel == "" {
+		s.Channel = store.ByUnknown
+	}
+	by, err := store.CheckRequestedBy(s.RequestedBy, s.Channel)
 	if err != nil {
 		return nil, err
 	}
-	only := func(allowed ...string) error {
-		set := map[string]bool{}
-		for _, a := range allowed {
-			set[a] = true
-		}
-		for field, given := range map[string]bool{"payload": s.Payload != nil, "emergency": s.Emergency, "wing": s.Wing != "",
-			"dry_run": s.DryRun != nil, "based_on_job": s.BasedOnJob != "", "steps": s.Steps != nil, "source": s.Source != "",
-			"path": s.Path != "", "locator": s.Locator != "", "options": s.Options != nil, "full": s.Full} {
-			if given && !set[field] {
-				return fault.Invalid(field, "is not a field of a "+s.Type+" job")
-			}
-		}
-		return nil
+	k, err := j.kind(s.Type, "type")
+	if err != nil {
+		return nil, err
 	}
-	job := store.Job{ID: uuid.NewString(), Kind: s.Type, RequestedBy: by, Priority: store.DefaultPriority(s.Type, s.Emergency)}
-	var input any
-	switch s.Type {
-	case store.JobCheckpoint:
-		if err := only("payload", "emergency"); err != nil {
-			return nil, err
-		}
-		payload := s.Payload
-		// Over MCP a payload may be a JSON string of the object.
-		var str string
-		if json.Unmarshal(payload, &str) == nil {
-			if !json.Valid([]byte(str)) {
-				return nil, fault.Invalid("payload", "is a string that is not valid JSON")
-			}
-			payload = json.RawMessage(str)
-		}
-		if _, err := store.ParseCheckpoint(payload, s.MCP); err != nil {
-			return nil, err
-		}
-		input = CheckpointInput{Payload: payload, Emergency: s.Emergency, MCP: s.MCP}
-	case store.JobAudit:
-		if err := only("wing"); err != nil {
-			return nil, err
-		}
-		if s.Wing != "" {
-			if err := j.DB.View(ctx, func(r store.Reader) error { _, err := optionalWing(r, s.Wing); return err }); err != nil {
-				return nil, err
-			}
-		}
-		input = AuditInput{Wing: s.Wing}
-	case store.JobRepair:
-		if err := only("dry_run", "based_on_job"); err != nil {
-			return nil, err
-		}
-		in := RepairInput{DryRun: true, BasedOnJob: s.BasedOnJob}
-		if s.DryRun != nil {
-			in.DryRun = *s.DryRun
-		}
-		if s.BasedOnJob != "" {
-			if err := j.checkAudit(ctx, s.BasedOnJob); err != nil {
-				return nil, err
-			}
-			in.BasedOnJob, _ = store.CanonicalUUID(s.BasedOnJob)
-		}
-		input = in
-	case store.JobDemo:
-		if err := only("steps"); err != nil {
-			return nil, err
-		}
-		in := DemoInput{}
-		if s.Steps != nil {
-			if *s.Steps < 1 || *s.Steps > len(demoSample) {
-				return nil, fault.Invalid("steps", fmt.Sprintf("must be between 1 and %d", len(demoSample)))
-			}
-			in.Steps = *s.Steps
-		}
-		input = in
-	case store.JobEmbed:
-		if err := only("wing"); err != nil {
-			return nil, err
-		}
-		if j.Vectors == nil || j.Vectors.Default == "" {
-			return nil, fault.New(fault.EmbedNotConfigured, "embed jobs need a default embedding profile, and none is configured",
-				"add [embedding.profiles.<name>] and embedding.default to the configuration, then restart")
-		}
-		if s.Wing != "" {
-			if err := j.DB.View(ctx, func(r store.Reader) error { _, err := optionalWing(r, s.Wing); return err }); err != nil {
-				return nil, err
-			}
-		}
-		input = EmbedInput{Wing: s.Wing, Profile: j.Vectors.Default}
-	case store.JobExtract:
-		if err := only("wing"); err != nil {
-			return nil, err
-		}
-		return nil, fault.New(fault.ExtractNotConfigured, "extract jobs need an extraction provider, and none is configured",
-			"extraction arrives with the knowledge graph")
-	case store.JobMine:
-		if err := only("source", "path", "locator", "options", "full", "wing"); err != nil {
-			return nil, err
-		}
-		if (s.Source == "") == (s.Path == "") {
-			return nil, fault.Invalid("path", "give exactly one of path or source")
-		}
-		if s.Path != "" && !filepath.IsAbs(s.Path) {
-			return nil, fault.Invalid("path", "must be absolute")
-		}
-		return nil, fault.New(fault.InputInvalid, "mining is not available in this version of loci",
-			"mine jobs arrive with the mining issue; use a checkpoint job or POST /api/wings/{wing}/rooms/{room}/drawers meanwhile")
-	case "":
-		return nil, fault.Invalid("type", "is required: one of checkpoint, audit, repair, demo, mine, embed, extract")
-	default:
-		return nil, fault.Invalid("type", fmt.Sprintf("%q is not one of checkpoint, audit, repair, demo, mine, embed, extract", s.Type))
+	plan, err := k.decode(ctx, s)
+	if err != nil {
+		return nil, err
 	}
-	b, err := json.Marshal(input)
+	job := store.Job{ID: uuid.NewString(), Kind: k.Name, RequestedBy: by, Priority: plan.Priority}
+	b, err := json.Marshal(plan.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +52,9 @@ func (j *Jobs) Submit(ctx context.Context, s Submission, channel string) (*store
 	return v.(*store.Job), nil
 }
 
-func (j *Jobs) checkAudit(ctx context.Context, id string) error {
+// CheckAudit checks that id names a completed audit job (a repair's
+// based_on_job).
+func (j *Jobs) CheckAudit(ctx context.Context, id string) error {
 	bad := func(why string) error {
 		return fault.Newf(fault.RepairBasedOnJobInvalid, "name a completed audit job (GET /api/jobs?kind=audit)", "based_on_job %q %s", id, why)
 	}
@@ -186,7 +69,7 @@ func (j *Jobs) checkAudit(ctx context.Context, id string) error {
 	switch {
 	case job == nil:
 		return bad("does not exist")
-	case job.Kind != store.JobAudit:
+	case job.Kind != "audit":
 		return bad("is a " + job.Kind + " job, not an audit")
 	case job.Status != store.JobCompleted:
 		return bad("is " + job.Status + ", not finished")
@@ -220,7 +103,7 @@ func (j *Jobs) List(ctx context.Context, status, kind string, limit int) ([]stor
 		}
 	}
 	if kind != "" {
-		if err := store.CheckJobKind(kind); err != nil {
+		if _, err := j.kind(kind, "kind"); err != nil {
 			return nil, err
 		}
 	}
@@ -355,8 +238,8 @@ func (j *Jobs) ForceCancel(ctx context.Context, id string) (*ForceCancelResult, 
 	if err != nil {
 		return nil, err
 	}
-	if job.Kind != store.JobMine || job.Status != store.JobRunning {
-		return nil, fault.Newf(fault.JobsTransitionInvalid, "force-cancel applies to a running mine job; use POST /api/jobs/{id}/cancel",
+	if k, ok := j.kinds[job.Kind]; !ok || !k.Abortable || job.Status != store.JobRunning {
+		return nil, fault.Newf(fault.JobsTransitionInvalid, "force-cancel applies to a running mine job; cancel others instead",
 			"cannot force-cancel a %s %s job", job.Status, job.Kind)
 	}
 	if job.LeaseOwner != j.Owner {
@@ -397,13 +280,11 @@ func (j *Jobs) Busy(ctx context.Context, wingID, roomID string) error {
 			if job.Status != store.JobQueued && job.Status != store.JobRunning && job.Status != store.JobPaused {
 				return true
 			}
-			writing := job.Kind == store.JobMine || job.Kind == store.JobCheckpoint
-			if job.Kind == store.JobRepair {
-				var in RepairInput
+			k, ok := j.kinds[job.Kind]
+			writing := ok && k.Writes != nil && k.Writes(func() json.RawMessage {
 				raw, _ := r.JobInput(job.ID)
-				_ = json.Unmarshal(raw, &in)
-				writing = !in.DryRun
-			}
+				return raw
+			})
 			if writing {
 				blocker = job
 				return false
@@ -421,9 +302,9 @@ func (j *Jobs) Busy(ctx context.Context, wingID, roomID string) error {
 	return nil
 }
 
-// optionalWing resolves a job's optional wing to its id ("" when none is
+// OptionalWing resolves a job's optional wing to its id ("" when none is
 // given); an unknown wing is palace::wing_not_found.
-func optionalWing(r store.Reader, ref string) (string, error) {
+func OptionalWing(r store.Reader, ref string) (string, error) {
 	if ref == "" {
 		return "", nil
 	}

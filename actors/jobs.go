@@ -53,7 +53,8 @@ type Jobs struct {
 	Config   JobConfig
 	Vectors  *Vectors // nil: no embedding profile
 	Owner    string   // lease owner: this daemon
-	handlers map[string]Handler
+	kinds    map[string]Kind
+	order    []string // kind names in registration order
 
 	disp  *actor.PID
 	mu    sync.Mutex
@@ -78,17 +79,13 @@ type Run struct {
 	done  chan struct{}
 }
 
-// NewJobs builds the runtime; Start recovers and starts dispatching.
+// NewJobs builds the runtime; Register its kinds, then Start recovers and
+// starts dispatching.
 func NewJobs(db store.DB, sys *System, palace *Palace, log *slog.Logger, cfg JobConfig) *Jobs {
 	host, _ := os.Hostname()
 	j := &Jobs{DB: db, Sys: sys, Palace: palace, Log: log.With("component", "jobs"), Config: cfg,
 		Owner:    fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]),
-		handlers: map[string]Handler{}, runs: map[string]*Run{}, byPID: map[string]*Run{}}
-	j.handlers[store.JobCheckpoint] = checkpointHandler
-	j.handlers[store.JobAudit] = auditHandler
-	j.handlers[store.JobRepair] = repairHandler
-	j.handlers[store.JobDemo] = demoHandler
-	j.handlers[store.JobEmbed] = embedHandler
+		kinds: map[string]Kind{}, runs: map[string]*Run{}, byPID: map[string]*Run{}}
 	return j
 }
 
@@ -198,6 +195,9 @@ func (r *Run) Context() context.Context { return r.ctx }
 
 // Palace is the palace service, for handlers that write drawers.
 func (r *Run) Palace() *Palace { return r.jobs.Palace }
+
+// DB is the store, for handlers that read it.
+func (r *Run) DB() store.DB { return r.jobs.DB }
 
 // Save records progress and checkpoint (nil: unchanged) in one write.
 func (r *Run) Save(ctx context.Context, checkpoint any, progress store.Progress) error {
@@ -329,7 +329,7 @@ func (d *dispatcher) claim(c actor.Context) {
 		j.mu.Lock()
 		n, bg := len(j.runs), 0
 		for _, r := range j.runs {
-			if store.Background(r.Job.Kind) {
+			if j.background(r.Job.Kind) {
 				bg++
 			}
 		}
@@ -340,7 +340,7 @@ func (d *dispatcher) claim(c actor.Context) {
 		v, err := j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
 			var pick *store.Job
 			err := tx.QueuedJobs(func(job *store.Job) bool {
-				if store.Background(job.Kind) && bg >= bgMax {
+				if j.background(job.Kind) && bg >= bgMax {
 					return true
 				}
 				pick = job
@@ -369,6 +369,9 @@ func (d *dispatcher) claim(c actor.Context) {
 		d.start(c, job)
 	}
 }
+
+// background reports a kind bounded by jobs.background_concurrency.
+func (j *Jobs) background(kind string) bool { return j.kinds[kind].Background }
 
 func (d *dispatcher) start(c actor.Context, job *store.Job) {
 	j := d.jobs
@@ -519,7 +522,7 @@ func (w *worker) Receive(c actor.Context) {
 		return
 	}
 	r := w.run
-	h := r.jobs.handlers[r.Job.Kind]
+	h := r.jobs.kinds[r.Job.Kind].Run
 	var result any
 	var err error = fault.Newf(fault.InputInvalid, "this kind of job arrives with a later version", "no handler for %s jobs", r.Job.Kind)
 	if h != nil {
@@ -539,7 +542,7 @@ func (r *Run) conclude(result any, err error) {
 			b = nil
 		}
 		r.finish(store.JobEvent{Kind: store.EvComplete, Result: b})
-		if k := r.Job.Kind; k == store.JobCheckpoint || k == store.JobDemo || k == store.JobMine {
+		if r.jobs.kinds[r.Job.Kind].Files {
 			// New drawers: fill their vectors.
 			r.jobs.EnsureEmbed(context.Background())
 		}

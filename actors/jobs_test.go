@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
@@ -21,6 +20,18 @@ func newJobs(t testing.TB, cfg JobConfig) *Jobs {
 	pal.Locked = j.Busy
 	return j
 }
+
+// testKind is a kind for runtime tests: it takes any submission, queues
+// at priority p and runs h.
+func testKind(name string, p store.Priority, h Handler) Kind {
+	return Define(name, Spec[struct{}]{Abortable: name == "mine", Background: name == "mine",
+		Decode: func(context.Context, Submission, struct{}) (Plan, error) {
+			return Plan{Input: struct{}{}, Priority: p}, nil
+		},
+		Run: h})
+}
+
+func done(context.Context, *Run) (any, error) { return nil, nil }
 
 var testCfg = JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second}
 
@@ -47,11 +58,12 @@ func waitStatus(t *testing.T, j *Jobs, id string, want ...string) *store.Job {
 // A handler that panics fails its job; the runtime goes on.
 func TestPanickingHandlerFailsOnlyItsJob(t *testing.T) {
 	j := newJobs(t, testCfg)
-	j.handlers[store.JobAudit] = func(context.Context, *Run) (any, error) { panic("boom") }
+	j.Register(testKind("boom", store.PriorityNormal, func(context.Context, *Run) (any, error) { panic("boom") }),
+		testKind("fine", store.PriorityNormal, done))
 	if err := j.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	bad, err := j.Submit(context.Background(), Submission{Type: store.JobAudit}, store.ByCLI)
+	bad, err := j.Submit(context.Background(), Submission{Type: "boom"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +71,7 @@ func TestPanickingHandlerFailsOnlyItsJob(t *testing.T) {
 	if job.Error == "" {
 		t.Fatalf("failed without a reason: %+v", job)
 	}
-	good, _ := j.Submit(context.Background(), Submission{Type: store.JobDemo}, store.ByCLI)
+	good, _ := j.Submit(context.Background(), Submission{Type: "fine"})
 	waitStatus(t, j, good.ID, store.JobCompleted)
 }
 
@@ -74,13 +86,12 @@ func TestClaimOrder(t *testing.T) {
 		mu.Unlock()
 		return nil, nil
 	}
-	j.handlers[store.JobDemo], j.handlers[store.JobAudit] = record, record
+	j.Register(testKind("normal", store.PriorityNormal, record), testKind("other", store.PriorityNormal, record),
+		testKind("urgent", store.PriorityCritical, record))
 	// Queue before the dispatcher starts, so that order is decided by the queue.
-	normal1, _ := j.Submit(context.Background(), Submission{Type: store.JobDemo}, store.ByCLI)
-	normal2, _ := j.Submit(context.Background(), Submission{Type: store.JobAudit}, store.ByCLI)
-	critical, _ := j.Submit(context.Background(), Submission{Type: store.JobCheckpoint, Emergency: true,
-		Payload: []byte(`{"items":[{"destination":"general","content":"urgent","tags":[],"source":{"kind":"manual"}}]}`)}, store.ByCLI)
-	j.handlers[store.JobCheckpoint] = record
+	normal1, _ := j.Submit(context.Background(), Submission{Type: "normal"})
+	normal2, _ := j.Submit(context.Background(), Submission{Type: "other"})
+	critical, _ := j.Submit(context.Background(), Submission{Type: "urgent"})
 	if err := j.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -101,18 +112,18 @@ func TestPauseResumeCancelRunning(t *testing.T) {
 	j := newJobs(t, JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second})
 	started := make(chan string, 4)
 	proceed := make(chan struct{}, 4) // the handler looks at requests only once told to
-	j.handlers[store.JobAudit] = func(ctx context.Context, r *Run) (any, error) {
+	j.Register(testKind("slow", store.PriorityNormal, func(ctx context.Context, r *Run) (any, error) {
 		started <- r.Job.ID
 		<-proceed
 		for !r.Stopping() {
 			time.Sleep(time.Millisecond)
 		}
 		return nil, ErrStopped
-	}
+	}))
 	if err := j.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	job, _ := j.Submit(context.Background(), Submission{Type: store.JobAudit}, store.ByCLI)
+	job, _ := j.Submit(context.Background(), Submission{Type: "slow"})
 	<-started
 	p, err := j.Pause(context.Background(), job.ID)
 	if err != nil || !p.PauseRequested {
@@ -137,7 +148,7 @@ func TestPauseResumeCancelRunning(t *testing.T) {
 		t.Fatalf("cancel did not beat pause: %s", done.Status)
 	}
 	// Drain: a running job goes back to queued.
-	job2, _ := j.Submit(context.Background(), Submission{Type: store.JobAudit}, store.ByCLI)
+	job2, _ := j.Submit(context.Background(), Submission{Type: "slow"})
 	<-started
 	proceed <- struct{}{}
 	j.Stop(context.Background())
@@ -158,95 +169,18 @@ func TestBackgroundLimits(t *testing.T) {
 	}
 }
 
-// Audit finds a drawer whose room is gone; repair reports it in a dry run
-// and removes it only when applying, narrowed by the audit.
-func TestAuditAndRepairOrphans(t *testing.T) {
-	j := newJobs(t, testCfg)
-	ctx := context.Background()
-	if err := j.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	keep, err := j.Palace.CreateDrawer(ctx, store.NewDrawer{Wing: "w", Room: "kept", Content: "a drawer in a room that stays",
-		Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lost, err := j.Palace.CreateDrawer(ctx, store.NewDrawer{Wing: "w", Room: "lost", Content: "a drawer whose room record vanishes",
-		Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI, JobID: "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Damage: remove the room record alone, as a crash in an older version might have.
-	_, err = j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
-		rm, err := tx.Room(lost.Drawer.RoomID)
-		if err != nil {
-			return nil, err
-		}
-		return nil, tx.DeleteRoom(rm)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(s Submission) *store.Job {
-		job, err := j.Submit(ctx, s, store.ByCLI)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return waitStatus(t, j, job.ID, store.JobCompleted, store.JobFailed)
-	}
-	audit := run(Submission{Type: store.JobAudit})
-	var ar AuditResult
-	if err := json.Unmarshal(audit.Result, &ar); err != nil {
-		t.Fatal(err)
-	}
-	if len(ar.OrphanDrawers) != 1 || ar.OrphanDrawers[0] != lost.Drawer.ID || len(ar.DanglingJobRefs) != 1 || ar.DrawersScanned != 2 {
-		t.Fatalf("audit: %+v", ar)
-	}
-	dry := run(Submission{Type: store.JobRepair, BasedOnJob: audit.ID})
-	var rr RepairResult
-	_ = json.Unmarshal(dry.Result, &rr)
-	if !rr.DryRun || rr.Removed != 0 || len(rr.OrphanDrawers) != 1 {
-		t.Fatalf("dry run: %+v", rr)
-	}
-	if d, _ := j.Palace.drawerByID(ctx, lost.Drawer.ID); d == nil {
-		t.Fatal("a dry run removed the orphan")
-	}
-	apply := false
-	fixed := run(Submission{Type: store.JobRepair, DryRun: &apply})
-	_ = json.Unmarshal(fixed.Result, &rr)
-	if rr.DryRun || rr.Removed != 1 {
-		t.Fatalf("repair: %+v", rr)
-	}
-	if d, _ := j.Palace.drawerByID(ctx, lost.Drawer.ID); d != nil {
-		t.Fatal("the orphan is still there")
-	}
-	if d, _ := j.Palace.drawerByID(ctx, keep.Drawer.ID); d == nil {
-		t.Fatal("repair removed a drawer that was not an orphan")
-	}
-}
-
-func (p *Palace) drawerByID(ctx context.Context, id string) (*store.Drawer, error) {
-	var d *store.Drawer
-	err := p.view(ctx, func(r store.Reader) error {
-		var err error
-		d, err = r.Drawer(id)
-		return err
-	})
-	return d, err
-}
-
 // Force-cancel aborts a locally run mine job and answers only after the
 // worker stopped; a job recorded running without a worker is orphaned.
 func TestForceCancelAndOrphaned(t *testing.T) {
 	j := newJobs(t, testCfg)
 	ctx := context.Background()
 	stopped := make(chan struct{})
-	j.handlers[store.JobMine] = func(ctx context.Context, r *Run) (any, error) {
+	j.Register(testKind("mine", store.PriorityBackground, func(ctx context.Context, r *Run) (any, error) {
 		<-ctx.Done() // ignores pause and cancel requests: only an abort stops it
 		time.Sleep(50 * time.Millisecond)
 		close(stopped)
 		return nil, ctx.Err()
-	}
+	}), testKind("demo", store.PriorityNormal, done), testKind("audit", store.PriorityNormal, done))
 	if err := j.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +196,7 @@ func TestForceCancelAndOrphaned(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mine := store.Job{ID: "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a", Kind: store.JobMine, Priority: store.PriorityBackground}
+	mine := store.Job{ID: "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a", Kind: "mine", Priority: store.PriorityBackground}
 	put(mine)
 	j.kick()
 	waitStatus(t, j, mine.ID, store.JobRunning)
@@ -282,13 +216,13 @@ func TestForceCancelAndOrphaned(t *testing.T) {
 		t.Fatalf("force-cancel: %+v", res)
 	}
 	// Not a mine job: refused.
-	demo, _ := j.Submit(ctx, Submission{Type: store.JobDemo}, store.ByCLI)
+	demo, _ := j.Submit(ctx, Submission{Type: "demo"})
 	waitStatus(t, j, demo.ID, store.JobCompleted)
 	if _, err := j.ForceCancel(ctx, demo.ID); !fault.Is(err, fault.JobsTransitionInvalid) {
 		t.Fatalf("force-cancel of a demo job: %v", err)
 	}
 	// A job recorded running by this daemon with no worker: orphaned.
-	orphan := store.Job{ID: "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2c", Kind: store.JobAudit, Priority: store.PriorityNormal}
+	orphan := store.Job{ID: "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2c", Kind: "audit", Priority: store.PriorityNormal}
 	if _, err := j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
 		next, _ := store.Apply(orphan, store.JobEvent{Kind: store.EvSubmit, At: tx.Now()})
 		next, _ = store.Apply(next, store.JobEvent{Kind: store.EvClaim, At: tx.Now(), Owner: j.Owner, TTL: time.Hour})

@@ -357,3 +357,13 @@ func (v *Vectors) Index(profile string) *vector.Index {
 	defer v.mu.RUnlock()
 	return v.index[profile]
 }
+
+// Has reports whether drawer id has a vector of profile p's provider,
+// model and pipeline: in the profile's index, or stored.
+func (v *Vectors) Has(r store.Reader, p *embed.Profile, id string) bool {
+	if ix := v.Index(p.Name); ix != nil && ix.Has(id) {
+		return true // the index holds only vectors of the profile's identity
+	}
+	e, err := r.Embedding(id, p.Name)
+	return err == nil && e != nil && matches(p, e)
+}

@@ -56,10 +56,11 @@ var Destinations = map[string]string{
 	"general":    "general",
 }
 
-// ParseCheckpoint decodes and validates a payload. mcp narrows the source
-// kinds kept as given to file and manual (others are stored as other).
+// ParseCheckpoint decodes and validates a payload that came through channel
+// (ByCLI, ByHTTP, ByMCP, ByUnknown): over MCP the source kinds kept as given
+// narrow to file and manual (others are stored as other).
 // Errors name the field, e.g. items[2].content.
-func ParseCheckpoint(raw json.RawMessage, mcp bool) (*CheckpointPayload, error) {
+func ParseCheckpoint(raw json.RawMessage, channel string) (*CheckpointPayload, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return nil, fault.Invalid("payload", "is required: an object {items: [...]}")
 	}
@@ -73,7 +74,7 @@ func ParseCheckpoint(raw json.RawMessage, mcp bool) (*CheckpointPayload, error) 
 		return nil, fault.Invalid("payload.items", "needs at least one item")
 	}
 	for i := range p.Items {
-		if err := p.Items[i].check(fmt.Sprintf("items[%d]", i), mcp); err != nil {
+		if err := p.Items[i].check(fmt.Sprintf("items[%d]", i), channel == ByMCP); err != nil {
 			return nil, err
 		}
 	}

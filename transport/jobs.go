@@ -2,6 +2,8 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -59,11 +61,23 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) submitJob(w http.ResponseWriter, r *http.Request) error {
-	var b actors.Submission
-	if err := decodeBody(r, &b, false); err != nil {
+	var body json.RawMessage
+	if err := decodeBody(r, &body, false); err != nil {
 		return err
 	}
-	job, err := s.Jobs.Submit(r.Context(), b, store.ByHTTP)
+	// The kind decodes its own fields from the whole body.
+	var head struct {
+		Type        string `json:"type"`
+		RequestedBy string `json:"requested_by"`
+	}
+	if err := json.Unmarshal(body, &head); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fault.Invalid(te.Field, "must be a string")
+		}
+		return fault.Invalid("body", "must be a JSON object")
+	}
+	job, err := s.Jobs.Submit(r.Context(), actors.Submission{Type: head.Type, RequestedBy: head.RequestedBy, Channel: store.ByHTTP, Params: body})
 	if err != nil {
 		return err
 	}

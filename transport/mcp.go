@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -103,7 +103,7 @@ func decodeArgs(raw json.RawMessage, schema *jsonschema.Schema, v any) error {
 			for head, rest, ok := strings.Cut(field, "."); ok && schema.Properties[head] == nil; head, rest, ok = strings.Cut(field, ".") {
 				field = rest
 			}
-			return fault.Invalid(field, fmt.Sprintf("must be %s, not JSON %s", jsonKind(te.Type.Kind().String()), te.Value))
+			return fault.Invalid(field, fmt.Sprintf("must be %s, not JSON %s", fault.JSONType(te.Type.Kind()), te.Value))
 		}
 		return fault.Invalid("arguments", err.Error())
 	}
@@ -158,30 +158,11 @@ type (
 		Wing          string `json:"wing" jsonschema:"wing of the diary"`
 		Limit         int    `json:"limit,omitempty" jsonschema:"entries, newest first, 1 to 200 (default 20)"`
 	}
-	checkpointArgs struct {
-		Payload   any  `json:"payload" jsonschema:"the checkpoint payload: an object, or a JSON string of it"`
-		Emergency bool `json:"emergency,omitempty" jsonschema:"run before other jobs"`
-	}
-	mineArgs struct {
-		Path    string            `json:"path,omitempty" jsonschema:"absolute path of a directory or file (or give source)"`
-		Source  string            `json:"source,omitempty" jsonschema:"an installed source (or give path)"`
-		Locator string            `json:"locator,omitempty" jsonschema:"what the source should read"`
-		Options map[string]string `json:"options,omitempty" jsonschema:"source options"`
-		Full    bool              `json:"full,omitempty" jsonschema:"re-read everything, not only changes"`
-		Wing    string            `json:"wing,omitempty" jsonschema:"wing to file into"`
-	}
 	nameArgs struct {
 		Name string `json:"name"`
 	}
 	idArgs struct {
 		ID string `json:"id"`
-	}
-	auditArgs struct {
-		Wing string `json:"wing,omitempty" jsonschema:"only this wing"`
-	}
-	repairArgs struct {
-		DryRun     *bool  `json:"dry_run,omitempty" jsonschema:"report only (default true)"`
-		BasedOnJob string `json:"based_on_job,omitempty" jsonschema:"a finished audit job to repair from"`
 	}
 	jobListArgs struct {
 		Status string `json:"status,omitempty" jsonschema:"only jobs in this status"`
@@ -225,12 +206,7 @@ func (s *Server) mcpTools() []mcpTool {
 			return jobView(j), err
 		})
 	}
-	submit := func(ctx context.Context, sub actors.Submission) (any, error) {
-		sub.MCP = true
-		j, err := s.Jobs.Submit(ctx, sub, store.ByMCP)
-		return jobView(j), err
-	}
-	return []mcpTool{
+	return append([]mcpTool{
 		tool("loci_set_mode", "Set this session's memory mode: full, read_only or disabled.", controlHints, ungated, nil,
 			func(_ context.Context, call *mcpCall, in setModeArgs) (any, error) {
 				if call.session == "" {
@@ -309,32 +285,6 @@ func (s *Server) mcpTools() []mcpTool {
 				}
 				return map[string]any{"entries": entries}, nil
 			}),
-		tool("loci_checkpoint", "Submit a checkpoint job (memories, diary, facts); returns the job at once.", hints{false, true, false, false}, writes, nil,
-			func(ctx context.Context, _ *mcpCall, in checkpointArgs) (any, error) {
-				var payload json.RawMessage
-				switch p := in.Payload.(type) {
-				case string:
-					if !json.Valid([]byte(p)) {
-						return nil, fault.Invalid("payload", "is a string that is not valid JSON; send the checkpoint object, or a JSON string of it")
-					}
-					payload = json.RawMessage(p)
-				case map[string]any:
-					payload, _ = json.Marshal(p)
-				default:
-					return nil, fault.Invalid("payload", "must be the checkpoint object, or a JSON string of it")
-				}
-				return submit(ctx, actors.Submission{Type: store.JobCheckpoint, Payload: payload, Emergency: in.Emergency})
-			}),
-		tool("loci_mine", "Submit a mine job for a directory (absolute path) or an installed source; returns the job at once.", hints{false, false, true, true}, writes, nil,
-			func(ctx context.Context, _ *mcpCall, in mineArgs) (any, error) {
-				switch {
-				case (in.Path == "") == (in.Source == ""):
-					return nil, fault.Invalid("path", "give exactly one of path or source")
-				case in.Path != "" && !filepath.IsAbs(in.Path):
-					return nil, fault.Invalid("path", fmt.Sprintf("%q is relative; an absolute path is required", in.Path))
-				}
-				return nil, notAvailable("mining")
-			}),
 		tool("loci_miner_list", "List miners.", readHints, ungated, nil,
 			func(context.Context, *mcpCall, noArgs) (any, error) { return nil, notAvailable("miners") }),
 		tool("loci_miner_get", "One miner.", readHints, ungated, nil,
@@ -347,15 +297,6 @@ func (s *Server) mcpTools() []mcpTool {
 			func(context.Context, *mcpCall, noArgs) (any, error) { return nil, notAvailable("triggers") }),
 		tool("loci_trigger_get", "One trigger.", readHints, ungated, nil,
 			func(context.Context, *mcpCall, nameArgs) (any, error) { return nil, notAvailable("triggers") }),
-		tool("loci_audit", "Submit an audit job (integrity report); returns the job at once.", hints{false, false, false, false}, writes, nil,
-			func(ctx context.Context, _ *mcpCall, in auditArgs) (any, error) {
-				return submit(ctx, actors.Submission{Type: store.JobAudit, Wing: in.Wing})
-			}),
-		tool("loci_repair", "Submit a repair job (a dry run unless dry_run is false); returns the job at once.", hints{false, true, false, false}, writes,
-			map[string]any{"dry_run": true},
-			func(ctx context.Context, _ *mcpCall, in repairArgs) (any, error) {
-				return submit(ctx, actors.Submission{Type: store.JobRepair, DryRun: in.DryRun, BasedOnJob: in.BasedOnJob})
-			}),
 		tool("loci_job_list", "List jobs, newest first.", readHints, ungated, nil,
 			func(ctx context.Context, _ *mcpCall, in jobListArgs) (any, error) {
 				jobs, err := s.Jobs.List(ctx, in.Status, "", 0)
@@ -376,7 +317,38 @@ func (s *Server) mcpTools() []mcpTool {
 		job("loci_job_resume", "Resume a paused job.", controlHints, (*actors.Jobs).Resume),
 		job("loci_job_cancel", "Cancel a job.", hints{false, true, true, false}, (*actors.Jobs).Cancel),
 		job("loci_job_retry", "Retry a failed or cancelled job from its checkpoint.", controlHints, (*actors.Jobs).Retry),
+	}, s.kindTools()...)
+}
+
+// kindTools are the tools that submit jobs, one for each job kind that
+// declares one: its arguments are the kind's parameters.
+func (s *Server) kindTools() []mcpTool {
+	var out []mcpTool
+	for _, k := range s.Jobs.Kinds() {
+		if k.Tool == nil {
+			continue
+		}
+		schema, err := jsonschema.ForType(k.Params(), &jsonschema.ForOptions{
+			// A raw JSON field (a checkpoint's payload) takes any value.
+			TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {}}})
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: %v", k.Tool.Name, err))
+		}
+		for name, v := range k.Tool.Defaults {
+			b, _ := json.Marshal(v)
+			schema.Properties[name].Default = b
+		}
+		out = append(out, mcpTool{name: k.Tool.Name, desc: k.Tool.Description, schema: schema,
+			hints: hints{false, k.Tool.Destructive, k.Tool.Idempotent, k.Tool.OpenWorld}, gate: writes,
+			run: func(ctx context.Context, _ *mcpCall, raw json.RawMessage) (any, error) {
+				if err := decodeArgs(raw, schema, new(json.RawMessage)); err != nil {
+					return nil, err
+				}
+				j, err := s.Jobs.Submit(ctx, actors.Submission{Type: k.Name, Channel: store.ByMCP, Params: raw})
+				return jobView(j), err
+			}})
 	}
+	return out
 }
 
 // mcpInstructions is the initialize instruction text, made from the tools.

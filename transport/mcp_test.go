@@ -87,6 +87,12 @@ func TestPlainToolResultsMatchTheSDK(t *testing.T) {
 	}
 }
 
+// mapArgs are arguments with a map of strings, as a mine job's options.
+type mapArgs struct {
+	Path    string            `json:"path,omitempty"`
+	Options map[string]string `json:"options,omitempty"`
+}
+
 // Whatever a client sends as a tool's arguments decodes or is
 // loci::input::invalid; nothing panics.
 func FuzzDecodeArgs(f *testing.F) {
@@ -95,12 +101,12 @@ func FuzzDecodeArgs(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	search, _ := jsonschema.For[searchArgs](nil)
-	mine, _ := jsonschema.For[mineArgs](nil)
+	mine, _ := jsonschema.For[mapArgs](nil)
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		for _, c := range []struct {
 			schema *jsonschema.Schema
 			v      any
-		}{{search, &searchArgs{}}, {mine, &mineArgs{}}} {
+		}{{search, &searchArgs{}}, {mine, &mapArgs{}}} {
 			if err := decodeArgs(raw, c.schema, c.v); err != nil && fault.As(err).Code != fault.InputInvalid {
 				t.Fatalf("%q: %v", raw, err)
 			}
@@ -366,8 +372,8 @@ func TestDecodeArgsNamesTheArgument(t *testing.T) {
 			t.Errorf("%s: %v, want %q", raw, err, want)
 		}
 	}
-	mine, _ := jsonschema.For[mineArgs](nil)
-	if err := decodeArgs(json.RawMessage(`{"options":{"a":1}}`), mine, &mineArgs{}); err == nil || !strings.Contains(err.Error(), "options: must be a string") {
+	mine, _ := jsonschema.For[mapArgs](nil)
+	if err := decodeArgs(json.RawMessage(`{"options":{"a":1}}`), mine, &mapArgs{}); err == nil || !strings.Contains(err.Error(), "options: must be a string") {
 		t.Errorf("nested: %v", err)
 	}
 }

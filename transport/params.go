@@ -56,7 +56,7 @@ func decodeBody(r *http.Request, v any, optional bool) error {
 			if field == "" {
 				field = "body"
 			}
-			return fault.Invalid(field, fmt.Sprintf("must be %s, not JSON %s", jsonKind(te.Type.Kind().String()), te.Value))
+			return fault.Invalid(field, fmt.Sprintf("must be %s, not JSON %s", fault.JSONType(te.Type.Kind()), te.Value))
 		case errors.As(err, &se):
 			return fault.Invalid("body", fmt.Sprintf("is not valid JSON (at byte %d)", se.Offset))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -68,20 +68,6 @@ func decodeBody(r *http.Request, v any, optional bool) error {
 		return fault.Invalid("body", "has data after the JSON object")
 	}
 	return nil
-}
-
-func jsonKind(k string) string {
-	switch k {
-	case "string":
-		return "a string"
-	case "slice":
-		return "an array"
-	case "bool":
-		return "true or false"
-	case "struct", "map", "ptr":
-		return "an object"
-	}
-	return "a number"
 }
 
 // param is a path parameter, unescaped.

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/actors/kinds"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
@@ -61,6 +62,7 @@ func newTestServer(t testing.TB, auth bool, secret string) *testServer {
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1,
 		LeaseTTL: 30 * time.Second, DrainTimeout: 2 * time.Second})
+	jobs.Register(kinds.All(jobs)...)
 	palace.Locked = jobs.Busy
 	if err := jobs.Start(context.Background()); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/actors/kinds"
 	"github.com/loci-dev/loci/cli"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/lexical"
@@ -152,11 +153,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		MaxConcurrency: cfg.Jobs.MaxConcurrency, BackgroundConcurrency: cfg.Jobs.BackgroundConcurrency,
 		LeaseTTL: time.Duration(cfg.Jobs.LeaseTTLSecs) * time.Second, DrainTimeout: time.Duration(cfg.Jobs.DrainTimeoutSecs) * time.Second,
 	})
-	palace.Locked = jobs.Busy
 	if vectors != nil {
 		jobs.Vectors = vectors
 		vectors.OnNewDrawers = func() { jobs.EnsureEmbed(context.Background()) }
 	}
+	jobs.Register(kinds.All(jobs)...)
+	palace.Locked = jobs.Busy
 	if err := jobs.Start(ctx); err != nil {
 		_ = sys.Stop(context.WithoutCancel(ctx))
 		return fault.Wrap(fault.StoreBackendFailed, err, "recovering jobs failed: "+err.Error(), "see the log; run loci doctor")

@@ -7,6 +7,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"unicode/utf8"
 )
 
@@ -142,4 +143,21 @@ func As(err error) *Error {
 func Is(err error, code Code) bool {
 	var fe *Error
 	return errors.As(err, &fe) && fe.Code == code
+}
+
+// JSONType names what a Go value of kind k is in JSON ("a string", "a
+// number", "an array", "an object", "true or false"), for an error about a
+// field of the wrong type.
+func JSONType(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map, reflect.Pointer, reflect.Interface:
+		return "an object"
+	}
+	return "a number"
 }

@@ -1,16 +1,56 @@
-package actors
+package kinds
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
 
-// Checkpoint job: write each item as a drawer, in batches, with the
-// checkpoint {next_index, items, duplicates} in the same transaction.
+// checkpointParams are a checkpoint submission's fields.
+type checkpointParams struct {
+	Payload   json.RawMessage `json:"payload" jsonschema:"the checkpoint payload: an object, or a JSON string of it"`
+	Emergency bool            `json:"emergency,omitempty" jsonschema:"run before other jobs"`
+}
+
+// Checkpoint is the checkpoint kind: an agent's memories, diary entries
+// and facts, each item written as a drawer, in batches, with the checkpoint
+// {next_index, items, duplicates} in the same transaction.
+func Checkpoint() actors.Kind {
+	return actors.Define(KindCheckpoint, actors.Spec[checkpointParams]{
+		Files:  true,
+		Writes: always,
+		Tool: &actors.Tool{Name: "loci_checkpoint", Description: "Submit a checkpoint job (memories, diary, facts); returns the job at once.",
+			Destructive: true},
+		Decode: func(_ context.Context, s actors.Submission, p checkpointParams) (actors.Plan, error) {
+			payload := p.Payload
+			if len(payload) == 0 || string(payload) == "null" {
+				return actors.Plan{}, fault.Invalid("payload", "is required: the checkpoint object, or a JSON string of it")
+			}
+			// A payload may be a JSON string of the object (MCP clients
+			// often send one).
+			var str string
+			if json.Unmarshal(payload, &str) == nil {
+				if !json.Valid([]byte(str)) {
+					return actors.Plan{}, fault.Invalid("payload", "is a string that is not valid JSON; send the checkpoint object, or a JSON string of it")
+				}
+				payload = json.RawMessage(str)
+			}
+			if _, err := store.ParseCheckpoint(payload, s.Channel); err != nil {
+				return actors.Plan{}, err
+			}
+			pr := store.PriorityHigh
+			if p.Emergency {
+				pr = store.PriorityCritical
+			}
+			return actors.Plan{Input: CheckpointInput{Payload: payload, Emergency: p.Emergency, Channel: s.Channel}, Priority: pr}, nil
+		},
+		Run: checkpoint,
+	})
+}
 
 type checkpointState struct {
 	NextIndex  int `json:"next_index"`
@@ -22,7 +62,11 @@ type checkpointState struct {
 type CheckpointInput struct {
 	Payload   json.RawMessage `json:"payload"`
 	Emergency bool            `json:"emergency,omitempty"`
-	MCP       bool            `json:"mcp,omitempty"`
+	// Channel is the interface the payload came through.
+	Channel string `json:"channel,omitempty"`
+	// MCP is how a job queued by an earlier version recorded an MCP
+	// payload: read, never written.
+	MCP bool `json:"mcp,omitempty"`
 }
 
 // checkpointBatch bounds the items (and bytes) of one transaction.
@@ -31,12 +75,15 @@ const (
 	checkpointBatchBytes = 1 << 20
 )
 
-func checkpointHandler(ctx context.Context, r *Run) (any, error) {
+func checkpoint(ctx context.Context, r *actors.Run) (any, error) {
 	var in CheckpointInput
 	if err := json.Unmarshal(r.Job.Input, &in); err != nil {
 		return nil, fault.Wrap(fault.StoreMalformed, err, "the job's input is unreadable", "submit the checkpoint again")
 	}
-	p, err := store.ParseCheckpoint(in.Payload, in.MCP)
+	if in.MCP {
+		in.Channel = store.ByMCP
+	}
+	p, err := store.ParseCheckpoint(in.Payload, in.Channel)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +93,7 @@ func checkpointHandler(ctx context.Context, r *Run) (any, error) {
 	total := int64(len(p.Items))
 	for st.NextIndex < len(p.Items) {
 		if r.Stopping() {
-			return nil, ErrStopped
+			return nil, actors.ErrStopped
 		}
 		end, size := st.NextIndex, 0
 		for end < len(p.Items) && end-st.NextIndex < checkpointBatch && (size == 0 || size+len(p.Items[end].Content) <= checkpointBatchBytes) {
@@ -65,7 +112,7 @@ func checkpointHandler(ctx context.Context, r *Run) (any, error) {
 				d.Policy = store.ExactStoredLinked
 			}
 			if pal.Dedup.Enabled {
-				_ = pal.view(ctx, func(rd store.Reader) error {
+				_ = r.DB().View(ctx, func(rd store.Reader) error {
 					d.Prepared = store.Prepare(rd, d, pal.Dedup)
 					return nil
 				})

@@ -1,4 +1,4 @@
-package actors
+package kinds
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -47,9 +48,9 @@ var demoSample = []demoStep{
 		content: "Answer with the conclusion first, then the evidence; keep status updates under five lines."},
 	{wing: "projects", room: "webapp", name: "deploy", tags: []string{"ops"}, supersedes: 4,
 		content: "The web app deploys from main through the staging environment every Thursday at 10:00 UTC (moved from Tuesday)."},
-	{wing: "projects", room: DiaryRoom, agent: "demo-agent",
+	{wing: "projects", room: actors.DiaryRoom, agent: "demo-agent",
 		content: "Session 1: read the storage decision and the deploy schedule; the login bug with plus signs is still open."},
-	{wing: "projects", room: DiaryRoom, agent: "demo-agent",
+	{wing: "projects", room: actors.DiaryRoom, agent: "demo-agent",
 		content: "Session 2: the deploy moved to Thursdays; next, reproduce the plus-sign login bug in a test."},
 }
 
@@ -61,7 +62,32 @@ func demoDrawerID(jobID string, step int) string {
 	return uuid.NewSHA1(ns, []byte(fmt.Sprintf("demo-step/%d", step))).String()
 }
 
-func demoHandler(ctx context.Context, r *Run) (any, error) {
+// demoParams are a demo submission's fields.
+type demoParams struct {
+	Steps *int `json:"steps,omitempty" jsonschema:"how many of the sample's steps to write"`
+}
+
+// Demo is the demo kind: a small sample palace written step by step,
+// to watch a job run (progress, pause, resume, cancel).
+func Demo() actors.Kind {
+	return actors.Define(KindDemo, actors.Spec[demoParams]{
+		Files:  true,
+		Writes: always,
+		Decode: func(_ context.Context, _ actors.Submission, p demoParams) (actors.Plan, error) {
+			in := DemoInput{}
+			if p.Steps != nil {
+				if *p.Steps < 1 || *p.Steps > len(demoSample) {
+					return actors.Plan{}, fault.Invalid("steps", fmt.Sprintf("must be between 1 and %d", len(demoSample)))
+				}
+				in.Steps = *p.Steps
+			}
+			return actors.Plan{Input: in, Priority: store.PriorityNormal}, nil
+		},
+		Run: demo,
+	})
+}
+
+func demo(ctx context.Context, r *actors.Run) (any, error) {
 	var in DemoInput
 	_ = json.Unmarshal(r.Job.Input, &in)
 	steps := len(demoSample)
@@ -77,7 +103,7 @@ func demoHandler(ctx context.Context, r *Run) (any, error) {
 	total := int64(steps)
 	for st.NextIndex < steps {
 		if r.Stopping() {
-			return nil, ErrStopped
+			return nil, actors.ErrStopped
 		}
 		i := st.NextIndex
 		s := demoSample[i]

@@ -1,15 +1,16 @@
-package actors
+package kinds
 
 import (
 	"context"
 	"encoding/json"
 	"slices"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
 
-// AuditInput is an audit (or embed, extract) job's input.
+// AuditInput is an audit (or extract) job's input.
 type AuditInput struct {
 	Wing string `json:"wing,omitempty"`
 }
@@ -18,6 +19,60 @@ type AuditInput struct {
 type RepairInput struct {
 	DryRun     bool   `json:"dry_run"`
 	BasedOnJob string `json:"based_on_job,omitempty"`
+}
+
+// auditParams are an audit submission's fields.
+type auditParams struct {
+	Wing string `json:"wing,omitempty" jsonschema:"only this wing (name or UUID)"`
+}
+
+// repairParams are a repair submission's fields.
+type repairParams struct {
+	DryRun     *bool  `json:"dry_run,omitempty" jsonschema:"report only (default true)"`
+	BasedOnJob string `json:"based_on_job,omitempty" jsonschema:"a completed audit job whose orphans narrow the repair"`
+}
+
+// Audit is the audit kind: an integrity report of the palace (orphan
+// drawers, dangling job references, exhausted jobs, missing vectors).
+func Audit(j *actors.Jobs) actors.Kind {
+	return actors.Define(KindAudit, actors.Spec[auditParams]{
+		Tool: &actors.Tool{Name: "loci_audit", Description: "Submit an audit job (integrity report); returns the job at once."},
+		Decode: func(ctx context.Context, _ actors.Submission, p auditParams) (actors.Plan, error) {
+			if err := checkWing(ctx, j.DB, p.Wing); err != nil {
+				return actors.Plan{}, err
+			}
+			return actors.Plan{Input: AuditInput{Wing: p.Wing}, Priority: store.PriorityNormal}, nil
+		},
+		Run: func(ctx context.Context, r *actors.Run) (any, error) { return audit(ctx, r, j.Vectors) },
+	})
+}
+
+// Repair is the repair kind: remove orphan drawers (a dry run unless
+// dry_run is false), optionally only those a completed audit found.
+func Repair(j *actors.Jobs) actors.Kind {
+	return actors.Define(KindRepair, actors.Spec[repairParams]{
+		Writes: func(input func() json.RawMessage) bool {
+			var in RepairInput
+			_ = json.Unmarshal(input(), &in)
+			return !in.DryRun
+		},
+		Tool: &actors.Tool{Name: "loci_repair", Description: "Submit a repair job (a dry run unless dry_run is false); returns the job at once.",
+			Destructive: true, Defaults: map[string]any{"dry_run": true}},
+		Decode: func(ctx context.Context, _ actors.Submission, p repairParams) (actors.Plan, error) {
+			in := RepairInput{DryRun: true}
+			if p.DryRun != nil {
+				in.DryRun = *p.DryRun
+			}
+			if p.BasedOnJob != "" {
+				if err := j.CheckAudit(ctx, p.BasedOnJob); err != nil {
+					return actors.Plan{}, err
+				}
+				in.BasedOnJob, _ = store.CanonicalUUID(p.BasedOnJob)
+			}
+			return actors.Plan{Input: in, Priority: store.PriorityNormal}, nil
+		},
+		Run: repair,
+	})
 }
 
 // AuditResult is an audit job's report.
@@ -81,17 +136,17 @@ func orphans(r store.Reader, wingID string, stopping func() bool, visit func(d *
 		return true
 	})
 	if stopped {
-		return ErrStopped
+		return actors.ErrStopped
 	}
 	return err
 }
 
-func auditHandler(ctx context.Context, r *Run) (any, error) {
+func audit(ctx context.Context, r *actors.Run, v *actors.Vectors) (any, error) {
 	var in AuditInput
 	_ = json.Unmarshal(r.Job.Input, &in)
 	res := AuditResult{Wing: in.Wing, OrphanDrawers: []string{}, DanglingJobRefs: []DanglingRef{}, ExhaustedJobs: []string{}}
-	err := r.jobs.DB.View(ctx, func(rd store.Reader) error {
-		wingID, err := optionalWing(rd, in.Wing)
+	err := r.DB().View(ctx, func(rd store.Reader) error {
+		wingID, err := actors.OptionalWing(rd, in.Wing)
 		if err != nil {
 			return err
 		}
@@ -117,7 +172,7 @@ func auditHandler(ctx context.Context, r *Run) (any, error) {
 			if id := d.Provenance.JobID; id != "" && !jobs[id] {
 				res.DanglingJobRefs = append(res.DanglingJobRefs, DanglingRef{Drawer: d.ID, JobID: id})
 			}
-			if d.Current() && !hasVector(rd, r.jobs.Vectors, d.ID) {
+			if d.Current() && !hasVector(rd, v, d.ID) {
 				res.DrawersWithoutEmbedding++ // informational
 			}
 		})
@@ -128,14 +183,14 @@ func auditHandler(ctx context.Context, r *Run) (any, error) {
 	return res, nil
 }
 
-func repairHandler(ctx context.Context, r *Run) (any, error) {
+func repair(ctx context.Context, r *actors.Run) (any, error) {
 	var in RepairInput
 	_ = json.Unmarshal(r.Job.Input, &in)
 	res := RepairResult{DryRun: in.DryRun, BasedOnJob: in.BasedOnJob, OrphanDrawers: []string{}}
 	var narrow map[string]bool
 	if in.BasedOnJob != "" {
 		var audit AuditResult
-		err := r.jobs.DB.View(ctx, func(rd store.Reader) error {
+		err := r.DB().View(ctx, func(rd store.Reader) error {
 			j, err := rd.Job(in.BasedOnJob)
 			if err != nil || j == nil {
 				return err
@@ -151,7 +206,7 @@ func repairHandler(ctx context.Context, r *Run) (any, error) {
 		}
 	}
 	// Always a live scan: the audit only narrows it.
-	err := r.jobs.DB.View(ctx, func(rd store.Reader) error {
+	err := r.DB().View(ctx, func(rd store.Reader) error {
 		return orphans(rd, "", r.Stopping, func(d *store.Drawer, orphan bool) {
 			if orphan && (narrow == nil || narrow[d.ID]) {
 				res.OrphanDrawers = append(res.OrphanDrawers, d.ID)
@@ -166,7 +221,7 @@ func repairHandler(ctx context.Context, r *Run) (any, error) {
 	}
 	for ids := range slices.Chunk(res.OrphanDrawers, 256) {
 		if r.Stopping() {
-			return nil, ErrStopped
+			return nil, actors.ErrStopped
 		}
 		n := 0
 		err := r.Write(ctx, func(tx store.Tx) error {
@@ -203,14 +258,9 @@ func repairHandler(ctx context.Context, r *Run) (any, error) {
 
 // hasVector reports a drawer's vector in the default profile (none without
 // a profile).
-func hasVector(r store.Reader, v *Vectors, id string) bool {
+func hasVector(r store.Reader, v *actors.Vectors, id string) bool {
 	if v == nil || v.Default == "" {
 		return false
 	}
-	if ix := v.Index(v.Default); ix != nil && ix.Has(id) {
-		return true // the index holds only vectors of the profile's identity
-	}
-	p := v.Profiles[v.Default]
-	e, err := r.Embedding(id, v.Default)
-	return err == nil && e != nil && matches(p, e)
+	return v.Has(r, v.Profiles[v.Default], id)
 }

@@ -1,0 +1,174 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// Submission asks for a job: POST /api/jobs, an MCP tool, the CLI, or the
+// daemon itself.
+type Submission struct {
+	// Type names the kind.
+	Type string
+	// RequestedBy is who asked (cli, http, mcp, unknown); empty: Channel.
+	RequestedBy string
+	// Channel is the interface the submission came through (store.ByCLI,
+	// store.ByHTTP, store.ByMCP, store.ByUnknown): a kind may narrow what it
+	// accepts by it and phrase its help in its terms.
+	Channel string
+	// Params is a JSON object of the kind's fields; it may also hold type
+	// and requested_by (a REST body is passed whole).
+	Params json.RawMessage
+}
+
+// Plan is what a kind makes of a submission: the job's stored input and
+// its queue priority.
+type Plan struct {
+	Input    any
+	Priority store.Priority
+}
+
+// Tool describes the MCP tool that submits a kind's jobs; its arguments are
+// the kind's parameters.
+type Tool struct {
+	Name        string
+	Description string
+	// Annotations for MCP clients.
+	Destructive, Idempotent, OpenWorld bool
+	// Defaults documents argument defaults in the tool's input schema.
+	Defaults map[string]any
+}
+
+// Kind is one kind of job, registered with the runtime (Jobs.Register):
+// everything the runtime, REST and MCP need to know about it. Build one
+// with Define; each lives in a file of its own in actors/kinds.
+type Kind struct {
+	// Name is the kind's name: a job's kind and a submission's type.
+	Name string
+	// Background kinds share the jobs.background_concurrency slots.
+	Background bool
+	// Files: a completed job of this kind filed drawers, so the default
+	// embedding profile's missing vectors are filled after it.
+	Files bool
+	// Abortable: a running job of this kind may be force-cancelled.
+	Abortable bool
+	// Tool is the kind's MCP tool; nil: none.
+	Tool *Tool
+	// Writes reports whether a queued, running or paused job of this kind
+	// writes drawers (the palace::busy guard); input reads its stored input
+	// when the answer depends on it. Nil: never.
+	Writes func(input func() json.RawMessage) bool
+	// Run is the handler.
+	Run Handler
+
+	params reflect.Type
+	decode func(ctx context.Context, s Submission) (Plan, error)
+}
+
+// Spec is a kind's definition with its parameters typed: P is the struct
+// of the fields a submission may carry (json tags name them; jsonschema
+// tags describe them to MCP clients).
+type Spec[P any] struct {
+	Background, Files, Abortable bool
+	Tool                         *Tool
+	Writes                       func(input func() json.RawMessage) bool
+	// Decode validates the parameters of a submission and plans the job.
+	Decode func(ctx context.Context, s Submission, p P) (Plan, error)
+	Run    Handler
+}
+
+// Define makes a kind from its typed definition.
+func Define[P any](name string, spec Spec[P]) Kind {
+	return Kind{Name: name, Background: spec.Background, Files: spec.Files, Abortable: spec.Abortable,
+		Tool: spec.Tool, Writes: spec.Writes, Run: spec.Run,
+		params: reflect.TypeFor[P](),
+		decode: func(ctx context.Context, s Submission) (Plan, error) {
+			var p P
+			if err := decodeParams(s.Params, &p, name); err != nil {
+				return Plan{}, err
+			}
+			return spec.Decode(ctx, s, p)
+		}}
+}
+
+// Params is the type of the kind's parameters (an MCP tool's arguments).
+func (k Kind) Params() reflect.Type { return k.params }
+
+// Register adds kinds to the runtime, in the order lists and messages name
+// them. A kind registered twice is a programming error.
+func (j *Jobs) Register(kinds ...Kind) {
+	for _, k := range kinds {
+		if _, dup := j.kinds[k.Name]; dup || k.decode == nil {
+			panic(fmt.Sprintf("job kind %q registered twice or not built with Define", k.Name))
+		}
+		j.kinds[k.Name] = k
+		j.order = append(j.order, k.Name)
+	}
+}
+
+// Kinds lists the registered kinds in registration order.
+func (j *Jobs) Kinds() []Kind {
+	out := make([]Kind, len(j.order))
+	for i, n := range j.order {
+		out[i] = j.kinds[n]
+	}
+	return out
+}
+
+// kind looks up a registered kind; an unknown or empty name is
+// input::invalid naming field.
+func (j *Jobs) kind(name, field string) (Kind, error) {
+	if k, ok := j.kinds[name]; ok {
+		return k, nil
+	}
+	names := strings.Join(j.order, ", ")
+	if name == "" {
+		return Kind{}, fault.Invalid(field, "is required: one of "+names)
+	}
+	return Kind{}, fault.Invalid(field, fmt.Sprintf("%q is not one of %s", name, names))
+}
+
+// decodeParams decodes a submission's parameters into p, a pointer to a
+// kind's parameter struct: a field the kind does not take, or one of the
+// wrong JSON type, is input::invalid naming it.
+func decodeParams(raw json.RawMessage, p any, kind string) error {
+	var present map[string]json.RawMessage
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &present); err != nil {
+			return fault.Invalid("body", "must be a JSON object")
+		}
+	}
+	known := map[string]bool{"type": true, "requested_by": true}
+	t := reflect.TypeOf(p).Elem()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			known[name] = true
+		}
+	}
+	for name := range present {
+		if !known[name] {
+			return fault.Invalid(name, "is not a field of a "+kind+" job")
+		}
+	}
+	delete(present, "type")
+	delete(present, "requested_by")
+	if len(present) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(present)
+	if err := json.Unmarshal(b, p); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fault.Invalid(te.Field, fmt.Sprintf("must be %s, not JSON %s", fault.JSONType(te.Type.Kind()), te.Value))
+		}
+		return fault.Invalid("body", "is not a valid "+kind+" job: "+err.Error())
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package kinds
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// EmbedInput is an embed job's input.
+type EmbedInput struct {
+	Wing    string `json:"wing,omitempty"`
+	Profile string `json:"profile"`
+}
+
+// EmbedResult is an embed job's report.
+type EmbedResult struct {
+	Profile  string `json:"profile"`
+	Missing  int    `json:"missing"`
+	Embedded int    `json:"embedded"`
+}
+
+// embedParams are an embed submission's fields.
+type embedParams struct {
+	Wing string `json:"wing,omitempty" jsonschema:"only this wing (name or UUID)"`
+}
+
+// Embed is the embed kind: fill the default profile's missing vectors.
+// The daemon queues one itself after drawers are filed.
+func Embed(j *actors.Jobs) actors.Kind {
+	return actors.Define(KindEmbed, actors.Spec[embedParams]{
+		Background: true,
+		Decode: func(ctx context.Context, s actors.Submission, p embedParams) (actors.Plan, error) {
+			if j.Vectors == nil || j.Vectors.Default == "" {
+				return actors.Plan{}, fault.New(fault.EmbedNotConfigured, "embed jobs need a default embedding profile, and none is configured",
+					"add [embedding.profiles.<name>] and embedding.default to the configuration, then restart")
+			}
+			if err := checkWing(ctx, j.DB, p.Wing); err != nil {
+				return actors.Plan{}, err
+			}
+			return actors.Plan{Input: EmbedInput{Wing: p.Wing, Profile: j.Vectors.Default}, Priority: store.PriorityBackground}, nil
+		},
+		Run: func(ctx context.Context, r *actors.Run) (any, error) { return embed(ctx, r, j.Vectors) },
+	})
+}
+
+// embed fills the vectors a profile lacks (or holds from another
+// provider, model or pipeline), in the provider's batches. It keeps no
+// checkpoint: a restart finds what is still missing.
+func embed(ctx context.Context, r *actors.Run, v *actors.Vectors) (any, error) {
+	var in EmbedInput
+	_ = json.Unmarshal(r.Job.Input, &in)
+	if v == nil {
+		return nil, fault.New(fault.EmbedNotConfigured, "no embedding profile is configured", "configure one and retry the job")
+	}
+	p, err := v.Profile(in.Profile)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, fault.New(fault.EmbedNotConfigured, "no default embedding profile is configured", "set embedding.default")
+	}
+	var missing []string
+	// The drawers are read room by room from the keys alone, and a drawer
+	// in the profile's index has a vector of this provider, model and
+	// pipeline (the index takes no other): only the others are looked up
+	// in the store. Decoding every drawer and every stored vector cost
+	// 2.1 s for 100,000 drawers with nothing missing.
+	err = r.DB().View(ctx, func(rd store.Reader) error {
+		wingID, err := actors.OptionalWing(rd, in.Wing)
+		if err != nil {
+			return err
+		}
+		wings, err := rd.Wings()
+		if err != nil {
+			return err
+		}
+		for _, w := range wings {
+			if wingID != "" && w.ID != wingID {
+				continue
+			}
+			rooms, err := rd.Rooms(w.ID)
+			if err != nil {
+				return err
+			}
+			for _, room := range rooms {
+				ids, err := rd.DrawerIDs(room.ID)
+				if err != nil {
+					return err
+				}
+				for _, id := range ids {
+					if !v.Has(rd, p, id) {
+						missing = append(missing, id)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := EmbedResult{Profile: p.Name, Missing: len(missing)}
+	total := int64(len(missing))
+	for start := 0; start < len(missing); start += p.BatchSize {
+		if r.Stopping() {
+			return nil, actors.ErrStopped
+		}
+		ids := missing[start:min(start+p.BatchSize, len(missing))]
+		var texts []string
+		var live []string
+		_ = r.DB().View(ctx, func(rd store.Reader) error {
+			for _, id := range ids {
+				if d, _ := rd.Drawer(id); d != nil {
+					texts = append(texts, d.Content)
+					live = append(live, id)
+				}
+			}
+			return nil
+		})
+		vecs, err := p.EmbedChecked(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		err = r.Write(ctx, func(tx store.Tx) error {
+			n = 0
+			id := p.Identity()
+			for i, drawer := range live {
+				if d, err := tx.Drawer(drawer); err != nil || d == nil {
+					continue // deleted meanwhile
+				}
+				e := &store.Embedding{DrawerID: drawer, Profile: p.Name, Provider: id.Provider, Model: id.Model,
+					Dimension: id.Dimension, Pipeline: id.Pipeline, CreatedAt: tx.Now(), Vector: vecs[i]}
+				if err := tx.PutEmbedding(e); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		}, nil, store.Progress{Current: int64(start + len(ids)), Total: &total, Message: "drawers embedded"})
+		if err != nil {
+			return nil, err
+		}
+		res.Embedded += n
+	}
+	v.Kick()
+	return res, nil
+}
