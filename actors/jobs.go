@@ -46,15 +46,15 @@ const (
 // the dispatcher actor that claims queued jobs and runs each one as a
 // supervised child actor.
 type Jobs struct {
-	DB       store.DB
-	Sys      *System
-	Palace   *Palace
-	Log      *slog.Logger
-	Config   JobConfig
-	Vectors  *Vectors // nil: no embedding profile
-	Owner    string   // lease owner: this daemon
-	kinds    map[string]Kind
-	order    []string // kind names in registration order
+	DB      store.DB
+	Sys     *System
+	Palace  *Palace
+	Log     *slog.Logger
+	Config  JobConfig
+	Vectors *Vectors // nil: no embedding profile
+	Owner   string   // lease owner: this daemon
+	kinds   map[string]Kind
+	order   []string // kind names in registration order
 
 	disp  *actor.PID
 	mu    sync.Mutex
@@ -84,7 +84,7 @@ type Run struct {
 func NewJobs(db store.DB, sys *System, palace *Palace, log *slog.Logger, cfg JobConfig) *Jobs {
 	host, _ := os.Hostname()
 	j := &Jobs{DB: db, Sys: sys, Palace: palace, Log: log.With("component", "jobs"), Config: cfg,
-		Owner:    fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]),
+		Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]),
 		kinds: map[string]Kind{}, runs: map[string]*Run{}, byPID: map[string]*Run{}}
 	return j
 }
