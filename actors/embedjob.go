@@ -7,6 +7,10 @@ import (
 	"github.com/loci-dev/loci/store"
 )
 
+// embedKind is the kind the runtime queues to fill missing vectors
+// (actors/kinds registers it).
+const embedKind = "embed"
+
 // embedBackoff is how long after a failed embed job no automatic one is
 // queued.
 const embedBackoff = 5 * time.Minute
@@ -28,7 +32,7 @@ func (j *Jobs) EnsureEmbed(ctx context.Context) {
 	var last *store.Job // the newest embed job that failed or completed
 	_ = j.DB.View(ctx, func(r store.Reader) error {
 		err := r.ActiveJobs(func(job *store.Job) bool {
-			pending = job.Kind == "embed"
+			pending = job.Kind == embedKind
 			return !pending
 		})
 		if err != nil || pending {
@@ -37,7 +41,7 @@ func (j *Jobs) EnsureEmbed(ctx context.Context) {
 		// Newest first, and an embed job is queued only when none is
 		// pending: the first one found ended last.
 		return r.Jobs(func(job *store.Job) bool {
-			if job.Kind == "embed" && job.FinishedAt != nil && (job.Status == store.JobFailed || job.Status == store.JobCompleted) {
+			if job.Kind == embedKind && job.FinishedAt != nil && (job.Status == store.JobFailed || job.Status == store.JobCompleted) {
 				last = job
 				return false
 			}
@@ -54,7 +58,7 @@ func (j *Jobs) EnsureEmbed(ctx context.Context) {
 		j.Log.Debug("embed job not queued: the last one failed", "failed_at", *last.FinishedAt)
 		return
 	}
-	if _, err := j.Submit(ctx, Submission{Type: "embed", Channel: store.ByUnknown}); err != nil {
+	if _, err := j.Submit(ctx, Submission{Type: embedKind, Channel: store.ByUnknown}); err != nil {
 		j.Log.Warn("queueing an embed job failed", "err", err)
 	}
 }

@@ -9,20 +9,6 @@ import (
 	"github.com/loci-dev/loci/store/fault"
 )
 
-// Job kinds.
-const (
-	JobMine       = "mine"
-	JobCheckpoint = "checkpoint"
-	JobEmbed      = "embed"
-	JobExtract    = "extract"
-	JobAudit      = "audit"
-	JobRepair     = "repair"
-	JobDemo       = "demo"
-)
-
-// JobKinds lists every job kind.
-var JobKinds = []string{JobMine, JobCheckpoint, JobEmbed, JobExtract, JobAudit, JobRepair, JobDemo}
-
 // Job statuses.
 const (
 	JobQueued    = "queued"
@@ -84,26 +70,6 @@ func (p *Priority) UnmarshalJSON(b []byte) error {
 		}
 	}
 	return fmt.Errorf("unknown priority %q", s)
-}
-
-// DefaultPriority is a kind's priority when submitted.
-func DefaultPriority(kind string, emergency bool) Priority {
-	switch kind {
-	case JobMine, JobEmbed, JobExtract:
-		return PriorityBackground
-	case JobCheckpoint:
-		if emergency {
-			return PriorityCritical
-		}
-		return PriorityHigh
-	default:
-		return PriorityNormal
-	}
-}
-
-// Background reports a kind bounded by jobs.background_concurrency.
-func Background(kind string) bool {
-	return kind == JobMine || kind == JobEmbed || kind == JobExtract
 }
 
 // Progress is how far a job is.
@@ -378,14 +344,4 @@ func CheckJobStatus(s string) error {
 		}
 	}
 	return fault.Newf(fault.InputInvalid, "status is one of "+strings.Join(JobStatuses, ", "), "unknown job status %q", s)
-}
-
-// CheckJobKind checks a kind filter.
-func CheckJobKind(s string) error {
-	for _, v := range JobKinds {
-		if v == s {
-			return nil
-		}
-	}
-	return fault.Newf(fault.InputInvalid, "kind is one of "+strings.Join(JobKinds, ", "), "unknown job kind %q", s)
 }

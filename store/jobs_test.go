@@ -12,7 +12,7 @@ import (
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 func job(status string) store.Job {
-	return store.Job{ID: "11111111-1111-1111-1111-111111111111", Kind: store.JobCheckpoint, Status: status, Checkpoint: json.RawMessage("{}")}
+	return store.Job{ID: "11111111-1111-1111-1111-111111111111", Kind: "checkpoint", Status: status, Checkpoint: json.RawMessage("{}")}
 }
 
 // Every (status, event) pair: exactly the spec's table is allowed.
@@ -114,10 +114,6 @@ func TestPriorityJSON(t *testing.T) {
 	var p store.Priority
 	if err := json.Unmarshal([]byte(`75`), &p); err != nil || p != store.PriorityHigh {
 		t.Fatalf("unmarshal number: %v %v", p, err)
-	}
-	if store.DefaultPriority(store.JobCheckpoint, true) != store.PriorityCritical || store.DefaultPriority(store.JobMine, false) != store.PriorityBackground ||
-		store.DefaultPriority(store.JobDemo, false) != store.PriorityNormal || store.DefaultPriority(store.JobCheckpoint, false) != store.PriorityHigh {
-		t.Fatal("default priorities")
 	}
 }
 

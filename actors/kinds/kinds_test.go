@@ -129,6 +129,17 @@ func TestCheckpointPriorityAndStringPayload(t *testing.T) {
 	if got := waitDone(t, j, normal.ID); got.Status != store.JobCompleted {
 		t.Fatalf("checkpoint from a string payload: %+v", got)
 	}
+	for _, kind := range []string{"audit", "repair", "demo"} {
+		job, err := submit(t, j, kind, `{}`)
+		if err != nil || job.Priority != store.PriorityNormal {
+			t.Fatalf("%s: %+v %v, want priority normal", kind, job, err)
+		}
+	}
+	for _, k := range j.Kinds() {
+		if want := k.Name == "mine" || k.Name == "embed" || k.Name == "extract"; k.Background != want {
+			t.Errorf("%s: background %v, want %v", k.Name, k.Background, want)
+		}
+	}
 }
 
 // Audit finds a drawer whose room is gone; repair reports it in a dry run

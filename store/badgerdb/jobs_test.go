@@ -37,7 +37,7 @@ func TestActiveJobsFollowStatus(t *testing.T) {
 	t0 := time.Now().UTC()
 	jobs := make([]*store.Job, 4)
 	for i := range jobs {
-		jobs[i] = &store.Job{ID: []string{"c", "a", "d", "b"}[i] + "0000000-0000-4000-8000-000000000000", Kind: store.JobAudit,
+		jobs[i] = &store.Job{ID: []string{"c", "a", "d", "b"}[i] + "0000000-0000-4000-8000-000000000000", Kind: "audit",
 			Status: store.JobQueued, CreatedAt: t0.Add(time.Duration(i) * time.Second)}
 	}
 	put := func(j, prev *store.Job) {
