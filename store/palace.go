@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/loci-dev/loci/store/dedup"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -88,6 +90,18 @@ type Judgement struct {
 	Signals dedup.Signals
 }
 
+// idSet is the drawer ids of a set, as bytes (ids that are not UUIDs left
+// out: no candidate carries one).
+func idSet(ids map[string]bool) map[uuid.UUID]bool {
+	out := make(map[uuid.UUID]bool, len(ids))
+	for id, ok := range ids {
+		if u, err := uuid.Parse(id); ok && err == nil {
+			out[u] = true
+		}
+	}
+	return out
+}
+
 // Prepare computes a write's dedup signature and judges the near
 // candidates visible in r. It never fails the write: on a read error it
 // returns what it has, and the writer does the rest.
@@ -128,27 +142,34 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 		est float64
 	}
 	var verify []pending
+	// Candidates are compared by their ids' bytes: most of a big room's
+	// are dropped by the cheap estimates below, and are then neither
+	// named nor recorded (a write recomputes them, which costs less than
+	// keeping them did).
+	skipIDs, judgedIDs := idSet(skip), map[uuid.UUID]bool{}
+	for id := range judged {
+		if u, err := uuid.Parse(id); err == nil {
+			judgedIDs[u] = true
+		}
+	}
 	err := r.DedupNear(rec.Scope, rec.Bands, lo, hi, func(c NearCandidate) {
-		if skip[c.DrawerID] {
+		if skipIDs[c.ID] {
 			return
 		}
-		cands = append(cands, c.DrawerID)
-		if _, ok := judged[c.DrawerID]; ok || len(rec.Mins) == 0 {
+		if judgedIDs[c.ID] || len(rec.Mins) == 0 {
+			cands = append(cands, c.DrawerID())
 			return
 		}
 		est := dedup.EstimateLow(rec.Mins, c.Mins)
-		defer func() {
-			if _, ok := judged[c.DrawerID]; !ok {
-				verify = append(verify, pending{c.DrawerID, est})
-			}
-		}()
 		if floor > 0 && est < floor {
-			// Too little run overlap to be near: distinct unread.
-			judged[c.DrawerID] = Judgement{Verdict: dedup.Distinct, Signals: dedup.Signals{Similarity: est, Threshold: threshold}}
-		} else if dedup.BagCannotReach(rec.Bag[:], c.Bag, rec.NormLen, c.NormLen, threshold) {
-			// Too many characters differ: distinct unread.
-			judged[c.DrawerID] = Judgement{Verdict: dedup.Distinct, Signals: dedup.Signals{Threshold: threshold}}
+			return // too little run overlap to be near: distinct unread
 		}
+		if dedup.BagCannotReach(rec.Bag[:], c.Bag, rec.NormLen, c.NormLen, threshold) {
+			return // too many characters differ: distinct unread
+		}
+		id := c.DrawerID()
+		cands = append(cands, id)
+		verify = append(verify, pending{id, est})
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package store
 import (
 	"slices"
 
+	"github.com/google/uuid"
 	"github.com/loci-dev/loci/store/fault"
 )
 
@@ -125,8 +126,9 @@ func (s skipDrawer) DedupByFingerprint(scope, fp string) ([]string, error) {
 }
 
 func (s skipDrawer) DedupNear(scope string, bands [][8]byte, lo, hi int, fn func(NearCandidate)) error {
+	self, _ := uuid.Parse(s.id)
 	return s.Reader.DedupNear(scope, bands, lo, hi, func(c NearCandidate) {
-		if c.DrawerID != s.id {
+		if c.ID != self {
 			fn(c)
 		}
 	})

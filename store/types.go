@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/loci-dev/loci/store/dedup"
 )
 
@@ -125,14 +127,20 @@ type DedupRecord struct {
 // NearCandidate is a drawer that may be a near duplicate: it shares a
 // MinHash band with the text asked about.
 type NearCandidate struct {
-	DrawerID string
-	NormLen  int
+	// ID is the drawer's id, as bytes: a write in a big room sees
+	// thousands of candidates and keeps few, so their strings are made
+	// only for those (DrawerID).
+	ID      uuid.UUID
+	NormLen int
 	// Mins holds the low byte of each of its MinHash minimums, for
 	// dedup.EstimateLow.
 	Mins []byte
 	// Bag is its character histogram, for dedup.BagCannotReach.
 	Bag []byte
 }
+
+// DrawerID is the candidate's id as text.
+func (c NearCandidate) DrawerID() string { return c.ID.String() }
 
 // Link is a similar_to edge between an older and a newer drawer.
 type Link struct {

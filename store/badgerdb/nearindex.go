@@ -518,7 +518,7 @@ func (t *tx) DedupNear(scope string, bands [][8]byte, lo, hi int, fn func(store.
 				}
 			}
 			r := s.rec(o)
-			fn(store.NearCandidate{DrawerID: uuid.UUID(id).String(), NormLen: int(s.lens[o]), Mins: r[:minsLen], Bag: r[minsLen:]})
+			fn(store.NearCandidate{ID: id, NormLen: int(s.lens[o]), Mins: r[:minsLen], Bag: r[minsLen:]})
 		})
 	}
 	if t.pending == nil {
@@ -533,7 +533,7 @@ func (t *tx) DedupNear(scope string, bands [][8]byte, lo, hi int, fn func(store.
 				continue
 			}
 			done[i] = true
-			fn(store.NearCandidate{DrawerID: uuid.UUID(a.e.id).String(), NormLen: int(a.e.n), Mins: a.e.mins, Bag: a.e.bag})
+			fn(store.NearCandidate{ID: a.e.id, NormLen: int(a.e.n), Mins: a.e.mins, Bag: a.e.bag})
 		}
 	}
 	return nil

@@ -52,7 +52,7 @@ func candidates(t *testing.T, db *DB, content string) []string {
 			return err
 		}
 		scope := (&store.Drawer{RoomID: rm.ID}).DedupScope()
-		return r.DedupNear(scope, sk.Bands, 0, 1<<30, func(c store.NearCandidate) { ids = append(ids, c.DrawerID) })
+		return r.DedupNear(scope, sk.Bands, 0, 1<<30, func(c store.NearCandidate) { ids = append(ids, c.DrawerID()) })
 	})
 	if err != nil {
 		t.Fatal(err)
