@@ -59,40 +59,35 @@ type Bus struct {
 	closed bool
 	done   chan struct{} // closed by Close: subscriptions end
 
-	seq  uint64
-	kick chan struct{}
-	stop chan struct{}
-	over chan struct{}
+	f *Follower
 }
 
 // NewBus makes a bus; Start runs its follower.
 func NewBus(db store.DB, log *slog.Logger) *Bus {
-	return &Bus{DB: db, Log: log.With("component", "events"), subs: map[*Subscription]struct{}{},
-		done: make(chan struct{}), kick: make(chan struct{}, 1), stop: make(chan struct{}), over: make(chan struct{})}
+	b := &Bus{DB: db, Log: log.With("component", "events"), subs: map[*Subscription]struct{}{}, done: make(chan struct{})}
+	b.f = NewFollower(db, b.Log, FollowerSpec{Name: "events", Apply: b.apply})
+	return b
 }
 
 // Start follows the change log from its current end: only changes saved
 // from now on are announced.
 func (b *Bus) Start(ctx context.Context) error {
+	var last uint64
 	err := b.DB.View(ctx, func(r store.Reader) error {
 		var err error
-		b.seq, err = r.LastSeq()
+		last, err = r.LastSeq()
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	go b.run()
+	b.f.spec.Open = func(context.Context) (uint64, error) { return last, nil }
+	b.f.Start()
 	return nil
 }
 
 // Kick asks for a catch-up (the writer's commit hook; never blocks).
-func (b *Bus) Kick() {
-	select {
-	case b.kick <- struct{}{}:
-	default:
-	}
-}
+func (b *Bus) Kick() { b.f.Kick() }
 
 // Subscribe adds a listener; nil once the bus is closed.
 func (b *Bus) Subscribe() *Subscription {
@@ -130,8 +125,7 @@ func (b *Bus) Close() {
 	b.closed = true
 	close(b.done)
 	b.mu.Unlock()
-	close(b.stop)
-	<-b.over
+	b.f.Stop(context.Background())
 }
 
 // Publish sends a frame to every subscriber that has room; the others miss
@@ -148,44 +142,21 @@ func (b *Bus) Publish(frame []byte) {
 	}
 }
 
-func (b *Bus) run() {
-	defer close(b.over)
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-b.kick:
-		}
-		if err := b.catchUp(); err != nil {
-			b.Log.Warn("following the change log failed", "err", err)
+// apply turns a batch of changes into frames, published once the read
+// ends.
+func (b *Bus) apply(r store.Reader, batch []store.Change) (func() error, error) {
+	var frames [][]byte
+	for _, c := range batch {
+		if e, ok := eventOf(r, c); ok {
+			frames = append(frames, e.Frame())
 		}
 	}
-}
-
-// catchUp publishes the changes saved since the last one published.
-func (b *Bus) catchUp() error {
-	for {
-		from := b.seq
-		var frames [][]byte
-		err := b.DB.View(context.Background(), func(r store.Reader) error {
-			return r.Changes(from, func(c store.Change) bool {
-				b.seq = c.Seq
-				if e, ok := eventOf(r, c); ok {
-					frames = append(frames, e.Frame())
-				}
-				return b.seq-from < 1000
-			})
-		})
-		if err != nil {
-			return err
-		}
+	return func() error {
 		for _, f := range frames {
 			b.Publish(f)
 		}
-		if b.seq == from {
-			return nil
-		}
-	}
+		return nil
+	}, nil
 }
 
 // eventOf maps a change-log entry to its notice; entries the event table

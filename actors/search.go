@@ -3,6 +3,8 @@ package actors
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -65,7 +67,7 @@ type Search struct {
 	DB      store.DB
 	Indexer *Indexer
 	Vectors *Vectors // nil: no embedding profile
-	Log     interface{ Warn(string, ...any) }
+	Log     *slog.Logger
 }
 
 // CheckSearch validates a query and returns its limit and validity window
@@ -253,7 +255,15 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 				return err
 			}
 			lexDone := make(chan error, 1)
-			go func() { lexDone <- lexLeg() }()
+			go func() {
+				// A panic in Bleve fails this search, not the daemon.
+				defer func() {
+					if p := recover(); p != nil {
+						lexDone <- s.recovered("the lexical leg of a hybrid search", p)
+					}
+				}()
+				lexDone <- lexLeg()
+			}()
 			sem, err = s.semantic(scope, profile, qvec, depth, keepVec)
 			if lexErr := <-lexDone; err == nil {
 				err = lexErr
@@ -475,8 +485,9 @@ func (s *Search) Indexes(ctx context.Context) (IndexStatus, error) {
 	st.Lexical = IndexState{Seq: seq, Behind: behind(seq), Drawers: n}
 	st.Vectors = map[string]VectorIndexState{}
 	if s.Vectors != nil {
+		vseq := s.Vectors.f.Position()
 		s.Vectors.mu.RLock()
-		vseq, saved := s.Vectors.seq, s.Vectors.savedSeq
+		saved := s.Vectors.savedSeq
 		s.Vectors.mu.RUnlock()
 		for name := range s.Vectors.Profiles {
 			st.Vectors[name] = VectorIndexState{
@@ -485,4 +496,13 @@ func (s *Search) Indexes(ctx context.Context) (IndexStatus, error) {
 		}
 	}
 	return st, nil
+}
+
+// recovered logs a panic recovered in what, with its stack, and is the
+// error the caller gets.
+func (s *Search) recovered(what string, p any) error {
+	if s.Log != nil {
+		s.Log.Error(what+" panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	}
+	return fault.Newf(fault.ServerFailed, "see the daemon log", "%s failed: %v", what, p)
 }

@@ -41,37 +41,35 @@ type Vectors struct {
 	// it holds (drawers filed while no provider was configured, or while
 	// the daemon was down, get theirs).
 	OnNewDrawers func()
-	dirty        bool
+	// dirty: drawers were created since OnNewDrawers was last called (the
+	// follower's goroutine only).
+	dirty bool
 
 	mu    sync.RWMutex
 	index map[string]*vector.Index
-	seq   uint64
 	// savedSeq is the sequence of the last saved indexes; the follower
 	// saves again once saveEvery has passed with changes applied since.
 	savedSeq uint64
 	lastSave time.Time
-	kick     chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
+	f        *Follower
 }
 
 // NewVectors builds the vector side of search; Start loads it.
 func NewVectors(db store.DB, sys *System, profiles map[string]*embed.Profile, def string, log *slog.Logger) *Vectors {
 	v := &Vectors{DB: db, Sys: sys, Profiles: profiles, Default: def, Log: log.With("component", "vectors"),
-		index: map[string]*vector.Index{}, kick: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{}), SaveEvery: 10 * time.Minute, lastSave: time.Now(),
+		index: map[string]*vector.Index{}, SaveEvery: 10 * time.Minute, lastSave: time.Now(),
 		dirty: true} // the start's check for missing vectors
 	for name, p := range profiles {
 		v.index[name] = vector.New(p.Dimension)
 	}
+	v.f = NewFollower(db, v.Log, FollowerSpec{Name: "vectors", Open: v.open, Apply: v.apply,
+		Batch: indexBatch, Every: time.Second, Tick: v.tick})
 	return v
 }
 
 // Start loads every profile's vectors in the background and follows the
 // change log.
-func (v *Vectors) Start() {
-	go v.run()
-}
+func (v *Vectors) Start() { v.f.Start() }
 
 // Sync waits, up to timeout, until the follower has applied every change
 // up to target, as Indexer.Sync: a search sees the vectors stored before it
@@ -79,34 +77,16 @@ func (v *Vectors) Start() {
 // follower had not caught up yet. Vectors still to be made are not waited
 // for.
 func (v *Vectors) Sync(ctx context.Context, target uint64, timeout time.Duration) {
-	caught := func() bool {
-		v.mu.RLock()
-		defer v.mu.RUnlock()
-		return v.seq >= target
-	}
-	if caught() {
-		return
-	}
-	v.Kick()
-	deadline := time.Now().Add(timeout)
-	for !caught() && time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(time.Millisecond)
-	}
+	v.f.Sync(ctx, target, timeout)
 }
 
 // Kick asks for a catch-up.
-func (v *Vectors) Kick() {
-	select {
-	case v.kick <- struct{}{}:
-	default:
-	}
-}
+func (v *Vectors) Kick() { v.f.Kick() }
 
 // Stop ends the follower and saves every profile's index, so that the
 // next start reads it instead of rebuilding the graph.
-func (v *Vectors) Stop() {
-	close(v.stop)
-	<-v.done
+func (v *Vectors) Stop(ctx context.Context) {
+	v.f.Stop(ctx)
 	v.save()
 }
 
@@ -116,9 +96,7 @@ func (v *Vectors) save() {
 	if v.Dir == "" {
 		return
 	}
-	v.mu.RLock()
-	seq := v.seq
-	v.mu.RUnlock()
+	seq := v.f.Position()
 	t0 := time.Now()
 	for name, p := range v.Profiles {
 		if err := v.Index(name).Save(v.file(name), seq, identity(p)); err != nil {
@@ -136,7 +114,7 @@ func (v *Vectors) save() {
 func (v *Vectors) saveDue() bool {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return v.Dir != "" && v.seq > v.savedSeq && time.Since(v.lastSave) >= v.SaveEvery
+	return v.Dir != "" && v.f.Position() > v.savedSeq && time.Since(v.lastSave) >= v.SaveEvery
 }
 
 func (v *Vectors) file(profile string) string { return filepath.Join(v.Dir, profile+".vec") }
@@ -146,35 +124,35 @@ func identity(p *embed.Profile) string {
 	return fmt.Sprintf("%s|%s|%d|%s", id.Provider, id.Model, id.Dimension, id.Pipeline)
 }
 
-func (v *Vectors) run() {
-	defer close(v.done)
+// open loads every profile's vectors: a saved index and the change log
+// after it, or every stored vector.
+func (v *Vectors) open(context.Context) (uint64, error) {
 	t0 := time.Now()
-	n, err := v.load()
+	n, seq, err := v.load()
 	if err != nil {
-		v.Log.Error("loading vectors failed; semantic search may miss drawers", "err", err)
-	} else if len(v.Profiles) > 0 {
+		return 0, fmt.Errorf("loading vectors: %w", err)
+	}
+	if len(v.Profiles) > 0 {
 		v.Log.Info("vectors loaded", "vectors", n, "took", time.Since(t0).Round(time.Millisecond))
 	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		if err := v.catchUp(); err != nil {
-			v.Log.Warn("following the change log failed; retrying", "err", err)
+	return seq, nil
+}
+
+// tick runs every second after a catch-up: a second without new changes
+// after new drawers queues their embedding; an index with many deleted
+// vectors is compacted; a save is made when due.
+func (v *Vectors) tick() {
+	if v.dirty && v.OnNewDrawers != nil && v.settled() {
+		v.dirty = false
+		v.OnNewDrawers()
+	}
+	for name := range v.Profiles {
+		if ix := v.Index(name); ix.Tombstones() > 0.2 {
+			ix.Compact()
 		}
-		select {
-		case <-v.stop:
-			return
-		case <-v.kick:
-		case <-tick.C:
-			// A second without new changes after new drawers: embed them.
-			if v.dirty && v.OnNewDrawers != nil && v.settled() {
-				v.dirty = false
-				v.OnNewDrawers()
-			}
-			if v.saveDue() {
-				v.save()
-			}
-		}
+	}
+	if v.saveDue() {
+		v.save()
 	}
 }
 
@@ -182,9 +160,7 @@ func (v *Vectors) run() {
 func (v *Vectors) settled() bool {
 	var last uint64
 	_ = v.DB.View(context.Background(), func(r store.Reader) error { last, _ = r.LastSeq(); return nil })
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	return last <= v.seq
+	return last <= v.f.Position()
 }
 
 func matches(p *embed.Profile, e *store.Embedding) bool {
@@ -192,14 +168,16 @@ func matches(p *embed.Profile, e *store.Embedding) bool {
 	return e.Provider == id.Provider && e.Model == id.Model && e.Dimension == id.Dimension && e.Pipeline == id.Pipeline
 }
 
-func (v *Vectors) load() (int, error) {
+func (v *Vectors) load() (int, uint64, error) {
 	n := 0
+	var start uint64
 	err := v.DB.View(context.Background(), func(r store.Reader) error {
 		seq, err := r.LastSeq()
 		if err != nil {
 			return err
 		}
-		start, fromFile := seq, 0
+		fromFile := 0
+		start = seq
 		for name, p := range v.Profiles {
 			if v.Dir != "" {
 				// A saved index, then the change log after it. A file that
@@ -229,60 +207,38 @@ func (v *Vectors) load() (int, error) {
 			}
 		}
 		v.mu.Lock()
-		v.seq = start
 		if fromFile == len(v.Profiles) {
 			v.savedSeq = start
 		}
 		v.mu.Unlock()
 		return nil
 	})
-	return n, err
+	return n, start, err
 }
 
-func (v *Vectors) catchUp() error {
-	for {
-		v.mu.RLock()
-		from := v.seq
-		v.mu.RUnlock()
-		last := from
-		err := v.DB.View(context.Background(), func(r store.Reader) error {
-			return r.Changes(from, func(c store.Change) bool {
-				last = c.Seq
-				switch {
-				case c.Kind == store.ChangeEmbedding:
-					profile, drawer, _ := strings.Cut(c.ID, "/")
-					p, ix := v.Profiles[profile], v.Index(profile)
-					if p == nil {
-						break
-					}
-					if e, err := r.Embedding(drawer, profile); err == nil && e != nil && matches(p, e) {
-						_ = ix.Add(drawer, e.Vector)
-					}
-				case c.Kind == store.ChangeDrawer && c.Action == store.ActionCreated:
-					v.dirty = true
-				case c.Kind == store.ChangeDrawer && c.Action == store.ActionDeleted:
-					for name := range v.Profiles {
-						v.Index(name).Delete(c.ID)
-					}
-				}
-				return last-from < indexBatch
-			})
-		})
-		if err != nil {
-			return err
-		}
-		v.mu.Lock()
-		v.seq = last
-		v.mu.Unlock()
-		if last == from {
-			for name := range v.Profiles {
-				if ix := v.Index(name); ix.Tombstones() > 0.2 {
-					ix.Compact()
-				}
+// apply applies a batch of changes to the indexes: stored vectors added,
+// deleted drawers' vectors removed; a created drawer marks vectors to make.
+func (v *Vectors) apply(r store.Reader, batch []store.Change) (func() error, error) {
+	for _, c := range batch {
+		switch {
+		case c.Kind == store.ChangeEmbedding:
+			profile, drawer, _ := strings.Cut(c.ID, "/")
+			p, ix := v.Profiles[profile], v.Index(profile)
+			if p == nil {
+				break
 			}
-			return nil
+			if e, err := r.Embedding(drawer, profile); err == nil && e != nil && matches(p, e) {
+				_ = ix.Add(drawer, e.Vector)
+			}
+		case c.Kind == store.ChangeDrawer && c.Action == store.ActionCreated:
+			v.dirty = true
+		case c.Kind == store.ChangeDrawer && c.Action == store.ActionDeleted:
+			for name := range v.Profiles {
+				v.Index(name).Delete(c.ID)
+			}
 		}
 	}
+	return nil, nil
 }
 
 // Profile resolves a profile name ("" is the default): nil when none.

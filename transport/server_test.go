@@ -84,7 +84,7 @@ func newTestServer(t testing.TB, auth bool, secret string) *testServer {
 		hs.Close()
 		jobs.Stop(context.Background())
 		sys.Stop(context.Background())
-		indexer.Stop()
+		indexer.Stop(context.Background())
 		lex.Close()
 		db.Close()
 	})

@@ -24,6 +24,10 @@ import (
 	"github.com/loci-dev/loci/transport"
 )
 
+// followerWait bounds the wait for the index followers' batch in progress
+// at a stop.
+const followerWait = 10 * time.Second
+
 // Shutdown budgets: open HTTP requests get httpDrain to finish before
 // their connections are closed; running jobs get jobs.drain_timeout_secs
 // to checkpoint; the store gets storeWait to commit and close.
@@ -223,9 +227,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if err := sys.Stop(sctx); err != nil {
 		log.Warn("actor shutdown", "err", err)
 	}
-	indexer.Stop()
+	fctx, fcancel := context.WithTimeout(base, followerWait)
+	defer fcancel()
+	indexer.Stop(fctx)
 	if vectors != nil {
-		vectors.Stop()
+		vectors.Stop(fctx)
 	}
 	log.Info("loci stopped")
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
