@@ -1,8 +1,9 @@
-// Package actors is loci's supervisor tree on protoactor-go: the daemon
-// root and its children. Today that is the writer, the single actor through
-// which every change to the palace passes, batching the writes waiting in
-// its mailbox into one synced transaction (group commit). The Palace
-// service on top of it is the one service layer shared by REST, MCP and the
-// CLI: reads open read transactions directly, writes are messages to the
-// writer.
+// Package actors is loci's runtime on protoactor-go, shared by REST, MCP and
+// the CLI: the writer (the single actor through which every change passes,
+// batching the writes waiting in its mailbox into one synced transaction),
+// the services on top of it (Palace, Search, Auth), the job runtime (Jobs:
+// the kinds registry, the dispatcher actor and one supervised worker actor
+// per running job; the kinds themselves are in actors/kinds), and the
+// change-log followers (the lexical Indexer, the Vectors, the event Bus),
+// each a Follower that owns, recovers and stops its goroutine.
 package actors

@@ -1,5 +1,7 @@
-// Package index will hold loci's derived search data: the Bleve lexical
-// index, the HNSW vector index, rank fusion and embedding providers. Each
-// index follows the store's change log and can be rebuilt from it. It is
-// empty until the search capability lands.
+// Package index holds loci's derived search data, each in a subpackage:
+// lexical (the Bleve index with loci's own BM25), vector (exact scan and
+// the HNSW graph, saved and loaded) and embed (embedding providers and
+// profiles). Every index is rebuilt from the store when missing and kept
+// current by a change-log follower in package actors; this package itself
+// is empty.
 package index

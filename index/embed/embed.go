@@ -4,7 +4,7 @@
 // another profile or pipeline are never mixed into its search. Providers:
 // http (OpenAI-compatible /v1/embeddings, Ollama /api/embed), command (a
 // program, JSON in and out, no shell) and hash (deterministic, for tests
-// only). A built-in local model implements the same interface.
+// only).
 package embed
 
 import (

@@ -52,6 +52,11 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 		// Snappy tables of an older palace stay readable and are
 		// rewritten as compaction reaches them.
 		WithCompression(options.ZSTD).
+		// Two compactors instead of four: each holds its new tables'
+		// buffers on the heap and both old and new tables mapped while it
+		// runs, and on a small machine four at once made the resident
+		// set jump by half a gigabyte at a million drawers.
+		WithNumCompactors(2).
 		WithZSTDCompressionLevel(1).
 		WithValueLogFileSize(64 << 20).
 		WithNumVersionsToKeep(1).
