@@ -61,8 +61,8 @@ func Digest(token string) [32]byte { return sha256.Sum256([]byte(token)) }
 
 // NewAuth reads the stored digest of the generated token; secret is the
 // configured shared secret ("" when none).
-func NewAuth(ctx context.Context, db store.DB, secret string) (*Auth, error) {
-	a := &Auth{DB: db, Rand: rand.Reader}
+func NewAuth(ctx context.Context, db store.DB, sys *System, secret string) (*Auth, error) {
+	a := &Auth{DB: db, Sys: sys, Rand: rand.Reader}
 	if secret != "" {
 		sum := sha256.Sum256([]byte(secret))
 		a.configured = &sum

@@ -16,7 +16,7 @@ func (failingReader) Read([]byte) (int, error) { return 0, errors.New("no entrop
 // A random source that fails makes no token and stores nothing.
 func TestGenerateWithoutEntropy(t *testing.T) {
 	sys, db := newSystem(t)
-	a, err := NewAuth(context.Background(), db, "")
+	a, err := NewAuth(context.Background(), db, sys, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestGenerateWithoutEntropy(t *testing.T) {
 	if a.Configured() {
 		t.Fatal("a credential exists after a failed generation")
 	}
-	again, _ := NewAuth(context.Background(), db, "")
+	again, _ := NewAuth(context.Background(), db, sys, "")
 	if again.Configured() {
 		t.Fatal("a digest was stored after a failed generation")
 	}
@@ -37,13 +37,12 @@ func TestGenerateWithoutEntropy(t *testing.T) {
 // new Auth on the same store), and rotation replaces it at once.
 func TestGeneratedTokenDigestAndRotation(t *testing.T) {
 	sys, db := newSystem(t)
-	a, _ := NewAuth(context.Background(), db, "a-configured-secret-1234")
-	a.Sys = sys
+	a, _ := NewAuth(context.Background(), db, sys, "a-configured-secret-1234")
 	first, err := a.Generate(context.Background())
 	if err != nil || !strings.HasPrefix(first.Token, TokenPrefix) || len(first.Token) != len(TokenPrefix)+64 || first.Algorithm != "sha256" {
 		t.Fatalf("generate: %+v %v", first, err)
 	}
-	restarted, _ := NewAuth(context.Background(), db, "")
+	restarted, _ := NewAuth(context.Background(), db, sys, "")
 	if !restarted.Check(first.Token) || restarted.Check("a-configured-secret-1234") {
 		t.Fatal("the stored digest does not check like the token it was made from")
 	}

@@ -56,7 +56,7 @@ func (j *Jobs) Submit(ctx context.Context, s Submission) (*store.Job, error) {
 // based_on_job).
 func (j *Jobs) CheckAudit(ctx context.Context, id string) error {
 	bad := func(why string) error {
-		return fault.Newf(fault.RepairBasedOnJobInvalid, "name a completed audit job (GET /api/jobs?kind=audit)", "based_on_job %q %s", id, why)
+		return fault.Newf(fault.RepairBasedOnJobInvalid, "name a completed audit job (list the jobs of kind audit)", "based_on_job %q %s", id, why)
 	}
 	cid, ok := store.CanonicalUUID(id)
 	if !ok {

@@ -79,11 +79,11 @@ type Run struct {
 	done  chan struct{}
 }
 
-// NewJobs builds the runtime; Register its kinds, then Start recovers and
-// starts dispatching.
-func NewJobs(db store.DB, sys *System, palace *Palace, log *slog.Logger, cfg JobConfig) *Jobs {
+// NewJobs builds the runtime (vectors nil: no embedding profile); Register
+// its kinds, then Start recovers and starts dispatching.
+func NewJobs(db store.DB, sys *System, palace *Palace, log *slog.Logger, cfg JobConfig, vectors *Vectors) *Jobs {
 	host, _ := os.Hostname()
-	j := &Jobs{DB: db, Sys: sys, Palace: palace, Log: log.With("component", "jobs"), Config: cfg,
+	j := &Jobs{DB: db, Sys: sys, Palace: palace, Log: log.With("component", "jobs"), Config: cfg, Vectors: vectors,
 		Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]),
 		kinds: map[string]Kind{}, runs: map[string]*Run{}, byPID: map[string]*Run{}}
 	return j
@@ -149,6 +149,13 @@ func (j *Jobs) Stop(ctx context.Context) {
 		return
 	}
 	j.draining.Store(true)
+	// The dispatcher (and its ticker) ends once the workers have been
+	// waited for, however that wait ends.
+	defer func() {
+		if err := j.Sys.as.Root.PoisonFuture(j.disp).Wait(); err != nil {
+			j.Log.Warn("stopping the dispatcher", "err", err)
+		}
+	}()
 	j.mu.Lock()
 	runs := make([]*Run, 0, len(j.runs))
 	for _, r := range j.runs {
@@ -247,7 +254,7 @@ func jobNotFound(id string, err error) error {
 	if err != nil {
 		return err
 	}
-	return fault.Newf(fault.JobsNotFound, "list jobs with GET /api/jobs", "no job %s", id)
+	return fault.Newf(fault.JobsNotFound, "list the jobs to see their ids", "no job %s", id)
 }
 
 // Messages of the dispatcher. Priorities (0..7, higher first): a finished

@@ -16,7 +16,7 @@ func newJobs(t testing.TB, cfg JobConfig) *Jobs {
 	t.Helper()
 	sys, db := newSystem(t)
 	pal := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
-	j := NewJobs(db, sys, pal, slog.New(slog.DiscardHandler), cfg)
+	j := NewJobs(db, sys, pal, slog.New(slog.DiscardHandler), cfg, nil)
 	pal.Locked = j.Busy
 	return j
 }

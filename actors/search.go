@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/loci-dev/loci/index/fusion"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/index/vector"
 	"github.com/loci-dev/loci/store"
@@ -133,9 +133,6 @@ func CheckSearch(q *SearchQuery, now time.Time) (limit int, from, until time.Tim
 	return limit, from, until, nil
 }
 
-// rrfK is the constant of reciprocal rank fusion.
-const rrfK = 60
-
 // Search runs a search; recall ignores the room.
 func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*SearchResult, error) {
 	if recall {
@@ -178,120 +175,145 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		s.Vectors.Sync(ctx, target, 2*time.Second)
 	}
 	err = s.DB.View(ctx, func(r store.Reader) error {
-		var wingID, roomID string
-		if q.Wing != "" {
-			w, err := store.FindWing(r, q.Wing)
-			if err != nil {
-				return err
-			}
-			wingID = w.ID
-			if q.Room != "" {
-				rm, err := store.FindRoom(r, w, q.Room)
-				if err != nil {
-					return err
-				}
-				roomID = rm.ID
-			}
-		} else if q.Room != "" {
-			return fault.Invalid("room", "needs wing: rooms are looked up inside a wing")
+		wingID, roomID, err := searchScope(r, &q)
+		if err != nil {
+			return err
 		}
 		f.WingID, f.RoomID = wingID, roomID
-		// Scope and validity are checked on the stored drawer, in rank
-		// order, before the limit; the same view serves the hits verbatim.
-		found := map[string]*store.Drawer{}
-		inTime := func(d *store.Drawer) bool {
-			return (from.IsZero() && until.IsZero()) || d.ValidIn(from, until)
-		}
-		// The legs of a hybrid search run side by side over this one view
-		// (one snapshot: two views could straddle a commit and show a
-		// drawer's old version beside its replacement). A view is not
-		// safe for concurrent use, so its reads take turns; the index
-		// walks, most of a leg's time, still overlap.
-		var mu sync.Mutex
-		drawer := func(id string) (*store.Drawer, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			return r.Drawer(id)
-		}
-		keepVec := func(id string) bool {
-			d, err := drawer(id)
-			if err != nil || d == nil || !inTime(d) || (wingID != "" && d.WingID != wingID) || (roomID != "" && d.RoomID != roomID) ||
-				(q.SourceKind != "" && d.Source.Kind != q.SourceKind) || !hasTags(d.Tags, q.Tags) {
-				return false
-			}
-			found[id] = d
-			return true
-		}
-		var sem []vector.Hit
+		v := &searchView{r: r, q: &q, wingID: wingID, roomID: roomID, from: from, until: until,
+			found: map[string]*store.Drawer{}, lexFound: map[string]*store.Drawer{}}
 		depth := limit
 		if ranking == RankHybrid {
 			depth = max(2*limit, 20) // fuse from deeper lists than the page
 		}
-		var lex []lexical.Hit
-		lexFound := map[string]*store.Drawer{}
-		lexLeg := func() error {
-			keep := func(id string) bool {
-				d, err := drawer(id)
-				if err != nil || d == nil || !inTime(d) {
-					return false
-				}
-				lexFound[id] = d
-				return true
-			}
-			var err error
-			if lex, err = s.Indexer.Lex.Search(ctx, q.Text, f, depth, keep); err != nil {
-				return fault.Wrap(fault.ServerFailed, err, "the lexical index failed: "+err.Error(), "see the daemon log")
-			}
-			return nil
+		lex, sem, err := s.legs(ctx, v, ranking, f, profile, qvec, depth)
+		if err != nil {
+			return err
 		}
-		switch ranking {
-		case RankLexical:
-			if err := lexLeg(); err != nil {
-				return err
-			}
-		case RankHybrid:
-			scope, err := scopeOf(r, roomID)
-			if err != nil {
-				return err
-			}
-			lexDone := make(chan error, 1)
-			go func() {
-				// A panic in Bleve fails this search, not the daemon.
-				defer func() {
-					if p := recover(); p != nil {
-						lexDone <- s.recovered("the lexical leg of a hybrid search", p)
-					}
-				}()
-				lexDone <- lexLeg()
-			}()
-			sem, err = s.semantic(scope, profile, qvec, depth, keepVec)
-			if lexErr := <-lexDone; err == nil {
-				err = lexErr
-			}
-			if err != nil {
-				return err
-			}
-		case RankSemantic:
-			scope, err := scopeOf(r, roomID)
-			if err != nil {
-				return err
-			}
-			if sem, err = s.semantic(scope, profile, qvec, depth, keepVec); err != nil {
-				return err
+		for id, d := range v.lexFound {
+			if v.found[id] == nil {
+				v.found[id] = d
 			}
 		}
-		for id, d := range lexFound {
-			if found[id] == nil {
-				found[id] = d
-			}
-		}
-		out.Hits = fuse(ranking, lex, sem, found, limit)
+		out.Hits = fuse(ranking, lex, sem, v.found, limit)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// searchScope resolves a query's wing and room to their ids ("" when not
+// given); a room needs its wing.
+func searchScope(r store.Reader, q *SearchQuery) (wingID, roomID string, err error) {
+	if q.Wing == "" {
+		if q.Room != "" {
+			return "", "", fault.Invalid("room", "needs wing: rooms are looked up inside a wing")
+		}
+		return "", "", nil
+	}
+	w, err := store.FindWing(r, q.Wing)
+	if err != nil {
+		return "", "", err
+	}
+	if q.Room == "" {
+		return w.ID, "", nil
+	}
+	rm, err := store.FindRoom(r, w, q.Room)
+	if err != nil {
+		return "", "", err
+	}
+	return w.ID, rm.ID, nil
+}
+
+// searchView is one search's read of the store. The legs of a hybrid
+// search run side by side over this one view (one snapshot: two views
+// could straddle a commit and show a drawer's old version beside its
+// replacement). A view is not safe for concurrent use, so its reads take
+// turns; the index walks, most of a leg's time, still overlap. Scope and
+// validity are checked on the stored drawer, in rank order, before the
+// limit; the same view serves the hits verbatim.
+type searchView struct {
+	r              store.Reader
+	mu             sync.Mutex
+	q              *SearchQuery
+	wingID, roomID string
+	from, until    time.Time
+	// found holds the semantic leg's drawers, lexFound the lexical leg's.
+	found, lexFound map[string]*store.Drawer
+}
+
+func (v *searchView) drawer(id string) (*store.Drawer, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.r.Drawer(id)
+}
+
+func (v *searchView) inTime(d *store.Drawer) bool {
+	return (v.from.IsZero() && v.until.IsZero()) || d.ValidIn(v.from, v.until)
+}
+
+// keepLex keeps a lexical hit that is valid in the query's time (the index
+// applied the other filters).
+func (v *searchView) keepLex(id string) bool {
+	d, err := v.drawer(id)
+	if err != nil || d == nil || !v.inTime(d) {
+		return false
+	}
+	v.lexFound[id] = d
+	return true
+}
+
+// keepVec keeps a semantic hit that passes every filter of the query.
+func (v *searchView) keepVec(id string) bool {
+	d, err := v.drawer(id)
+	q := v.q
+	if err != nil || d == nil || !v.inTime(d) || (v.wingID != "" && d.WingID != v.wingID) || (v.roomID != "" && d.RoomID != v.roomID) ||
+		(q.SourceKind != "" && d.Source.Kind != q.SourceKind) || !hasTags(d.Tags, q.Tags) {
+		return false
+	}
+	v.found[id] = d
+	return true
+}
+
+// legs runs the legs the ranking needs, depth hits each: the lexical leg
+// alone, the semantic leg alone, or both side by side.
+func (s *Search) legs(ctx context.Context, v *searchView, ranking string, f lexical.Filter, profile string, qvec []float32, depth int) (
+	lex []lexical.Hit, sem []vector.Hit, err error) {
+	lexLeg := func() error {
+		var err error
+		if lex, err = s.Indexer.Lex.Search(ctx, v.q.Text, f, depth, v.keepLex); err != nil {
+			return fault.Wrap(fault.ServerFailed, err, "the lexical index failed: "+err.Error(), "see the daemon log")
+		}
+		return nil
+	}
+	if ranking == RankLexical {
+		return lex, nil, lexLeg()
+	}
+	scope, err := scopeOf(v.r, v.roomID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ranking == RankSemantic {
+		sem, err = s.semantic(scope, profile, qvec, depth, v.keepVec)
+		return nil, sem, err
+	}
+	lexDone := make(chan error, 1)
+	go func() {
+		// A panic in Bleve fails this search, not the daemon.
+		defer func() {
+			if p := recover(); p != nil {
+				lexDone <- s.recovered("the lexical leg of a hybrid search", p)
+			}
+		}()
+		lexDone <- lexLeg()
+	}()
+	sem, err = s.semantic(scope, profile, qvec, depth, v.keepVec)
+	if lexErr := <-lexDone; err == nil {
+		err = lexErr
+	}
+	return lex, sem, err
 }
 
 func hasTags(have, want []string) bool {
@@ -358,60 +380,66 @@ func (s *Search) semantic(scope vectorScope, profile string, qvec []float32, k i
 }
 
 // fuse builds the page: one leg as ranked, or both by reciprocal rank
-// fusion; ties by drawer id.
+// fusion (package fusion; ties by drawer id), each hit with the signals of
+// the legs that found it.
 func fuse(ranking string, lex []lexical.Hit, sem []vector.Hit, found map[string]*store.Drawer, limit int) []Hit {
-	type entry struct {
-		score   float64
-		order   float64 // larger first: the RRF sum, or minus the leg's rank
-		signals map[string]any
-	}
-	all := map[string]*entry{}
-	get := func(id string) *entry {
-		e := all[id]
-		if e == nil {
-			e = &entry{signals: map[string]any{}}
-			all[id] = e
-		}
-		return e
-	}
+	lexItems := make([]fusion.Item, len(lex))
 	for i, h := range lex {
-		e := get(h.ID)
-		e.signals["lexical"] = map[string]any{"rank": i + 1, "score": h.Score, "all_words": h.AllWords}
-		if ranking == RankHybrid {
-			e.score += 1 / float64(rrfK+i+1)
-			e.order = e.score
-		} else {
-			e.score, e.order = h.Score, -float64(i+1)
-		}
+		lexItems[i] = fusion.Item{ID: h.ID, Score: h.Score}
 	}
+	semItems := make([]fusion.Item, len(sem))
 	for i, h := range sem {
-		e := get(h.ID)
-		e.signals["semantic"] = map[string]any{"rank": i + 1, "similarity": h.Score}
-		if ranking == RankHybrid {
-			e.score += 1 / float64(rrfK+i+1)
-			e.order = e.score
-		} else {
-			e.score, e.order = float64(h.Score), -float64(i+1)
-		}
+		semItems[i] = fusion.Item{ID: h.ID, Score: float64(h.Score)}
 	}
-	ids := make([]string, 0, len(all))
-	for id := range all {
-		if found[id] != nil {
-			ids = append(ids, id)
-		}
+	var ranked []fusion.Fused
+	switch ranking {
+	case RankHybrid:
+		ranked = fusion.RRF(fusion.K, lexItems, semItems)
+	case RankSemantic:
+		ranked = fusion.Single(semItems)
+	default:
+		ranked = fusion.Single(lexItems)
 	}
-	sort.Slice(ids, func(i, j int) bool {
-		a, b := all[ids[i]].order, all[ids[j]].order
-		if a != b {
-			return a > b
+	out := make([]Hit, 0, min(limit, len(ranked)))
+	for _, f := range ranked {
+		if len(out) == limit {
+			break
 		}
-		return ids[i] < ids[j]
-	})
-	out := make([]Hit, 0, min(limit, len(ids)))
-	for _, id := range ids[:min(limit, len(ids))] {
-		out = append(out, Hit{Drawer: *found[id], Score: all[id].score, Signals: all[id].signals})
+		d := found[f.ID]
+		if d == nil {
+			continue
+		}
+		signals := map[string]any{}
+		if i := lexRank(ranking, f); i > 0 && i <= len(lex) {
+			h := lex[i-1]
+			signals["lexical"] = map[string]any{"rank": i, "score": h.Score, "all_words": h.AllWords}
+		}
+		if i := semRank(ranking, f); i > 0 && i <= len(sem) {
+			signals["semantic"] = map[string]any{"rank": i, "similarity": sem[i-1].Score}
+		}
+		out = append(out, Hit{Drawer: *d, Score: f.Score, Signals: signals})
 	}
 	return out
+}
+
+// lexRank and semRank are f's rank in the lexical and the semantic leg (0:
+// not found by it): a hybrid fusion lists the lexical leg first, a
+// single-leg ranking has only its own.
+func lexRank(ranking string, f fusion.Fused) int {
+	if ranking == RankSemantic {
+		return 0
+	}
+	return f.Ranks[0]
+}
+
+func semRank(ranking string, f fusion.Fused) int {
+	switch ranking {
+	case RankHybrid:
+		return f.Ranks[1]
+	case RankSemantic:
+		return f.Ranks[0]
+	}
+	return 0
 }
 
 // queryVector is the query's vector and profile: the caller's (checked),

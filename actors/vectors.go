@@ -25,22 +25,9 @@ type Vectors struct {
 	Profiles map[string]*embed.Profile
 	Default  string
 	Log      *slog.Logger
-	// Dir holds each profile's saved index (<profile>.vec), written at a
-	// graceful stop and every SaveEvery while changes arrive, and read at
-	// start; "" keeps nothing.
-	Dir string
-	// SaveEvery spaces the saves of a running daemon: a palace that is
-	// never stopped gracefully (a crash, a kill -9) replays at most this
-	// much of the change log into its graphs at the next start. A save
-	// writes every vector (about 3 KB each at 768 dimensions) and blocks
-	// no search. Default 10 minutes.
-	SaveEvery time.Duration
-	// OnNewDrawers is called once a burst of new drawers has settled
-	// (the runtime queues an embed job), and once after the start's load
-	// and first catch-up: only then does an index know how many vectors
-	// it holds (drawers filed while no provider was configured, or while
-	// the daemon was down, get theirs).
-	OnNewDrawers func()
+	VectorOptions
+	// onNewDrawers is Start's callback (see there).
+	onNewDrawers func()
 	// dirty: drawers were created since OnNewDrawers was last called (the
 	// follower's goroutine only).
 	dirty bool
@@ -54,10 +41,27 @@ type Vectors struct {
 	f        *Follower
 }
 
+// VectorOptions are where and how often the vector indexes are saved.
+type VectorOptions struct {
+	// Dir holds each profile's saved index (<profile>.vec), written at a
+	// graceful stop and every SaveEvery while changes arrive, and read at
+	// start; "" keeps nothing.
+	Dir string
+	// SaveEvery spaces the saves of a running daemon: a palace that is
+	// never stopped gracefully (a crash, a kill -9) replays at most this
+	// much of the change log into its graphs at the next start. A save
+	// writes every vector (about 3 KB each at 768 dimensions) and blocks
+	// no search. Default (0) 10 minutes.
+	SaveEvery time.Duration
+}
+
 // NewVectors builds the vector side of search; Start loads it.
-func NewVectors(db store.DB, sys *System, profiles map[string]*embed.Profile, def string, log *slog.Logger) *Vectors {
-	v := &Vectors{DB: db, Sys: sys, Profiles: profiles, Default: def, Log: log.With("component", "vectors"),
-		index: map[string]*vector.Index{}, SaveEvery: 10 * time.Minute, lastSave: time.Now(),
+func NewVectors(db store.DB, sys *System, profiles map[string]*embed.Profile, def string, log *slog.Logger, opts VectorOptions) *Vectors {
+	if opts.SaveEvery <= 0 {
+		opts.SaveEvery = 10 * time.Minute
+	}
+	v := &Vectors{DB: db, Sys: sys, Profiles: profiles, Default: def, Log: log.With("component", "vectors"), VectorOptions: opts,
+		index: map[string]*vector.Index{}, lastSave: time.Now(),
 		dirty: true} // the start's check for missing vectors
 	for name, p := range profiles {
 		v.index[name] = vector.New(p.Dimension)
@@ -68,8 +72,15 @@ func NewVectors(db store.DB, sys *System, profiles map[string]*embed.Profile, de
 }
 
 // Start loads every profile's vectors in the background and follows the
-// change log.
-func (v *Vectors) Start() { v.f.Start() }
+// change log. onNewDrawers (nil: none) is called once a burst of new
+// drawers has settled (the runtime queues an embed job), and once after
+// the start's load and first catch-up: only then does an index know how
+// many vectors it holds (drawers filed while no provider was configured,
+// or while the daemon was down, get theirs).
+func (v *Vectors) Start(onNewDrawers func()) {
+	v.onNewDrawers = onNewDrawers
+	v.f.Start()
+}
 
 // Sync waits, up to timeout, until the follower has applied every change
 // up to target, as Indexer.Sync: a search sees the vectors stored before it
@@ -142,9 +153,9 @@ func (v *Vectors) open(context.Context) (uint64, error) {
 // after new drawers queues their embedding; an index with many deleted
 // vectors is compacted; a save is made when due.
 func (v *Vectors) tick() {
-	if v.dirty && v.OnNewDrawers != nil && v.settled() {
+	if v.dirty && v.onNewDrawers != nil && v.settled() {
 		v.dirty = false
-		v.OnNewDrawers()
+		v.onNewDrawers()
 	}
 	for name := range v.Profiles {
 		if ix := v.Index(name); ix.Tombstones() > 0.2 {

@@ -332,7 +332,7 @@ func CheckJobID(id string) (string, error) {
 	if c, ok := CanonicalUUID(id); ok {
 		return c, nil
 	}
-	return "", fault.Newf(fault.JobsIDInvalid, "job ids are UUIDs, as listed by GET /api/jobs",
+	return "", fault.Newf(fault.JobsIDInvalid, "job ids are UUIDs, as the job list shows them",
 		"job id %q is not a UUID", id)
 }
 

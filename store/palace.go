@@ -343,7 +343,7 @@ func CreateDrawer(tx Tx, in NewDrawer, dd Dedup) (*WriteResult, error) {
 					return &WriteResult{Drawer: holder}, nil
 				}
 				return nil, fault.Newf(fault.PalaceDrawerNameTaken,
-					"choose another name, or supersede the drawer to correct it: POST /api/drawers/"+holder.ID+"/supersede",
+					"choose another name, or supersede drawer "+holder.ID+" to correct it",
 					"drawer name %q is held by drawer %s with other content", in.Name, holder.ID)
 			}
 		}

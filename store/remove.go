@@ -179,6 +179,6 @@ func DeleteSimilar(tx Tx, d *Drawer, linkRef string) error {
 			return tx.Log(ChangeLink, ActionDeleted, l.ID)
 		}
 	}
-	return fault.Newf(fault.PalaceDrawerNotFound, "GET /api/drawers/"+d.ID+"/duplicates lists its links",
+	return fault.Newf(fault.PalaceDrawerNotFound, "the drawer's duplicates ("+d.ID+") list its links",
 		"drawer %s has no similar_to link %q", d.ID, linkRef)
 }

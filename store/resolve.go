@@ -42,7 +42,7 @@ func CheckDrawerName(name string) error {
 }
 
 func wingNotFound(ref string) error {
-	return fault.Newf(fault.PalaceWingNotFound, "list wings with `loci wing list` or GET /api/wings",
+	return fault.Newf(fault.PalaceWingNotFound, "list the wings to see their names",
 		"no wing answers to %q", ref)
 }
 

@@ -34,7 +34,7 @@ func Supersede(tx Tx, in Supersession, dd Dedup) (*SupersedeResult, error) {
 	}
 	if !old.Current() {
 		return nil, fault.Newf(fault.PalaceDrawerSuperseded,
-			"supersede the current version instead; GET /api/drawers/"+old.ID+"/history shows the chain",
+			"supersede the current version instead; the drawer's history ("+old.ID+") shows the chain",
 			"drawer %s is already superseded or invalidated", old.ID)
 	}
 	tags := old.Tags

@@ -61,17 +61,16 @@ func newTestServer(t testing.TB, auth bool, secret string) *testServer {
 	indexer.Start()
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1,
-		LeaseTTL: 30 * time.Second, DrainTimeout: 2 * time.Second})
+		LeaseTTL: 30 * time.Second, DrainTimeout: 2 * time.Second}, nil)
 	jobs.Register(kinds.All(jobs)...)
 	palace.Locked = jobs.Busy
 	if err := jobs.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	a, err := actors.NewAuth(context.Background(), db, secret)
+	a, err := actors.NewAuth(context.Background(), db, sys, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Sys = sys
 	cfg := config.Default(func(string) (string, bool) { return "", false })
 	cfg.Auth.Enabled, cfg.Auth.Token = auth, secret
 	cfg.Palace.Path = filepath.Join(dir, "palace")

@@ -24,7 +24,7 @@ func newRuntime(t *testing.T) *actors.Jobs {
 	sys := actors.Start(db, slog.New(slog.DiscardHandler), slog.LevelInfo)
 	pal := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	j := actors.NewJobs(db, sys, pal, slog.New(slog.DiscardHandler),
-		actors.JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second})
+		actors.JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second}, nil)
 	j.Register(All(j)...)
 	pal.Locked = j.Busy
 	t.Cleanup(func() {

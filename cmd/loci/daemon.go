@@ -53,18 +53,29 @@ func migrator(db *badgerdb.DB) *store.Migrator {
 }
 
 // serve runs the daemon: bind, open and migrate the store, start the
-// actors, serve, write the registry, and stop gracefully.
-func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.Level) error {
+// actors, serve, write the registry, and stop gracefully. Each part is
+// started in order and recorded in a lifecycle, which stops them in
+// reverse, each on a budget of its own, when serving ends or a later start
+// fails.
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.Level) (err error) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		holdHeap(ctx, memoryLimit)
 	}
+	lc := &lifecycle{log: log}
+	defer func() {
+		lc.stop(context.WithoutCancel(ctx))
+		if err == nil {
+			log.Info("loci stopped")
+		}
+	}()
+
 	// 1. Bind first: a taken address fails before anything is created.
 	ln, err := net.Listen("tcp", cfg.Addr())
 	if err != nil {
 		return fault.Wrap(fault.ServerBindFailed, err, fmt.Sprintf("cannot listen on %s: %v", cfg.Addr(), err),
 			"stop whatever holds the port (is loci already running? `loci status`), or set server.port / LOCI_PORT / --port")
 	}
-	defer ln.Close()
+	lc.startedPlain("the listener", time.Second, func() error { _ = ln.Close(); return nil })
 	addr := ln.Addr().String()
 	if ip := net.ParseIP(cfg.Server.Bind); ip != nil && !ip.IsLoopback() && !cfg.Auth.Enabled {
 		log.Warn("listening beyond loopback with authentication disabled; anyone who can reach this address can read and write memory",
@@ -76,11 +87,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := db.Close(); err != nil {
-			log.Error("closing the store", "err", err)
-		}
-	}()
+	lc.startedPlain("the store", storeWait, db.Close)
 	mig := migrator(db)
 	ran, err := mig.Run(ctx)
 	if err != nil {
@@ -89,9 +96,38 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if len(ran) > 0 {
 		log.Info("data steps ran", "steps", ran)
 	}
+
+	if a, ok := os.LookupEnv("LOCI_PPROF"); ok && a != "" {
+		pln, err := pprofListener(a)
+		if err != nil {
+			return err
+		}
+		lc.startedPlain("the profiler", time.Second, func() error { _ = pln.Close(); return nil })
+		// Profiling for performance work, on a loopback address of its own.
+		go func() {
+			ps := &http.Server{Handler: transport.LoopbackOnly(http.DefaultServeMux), ReadHeaderTimeout: transport.HeaderTimeout}
+			log.Info("pprof listener stopped", "err", ps.Serve(pln))
+		}()
+		log.Info("pprof enabled", "address", pln.Addr().String())
+	}
+
+	// 3. Indexes (derived: rebuilt when missing), the writer, the followers;
+	// jobs left running are recovered before dispatching starts.
+	lex, err := lexical.Open(filepath.Join(cfg.Palace.Path, "index", "lexical"))
+	if err != nil {
+		return fault.Wrap(fault.StoreBackendFailed, err, "cannot open the lexical index: "+err.Error(),
+			"remove "+filepath.Join(cfg.Palace.Path, "index")+" to rebuild it from the store")
+	}
+	lc.startedPlain("the lexical index", storeWait, lex.Close)
+	profiles, err := embed.Open(cfg.Embedding)
+	if err != nil {
+		return err
+	}
+	sys := actors.Start(db, log, level)
+	lc.started("the writer", storeWait, sys.Stop)
 	// Credentials: the configured secret's hash and the stored digest of a
 	// generated token; enabled with neither refuses to serve.
-	auth, err := actors.NewAuth(ctx, db, cfg.Auth.Token)
+	auth, err := actors.NewAuth(ctx, db, sys, cfg.Auth.Token)
 	if err != nil {
 		return err
 	}
@@ -101,78 +137,58 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			"set LOCI_AUTH_TOKEN or auth.token (at least 16 characters); or start with authentication off, run `loci auth generate`, then enable it")
 	}
 
-	if a, ok := os.LookupEnv("LOCI_PPROF"); ok && a != "" {
-		pln, err := pprofListener(a)
-		if err != nil {
-			return err
-		}
-		defer pln.Close()
-		// Profiling for performance work, on a loopback address of its own.
-		go func() {
-			ps := &http.Server{Handler: transport.LoopbackOnly(http.DefaultServeMux), ReadHeaderTimeout: transport.HeaderTimeout}
-			log.Info("pprof listener stopped", "err", ps.Serve(pln))
-		}()
-		log.Info("pprof enabled", "address", pln.Addr().String())
-	}
-
-	// 3. Indexes (derived: rebuilt when missing), actors; jobs left running
-	// are recovered before dispatching starts.
-	lex, err := lexical.Open(filepath.Join(cfg.Palace.Path, "index", "lexical"))
-	if err != nil {
-		return fault.Wrap(fault.StoreBackendFailed, err, "cannot open the lexical index: "+err.Error(),
-			"remove "+filepath.Join(cfg.Palace.Path, "index")+" to rebuild it from the store")
-	}
-	defer lex.Close()
-	profiles, err := embed.Open(cfg.Embedding)
-	if err != nil {
-		return err
-	}
-	sys := actors.Start(db, log, level)
-	auth.Sys = sys
 	indexer := actors.NewIndexer(db, lex, log)
+	kicks := []func(){indexer.Kick}
+	indexer.Start()
+	lc.started("the lexical follower", followerWait, func(ctx context.Context) error { indexer.Stop(ctx); return nil })
+	var vectors *actors.Vectors
+	if len(profiles) > 0 {
+		vectors = actors.NewVectors(db, sys, profiles, cfg.Embedding.Default, log, actors.VectorOptions{
+			Dir:       filepath.Join(cfg.Palace.Path, "index", "vectors"),
+			SaveEvery: time.Duration(cfg.Embedding.SaveSecs) * time.Second,
+		})
+		kicks = append(kicks, vectors.Kick)
+	}
 	bus := actors.NewBus(db, log)
 	if err := bus.Start(ctx); err != nil {
 		return fault.Wrap(fault.StoreBackendFailed, err, "cannot read the change log: "+err.Error(), "run loci doctor")
 	}
-	search := &actors.Search{DB: db, Indexer: indexer, Log: log}
-	var vectors *actors.Vectors
-	if len(profiles) > 0 {
-		vectors = actors.NewVectors(db, sys, profiles, cfg.Embedding.Default, log)
-		vectors.Dir = filepath.Join(cfg.Palace.Path, "index", "vectors")
-		vectors.SaveEvery = time.Duration(cfg.Embedding.SaveSecs) * time.Second
-		search.Vectors = vectors
-		sys.OnCommit(func() { indexer.Kick(); vectors.Kick(); bus.Kick() })
-	} else {
-		sys.OnCommit(func() { indexer.Kick(); bus.Kick() })
-	}
-	indexer.Start()
+	lc.startedPlain("the event bus", time.Second, func() error { bus.Close(); return nil })
+	kicks = append(kicks, bus.Kick)
+	sys.OnCommit(func() {
+		for _, kick := range kicks {
+			kick()
+		}
+	})
+	search := &actors.Search{DB: db, Indexer: indexer, Vectors: vectors, Log: log}
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: cfg.Dedup.Enabled, Threshold: cfg.Dedup.NearThreshold}}
 	// Big rooms' near-duplicate indexes load in the background from now
 	// on; writes meanwhile are judged for near copies once loaded.
 	late := actors.NewLateNear(sys, palace.Dedup, log)
 	db.OnLateNear(late.Add)
 	late.Start()
+	lc.startedPlain("the late near-duplicate judge", time.Second, func() error { late.Stop(); return nil })
 	db.PreloadNear()
+	drain := time.Duration(cfg.Jobs.DrainTimeoutSecs) * time.Second
 	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{
 		MaxConcurrency: cfg.Jobs.MaxConcurrency, BackgroundConcurrency: cfg.Jobs.BackgroundConcurrency,
-		LeaseTTL: time.Duration(cfg.Jobs.LeaseTTLSecs) * time.Second, DrainTimeout: time.Duration(cfg.Jobs.DrainTimeoutSecs) * time.Second,
-	})
-	if vectors != nil {
-		jobs.Vectors = vectors
-		vectors.OnNewDrawers = func() { jobs.EnsureEmbed(context.Background()) }
-	}
+		LeaseTTL: time.Duration(cfg.Jobs.LeaseTTLSecs) * time.Second, DrainTimeout: drain,
+	}, vectors)
 	jobs.Register(kinds.All(jobs)...)
 	palace.Locked = jobs.Busy
 	if err := jobs.Start(ctx); err != nil {
-		_ = sys.Stop(context.WithoutCancel(ctx))
 		return fault.Wrap(fault.StoreBackendFailed, err, "recovering jobs failed: "+err.Error(), "see the log; run loci doctor")
 	}
+	lc.started("jobs", drain+time.Second, func(ctx context.Context) error { jobs.Stop(ctx); return nil })
 	if vectors != nil {
 		// After the dispatcher: once loaded and caught up, the follower
 		// queues an embed job for vectors missing since the last run.
-		vectors.Start()
+		vectors.Start(func() { jobs.EnsureEmbed(context.Background()) })
+		lc.started("the vector follower", followerWait, func(ctx context.Context) error { vectors.Stop(ctx); return nil })
 	}
 
+	// 4. Serve. Event streams and MCP sessions end first at a stop, so the
+	// HTTP server can drain its other requests.
 	stopReq := make(chan struct{}, 1)
 	srv := &transport.Server{
 		Palace: palace, Jobs: jobs, Search: search, Config: cfg, Version: version, Started: time.Now(), Address: addr,
@@ -187,12 +203,22 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	lc.started("the HTTP server", httpDrain, func(ctx context.Context) error {
+		bus.Close()
+		srv.CloseSessions()
+		if err := hs.Shutdown(ctx); err != nil {
+			log.Info("closing HTTP connections still open after the drain", "drain", httpDrain.String())
+			_ = hs.Close()
+		}
+		return nil
+	})
 
-	// 4. Ready: the registry file names this process.
+	// 5. Ready: the registry file names this process.
 	reg := config.Registry{PID: os.Getpid(), Address: addr, Palace: cfg.Palace.Path, Version: version, StartedAt: srv.Started.UTC().Format(time.RFC3339)}
 	if err := config.WriteRegistry(cfg.Palace.Path, reg); err != nil {
 		log.Error("cannot write the registry file", "err", err)
 	}
+	lc.startedPlain("the registry file", time.Second, func() error { config.RemoveRegistry(cfg.Palace.Path, reg.PID); return nil })
 	log.Info("loci ready", "address", "http://"+addr, "palace", cfg.Palace.Path, "version", version, "pid", reg.PID)
 
 	var serveErr error
@@ -204,36 +230,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	case serveErr = <-served:
 		log.Error("http server failed", "err", serveErr)
 	}
-
-	// 5. Graceful stop in reverse order, each stage on its own budget: a
-	// stalled client cannot spend the jobs' drain or the store's close.
-	config.RemoveRegistry(cfg.Palace.Path, reg.PID)
-	base := context.WithoutCancel(ctx)
-	bus.Close()         // event streams end, so the HTTP server can drain
-	srv.CloseSessions() // and so do MCP sessions with their streams
-	hctx, hcancel := context.WithTimeout(base, httpDrain)
-	if err := hs.Shutdown(hctx); err != nil {
-		log.Info("closing HTTP connections still open after the drain", "drain", httpDrain.String())
-		_ = hs.Close()
-	}
-	hcancel()
-	drain := time.Duration(cfg.Jobs.DrainTimeoutSecs) * time.Second
-	jctx, jcancel := context.WithTimeout(base, drain+time.Second)
-	jobs.Stop(jctx)
-	jcancel()
-	late.Stop()
-	sctx, scancel := context.WithTimeout(base, storeWait)
-	defer scancel()
-	if err := sys.Stop(sctx); err != nil {
-		log.Warn("actor shutdown", "err", err)
-	}
-	fctx, fcancel := context.WithTimeout(base, followerWait)
-	defer fcancel()
-	indexer.Stop(fctx)
-	if vectors != nil {
-		vectors.Stop(fctx)
-	}
-	log.Info("loci stopped")
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return fault.Wrap(fault.ServerFailed, serveErr, "the HTTP server failed: "+serveErr.Error(), "see the log and start again")
 	}
