@@ -148,6 +148,25 @@ func searchRates(bin, dir string, n int) error {
 			}
 		}
 		cpu := func(k int) time.Duration { return time.Duration(median(cpus[k])).Round(time.Microsecond) }
+		if clients == 16 {
+			// Issue 12's target: at least 1,500 MCP round trips a second on
+			// 16 sessions.
+			fmt.Printf("MCP round trips on 16 sessions: %.0f/s (target >= 1,500/s)\n", median(rates[1]))
+		} else {
+			// And one call's latency on one session: p50 under 2 ms.
+			lat := make([]time.Duration, 0, 1000)
+			for i := range 1000 {
+				t0 := time.Now()
+				res, err := sessions[0].CallTool(context.Background(), &mcp.CallToolParams{Name: "loci_search",
+					Arguments: map[string]any{"query": queries[i%len(queries)], "ranking": "lexical"}})
+				if err != nil || res.IsError {
+					return fmt.Errorf("loci_search: %v %v", err, res)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			fmt.Printf("MCP loci_search, one session, 1,000 sequential calls: p50 %s p99 %s (target p50 < 2 ms)\n",
+				pct(lat, 0.5).Round(time.Microsecond), pct(lat, 0.99).Round(time.Microsecond))
+		}
 		fmt.Printf("lexical search, %d drawers, %d client(s), median of %d rounds: REST %.0f/s; MCP loci_search with the go-sdk client %.0f/s (%.0f %% of REST), with a plain JSON-RPC client %.0f/s (%.0f %%); daemon CPU per call: REST %s, MCP %s / %s\n",
 			n, clients, rounds, median(rates[0]), median(rates[1]), 100*median(ratios[1]), median(rates[2]), 100*median(ratios[2]), cpu(0), cpu(1), cpu(2))
 	}
