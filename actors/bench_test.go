@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/storetest"
+	"github.com/loci-dev/loci/store/markov"
 )
 
 // BenchmarkSequentialWrite is one durable drawer write at a time through
@@ -19,7 +19,7 @@ import (
 func BenchmarkSequentialWrite(b *testing.B) {
 	sys, db := newSystem(b)
 	p := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
-	text := storetest.NewText()
+	text := markov.NewText()
 	r := rand.New(rand.NewPCG(1, 1))
 	for b.Loop() {
 		_, err := p.CreateDrawer(context.Background(), store.NewDrawer{Wing: "w", Room: "r",

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/storetest"
+	"github.com/loci-dev/loci/store/markov"
 )
 
-var text = storetest.NewText()
+var text = markov.NewText()
 
 func randomSentence(r *rand.Rand) string { return text.Sentence(r) }
 

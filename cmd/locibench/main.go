@@ -32,7 +32,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/index/embed"
-	"github.com/loci-dev/loci/store/storetest"
+	"github.com/loci-dev/loci/store/markov"
 )
 
 func main() {
@@ -140,7 +140,7 @@ func (d *daemon) stop() error {
 	}
 }
 
-var text = storetest.NewText()
+var text = markov.NewText()
 
 func sentence(r *rand.Rand) string { return text.Sentence(r) }
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/store/storetest"
+	"github.com/loci-dev/loci/store/markov"
 )
 
 // BenchmarkSearch100k: lexical query latency over 100,000 drawers of
@@ -27,7 +27,7 @@ func BenchmarkSearch100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer x.Close()
-	text := storetest.NewText()
+	text := markov.NewText()
 	r := rand.New(rand.NewPCG(7, 7))
 	var batch []Doc
 	for i := range n {
@@ -86,7 +86,7 @@ func BenchmarkIndexing(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer x.Close()
-	text := storetest.NewText()
+	text := markov.NewText()
 	r := rand.New(rand.NewPCG(8, 8))
 	const batch = 2000
 	docs := make([]Doc, batch)

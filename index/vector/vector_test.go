@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/loci-dev/loci/index/embed"
-	"github.com/loci-dev/loci/store/storetest"
+	"github.com/loci-dev/loci/store/markov"
 )
 
 // clustered draws n vectors around c random centres.
@@ -39,7 +39,7 @@ func clustered(r *rand.Rand, n, c, dim int, spread float64) [][]float32 {
 // hashed bag of words and word pairs): sparse, skewed, overlapping like real
 // text embeddings' neighbourhoods.
 func textVectors(r *rand.Rand, n, dim int) [][]float32 {
-	text := storetest.NewText()
+	text := markov.NewText()
 	texts := make([]string, n)
 	for i := range texts {
 		texts[i] = text.Sentence(r)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/dedup"
-	"github.com/loci-dev/loci/store/storetest"
+	"github.com/loci-dev/loci/store/markov"
 )
 
 // BenchmarkNearIndexMemory reports the heap a scope of 100,000 drawers of
@@ -39,7 +39,7 @@ func BenchmarkNearIndexLoad(b *testing.B) {
 }
 
 func nearRecords(n int) []nearEntry {
-	text := storetest.NewText()
+	text := markov.NewText()
 	r := rand.New(rand.NewPCG(5, 6))
 	recs := make([]nearEntry, 0, n)
 	for range n {

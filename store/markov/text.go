@@ -1,9 +1,9 @@
-// Package storetest generates realistic, unique text for loci's benchmarks
+// Package markov generates realistic, unique text for loci's benchmarks
 // and load tests: a word-bigram Markov chain trained on the Cranfield
 // abstracts of ../shared/bench (natural word and letter statistics, never
 // the same sentence twice), or random-letter words when the corpus is
 // absent.
-package storetest
+package markov
 
 import (
 	"fmt"

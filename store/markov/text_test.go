@@ -1,4 +1,4 @@
-package storetest
+package markov
 
 import (
 	"math/rand/v2"
