@@ -1,0 +1,563 @@
+// Package storetest is the conformance suite of store.DB: the contract a
+// backend honours, stated as tests. A backend's test calls Run with a way
+// to open a fresh store and to reopen one; Badger's passes it
+// (store/badgerdb/conformance_test.go), and a second backend must.
+//
+// The change-log contract a follower relies on: entries are read in
+// increasing sequence; an entry is visible only once its transaction has
+// committed, with every other change of that transaction; a transaction
+// that fails leaves no entry; and once Changes has returned an entry of
+// sequence n, no entry below n appears later (so a follower that has read up
+// to n never needs to read below it again). A backend whose commits can
+// finish out of order (sequences handed out before commit) keeps this by
+// showing entries only up to a watermark below which no transaction is
+// still open.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/dedup"
+)
+
+// Backend opens stores for the suite.
+type Backend struct {
+	// Open opens a fresh, empty store; the suite closes it.
+	Open func(t *testing.T) store.DB
+	// Reopen closes db and opens the same store again.
+	Reopen func(t *testing.T, db store.DB) store.DB
+}
+
+// Run runs every conformance test against the backend.
+func Run(t *testing.T, b Backend) {
+	for _, c := range []struct {
+		name string
+		fn   func(*testing.T, Backend)
+	}{
+		{"Palace", testPalace},
+		{"FailedUpdateLeavesNothing", testFailedUpdate},
+		{"ReadersSeeOneSnapshot", testSnapshot},
+		{"ChangeLog", testChangeLog},
+		{"ChangeLogUnderConcurrentCommits", testChangeLogConcurrent},
+		{"Dedup", testDedup},
+		{"Embeddings", testEmbeddings},
+		{"Jobs", testJobs},
+		{"Meta", testMeta},
+		{"DurableAcrossReopen", testReopen},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, b) })
+	}
+}
+
+var ctx = context.Background()
+
+var dd = store.Dedup{Enabled: true, Threshold: dedup.DefaultThreshold}
+
+func open(t *testing.T, b Backend) store.DB {
+	t.Helper()
+	db := b.Open(t)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func update(t *testing.T, db store.DB, fn func(store.Tx) error) {
+	t.Helper()
+	if err := db.Update(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func view(t *testing.T, db store.DB, fn func(store.Reader) error) {
+	t.Helper()
+	if err := db.View(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func file(t *testing.T, db store.DB, wing, room, name, content string) *store.Drawer {
+	t.Helper()
+	var d *store.Drawer
+	update(t, db, func(tx store.Tx) error {
+		res, err := store.CreateDrawer(tx, store.NewDrawer{Wing: wing, Room: room, Name: name, Content: content,
+			Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}}, dd)
+		if err != nil {
+			return err
+		}
+		d = res.Drawer
+		return nil
+	})
+	return d
+}
+
+// Wings, rooms and drawers read back as written, by id and by name; a
+// room lists its drawers newest first; deleting a drawer removes it from
+// every lookup.
+func testPalace(t *testing.T, b Backend) {
+	db := open(t, b)
+	a := file(t, db, "work", "notes", "first", "the first drawer about the deploy queue")
+	time.Sleep(2 * time.Millisecond)
+	c := file(t, db, "work", "notes", "", "a second drawer about the index rebuild")
+	view(t, db, func(r store.Reader) error {
+		w, err := r.WingByName("work")
+		if err != nil || w == nil || w.ID != a.WingID {
+			return fmt.Errorf("wing by name: %+v %v", w, err)
+		}
+		rm, err := r.RoomByName(w.ID, "notes")
+		if err != nil || rm == nil || rm.ID != a.RoomID {
+			return fmt.Errorf("room by name: %+v %v", rm, err)
+		}
+		got, err := r.Drawer(a.ID)
+		if err != nil || got == nil || got.Content != a.Content || got.Name != "first" {
+			return fmt.Errorf("drawer by id: %+v %v", got, err)
+		}
+		byName, err := r.DrawerByName(rm.ID, "first")
+		if err != nil || byName == nil || byName.ID != a.ID {
+			return fmt.Errorf("drawer by name: %+v %v", byName, err)
+		}
+		var order []string
+		if err := r.Drawers(rm.ID, true, func(d *store.Drawer) bool { order = append(order, d.ID); return true }); err != nil {
+			return err
+		}
+		if len(order) != 2 || order[0] != c.ID || order[1] != a.ID {
+			return fmt.Errorf("drawers newest first: %v, want [%s %s]", order, c.ID, a.ID)
+		}
+		cur, stored, err := r.CountDrawers(rm.ID)
+		if err != nil || cur != 2 || stored != 2 {
+			return fmt.Errorf("counts %d/%d %v", cur, stored, err)
+		}
+		return nil
+	})
+	update(t, db, func(tx store.Tx) error {
+		d, err := tx.Drawer(a.ID)
+		if err != nil {
+			return err
+		}
+		return store.DeleteDrawer(tx, d)
+	})
+	view(t, db, func(r store.Reader) error {
+		if d, err := r.Drawer(a.ID); err != nil || d != nil {
+			return fmt.Errorf("deleted drawer still read: %+v %v", d, err)
+		}
+		if d, err := r.DrawerByName(a.RoomID, "first"); err != nil || d != nil {
+			return fmt.Errorf("deleted drawer still found by name: %+v %v", d, err)
+		}
+		ids, err := r.DrawerIDs(a.RoomID)
+		if err != nil || len(ids) != 1 || ids[0] != c.ID {
+			return fmt.Errorf("drawer ids after the delete: %v %v", ids, err)
+		}
+		return nil
+	})
+}
+
+// An Update whose function fails leaves nothing of what it wrote: no
+// record, no index entry, no change-log entry.
+func testFailedUpdate(t *testing.T, b Backend) {
+	db := open(t, b)
+	var before uint64
+	view(t, db, func(r store.Reader) error { var err error; before, err = r.LastSeq(); return err })
+	boom := errors.New("boom")
+	err := db.Update(ctx, func(tx store.Tx) error {
+		if _, err := store.CreateDrawer(tx, store.NewDrawer{Wing: "w", Room: "r", Content: "never kept",
+			Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}}, dd); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Update returned %v, want the function's error", err)
+	}
+	view(t, db, func(r store.Reader) error {
+		ws, err := r.Wings()
+		if err != nil || len(ws) != 0 {
+			return fmt.Errorf("a failed update left wings %v (%v)", ws, err)
+		}
+		last, err := r.LastSeq()
+		if err != nil || last != before {
+			return fmt.Errorf("a failed update moved the change log from %d to %d (%v)", before, last, err)
+		}
+		n := 0
+		if err := r.Changes(before, func(store.Change) bool { n++; return true }); err != nil || n != 0 {
+			return fmt.Errorf("a failed update left %d change-log entries (%v)", n, err)
+		}
+		return nil
+	})
+}
+
+// A read view is one snapshot: a commit made while it is open is not seen
+// by it, and is seen by the next view. A transaction reads its own writes.
+func testSnapshot(t *testing.T, b Backend) {
+	db := open(t, b)
+	d := file(t, db, "w", "r", "", "before the view opened")
+	err := db.View(ctx, func(r store.Reader) error {
+		other := file(t, db, "w", "r", "", "committed while the view was open")
+		if got, err := r.Drawer(other.ID); err != nil || got != nil {
+			return fmt.Errorf("an open view saw a later commit: %+v %v", got, err)
+		}
+		if got, err := r.Drawer(d.ID); err != nil || got == nil {
+			return fmt.Errorf("an open view lost an earlier commit: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update(t, db, func(tx store.Tx) error {
+		w := &store.Wing{ID: store.NewID(), Name: "fresh", CreatedAt: tx.Now()}
+		if err := tx.PutWing(w); err != nil {
+			return err
+		}
+		if got, err := tx.WingByName("fresh"); err != nil || got == nil || got.ID != w.ID {
+			return fmt.Errorf("a transaction does not read its own write: %+v %v", got, err)
+		}
+		return nil
+	})
+}
+
+// Change-log entries appear in commit order with increasing sequences,
+// each transaction's together; Changes reads strictly after its argument;
+// LastSeq is the last entry.
+func testChangeLog(t *testing.T, b Backend) {
+	db := open(t, b)
+	var start uint64
+	view(t, db, func(r store.Reader) error { var err error; start, err = r.LastSeq(); return err })
+	for i := range 3 {
+		update(t, db, func(tx store.Tx) error {
+			for j := range 2 {
+				if err := tx.Log(store.ChangeDrawer, store.ActionCreated, fmt.Sprintf("d%d-%d", i, j)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	var got []store.Change
+	view(t, db, func(r store.Reader) error {
+		return r.Changes(start, func(c store.Change) bool { got = append(got, c); return true })
+	})
+	if len(got) != 6 {
+		t.Fatalf("%d entries after %d, want 6: %+v", len(got), start, got)
+	}
+	for i, c := range got {
+		if want := fmt.Sprintf("d%d-%d", i/2, i%2); c.ID != want || c.Kind != store.ChangeDrawer || c.Action != store.ActionCreated {
+			t.Fatalf("entry %d is %+v, want id %s", i, c, want)
+		}
+		if i > 0 && c.Seq <= got[i-1].Seq {
+			t.Fatalf("sequences not increasing: %d after %d", c.Seq, got[i-1].Seq)
+		}
+	}
+	var rest []store.Change
+	var last uint64
+	view(t, db, func(r store.Reader) error {
+		var err error
+		if last, err = r.LastSeq(); err != nil {
+			return err
+		}
+		return r.Changes(got[3].Seq, func(c store.Change) bool { rest = append(rest, c); return true })
+	})
+	if len(rest) != 2 || rest[0].Seq != got[4].Seq || last != got[5].Seq {
+		t.Fatalf("after entry 4: %+v, last %d; want entries 5 and 6, last %d", rest, last, got[5].Seq)
+	}
+	// Stopping early is honoured.
+	n := 0
+	view(t, db, func(r store.Reader) error {
+		return r.Changes(start, func(store.Change) bool { n++; return n < 2 })
+	})
+	if n != 2 {
+		t.Fatalf("Changes went on after fn returned false: %d calls", n)
+	}
+}
+
+// While commits land concurrently, a reader that follows the log (reading
+// after the last sequence it saw, as a follower does) sees every entry
+// exactly once: none appears below a sequence already read.
+func testChangeLogConcurrent(t *testing.T, b Backend) {
+	db := open(t, b)
+	var start uint64
+	view(t, db, func(r store.Reader) error { var err error; start, err = r.LastSeq(); return err })
+	const writers, each = 4, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := db.Update(ctx, func(tx store.Tx) error {
+					return tx.Log(store.ChangeDrawer, store.ActionCreated, fmt.Sprintf("w%d-%d", w, i))
+				}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	seen := map[string]bool{}
+	pos := start
+	follow := func() {
+		view(t, db, func(r store.Reader) error {
+			return r.Changes(pos, func(c store.Change) bool {
+				if c.Seq <= pos {
+					t.Errorf("entry %d read after %d", c.Seq, pos)
+				}
+				if seen[c.ID] {
+					t.Errorf("entry %s read twice", c.ID)
+				}
+				seen[c.ID], pos = true, c.Seq
+				return true
+			})
+		})
+	}
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		follow()
+	}
+	follow()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(seen) != writers*each {
+		t.Fatalf("a follower saw %d of %d entries", len(seen), writers*each)
+	}
+}
+
+// Exact and normalised copies are found by hash and fingerprint; a near
+// copy shares a band and is visited within its length window, not outside
+// it; deleting a drawer removes it from every list.
+func testDedup(t *testing.T, b Backend) {
+	db := open(t, b)
+	a := file(t, db, "w", "r", "", "The deploy queue stalls when the index rebuild runs overnight on the staging cluster")
+	var rec *store.DedupRecord
+	view(t, db, func(r store.Reader) error {
+		var err error
+		rec, err = r.DedupRecord(a.ID)
+		if err != nil || rec == nil {
+			return fmt.Errorf("dedup record: %+v %v", rec, err)
+		}
+		if ids, err := r.DedupByHash(rec.Scope, rec.Hash); err != nil || len(ids) != 1 || ids[0] != a.ID {
+			return fmt.Errorf("by hash: %v %v", ids, err)
+		}
+		if ids, err := r.DedupByFingerprint(rec.Scope, rec.Fingerprint); err != nil || len(ids) != 1 || ids[0] != a.ID {
+			return fmt.Errorf("by fingerprint: %v %v", ids, err)
+		}
+		return nil
+	})
+	sk := dedup.MakeSketch(dedup.Normalize("The deploy queue stalls when the index rebuild runs overnight on the staging cluster!"))
+	// Read in a write transaction: a write's view is exact (a read view
+	// may see fewer candidates, never more).
+	near := func(lo, hi int) []string {
+		var ids []string
+		update(t, db, func(tx store.Tx) error {
+			return tx.DedupNear(rec.Scope, sk.Bands, lo, hi, func(c store.NearCandidate) { ids = append(ids, c.DrawerID()) })
+		})
+		return ids
+	}
+	if got := near(0, 1<<30); len(got) != 1 || got[0] != a.ID {
+		t.Fatalf("near candidates in a write: %v, want [%s]", got, a.ID)
+	}
+	if got := near(rec.NormLen+1, 1<<30); len(got) != 0 {
+		t.Fatalf("a candidate outside the length window: %v", got)
+	}
+	// A read view never sees a candidate a write would not.
+	view(t, db, func(r store.Reader) error {
+		return r.DedupNear(rec.Scope, sk.Bands, 0, 1<<30, func(c store.NearCandidate) {
+			if c.ID.String() != a.ID {
+				t.Errorf("a read view saw %s, which a write does not", c.DrawerID())
+			}
+		})
+	})
+	update(t, db, func(tx store.Tx) error {
+		d, err := tx.Drawer(a.ID)
+		if err != nil {
+			return err
+		}
+		return store.DeleteDrawer(tx, d)
+	})
+	view(t, db, func(r store.Reader) error {
+		if ids, err := r.DedupByHash(rec.Scope, rec.Hash); err != nil || len(ids) != 0 {
+			return fmt.Errorf("a deleted drawer still listed by hash: %v %v", ids, err)
+		}
+		return nil
+	})
+	if got := near(0, 1<<30); len(got) != 0 {
+		t.Fatalf("a deleted drawer is still a near candidate: %v", got)
+	}
+}
+
+// Vectors read back exactly; a profile's vectors are visited; deleting the
+// drawer deletes its vectors.
+func testEmbeddings(t *testing.T, b Backend) {
+	db := open(t, b)
+	d := file(t, db, "w", "r", "", "a drawer with a vector")
+	vec := []float32{0.25, -1, 3.5}
+	update(t, db, func(tx store.Tx) error {
+		return tx.PutEmbedding(&store.Embedding{DrawerID: d.ID, Profile: "p", Provider: "hash", Model: "m", Dimension: 3,
+			Pipeline: "v1", CreatedAt: tx.Now(), Vector: vec})
+	})
+	view(t, db, func(r store.Reader) error {
+		e, err := r.Embedding(d.ID, "p")
+		if err != nil || e == nil || len(e.Vector) != 3 || e.Vector[1] != -1 || e.Model != "m" || e.Pipeline != "v1" {
+			return fmt.Errorf("embedding: %+v %v", e, err)
+		}
+		n := 0
+		if err := r.Embeddings("p", func(*store.Embedding) bool { n++; return true }); err != nil || n != 1 {
+			return fmt.Errorf("%d embeddings visited (%v)", n, err)
+		}
+		if e, err := r.Embedding(d.ID, "other"); err != nil || e != nil {
+			return fmt.Errorf("another profile's embedding: %+v %v", e, err)
+		}
+		return nil
+	})
+	update(t, db, func(tx store.Tx) error {
+		cur, err := tx.Drawer(d.ID)
+		if err != nil {
+			return err
+		}
+		return store.DeleteDrawer(tx, cur)
+	})
+	view(t, db, func(r store.Reader) error {
+		if e, err := r.Embedding(d.ID, "p"); err != nil || e != nil {
+			return fmt.Errorf("a deleted drawer kept its vector: %+v %v", e, err)
+		}
+		return nil
+	})
+}
+
+// Jobs read back with their input; listings come newest first, the queue
+// in claim order (priority, then age), the active list oldest first.
+func testJobs(t *testing.T, b Backend) {
+	db := open(t, b)
+	put := func(id string, p store.Priority, status string) {
+		update(t, db, func(tx store.Tx) error {
+			j := &store.Job{ID: id, Kind: "demo", Status: status, Priority: p, RequestedBy: store.ByCLI,
+				CreatedAt: tx.Now(), UpdatedAt: tx.Now(), Input: []byte(`{"n":"` + id + `"}`)}
+			return tx.PutJob(j, nil)
+		})
+		time.Sleep(2 * time.Millisecond)
+	}
+	ids := []string{"00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002",
+		"00000000-0000-4000-8000-000000000003", "00000000-0000-4000-8000-000000000004"}
+	put(ids[0], store.PriorityNormal, store.JobQueued)
+	put(ids[1], store.PriorityCritical, store.JobQueued)
+	put(ids[2], store.PriorityNormal, store.JobCompleted)
+	put(ids[3], store.PriorityNormal, store.JobQueued)
+	view(t, db, func(r store.Reader) error {
+		j, err := r.Job(ids[1])
+		if err != nil || j == nil || j.Priority != store.PriorityCritical {
+			return fmt.Errorf("job: %+v %v", j, err)
+		}
+		in, err := r.JobInput(ids[1])
+		if err != nil || string(in) != `{"n":"`+ids[1]+`"}` {
+			return fmt.Errorf("job input: %s %v", in, err)
+		}
+		collect := func(visit func(func(*store.Job) bool) error) ([]string, error) {
+			var out []string
+			err := visit(func(j *store.Job) bool { out = append(out, j.ID); return true })
+			return out, err
+		}
+		all, err := collect(r.Jobs)
+		if err != nil || fmt.Sprint(all) != fmt.Sprint([]string{ids[3], ids[2], ids[1], ids[0]}) {
+			return fmt.Errorf("jobs newest first: %v %v", all, err)
+		}
+		queued, err := collect(r.QueuedJobs)
+		if err != nil || fmt.Sprint(queued) != fmt.Sprint([]string{ids[1], ids[0], ids[3]}) {
+			return fmt.Errorf("queue in claim order: %v %v", queued, err)
+		}
+		active, err := collect(r.ActiveJobs)
+		if err != nil || fmt.Sprint(active) != fmt.Sprint([]string{ids[0], ids[1], ids[3]}) {
+			return fmt.Errorf("active jobs oldest first: %v %v", active, err)
+		}
+		return nil
+	})
+	// A job that leaves the queue leaves the queue's listing.
+	update(t, db, func(tx store.Tx) error {
+		prev, err := tx.Job(ids[1])
+		if err != nil {
+			return err
+		}
+		next := *prev
+		next.Status = store.JobCompleted
+		return tx.PutJob(&next, prev)
+	})
+	view(t, db, func(r store.Reader) error {
+		n := 0
+		if err := r.QueuedJobs(func(j *store.Job) bool { n++; return j.ID != ids[1] }); err != nil || n != 2 {
+			return fmt.Errorf("a completed job is still queued (%d queued, %v)", n, err)
+		}
+		return nil
+	})
+}
+
+// Operational records: read, write, compare-and-swap (absent as ""),
+// delete.
+func testMeta(t *testing.T, b Backend) {
+	db := open(t, b)
+	if _, ok, err := db.GetMeta(ctx, "k"); err != nil || ok {
+		t.Fatalf("absent key: %v %v", ok, err)
+	}
+	if swapped, err := db.CompareAndSwapMeta(ctx, "k", "", "one"); err != nil || !swapped {
+		t.Fatalf("swap from absent: %v %v", swapped, err)
+	}
+	if swapped, err := db.CompareAndSwapMeta(ctx, "k", "zero", "two"); err != nil || swapped {
+		t.Fatalf("swap from a wrong value: %v %v", swapped, err)
+	}
+	if err := db.PutMeta(ctx, "k", "three"); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := db.GetMeta(ctx, "k"); err != nil || !ok || v != "three" {
+		t.Fatalf("read back: %q %v %v", v, ok, err)
+	}
+	if err := db.DeleteMeta(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := db.GetMeta(ctx, "k"); ok {
+		t.Fatal("a deleted key is still there")
+	}
+}
+
+// What an Update committed is there after the store is closed and opened
+// again, the change log and the credential state included.
+func testReopen(t *testing.T, b Backend) {
+	db := b.Open(t)
+	d := file(t, db, "w", "r", "kept", "a drawer that outlives a restart")
+	update(t, db, func(tx store.Tx) error {
+		return tx.PutAuthState(&store.AuthState{Digest: "ab", Algorithm: "sha256", Version: 1, CreatedAt: tx.Now()})
+	})
+	var last uint64
+	view(t, db, func(r store.Reader) error { var err error; last, err = r.LastSeq(); return err })
+	db = b.Reopen(t, db)
+	t.Cleanup(func() { _ = db.Close() })
+	view(t, db, func(r store.Reader) error {
+		got, err := r.Drawer(d.ID)
+		if err != nil || got == nil || got.Content != d.Content {
+			return fmt.Errorf("drawer after reopen: %+v %v", got, err)
+		}
+		if seq, err := r.LastSeq(); err != nil || seq != last {
+			return fmt.Errorf("change log after reopen ends at %d, was %d (%v)", seq, last, err)
+		}
+		if a, err := r.AuthState(); err != nil || a == nil || a.Digest != "ab" {
+			return fmt.Errorf("credential state after reopen: %+v %v", a, err)
+		}
+		return nil
+	})
+	// New entries continue after the old ones.
+	update(t, db, func(tx store.Tx) error { return tx.Log(store.ChangeWing, store.ActionUpdated, "x") })
+	view(t, db, func(r store.Reader) error {
+		if seq, err := r.LastSeq(); err != nil || seq <= last {
+			return fmt.Errorf("a new entry after reopen has sequence %d, not above %d (%v)", seq, last, err)
+		}
+		return nil
+	})
+}
