@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -68,11 +69,16 @@ func (w *writer) flush() {
 
 var errRestart = errors.New("restart batch")
 
+// maxConflictRetries bounds how often a batch the backend refused as
+// conflicting is run again before its callers get the failure.
+const maxConflictRetries = 5
+
 // commit runs a batch in one transaction and answers every caller after
 // the commit is durable.
 func (w *writer) commit(batch []*writeReq) {
 	results := make([]writeResp, len(batch))
 	final := make([]bool, len(batch)) // the answer is settled: a refusal
+	conflicts := 0
 	for {
 		dirty := -1
 		err := w.db.Update(context.Background(), func(tx store.Tx) error {
@@ -102,6 +108,13 @@ func (w *writer) commit(batch []*writeReq) {
 		})
 		if errors.Is(err, errRestart) {
 			final[dirty] = true
+			continue
+		}
+		if errors.Is(err, store.ErrConflict) && conflicts < maxConflictRetries {
+			// Another writer (of a shared backend) changed what this batch
+			// read: nothing was kept; run it again on what is there now.
+			conflicts++
+			time.Sleep(time.Duration(conflicts*conflicts) * time.Millisecond)
 			continue
 		}
 		if errors.Is(err, store.ErrTxnTooBig) {

@@ -178,3 +178,55 @@ func TestOversizeBatchIsSplit(t *testing.T) {
 		t.Fatalf("%d drawers, want %d", c.Drawers, n)
 	}
 }
+
+// conflictingDB refuses its first conflicts commits as a shared backend
+// refuses a serialization failure: the transaction runs, nothing is kept.
+type conflictingDB struct {
+	store.DB
+	conflicts atomic.Int64
+	updates   atomic.Int64
+}
+
+func (c *conflictingDB) Update(ctx context.Context, fn func(store.Tx) error) error {
+	c.updates.Add(1)
+	if c.conflicts.Add(-1) >= 0 {
+		err := c.DB.Update(ctx, func(tx store.Tx) error {
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return store.ErrConflict
+		})
+		return err
+	}
+	return c.DB.Update(ctx, fn)
+}
+
+// A batch the backend refuses as conflicting is run again, and its caller
+// answered once it commits; one that keeps conflicting fails its callers
+// after a few tries, with nothing kept.
+func TestConflictingBatchIsRetried(t *testing.T) {
+	for _, c := range []struct {
+		conflicts int64
+		ok        bool
+	}{{2, true}, {maxConflictRetries + 1, false}} {
+		db, err := badgerdb.Open(t.TempDir(), slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cdb := &conflictingDB{DB: db}
+		cdb.conflicts.Store(c.conflicts)
+		sys := Start(cdb, slog.New(slog.DiscardHandler), slog.LevelInfo)
+		p := &Palace{DB: cdb, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+		_, err = p.CreateDrawer(context.Background(), store.NewDrawer{Wing: "w", Room: "r", Content: "written despite a conflict",
+			Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByHTTP}})
+		counts, _ := p.Counts(context.Background())
+		if c.ok && (err != nil || counts.Drawers != 1 || cdb.updates.Load() != c.conflicts+1) {
+			t.Errorf("%d conflicts: %v, %d drawers after %d tries", c.conflicts, err, counts.Drawers, cdb.updates.Load())
+		}
+		if !c.ok && (err == nil || counts.Drawers != 0 || cdb.updates.Load() != maxConflictRetries+1) {
+			t.Errorf("endless conflicts: %v, %d drawers after %d tries", err, counts.Drawers, cdb.updates.Load())
+		}
+		sys.Stop(context.Background())
+		db.Close()
+	}
+}

@@ -35,8 +35,20 @@ type Meta interface {
 	DeleteMeta(ctx context.Context, key string) error
 }
 
-// Reader is a consistent read view of the palace.
+// Reader is a consistent read view of the palace: every family's reads.
+// A backend implements all of them; code that needs one family takes
+// that family's interface.
 type Reader interface {
+	PalaceReader
+	DedupReader
+	ChangeLog
+	VectorReader
+	JobReader
+	AuthReader
+}
+
+// PalaceReader reads wings, rooms and drawers.
+type PalaceReader interface {
 	Wing(id string) (*Wing, error)
 	WingByName(name string) (*Wing, error)
 	Wings() ([]Wing, error)
@@ -53,6 +65,15 @@ type Reader interface {
 	DrawerIDs(roomID string) ([]string, error)
 	// CountDrawers counts the room's current and stored drawers.
 	CountDrawers(roomID string) (current, stored int, err error)
+	Counts() (Counts, error)
+	// EachDrawer visits every stored drawer, in no useful order, until fn
+	// returns false (audits).
+	EachDrawer(fn func(*Drawer) bool) error
+}
+
+// DedupReader reads what deduplication keeps: exact and normalised copies,
+// near candidates, sketches, similarity links.
+type DedupReader interface {
 	// DedupByHash and DedupByFingerprint list current drawers of a scope
 	// with that exact hash or normalised fingerprint, oldest first.
 	DedupByHash(scope, hash string) ([]string, error)
@@ -68,18 +89,30 @@ type Reader interface {
 	DedupSketch(drawerID string) (mins []uint16, norm string, err error)
 	Links(drawerID string) ([]Link, error)
 	Link(id string) (*Link, error)
+}
+
+// ChangeLog reads the change log. Its contract (store/storetest states it
+// as tests): entries come in increasing sequence; an entry is visible only
+// once its transaction committed, with the rest of that transaction; a
+// failed transaction leaves none; and once an entry of sequence n has been
+// read, no entry below n appears later.
+type ChangeLog interface {
 	// Changes visits change-log entries after seq in order until fn
 	// returns false.
 	Changes(after uint64, fn func(Change) bool) error
 	LastSeq() (uint64, error)
-	Counts() (Counts, error)
-	// EachDrawer visits every stored drawer, in no useful order, until fn
-	// returns false (audits).
-	EachDrawer(fn func(*Drawer) bool) error
+}
+
+// VectorReader reads stored vectors.
+type VectorReader interface {
 	// Embedding is a drawer's vector in a profile; nil when it has none.
 	Embedding(drawerID, profile string) (*Embedding, error)
 	// Embeddings visits every vector of a profile until fn returns false.
 	Embeddings(profile string, fn func(*Embedding) bool) error
+}
+
+// JobReader reads jobs.
+type JobReader interface {
 	// Job reads a job; nil when unknown.
 	Job(id string) (*Job, error)
 	// JobInput is what a job was submitted with (kept apart from the job,
@@ -93,15 +126,30 @@ type Reader interface {
 	// ActiveJobs visits queued, running and paused jobs, oldest first,
 	// until fn returns false.
 	ActiveJobs(fn func(*Job) bool) error
+}
+
+// AuthReader reads the credential state.
+type AuthReader interface {
 	// AuthState is the generated token's digest; nil when none is stored.
 	AuthState() (*AuthState, error)
 }
 
-// Tx is a read-write transaction. Its reads see its own writes.
+// Tx is a read-write transaction: every family's reads (seeing its own
+// writes) and writes.
 type Tx interface {
 	Reader
 	// Now is the transaction's clock.
 	Now() time.Time
+	PalaceWriter
+	DedupWriter
+	VectorWriter
+	JobWriter
+	LogWriter
+	AuthWriter
+}
+
+// PalaceWriter writes wings, rooms and drawers.
+type PalaceWriter interface {
 	PutWing(w *Wing) error
 	DeleteWing(w *Wing) error
 	PutRoom(r *Room) error
@@ -110,20 +158,40 @@ type Tx interface {
 	// (prev is the stored version being replaced, nil for a new drawer).
 	PutDrawer(d *Drawer, prev *Drawer) error
 	DeleteDrawer(d *Drawer) error
+}
+
+// DedupWriter writes deduplication records and similarity links.
+type DedupWriter interface {
 	PutDedup(r *DedupRecord) error
 	DeleteDedup(r *DedupRecord) error
 	PutLink(l *Link) error
 	DeleteLink(l *Link) error
+}
+
+// VectorWriter stores vectors.
+type VectorWriter interface {
 	// PutEmbedding stores a drawer's vector in a profile (replacing one).
 	// Deleting the drawer deletes its vectors.
 	PutEmbedding(e *Embedding) error
+}
+
+// JobWriter writes jobs.
+type JobWriter interface {
 	// PutJob writes a job and keeps its indexes (prev is the stored version,
 	// nil for a new job).
 	PutJob(j, prev *Job) error
 	// PutJobFact stores a checkpoint item's fact operation as given.
 	PutJobFact(jobID string, index int, fact json.RawMessage) error
+}
+
+// LogWriter appends to the change log.
+type LogWriter interface {
 	// Log appends a change-log entry in this transaction.
 	Log(kind, action, id string) error
+}
+
+// AuthWriter writes the credential state.
+type AuthWriter interface {
 	// PutAuthState stores the generated token's digest (replacing any);
 	// nil removes it.
 	PutAuthState(a *AuthState) error
@@ -132,3 +200,8 @@ type Tx interface {
 // ErrTxnTooBig reports a transaction over the backend's size limit; the
 // writer splits its batch when it sees it.
 var ErrTxnTooBig = errors.New("store: transaction too big")
+
+// ErrConflict reports a transaction the backend refused because another
+// changed what it read (a serialization failure): nothing of it was kept,
+// and running it again may succeed. The writer retries it a few times.
+var ErrConflict = errors.New("store: conflicting transaction; retry")

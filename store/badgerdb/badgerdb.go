@@ -157,6 +157,9 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			return store.ErrTxnTooBig
 		}
+		if errors.Is(err, badger.ErrConflict) {
+			return store.ErrConflict
+		}
 		return fault.Wrap(fault.StoreBackendFailed, err, "the store refused a commit", "check disk space and the daemon log")
 	}
 	db.seq = t.seq
