@@ -25,6 +25,20 @@ type DB interface {
 	Close() error
 }
 
+// NearLoader is what a backend that keeps its near-duplicate candidates in
+// the daemon's memory (Badger) offers besides DedupNear: big scopes load in
+// the background after a start, and the near judgment of drawers written
+// meanwhile is deferred until then. A backend that answers DedupNear from
+// its own index (a database) needs neither, and does not implement it.
+type NearLoader interface {
+	// OnLateNear sets the receiver of drawers whose near judgment was
+	// deferred; it gets their ids once their scope is loaded and must not
+	// block. Set before serving.
+	OnLateNear(fn func(ids []string))
+	// PreloadNear starts loading every big scope in the background.
+	PreloadNear()
+}
+
 // Meta holds migration bookkeeping.
 type Meta interface {
 	GetMeta(ctx context.Context, key string) (string, bool, error)

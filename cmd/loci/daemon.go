@@ -164,11 +164,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: cfg.Dedup.Enabled, Threshold: cfg.Dedup.NearThreshold}}
 	// Big rooms' near-duplicate indexes load in the background from now
 	// on; writes meanwhile are judged for near copies once loaded.
+	var nears store.NearLoader = db
 	late := actors.NewLateNear(sys, palace.Dedup, log)
-	db.OnLateNear(late.Add)
+	nears.OnLateNear(late.Add)
 	late.Start()
 	lc.startedPlain("the late near-duplicate judge", time.Second, func() error { late.Stop(); return nil })
-	db.PreloadNear()
+	nears.PreloadNear()
 	drain := time.Duration(cfg.Jobs.DrainTimeoutSecs) * time.Second
 	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{
 		MaxConcurrency: cfg.Jobs.MaxConcurrency, BackgroundConcurrency: cfg.Jobs.BackgroundConcurrency,

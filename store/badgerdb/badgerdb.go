@@ -32,7 +32,10 @@ type DB struct {
 	near *nearIndex
 }
 
-var _ store.DB = (*DB)(nil)
+var (
+	_ store.DB         = (*DB)(nil)
+	_ store.NearLoader = (*DB)(nil)
+)
 
 // Open opens (creating when needed) the Badger store in dir. A store held
 // by another process is loci::store::backend_failed.
