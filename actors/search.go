@@ -14,6 +14,7 @@ import (
 	"github.com/loci-dev/loci/index/vector"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/api"
 )
 
 // Search limits (spec: default 10, max 200, 0 means the default).
@@ -476,29 +477,9 @@ func (s *Search) queryVector(ctx context.Context, q *SearchQuery) ([]float32, st
 	return vs[0], p.Name, nil
 }
 
-// IndexStatus is how far the derived indexes have followed the change log.
-type IndexStatus struct {
-	LastSeq uint64                      `json:"last_seq"`
-	Lexical IndexState                  `json:"lexical"`
-	Vectors map[string]VectorIndexState `json:"vectors"`
-}
-
-// IndexState is one index's position in the change log.
-type IndexState struct {
-	Seq     uint64 `json:"seq"`
-	Behind  uint64 `json:"behind"`
-	Drawers uint64 `json:"drawers"`
-}
-
-// VectorIndexState is one profile's vector index.
-type VectorIndexState struct {
-	IndexState
-	SavedSeq uint64 `json:"saved_seq"`
-}
-
 // Indexes reports the lexical index and every profile's vector index.
-func (s *Search) Indexes(ctx context.Context) (IndexStatus, error) {
-	var st IndexStatus
+func (s *Search) Indexes(ctx context.Context) (api.Indexes, error) {
+	var st api.Indexes
 	err := s.DB.View(ctx, func(r store.Reader) error {
 		var err error
 		st.LastSeq, err = r.LastSeq()
@@ -510,16 +491,16 @@ func (s *Search) Indexes(ctx context.Context) (IndexStatus, error) {
 	behind := func(seq uint64) uint64 { return st.LastSeq - min(seq, st.LastSeq) }
 	seq := s.Indexer.Lex.Seq()
 	n, _ := s.Indexer.Lex.DocCount()
-	st.Lexical = IndexState{Seq: seq, Behind: behind(seq), Drawers: n}
-	st.Vectors = map[string]VectorIndexState{}
+	st.Lexical = api.IndexState{Seq: seq, Behind: behind(seq), Drawers: n}
+	st.Vectors = map[string]api.VectorIndex{}
 	if s.Vectors != nil {
 		vseq := s.Vectors.f.Position()
 		s.Vectors.mu.RLock()
 		saved := s.Vectors.savedSeq
 		s.Vectors.mu.RUnlock()
 		for name := range s.Vectors.Profiles {
-			st.Vectors[name] = VectorIndexState{
-				IndexState: IndexState{Seq: vseq, Behind: behind(vseq), Drawers: uint64(s.Vectors.Index(name).Len())},
+			st.Vectors[name] = api.VectorIndex{
+				IndexState: api.IndexState{Seq: vseq, Behind: behind(vseq), Drawers: uint64(s.Vectors.Index(name).Len())},
 				SavedSeq:   saved}
 		}
 	}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
-	"github.com/loci-dev/loci/transport/wire"
+	"github.com/loci-dev/loci/api"
 )
 
 // listenerFlags are the settings serve and daemon start accept as flags.
@@ -285,19 +285,15 @@ func (a *app) statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var st wire.Status
-			var raw map[string]any
-			if _, err := cl.Do(c.Context(), http.MethodGet, "/api/status", nil, &raw); err != nil {
+			var st api.Status
+			if _, err := cl.Do(c.Context(), http.MethodGet, "/api/status", nil, &st); err != nil {
 				if fault.Is(err, fault.ClientNotRunning) {
 					return &exitError{ExitNotRunning, err}
 				}
 				return err
 			}
-			if err := jsonRoundTrip(raw, &st); err != nil {
-				return fault.Wrap(fault.ClientRequestFailed, err, "the status report has an unexpected shape", "check that client and daemon versions match")
-			}
 			if a.jsonOut {
-				_ = a.out(raw)
+				_ = a.out(st)
 			} else {
 				a.printf("loci %s, pid %d, up %s, on http://%s\n", st.Version, st.PID, time.Duration(st.UptimeSecs)*time.Second, st.Address)
 				a.printf("palace:     %s (%s)\n", st.Palace, st.Datastore.Backend)
@@ -313,7 +309,7 @@ func (a *app) statusCmd() *cobra.Command {
 					line := "lexical " + indexState(ix.Lexical)
 					names := slices.Sorted(maps.Keys(ix.Vectors))
 					for _, name := range names {
-						line += "; vectors " + name + " " + indexState(ix.Vectors[name])
+						line += "; vectors " + name + " " + indexState(ix.Vectors[name].IndexState)
 					}
 					a.printf("indexes:    %s\n", line)
 				}
@@ -328,7 +324,7 @@ func (a *app) statusCmd() *cobra.Command {
 }
 
 // indexState reads "100000 drawers, caught up" or "..., 12 changes behind".
-func indexState(s wire.IndexState) string {
+func indexState(s api.IndexState) string {
 	if s.Behind == 0 {
 		return fmt.Sprintf("%d drawers, caught up", s.Drawers)
 	}

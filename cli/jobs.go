@@ -18,10 +18,10 @@ import (
 
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
-	"github.com/loci-dev/loci/transport/wire"
+	"github.com/loci-dev/loci/api"
 )
 
-func (a *app) printJob(j *wire.Job) {
+func (a *app) printJob(j *api.Job) {
 	a.printf("id:        %s\n", j.ID)
 	a.printf("kind:      %s (priority %s, requested by %s)\n", j.Kind, j.Priority, j.RequestedBy)
 	status := j.Status
@@ -46,7 +46,7 @@ func (a *app) printJob(j *wire.Job) {
 	}
 }
 
-func progressText(p wire.Progress) string {
+func progressText(p api.Progress) string {
 	s := strconv.FormatInt(p.Current, 10)
 	if p.Total != nil {
 		s += "/" + strconv.FormatInt(*p.Total, 10)
@@ -60,7 +60,7 @@ func progressText(p wire.Progress) string {
 // submit posts a job and prints it; with watch, follows it to its end.
 func (a *app) submit(c *cobra.Command, body map[string]any, watch bool) error {
 	body["requested_by"] = "cli"
-	var job wire.Job
+	var job api.Job
 	if _, err := a.call(c.Context(), http.MethodPost, "/api/jobs", body, &job); err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (a *app) jobCmd() *cobra.Command {
 			if limit != 0 {
 				q.Set("limit", strconv.Itoa(limit))
 			}
-			return show(a, c.Context(), http.MethodGet, "/api/jobs?"+q.Encode(), nil, func(out *wire.JobList) {
+			return show(a, c.Context(), http.MethodGet, "/api/jobs?"+q.Encode(), nil, func(out *api.JobList) {
 				if len(out.Jobs) == 0 {
 					a.printf("no jobs\n")
 				}
@@ -135,7 +135,7 @@ func (a *app) jobCmd() *cobra.Command {
 // status is an error when it failed or was cancelled.
 func (a *app) watch(ctx context.Context, id string) error {
 	var bar *progressbar.ProgressBar
-	var job wire.Job
+	var job api.Job
 	for {
 		if _, err := a.call(ctx, http.MethodGet, "/api/jobs/"+client.Esc(id), nil, &job); err != nil {
 			return err
@@ -301,7 +301,7 @@ func (a *app) wakeUpCmd() *cobra.Command {
 			if bytes != 0 {
 				q.Set("max_bytes", strconv.Itoa(bytes))
 			}
-			return show(a, c.Context(), http.MethodGet, "/api/wake-up?"+q.Encode(), nil, func(out *wire.WakeUp) {
+			return show(a, c.Context(), http.MethodGet, "/api/wake-up?"+q.Encode(), nil, func(out *api.WakeUp) {
 				if out.Diary != nil {
 					a.printf("latest diary entry (%s):\n%s\n\n", ago(out.Diary.CreatedAt), out.Diary.Content)
 				}
@@ -326,7 +326,7 @@ func (a *app) wakeUpCmd() *cobra.Command {
 
 // places names the rooms of hits "wing/room", one wing read per wing the
 // hits are in; a room it cannot name is left out.
-func (a *app) places(ctx context.Context, hits []wire.Hit) map[string]string {
+func (a *app) places(ctx context.Context, hits []api.Hit) map[string]string {
 	out := map[string]string{}
 	seen := map[string]bool{}
 	for _, h := range hits {
@@ -334,7 +334,7 @@ func (a *app) places(ctx context.Context, hits []wire.Hit) map[string]string {
 			continue
 		}
 		seen[h.WingID] = true
-		var w wire.Wing
+		var w api.Wing
 		if _, err := a.call(ctx, http.MethodGet, "/api/wings/"+client.Esc(h.WingID), nil, &w); err != nil {
 			continue
 		}
@@ -391,7 +391,7 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 			if profile != "" {
 				body["profile"] = profile
 			}
-			return show(a, c.Context(), http.MethodPost, path, body, func(out *wire.SearchResult) {
+			return show(a, c.Context(), http.MethodPost, path, body, func(out *api.SearchResult) {
 				if len(out.Hits) == 0 {
 					a.printf("nothing found\n")
 				}

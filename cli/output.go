@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/loci-dev/loci/transport/wire"
+	"github.com/loci-dev/loci/api"
 )
 
 func writeJSONTo(w io.Writer, v any) {
@@ -95,7 +95,7 @@ func ago(t time.Time) string {
 	return t.Local().Format("2006-01-02 15:04:05")
 }
 
-func (a *app) printDrawer(d *wire.Drawer) {
+func (a *app) printDrawer(d *api.Drawer) {
 	a.printf("id:         %s\n", d.ID)
 	if d.Name != "" {
 		a.printf("name:       %s\n", d.Name)
@@ -127,7 +127,7 @@ func (a *app) printDrawer(d *wire.Drawer) {
 	a.printf("\n%s\n", d.Content)
 }
 
-func (a *app) printWrite(res *wire.WriteResult, status int) {
+func (a *app) printWrite(res *api.WriteResult, status int) {
 	if res.Created {
 		a.printf("stored drawer %s\n", res.Drawer.ID)
 	} else {
@@ -136,15 +136,6 @@ func (a *app) printWrite(res *wire.WriteResult, status int) {
 	for _, s := range res.Similar {
 		a.printf("  similar (%s, %.2f) to %s\n", s.Kind, s.Similarity, s.Drawer)
 	}
-}
-
-// jsonRoundTrip decodes an already-decoded JSON value into a typed one.
-func jsonRoundTrip(v any, out any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
 }
 
 // show fetches one answer from the daemon and prints it: as JSON with

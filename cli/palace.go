@@ -15,7 +15,7 @@ import (
 
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
-	"github.com/loci-dev/loci/transport/wire"
+	"github.com/loci-dev/loci/api"
 )
 
 // call sends one request and prints the answer with --json.
@@ -70,7 +70,7 @@ func (a *app) wingCmd() *cobra.Command {
 		Use: "list", Short: "List wings with room and drawer counts", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return show(a, c.Context(), http.MethodGet, "/api/wings", nil, func(out *struct {
-				Wings []wire.Wing `json:"wings"`
+				Wings []api.Wing `json:"wings"`
 			}) {
 				if len(out.Wings) == 0 {
 					a.printf("no wings yet; file a drawer with `loci drawer add --wing W --room R TEXT`\n")
@@ -84,7 +84,7 @@ func (a *app) wingCmd() *cobra.Command {
 	w.AddCommand(&cobra.Command{
 		Use: "get WING", Short: "Show one wing with its rooms", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return show(a, c.Context(), http.MethodGet, "/api/wings/"+client.Esc(args[0]), nil, func(out *wire.Wing) {
+			return show(a, c.Context(), http.MethodGet, "/api/wings/"+client.Esc(args[0]), nil, func(out *api.Wing) {
 				a.printf("%s (%s): %d rooms, %d drawers\n", out.Name, out.ID, out.RoomCount, out.Drawers)
 				for _, r := range out.Rooms {
 					a.printf("  %-22s %6d drawers\n", r.Name, r.Drawers)
@@ -98,7 +98,7 @@ func (a *app) wingCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			return show(a, c.Context(), http.MethodPost, "/api/wings", map[string]string{"name": args[0], "description": desc}, func(out *struct {
 				Created bool      `json:"created"`
-				Wing    wire.Wing `json:"wing"`
+				Wing    api.Wing `json:"wing"`
 			}) {
 				a.printf("%s wing %s (%s)\n", createdWord(out.Created), out.Wing.Name, out.Wing.ID)
 			})
@@ -130,7 +130,7 @@ func createdWord(created bool) string {
 
 func (a *app) remove(ctx context.Context, path string) error {
 	var out struct {
-		Removed wire.Removed `json:"removed"`
+		Removed api.Removed `json:"removed"`
 	}
 	if _, err := a.call(ctx, http.MethodDelete, path, nil, &out); err != nil {
 		return err
@@ -155,7 +155,7 @@ func (a *app) roomCmd() *cobra.Command {
 				return err
 			}
 			return show(a, c.Context(), http.MethodGet, "/api/wings/"+client.Esc(wn)+"/rooms", nil, func(out *struct {
-				Rooms []wire.Room `json:"rooms"`
+				Rooms []api.Room `json:"rooms"`
 			}) {
 				for _, r := range out.Rooms {
 					a.printf("%-24s %6d drawers  %s\n", r.Name, r.Drawers, r.Description)
@@ -170,7 +170,7 @@ func (a *app) roomCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return show(a, c.Context(), http.MethodGet, "/api/wings/"+client.Esc(wn)+"/rooms/"+client.Esc(args[0]), nil, func(out *wire.Room) {
+			return show(a, c.Context(), http.MethodGet, "/api/wings/"+client.Esc(wn)+"/rooms/"+client.Esc(args[0]), nil, func(out *api.Room) {
 				a.printf("%s/%s (%s): %d current drawers, %d stored\n", out.Wing, out.Name, out.ID, out.Drawers, out.Stored)
 			})
 		},
@@ -185,7 +185,7 @@ func (a *app) roomCmd() *cobra.Command {
 			}
 			return show(a, c.Context(), http.MethodPost, "/api/wings/"+client.Esc(wn)+"/rooms", map[string]string{"name": args[0], "description": desc}, func(out *struct {
 				Created bool      `json:"created"`
-				Room    wire.Room `json:"room"`
+				Room    api.Room `json:"room"`
 			}) {
 				a.printf("%s room %s/%s (%s)\n", createdWord(out.Created), out.Room.Wing, out.Room.Name, out.Room.ID)
 			})
@@ -246,7 +246,7 @@ func (a *app) drawerCmd() *cobra.Command {
 				q.Set("include_historical", "true")
 			}
 			return show(a, c.Context(), http.MethodGet, p+"?"+q.Encode(), nil, func(out *struct {
-				Drawers []wire.Preview `json:"drawers"`
+				Drawers []api.Preview `json:"drawers"`
 			}) {
 				for _, p := range out.Drawers {
 					label := p.ID
@@ -274,7 +274,7 @@ func (a *app) drawerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return show(a, c.Context(), http.MethodGet, p+"/"+client.EscPath(args[0]), nil, func(out *wire.Drawer) {
+			return show(a, c.Context(), http.MethodGet, p+"/"+client.EscPath(args[0]), nil, func(out *api.Drawer) {
 				a.printDrawer(out)
 			})
 		},
@@ -302,7 +302,7 @@ func (a *app) drawerCmd() *cobra.Command {
 			if len(tags) > 0 {
 				body["tags"] = tags
 			}
-			var out wire.WriteResult
+			var out api.WriteResult
 			status, err := a.call(c.Context(), http.MethodPost, p, body, &out)
 			if err != nil {
 				return err
@@ -357,7 +357,7 @@ func (a *app) drawerCmd() *cobra.Command {
 			if c.Flags().Changed("tag") {
 				body["tags"] = stags
 			}
-			return show(a, c.Context(), http.MethodPost, "/api/drawers/"+client.Esc(args[0])+"/supersede", body, func(out *wire.Supersede) {
+			return show(a, c.Context(), http.MethodPost, "/api/drawers/"+client.Esc(args[0])+"/supersede", body, func(out *api.Supersede) {
 				if out.Replacement != nil {
 					a.printf("superseded %s; replacement %s\n", out.Superseded.ID, out.Replacement.ID)
 				} else {
@@ -373,7 +373,7 @@ func (a *app) drawerCmd() *cobra.Command {
 	d.AddCommand(&cobra.Command{
 		Use: "history ID", Short: "Show a drawer's supersession chain, oldest first", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return show(a, c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(args[0])+"/history", nil, func(out *wire.History) {
+			return show(a, c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(args[0])+"/history", nil, func(out *api.History) {
 				for i, v := range out.Versions {
 					state := "current"
 					if v.ValidTo != nil {
@@ -387,7 +387,7 @@ func (a *app) drawerCmd() *cobra.Command {
 	d.AddCommand(&cobra.Command{
 		Use: "duplicates ID", Short: "Show the drawers a drawer was found similar to", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return show(a, c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(args[0])+"/duplicates", nil, func(out *wire.Duplicates) {
+			return show(a, c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(args[0])+"/duplicates", nil, func(out *api.Duplicates) {
 				if len(out.Similar) == 0 {
 					a.printf("no similar drawers recorded\n")
 				}
@@ -426,7 +426,7 @@ func (a *app) noteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var out wire.WriteResult
+			var out api.WriteResult
 			status, err := a.call(c.Context(), http.MethodPost, "/api/notes",
 				map[string]string{"wing": wn, "room": rn, "content": text, "uri": uri, "requested_by": "cli"}, &out)
 			if err != nil {
@@ -463,7 +463,7 @@ func (a *app) diaryCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var out wire.WriteResult
+			var out api.WriteResult
 			status, err := a.call(c.Context(), http.MethodPost, "/api/diary",
 				map[string]string{"agent_identity": agent, "wing": wn, "content": text, "requested_by": "cli"}, &out)
 			if err != nil {
@@ -485,7 +485,7 @@ func (a *app) diaryCmd() *cobra.Command {
 			}
 			q := url.Values{"agent_identity": {agent}, "wing": {wn}, "limit": {strconv.Itoa(limit)}}
 			return show(a, c.Context(), http.MethodGet, "/api/diary?"+q.Encode(), nil, func(out *struct {
-				Entries []wire.Drawer `json:"entries"`
+				Entries []api.Drawer `json:"entries"`
 			}) {
 				for _, e := range out.Entries {
 					a.printf("%s  %s\n%s\n\n", ago(e.CreatedAt), e.ID, e.Content)

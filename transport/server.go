@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
+	"github.com/loci-dev/loci/api"
 )
 
 // Server holds what the handlers need.
@@ -39,6 +39,9 @@ type Server struct {
 	Auth *actors.Auth
 	// Events is the change-notice bus of GET /api/events.
 	Events *actors.Bus
+	// Reporter builds the status report; nil makes one from the fields
+	// above.
+	Reporter *actors.Reporter
 	// Limits are the HTTP timeouts (defaults when zero).
 	Limits Limits
 
@@ -318,49 +321,23 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// Datastore is the store part of the status report.
-type Datastore struct {
-	Backend  string `json:"backend"`
-	Location string `json:"location"`
-	Healthy  bool   `json:"healthy"`
-	Error    string `json:"error,omitempty"`
-}
-
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, s.statusReport(r.Context(), modeOf(r)))
 }
 
 // statusReport is the status of REST and MCP; mode is the caller's.
-func (s *Server) statusReport(ctx context.Context, mode Mode) map[string]any {
-	ds := Datastore{Backend: s.Palace.DB.Backend(), Location: s.Palace.DB.Location(), Healthy: true}
-	counts, err := s.Palace.Counts(ctx)
-	if err != nil {
-		ds.Healthy, ds.Error = false, fault.As(err).Msg
+func (s *Server) statusReport(ctx context.Context, mode Mode) api.Status {
+	return s.reporter().Status(ctx, string(mode))
+}
+
+// reporter is the status service: the one the daemon gave, or one made
+// from the server's own description (tests build servers without one).
+func (s *Server) reporter() *actors.Reporter {
+	if s.Reporter != nil {
+		return s.Reporter
 	}
-	mig, err := s.Migrator.State(ctx)
-	if err != nil {
-		ds.Healthy, ds.Error = false, fault.As(err).Msg
-	}
-	var indexes any
-	if s.Search != nil {
-		if st, err := s.Search.Indexes(ctx); err == nil {
-			indexes = st
-		}
-	}
-	return map[string]any{
-		"indexes":      indexes,
-		"version":      s.Version,
-		"started_at":   s.Started.UTC().Format(time.RFC3339),
-		"uptime_secs":  int64(time.Since(s.Started).Seconds()),
-		"pid":          os.Getpid(),
-		"address":      s.Address,
-		"palace":       s.Config.Palace.Path,
-		"datastore":    ds,
-		"migrations":   mig,
-		"counts":       counts,
-		"mode":         mode,
-		"auth_enabled": s.Config.Auth.Enabled,
-	}
+	return &actors.Reporter{Palace: s.Palace, Search: s.Search, Migrator: s.Migrator, Version: s.Version, Started: s.Started,
+		Address: s.Address, PalacePath: s.Config.Palace.Path, AuthEnabled: s.Config.Auth.Enabled}
 }
 
 func (s *Server) config(w http.ResponseWriter, r *http.Request) error {

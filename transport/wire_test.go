@@ -9,7 +9,7 @@ import (
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/transport/wire"
+	"github.com/loci-dev/loci/api"
 )
 
 // TestWireDecodesWhatTheDaemonSends keeps transport/wire, the client's view,
@@ -19,10 +19,10 @@ func TestWireDecodesWhatTheDaemonSends(t *testing.T) {
 	d := store.Drawer{ID: "i", WingID: "w", RoomID: "r", Name: "n", Content: "c", Tags: []string{"t"},
 		Source: store.Source{Kind: "note", URI: "u", Agent: "a"}, Provenance: store.Provenance{RequestedBy: "cli", JobID: "j"},
 		ValidFrom: now, ValidTo: &now, CreatedAt: now, SupersededBy: "s", Supersedes: "p", Diary: true}
-	want := wire.Drawer{ID: "i", WingID: "w", RoomID: "r", Name: "n", Content: "c", Tags: []string{"t"},
-		Source: wire.Source{Kind: "note", URI: "u", Agent: "a"}, Provenance: wire.Provenance{RequestedBy: "cli", JobID: "j"},
+	want := api.Drawer{ID: "i", WingID: "w", RoomID: "r", Name: "n", Content: "c", Tags: []string{"t"},
+		Source: api.Source{Kind: "note", URI: "u", Agent: "a"}, Provenance: api.Provenance{RequestedBy: "cli", JobID: "j"},
 		ValidFrom: now, ValidTo: &now, CreatedAt: now, SupersededBy: "s", Supersedes: "p", Diary: true}
-	var got wire.Drawer
+	var got api.Drawer
 	roundTrip(t, d, &got)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("drawer\n got %+v\nwant %+v", got, want)
@@ -30,17 +30,17 @@ func TestWireDecodesWhatTheDaemonSends(t *testing.T) {
 
 	room := actors.RoomInfo{Room: store.Room{ID: "r", WingID: "w", Name: "rn", Description: "d", CreatedAt: now}, WingName: "wn", DrawerCount: 2, Stored: 3}
 	wing := actors.WingInfo{Wing: store.Wing{ID: "w", Name: "wn", Description: "d", CreatedAt: now}, RoomCount: 1, DrawerCount: 2, Rooms: []actors.RoomInfo{room}}
-	var gw wire.Wing
+	var gw api.Wing
 	roundTrip(t, wing, &gw)
-	ww := wire.Wing{ID: "w", Name: "wn", Description: "d", CreatedAt: now, RoomCount: 1, Drawers: 2,
-		Rooms: []wire.Room{{ID: "r", WingID: "w", Wing: "wn", Name: "rn", Description: "d", CreatedAt: now, Drawers: 2, Stored: 3}}}
+	ww := api.Wing{ID: "w", Name: "wn", Description: "d", CreatedAt: now, RoomCount: 1, Drawers: 2,
+		Rooms: []api.Room{{ID: "r", WingID: "w", Wing: "wn", Name: "rn", Description: "d", CreatedAt: now, Drawers: 2, Stored: 3}}}
 	if !reflect.DeepEqual(gw, ww) {
 		t.Fatalf("wing\n got %+v\nwant %+v", gw, ww)
 	}
 
-	var rm wire.Removed
+	var rm api.Removed
 	roundTrip(t, store.Removed{Wings: 1, Rooms: 2, Drawers: 3}, &rm)
-	if rm != (wire.Removed{Wings: 1, Rooms: 2, Drawers: 3}) {
+	if rm != (api.Removed{Wings: 1, Rooms: 2, Drawers: 3}) {
 		t.Fatalf("removed %+v", rm)
 	}
 }

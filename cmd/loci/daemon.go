@@ -191,9 +191,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// 4. Serve. Event streams and MCP sessions end first at a stop, so the
 	// HTTP server can drain its other requests.
 	stopReq := make(chan struct{}, 1)
+	started := time.Now()
 	srv := &transport.Server{
-		Palace: palace, Jobs: jobs, Search: search, Config: cfg, Version: version, Started: time.Now(), Address: addr,
+		Palace: palace, Jobs: jobs, Search: search, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
+		Reporter: &actors.Reporter{Palace: palace, Search: search, Migrator: mig, Version: version, Started: started,
+			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled},
 		Shutdown: func() {
 			select {
 			case stopReq <- struct{}{}:

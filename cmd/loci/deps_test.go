@@ -24,6 +24,8 @@ func TestDependencyDirection(t *testing.T) {
 		// (checked below).
 		{"actors/...", []string{mod + "transport", mod + "cli", "github.com/spf13/cobra", "github.com/go-chi/chi/v5"}},
 		{"transport/...", []string{mod + "cli", mod + "cmd", "github.com/spf13/cobra"}},
+		// The API's types are a leaf every layer may use.
+		{"api/...", []string{mod + "store", mod + "actors", mod + "transport", mod + "cli", mod + "index", mod + "sources", mod + "cmd"}},
 		// The CLI is an HTTP client: wire types, the client, the error type
 		// and the configuration, never the store's backends or the actors.
 		{"cli/...", []string{mod + "actors", mod + "store/badgerdb", mod + "index", mod + "sources", "github.com/dgraph-io/badger/v4", "github.com/asynkron/protoactor-go", mod + "cmd"}},
@@ -63,7 +65,7 @@ func TestDependencyDirection(t *testing.T) {
 	for _, imp := range strings.Fields(string(out)) {
 		if strings.HasPrefix(imp, mod) {
 			switch strings.TrimPrefix(imp, mod) {
-			case "transport/client", "transport/wire", "store/fault", "store/config":
+			case "transport/client", "api", "store/fault", "store/config":
 			default:
 				t.Errorf("cli imports %s", imp)
 			}

@@ -1,7 +1,11 @@
-// Package wire holds the JSON shapes of the REST API as a client reads
-// them. The daemon renders its own types; a test in transport checks that
-// these decode what it sends.
-package wire
+// Package api holds the JSON shapes of loci's API: what REST, MCP and the
+// CLI exchange. It imports nothing of loci's, so every layer may use it.
+// The status report is built as api.Status by the service layer and read
+// as it by the CLI; the other answers are still rendered from the daemon's
+// own types, and a test in transport checks that these decode what it
+// sends (moving them here, one family at a time, is issue 12's unfinished
+// part).
+package api
 
 import (
 	"encoding/json"
@@ -124,48 +128,72 @@ type Duplicates struct {
 	Similar []Similar `json:"similar"`
 }
 
-// Status is the daemon's status report.
+// Status is the daemon's status report (GET /api/status, loci_status):
+// the daemon builds it as this type and the CLI reads it as this type.
 type Status struct {
-	Version    string `json:"version"`
-	StartedAt  string `json:"started_at"`
-	UptimeSecs int64  `json:"uptime_secs"`
-	PID        int    `json:"pid"`
-	Address    string `json:"address"`
-	Palace     string `json:"palace"`
-	Datastore  struct {
-		Backend  string `json:"backend"`
-		Location string `json:"location"`
-		Healthy  bool   `json:"healthy"`
-		Error    string `json:"error,omitempty"`
-	} `json:"datastore"`
-	Migrations struct {
-		SchemaHash  string `json:"schema_hash"`
-		SchemaSync  bool   `json:"schema_in_sync"`
-		DataVersion int    `json:"data_version"`
-		Latest      int    `json:"latest"`
-		Pending     int    `json:"pending"`
-	} `json:"migrations"`
-	Counts struct {
-		Wings         int `json:"wings"`
-		Rooms         int `json:"rooms"`
-		Drawers       int `json:"drawers"`
-		DrawersStored int `json:"drawers_stored"`
-		Links         int `json:"similar_links"`
-	} `json:"counts"`
-	Mode        string `json:"mode"`
-	AuthEnabled bool   `json:"auth_enabled"`
-	// Indexes is how far the derived indexes have followed the store.
-	Indexes *struct {
-		Lexical IndexState            `json:"lexical"`
-		Vectors map[string]IndexState `json:"vectors"`
-	} `json:"indexes"`
+	Version     string     `json:"version"`
+	StartedAt   string     `json:"started_at"`
+	UptimeSecs  int64      `json:"uptime_secs"`
+	PID         int        `json:"pid"`
+	Address     string     `json:"address"`
+	Palace      string     `json:"palace"`
+	Datastore   Datastore  `json:"datastore"`
+	Migrations  Migrations `json:"migrations"`
+	Counts      Counts     `json:"counts"`
+	Mode        string     `json:"mode"`
+	AuthEnabled bool       `json:"auth_enabled"`
+	// Indexes is how far the derived indexes have followed the store; nil
+	// when it could not be read.
+	Indexes *Indexes `json:"indexes"`
 }
 
-// IndexState is one derived index: the drawers it holds and the changes
-// it has yet to apply.
+// Datastore is the store the daemon uses and whether it answers.
+type Datastore struct {
+	Backend  string `json:"backend"`
+	Location string `json:"location"`
+	Healthy  bool   `json:"healthy"`
+	Error    string `json:"error,omitempty"`
+}
+
+// Migrations is the schema and data-step state.
+type Migrations struct {
+	SchemaHash  string `json:"schema_hash"`
+	SchemaSync  bool   `json:"schema_in_sync"`
+	DataVersion int    `json:"data_version"`
+	Latest      int    `json:"latest"`
+	Pending     int    `json:"pending"`
+	LastRun     string `json:"last_run,omitempty"`
+}
+
+// Counts are the palace's contents.
+type Counts struct {
+	Wings         int `json:"wings"`
+	Rooms         int `json:"rooms"`
+	Drawers       int `json:"drawers"`
+	DrawersStored int `json:"drawers_stored"`
+	Links         int `json:"similar_links"`
+}
+
+// Indexes is where each derived index stands in the change log.
+type Indexes struct {
+	LastSeq uint64                 `json:"last_seq"`
+	Lexical IndexState             `json:"lexical"`
+	Vectors map[string]VectorIndex `json:"vectors"`
+}
+
+// IndexState is one derived index: the last change it applied, how many
+// it has yet to apply, and the drawers it holds.
 type IndexState struct {
+	Seq     uint64 `json:"seq"`
 	Behind  uint64 `json:"behind"`
 	Drawers uint64 `json:"drawers"`
+}
+
+// VectorIndex is one profile's vector index, with the change its saved
+// file reflects.
+type VectorIndex struct {
+	IndexState
+	SavedSeq uint64 `json:"saved_seq"`
 }
 
 // Progress is how far a job is.

@@ -1,0 +1,55 @@
+package actors
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/api"
+)
+
+// Reporter builds the daemon's status report, the same for REST, MCP and
+// the CLI.
+type Reporter struct {
+	Palace   *Palace
+	Search   *Search // nil: no index positions
+	Migrator *store.Migrator
+	// Version, Started, Address, PalacePath and AuthEnabled describe the
+	// running daemon.
+	Version     string
+	Started     time.Time
+	Address     string
+	PalacePath  string
+	AuthEnabled bool
+}
+
+// Status is the report for a caller whose memory mode is mode. A store
+// that does not answer is reported unhealthy, not an error.
+func (rp *Reporter) Status(ctx context.Context, mode string) api.Status {
+	st := api.Status{Version: rp.Version, StartedAt: rp.Started.UTC().Format(time.RFC3339),
+		UptimeSecs: int64(time.Since(rp.Started).Seconds()), PID: os.Getpid(), Address: rp.Address, Palace: rp.PalacePath,
+		Mode: mode, AuthEnabled: rp.AuthEnabled,
+		Datastore: api.Datastore{Backend: rp.Palace.DB.Backend(), Location: rp.Palace.DB.Location(), Healthy: true}}
+	counts, err := rp.Palace.Counts(ctx)
+	if err != nil {
+		st.Datastore.Healthy, st.Datastore.Error = false, fault.As(err).Msg
+	}
+	st.Counts = api.Counts{Wings: counts.Wings, Rooms: counts.Rooms, Drawers: counts.Drawers,
+		DrawersStored: counts.DrawersStored, Links: counts.Links}
+	if rp.Migrator != nil {
+		mig, err := rp.Migrator.State(ctx)
+		if err != nil {
+			st.Datastore.Healthy, st.Datastore.Error = false, fault.As(err).Msg
+		}
+		st.Migrations = api.Migrations{SchemaHash: mig.SchemaHash, SchemaSync: mig.SchemaSync, DataVersion: mig.DataVersion,
+			Latest: mig.Latest, Pending: mig.Pending, LastRun: mig.LastRun}
+	}
+	if rp.Search != nil {
+		if ix, err := rp.Search.Indexes(ctx); err == nil {
+			st.Indexes = &ix
+		}
+	}
+	return st
+}
