@@ -9,12 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/index/fusion"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/index/vector"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
-	"github.com/loci-dev/loci/api"
 )
 
 // Search limits (spec: default 10, max 200, 0 means the default).

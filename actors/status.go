@@ -5,9 +5,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
-	"github.com/loci-dev/loci/api"
 )
 
 // Reporter builds the daemon's status report, the same for REST, MCP and

@@ -19,9 +19,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
-	"github.com/loci-dev/loci/api"
 )
 
 // listenerFlags are the settings serve and daemon start accept as flags.

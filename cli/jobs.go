@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
-	"github.com/loci-dev/loci/api"
 )
 
 func (a *app) printJob(j *api.Job) {

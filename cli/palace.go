@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
-	"github.com/loci-dev/loci/api"
 )
 
 // call sends one request and prints the answer with --json.
@@ -97,7 +97,7 @@ func (a *app) wingCmd() *cobra.Command {
 		Use: "create NAME", Short: "Create a wing (nothing changes when it exists)", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return show(a, c.Context(), http.MethodPost, "/api/wings", map[string]string{"name": args[0], "description": desc}, func(out *struct {
-				Created bool      `json:"created"`
+				Created bool     `json:"created"`
 				Wing    api.Wing `json:"wing"`
 			}) {
 				a.printf("%s wing %s (%s)\n", createdWord(out.Created), out.Wing.Name, out.Wing.ID)
@@ -184,7 +184,7 @@ func (a *app) roomCmd() *cobra.Command {
 				return err
 			}
 			return show(a, c.Context(), http.MethodPost, "/api/wings/"+client.Esc(wn)+"/rooms", map[string]string{"name": args[0], "description": desc}, func(out *struct {
-				Created bool      `json:"created"`
+				Created bool     `json:"created"`
 				Room    api.Room `json:"room"`
 			}) {
 				a.printf("%s room %s/%s (%s)\n", createdWord(out.Created), out.Room.Wing, out.Room.Name, out.Room.ID)

@@ -16,11 +16,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
-	"github.com/loci-dev/loci/api"
 )
 
 // Server holds what the handlers need.

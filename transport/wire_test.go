@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/actors"
-	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/store"
 )
 
 // TestWireDecodesWhatTheDaemonSends keeps transport/wire, the client's view,
