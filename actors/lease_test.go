@@ -34,6 +34,19 @@ func patient(aborted chan<- bool) Handler {
 	}
 }
 
+// startLong is a started runtime with one kind, "long", whose jobs run
+// until asked to stop; aborted reports how each stopped. Stop it.
+func startLong(t *testing.T) (*Jobs, chan bool) {
+	t.Helper()
+	j := newJobs(t, leaseCfg)
+	aborted := make(chan bool, 1)
+	j.Register(testKind("long", store.PriorityNormal, patient(aborted)))
+	if err := j.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return j, aborted
+}
+
 func job(t *testing.T, j *Jobs, id string) *store.Job {
 	t.Helper()
 	got, err := j.Get(context.Background(), id)
@@ -47,12 +60,7 @@ func job(t *testing.T, j *Jobs, id string) *store.Job {
 // however long that is, and a drain gives the job back to the queue.
 func TestHeartbeatsKeepTheLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		j := newJobs(t, leaseCfg)
-		aborted := make(chan bool, 1)
-		j.Register(testKind("long", store.PriorityNormal, patient(aborted)))
-		if err := j.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		j, aborted := startLong(t)
 		sub, _ := j.Submit(context.Background(), Submission{Type: "long"})
 		for range 30 { // ten minutes, twenty leases long
 			time.Sleep(20 * time.Second)
@@ -76,12 +84,7 @@ func TestHeartbeatsKeepTheLease(t *testing.T) {
 // heartbeat: its context is cancelled.
 func TestLostLeaseAbortsTheWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		j := newJobs(t, leaseCfg)
-		aborted := make(chan bool, 1)
-		j.Register(testKind("long", store.PriorityNormal, patient(aborted)))
-		if err := j.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		j, aborted := startLong(t)
 		defer j.Stop(context.Background())
 		sub, _ := j.Submit(context.Background(), Submission{Type: "long"})
 		synctest.Wait()
@@ -114,14 +117,9 @@ func TestLostLeaseAbortsTheWorker(t *testing.T) {
 // counted.
 func TestReaperRecoversAnExpiredLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		j := newJobs(t, leaseCfg)
-		aborted := make(chan bool, 1)
-		j.Register(testKind("long", store.PriorityNormal, patient(aborted)))
 		// Written after the start: Start itself recovers every job an
 		// embedded store left running, so this one is the reaper's.
-		if err := j.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		j, _ := startLong(t)
 		defer j.Stop(context.Background())
 		const orphan = "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2e"
 		if _, err := j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {

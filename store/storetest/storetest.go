@@ -80,6 +80,25 @@ func view(t *testing.T, db store.DB, fn func(store.Reader) error) {
 	}
 }
 
+// remove deletes a drawer through the palace rules.
+func remove(t *testing.T, db store.DB, id string) {
+	t.Helper()
+	update(t, db, func(tx store.Tx) error {
+		d, err := tx.Drawer(id)
+		if err != nil {
+			return err
+		}
+		return store.DeleteDrawer(tx, d)
+	})
+}
+
+func lastSeq(t *testing.T, db store.DB) uint64 {
+	t.Helper()
+	var seq uint64
+	view(t, db, func(r store.Reader) error { var err error; seq, err = r.LastSeq(); return err })
+	return seq
+}
+
 func file(t *testing.T, db store.DB, wing, room, name, content string) *store.Drawer {
 	t.Helper()
 	var d *store.Drawer
@@ -133,13 +152,7 @@ func testPalace(t *testing.T, b Backend) {
 		}
 		return nil
 	})
-	update(t, db, func(tx store.Tx) error {
-		d, err := tx.Drawer(a.ID)
-		if err != nil {
-			return err
-		}
-		return store.DeleteDrawer(tx, d)
-	})
+	remove(t, db, a.ID)
 	view(t, db, func(r store.Reader) error {
 		if d, err := r.Drawer(a.ID); err != nil || d != nil {
 			return fmt.Errorf("deleted drawer still read: %+v %v", d, err)
@@ -159,8 +172,7 @@ func testPalace(t *testing.T, b Backend) {
 // record, no index entry, no change-log entry.
 func testFailedUpdate(t *testing.T, b Backend) {
 	db := open(t, b)
-	var before uint64
-	view(t, db, func(r store.Reader) error { var err error; before, err = r.LastSeq(); return err })
+	before := lastSeq(t, db)
 	boom := errors.New("boom")
 	err := db.Update(ctx, func(tx store.Tx) error {
 		if _, err := store.CreateDrawer(tx, store.NewDrawer{Wing: "w", Room: "r", Content: "never kept",
@@ -224,8 +236,7 @@ func testSnapshot(t *testing.T, b Backend) {
 // LastSeq is the last entry.
 func testChangeLog(t *testing.T, b Backend) {
 	db := open(t, b)
-	var start uint64
-	view(t, db, func(r store.Reader) error { var err error; start, err = r.LastSeq(); return err })
+	start := lastSeq(t, db)
 	for i := range 3 {
 		update(t, db, func(tx store.Tx) error {
 			for j := range 2 {
@@ -278,8 +289,7 @@ func testChangeLog(t *testing.T, b Backend) {
 // exactly once: none appears below a sequence already read.
 func testChangeLogConcurrent(t *testing.T, b Backend) {
 	db := open(t, b)
-	var start uint64
-	view(t, db, func(r store.Reader) error { var err error; start, err = r.LastSeq(); return err })
+	start := lastSeq(t, db)
 	const writers, each = 4, 25
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -378,13 +388,7 @@ func testDedup(t *testing.T, b Backend) {
 			}
 		})
 	})
-	update(t, db, func(tx store.Tx) error {
-		d, err := tx.Drawer(a.ID)
-		if err != nil {
-			return err
-		}
-		return store.DeleteDrawer(tx, d)
-	})
+	remove(t, db, a.ID)
 	view(t, db, func(r store.Reader) error {
 		if ids, err := r.DedupByHash(rec.Scope, rec.Hash); err != nil || len(ids) != 0 {
 			return fmt.Errorf("a deleted drawer still listed by hash: %v %v", ids, err)
@@ -420,13 +424,7 @@ func testEmbeddings(t *testing.T, b Backend) {
 		}
 		return nil
 	})
-	update(t, db, func(tx store.Tx) error {
-		cur, err := tx.Drawer(d.ID)
-		if err != nil {
-			return err
-		}
-		return store.DeleteDrawer(tx, cur)
-	})
+	remove(t, db, d.ID)
 	view(t, db, func(r store.Reader) error {
 		if e, err := r.Embedding(d.ID, "p"); err != nil || e != nil {
 			return fmt.Errorf("a deleted drawer kept its vector: %+v %v", e, err)
@@ -535,8 +533,7 @@ func testReopen(t *testing.T, b Backend) {
 	update(t, db, func(tx store.Tx) error {
 		return tx.PutAuthState(&store.AuthState{Digest: "ab", Algorithm: "sha256", Version: 1, CreatedAt: tx.Now()})
 	})
-	var last uint64
-	view(t, db, func(r store.Reader) error { var err error; last, err = r.LastSeq(); return err })
+	last := lastSeq(t, db)
 	db = b.Reopen(t, db)
 	t.Cleanup(func() { _ = db.Close() })
 	view(t, db, func(r store.Reader) error {
