@@ -231,6 +231,12 @@ func (j *Job) Finished() bool {
 	return j.Status == "completed" || j.Status == "failed" || j.Status == "cancelled"
 }
 
+// ForceCancel is POST /api/jobs/{id}/force-cancel.
+type ForceCancel struct {
+	Status string `json:"status"`
+	Job    *Job   `json:"job"`
+}
+
 // JobList is GET /api/jobs.
 type JobList struct {
 	Jobs []Job `json:"jobs"`

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -17,17 +18,6 @@ const (
 	JobsLimit    = 50
 	JobsMaxLimit = 200
 )
-
-// jobView hides a job's input: it may hold memory content, and is the
-// submitter's business.
-func jobView(j *store.Job) *store.Job {
-	if j == nil {
-		return nil
-	}
-	c := *j
-	c.Input = nil
-	return &c
-}
 
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
@@ -42,10 +32,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	for i := range jobs {
-		jobs[i].Input = nil
-	}
-	return writeJSON(w, http.StatusOK, map[string]any{"jobs": jobs})
+	return writeJSON(w, http.StatusOK, apiJobs(jobs))
 }
 
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
@@ -57,7 +44,7 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, jobView(job))
+	return writeJSON(w, http.StatusOK, apiJob(job))
 }
 
 func (s *Server) submitJob(w http.ResponseWriter, r *http.Request) error {
@@ -81,7 +68,7 @@ func (s *Server) submitJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusAccepted, jobView(job))
+	return writeJSON(w, http.StatusAccepted, apiJob(job))
 }
 
 // jobAction serves a job control route with one of the runtime's actions.
@@ -95,7 +82,7 @@ func (s *Server) jobAction(action func(*actors.Jobs, context.Context, string) (*
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, jobView(job))
+		return writeJSON(w, http.StatusOK, apiJob(job))
 	}
 }
 
@@ -108,8 +95,7 @@ func (s *Server) forceCancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res.Job = jobView(res.Job)
-	return writeJSON(w, http.StatusOK, res)
+	return writeJSON(w, http.StatusOK, api.ForceCancel{Status: res.Status, Job: apiJob(res.Job)})
 }
 
 func (s *Server) wakeUp(w http.ResponseWriter, r *http.Request) error {

@@ -203,7 +203,7 @@ func (s *Server) mcpTools() []mcpTool {
 	job := func(name, desc string, h hints, action func(*actors.Jobs, context.Context, string) (*store.Job, error)) mcpTool {
 		return tool(name, desc, h, ungated, nil, func(ctx context.Context, _ *mcpCall, in idArgs) (any, error) {
 			j, err := action(s.Jobs, ctx, in.ID)
-			return jobView(j), err
+			return apiJob(j), err
 		})
 	}
 	return append([]mcpTool{
@@ -303,15 +303,12 @@ func (s *Server) mcpTools() []mcpTool {
 				if err != nil {
 					return nil, err
 				}
-				for i := range jobs {
-					jobs[i].Input = nil
-				}
-				return map[string]any{"jobs": jobs}, nil
+				return apiJobs(jobs), nil
 			}),
 		tool("loci_job_get", "One job.", readHints, ungated, nil,
 			func(ctx context.Context, _ *mcpCall, in idArgs) (any, error) {
 				j, err := s.Jobs.Get(ctx, in.ID)
-				return jobView(j), err
+				return apiJob(j), err
 			}),
 		job("loci_job_pause", "Pause a running job.", controlHints, (*actors.Jobs).Pause),
 		job("loci_job_resume", "Resume a paused job.", controlHints, (*actors.Jobs).Resume),
@@ -345,7 +342,7 @@ func (s *Server) kindTools() []mcpTool {
 					return nil, err
 				}
 				j, err := s.Jobs.Submit(ctx, actors.Submission{Type: k.Name, Channel: store.ByMCP, Params: raw})
-				return jobView(j), err
+				return apiJob(j), err
 			}})
 	}
 	return out

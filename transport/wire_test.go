@@ -57,3 +57,28 @@ func roundTrip(t *testing.T, in, out any) {
 		t.Fatalf("%s: %v", b, err)
 	}
 }
+
+// A job's answers, one job or the list, never carry its input (a
+// checkpoint's payload is memory content), and decode as api.Job.
+func TestJobAnswersCarryNoInput(t *testing.T) {
+	ts := newTestServer(t, false, "")
+	status, job := ts.call(t, "POST", "/api/jobs", `{"type":"checkpoint","payload":{"items":[{"destination":"general","content":"the secret plan","tags":[],"source":{"kind":"manual"}}]}}`)
+	if status != 202 {
+		t.Fatalf("submit: %d %v", status, job)
+	}
+	id, _ := job["id"].(string)
+	for _, path := range []string{"/api/jobs/" + id, "/api/jobs", "/api/jobs?kind=checkpoint"} {
+		status, body := ts.call(t, "GET", path, "")
+		raw, _ := json.Marshal(body)
+		if status != 200 || bytes.Contains(raw, []byte("secret plan")) || bytes.Contains(raw, []byte(`"input"`)) {
+			t.Fatalf("GET %s: %d %s", path, status, raw)
+		}
+		var one api.Job
+		var list api.JobList
+		if path == "/api/jobs/"+id {
+			roundTrip(t, body, &one)
+		} else {
+			roundTrip(t, body, &list)
+		}
+	}
+}
