@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -27,6 +28,9 @@ func (a *app) eventsCmd() *cobra.Command {
 				return err
 			}
 			defer body.Close()
+			// Subscribed: changes from now on are shown (said on stderr, so
+			// that --json output stays one notice a line).
+			fmt.Fprintln(a.stderrOrDiscard(), "following change notices; Ctrl-C stops")
 			sc := bufio.NewScanner(body)
 			sc.Buffer(make([]byte, 64<<10), 1<<20)
 			for sc.Scan() {

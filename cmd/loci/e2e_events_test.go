@@ -79,13 +79,18 @@ func TestEventStream(t *testing.T) {
 	}
 	cli := exec.Command(bin, "--addr", d.addr, "--json", "events")
 	cli.Env = env(home)
-	var cliOut syncBuffer
-	cli.Stdout = &cliOut
+	var cliOut, cliErr syncBuffer
+	cli.Stdout, cli.Stderr = &cliOut, &cliErr
 	if err := cli.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Process.Kill()
-	time.Sleep(300 * time.Millisecond) // the CLI subscribes
+	// The CLI says on stderr once it is subscribed.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(cliErr.String(), "following change notices"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the CLI never subscribed: %s", cliErr.String())
+		}
+	}
 
 	r := d.do("POST", "/api/wings/secret-project/rooms/ops/drawers", map[string]any{"content": "The launch code is 1234."})
 	id := get[string](r.body, "drawer", "id")
