@@ -103,6 +103,33 @@ type Wing struct {
 	Rooms       []Room    `json:"rooms,omitempty"`
 }
 
+// WingList is GET /api/wings.
+type WingList struct {
+	Wings []Wing `json:"wings"`
+}
+
+// WingCreated is POST /api/wings (created false: it existed).
+type WingCreated struct {
+	Created bool `json:"created"`
+	Wing    Wing `json:"wing"`
+}
+
+// RoomList is GET /api/wings/{wing}/rooms.
+type RoomList struct {
+	Rooms []Room `json:"rooms"`
+}
+
+// RoomCreated is POST /api/wings/{wing}/rooms (created false: it existed).
+type RoomCreated struct {
+	Created bool `json:"created"`
+	Room    Room `json:"room"`
+}
+
+// RemovedAnswer answers the delete of a wing or a room.
+type RemovedAnswer struct {
+	Removed Removed `json:"removed"`
+}
+
 // Removed counts a delete.
 type Removed struct {
 	Wings   int `json:"wings"`

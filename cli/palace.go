@@ -69,9 +69,7 @@ func (a *app) wingCmd() *cobra.Command {
 	w.AddCommand(&cobra.Command{
 		Use: "list", Short: "List wings with room and drawer counts", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return show(a, c.Context(), http.MethodGet, "/api/wings", nil, func(out *struct {
-				Wings []api.Wing `json:"wings"`
-			}) {
+			return show(a, c.Context(), http.MethodGet, "/api/wings", nil, func(out *api.WingList) {
 				if len(out.Wings) == 0 {
 					a.printf("no wings yet; file a drawer with `loci drawer add --wing W --room R TEXT`\n")
 				}
@@ -96,10 +94,7 @@ func (a *app) wingCmd() *cobra.Command {
 	create := &cobra.Command{
 		Use: "create NAME", Short: "Create a wing (nothing changes when it exists)", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return show(a, c.Context(), http.MethodPost, "/api/wings", map[string]string{"name": args[0], "description": desc}, func(out *struct {
-				Created bool     `json:"created"`
-				Wing    api.Wing `json:"wing"`
-			}) {
+			return show(a, c.Context(), http.MethodPost, "/api/wings", map[string]string{"name": args[0], "description": desc}, func(out *api.WingCreated) {
 				a.printf("%s wing %s (%s)\n", createdWord(out.Created), out.Wing.Name, out.Wing.ID)
 			})
 		},
@@ -129,9 +124,7 @@ func createdWord(created bool) string {
 }
 
 func (a *app) remove(ctx context.Context, path string) error {
-	var out struct {
-		Removed api.Removed `json:"removed"`
-	}
+	var out api.RemovedAnswer
 	if _, err := a.call(ctx, http.MethodDelete, path, nil, &out); err != nil {
 		return err
 	}
@@ -154,9 +147,7 @@ func (a *app) roomCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return show(a, c.Context(), http.MethodGet, "/api/wings/"+client.Esc(wn)+"/rooms", nil, func(out *struct {
-				Rooms []api.Room `json:"rooms"`
-			}) {
+			return show(a, c.Context(), http.MethodGet, "/api/wings/"+client.Esc(wn)+"/rooms", nil, func(out *api.RoomList) {
 				for _, r := range out.Rooms {
 					a.printf("%-24s %6d drawers  %s\n", r.Name, r.Drawers, r.Description)
 				}
@@ -183,10 +174,7 @@ func (a *app) roomCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return show(a, c.Context(), http.MethodPost, "/api/wings/"+client.Esc(wn)+"/rooms", map[string]string{"name": args[0], "description": desc}, func(out *struct {
-				Created bool     `json:"created"`
-				Room    api.Room `json:"room"`
-			}) {
+			return show(a, c.Context(), http.MethodPost, "/api/wings/"+client.Esc(wn)+"/rooms", map[string]string{"name": args[0], "description": desc}, func(out *api.RoomCreated) {
 				a.printf("%s room %s/%s (%s)\n", createdWord(out.Created), out.Room.Wing, out.Room.Name, out.Room.ID)
 			})
 		},

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -28,7 +29,7 @@ func (s *Server) listWings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"wings": wings})
+	return writeJSON(w, http.StatusOK, apiWings(wings))
 }
 
 type placeBody struct {
@@ -45,7 +46,7 @@ func (s *Server) createWing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, createdStatus(created), map[string]any{"created": created, "wing": wing})
+	return writeJSON(w, createdStatus(created), api.WingCreated{Created: created, Wing: apiWing(wing)})
 }
 
 func (s *Server) getWing(w http.ResponseWriter, r *http.Request) error {
@@ -57,7 +58,7 @@ func (s *Server) getWing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, wing)
+	return writeJSON(w, http.StatusOK, apiWing(wing))
 }
 
 func (s *Server) deleteWing(w http.ResponseWriter, r *http.Request) error {
@@ -69,7 +70,7 @@ func (s *Server) deleteWing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"removed": n})
+	return writeJSON(w, http.StatusOK, apiRemoved(n))
 }
 
 func (s *Server) listRooms(w http.ResponseWriter, r *http.Request) error {
@@ -81,7 +82,7 @@ func (s *Server) listRooms(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"rooms": rooms})
+	return writeJSON(w, http.StatusOK, api.RoomList{Rooms: apiRooms(rooms)})
 }
 
 func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) error {
@@ -97,7 +98,7 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, createdStatus(created), map[string]any{"created": created, "room": room})
+	return writeJSON(w, createdStatus(created), api.RoomCreated{Created: created, Room: apiRoom(room)})
 }
 
 func roomParams(r *http.Request) (wing, room string, err error) {
@@ -117,7 +118,7 @@ func (s *Server) getRoom(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, info)
+	return writeJSON(w, http.StatusOK, apiRoom(info))
 }
 
 func (s *Server) deleteRoom(w http.ResponseWriter, r *http.Request) error {
@@ -129,7 +130,7 @@ func (s *Server) deleteRoom(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"removed": n})
+	return writeJSON(w, http.StatusOK, apiRemoved(n))
 }
 
 func (s *Server) listDrawers(w http.ResponseWriter, r *http.Request) error {
@@ -245,7 +246,7 @@ func (s *Server) deleteDrawer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"removed": n})
+	return writeJSON(w, http.StatusOK, apiRemoved(n))
 }
 
 func (s *Server) createNote(w http.ResponseWriter, r *http.Request) error {

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
 )
@@ -27,4 +28,40 @@ func apiJobs(jobs []store.Job) api.JobList {
 		out.Jobs[i] = *apiJob(&jobs[i])
 	}
 	return out
+}
+
+func apiRoom(r actors.RoomInfo) api.Room {
+	return api.Room{ID: r.ID, WingID: r.WingID, Wing: r.WingName, Name: r.Name, Description: r.Description,
+		CreatedAt: r.CreatedAt, Drawers: r.DrawerCount, Stored: r.Stored}
+}
+
+func apiRooms(rooms []actors.RoomInfo) []api.Room {
+	out := make([]api.Room, len(rooms))
+	for i, r := range rooms {
+		out[i] = apiRoom(r)
+	}
+	return out
+}
+
+// apiWing is a wing with its counts, and its rooms when the service gave
+// them.
+func apiWing(w actors.WingInfo) api.Wing {
+	out := api.Wing{ID: w.ID, Name: w.Name, Description: w.Description, CreatedAt: w.CreatedAt,
+		RoomCount: w.RoomCount, Drawers: w.DrawerCount}
+	if len(w.Rooms) > 0 {
+		out.Rooms = apiRooms(w.Rooms)
+	}
+	return out
+}
+
+func apiWings(wings []actors.WingInfo) api.WingList {
+	out := api.WingList{Wings: make([]api.Wing, len(wings))}
+	for i, w := range wings {
+		out.Wings[i] = apiWing(w)
+	}
+	return out
+}
+
+func apiRemoved(n store.Removed) api.RemovedAnswer {
+	return api.RemovedAnswer{Removed: api.Removed{Wings: n.Wings, Rooms: n.Rooms, Drawers: n.Drawers}}
 }

@@ -82,3 +82,60 @@ func TestJobAnswersCarryNoInput(t *testing.T) {
 		}
 	}
 }
+
+// The wing and room answers made as api types render exactly as the
+// service's values did before them: nothing a client reads changed.
+func TestWingAndRoomAnswersRenderAsBefore(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	room := actors.RoomInfo{Room: store.Room{ID: "r", WingID: "w", Name: "rn", Description: "d", CreatedAt: now}, WingName: "wn", DrawerCount: 2, Stored: 3}
+	bare := actors.RoomInfo{Room: store.Room{ID: "r2", WingID: "w", Name: "empty", CreatedAt: now}, WingName: "wn"}
+	wing := actors.WingInfo{Wing: store.Wing{ID: "w", Name: "wn", Description: "d", CreatedAt: now}, RoomCount: 2, DrawerCount: 2,
+		Rooms: []actors.RoomInfo{room, bare}}
+	plain := actors.WingInfo{Wing: store.Wing{ID: "v", Name: "vn", CreatedAt: now}}
+	n := store.Removed{Wings: 1, Rooms: 2, Drawers: 3}
+	for _, c := range []struct {
+		name     string
+		old, now any
+	}{
+		{"wing list", map[string]any{"wings": []actors.WingInfo{wing, plain}}, apiWings([]actors.WingInfo{wing, plain})},
+		{"empty wing list", map[string]any{"wings": []actors.WingInfo{}}, apiWings([]actors.WingInfo{})},
+		{"one wing", wing, apiWing(wing)},
+		{"wing created", map[string]any{"created": true, "wing": plain}, api.WingCreated{Created: true, Wing: apiWing(plain)}},
+		{"room list", map[string]any{"rooms": []actors.RoomInfo{room, bare}}, api.RoomList{Rooms: apiRooms([]actors.RoomInfo{room, bare})}},
+		{"one room", room, apiRoom(room)},
+		{"room created", map[string]any{"created": false, "room": bare}, api.RoomCreated{Room: apiRoom(bare)}},
+		{"removed", map[string]any{"removed": n}, apiRemoved(n)},
+	} {
+		a, _ := json.Marshal(c.old)
+		b, _ := json.Marshal(c.now)
+		var x, y any
+		_ = json.Unmarshal(a, &x)
+		_ = json.Unmarshal(b, &y)
+		if !reflect.DeepEqual(x, y) {
+			t.Errorf("%s:\n before %s\n now    %s", c.name, a, b)
+		}
+	}
+}
+
+// Job answers made as api types render as the stored job without its
+// input did before them.
+func TestJobAnswersRenderAsBefore(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	total := int64(10)
+	full := store.Job{ID: "j", Kind: "checkpoint", Status: "running", Priority: store.PriorityHigh, RequestedBy: "mcp",
+		CreatedAt: now, UpdatedAt: now, StartedAt: &now, FinishedAt: &now,
+		Progress: store.Progress{Current: 3, Total: &total, Message: "items written"}, Attempt: 1, RecoveryAttempts: 2,
+		Checkpoint: json.RawMessage(`{"next_index":3}`), Result: json.RawMessage(`{"items":3}`), Error: "e",
+		LeaseOwner: "o", LeaseExpiresAt: &now, PauseRequested: true, CancelRequested: true}
+	bare := store.Job{ID: "k", Kind: "demo", Status: "queued", Priority: store.PriorityNormal, RequestedBy: "cli", CreatedAt: now, UpdatedAt: now}
+	for _, j := range []store.Job{full, bare} {
+		a, _ := json.Marshal(j) // Input is nil: as the old answer cleared it
+		b, _ := json.Marshal(apiJob(&j))
+		var x, y any
+		_ = json.Unmarshal(a, &x)
+		_ = json.Unmarshal(b, &y)
+		if !reflect.DeepEqual(x, y) {
+			t.Errorf("job %s:\n before %s\n now    %s", j.ID, a, b)
+		}
+	}
+}
