@@ -149,6 +149,21 @@ type History struct {
 	Versions []Drawer `json:"versions"`
 }
 
+// DrawerList is a room's drawers (GET …/drawers).
+type DrawerList struct {
+	Drawers []Preview `json:"drawers"`
+}
+
+// DiaryEntries is GET /api/diary and loci_diary_read.
+type DiaryEntries struct {
+	Entries []Drawer `json:"entries"`
+}
+
+// LinkRemoved answers the delete of a similar_to link.
+type LinkRemoved struct {
+	Removed string `json:"removed"`
+}
+
 // Duplicates lists a drawer's links.
 type Duplicates struct {
 	Drawer  Drawer    `json:"drawer"`

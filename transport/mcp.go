@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -248,7 +249,7 @@ func (s *Server) mcpTools() []mcpTool {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"drawer": d, "versions": versions}, nil
+				return apiHistory(d, versions), nil
 			}),
 		tool("loci_fact_history", "An assertion of the knowledge graph with its confirmations, conflicts and corrections.", readHints, reads, nil,
 			func(context.Context, *mcpCall, factHistoryArgs) (any, error) {
@@ -271,7 +272,7 @@ func (s *Server) mcpTools() []mcpTool {
 				if err != nil {
 					return nil, err
 				}
-				return resultView(res), nil
+				return apiWrite(res), nil
 			}),
 		tool("loci_diary_read", "An agent's newest diary entries.", readHints, reads, map[string]any{"limit": DiaryLimit},
 			func(ctx context.Context, _ *mcpCall, in diaryReadArgs) (any, error) {
@@ -283,7 +284,7 @@ func (s *Server) mcpTools() []mcpTool {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"entries": entries}, nil
+				return api.DiaryEntries{Entries: apiDrawerList(entries)}, nil
 			}),
 		tool("loci_miner_list", "List miners.", readHints, ungated, nil,
 			func(context.Context, *mcpCall, noArgs) (any, error) { return nil, notAvailable("miners") }),

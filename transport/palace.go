@@ -2,7 +2,6 @@ package transport
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
@@ -150,7 +149,7 @@ func (s *Server) listDrawers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"drawers": list})
+	return writeJSON(w, http.StatusOK, apiPreviews(list))
 }
 
 type drawerBody struct {
@@ -168,17 +167,7 @@ type drawerBody struct {
 
 // writeResult renders a drawer write: 201 stored, 200 existing.
 func writeResult(w http.ResponseWriter, res *store.WriteResult) error {
-	return writeJSON(w, createdStatus(res.Created), resultView(res))
-}
-
-// resultView is a write's answer: {created, drawer, similar}.
-func resultView(res *store.WriteResult) map[string]any {
-	similar := make([]store.SimilarView, 0, len(res.Similar))
-	for _, l := range res.Similar {
-		similar = append(similar, store.SimilarView{Drawer: l.Older, Side: "older", Kind: string(l.Kind),
-			Similarity: l.Signals.Similarity, Signals: l.Signals, CreatedAt: l.CreatedAt.UTC().Format(time.RFC3339Nano), LinkID: l.ID})
-	}
-	return map[string]any{"created": res.Created, "drawer": res.Drawer, "similar": similar}
+	return writeJSON(w, createdStatus(res.Created), apiWrite(res))
 }
 
 func (s *Server) createDrawer(w http.ResponseWriter, r *http.Request) error {
@@ -310,7 +299,7 @@ func (s *Server) readDiary(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"entries": entries})
+	return writeJSON(w, http.StatusOK, api.DiaryEntries{Entries: apiDrawerList(entries)})
 }
 
 func (s *Server) supersede(w http.ResponseWriter, r *http.Request) error {
@@ -334,7 +323,7 @@ func (s *Server) supersede(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, res)
+	return writeJSON(w, http.StatusOK, api.Supersede{Superseded: apiDrawer(res.Superseded), Replacement: apiDrawerPtr(res.Replacement)})
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
@@ -346,7 +335,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"drawer": d, "versions": versions})
+	return writeJSON(w, http.StatusOK, apiHistory(d, versions))
 }
 
 func (s *Server) duplicates(w http.ResponseWriter, r *http.Request) error {
@@ -358,7 +347,7 @@ func (s *Server) duplicates(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"drawer": d, "similar": similar})
+	return writeJSON(w, http.StatusOK, api.Duplicates{Drawer: apiDrawer(d), Similar: apiSimilarList(similar)})
 }
 
 func (s *Server) deleteDuplicate(w http.ResponseWriter, r *http.Request) error {
@@ -373,5 +362,5 @@ func (s *Server) deleteDuplicate(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Palace.DeleteDuplicate(r.Context(), id, link); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"removed": link})
+	return writeJSON(w, http.StatusOK, api.LinkRemoved{Removed: link})
 }

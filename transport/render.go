@@ -1,9 +1,12 @@
 package transport
 
 import (
+	"time"
+
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/dedup"
 )
 
 // The answers of REST and MCP as package api shapes them, made from the
@@ -64,4 +67,70 @@ func apiWings(wings []actors.WingInfo) api.WingList {
 
 func apiRemoved(n store.Removed) api.RemovedAnswer {
 	return api.RemovedAnswer{Removed: api.Removed{Wings: n.Wings, Rooms: n.Rooms, Drawers: n.Drawers}}
+}
+
+func apiDrawer(d *store.Drawer) api.Drawer {
+	return api.Drawer{ID: d.ID, WingID: d.WingID, RoomID: d.RoomID, Name: d.Name, Content: d.Content, Tags: d.Tags,
+		Source:     api.Source{Kind: d.Source.Kind, URI: d.Source.URI, Agent: d.Source.Agent},
+		Provenance: api.Provenance{RequestedBy: d.Provenance.RequestedBy, JobID: d.Provenance.JobID},
+		ValidFrom:  d.ValidFrom, ValidTo: d.ValidTo, CreatedAt: d.CreatedAt, SupersededBy: d.SupersededBy,
+		Supersedes: d.Supersedes, Diary: d.Diary}
+}
+
+func apiDrawerPtr(d *store.Drawer) *api.Drawer {
+	if d == nil {
+		return nil
+	}
+	out := apiDrawer(d)
+	return &out
+}
+
+func apiDrawerList(ds []store.Drawer) []api.Drawer {
+	out := make([]api.Drawer, len(ds))
+	for i := range ds {
+		out[i] = apiDrawer(&ds[i])
+	}
+	return out
+}
+
+func apiSimilar(v store.SimilarView) api.Similar {
+	out := api.Similar{Drawer: v.Drawer, Side: v.Side, Kind: v.Kind, Similarity: v.Similarity, CreatedAt: v.CreatedAt, LinkID: v.LinkID}
+	if sig, ok := v.Signals.(dedup.Signals); ok {
+		out.Signals.SameHash, out.Signals.SameFingerprint = sig.SameHash, sig.SameFingerprint
+		out.Signals.Similarity, out.Signals.Threshold = sig.Similarity, sig.Threshold
+	}
+	return out
+}
+
+func apiSimilarList(vs []store.SimilarView) []api.Similar {
+	out := make([]api.Similar, len(vs))
+	for i, v := range vs {
+		out[i] = apiSimilar(v)
+	}
+	return out
+}
+
+func apiPreviews(ps []actors.Preview) api.DrawerList {
+	out := api.DrawerList{Drawers: make([]api.Preview, len(ps))}
+	for i, p := range ps {
+		out.Drawers[i] = api.Preview{ID: p.ID, Name: p.Name, Preview: p.Preview, Bytes: p.Bytes, Tags: p.Tags,
+			Source:    api.Source{Kind: p.Source.Kind, URI: p.Source.URI, Agent: p.Source.Agent},
+			ValidFrom: p.ValidFrom, ValidTo: p.ValidTo, CreatedAt: p.CreatedAt, SupersededBy: p.SupersededBy}
+	}
+	return out
+}
+
+// apiWrite is a write's answer: {created, drawer, similar}, the links it
+// made read from the new drawer's side.
+func apiWrite(res *store.WriteResult) api.WriteResult {
+	similar := make([]api.Similar, 0, len(res.Similar))
+	for _, l := range res.Similar {
+		similar = append(similar, apiSimilar(store.SimilarView{Drawer: l.Older, Side: "older", Kind: string(l.Kind),
+			Similarity: l.Signals.Similarity, Signals: l.Signals, CreatedAt: l.CreatedAt.UTC().Format(time.RFC3339Nano), LinkID: l.ID}))
+	}
+	return api.WriteResult{Created: res.Created, Drawer: apiDrawer(res.Drawer), Similar: similar}
+}
+
+func apiHistory(d *store.Drawer, versions []store.Drawer) api.History {
+	return api.History{Drawer: apiDrawer(d), Versions: apiDrawerList(versions)}
 }

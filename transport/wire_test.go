@@ -10,6 +10,7 @@ import (
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/dedup"
 )
 
 // TestWireDecodesWhatTheDaemonSends keeps transport/wire, the client's view,
@@ -138,4 +139,57 @@ func TestJobAnswersRenderAsBefore(t *testing.T) {
 			t.Errorf("job %s:\n before %s\n now    %s", j.ID, a, b)
 		}
 	}
+}
+
+// Drawer answers made as api types render exactly as the service's values
+// did before them.
+func TestDrawerAnswersRenderAsBefore(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 123000000, time.UTC)
+	full := store.Drawer{ID: "i", WingID: "w", RoomID: "r", Name: "n", Content: "c", Tags: []string{"t"},
+		Source: store.Source{Kind: "note", URI: "u", Agent: "a"}, Provenance: store.Provenance{RequestedBy: "cli", JobID: "j"},
+		ValidFrom: now, ValidTo: &now, CreatedAt: now, SupersededBy: "s", Supersedes: "p", Diary: true}
+	bare := store.Drawer{ID: "b", WingID: "w", RoomID: "r", Content: "c", Tags: []string{}, Source: store.Source{Kind: "manual"},
+		Provenance: store.Provenance{RequestedBy: "http"}, ValidFrom: now, CreatedAt: now}
+	link := store.Link{ID: "l", Older: "o", Newer: "b", Kind: dedup.Near, CreatedAt: now,
+		Signals: dedup.Signals{SameFingerprint: true, Similarity: 0.93, Threshold: 0.9}}
+	views := []store.SimilarView{{Drawer: "o", Side: "older", Kind: "near", Similarity: 0.93, Signals: link.Signals, CreatedAt: "x", LinkID: "l"}}
+	previews := []actors.Preview{{ID: "i", Name: "n", Preview: "c", Bytes: 1, Tags: []string{"t"}, Source: full.Source,
+		ValidFrom: now, ValidTo: &now, CreatedAt: now, SupersededBy: "s"}, {ID: "b", Preview: "c", Bytes: 1, Tags: []string{}, ValidFrom: now, CreatedAt: now}}
+	res := &store.WriteResult{Drawer: &bare, Created: true, Similar: []store.Link{link}}
+	sup := &store.SupersedeResult{Superseded: &full, Replacement: &bare}
+	for _, c := range []struct {
+		name     string
+		old, now any
+	}{
+		{"drawer list", map[string]any{"drawers": previews}, apiPreviews(previews)},
+		{"empty drawer list", map[string]any{"drawers": []actors.Preview{}}, apiPreviews(nil)},
+		{"write", oldResultView(res), apiWrite(res)},
+		{"write without links", oldResultView(&store.WriteResult{Drawer: &full}), apiWrite(&store.WriteResult{Drawer: &full})},
+		{"history", map[string]any{"drawer": &full, "versions": []store.Drawer{bare, full}}, apiHistory(&full, []store.Drawer{bare, full})},
+		{"duplicates", map[string]any{"drawer": &bare, "similar": views}, api.Duplicates{Drawer: apiDrawer(&bare), Similar: apiSimilarList(views)}},
+		{"diary", map[string]any{"entries": []store.Drawer{full}}, api.DiaryEntries{Entries: apiDrawerList([]store.Drawer{full})}},
+		{"supersede", sup, api.Supersede{Superseded: apiDrawer(sup.Superseded), Replacement: apiDrawerPtr(sup.Replacement)}},
+		{"supersede without replacement", &store.SupersedeResult{Superseded: &full}, api.Supersede{Superseded: apiDrawer(&full)}},
+		{"link removed", map[string]any{"removed": "l"}, api.LinkRemoved{Removed: "l"}},
+	} {
+		a, _ := json.Marshal(c.old)
+		b, _ := json.Marshal(c.now)
+		var x, y any
+		_ = json.Unmarshal(a, &x)
+		_ = json.Unmarshal(b, &y)
+		if !reflect.DeepEqual(x, y) {
+			t.Errorf("%s:\n before %s\n now    %s", c.name, a, b)
+		}
+	}
+}
+
+// oldResultView is how a write's answer was rendered before package api
+// shaped it: the reference TestDrawerAnswersRenderAsBefore compares with.
+func oldResultView(res *store.WriteResult) map[string]any {
+	similar := make([]store.SimilarView, 0, len(res.Similar))
+	for _, l := range res.Similar {
+		similar = append(similar, store.SimilarView{Drawer: l.Older, Side: "older", Kind: string(l.Kind),
+			Similarity: l.Signals.Similarity, Signals: l.Signals, CreatedAt: l.CreatedAt.UTC().Format(time.RFC3339Nano), LinkID: l.ID})
+	}
+	return map[string]any{"created": res.Created, "drawer": res.Drawer, "similar": similar}
 }
