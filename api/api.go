@@ -307,3 +307,109 @@ type SearchResult struct {
 	Ranking string `json:"ranking"`
 	Hits    []Hit  `json:"hits"`
 }
+
+// Config is GET /api/config: the effective configuration, without any
+// secret, credential location, URL, key or command line.
+type Config struct {
+	Listener   Listener     `json:"listener"`
+	Palace     string       `json:"palace"`
+	Datastore  ConfigStore  `json:"datastore"`
+	Auth       ConfigAuth   `json:"auth"`
+	Dashboard  Enabled      `json:"dashboard"`
+	Assets     Assets       `json:"assets"`
+	DB         Endpoint     `json:"db"`
+	Webhook    Webhook      `json:"webhook"`
+	Dedup      ConfigDedup  `json:"dedup"`
+	Jobs       ConfigJobs   `json:"jobs"`
+	Mining     ConfigMining `json:"mining"`
+	Providers  Providers    `json:"providers"`
+	ConfigFile string       `json:"config_file"`
+}
+
+// Listener is where the daemon listens.
+type Listener struct {
+	Bind    string `json:"bind"`
+	Port    int    `json:"port"`
+	Address string `json:"address"`
+}
+
+// ConfigStore names the store.
+type ConfigStore struct {
+	Backend  string `json:"backend"`
+	Location string `json:"location"`
+}
+
+// ConfigAuth is whether authentication is on and a secret configured.
+type ConfigAuth struct {
+	Enabled         bool `json:"enabled"`
+	TokenConfigured bool `json:"token_configured"`
+}
+
+// Enabled is a feature switch.
+type Enabled struct {
+	Enabled bool `json:"enabled"`
+}
+
+// Assets is where the dashboard's assets come from.
+type Assets struct {
+	Origin string `json:"origin"`
+}
+
+// Endpoint is a listener of another service.
+type Endpoint struct {
+	Bind        string `json:"bind"`
+	Port        int    `json:"port"`
+	AllowRemote bool   `json:"allow_remote"`
+}
+
+// Webhook is the webhook listener.
+type Webhook struct {
+	Enable      bool   `json:"enable"`
+	Bind        string `json:"bind"`
+	Port        int    `json:"port"`
+	AllowRemote bool   `json:"allow_remote"`
+}
+
+// ConfigDedup is deduplication's settings.
+type ConfigDedup struct {
+	Enabled       bool    `json:"enabled"`
+	NearThreshold float64 `json:"near_threshold"`
+	EntityFuzzy   bool    `json:"entity_fuzzy"`
+}
+
+// ConfigJobs is the job runtime's settings.
+type ConfigJobs struct {
+	MaxConcurrency        int `json:"max_concurrency"`
+	BackgroundConcurrency int `json:"background_concurrency"`
+	LeaseTTLSecs          int `json:"lease_ttl_secs"`
+	DrainTimeoutSecs      int `json:"drain_timeout_secs"`
+}
+
+// ConfigMining is the mining pipeline's settings.
+type ConfigMining struct {
+	ChunkChars        int   `json:"chunk_chars"`
+	MaxFileBytes      int64 `json:"max_file_bytes"`
+	MaxDocuments      int   `json:"max_documents"`
+	SourceTimeoutSecs int   `json:"source_timeout_secs"`
+}
+
+// Providers names the embedding and extraction providers (nil: none).
+type Providers struct {
+	Embedding  *EmbeddingProviders `json:"embedding"`
+	Extraction *struct{}           `json:"extraction"`
+}
+
+// EmbeddingProviders are the embedding profiles: provider and model only.
+type EmbeddingProviders struct {
+	Default  string                      `json:"default"`
+	Profiles map[string]EmbeddingProfile `json:"profiles"`
+	SaveSecs int                         `json:"save_secs"`
+}
+
+// EmbeddingProfile is one profile's identity.
+type EmbeddingProfile struct {
+	Provider  string `json:"provider"`
+	Model     string `json:"model"`
+	Dimension int    `json:"dimension"`
+	Pipeline  string `json:"pipeline"`
+}

@@ -341,36 +341,43 @@ func (s *Server) reporter() *actors.Reporter {
 }
 
 func (s *Server) config(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, http.StatusOK, s.configReport())
+}
+
+// configReport is the effective configuration as GET /api/config shows it.
+func (s *Server) configReport() api.Config {
 	c := s.Config
-	return writeJSON(w, http.StatusOK, map[string]any{
-		"listener":    map[string]any{"bind": c.Server.Bind, "port": c.Server.Port, "address": s.Address},
-		"palace":      c.Palace.Path,
-		"datastore":   map[string]string{"backend": s.Palace.DB.Backend(), "location": s.Palace.DB.Location()},
-		"auth":        map[string]bool{"enabled": c.Auth.Enabled, "token_configured": s.Auth != nil && s.Auth.SecretConfigured()},
-		"dashboard":   map[string]bool{"enabled": c.Web.Enable},
-		"assets":      map[string]string{"origin": assetsOrigin(c)},
-		"db":          map[string]any{"bind": c.DB.Bind, "port": c.DB.Port, "allow_remote": c.DB.AllowRemote},
-		"webhook":     map[string]any{"enable": c.Webhook.Enable, "bind": c.Webhook.Bind, "port": c.Webhook.Port, "allow_remote": c.Webhook.AllowRemote},
-		"dedup":       c.Dedup,
-		"jobs":        c.Jobs,
-		"mining":      map[string]any{"chunk_chars": c.Mining.ChunkChars, "max_file_bytes": c.Mining.MaxFileBytes, "max_documents": c.Mining.MaxDocuments, "source_timeout_secs": c.Mining.SourceTimeoutSecs},
-		"providers":   map[string]any{"embedding": embeddingProviders(c.Embedding), "extraction": nil},
-		"config_file": c.File,
-	})
+	return api.Config{
+		Listener:  api.Listener{Bind: c.Server.Bind, Port: c.Server.Port, Address: s.Address},
+		Palace:    c.Palace.Path,
+		Datastore: api.ConfigStore{Backend: s.Palace.DB.Backend(), Location: s.Palace.DB.Location()},
+		Auth:      api.ConfigAuth{Enabled: c.Auth.Enabled, TokenConfigured: s.Auth != nil && s.Auth.SecretConfigured()},
+		Dashboard: api.Enabled{Enabled: c.Web.Enable},
+		Assets:    api.Assets{Origin: assetsOrigin(c)},
+		DB:        api.Endpoint{Bind: c.DB.Bind, Port: c.DB.Port, AllowRemote: c.DB.AllowRemote},
+		Webhook:   api.Webhook{Enable: c.Webhook.Enable, Bind: c.Webhook.Bind, Port: c.Webhook.Port, AllowRemote: c.Webhook.AllowRemote},
+		Dedup:     api.ConfigDedup{Enabled: c.Dedup.Enabled, NearThreshold: c.Dedup.NearThreshold, EntityFuzzy: c.Dedup.EntityFuzzy},
+		Jobs: api.ConfigJobs{MaxConcurrency: c.Jobs.MaxConcurrency, BackgroundConcurrency: c.Jobs.BackgroundConcurrency,
+			LeaseTTLSecs: c.Jobs.LeaseTTLSecs, DrainTimeoutSecs: c.Jobs.DrainTimeoutSecs},
+		Mining: api.ConfigMining{ChunkChars: c.Mining.ChunkChars, MaxFileBytes: c.Mining.MaxFileBytes, MaxDocuments: c.Mining.MaxDocuments,
+			SourceTimeoutSecs: c.Mining.SourceTimeoutSecs},
+		Providers:  api.Providers{Embedding: embeddingProviders(c.Embedding)},
+		ConfigFile: c.File,
+	}
 }
 
 // embeddingProviders names each profile's provider and model: never its
 // URL, key or command line.
-func embeddingProviders(e config.Embedding) any {
+func embeddingProviders(e config.Embedding) *api.EmbeddingProviders {
 	if len(e.Profiles) == 0 {
 		return nil
 	}
-	profiles := map[string]any{}
+	out := &api.EmbeddingProviders{Default: e.Default, Profiles: map[string]api.EmbeddingProfile{}, SaveSecs: e.SaveSecs}
 	for name := range e.Profiles {
 		p, _ := e.ProfileNamed(name)
-		profiles[name] = map[string]any{"provider": p.Provider, "model": p.Model, "dimension": p.Dimension, "pipeline": p.Pipeline}
+		out.Profiles[name] = api.EmbeddingProfile{Provider: p.Provider, Model: p.Model, Dimension: p.Dimension, Pipeline: p.Pipeline}
 	}
-	return map[string]any{"default": e.Default, "profiles": profiles, "save_secs": e.SaveSecs}
+	return out
 }
 
 func assetsOrigin(c config.Config) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/dedup"
 )
 
@@ -192,4 +193,59 @@ func oldResultView(res *store.WriteResult) map[string]any {
 			Similarity: l.Signals.Similarity, Signals: l.Signals, CreatedAt: l.CreatedAt.UTC().Format(time.RFC3339Nano), LinkID: l.ID})
 	}
 	return map[string]any{"created": res.Created, "drawer": res.Drawer, "similar": similar}
+}
+
+// oldConfigReport is how GET /api/config was rendered before package api
+// shaped it.
+func (s *Server) oldConfigReport() map[string]any {
+	c := s.Config
+	return map[string]any{
+		"listener":    map[string]any{"bind": c.Server.Bind, "port": c.Server.Port, "address": s.Address},
+		"palace":      c.Palace.Path,
+		"datastore":   map[string]string{"backend": s.Palace.DB.Backend(), "location": s.Palace.DB.Location()},
+		"auth":        map[string]bool{"enabled": c.Auth.Enabled, "token_configured": s.Auth != nil && s.Auth.SecretConfigured()},
+		"dashboard":   map[string]bool{"enabled": c.Web.Enable},
+		"assets":      map[string]string{"origin": assetsOrigin(c)},
+		"db":          map[string]any{"bind": c.DB.Bind, "port": c.DB.Port, "allow_remote": c.DB.AllowRemote},
+		"webhook":     map[string]any{"enable": c.Webhook.Enable, "bind": c.Webhook.Bind, "port": c.Webhook.Port, "allow_remote": c.Webhook.AllowRemote},
+		"dedup":       c.Dedup,
+		"jobs":        c.Jobs,
+		"mining":      map[string]any{"chunk_chars": c.Mining.ChunkChars, "max_file_bytes": c.Mining.MaxFileBytes, "max_documents": c.Mining.MaxDocuments, "source_timeout_secs": c.Mining.SourceTimeoutSecs},
+		"providers":   map[string]any{"embedding": oldEmbeddingProviders(c.Embedding), "extraction": nil},
+		"config_file": c.File,
+	}
+}
+
+// oldEmbeddingProviders named each profile's provider and model: never its
+// URL, key or command line.
+func oldEmbeddingProviders(e config.Embedding) any {
+	if len(e.Profiles) == 0 {
+		return nil
+	}
+	profiles := map[string]any{}
+	for name := range e.Profiles {
+		p, _ := e.ProfileNamed(name)
+		profiles[name] = map[string]any{"provider": p.Provider, "model": p.Model, "dimension": p.Dimension, "pipeline": p.Pipeline}
+	}
+	return map[string]any{"default": e.Default, "profiles": profiles, "save_secs": e.SaveSecs}
+}
+
+// The configuration answer made as an api type renders as it did before.
+func TestConfigAnswerRendersAsBefore(t *testing.T) {
+	ts := newTestServer(t, true, "a-configured-secret-1234")
+	s := ts.Server
+	for _, profiles := range []map[string]config.Profile{nil, {"test": {Provider: "hash", Dimension: 32}}} {
+		s.Config.Embedding.Profiles, s.Config.Embedding.Default = profiles, ""
+		if profiles != nil {
+			s.Config.Embedding.Default = "test"
+		}
+		a, _ := json.Marshal(s.oldConfigReport())
+		b, _ := json.Marshal(s.configReport())
+		var x, y any
+		_ = json.Unmarshal(a, &x)
+		_ = json.Unmarshal(b, &y)
+		if !reflect.DeepEqual(x, y) {
+			t.Errorf("config:\n before %s\n now    %s", a, b)
+		}
+	}
 }
