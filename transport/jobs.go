@@ -123,5 +123,5 @@ func (s *Server) wakeUp(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, res)
+	return writeJSON(w, http.StatusOK, apiWakeUp(res))
 }

@@ -232,7 +232,8 @@ func (s *Server) mcpTools() []mcpTool {
 				if err != nil {
 					return nil, err
 				}
-				return s.Search.Search(ctx, q, false)
+				res, err := s.Search.Search(ctx, q, false)
+				return apiSearch(res), err
 			}),
 		tool("loci_recall", "Verbatim recall: search across a wing's rooms.", searchHints, reads,
 			map[string]any{"limit": actors.SearchLimit, "ranking": "auto"},
@@ -241,7 +242,8 @@ func (s *Server) mcpTools() []mcpTool {
 				if err != nil {
 					return nil, err
 				}
-				return s.Search.Search(ctx, q, true)
+				res, err := s.Search.Search(ctx, q, true)
+				return apiSearch(res), err
 			}),
 		tool("loci_history", "A drawer's whole supersession chain, oldest first.", readHints, reads, nil,
 			func(ctx context.Context, _ *mcpCall, in historyArgs) (any, error) {
@@ -264,7 +266,8 @@ func (s *Server) mcpTools() []mcpTool {
 				if in.MaxBytes < 0 {
 					return nil, fault.Invalid("max_bytes", "must be 0 or more (0 means the default)")
 				}
-				return s.Palace.WakeUp(ctx, in.AgentIdentity, in.Wing, in.MaxItems, in.MaxBytes)
+				res, err := s.Palace.WakeUp(ctx, in.AgentIdentity, in.Wing, in.MaxItems, in.MaxBytes)
+				return apiWakeUp(res), err
 			}),
 		tool("loci_diary_write", "Write a diary entry for an agent.", hints{false, false, false, false}, writes, nil,
 			func(ctx context.Context, _ *mcpCall, in diaryWriteArgs) (any, error) {

@@ -134,3 +134,23 @@ func apiWrite(res *store.WriteResult) api.WriteResult {
 func apiHistory(d *store.Drawer, versions []store.Drawer) api.History {
 	return api.History{Drawer: apiDrawer(d), Versions: apiDrawerList(versions)}
 }
+
+func apiSearch(res *actors.SearchResult) *api.SearchResult {
+	if res == nil {
+		return nil
+	}
+	out := &api.SearchResult{Query: res.Query, Ranking: res.Ranking, Hits: make([]api.Hit, len(res.Hits))}
+	for i := range res.Hits {
+		h := &res.Hits[i]
+		out.Hits[i] = api.Hit{Drawer: apiDrawer(&h.Drawer), Score: h.Score, Signals: h.Signals}
+	}
+	return out
+}
+
+func apiWakeUp(w *actors.WakeUp) *api.WakeUp {
+	if w == nil {
+		return nil
+	}
+	return &api.WakeUp{AgentIdentity: w.AgentIdentity, Wing: w.Wing, Diary: apiDrawerPtr(w.Diary), Items: apiDrawerList(w.Items),
+		Bytes: w.Bytes, Skipped: w.Skipped}
+}

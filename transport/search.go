@@ -170,7 +170,7 @@ func (s *Server) runSearch(w http.ResponseWriter, r *http.Request, q actors.Sear
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, res)
+	return writeJSON(w, http.StatusOK, apiSearch(res))
 }
 
 func (s *Server) putEmbedding(w http.ResponseWriter, r *http.Request) error {

@@ -249,3 +249,35 @@ func TestConfigAnswerRendersAsBefore(t *testing.T) {
 		}
 	}
 }
+
+// Search and wake-up answers made as api types render as before.
+func TestSearchAndWakeUpRenderAsBefore(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 5, time.UTC)
+	d := store.Drawer{ID: "i", WingID: "w", RoomID: "r", Name: "n", Content: "c", Tags: []string{"t"},
+		Source: store.Source{Kind: "note"}, Provenance: store.Provenance{RequestedBy: "cli"}, ValidFrom: now, CreatedAt: now}
+	res := &actors.SearchResult{Query: "q", Ranking: "hybrid", Hits: []actors.Hit{
+		{Drawer: d, Score: 0.03, Signals: map[string]any{"lexical": map[string]any{"rank": 1, "score": 2.5, "all_words": true},
+			"semantic": map[string]any{"rank": 2, "similarity": float32(0.8)}}},
+		{Drawer: d, Score: 0.01}}}
+	empty := &actors.SearchResult{Query: "q", Ranking: "lexical", Hits: []actors.Hit{}}
+	wake := &actors.WakeUp{AgentIdentity: "a", Wing: "w", Diary: &d, Items: []store.Drawer{d}, Bytes: 1, Skipped: 2}
+	noDiary := &actors.WakeUp{AgentIdentity: "a", Items: []store.Drawer{}}
+	for _, c := range []struct {
+		name     string
+		old, now any
+	}{
+		{"search", res, apiSearch(res)},
+		{"no hits", empty, apiSearch(empty)},
+		{"wake-up", wake, apiWakeUp(wake)},
+		{"wake-up without a diary", noDiary, apiWakeUp(noDiary)},
+	} {
+		a, _ := json.Marshal(c.old)
+		b, _ := json.Marshal(c.now)
+		var x, y any
+		_ = json.Unmarshal(a, &x)
+		_ = json.Unmarshal(b, &y)
+		if !reflect.DeepEqual(x, y) {
+			t.Errorf("%s:\n before %s\n now    %s", c.name, a, b)
+		}
+	}
+}
