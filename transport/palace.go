@@ -223,7 +223,7 @@ func (s *Server) getDrawer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, d)
+	return writeJSON(w, http.StatusOK, apiDrawer(d))
 }
 
 func (s *Server) deleteDrawer(w http.ResponseWriter, r *http.Request) error {
