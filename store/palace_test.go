@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
@@ -122,6 +123,9 @@ func TestDedupVerdictsPerWriter(t *testing.T) {
 				views, _ := store.Similar(r, res.Drawer)
 				if len(views) != 1 || views[0].Side != "older" || views[0].Drawer != first.Drawer.ID {
 					t.Errorf("newer side reads %+v", views)
+				}
+				if want := res.Similar[0].CreatedAt.UTC().Format(time.RFC3339Nano); len(views) == 1 && views[0].CreatedAt != want {
+					t.Errorf("the link's created_at reads %q, the write answered %q", views[0].CreatedAt, want)
 				}
 				views, _ = store.Similar(r, first.Drawer)
 				if len(views) != 1 || views[0].Side != "newer" || views[0].Drawer != res.Drawer.ID {
@@ -385,5 +389,15 @@ func TestPreparedJudgementsAndLaterWrites(t *testing.T) {
 	res := must(t, db, in)
 	if len(res.Similar) != 1 || res.Similar[0].Older != b.ID {
 		t.Fatalf("links %+v: want only the later, still current drawer %s", res.Similar, b.ID)
+	}
+}
+
+// A link's created_at is shown as every API time is: RFC 3339 in UTC,
+// nanoseconds with trailing zeros trimmed (the duplicates list once padded
+// them to nine digits while a write's answer trimmed them).
+func TestLinkTime(t *testing.T) {
+	at := time.Date(2026, 11, 22, 12, 0, 0, 120000000, time.FixedZone("x", 3600))
+	if got := store.LinkTime(at); got != "2026-11-22T11:00:00.12Z" {
+		t.Fatalf("LinkTime = %q", got)
 	}
 }

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"time"
+
 	"github.com/loci-dev/loci/store/fault"
 )
 
@@ -141,6 +143,12 @@ type SimilarView struct {
 	LinkID     string  `json:"link_id"`
 }
 
+// LinkTime is how a similar_to link's created_at is shown: RFC 3339 in UTC
+// with nanoseconds, trailing zeros trimmed (as every other time the API
+// shows). The duplicates list once padded it to nine digits while a write's
+// answer trimmed it.
+func LinkTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
 // Similar lists a drawer's similar_to links as read from its side: side
 // "older" when the drawer asked about resembles that older one, "newer"
 // when that drawer was written later.
@@ -152,7 +160,7 @@ func Similar(r Reader, d *Drawer) ([]SimilarView, error) {
 	out := make([]SimilarView, 0, len(links))
 	for _, l := range links {
 		v := SimilarView{Kind: string(l.Kind), Similarity: l.Signals.Similarity, Signals: l.Signals,
-			CreatedAt: l.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z07:00"), LinkID: l.ID}
+			CreatedAt: LinkTime(l.CreatedAt), LinkID: l.ID}
 		if l.Newer == d.ID {
 			v.Drawer, v.Side = l.Older, "older"
 		} else {

@@ -1,8 +1,6 @@
 package transport
 
 import (
-	"time"
-
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
@@ -126,7 +124,7 @@ func apiWrite(res *store.WriteResult) api.WriteResult {
 	similar := make([]api.Similar, 0, len(res.Similar))
 	for _, l := range res.Similar {
 		similar = append(similar, apiSimilar(store.SimilarView{Drawer: l.Older, Side: "older", Kind: string(l.Kind),
-			Similarity: l.Signals.Similarity, Signals: l.Signals, CreatedAt: l.CreatedAt.UTC().Format(time.RFC3339Nano), LinkID: l.ID}))
+			Similarity: l.Signals.Similarity, Signals: l.Signals, CreatedAt: store.LinkTime(l.CreatedAt), LinkID: l.ID}))
 	}
 	return api.WriteResult{Created: res.Created, Drawer: apiDrawer(res.Drawer), Similar: similar}
 }
