@@ -108,14 +108,7 @@ func TestWingAndRoomAnswersRenderAsBefore(t *testing.T) {
 		{"room created", map[string]any{"created": false, "room": bare}, api.RoomCreated{Room: apiRoom(bare)}},
 		{"removed", map[string]any{"removed": n}, apiRemoved(n)},
 	} {
-		a, _ := json.Marshal(c.old)
-		b, _ := json.Marshal(c.now)
-		var x, y any
-		_ = json.Unmarshal(a, &x)
-		_ = json.Unmarshal(b, &y)
-		if !reflect.DeepEqual(x, y) {
-			t.Errorf("%s:\n before %s\n now    %s", c.name, a, b)
-		}
+		sameJSON(t, c.name, c.old, c.now)
 	}
 }
 
@@ -131,14 +124,7 @@ func TestJobAnswersRenderAsBefore(t *testing.T) {
 		LeaseOwner: "o", LeaseExpiresAt: &now, PauseRequested: true, CancelRequested: true}
 	bare := store.Job{ID: "k", Kind: "demo", Status: "queued", Priority: store.PriorityNormal, RequestedBy: "cli", CreatedAt: now, UpdatedAt: now}
 	for _, j := range []store.Job{full, bare} {
-		a, _ := json.Marshal(j) // Input is nil: as the old answer cleared it
-		b, _ := json.Marshal(apiJob(&j))
-		var x, y any
-		_ = json.Unmarshal(a, &x)
-		_ = json.Unmarshal(b, &y)
-		if !reflect.DeepEqual(x, y) {
-			t.Errorf("job %s:\n before %s\n now    %s", j.ID, a, b)
-		}
+		sameJSON(t, "job "+j.ID, j, apiJob(&j)) // the stored job without input: the old answer
 	}
 }
 
@@ -173,14 +159,7 @@ func TestDrawerAnswersRenderAsBefore(t *testing.T) {
 		{"supersede without replacement", &store.SupersedeResult{Superseded: &full}, api.Supersede{Superseded: apiDrawer(&full)}},
 		{"link removed", map[string]any{"removed": "l"}, api.LinkRemoved{Removed: "l"}},
 	} {
-		a, _ := json.Marshal(c.old)
-		b, _ := json.Marshal(c.now)
-		var x, y any
-		_ = json.Unmarshal(a, &x)
-		_ = json.Unmarshal(b, &y)
-		if !reflect.DeepEqual(x, y) {
-			t.Errorf("%s:\n before %s\n now    %s", c.name, a, b)
-		}
+		sameJSON(t, c.name, c.old, c.now)
 	}
 }
 
@@ -239,14 +218,7 @@ func TestConfigAnswerRendersAsBefore(t *testing.T) {
 		if profiles != nil {
 			s.Config.Embedding.Default = "test"
 		}
-		a, _ := json.Marshal(s.oldConfigReport())
-		b, _ := json.Marshal(s.configReport())
-		var x, y any
-		_ = json.Unmarshal(a, &x)
-		_ = json.Unmarshal(b, &y)
-		if !reflect.DeepEqual(x, y) {
-			t.Errorf("config:\n before %s\n now    %s", a, b)
-		}
+		sameJSON(t, "config", s.oldConfigReport(), s.configReport())
 	}
 }
 
@@ -271,13 +243,19 @@ func TestSearchAndWakeUpRenderAsBefore(t *testing.T) {
 		{"wake-up", wake, apiWakeUp(wake)},
 		{"wake-up without a diary", noDiary, apiWakeUp(noDiary)},
 	} {
-		a, _ := json.Marshal(c.old)
-		b, _ := json.Marshal(c.now)
-		var x, y any
-		_ = json.Unmarshal(a, &x)
-		_ = json.Unmarshal(b, &y)
-		if !reflect.DeepEqual(x, y) {
-			t.Errorf("%s:\n before %s\n now    %s", c.name, a, b)
-		}
+		sameJSON(t, c.name, c.old, c.now)
+	}
+}
+
+// sameJSON reports when now renders as other JSON than old did.
+func sameJSON(t *testing.T, what string, old, now any) {
+	t.Helper()
+	a, _ := json.Marshal(old)
+	b, _ := json.Marshal(now)
+	var x, y any
+	_ = json.Unmarshal(a, &x)
+	_ = json.Unmarshal(b, &y)
+	if !reflect.DeepEqual(x, y) {
+		t.Errorf("%s:\n before %s\n now    %s", what, a, b)
 	}
 }
