@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"reflect"
 	"testing"
 	"time"
@@ -14,36 +15,40 @@ import (
 	"github.com/loci-dev/loci/store/dedup"
 )
 
-// TestWireDecodesWhatTheDaemonSends keeps transport/wire, the client's view,
-// in step with the types the handlers render.
-func TestWireDecodesWhatTheDaemonSends(t *testing.T) {
-	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	d := store.Drawer{ID: "i", WingID: "w", RoomID: "r", Name: "n", Content: "c", Tags: []string{"t"},
-		Source: store.Source{Kind: "note", URI: "u", Agent: "a"}, Provenance: store.Provenance{RequestedBy: "cli", JobID: "j"},
-		ValidFrom: now, ValidTo: &now, CreatedAt: now, SupersededBy: "s", Supersedes: "p", Diary: true}
-	want := api.Drawer{ID: "i", WingID: "w", RoomID: "r", Name: "n", Content: "c", Tags: []string{"t"},
-		Source: api.Source{Kind: "note", URI: "u", Agent: "a"}, Provenance: api.Provenance{RequestedBy: "cli", JobID: "j"},
-		ValidFrom: now, ValidTo: &now, CreatedAt: now, SupersededBy: "s", Supersedes: "p", Diary: true}
-	var got api.Drawer
-	roundTrip(t, d, &got)
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("drawer\n got %+v\nwant %+v", got, want)
+// The client reads every golden answer into its api type without an
+// unknown field and writes it back unchanged: the CLI sees all a client sees.
+func TestClientTypesReadEveryAnswer(t *testing.T) {
+	types := map[string]func() any{
+		"wing list": func() any { return new(api.WingList) }, "empty wing list": func() any { return new(api.WingList) },
+		"one wing": func() any { return new(api.Wing) }, "wing created": func() any { return new(api.WingCreated) },
+		"room list": func() any { return new(api.RoomList) }, "one room": func() any { return new(api.Room) },
+		"room created": func() any { return new(api.RoomCreated) }, "removed": func() any { return new(api.RemovedAnswer) },
+		"job j": func() any { return new(api.Job) }, "job k": func() any { return new(api.Job) },
+		"drawer list": func() any { return new(api.DrawerList) }, "empty drawer list": func() any { return new(api.DrawerList) },
+		"write": func() any { return new(api.WriteResult) }, "write without links": func() any { return new(api.WriteResult) },
+		"history": func() any { return new(api.History) }, "duplicates": func() any { return new(api.Duplicates) },
+		"diary": func() any { return new(api.DiaryEntries) }, "supersede": func() any { return new(api.Supersede) },
+		"supersede without replacement": func() any { return new(api.Supersede) }, "link removed": func() any { return new(api.LinkRemoved) },
+		"search": func() any { return new(api.SearchResult) }, "no hits": func() any { return new(api.SearchResult) },
+		"wake-up": func() any { return new(api.WakeUp) }, "wake-up without a diary": func() any { return new(api.WakeUp) },
 	}
-
-	room := actors.RoomInfo{Room: store.Room{ID: "r", WingID: "w", Name: "rn", Description: "d", CreatedAt: now}, WingName: "wn", DrawerCount: 2, Stored: 3}
-	wing := actors.WingInfo{Wing: store.Wing{ID: "w", Name: "wn", Description: "d", CreatedAt: now}, RoomCount: 1, DrawerCount: 2, Rooms: []actors.RoomInfo{room}}
-	var gw api.Wing
-	roundTrip(t, wing, &gw)
-	ww := api.Wing{ID: "w", Name: "wn", Description: "d", CreatedAt: now, RoomCount: 1, Drawers: 2,
-		Rooms: []api.Room{{ID: "r", WingID: "w", Wing: "wn", Name: "rn", Description: "d", CreatedAt: now, Drawers: 2, Stored: 3}}}
-	if !reflect.DeepEqual(gw, ww) {
-		t.Fatalf("wing\n got %+v\nwant %+v", gw, ww)
+	b, err := os.ReadFile(goldenFile)
+	if err != nil {
+		t.Fatal(err)
 	}
-
-	var rm api.Removed
-	roundTrip(t, store.Removed{Wings: 1, Rooms: 2, Drawers: 3}, &rm)
-	if rm != (api.Removed{Wings: 1, Rooms: 2, Drawers: 3}) {
-		t.Fatalf("removed %+v", rm)
+	var answers map[string]json.RawMessage
+	if err := json.Unmarshal(b, &answers); err != nil {
+		t.Fatal(err)
+	}
+	for name, raw := range answers {
+		mk, ok := types[name]
+		if !ok {
+			t.Errorf("golden answer %q has no client type here", name)
+			continue
+		}
+		v := mk()
+		roundTrip(t, json.RawMessage(raw), v)
+		sameAnswer(t, name, v)
 	}
 }
 
@@ -85,8 +90,7 @@ func TestJobAnswersCarryNoInput(t *testing.T) {
 	}
 }
 
-// The wing and room answers made as api types render exactly as the
-// service's values did before them: nothing a client reads changed.
+// The wing and room answers render as clients have always read them.
 func TestWingAndRoomAnswersRenderAsBefore(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	room := actors.RoomInfo{Room: store.Room{ID: "r", WingID: "w", Name: "rn", Description: "d", CreatedAt: now}, WingName: "wn", DrawerCount: 2, Stored: 3}
@@ -94,26 +98,21 @@ func TestWingAndRoomAnswersRenderAsBefore(t *testing.T) {
 	wing := actors.WingInfo{Wing: store.Wing{ID: "w", Name: "wn", Description: "d", CreatedAt: now}, RoomCount: 2, DrawerCount: 2,
 		Rooms: []actors.RoomInfo{room, bare}}
 	plain := actors.WingInfo{Wing: store.Wing{ID: "v", Name: "vn", CreatedAt: now}}
-	n := store.Removed{Wings: 1, Rooms: 2, Drawers: 3}
-	for _, c := range []struct {
-		name     string
-		old, now any
-	}{
-		{"wing list", map[string]any{"wings": []actors.WingInfo{wing, plain}}, apiWings([]actors.WingInfo{wing, plain})},
-		{"empty wing list", map[string]any{"wings": []actors.WingInfo{}}, apiWings([]actors.WingInfo{})},
-		{"one wing", wing, apiWing(wing)},
-		{"wing created", map[string]any{"created": true, "wing": plain}, api.WingCreated{Created: true, Wing: apiWing(plain)}},
-		{"room list", map[string]any{"rooms": []actors.RoomInfo{room, bare}}, api.RoomList{Rooms: apiRooms([]actors.RoomInfo{room, bare})}},
-		{"one room", room, apiRoom(room)},
-		{"room created", map[string]any{"created": false, "room": bare}, api.RoomCreated{Room: apiRoom(bare)}},
-		{"removed", map[string]any{"removed": n}, apiRemoved(n)},
+	for name, answer := range map[string]any{
+		"wing list":       apiWings([]actors.WingInfo{wing, plain}),
+		"empty wing list": apiWings([]actors.WingInfo{}),
+		"one wing":        apiWing(wing),
+		"wing created":    api.WingCreated{Created: true, Wing: apiWing(plain)},
+		"room list":       api.RoomList{Rooms: apiRooms([]actors.RoomInfo{room, bare})},
+		"one room":        apiRoom(room),
+		"room created":    api.RoomCreated{Room: apiRoom(bare)},
+		"removed":         apiRemoved(store.Removed{Wings: 1, Rooms: 2, Drawers: 3}),
 	} {
-		sameJSON(t, c.name, c.old, c.now)
+		sameAnswer(t, name, answer)
 	}
 }
 
-// Job answers made as api types render as the stored job without its
-// input did before them.
+// Job answers render as the stored job without its input always did.
 func TestJobAnswersRenderAsBefore(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	total := int64(10)
@@ -121,15 +120,15 @@ func TestJobAnswersRenderAsBefore(t *testing.T) {
 		CreatedAt: now, UpdatedAt: now, StartedAt: &now, FinishedAt: &now,
 		Progress: store.Progress{Current: 3, Total: &total, Message: "items written"}, Attempt: 1, RecoveryAttempts: 2,
 		Checkpoint: json.RawMessage(`{"next_index":3}`), Result: json.RawMessage(`{"items":3}`), Error: "e",
-		LeaseOwner: "o", LeaseExpiresAt: &now, PauseRequested: true, CancelRequested: true}
+		LeaseOwner: "o", LeaseExpiresAt: &now, PauseRequested: true, CancelRequested: true,
+		Input: json.RawMessage(`{"items":[]}`)}
 	bare := store.Job{ID: "k", Kind: "demo", Status: "queued", Priority: store.PriorityNormal, RequestedBy: "cli", CreatedAt: now, UpdatedAt: now}
 	for _, j := range []store.Job{full, bare} {
-		sameJSON(t, "job "+j.ID, j, apiJob(&j)) // the stored job without input: the old answer
+		sameAnswer(t, "job "+j.ID, apiJob(&j))
 	}
 }
 
-// Drawer answers made as api types render exactly as the service's values
-// did before them.
+// Drawer answers render as clients have always read them.
 func TestDrawerAnswersRenderAsBefore(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 123000000, time.UTC)
 	full := store.Drawer{ID: "i", WingID: "w", RoomID: "r", Name: "n", Content: "c", Tags: []string{"t"},
@@ -144,34 +143,20 @@ func TestDrawerAnswersRenderAsBefore(t *testing.T) {
 		ValidFrom: now, ValidTo: &now, CreatedAt: now, SupersededBy: "s"}, {ID: "b", Preview: "c", Bytes: 1, Tags: []string{}, ValidFrom: now, CreatedAt: now}}
 	res := &store.WriteResult{Drawer: &bare, Created: true, Similar: []store.Link{link}}
 	sup := &store.SupersedeResult{Superseded: &full, Replacement: &bare}
-	for _, c := range []struct {
-		name     string
-		old, now any
-	}{
-		{"drawer list", map[string]any{"drawers": previews}, apiPreviews(previews)},
-		{"empty drawer list", map[string]any{"drawers": []actors.Preview{}}, apiPreviews(nil)},
-		{"write", oldResultView(res), apiWrite(res)},
-		{"write without links", oldResultView(&store.WriteResult{Drawer: &full}), apiWrite(&store.WriteResult{Drawer: &full})},
-		{"history", map[string]any{"drawer": &full, "versions": []store.Drawer{bare, full}}, apiHistory(&full, []store.Drawer{bare, full})},
-		{"duplicates", map[string]any{"drawer": &bare, "similar": views}, api.Duplicates{Drawer: apiDrawer(&bare), Similar: apiSimilarList(views)}},
-		{"diary", map[string]any{"entries": []store.Drawer{full}}, api.DiaryEntries{Entries: apiDrawerList([]store.Drawer{full})}},
-		{"supersede", sup, api.Supersede{Superseded: apiDrawer(sup.Superseded), Replacement: apiDrawerPtr(sup.Replacement)}},
-		{"supersede without replacement", &store.SupersedeResult{Superseded: &full}, api.Supersede{Superseded: apiDrawer(&full)}},
-		{"link removed", map[string]any{"removed": "l"}, api.LinkRemoved{Removed: "l"}},
+	for name, answer := range map[string]any{
+		"drawer list":                   apiPreviews(previews),
+		"empty drawer list":             apiPreviews(nil),
+		"write":                         apiWrite(res),
+		"write without links":           apiWrite(&store.WriteResult{Drawer: &full}),
+		"history":                       apiHistory(&full, []store.Drawer{bare, full}),
+		"duplicates":                    api.Duplicates{Drawer: apiDrawer(&bare), Similar: apiSimilarList(views)},
+		"diary":                         api.DiaryEntries{Entries: apiDrawerList([]store.Drawer{full})},
+		"supersede":                     api.Supersede{Superseded: apiDrawer(sup.Superseded), Replacement: apiDrawerPtr(sup.Replacement)},
+		"supersede without replacement": api.Supersede{Superseded: apiDrawer(&full)},
+		"link removed":                  api.LinkRemoved{Removed: "l"},
 	} {
-		sameJSON(t, c.name, c.old, c.now)
+		sameAnswer(t, name, answer)
 	}
-}
-
-// oldResultView is how a write's answer was rendered before package api
-// shaped it: the reference TestDrawerAnswersRenderAsBefore compares with.
-func oldResultView(res *store.WriteResult) map[string]any {
-	similar := make([]store.SimilarView, 0, len(res.Similar))
-	for _, l := range res.Similar {
-		similar = append(similar, store.SimilarView{Drawer: l.Older, Side: "older", Kind: string(l.Kind),
-			Similarity: l.Signals.Similarity, Signals: l.Signals, CreatedAt: l.CreatedAt.UTC().Format(time.RFC3339Nano), LinkID: l.ID})
-	}
-	return map[string]any{"created": res.Created, "drawer": res.Drawer, "similar": similar}
 }
 
 // oldConfigReport is how GET /api/config was rendered before package api
@@ -222,7 +207,7 @@ func TestConfigAnswerRendersAsBefore(t *testing.T) {
 	}
 }
 
-// Search and wake-up answers made as api types render as before.
+// Search and wake-up answers render as clients have always read them.
 func TestSearchAndWakeUpRenderAsBefore(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 5, time.UTC)
 	d := store.Drawer{ID: "i", WingID: "w", RoomID: "r", Name: "n", Content: "c", Tags: []string{"t"},
@@ -231,19 +216,13 @@ func TestSearchAndWakeUpRenderAsBefore(t *testing.T) {
 		{Drawer: d, Score: 0.03, Signals: map[string]any{"lexical": map[string]any{"rank": 1, "score": 2.5, "all_words": true},
 			"semantic": map[string]any{"rank": 2, "similarity": float32(0.8)}}},
 		{Drawer: d, Score: 0.01}}}
-	empty := &actors.SearchResult{Query: "q", Ranking: "lexical", Hits: []actors.Hit{}}
-	wake := &actors.WakeUp{AgentIdentity: "a", Wing: "w", Diary: &d, Items: []store.Drawer{d}, Bytes: 1, Skipped: 2}
-	noDiary := &actors.WakeUp{AgentIdentity: "a", Items: []store.Drawer{}}
-	for _, c := range []struct {
-		name     string
-		old, now any
-	}{
-		{"search", res, apiSearch(res)},
-		{"no hits", empty, apiSearch(empty)},
-		{"wake-up", wake, apiWakeUp(wake)},
-		{"wake-up without a diary", noDiary, apiWakeUp(noDiary)},
+	for name, answer := range map[string]any{
+		"search":                  apiSearch(res),
+		"no hits":                 apiSearch(&actors.SearchResult{Query: "q", Ranking: "lexical", Hits: []actors.Hit{}}),
+		"wake-up":                 apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Wing: "w", Diary: &d, Items: []store.Drawer{d}, Bytes: 1, Skipped: 2}),
+		"wake-up without a diary": apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Items: []store.Drawer{}}),
 	} {
-		sameJSON(t, c.name, c.old, c.now)
+		sameAnswer(t, name, answer)
 	}
 }
 
