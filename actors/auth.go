@@ -117,10 +117,10 @@ func (a *Auth) Holds(sum [32]byte) bool {
 // GeneratedToken is the answer of a token generation: the token, shown
 // once.
 type GeneratedToken struct {
-	Token     string    `json:"token"`
-	Algorithm string    `json:"algorithm"`
-	Version   int       `json:"version"`
-	CreatedAt time.Time `json:"created_at"`
+	Token     string
+	Algorithm string
+	Version   int
+	CreatedAt time.Time
 }
 
 // Generate makes a new token (256 bits from the system's random source),

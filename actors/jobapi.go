@@ -226,8 +226,8 @@ func (j *Jobs) Cancel(ctx context.Context, id string) (*store.Job, error) {
 
 // ForceCancelResult is the answer of a force-cancel.
 type ForceCancelResult struct {
-	Status string     `json:"status"`
-	Job    *store.Job `json:"job"`
+	Status string
+	Job    *store.Job
 }
 
 // ForceCancel aborts a locally owned running mine job: the cancel request

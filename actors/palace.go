@@ -38,17 +38,17 @@ const DiaryRoom = "diary"
 // WingInfo is a wing with its counts, and its rooms when asked for one.
 type WingInfo struct {
 	store.Wing
-	RoomCount   int        `json:"rooms_count"`
-	DrawerCount int        `json:"drawers"`
-	Rooms       []RoomInfo `json:"rooms,omitempty"`
+	RoomCount   int
+	DrawerCount int
+	Rooms       []RoomInfo
 }
 
 // RoomInfo is a room with its drawer count.
 type RoomInfo struct {
 	store.Room
-	WingName    string `json:"wing"`
-	DrawerCount int    `json:"drawers"`
-	Stored      int    `json:"drawers_stored"`
+	WingName    string
+	DrawerCount int
+	Stored      int
 }
 
 func (p *Palace) view(ctx context.Context, fn func(store.Reader) error) error {
@@ -264,16 +264,16 @@ func (p *Palace) DeleteRoom(ctx context.Context, wingRef, roomRef string) (store
 
 // Preview is a drawer in a listing: never its full content.
 type Preview struct {
-	ID           string       `json:"id"`
-	Name         string       `json:"name,omitempty"`
-	Preview      string       `json:"preview"`
-	Bytes        int          `json:"bytes"`
-	Tags         []string     `json:"tags"`
-	Source       store.Source `json:"source"`
-	ValidFrom    time.Time    `json:"valid_from"`
-	ValidTo      *time.Time   `json:"valid_to,omitempty"`
-	CreatedAt    time.Time    `json:"created_at"`
-	SupersededBy string       `json:"superseded_by,omitempty"`
+	ID           string
+	Name         string
+	Preview      string
+	Bytes        int
+	Tags         []string
+	Source       store.Source
+	ValidFrom    time.Time
+	ValidTo      *time.Time
+	CreatedAt    time.Time
+	SupersededBy string
 }
 
 // PreviewRunes is the length of a preview.

@@ -52,15 +52,15 @@ type SearchQuery struct {
 // it.
 type Hit struct {
 	store.Drawer
-	Score   float64        `json:"score"`
-	Signals map[string]any `json:"signals,omitempty"`
+	Score   float64
+	Signals map[string]any
 }
 
 // SearchResult is a search answer.
 type SearchResult struct {
-	Query   string `json:"query"`
-	Ranking string `json:"ranking"`
-	Hits    []Hit  `json:"hits"`
+	Query   string
+	Ranking string
+	Hits    []Hit
 }
 
 // Search is the search service over the palace's indexes.

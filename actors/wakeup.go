@@ -10,12 +10,12 @@ import (
 
 // WakeUp is session-start context for an agent.
 type WakeUp struct {
-	AgentIdentity string         `json:"agent_identity"`
-	Wing          string         `json:"wing,omitempty"`
-	Diary         *store.Drawer  `json:"diary"`
-	Items         []store.Drawer `json:"items"`
-	Bytes         int            `json:"bytes"`
-	Skipped       int            `json:"skipped"`
+	AgentIdentity string
+	Wing          string
+	Diary         *store.Drawer
+	Items         []store.Drawer
+	Bytes         int
+	Skipped       int
 }
 
 // WakeUp defaults (spec svc_wake_up).

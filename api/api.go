@@ -1,10 +1,12 @@
-// Package api holds the JSON shapes of loci's API: what REST, MCP and the
-// CLI exchange. It imports nothing of loci's, so every layer may use it.
-// The status report is built as api.Status by the service layer and read
-// as it by the CLI; the other answers are still rendered from the daemon's
-// own types, and a test in transport checks that these decode what it
-// sends (moving them here, one family at a time, is issue 12's unfinished
-// part).
+// Package api holds the JSON shapes of loci's API: the requests and
+// answers REST, MCP and the CLI exchange (requests.go, api.go). It imports
+// nothing of loci's, so every layer may use it: the service layer builds
+// the status report as api.Status, transport renders every other answer
+// from the service's values (transport/render.go), and the CLI reads and
+// sends these same types. The daemon's own types (package store, actors)
+// carry no JSON shape, and the backend stores records of its own
+// (store/badgerdb/records.go): an answer changes here and only here.
+// transport/testdata/answers.json pins what clients read.
 package api
 
 import (

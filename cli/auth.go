@@ -3,18 +3,10 @@ package cli
 import (
 	"fmt"
 	"net/http"
-	"time"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/spf13/cobra"
 )
-
-// generatedToken mirrors the daemon's answer to POST /api/auth/token.
-type generatedToken struct {
-	Token     string    `json:"token"`
-	Algorithm string    `json:"algorithm"`
-	Version   int       `json:"version"`
-	CreatedAt time.Time `json:"created_at"`
-}
 
 func (a *app) authCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "auth", Short: "Bearer-token authentication: generate or revoke the daemon's token"}
@@ -27,7 +19,7 @@ func (a *app) authCmd() *cobra.Command {
 			"current token (LOCI_AUTH_TOKEN or auth.token).",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return show(a, c.Context(), http.MethodPost, "/api/auth/token", nil, func(t *generatedToken) {
+			return show(a, c.Context(), http.MethodPost, "/api/auth/token", nil, func(t *api.GeneratedToken) {
 				a.printf("%s\n", t.Token)
 				fmt.Fprintf(a.stderrOrDiscard(), "This token is shown once. Clients send it as Authorization: Bearer <token>; the CLI reads LOCI_AUTH_TOKEN.\n")
 			})
@@ -38,7 +30,7 @@ func (a *app) authCmd() *cobra.Command {
 		Short: "Remove the generated token (a configured secret stays); revoking the only credential locks everyone out",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return show(a, c.Context(), http.MethodDelete, "/api/auth/token", nil, func(*map[string]bool) {
+			return show(a, c.Context(), http.MethodDelete, "/api/auth/token", nil, func(*api.TokenRevoked) {
 				a.printf("generated token revoked\n")
 			})
 		},

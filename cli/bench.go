@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
@@ -130,7 +131,7 @@ type benchHit struct {
 // search returns the names of the drawers found, best first; semantic
 // legs that cannot run return errUnavailable.
 func benchSearch(ctx context.Context, cl *client.Client, text, mode, wing string, limit int) ([]string, error) {
-	body := map[string]any{"text": text, "ranking": mode, "limit": limit, "filter": map[string]any{"wing": wing}}
+	body := api.SearchRequest{Text: text, Ranking: mode, Limit: limit, Filter: &api.SearchFilter{Wing: wing}}
 	var out struct {
 		Hits []benchHit `json:"hits"`
 	}
@@ -174,7 +175,7 @@ func unavailable(err error) bool {
 
 func fileDrawer(ctx context.Context, cl *client.Client, wing, room, name, content string) error {
 	path := "/api/wings/" + client.Esc(wing) + "/rooms/" + client.Esc(room) + "/drawers"
-	_, err := cl.Do(ctx, http.MethodPost, path, map[string]any{"name": name, "content": content, "source": map[string]any{"kind": "transcript"}}, nil)
+	_, err := cl.Do(ctx, http.MethodPost, path, api.NewDrawer{Name: name, Content: content, Source: &api.Source{Kind: "transcript"}}, nil)
 	return err
 }
 

@@ -357,18 +357,9 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: use, Short: short, Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			filter := map[string]any{}
-			if wing != "" {
-				filter["wing"] = wing
-			}
-			if room != "" && !recall {
-				filter["room"] = room
-			}
-			if len(tags) > 0 {
-				filter["tags"] = tags
-			}
-			if kind != "" {
-				filter["source_kind"] = kind
+			filter := &api.SearchFilter{Wing: wing, Tags: tags, SourceKind: kind}
+			if !recall {
+				filter.Room = room
 			}
 			given := 0
 			for _, g := range []bool{asOf != "", from != "" || until != "", historical} {
@@ -381,16 +372,14 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 			}
 			switch {
 			case asOf != "":
-				filter["temporal"] = map[string]any{"as_of": asOf}
+				filter.Temporal, _ = json.Marshal(map[string]any{"as_of": asOf})
 			case from != "" || until != "":
-				filter["temporal"] = map[string]any{"between": map[string]any{"from": from, "until": until}}
+				filter.Temporal, _ = json.Marshal(map[string]any{"between": map[string]any{"from": from, "until": until}})
 			case historical:
-				filter["temporal"] = "all"
+				filter.Temporal = json.RawMessage(`"all"`)
 			}
-			body := map[string]any{"text": strings.Join(args, " "), "ranking": ranking, "limit": limit, "filter": filter, "expand": expand}
-			if profile != "" {
-				body["profile"] = profile
-			}
+			body := api.SearchRequest{Text: strings.Join(args, " "), Ranking: ranking, Limit: limit, Filter: filter,
+				Expand: expand, Profile: profile}
 			return show(a, c.Context(), http.MethodPost, path, body, func(out *api.SearchResult) {
 				if len(out.Hits) == 0 {
 					a.printf("nothing found\n")

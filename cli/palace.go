@@ -94,7 +94,7 @@ func (a *app) wingCmd() *cobra.Command {
 	create := &cobra.Command{
 		Use: "create NAME", Short: "Create a wing (nothing changes when it exists)", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return show(a, c.Context(), http.MethodPost, "/api/wings", map[string]string{"name": args[0], "description": desc}, func(out *api.WingCreated) {
+			return show(a, c.Context(), http.MethodPost, "/api/wings", api.NewPlace{Name: args[0], Description: desc}, func(out *api.WingCreated) {
 				a.printf("%s wing %s (%s)\n", createdWord(out.Created), out.Wing.Name, out.Wing.ID)
 			})
 		},
@@ -174,7 +174,7 @@ func (a *app) roomCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return show(a, c.Context(), http.MethodPost, "/api/wings/"+client.Esc(wn)+"/rooms", map[string]string{"name": args[0], "description": desc}, func(out *api.RoomCreated) {
+			return show(a, c.Context(), http.MethodPost, "/api/wings/"+client.Esc(wn)+"/rooms", api.NewPlace{Name: args[0], Description: desc}, func(out *api.RoomCreated) {
 				a.printf("%s room %s/%s (%s)\n", createdWord(out.Created), out.Room.Wing, out.Room.Name, out.Room.ID)
 			})
 		},
@@ -283,13 +283,7 @@ func (a *app) drawerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			body := map[string]any{"content": text, "requested_by": "cli"}
-			if name != "" {
-				body["name"] = name
-			}
-			if len(tags) > 0 {
-				body["tags"] = tags
-			}
+			body := api.NewDrawer{Content: text, Name: name, Tags: tags, RequestedBy: "cli"}
 			var out api.WriteResult
 			status, err := a.call(c.Context(), http.MethodPost, p, body, &out)
 			if err != nil {
@@ -332,18 +326,18 @@ func (a *app) drawerCmd() *cobra.Command {
 		Short: "Correct a drawer: the text opens a replacement; --invalidate only closes it",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			body := map[string]any{"requested_by": "cli"}
+			body := api.SupersedeRequest{RequestedBy: "cli"}
 			if !invalidate {
 				text, err := a.content(args[1:], c.InOrStdin())
 				if err != nil {
 					return err
 				}
-				body["content"] = text
+				body.Content = &text
 			} else if len(args) > 1 {
 				return fault.New(fault.InputInvalid, "--invalidate takes no text", "drop the text, or drop --invalidate to replace the drawer")
 			}
 			if c.Flags().Changed("tag") {
-				body["tags"] = stags
+				body.Tags = &stags
 			}
 			return show(a, c.Context(), http.MethodPost, "/api/drawers/"+client.Esc(args[0])+"/supersede", body, func(out *api.Supersede) {
 				if out.Replacement != nil {
@@ -416,7 +410,7 @@ func (a *app) noteCmd() *cobra.Command {
 			}
 			var out api.WriteResult
 			status, err := a.call(c.Context(), http.MethodPost, "/api/notes",
-				map[string]string{"wing": wn, "room": rn, "content": text, "uri": uri, "requested_by": "cli"}, &out)
+				api.NewNote{Wing: wn, Room: rn, Content: text, URI: uri, RequestedBy: "cli"}, &out)
 			if err != nil {
 				return err
 			}
@@ -453,7 +447,7 @@ func (a *app) diaryCmd() *cobra.Command {
 			}
 			var out api.WriteResult
 			status, err := a.call(c.Context(), http.MethodPost, "/api/diary",
-				map[string]string{"agent_identity": agent, "wing": wn, "content": text, "requested_by": "cli"}, &out)
+				api.DiaryWrite{AgentIdentity: agent, Wing: wn, Content: text, RequestedBy: "cli"}, &out)
 			if err != nil {
 				return err
 			}

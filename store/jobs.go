@@ -74,36 +74,36 @@ func (p *Priority) UnmarshalJSON(b []byte) error {
 
 // Progress is how far a job is.
 type Progress struct {
-	Current int64  `json:"current"`
-	Total   *int64 `json:"total,omitempty"`
-	Message string `json:"message,omitempty"`
+	Current int64
+	Total   *int64
+	Message string
 }
 
 // Job is a durable unit of background work.
 type Job struct {
-	ID               string          `json:"id"`
-	Kind             string          `json:"kind"`
-	Status           string          `json:"status"`
-	Priority         Priority        `json:"priority"`
-	RequestedBy      string          `json:"requested_by"`
-	CreatedAt        time.Time       `json:"created_at"`
-	UpdatedAt        time.Time       `json:"updated_at"`
-	StartedAt        *time.Time      `json:"started_at,omitempty"`
-	FinishedAt       *time.Time      `json:"finished_at,omitempty"`
-	Progress         Progress        `json:"progress"`
-	Attempt          int             `json:"attempt"`
-	RecoveryAttempts int             `json:"recovery_attempts"`
-	Checkpoint       json.RawMessage `json:"checkpoint"`
-	Result           json.RawMessage `json:"result,omitempty"`
-	Error            string          `json:"error,omitempty"`
-	LeaseOwner       string          `json:"lease_owner,omitempty"`
-	LeaseExpiresAt   *time.Time      `json:"lease_expires_at,omitempty"`
-	PauseRequested   bool            `json:"pause_requested"`
-	CancelRequested  bool            `json:"cancel_requested"`
+	ID               string
+	Kind             string
+	Status           string
+	Priority         Priority
+	RequestedBy      string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	StartedAt        *time.Time
+	FinishedAt       *time.Time
+	Progress         Progress
+	Attempt          int
+	RecoveryAttempts int
+	Checkpoint       json.RawMessage
+	Result           json.RawMessage
+	Error            string
+	LeaseOwner       string
+	LeaseExpiresAt   *time.Time
+	PauseRequested   bool
+	CancelRequested  bool
 	// Input is what the job was submitted with (a checkpoint payload, an
 	// audit's wing, ...). It is stored apart (Reader.JobInput), never
 	// shown in events or job answers.
-	Input json.RawMessage `json:"input,omitempty"`
+	Input json.RawMessage
 }
 
 // Terminal reports a job that will not run again (failed may be retried).

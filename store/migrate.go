@@ -35,12 +35,12 @@ type Step struct {
 
 // MigrationState is what status reports.
 type MigrationState struct {
-	SchemaHash  string `json:"schema_hash"`
-	SchemaSync  bool   `json:"schema_in_sync"`
-	DataVersion int    `json:"data_version"`
-	Latest      int    `json:"latest"`
-	Pending     int    `json:"pending"`
-	LastRun     string `json:"last_run,omitempty"`
+	SchemaHash  string
+	SchemaSync  bool
+	DataVersion int
+	Latest      int
+	Pending     int
+	LastRun     string
 }
 
 // Migrator runs schema sync and data steps: sync schema, take the lock,

@@ -216,11 +216,11 @@ func (p *Prepared) record(d *Drawer) *DedupRecord {
 
 // WriteResult is the outcome of a drawer write.
 type WriteResult struct {
-	Drawer      *Drawer `json:"drawer"`
-	Created     bool    `json:"created"`
-	Similar     []Link  `json:"-"`
-	WingCreated bool    `json:"-"`
-	RoomCreated bool    `json:"-"`
+	Drawer      *Drawer
+	Created     bool
+	Similar     []Link
+	WingCreated bool
+	RoomCreated bool
 }
 
 // CheckContent validates drawer content.

@@ -8,9 +8,9 @@ import (
 
 // Removed counts what a delete removed.
 type Removed struct {
-	Wings   int `json:"wings"`
-	Rooms   int `json:"rooms"`
-	Drawers int `json:"drawers"`
+	Wings   int
+	Rooms   int
+	Drawers int
 }
 
 // DeleteDrawer removes a drawer with its dedup record and similar_to links
@@ -134,13 +134,13 @@ func DeleteWing(tx Tx, w *Wing) (Removed, error) {
 
 // SimilarView is a similar_to link as read from one drawer's side.
 type SimilarView struct {
-	Drawer     string  `json:"drawer"`
-	Side       string  `json:"side"`
-	Kind       string  `json:"kind"`
-	Similarity float64 `json:"similarity"`
-	Signals    any     `json:"signals"`
-	CreatedAt  string  `json:"created_at"`
-	LinkID     string  `json:"link_id"`
+	Drawer     string
+	Side       string
+	Kind       string
+	Similarity float64
+	Signals    any
+	CreatedAt  string
+	LinkID     string
 }
 
 // LinkTime is how a similar_to link's created_at is shown: RFC 3339 in UTC

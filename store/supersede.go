@@ -20,9 +20,9 @@ type Supersession struct {
 
 // SupersedeResult is {superseded, replacement}.
 type SupersedeResult struct {
-	Superseded  *Drawer `json:"superseded"`
-	Replacement *Drawer `json:"replacement"`
-	Similar     []Link  `json:"-"`
+	Superseded  *Drawer
+	Replacement *Drawer
+	Similar     []Link
 }
 
 // Supersede closes a current drawer's validity now and, with content, opens

@@ -11,19 +11,19 @@ import (
 
 // Wing is the top level of the palace.
 type Wing struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Description string    `json:"description,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
+	ID          string
+	Name        string
+	Description string
+	CreatedAt   time.Time
 }
 
 // Room is a place inside a wing.
 type Room struct {
-	ID          string    `json:"id"`
-	WingID      string    `json:"wing_id"`
-	Name        string    `json:"name"`
-	Description string    `json:"description,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
+	ID          string
+	WingID      string
+	Name        string
+	Description string
+	CreatedAt   time.Time
 }
 
 // Source kinds.
@@ -56,27 +56,27 @@ type Source struct {
 
 // Provenance says how a drawer was written.
 type Provenance struct {
-	RequestedBy string `json:"requested_by"`
-	JobID       string `json:"job_id,omitempty"`
+	RequestedBy string
+	JobID       string
 }
 
 // Drawer is one immutable memory.
 type Drawer struct {
-	ID           string     `json:"id"`
-	WingID       string     `json:"wing_id"`
-	RoomID       string     `json:"room_id"`
-	Name         string     `json:"name,omitempty"`
-	Content      string     `json:"content"`
-	Tags         []string   `json:"tags"`
-	Source       Source     `json:"source"`
-	Provenance   Provenance `json:"provenance"`
-	ValidFrom    time.Time  `json:"valid_from"`
-	ValidTo      *time.Time `json:"valid_to,omitempty"`
-	CreatedAt    time.Time  `json:"created_at"`
-	SupersededBy string     `json:"superseded_by,omitempty"`
-	Supersedes   string     `json:"supersedes,omitempty"`
+	ID           string
+	WingID       string
+	RoomID       string
+	Name         string
+	Content      string
+	Tags         []string
+	Source       Source
+	Provenance   Provenance
+	ValidFrom    time.Time
+	ValidTo      *time.Time
+	CreatedAt    time.Time
+	SupersededBy string
+	Supersedes   string
 	// Diary marks a diary entry; its dedup scope is its agent's entries.
-	Diary bool `json:"diary,omitempty"`
+	Diary bool
 }
 
 // Current reports whether the drawer is valid now (no end of validity).
@@ -108,20 +108,20 @@ func (d *Drawer) DedupScope() string {
 // DedupRecord is what the store keeps to find a drawer's duplicates. Only
 // current drawers have one.
 type DedupRecord struct {
-	DrawerID    string    `json:"drawer_id"`
-	Scope       string    `json:"scope"`
-	Hash        string    `json:"hash"`
-	Fingerprint string    `json:"fingerprint"`
-	NormLen     int       `json:"norm_len"`
-	Bands       [][8]byte `json:"-"` // kept in the near index
+	DrawerID    string
+	Scope       string
+	Hash        string
+	Fingerprint string
+	NormLen     int
+	Bands       [][8]byte // kept in the near index
 	// Mins and Distinct are the text's sketch (dedup.Sketch); Mins is kept
 	// apart from the record, where candidates read it cheaply.
-	Mins     []uint16  `json:"-"`
-	Distinct int       `json:"distinct,omitempty"`
-	Bag      dedup.Bag `json:"-"` // kept in the near index
+	Mins     []uint16
+	Distinct int
+	Bag      dedup.Bag // kept in the near index
 	// Norm is the normalised text, kept with Mins so that candidates are
 	// verified without loading and decoding their drawers.
-	Norm string `json:"-"`
+	Norm string
 }
 
 // NearCandidate is a drawer that may be a near duplicate: it shares a
@@ -144,22 +144,22 @@ func (c NearCandidate) DrawerID() string { return c.ID.String() }
 
 // Link is a similar_to edge between an older and a newer drawer.
 type Link struct {
-	ID        string        `json:"id"`
-	Older     string        `json:"older"`
-	Newer     string        `json:"newer"`
-	Kind      dedup.Verdict `json:"kind"`
-	Signals   dedup.Signals `json:"signals"`
-	CreatedAt time.Time     `json:"created_at"`
+	ID        string
+	Older     string
+	Newer     string
+	Kind      dedup.Verdict
+	Signals   dedup.Signals
+	CreatedAt time.Time
 }
 
 // Change is one entry of the change log. Derived indexes apply the log in
 // sequence order and remember the last sequence they applied.
 type Change struct {
-	Seq    uint64    `json:"seq"`
-	At     time.Time `json:"at"`
-	Kind   string    `json:"kind"`
-	Action string    `json:"action"`
-	ID     string    `json:"id"`
+	Seq    uint64
+	At     time.Time
+	Kind   string
+	Action string
+	ID     string
 }
 
 // Change kinds and actions.
@@ -177,11 +177,11 @@ const (
 
 // Counts are the palace totals for status.
 type Counts struct {
-	Wings         int `json:"wings"`
-	Rooms         int `json:"rooms"`
-	Drawers       int `json:"drawers"`
-	DrawersStored int `json:"drawers_stored"`
-	Links         int `json:"similar_links"`
+	Wings         int
+	Rooms         int
+	Drawers       int
+	DrawersStored int
+	Links         int
 }
 
 // ChangeEmbedding is the change-log kind of a stored vector; its id is
@@ -191,22 +191,22 @@ const ChangeEmbedding = "embedding"
 // Embedding is a drawer's vector in one profile, with the identity of what
 // made it (derived data, never returned in hits).
 type Embedding struct {
-	DrawerID  string    `json:"drawer_id"`
-	Profile   string    `json:"profile"`
-	Provider  string    `json:"provider"`
-	Model     string    `json:"model"`
-	Dimension int       `json:"dimension"`
-	Pipeline  string    `json:"pipeline"`
-	CreatedAt time.Time `json:"created_at"`
-	Vector    []float32 `json:"-"`
+	DrawerID  string
+	Profile   string
+	Provider  string
+	Model     string
+	Dimension int
+	Pipeline  string
+	CreatedAt time.Time
+	Vector    []float32
 }
 
 // AuthState is the stored record of the generated token: only its SHA-256
 // digest (hex), with the algorithm and format version. The token itself is
 // shown once and never stored.
 type AuthState struct {
-	Digest    string    `json:"digest"`
-	Algorithm string    `json:"algorithm"`
-	Version   int       `json:"version"`
-	CreatedAt time.Time `json:"created_at"`
+	Digest    string
+	Algorithm string
+	Version   int
+	CreatedAt time.Time
 }

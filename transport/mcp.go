@@ -219,7 +219,7 @@ func (s *Server) mcpTools() []mcpTool {
 					return nil, fault.Invalid("mode", fmt.Sprintf("%q is not full, read_only or disabled", in.Mode))
 				}
 				s.mcpModes.Store(call.session, m)
-				return map[string]any{"mode": m}, nil
+				return api.ModeSet{Mode: string(m)}, nil
 			}),
 		tool("loci_status", "Daemon status: version, uptime, pid, address, palace, datastore and migration state, counts, this session's mode.", readHints, ungated, nil,
 			func(ctx context.Context, call *mcpCall, _ noArgs) (any, error) {

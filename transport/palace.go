@@ -31,13 +31,8 @@ func (s *Server) listWings(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, apiWings(wings))
 }
 
-type placeBody struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-}
-
 func (s *Server) createWing(w http.ResponseWriter, r *http.Request) error {
-	var b placeBody
+	var b api.NewPlace
 	if err := decodeBody(r, &b, false); err != nil {
 		return err
 	}
@@ -89,7 +84,7 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var b placeBody
+	var b api.NewPlace
 	if err := decodeBody(r, &b, false); err != nil {
 		return err
 	}
@@ -152,19 +147,6 @@ func (s *Server) listDrawers(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, apiPreviews(list))
 }
 
-type drawerBody struct {
-	Content string   `json:"content"`
-	Name    string   `json:"name"`
-	Tags    []string `json:"tags"`
-	Source  *struct {
-		Kind  string `json:"kind"`
-		URI   string `json:"uri"`
-		Agent string `json:"agent"`
-	} `json:"source"`
-	ValidFrom   string `json:"valid_from"`
-	RequestedBy string `json:"requested_by"`
-}
-
 // writeResult renders a drawer write: 201 stored, 200 existing.
 func writeResult(w http.ResponseWriter, res *store.WriteResult) error {
 	return writeJSON(w, createdStatus(res.Created), apiWrite(res))
@@ -175,7 +157,7 @@ func (s *Server) createDrawer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var b drawerBody
+	var b api.NewDrawer
 	if err := decodeBody(r, &b, false); err != nil {
 		return err
 	}
@@ -239,13 +221,7 @@ func (s *Server) deleteDrawer(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createNote(w http.ResponseWriter, r *http.Request) error {
-	var b struct {
-		Wing        string `json:"wing"`
-		Room        string `json:"room"`
-		Content     string `json:"content"`
-		URI         string `json:"uri"`
-		RequestedBy string `json:"requested_by"`
-	}
+	var b api.NewNote
 	if err := decodeBody(r, &b, false); err != nil {
 		return err
 	}
@@ -269,12 +245,7 @@ func (s *Server) createNote(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) writeDiary(w http.ResponseWriter, r *http.Request) error {
-	var b struct {
-		Agent       string `json:"agent_identity"`
-		Wing        string `json:"wing"`
-		Content     string `json:"content"`
-		RequestedBy string `json:"requested_by"`
-	}
+	var b api.DiaryWrite
 	if err := decodeBody(r, &b, false); err != nil {
 		return err
 	}
@@ -282,7 +253,7 @@ func (s *Server) writeDiary(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.Palace.DiaryWrite(r.Context(), b.Agent, b.Wing, b.Content, by)
+	res, err := s.Palace.DiaryWrite(r.Context(), b.AgentIdentity, b.Wing, b.Content, by)
 	if err != nil {
 		return err
 	}
@@ -307,11 +278,7 @@ func (s *Server) supersede(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var b struct {
-		Content     *string   `json:"content"`
-		Tags        *[]string `json:"tags"`
-		RequestedBy string    `json:"requested_by"`
-	}
+	var b api.SupersedeRequest
 	if err := decodeBody(r, &b, true); err != nil {
 		return err
 	}

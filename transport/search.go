@@ -9,33 +9,13 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store/fault"
 )
 
-// searchBody is the search query object of POST /api/search and
-// /api/recall.
-type searchBody struct {
-	Text           string        `json:"text"`
-	Query          string        `json:"query"`
-	Ranking        string        `json:"ranking"`
-	Limit          int           `json:"limit"`
-	Filter         *searchFilter `json:"filter"`
-	Profile        string        `json:"profile"`
-	QueryEmbedding []float32     `json:"query_embedding"`
-	Expand         bool          `json:"expand"`
-}
-
-type searchFilter struct {
-	Wing       string          `json:"wing"`
-	Room       string          `json:"room"`
-	Tags       []string        `json:"tags"`
-	SourceKind string          `json:"source_kind"`
-	Temporal   json.RawMessage `json:"temporal"`
-}
-
 // temporal reads filter.temporal: "current", "all", {as_of} or
 // {between: {from, until}}.
-func (f *searchFilter) temporal(q *actors.SearchQuery) error {
+func temporal(f *api.SearchFilter, q *actors.SearchQuery) error {
 	raw := bytes.TrimSpace(f.Temporal)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -91,7 +71,7 @@ func (f *searchFilter) temporal(q *actors.SearchQuery) error {
 
 func (s *Server) searchPost(recall bool) handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		var b searchBody
+		var b api.SearchRequest
 		if err := decodeBody(r, &b, false); err != nil {
 			return err
 		}
@@ -105,7 +85,7 @@ func (s *Server) searchPost(recall bool) handler {
 		}
 		if b.Filter != nil {
 			q.Wing, q.Room, q.Tags, q.SourceKind = b.Filter.Wing, b.Filter.Room, b.Filter.Tags, b.Filter.SourceKind
-			if err := b.Filter.temporal(&q); err != nil {
+			if err := temporal(b.Filter, &q); err != nil {
 				return err
 			}
 		}
@@ -178,10 +158,7 @@ func (s *Server) putEmbedding(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var b struct {
-		Profile   string    `json:"profile"`
-		Embedding []float32 `json:"embedding"`
-	}
+	var b api.EmbeddingPut
 	if err := decodeBody(r, &b, false); err != nil {
 		return err
 	}
@@ -196,5 +173,6 @@ func (s *Server) putEmbedding(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, e)
+	return writeJSON(w, http.StatusOK, api.Embedding{DrawerID: e.DrawerID, Profile: e.Profile, Provider: e.Provider,
+		Model: e.Model, Dimension: e.Dimension, Pipeline: e.Pipeline, CreatedAt: e.CreatedAt})
 }

@@ -302,7 +302,7 @@ func (s *Server) generateToken(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.dropStaleMCPSessions()
 	w.Header().Set("Cache-Control", "no-store")
-	return writeJSON(w, http.StatusOK, tok)
+	return writeJSON(w, http.StatusOK, api.GeneratedToken{Token: tok.Token, Algorithm: tok.Algorithm, Version: tok.Version, CreatedAt: tok.CreatedAt})
 }
 
 // revokeToken removes the generated token (a configured secret stays).
@@ -314,11 +314,11 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.dropStaleMCPSessions()
-	return writeJSON(w, http.StatusOK, map[string]bool{"revoked": true})
+	return writeJSON(w, http.StatusOK, api.TokenRevoked{Revoked: true})
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return writeJSON(w, http.StatusOK, api.DaemonState{Status: "ok"})
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
@@ -388,7 +388,7 @@ func assetsOrigin(c config.Config) string {
 }
 
 func (s *Server) shutdown(w http.ResponseWriter, r *http.Request) error {
-	err := writeJSON(w, http.StatusAccepted, map[string]string{"status": "shutting_down"})
+	err := writeJSON(w, http.StatusAccepted, api.DaemonState{Status: "shutting_down"})
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}

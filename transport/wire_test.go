@@ -31,6 +31,9 @@ func TestClientTypesReadEveryAnswer(t *testing.T) {
 		"supersede without replacement": func() any { return new(api.Supersede) }, "link removed": func() any { return new(api.LinkRemoved) },
 		"search": func() any { return new(api.SearchResult) }, "no hits": func() any { return new(api.SearchResult) },
 		"wake-up": func() any { return new(api.WakeUp) }, "wake-up without a diary": func() any { return new(api.WakeUp) },
+		"embedding": func() any { return new(api.Embedding) }, "token": func() any { return new(api.GeneratedToken) },
+		"revoked": func() any { return new(api.TokenRevoked) }, "health": func() any { return new(api.DaemonState) },
+		"mode set": func() any { return new(api.ModeSet) },
 	}
 	b, err := os.ReadFile(goldenFile)
 	if err != nil {
@@ -236,5 +239,19 @@ func sameJSON(t *testing.T, what string, old, now any) {
 	_ = json.Unmarshal(b, &y)
 	if !reflect.DeepEqual(x, y) {
 		t.Errorf("%s:\n before %s\n now    %s", what, a, b)
+	}
+}
+
+// The small answers keep the shapes clients read.
+func TestSmallAnswersRenderAsBefore(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for name, answer := range map[string]any{
+		"embedding": api.Embedding{DrawerID: "d", Profile: "p", Provider: "hash", Model: "m", Dimension: 2, Pipeline: "x", CreatedAt: now},
+		"token":     api.GeneratedToken{Token: "loci_x", Algorithm: "sha256", Version: 1, CreatedAt: now},
+		"revoked":   api.TokenRevoked{Revoked: true},
+		"health":    api.DaemonState{Status: "ok"},
+		"mode set":  api.ModeSet{Mode: "read_only"},
+	} {
+		sameAnswer(t, name, answer)
 	}
 }

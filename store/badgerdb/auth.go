@@ -7,17 +7,17 @@ import "github.com/loci-dev/loci/store"
 var keyAuthState = []byte("auth_state")
 
 func (t *tx) AuthState() (*store.AuthState, error) {
-	var a store.AuthState
+	var a authRecord
 	ok, err := t.get(keyAuthState, &a)
 	if err != nil || !ok {
 		return nil, err
 	}
-	return &a, nil
+	return &store.AuthState{Digest: a.Digest, Algorithm: a.Algorithm, Version: a.Version, CreatedAt: a.CreatedAt}, nil
 }
 
 func (t *tx) PutAuthState(a *store.AuthState) error {
 	if a == nil {
 		return t.del(keyAuthState)
 	}
-	return t.put(keyAuthState, a)
+	return t.put(keyAuthState, authRecord{Digest: a.Digest, Algorithm: a.Algorithm, Version: a.Version, CreatedAt: a.CreatedAt})
 }

@@ -21,7 +21,8 @@ const (
 func embedKey(profile, drawer string) []byte { return k(pEmbed, profile, "\x00", drawer) }
 
 func encodeEmbedding(e *store.Embedding) ([]byte, error) {
-	meta, err := json.Marshal(e)
+	meta, err := json.Marshal(embeddingMeta{DrawerID: e.DrawerID, Profile: e.Profile, Provider: e.Provider,
+		Model: e.Model, Dimension: e.Dimension, Pipeline: e.Pipeline, CreatedAt: e.CreatedAt})
 	if err != nil {
 		return nil, err
 	}
@@ -42,10 +43,12 @@ func decodeEmbedding(raw []byte) (*store.Embedding, error) {
 	if len(raw) < 4+n || (len(raw)-4-n)%4 != 0 {
 		return nil, errors.New("malformed embedding record")
 	}
-	var e store.Embedding
-	if err := json.Unmarshal(raw[4:4+n], &e); err != nil {
+	var m embeddingMeta
+	if err := json.Unmarshal(raw[4:4+n], &m); err != nil {
 		return nil, err
 	}
+	e := store.Embedding{DrawerID: m.DrawerID, Profile: m.Profile, Provider: m.Provider, Model: m.Model,
+		Dimension: m.Dimension, Pipeline: m.Pipeline, CreatedAt: m.CreatedAt}
 	vec := raw[4+n:]
 	e.Vector = make([]float32, len(vec)/4)
 	for i := range e.Vector {

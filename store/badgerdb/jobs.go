@@ -27,12 +27,6 @@ const (
 	pJobFact   = "jf/"
 )
 
-// storedJob keeps the priority as its number.
-type storedJob struct {
-	store.Job
-	Priority int `json:"priority"`
-}
-
 func nanos(t time.Time) string {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], uint64(t.UnixNano()))
@@ -48,19 +42,16 @@ func jobQueueKey(j *store.Job) []byte {
 }
 
 func (t *tx) Job(id string) (*store.Job, error) {
-	var s storedJob
-	ok, err := t.get(k(pJob, id), &s)
+	var r jobRecord
+	ok, err := t.get(k(pJob, id), &r)
 	if !ok || err != nil {
 		return nil, err
 	}
-	s.Job.Priority = store.Priority(s.Priority)
-	return &s.Job, nil
+	return r.job(), nil
 }
 
 func (t *tx) PutJob(j, prev *store.Job) error {
-	s := storedJob{Job: *j, Priority: int(j.Priority)}
-	s.Input = nil
-	if err := t.put(k(pJob, j.ID), s); err != nil {
+	if err := t.put(k(pJob, j.ID), jobRec(j)); err != nil {
 		return err
 	}
 	if prev == nil {
@@ -141,11 +132,11 @@ func (t *tx) PutJobFact(jobID string, index int, fact json.RawMessage) error {
 func (t *tx) EachDrawer(fn func(*store.Drawer) bool) error {
 	var err error
 	t.keys(k(pDrawer), false, func(_ []byte, val valueFn) bool {
-		var d store.Drawer
+		var d drawerRecord
 		if err = withVal(val, func(b []byte) error { return decode(b, &d) }); err != nil {
 			return false
 		}
-		return fn(&d)
+		return fn(d.drawer())
 	})
 	return err
 }

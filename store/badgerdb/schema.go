@@ -6,7 +6,6 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
 
-	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/dedup"
 )
 
@@ -36,13 +35,14 @@ func (db *DB) SyncSchema(ctx context.Context) error {
 		jobs := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(pJob), PrefetchValues: true})
 		defer jobs.Close()
 		for jobs.Rewind(); jobs.Valid(); jobs.Next() {
-			var j storedJob
-			if err := jobs.Item().Value(func(b []byte) error { return decode(b, &j) }); err != nil || j.ID == "" {
+			var r jobRecord
+			if err := jobs.Item().Value(func(b []byte) error { return decode(b, &r) }); err != nil || r.ID == "" {
 				continue
 			}
-			key := jobActiveKey(&j.Job)
+			j := r.job()
+			key := jobActiveKey(j)
 			var err error
-			if j.Job.Finished() {
+			if j.Finished() {
 				err = wb.Delete(key)
 			} else {
 				err = wb.Set(key, nil)
@@ -64,10 +64,11 @@ func (db *DB) SyncSchema(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			var r store.DedupRecord
-			if err := it2.Item().Value(func(b []byte) error { return decode(b, &r) }); err != nil {
+			var rec dedupRecord
+			if err := it2.Item().Value(func(b []byte) error { return decode(b, &rec) }); err != nil {
 				continue // unreadable records are left to the data steps
 			}
+			r := rec.record()
 			t := &tx{txn: txn}
 			mins, norm, err := t.DedupSketch(r.DrawerID)
 			if err != nil || mins == nil {
@@ -75,7 +76,7 @@ func (db *DB) SyncSchema(ctx context.Context) error {
 			}
 			sk := dedup.MakeSketch(norm)
 			r.Bands, r.Mins, r.Bag = sk.Bands, sk.Mins, sk.Bag
-			e, ok := entryOf(&r)
+			e, ok := entryOf(r)
 			if !ok {
 				continue
 			}

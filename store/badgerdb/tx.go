@@ -116,12 +116,12 @@ func (t *tx) del(key []byte) error {
 func (t *tx) Now() time.Time { return t.now }
 
 func (t *tx) Wing(id string) (*store.Wing, error) {
-	var w store.Wing
+	var w wingRecord
 	ok, err := t.get(k(pWing, id), &w)
 	if !ok || err != nil {
 		return nil, err
 	}
-	return &w, nil
+	return w.wing(), nil
 }
 
 func (t *tx) WingByName(name string) (*store.Wing, error) {
@@ -153,12 +153,12 @@ func (t *tx) Wings() ([]store.Wing, error) {
 }
 
 func (t *tx) Room(id string) (*store.Room, error) {
-	var r store.Room
+	var r roomRecord
 	ok, err := t.get(k(pRoom, id), &r)
 	if !ok || err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return r.room(), nil
 }
 
 func (t *tx) RoomByName(wingID, name string) (*store.Room, error) {
@@ -190,15 +190,12 @@ func (t *tx) Rooms(wingID string) ([]store.Room, error) {
 }
 
 func (t *tx) Drawer(id string) (*store.Drawer, error) {
-	var d store.Drawer
+	var d drawerRecord
 	ok, err := t.get(k(pDrawer, id), &d)
 	if !ok || err != nil {
 		return nil, err
 	}
-	if d.Tags == nil {
-		d.Tags = []string{}
-	}
-	return &d, nil
+	return d.drawer(), nil
 }
 
 func (t *tx) DrawerByName(roomID, name string) (*store.Drawer, error) {
@@ -286,12 +283,12 @@ func (t *tx) DedupByFingerprint(scope, fp string) ([]string, error) {
 }
 
 func (t *tx) DedupRecord(drawerID string) (*store.DedupRecord, error) {
-	var r store.DedupRecord
+	var r dedupRecord
 	ok, err := t.get(k(pDedup, drawerID), &r)
 	if !ok || err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return r.record(), nil
 }
 
 func (t *tx) Links(drawerID string) ([]store.Link, error) {
@@ -313,12 +310,12 @@ func (t *tx) Links(drawerID string) ([]store.Link, error) {
 }
 
 func (t *tx) Link(id string) (*store.Link, error) {
-	var l store.Link
+	var l linkRecord
 	ok, err := t.get(k(pLink, id), &l)
 	if !ok || err != nil {
 		return nil, err
 	}
-	return &l, nil
+	return l.link(), nil
 }
 
 func seqKey(seq uint64) []byte {
@@ -332,11 +329,11 @@ func (t *tx) Changes(after uint64, fn func(store.Change) bool) error {
 	defer it.Close()
 	var err error
 	for it.Seek(seqKey(after + 1)); it.ValidForPrefix([]byte(pLog)); it.Next() {
-		var c store.Change
+		var c changeRecord
 		if err = it.Item().Value(func(b []byte) error { return decode(b, &c) }); err != nil {
 			return err
 		}
-		if !fn(c) {
+		if !fn(c.change()) {
 			break
 		}
 	}
@@ -377,7 +374,7 @@ func (t *tx) Counts() (store.Counts, error) {
 // Writes.
 
 func (t *tx) PutWing(w *store.Wing) error {
-	if err := t.put(k(pWing, w.ID), w); err != nil {
+	if err := t.put(k(pWing, w.ID), wingRec(w)); err != nil {
 		return err
 	}
 	return t.set(k(pWingName, w.Name), []byte(w.ID))
@@ -391,7 +388,7 @@ func (t *tx) DeleteWing(w *store.Wing) error {
 }
 
 func (t *tx) PutRoom(r *store.Room) error {
-	if err := t.put(k(pRoom, r.ID), r); err != nil {
+	if err := t.put(k(pRoom, r.ID), roomRec(r)); err != nil {
 		return err
 	}
 	if err := t.set(k(pRoomName, r.WingID, "/", r.Name), []byte(r.ID)); err != nil {
@@ -417,7 +414,7 @@ func currentFlag(d *store.Drawer) []byte {
 }
 
 func (t *tx) PutDrawer(d *store.Drawer, prev *store.Drawer) error {
-	if err := t.put(k(pDrawer, d.ID), d); err != nil {
+	if err := t.put(k(pDrawer, d.ID), drawerRec(d)); err != nil {
 		return err
 	}
 	if err := t.set(timeKey(d.RoomID, d.CreatedAt, d.ID), currentFlag(d)); err != nil {
@@ -481,7 +478,7 @@ func (t *tx) DedupSketch(drawerID string) ([]uint16, string, error) {
 }
 
 func (t *tx) PutDedup(r *store.DedupRecord) error {
-	if err := t.put(k(pDedup, r.DrawerID), r); err != nil {
+	if err := t.put(k(pDedup, r.DrawerID), dedupRec(r)); err != nil {
 		return err
 	}
 	if len(r.Mins) > 0 {
@@ -540,7 +537,7 @@ func (t *tx) DeleteDedup(r *store.DedupRecord) error {
 }
 
 func (t *tx) PutLink(l *store.Link) error {
-	if err := t.put(k(pLink, l.ID), l); err != nil {
+	if err := t.put(k(pLink, l.ID), linkRec(l)); err != nil {
 		return err
 	}
 	if err := t.set(k(pDrawerLink, l.Older, "/", l.ID), nil); err != nil {
@@ -560,7 +557,7 @@ func (t *tx) DeleteLink(l *store.Link) error {
 
 func (t *tx) Log(kind, action, id string) error {
 	t.seq++
-	return t.put(seqKey(t.seq), store.Change{Seq: t.seq, At: t.now, Kind: kind, Action: action, ID: id})
+	return t.put(seqKey(t.seq), changeRecord{Seq: t.seq, At: t.now, Kind: kind, Action: action, ID: id})
 }
 
 func withVal(val valueFn, fn func([]byte) error) error {

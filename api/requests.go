@@ -1,0 +1,119 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Requests: the bodies the REST handlers decode and the CLI sends. A
+// field left at its zero value is omitted, which the daemon reads as not
+// given.
+
+// NewPlace is the body of POST /api/wings and POST /api/wings/{wing}/rooms.
+type NewPlace struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// NewDrawer is the body of POST /api/wings/{wing}/rooms/{room}/drawers.
+type NewDrawer struct {
+	Content     string   `json:"content"`
+	Name        string   `json:"name,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
+	Source      *Source  `json:"source,omitempty"`
+	ValidFrom   string   `json:"valid_from,omitempty"`
+	RequestedBy string   `json:"requested_by,omitempty"`
+}
+
+// NewNote is the body of POST /api/notes.
+type NewNote struct {
+	Wing        string `json:"wing"`
+	Room        string `json:"room"`
+	Content     string `json:"content"`
+	URI         string `json:"uri,omitempty"`
+	RequestedBy string `json:"requested_by,omitempty"`
+}
+
+// DiaryWrite is the body of POST /api/diary.
+type DiaryWrite struct {
+	AgentIdentity string `json:"agent_identity"`
+	Wing          string `json:"wing,omitempty"`
+	Content       string `json:"content"`
+	RequestedBy   string `json:"requested_by,omitempty"`
+}
+
+// SupersedeRequest is the body of POST /api/drawers/{id}/supersede: no
+// content invalidates the drawer; tags, when given, replace its tags.
+type SupersedeRequest struct {
+	Content     *string   `json:"content,omitempty"`
+	Tags        *[]string `json:"tags,omitempty"`
+	RequestedBy string    `json:"requested_by,omitempty"`
+}
+
+// SearchRequest is the search query object of POST /api/search and
+// /api/recall (query is a synonym of text).
+type SearchRequest struct {
+	Text           string        `json:"text,omitempty"`
+	Query          string        `json:"query,omitempty"`
+	Ranking        string        `json:"ranking,omitempty"`
+	Limit          int           `json:"limit,omitempty"`
+	Filter         *SearchFilter `json:"filter,omitempty"`
+	Profile        string        `json:"profile,omitempty"`
+	QueryEmbedding []float32     `json:"query_embedding,omitempty"`
+	Expand         bool          `json:"expand,omitempty"`
+}
+
+// SearchFilter narrows a search. Temporal is "current", "all",
+// {"as_of": instant} or {"between": {"from": instant, "until": instant}}.
+type SearchFilter struct {
+	Wing       string          `json:"wing,omitempty"`
+	Room       string          `json:"room,omitempty"`
+	Tags       []string        `json:"tags,omitempty"`
+	SourceKind string          `json:"source_kind,omitempty"`
+	Temporal   json.RawMessage `json:"temporal,omitempty"`
+}
+
+// EmbeddingPut is the body of PUT /api/drawers/{id}/embedding.
+type EmbeddingPut struct {
+	Profile   string    `json:"profile"`
+	Embedding []float32 `json:"embedding"`
+}
+
+// Small answers.
+
+// Embedding is the answer of PUT /api/drawers/{id}/embedding: what the
+// stored vector was made by (never the vector).
+type Embedding struct {
+	DrawerID  string    `json:"drawer_id"`
+	Profile   string    `json:"profile"`
+	Provider  string    `json:"provider"`
+	Model     string    `json:"model"`
+	Dimension int       `json:"dimension"`
+	Pipeline  string    `json:"pipeline"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// GeneratedToken is the answer of POST /api/auth/token: the token, shown
+// this once.
+type GeneratedToken struct {
+	Token     string    `json:"token"`
+	Algorithm string    `json:"algorithm"`
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// TokenRevoked is the answer of DELETE /api/auth/token.
+type TokenRevoked struct {
+	Revoked bool `json:"revoked"`
+}
+
+// DaemonState is the answer of GET /api/health ("ok") and POST
+// /api/shutdown ("shutting_down").
+type DaemonState struct {
+	Status string `json:"status"`
+}
+
+// ModeSet is the answer of loci_set_mode: the session's mode now.
+type ModeSet struct {
+	Mode string `json:"mode"`
+}

@@ -1,0 +1,221 @@
+package badgerdb
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/dedup"
+)
+
+// The records below are what this backend stores: its own types, apart
+// from the store's (which the service works with) and from package api's
+// (which clients read), so that changing either never changes a byte on
+// disk, and the reverse. Each is written as a version byte (1) and JSON
+// (encode). Their field names and order are the encoding of schema v6
+// and must not change: TestRecordsKeepTheirEncoding pins their bytes.
+// A different encoding is a new version byte read beside the old one, or
+// a numbered data step (store/steps.go) that rewrites old palaces.
+
+type wingRecord struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+func wingRec(w *store.Wing) wingRecord {
+	return wingRecord{ID: w.ID, Name: w.Name, Description: w.Description, CreatedAt: w.CreatedAt}
+}
+
+func (r *wingRecord) wing() *store.Wing {
+	return &store.Wing{ID: r.ID, Name: r.Name, Description: r.Description, CreatedAt: r.CreatedAt}
+}
+
+type roomRecord struct {
+	ID          string    `json:"id"`
+	WingID      string    `json:"wing_id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+func roomRec(r *store.Room) roomRecord {
+	return roomRecord{ID: r.ID, WingID: r.WingID, Name: r.Name, Description: r.Description, CreatedAt: r.CreatedAt}
+}
+
+func (r *roomRecord) room() *store.Room {
+	return &store.Room{ID: r.ID, WingID: r.WingID, Name: r.Name, Description: r.Description, CreatedAt: r.CreatedAt}
+}
+
+type drawerRecord struct {
+	ID         string    `json:"id"`
+	WingID     string    `json:"wing_id"`
+	RoomID     string    `json:"room_id"`
+	Name       string    `json:"name,omitempty"`
+	Content    string    `json:"content"`
+	Tags       []string  `json:"tags"`
+	Source     sourceRec `json:"source"`
+	Provenance struct {
+		RequestedBy string `json:"requested_by"`
+		JobID       string `json:"job_id,omitempty"`
+	} `json:"provenance"`
+	ValidFrom    time.Time  `json:"valid_from"`
+	ValidTo      *time.Time `json:"valid_to,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	SupersededBy string     `json:"superseded_by,omitempty"`
+	Supersedes   string     `json:"supersedes,omitempty"`
+	Diary        bool       `json:"diary,omitempty"`
+}
+
+type sourceRec struct {
+	Kind   string          `json:"kind"`
+	URI    string          `json:"uri,omitempty"`
+	Agent  string          `json:"agent,omitempty"`
+	Origin json.RawMessage `json:"origin,omitempty"`
+}
+
+func drawerRec(d *store.Drawer) *drawerRecord {
+	r := &drawerRecord{ID: d.ID, WingID: d.WingID, RoomID: d.RoomID, Name: d.Name, Content: d.Content, Tags: d.Tags,
+		Source:    sourceRec{Kind: d.Source.Kind, URI: d.Source.URI, Agent: d.Source.Agent, Origin: d.Source.Origin},
+		ValidFrom: d.ValidFrom, ValidTo: d.ValidTo, CreatedAt: d.CreatedAt, SupersededBy: d.SupersededBy,
+		Supersedes: d.Supersedes, Diary: d.Diary}
+	r.Provenance.RequestedBy, r.Provenance.JobID = d.Provenance.RequestedBy, d.Provenance.JobID
+	return r
+}
+
+func (r *drawerRecord) drawer() *store.Drawer {
+	tags := r.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return &store.Drawer{ID: r.ID, WingID: r.WingID, RoomID: r.RoomID, Name: r.Name, Content: r.Content, Tags: tags,
+		Source:     store.Source{Kind: r.Source.Kind, URI: r.Source.URI, Agent: r.Source.Agent, Origin: r.Source.Origin},
+		Provenance: store.Provenance{RequestedBy: r.Provenance.RequestedBy, JobID: r.Provenance.JobID},
+		ValidFrom:  r.ValidFrom, ValidTo: r.ValidTo, CreatedAt: r.CreatedAt, SupersededBy: r.SupersededBy,
+		Supersedes: r.Supersedes, Diary: r.Diary}
+}
+
+type dedupRecord struct {
+	DrawerID    string `json:"drawer_id"`
+	Scope       string `json:"scope"`
+	Hash        string `json:"hash"`
+	Fingerprint string `json:"fingerprint"`
+	NormLen     int    `json:"norm_len"`
+	Distinct    int    `json:"distinct,omitempty"`
+}
+
+func dedupRec(r *store.DedupRecord) dedupRecord {
+	return dedupRecord{DrawerID: r.DrawerID, Scope: r.Scope, Hash: r.Hash, Fingerprint: r.Fingerprint, NormLen: r.NormLen, Distinct: r.Distinct}
+}
+
+// record is the stored part of the dedup record: its sketch and
+// normalised text are kept apart (ds/) and its bands in the near index.
+func (r *dedupRecord) record() *store.DedupRecord {
+	return &store.DedupRecord{DrawerID: r.DrawerID, Scope: r.Scope, Hash: r.Hash, Fingerprint: r.Fingerprint, NormLen: r.NormLen, Distinct: r.Distinct}
+}
+
+type linkRecord struct {
+	ID      string `json:"id"`
+	Older   string `json:"older"`
+	Newer   string `json:"newer"`
+	Kind    string `json:"kind"`
+	Signals struct {
+		SameHash        bool    `json:"same_hash"`
+		SameFingerprint bool    `json:"same_fingerprint"`
+		Similarity      float64 `json:"similarity"`
+		Threshold       float64 `json:"threshold"`
+	} `json:"signals"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func linkRec(l *store.Link) *linkRecord {
+	r := &linkRecord{ID: l.ID, Older: l.Older, Newer: l.Newer, Kind: string(l.Kind), CreatedAt: l.CreatedAt}
+	r.Signals.SameHash, r.Signals.SameFingerprint = l.Signals.SameHash, l.Signals.SameFingerprint
+	r.Signals.Similarity, r.Signals.Threshold = l.Signals.Similarity, l.Signals.Threshold
+	return r
+}
+
+func (r *linkRecord) link() *store.Link {
+	return &store.Link{ID: r.ID, Older: r.Older, Newer: r.Newer, Kind: dedup.Verdict(r.Kind), CreatedAt: r.CreatedAt,
+		Signals: dedup.Signals{SameHash: r.Signals.SameHash, SameFingerprint: r.Signals.SameFingerprint,
+			Similarity: r.Signals.Similarity, Threshold: r.Signals.Threshold}}
+}
+
+type changeRecord struct {
+	Seq    uint64    `json:"seq"`
+	At     time.Time `json:"at"`
+	Kind   string    `json:"kind"`
+	Action string    `json:"action"`
+	ID     string    `json:"id"`
+}
+
+func (r *changeRecord) change() store.Change {
+	return store.Change{Seq: r.Seq, At: r.At, Kind: r.Kind, Action: r.Action, ID: r.ID}
+}
+
+// jobRecord is a job without its input (kept apart, ji/), its priority as
+// a number, last.
+type jobRecord struct {
+	ID          string     `json:"id"`
+	Kind        string     `json:"kind"`
+	Status      string     `json:"status"`
+	RequestedBy string     `json:"requested_by"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	Progress    struct {
+		Current int64  `json:"current"`
+		Total   *int64 `json:"total,omitempty"`
+		Message string `json:"message,omitempty"`
+	} `json:"progress"`
+	Attempt          int             `json:"attempt"`
+	RecoveryAttempts int             `json:"recovery_attempts"`
+	Checkpoint       json.RawMessage `json:"checkpoint"`
+	Result           json.RawMessage `json:"result,omitempty"`
+	Error            string          `json:"error,omitempty"`
+	LeaseOwner       string          `json:"lease_owner,omitempty"`
+	LeaseExpiresAt   *time.Time      `json:"lease_expires_at,omitempty"`
+	PauseRequested   bool            `json:"pause_requested"`
+	CancelRequested  bool            `json:"cancel_requested"`
+	Priority         int             `json:"priority"`
+}
+
+func jobRec(j *store.Job) *jobRecord {
+	r := &jobRecord{ID: j.ID, Kind: j.Kind, Status: j.Status, RequestedBy: j.RequestedBy, CreatedAt: j.CreatedAt,
+		UpdatedAt: j.UpdatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt, Attempt: j.Attempt,
+		RecoveryAttempts: j.RecoveryAttempts, Checkpoint: j.Checkpoint, Result: j.Result, Error: j.Error,
+		LeaseOwner: j.LeaseOwner, LeaseExpiresAt: j.LeaseExpiresAt, PauseRequested: j.PauseRequested,
+		CancelRequested: j.CancelRequested, Priority: int(j.Priority)}
+	r.Progress.Current, r.Progress.Total, r.Progress.Message = j.Progress.Current, j.Progress.Total, j.Progress.Message
+	return r
+}
+
+func (r *jobRecord) job() *store.Job {
+	return &store.Job{ID: r.ID, Kind: r.Kind, Status: r.Status, Priority: store.Priority(r.Priority),
+		RequestedBy: r.RequestedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt,
+		FinishedAt: r.FinishedAt, Progress: store.Progress{Current: r.Progress.Current, Total: r.Progress.Total, Message: r.Progress.Message},
+		Attempt: r.Attempt, RecoveryAttempts: r.RecoveryAttempts, Checkpoint: r.Checkpoint, Result: r.Result,
+		Error: r.Error, LeaseOwner: r.LeaseOwner, LeaseExpiresAt: r.LeaseExpiresAt,
+		PauseRequested: r.PauseRequested, CancelRequested: r.CancelRequested}
+}
+
+type authRecord struct {
+	Digest    string    `json:"digest"`
+	Algorithm string    `json:"algorithm"`
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// embeddingMeta is a stored vector's identity (the vector follows it as
+// float32s).
+type embeddingMeta struct {
+	DrawerID  string    `json:"drawer_id"`
+	Profile   string    `json:"profile"`
+	Provider  string    `json:"provider"`
+	Model     string    `json:"model"`
+	Dimension int       `json:"dimension"`
+	Pipeline  string    `json:"pipeline"`
+	CreatedAt time.Time `json:"created_at"`
+}
