@@ -114,19 +114,22 @@ func (ix *Indexer) rebuild() (int, error) {
 // last sequence.
 func (ix *Indexer) apply(r store.Reader, batch []store.Change) (func() error, error) {
 	seen := map[string]bool{}
+	var ids []string
+	for _, c := range batch {
+		if c.Kind == store.ChangeDrawer && !seen[c.ID] {
+			seen[c.ID] = true
+			ids = append(ids, c.ID)
+		}
+	}
+	ds, err := r.DrawersByID(ids)
+	if err != nil {
+		return nil, err
+	}
 	var docs []lexical.Doc
 	var deletes []string
-	for _, c := range batch {
-		if c.Kind != store.ChangeDrawer || seen[c.ID] {
-			continue
-		}
-		seen[c.ID] = true
-		d, err := r.Drawer(c.ID)
-		if err != nil {
-			return nil, err
-		}
+	for i, d := range ds {
 		if d == nil {
-			deletes = append(deletes, c.ID)
+			deletes = append(deletes, ids[i])
 		} else {
 			docs = append(docs, docOf(d))
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/index"
 	"github.com/loci-dev/loci/index/fusion"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/index/vector"
@@ -245,37 +246,47 @@ type searchView struct {
 	found, lexFound map[string]*store.Drawer
 }
 
-func (v *searchView) drawer(id string) (*store.Drawer, error) {
+// drawers reads a window of candidates in one call.
+func (v *searchView) drawers(ids []string) ([]*store.Drawer, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.r.Drawer(id)
+	return v.r.DrawersByID(ids)
 }
 
 func (v *searchView) inTime(d *store.Drawer) bool {
 	return (v.from.IsZero() && v.until.IsZero()) || d.ValidIn(v.from, v.until)
 }
 
-// keepLex keeps a lexical hit that is valid in the query's time (the index
-// applied the other filters).
-func (v *searchView) keepLex(id string) bool {
-	d, err := v.drawer(id)
-	if err != nil || d == nil || !v.inTime(d) {
-		return false
-	}
-	v.lexFound[id] = d
-	return true
+// keepLex keeps the lexical hits that are valid in the query's time (the
+// index applied the other filters).
+func (v *searchView) keepLex(ids []string) []bool {
+	return v.keep(ids, v.lexFound, v.inTime)
 }
 
-// keepVec keeps a semantic hit that passes every filter of the query.
-func (v *searchView) keepVec(id string) bool {
-	d, err := v.drawer(id)
+// keepVec keeps the semantic hits that pass every filter of the query.
+func (v *searchView) keepVec(ids []string) []bool {
 	q := v.q
-	if err != nil || d == nil || !v.inTime(d) || (v.wingID != "" && d.WingID != v.wingID) || (v.roomID != "" && d.RoomID != v.roomID) ||
-		(q.SourceKind != "" && d.Source.Kind != q.SourceKind) || !hasTags(d.Tags, q.Tags) {
-		return false
+	return v.keep(ids, v.found, func(d *store.Drawer) bool {
+		return v.inTime(d) && (v.wingID == "" || d.WingID == v.wingID) && (v.roomID == "" || d.RoomID == v.roomID) &&
+			(q.SourceKind == "" || d.Source.Kind == q.SourceKind) && hasTags(d.Tags, q.Tags)
+	})
+}
+
+// keep reads a window of candidates and records in found those that exist
+// and pass.
+func (v *searchView) keep(ids []string, found map[string]*store.Drawer, pass func(*store.Drawer) bool) []bool {
+	ok := make([]bool, len(ids))
+	ds, err := v.drawers(ids)
+	if err != nil {
+		return ok // a failed read keeps nothing, as a missing drawer
 	}
-	v.found[id] = d
-	return true
+	for i, d := range ds {
+		if d != nil && pass(d) {
+			ok[i] = true
+			found[ids[i]] = d
+		}
+	}
+	return ok
 }
 
 // legs runs the legs the ranking needs, depth hits each: the lexical leg
@@ -355,23 +366,14 @@ func scopeOf(r store.Reader, roomID string) (vectorScope, error) {
 
 // semantic is the vector leg: an exact scan of scope when there is one,
 // else the HNSW graph widened until enough drawers pass keep.
-func (s *Search) semantic(scope vectorScope, profile string, qvec []float32, k int, keep func(string) bool) ([]vector.Hit, error) {
+func (s *Search) semantic(scope vectorScope, profile string, qvec []float32, k int, keep index.Keep) ([]vector.Hit, error) {
 	ix := s.Vectors.Index(profile)
 	if scope.exact {
 		hits, err := ix.ExactAmong(qvec, len(scope.ids), scope.ids)
 		if err != nil {
 			return nil, fault.Wrap(fault.EmbedDimensionMismatch, err, err.Error(), "send a vector of the profile's length")
 		}
-		out := hits[:0]
-		for _, h := range hits {
-			if keep(h.ID) {
-				out = append(out, h)
-				if len(out) == k {
-					break
-				}
-			}
-		}
-		return out, nil
+		return vector.Kept(hits, k, keep), nil
 	}
 	hits, err := ix.Search(qvec, k, 0, keep)
 	if err != nil {

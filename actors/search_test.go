@@ -1,12 +1,18 @@
 package actors
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/index/vector"
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/badgerdb"
 )
 
 func drawers(ids ...string) map[string]*store.Drawer {
@@ -90,5 +96,72 @@ func TestFuseKeepsOneLegOrder(t *testing.T) {
 	}
 	if s := got[0].Signals["lexical"].(map[string]any); s["all_words"] != true || s["rank"] != 1 {
 		t.Fatalf("signals: %+v", s)
+	}
+}
+
+// readCountingDB counts how a search reads drawers.
+type readCountingDB struct {
+	store.DB
+	one, many atomic.Int64
+}
+
+func (c *readCountingDB) View(ctx context.Context, fn func(store.Reader) error) error {
+	return c.DB.View(ctx, func(r store.Reader) error { return fn(readCountingReader{r, c}) })
+}
+
+type readCountingReader struct {
+	store.Reader
+	c *readCountingDB
+}
+
+func (r readCountingReader) Drawer(id string) (*store.Drawer, error) {
+	r.c.one.Add(1)
+	return r.Reader.Drawer(id)
+}
+
+func (r readCountingReader) DrawersByID(ids []string) ([]*store.Drawer, error) {
+	r.c.many.Add(1)
+	return r.Reader.DrawersByID(ids)
+}
+
+// A search reads its candidates' drawers a window at a time, not one read
+// per candidate: a page of ten from forty matches is one read.
+func TestSearchReadsCandidatesInBatches(t *testing.T) {
+	dir := t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	db, err := badgerdb.Open(filepath.Join(dir, "p"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lex, err := lexical.Open(filepath.Join(dir, "lex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := Start(db, log, slog.LevelInfo)
+	ix := NewIndexer(db, lex, log)
+	sys.OnCommit(ix.Kick)
+	ix.Start()
+	defer func() {
+		ix.Stop(context.Background())
+		sys.Stop(context.Background())
+		lex.Close()
+		db.Close()
+	}()
+	p := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+	for i := range 40 {
+		if _, err := p.CreateDrawer(context.Background(), store.NewDrawer{Wing: "w", Room: "r",
+			Content: fmt.Sprintf("deploy note %d about lamp %d and kettle %d", i, i*31, i*7919),
+			Source:  store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &readCountingDB{DB: db}
+	s := &Search{DB: c, Indexer: ix, Log: log}
+	res, err := s.Search(context.Background(), SearchQuery{Text: "deploy", Ranking: RankLexical, Limit: 10}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 10 || c.one.Load() != 0 || c.many.Load() != 1 {
+		t.Fatalf("%d hits with %d single reads and %d batched reads; want 10 with 0 and 1", len(res.Hits), c.one.Load(), c.many.Load())
 	}
 }

@@ -70,6 +70,9 @@ type PalaceReader interface {
 	RoomByName(wingID, name string) (*Room, error)
 	Rooms(wingID string) ([]Room, error)
 	Drawer(id string) (*Drawer, error)
+	// DrawersByID reads many drawers in one call (a search's candidates,
+	// a follower's batch): out[i] is ids[i]'s drawer, nil when unknown.
+	DrawersByID(ids []string) ([]*Drawer, error)
 	// DrawerByName is the current drawer holding the name in the room.
 	DrawerByName(roomID, name string) (*Drawer, error)
 	// Drawers visits the room's drawers newest first until fn returns

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/store/markov"
+
+	loci "github.com/loci-dev/loci/index"
 )
 
 // BenchmarkSearch100k: lexical query latency over 100,000 drawers of
@@ -55,7 +57,7 @@ func BenchmarkSearch100k(b *testing.B) {
 	for i := range n {
 		valid[fmt.Sprintf("%08d", i)] = i%50 != 0 // one drawer in 50 superseded
 	}
-	keep := func(id string) bool { return valid[id] }
+	keep := loci.Each(func(id string) bool { return valid[id] })
 	for _, c := range []struct {
 		name string
 		f    Filter

@@ -30,6 +30,8 @@ import (
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+
+	loci "github.com/loci-dev/loci/index"
 )
 
 // Field names.
@@ -308,7 +310,7 @@ var (
 // term by its idf twice (once in the query weight) and multiplies a
 // disjunction by the share of terms matched, which cost 0.05 MAP on
 // Cranfield against a plain BM25.
-func (x *Index) Search(ctx context.Context, text string, f Filter, limit int, keep func(id string) bool) ([]Hit, error) {
+func (x *Index) Search(ctx context.Context, text string, f Filter, limit int, keep loci.Keep) ([]Hit, error) {
 	a := x.idx.Mapping().AnalyzerNamed(en.AnalyzerName)
 	qtf := map[string]int{}
 	var terms []string
@@ -472,7 +474,7 @@ type cand struct {
 // best first, ties by drawer id. Only a prefix of the candidates is
 // sorted: those at or above the k-th best score, k doubling while keep
 // refuses too many.
-func rank(cands []cand, limit int, keep func(string) bool, extID func(uint64) string) []Hit {
+func rank(cands []cand, limit int, keep loci.Keep, extID func(uint64) string) []Hit {
 	better := func(a, b cand) int {
 		if a.score != b.score {
 			return cmp.Compare(b.score, a.score)
@@ -490,18 +492,13 @@ func rank(cands []cand, limit int, keep func(string) bool, extID func(uint64) st
 			pool = slices.DeleteFunc(slices.Clone(cands), func(c cand) bool { return c.score < cut })
 		}
 		slices.SortFunc(pool, better)
-		out := make([]Hit, 0, limit)
-		for _, c := range pool {
-			id := extID(c.id)
-			if keep != nil && !keep(id) {
-				continue
+		kept := loci.KeepInOrder(len(pool), limit, func(i int) string { return extID(pool[i].id) }, keep)
+		if len(kept) == limit || len(pool) == len(cands) {
+			out := make([]Hit, len(kept))
+			for r, i := range kept {
+				c := pool[i]
+				out[r] = Hit{ID: extID(c.id), Score: c.score, Rank: r + 1, AllWords: c.all}
 			}
-			out = append(out, Hit{ID: id, Score: c.score, Rank: len(out) + 1, AllWords: c.all})
-			if len(out) == limit {
-				return out
-			}
-		}
-		if len(pool) == len(cands) {
 			return out
 		}
 	}

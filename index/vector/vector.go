@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/loci-dev/loci/index"
 	"github.com/viterin/vek/vek32"
 )
 
@@ -162,7 +163,7 @@ func (x *Index) Compact() {
 
 // Exact returns the k most similar live vectors that keep accepts (nil:
 // all), best first, ties by id: the reference answer.
-func (x *Index) Exact(q []float32, k int, keep func(string) bool) ([]Hit, error) {
+func (x *Index) Exact(q []float32, k int, keep index.Keep) ([]Hit, error) {
 	nq, err := x.query(q)
 	if err != nil {
 		return nil, err
@@ -171,12 +172,22 @@ func (x *Index) Exact(q []float32, k int, keep func(string) bool) ([]Hit, error)
 	defer x.mu.RUnlock()
 	var hits []Hit
 	for s := range x.ids {
-		if x.dead[s] || (keep != nil && !keep(x.ids[s])) {
-			continue
+		if !x.dead[s] {
+			hits = append(hits, Hit{x.ids[s], vek32.Dot(nq, x.vec(int32(s)))})
 		}
-		hits = append(hits, Hit{x.ids[s], vek32.Dot(nq, x.vec(int32(s)))})
 	}
-	return top(hits, k), nil
+	return Kept(top(hits, len(hits)), k, keep), nil
+}
+
+// Kept is the first k of hits (best first) that keep accepts (nil: all),
+// asked in order, a window at a time (index.KeepInOrder).
+func Kept(hits []Hit, k int, keep index.Keep) []Hit {
+	pos := index.KeepInOrder(len(hits), k, func(i int) string { return hits[i].ID }, keep)
+	out := make([]Hit, len(pos))
+	for r, i := range pos {
+		out[r] = hits[i]
+	}
+	return out
 }
 
 // ExactAmong is Exact over the given ids only (a small scope).
@@ -231,7 +242,7 @@ func top(hits []Hit, k int) []Hit {
 // 0.964 against the exact scan on 100,000 text-like 768-dimensional vectors
 // at a p50 of 2.9 ms); when keep refuses many, the width doubles until k
 // are found or the graph is exhausted.
-func (x *Index) Search(q []float32, k, ef int, keep func(string) bool) ([]Hit, error) {
+func (x *Index) Search(q []float32, k, ef int, keep index.Keep) ([]Hit, error) {
 	nq, err := x.query(q)
 	if err != nil {
 		return nil, err
@@ -243,20 +254,17 @@ func (x *Index) Search(q []float32, k, ef int, keep func(string) bool) ([]Hit, e
 	}
 	live := len(x.ids) - x.nDead
 	for {
-		// Candidates come closest first: keep is asked only until k pass
-		// (it may read the drawer).
+		// keep is asked in rank order, only until k pass (it reads the
+		// candidates' drawers).
 		cands := x.graph.search(nq, ef)
-		var hits []Hit
+		var all []Hit
 		for _, c := range cands {
-			if x.dead[c.slot] || (keep != nil && !keep(x.ids[c.slot])) {
-				continue
-			}
-			hits = append(hits, Hit{x.ids[c.slot], 1 - c.dist})
-			if len(hits) == k && keep != nil {
-				break
+			if !x.dead[c.slot] {
+				all = append(all, Hit{x.ids[c.slot], 1 - c.dist})
 			}
 		}
-		if len(hits) >= k || ef >= len(x.ids) || len(hits) >= live {
+		hits := Kept(top(all, len(all)), k, keep)
+		if len(hits) >= k || ef >= len(x.ids) || len(all) >= live {
 			return top(hits, k), nil
 		}
 		ef *= 2

@@ -198,6 +198,20 @@ func (t *tx) Drawer(id string) (*store.Drawer, error) {
 	return d.drawer(), nil
 }
 
+// DrawersByID reads the drawers in this one transaction: Badger has no
+// multi-get, and a point read is a memtable and table probe.
+func (t *tx) DrawersByID(ids []string) ([]*store.Drawer, error) {
+	out := make([]*store.Drawer, len(ids))
+	for i, id := range ids {
+		d, err := t.Drawer(id)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
 func (t *tx) DrawerByName(roomID, name string) (*store.Drawer, error) {
 	id, err := t.getRaw(k(pDrawerName, roomID, "/", name))
 	if id == nil || err != nil {

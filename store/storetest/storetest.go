@@ -135,6 +135,14 @@ func testPalace(t *testing.T, b Backend) {
 		if err != nil || got == nil || got.Content != a.Content || got.Name != "first" {
 			return fmt.Errorf("drawer by id: %+v %v", got, err)
 		}
+		many, err := r.DrawersByID([]string{c.ID, "00000000-0000-4000-8000-000000000000", a.ID, c.ID})
+		if err != nil || len(many) != 4 || many[0] == nil || many[0].ID != c.ID || many[1] != nil ||
+			many[2] == nil || many[2].Content != a.Content || many[3] == nil || many[3].ID != c.ID {
+			return fmt.Errorf("drawers by id, in the order asked, nil for the unknown: %+v %v", many, err)
+		}
+		if none, err := r.DrawersByID(nil); err != nil || len(none) != 0 {
+			return fmt.Errorf("no ids: %v %v", none, err)
+		}
 		byName, err := r.DrawerByName(rm.ID, "first")
 		if err != nil || byName == nil || byName.ID != a.ID {
 			return fmt.Errorf("drawer by name: %+v %v", byName, err)
