@@ -46,6 +46,10 @@ func Run(t *testing.T, b Backend) {
 		{"ChangeLog", testChangeLog},
 		{"ChangeLogUnderConcurrentCommits", testChangeLogConcurrent},
 		{"Dedup", testDedup},
+		{"Links", testLinks},
+		{"Supersession", testSupersession},
+		{"RemovalAndCounts", testRemovalAndCounts},
+		{"AuthState", testAuthState},
 		{"Embeddings", testEmbeddings},
 		{"Jobs", testJobs},
 		{"Meta", testMeta},
@@ -562,6 +566,168 @@ func testReopen(t *testing.T, b Backend) {
 	view(t, db, func(r store.Reader) error {
 		if seq, err := r.LastSeq(); err != nil || seq <= last {
 			return fmt.Errorf("a new entry after reopen has sequence %d, not above %d (%v)", seq, last, err)
+		}
+		return nil
+	})
+}
+
+// A similar_to link reads back by id and from both of its drawers, and is
+// gone from all three once deleted.
+func testLinks(t *testing.T, b Backend) {
+	db := open(t, b)
+	older := file(t, db, "w", "r", "", "an older drawer about the lamp")
+	newer := file(t, db, "w", "r", "", "a newer drawer about the lamp")
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	l := store.Link{ID: "11111111-1111-4111-8111-111111111111", Older: older.ID, Newer: newer.ID, Kind: dedup.Near,
+		Signals: dedup.Signals{SameFingerprint: false, Similarity: 0.91, Threshold: 0.9}, CreatedAt: at}
+	update(t, db, func(tx store.Tx) error { return tx.PutLink(&l) })
+	view(t, db, func(r store.Reader) error {
+		got, err := r.Link(l.ID)
+		if err != nil || got == nil || *got != l {
+			return fmt.Errorf("link by id: %+v %v, want %+v", got, err, l)
+		}
+		for _, id := range []string{older.ID, newer.ID} {
+			ls, err := r.Links(id)
+			if err != nil || len(ls) != 1 || ls[0] != l {
+				return fmt.Errorf("links of %s: %+v %v", id, ls, err)
+			}
+		}
+		if c, err := r.Counts(); err != nil || c.Links != 1 {
+			return fmt.Errorf("counts with one link: %+v %v", c, err)
+		}
+		return nil
+	})
+	update(t, db, func(tx store.Tx) error { return tx.DeleteLink(&l) })
+	view(t, db, func(r store.Reader) error {
+		if got, err := r.Link(l.ID); err != nil || got != nil {
+			return fmt.Errorf("deleted link read: %+v %v", got, err)
+		}
+		if ls, err := r.Links(older.ID); err != nil || len(ls) != 0 {
+			return fmt.Errorf("deleted link still listed: %+v %v", ls, err)
+		}
+		return nil
+	})
+}
+
+// Superseding closes the old drawer and opens its replacement with the
+// name: the name finds the replacement, the current listing shows it
+// alone, the full listing both, and the history links them.
+func testSupersession(t *testing.T, b Backend) {
+	db := open(t, b)
+	old := file(t, db, "w", "r", "plan", "the plan is to ship on friday")
+	text := "the plan is to ship on monday"
+	var res *store.SupersedeResult
+	update(t, db, func(tx store.Tx) error {
+		var err error
+		res, err = store.Supersede(tx, store.Supersession{DrawerID: old.ID, Content: &text, RequestedBy: store.ByCLI}, dd)
+		return err
+	})
+	if res.Replacement == nil || res.Superseded.ValidTo == nil || !res.Replacement.ValidFrom.Equal(*res.Superseded.ValidTo) {
+		t.Fatalf("supersede: %+v", res)
+	}
+	view(t, db, func(r store.Reader) error {
+		o, err := r.Drawer(old.ID)
+		if err != nil || o == nil || o.Current() || o.SupersededBy != res.Replacement.ID {
+			return fmt.Errorf("the superseded drawer: %+v %v", o, err)
+		}
+		byName, err := r.DrawerByName(old.RoomID, "plan")
+		if err != nil || byName == nil || byName.ID != res.Replacement.ID || byName.Supersedes != old.ID {
+			return fmt.Errorf("the name after a supersession: %+v %v", byName, err)
+		}
+		var cur, all []string
+		if err := r.Drawers(old.RoomID, true, func(d *store.Drawer) bool { cur = append(cur, d.ID); return true }); err != nil {
+			return err
+		}
+		if err := r.Drawers(old.RoomID, false, func(d *store.Drawer) bool { all = append(all, d.ID); return true }); err != nil {
+			return err
+		}
+		if len(cur) != 1 || cur[0] != res.Replacement.ID || len(all) != 2 {
+			return fmt.Errorf("listings: current %v, all %v", cur, all)
+		}
+		if c, s, err := r.CountDrawers(old.RoomID); err != nil || c != 1 || s != 2 {
+			return fmt.Errorf("counts: %d current, %d stored, %v", c, s, err)
+		}
+		_, versions, err := store.History(r, res.Replacement.ID)
+		if err != nil || len(versions) != 2 || versions[0].ID != old.ID || versions[1].ID != res.Replacement.ID {
+			return fmt.Errorf("history, oldest first: %+v %v", versions, err)
+		}
+		return nil
+	})
+}
+
+// Wings and rooms list by name; the palace counts follow every write and
+// delete; deleting a wing removes its rooms and drawers from every read.
+func testRemovalAndCounts(t *testing.T, b Backend) {
+	db := open(t, b)
+	file(t, db, "beta", "r1", "", "one drawer in beta")
+	a := file(t, db, "alpha", "r2", "", "one drawer in alpha room two")
+	file(t, db, "alpha", "r1", "", "one drawer in alpha room one")
+	counts := func(want store.Counts) {
+		t.Helper()
+		view(t, db, func(r store.Reader) error {
+			if c, err := r.Counts(); err != nil || c != want {
+				return fmt.Errorf("counts %+v %v, want %+v", c, err, want)
+			}
+			return nil
+		})
+	}
+	counts(store.Counts{Wings: 2, Rooms: 3, Drawers: 3, DrawersStored: 3})
+	var alpha *store.Wing
+	view(t, db, func(r store.Reader) error {
+		ws, err := r.Wings()
+		if err != nil || len(ws) != 2 || ws[0].Name != "alpha" || ws[1].Name != "beta" {
+			return fmt.Errorf("wings by name: %+v %v", ws, err)
+		}
+		alpha = &ws[0]
+		rs, err := r.Rooms(alpha.ID)
+		if err != nil || len(rs) != 2 || rs[0].Name != "r1" || rs[1].Name != "r2" {
+			return fmt.Errorf("rooms by name: %+v %v", rs, err)
+		}
+		return nil
+	})
+	update(t, db, func(tx store.Tx) error {
+		n, err := store.DeleteWing(tx, alpha)
+		if err == nil && n != (store.Removed{Wings: 1, Rooms: 2, Drawers: 2}) {
+			err = fmt.Errorf("removed %+v", n)
+		}
+		return err
+	})
+	counts(store.Counts{Wings: 1, Rooms: 1, Drawers: 1, DrawersStored: 1})
+	view(t, db, func(r store.Reader) error {
+		if w, err := r.WingByName("alpha"); err != nil || w != nil {
+			return fmt.Errorf("deleted wing found: %+v %v", w, err)
+		}
+		if rs, err := r.Rooms(alpha.ID); err != nil || len(rs) != 0 {
+			return fmt.Errorf("deleted wing's rooms: %+v %v", rs, err)
+		}
+		if d, err := r.Drawer(a.ID); err != nil || d != nil {
+			return fmt.Errorf("deleted wing's drawer: %+v %v", d, err)
+		}
+		return nil
+	})
+}
+
+// The credential state reads back as stored and nil removes it.
+func testAuthState(t *testing.T, b Backend) {
+	db := open(t, b)
+	view(t, db, func(r store.Reader) error {
+		if a, err := r.AuthState(); err != nil || a != nil {
+			return fmt.Errorf("a fresh store has auth state %+v %v", a, err)
+		}
+		return nil
+	})
+	want := store.AuthState{Digest: "ab12", Algorithm: "sha256", Version: 1, CreatedAt: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+	update(t, db, func(tx store.Tx) error { return tx.PutAuthState(&want) })
+	view(t, db, func(r store.Reader) error {
+		if a, err := r.AuthState(); err != nil || a == nil || *a != want {
+			return fmt.Errorf("auth state %+v %v, want %+v", a, err, want)
+		}
+		return nil
+	})
+	update(t, db, func(tx store.Tx) error { return tx.PutAuthState(nil) })
+	view(t, db, func(r store.Reader) error {
+		if a, err := r.AuthState(); err != nil || a != nil {
+			return fmt.Errorf("removed auth state still read: %+v %v", a, err)
 		}
 		return nil
 	})
