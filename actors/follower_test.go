@@ -188,3 +188,19 @@ func TestFollowerOpensFirst(t *testing.T) {
 		}
 	})
 }
+
+func (r logReader) LastSeq() (uint64, error) {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	return uint64(len(r.l.changes)), nil
+}
+
+// created appends n drawer-created entries.
+func (l *changeLog) created(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for range n {
+		l.changes = append(l.changes, store.Change{Seq: uint64(len(l.changes) + 1), Kind: store.ChangeDrawer,
+			Action: store.ActionCreated, ID: "d"})
+	}
+}

@@ -326,35 +326,6 @@ func TestSlowSubscriberGetsResync(t *testing.T) {
 	t.Logf("%d writes in %s with a stalled subscriber", writes, took)
 }
 
-// TestStreamKeepAliveAndEnd: a comment line every KeepAlive; the stream
-// ends when the bus closes (daemon shutdown).
-func TestStreamKeepAliveAndEnd(t *testing.T) {
-	old := KeepAlive
-	KeepAlive = 50 * time.Millisecond
-	defer func() { KeepAlive = old }()
-	ts := newTestServer(t, false, "")
-	resp, err := http.Get(ts.http.URL + "/api/events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	got := make(chan string, 1)
-	go func() {
-		b, _ := io.ReadAll(resp.Body) // returns when the stream ends
-		got <- string(b)
-	}()
-	time.Sleep(200 * time.Millisecond)
-	ts.Events.Close()
-	select {
-	case s := <-got:
-		if !strings.HasPrefix(s, "event: open\n") || strings.Count(s, ": keep-alive\n\n") < 2 {
-			t.Fatalf("stream: %q", s)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the stream did not end when the bus closed")
-	}
-}
-
 // TestMCPSessionModeForgotten: a session's mode is dropped when the
 // session ends.
 func TestMCPSessionModeForgotten(t *testing.T) {
