@@ -393,6 +393,9 @@ type ConfigMining struct {
 	MaxFileBytes      int64 `json:"max_file_bytes"`
 	MaxDocuments      int   `json:"max_documents"`
 	SourceTimeoutSecs int   `json:"source_timeout_secs"`
+	// Secrets is what mining does with a credential in a document:
+	// redact, skip or allow.
+	Secrets string `json:"secrets"`
 }
 
 // Providers names the embedding and extraction providers (nil: none).
@@ -414,4 +417,72 @@ type EmbeddingProfile struct {
 	Model     string `json:"model"`
 	Dimension int    `json:"dimension"`
 	Pipeline  string `json:"pipeline"`
+}
+
+// MineResult is a mine job's result: what it read and what that changed.
+type MineResult struct {
+	// Documents were gone through (read or filtered) of the Discovered
+	// past the cursor.
+	Documents  int `json:"documents"`
+	Discovered int `json:"discovered"`
+	// Filtered were excluded by the source's rules (empty, too large, not
+	// UTF-8, binary, blank).
+	Filtered int `json:"filtered"`
+	// Ingested changed the palace; Unchanged were as last filed; Skipped
+	// were read but not filed (a secret under mining.secrets = skip, a
+	// file gone before it was read).
+	Ingested  int `json:"ingested"`
+	Unchanged int `json:"unchanged"`
+	Skipped   int `json:"skipped"`
+	// Created, Superseded and Retired count drawers; Similar the
+	// similar_to links the new drawers got.
+	Created    int `json:"created"`
+	Superseded int `json:"superseded"`
+	Retired    int `json:"retired"`
+	Similar    int `json:"similar"`
+	// Redacted counts secrets replaced by a marker.
+	Redacted int `json:"redacted"`
+	// Truncated: the limit stopped the job with more left; the next job
+	// goes on.
+	Truncated bool `json:"truncated"`
+	// Limit is the effective max_documents, null when unlimited.
+	Limit *int `json:"limit"`
+	// Bytes is what was read.
+	Bytes int64 `json:"bytes"`
+}
+
+// SourceList is GET /api/sources: the adapters the daemon offers and the
+// sources mined so far.
+type SourceList struct {
+	Adapters []SourceAdapter `json:"adapters"`
+	Sources  []MinedSource   `json:"sources"`
+}
+
+// SourceAdapter is a source adapter: its state, declared option keys and
+// capabilities.
+type SourceAdapter struct {
+	Name         string             `json:"name"`
+	State        string             `json:"state"`
+	Origin       string             `json:"origin"`
+	Options      []string           `json:"options"`
+	Capabilities SourceCapabilities `json:"capabilities"`
+}
+
+// SourceCapabilities are what an adapter can do.
+type SourceCapabilities struct {
+	Incremental      bool     `json:"incremental"`
+	KeepsRaw         bool     `json:"keeps_raw_documents"`
+	NeedsCredentials bool     `json:"needs_credentials"`
+	Triggers         []string `json:"triggers"`
+}
+
+// MinedSource is a source mined at least once.
+type MinedSource struct {
+	Key       string    `json:"key"`
+	Adapter   string    `json:"adapter"`
+	Account   string    `json:"account,omitempty"`
+	Locator   string    `json:"locator"`
+	Documents int       `json:"documents"`
+	LastJob   string    `json:"last_job,omitempty"`
+	LastRun   time.Time `json:"last_run"`
 }

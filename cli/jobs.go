@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,16 @@ func (a *app) printJob(j *api.Job) {
 	}
 	if len(j.Result) > 0 {
 		a.printf("result:    %s\n", j.Result)
+	}
+	var m api.MineResult
+	if j.Kind == "mine" && json.Unmarshal(j.Result, &m) == nil {
+		a.printf("mined %d of %d documents found: %d changed the palace, %d unchanged, %d filtered, %d skipped\n",
+			m.Documents, m.Discovered, m.Ingested, m.Unchanged, m.Filtered, m.Skipped)
+		a.printf("drawers: %d created, %d superseded, %d closed; %d similar; %d secrets redacted\n",
+			m.Created, m.Superseded, m.Retired, m.Similar, m.Redacted)
+		if m.Truncated && m.Limit != nil {
+			a.printf("stopped at the limit of %d documents: mine again to go on\n", *m.Limit)
+		}
 	}
 }
 
@@ -266,6 +277,52 @@ func (a *app) repairCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&apply, "apply", false, "remove the orphans (default: report only)")
 	cmd.Flags().StringVar(&based, "based-on-job", "", "narrow to the orphans a finished audit job found")
 	cmd.Flags().BoolVar(&watch, "watch", false, "follow the job until it ends")
+	return cmd
+}
+
+func (a *app) mineCmd() *cobra.Command {
+	var wing string
+	var full, noWait bool
+	var opts []string
+	cmd := &cobra.Command{
+		Use:   "mine PATH",
+		Short: "Mine a directory into drawers (room files of a wing); mine again to file what changed",
+		Long: "Mine a directory: each file becomes drawers in room files of a wing (by default the directory's name),\n" +
+			"named by its path under the directory. Mining again files only what changed since: edited files supersede\n" +
+			"their drawers, shortened ones close the rest; --full reads everything again without duplicating.\n" +
+			"The daemon reads the directory, so it must be on the daemon's machine. Secrets found in files are\n" +
+			"redacted (mining.secrets).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			p, err := filepath.Abs(args[0])
+			if err != nil {
+				return fault.Wrap(fault.InputInvalid, err, "cannot make "+args[0]+" absolute", "give an absolute path")
+			}
+			body := map[string]any{"type": "mine", "path": p}
+			if wing != "" {
+				body["wing"] = wing
+			}
+			if full {
+				body["full"] = true
+			}
+			if len(opts) > 0 {
+				m := map[string]string{}
+				for _, o := range opts {
+					k, v, ok := strings.Cut(o, "=")
+					if !ok || k == "" {
+						return fault.Invalid("option", fmt.Sprintf("%q is not key=value", o))
+					}
+					m[k] = v
+				}
+				body["options"] = m
+			}
+			return a.submit(c, body, !noWait)
+		},
+	}
+	cmd.Flags().StringVar(&wing, "wing", "", "wing to file into (default: the directory's name)")
+	cmd.Flags().BoolVar(&full, "full", false, "read everything again, not only what changed (nothing is duplicated)")
+	cmd.Flags().StringArrayVarP(&opts, "option", "o", nil, "a source option, key=value (dir=PATTERN, since=DATE); repeatable")
+	cmd.Flags().BoolVar(&noWait, "no-wait", false, "queue the job and return (follow it with loci job watch)")
 	return cmd
 }
 

@@ -1,4 +1,9 @@
-// Package sources will hold loci's source adapters (the built-in directory
-// source), chunking and the WebAssembly sandbox for installed sources. It
-// is empty until the mining capability lands.
+// Package sources holds what mining reads: the Adapter interface a source
+// implements (discover documents past a cursor, read them, normalise them
+// into units), the Registry of adapters a daemon offers, the built-in
+// directory source, and Chunk, which packs a document's units into drawer
+// texts. The rest of the pipeline (what a document changes in the palace)
+// is store.FileDocument; the mine job kind (actors/kinds/mine.go) runs
+// the stages in order. Installed WebAssembly sources will be a second
+// Adapter.
 package sources

@@ -59,6 +59,7 @@ type Reader interface {
 	VectorReader
 	JobReader
 	AuthReader
+	SourceReader
 }
 
 // PalaceReader reads wings, rooms and drawers.
@@ -151,6 +152,19 @@ type AuthReader interface {
 	AuthState() (*AuthState, error)
 }
 
+// SourceReader reads what mining keeps per source: its cursor and the
+// last revision of each document filed from it.
+type SourceReader interface {
+	// Source is a source's state by key; nil when it was never mined.
+	Source(key string) (*SourceState, error)
+	// Sources visits every mined source until fn returns false.
+	Sources(fn func(*SourceState) bool) error
+	// SourceDocument is a document's last filed revision; nil when none.
+	SourceDocument(source, id string) (*DocumentState, error)
+	// CountSourceDocuments counts the documents filed from a source.
+	CountSourceDocuments(source string) (int, error)
+}
+
 // Tx is a read-write transaction: every family's reads (seeing its own
 // writes) and writes.
 type Tx interface {
@@ -163,6 +177,7 @@ type Tx interface {
 	JobWriter
 	LogWriter
 	AuthWriter
+	SourceWriter
 }
 
 // PalaceWriter writes wings, rooms and drawers.
@@ -199,6 +214,14 @@ type JobWriter interface {
 	PutJob(j, prev *Job) error
 	// PutJobFact stores a checkpoint item's fact operation as given.
 	PutJobFact(jobID string, index int, fact json.RawMessage) error
+}
+
+// SourceWriter writes mining's per-source state.
+type SourceWriter interface {
+	// PutSource stores a source's state (replacing it).
+	PutSource(s *SourceState) error
+	// PutSourceDocument stores a document's filed revision (replacing it).
+	PutSourceDocument(d *DocumentState) error
 }
 
 // LogWriter appends to the change log.

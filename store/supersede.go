@@ -16,6 +16,14 @@ type Supersession struct {
 	// Tags, when set, replace the tags carried over to the replacement.
 	Tags        *[]string
 	RequestedBy string
+	// ReplacementID presets the replacement's id (replay-safe writers);
+	// empty makes one.
+	ReplacementID string
+	// Source, when set, replaces the source carried over to the
+	// replacement (a mined chunk's new origin).
+	Source *Source
+	// JobID is the job writing the replacement, for its provenance.
+	JobID string
 }
 
 // SupersedeResult is {superseded, replacement}.
@@ -52,10 +60,16 @@ func Supersede(tx Tx, in Supersession, dd Dedup) (*SupersedeResult, error) {
 			return nil, err
 		}
 		repl = &Drawer{
-			ID: NewID(), WingID: old.WingID, RoomID: old.RoomID, Name: old.Name,
+			ID: in.ReplacementID, WingID: old.WingID, RoomID: old.RoomID, Name: old.Name,
 			Content: *in.Content, Tags: slices.Clone(tags), Source: old.Source,
-			Provenance: Provenance{RequestedBy: in.RequestedBy},
+			Provenance: Provenance{RequestedBy: in.RequestedBy, JobID: in.JobID},
 			ValidFrom:  now, CreatedAt: now, Supersedes: old.ID, Diary: old.Diary,
+		}
+		if repl.ID == "" {
+			repl.ID = NewID()
+		}
+		if in.Source != nil {
+			repl.Source = *in.Source
 		}
 		if dd.Enabled {
 			rec = newDedupRecord(repl)

@@ -25,9 +25,11 @@ import (
 
 // Server holds what the handlers need.
 type Server struct {
-	Palace   *actors.Palace
-	Jobs     *actors.Jobs
-	Search   *actors.Search
+	Palace *actors.Palace
+	Jobs   *actors.Jobs
+	Search *actors.Search
+	// Sources lists the source adapters and mined sources.
+	Sources  *actors.Sources
 	Config   config.Config
 	Version  string
 	Started  time.Time
@@ -97,6 +99,8 @@ func (s *Server) Handler() http.Handler {
 		r.Put("/drawers/{id}/embedding", s.write(s.putEmbedding))
 		r.Get("/drawers/{id}/duplicates", s.read(s.duplicates))
 		r.Delete("/drawers/{id}/duplicates/{link}", s.write(s.deleteDuplicate))
+
+		r.Get("/sources", s.read(s.listSources))
 
 		r.Get("/wake-up", s.read(s.wakeUp))
 		r.Get("/search", s.read(s.searchGet(false)))
@@ -360,7 +364,7 @@ func (s *Server) configReport() api.Config {
 		Jobs: api.ConfigJobs{MaxConcurrency: c.Jobs.MaxConcurrency, BackgroundConcurrency: c.Jobs.BackgroundConcurrency,
 			LeaseTTLSecs: c.Jobs.LeaseTTLSecs, DrainTimeoutSecs: c.Jobs.DrainTimeoutSecs},
 		Mining: api.ConfigMining{ChunkChars: c.Mining.ChunkChars, MaxFileBytes: c.Mining.MaxFileBytes, MaxDocuments: c.Mining.MaxDocuments,
-			SourceTimeoutSecs: c.Mining.SourceTimeoutSecs},
+			SourceTimeoutSecs: c.Mining.SourceTimeoutSecs, Secrets: c.Mining.Secrets},
 		Providers:  api.Providers{Embedding: embeddingProviders(c.Embedding)},
 		ConfigFile: c.File,
 	}

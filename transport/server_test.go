@@ -20,6 +20,7 @@ import (
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/actors/kinds"
 	"github.com/loci-dev/loci/index/lexical"
+	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
 	"github.com/loci-dev/loci/store/config"
@@ -62,7 +63,10 @@ func newTestServer(t testing.TB, auth bool, secret string) *testServer {
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1,
 		LeaseTTL: 30 * time.Second, DrainTimeout: 2 * time.Second}, nil)
-	jobs.Register(kinds.All(jobs)...)
+	cfg0 := config.Default(func(string) (string, bool) { return "", false })
+	srcs := sources.NewRegistry(sources.Directory{MaxFileBytes: cfg0.Mining.MaxFileBytes})
+	jobs.Register(kinds.All(jobs, kinds.Mining{Sources: srcs,
+		ChunkChars: cfg0.Mining.ChunkChars, MaxDocuments: cfg0.Mining.MaxDocuments, Secrets: cfg0.Mining.Secrets})...)
 	palace.Locked = jobs.Busy
 	if err := jobs.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -74,7 +78,7 @@ func newTestServer(t testing.TB, auth bool, secret string) *testServer {
 	cfg := config.Default(func(string) (string, bool) { return "", false })
 	cfg.Auth.Enabled, cfg.Auth.Token = auth, secret
 	cfg.Palace.Path = filepath.Join(dir, "palace")
-	s := &Server{Palace: palace, Jobs: jobs, Search: &actors.Search{DB: db, Indexer: indexer, Log: log}, Config: cfg,
+	s := &Server{Palace: palace, Jobs: jobs, Search: &actors.Search{DB: db, Indexer: indexer, Log: log}, Sources: &actors.Sources{DB: db, Registry: srcs}, Config: cfg,
 		Version: "test", Started: time.Now(), Address: "127.0.0.1:0", Log: log, Migrator: &store.Migrator{DB: db, Schema: badgerdb.Schema, Sync: db.SyncSchema, Steps: store.Steps()},
 		Shutdown: func() {}, Auth: a, Events: bus}
 	hs := httptest.NewServer(s.Handler())

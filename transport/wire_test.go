@@ -177,7 +177,7 @@ func (s *Server) oldConfigReport() map[string]any {
 		"webhook":     map[string]any{"enable": c.Webhook.Enable, "bind": c.Webhook.Bind, "port": c.Webhook.Port, "allow_remote": c.Webhook.AllowRemote},
 		"dedup":       c.Dedup,
 		"jobs":        c.Jobs,
-		"mining":      map[string]any{"chunk_chars": c.Mining.ChunkChars, "max_file_bytes": c.Mining.MaxFileBytes, "max_documents": c.Mining.MaxDocuments, "source_timeout_secs": c.Mining.SourceTimeoutSecs},
+		"mining":      map[string]any{"chunk_chars": c.Mining.ChunkChars, "max_file_bytes": c.Mining.MaxFileBytes, "max_documents": c.Mining.MaxDocuments, "source_timeout_secs": c.Mining.SourceTimeoutSecs, "secrets": c.Mining.Secrets},
 		"providers":   map[string]any{"embedding": oldEmbeddingProviders(c.Embedding), "extraction": nil},
 		"config_file": c.File,
 	}

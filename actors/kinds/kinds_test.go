@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
 	"github.com/loci-dev/loci/store/fault"
@@ -25,7 +26,8 @@ func newRuntime(t *testing.T) *actors.Jobs {
 	pal := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	j := actors.NewJobs(db, sys, pal, slog.New(slog.DiscardHandler),
 		actors.JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second}, nil)
-	j.Register(All(j)...)
+	j.Register(All(j, Mining{Sources: sources.NewRegistry(sources.Directory{MaxFileBytes: 1 << 20}), ChunkChars: 200,
+		Secrets: SecretsRedact})...)
 	pal.Locked = j.Busy
 	t.Cleanup(func() {
 		j.Stop(context.Background())
@@ -90,8 +92,13 @@ func TestSubmissionsAreCheckedByTheirKind(t *testing.T) {
 		{"checkpoint", `{}`, fault.InputInvalid, "payload: is required"},
 		{"checkpoint", `{"payload":"{not json"}`, fault.InputInvalid, "payload: is a string that is not valid JSON"},
 		{"mine", `{"path":"relative/dir"}`, fault.InputInvalid, "is relative"},
-		{"mine", `{"path":"/abs","source":"s"}`, fault.InputInvalid, "exactly one of path or source"},
-		{"mine", `{"path":"/abs"}`, fault.InputInvalid, "not available"},
+		{"mine", `{"path":"/abs","source":"s"}`, fault.InputInvalid, "exactly one of path (a directory) or source"},
+		{"mine", `{"path":"/no/such/dir/here"}`, fault.InputInvalid, "cannot be read on the daemon's machine"},
+		{"mine", `{"source":"ftp","locator":"x"}`, fault.SourceNotFound, `no source is named "ftp"`},
+		{"mine", `{"path":"/tmp","options":{"depth":"2"}}`, fault.InputInvalid, `"depth" is not an option of the directory source; it accepts: dir, since`},
+		{"mine", `{"path":"/tmp","options":{"api_token":"x"}}`, fault.InputInvalid, "reads like a secret"},
+		{"mine", `{"path":"/tmp","locator":"/tmp"}`, fault.InputInvalid, "locator: goes with source"},
+		{"mine", `{"path":"/"}`, fault.InputInvalid, "wing: is required"},
 		{"embed", `{}`, fault.EmbedNotConfigured, "embedding profile"},
 		{"extract", `{}`, fault.ExtractNotConfigured, "extraction provider"},
 		{"", `{}`, fault.InputInvalid, "type: is required: one of checkpoint, audit, repair, demo, mine, embed, extract"},

@@ -2,56 +2,309 @@ package kinds
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
 
 // mineParams are a mine submission's fields.
 type mineParams struct {
-	Path    string            `json:"path,omitempty" jsonschema:"absolute path of a directory or file (or give source)"`
-	Source  string            `json:"source,omitempty" jsonschema:"an installed source (or give path)"`
+	Path    string            `json:"path,omitempty" jsonschema:"absolute path of a directory to mine (or give source)"`
+	Source  string            `json:"source,omitempty" jsonschema:"a source by name, with its locator (or give path)"`
 	Locator string            `json:"locator,omitempty" jsonschema:"what the source should read"`
-	Options map[string]string `json:"options,omitempty" jsonschema:"source options"`
-	Full    bool              `json:"full,omitempty" jsonschema:"re-read everything, not only changes"`
-	Wing    string            `json:"wing,omitempty" jsonschema:"wing to file into"`
+	Options map[string]string `json:"options,omitempty" jsonschema:"source options: key=value strings the source declares"`
+	Full    bool              `json:"full,omitempty" jsonschema:"read everything again (nothing is duplicated), not only what changed"`
+	Wing    string            `json:"wing,omitempty" jsonschema:"wing to file into (default: the directory's name)"`
 }
 
-// Mine is the mine kind: read a directory or a source into drawers. Its
-// submission is checked; it is refused as not available until mining
-// ships.
-func Mine() actors.Kind {
+// Mining is what the mine kind needs of the daemon: its sources and the
+// mining settings.
+type Mining struct {
+	Sources *sources.Registry
+	// ChunkChars is mining.chunk_chars; MaxDocuments mining.max_documents
+	// (0: unlimited).
+	ChunkChars   int
+	MaxDocuments int
+	// Secrets is mining.secrets: redact, skip or allow.
+	Secrets string
+}
+
+// Secret policies (mining.secrets).
+const (
+	SecretsRedact = "redact"
+	SecretsSkip   = "skip"
+	SecretsAllow  = "allow"
+)
+
+// MineInput is a mine job's stored input.
+type MineInput struct {
+	Source  string            `json:"source"`
+	Locator string            `json:"locator"`
+	Options map[string]string `json:"options,omitempty"`
+	Full    bool              `json:"full,omitempty"`
+	Wing    string            `json:"wing"`
+	// Limit is the effective max_documents (0: unlimited).
+	Limit int `json:"limit"`
+}
+
+// mineState is a mine job's checkpoint: where it is (the cursor past the
+// last document filed) and its counts so far.
+type mineState struct {
+	Started bool            `json:"started"`
+	Cursor  json.RawMessage `json:"cursor,omitempty"`
+	Stats   api.MineResult  `json:"stats"`
+}
+
+// Mine is the mine kind: read a directory (or another source) into
+// drawers, document by document, past the source's cursor.
+func Mine(m Mining) actors.Kind {
 	return actors.Define(KindMine, actors.Spec[mineParams]{
 		Background: true,
 		Files:      true,
 		Abortable:  true,
 		Writes:     always,
-		Tool: &actors.Tool{Name: "loci_mine", Description: "Submit a mine job for a directory (absolute path) or an installed source; returns the job at once.",
+		Tool: &actors.Tool{Name: "loci_mine", Description: "Mine a directory (absolute path on the daemon's machine) into drawers: each file becomes drawers in room files of a wing, kept current by mining again. Returns the job at once.",
 			Idempotent: true, OpenWorld: true},
-		Decode: func(_ context.Context, s actors.Submission, p mineParams) (actors.Plan, error) {
-			if (p.Source == "") == (p.Path == "") {
-				return actors.Plan{}, fault.Invalid("path", "give exactly one of path or source")
+		Decode: func(ctx context.Context, s actors.Submission, p mineParams) (actors.Plan, error) {
+			in, _, err := m.plan(p)
+			if err != nil {
+				return actors.Plan{}, err
 			}
-			if p.Path != "" && !filepath.IsAbs(p.Path) {
-				return actors.Plan{}, fault.Invalid("path", fmt.Sprintf("%q is relative; an absolute path is required", p.Path))
-			}
-			return actors.Plan{}, fault.New(fault.InputInvalid, "mining is not available in this version of loci",
-				"mine jobs arrive in a later version; "+fileInstead(s.Channel))
+			return actors.Plan{Input: in}, nil
 		},
+		Run: m.run,
 	})
 }
 
-// fileInstead says how to file a drawer meanwhile, in the terms of the
-// channel the caller used.
-func fileInstead(channel string) string {
-	switch channel {
-	case store.ByMCP:
-		return "file memories with loci_checkpoint meanwhile"
-	case store.ByCLI:
-		return "file drawers with loci drawer add meanwhile"
+// plan checks a submission and makes the job's input: exactly one of path
+// and source, a source that exists with the options it declares, a
+// locator it accepts, and a wing.
+func (m Mining) plan(p mineParams) (MineInput, store.SourceIdentity, error) {
+	var id store.SourceIdentity
+	if (p.Source == "") == (p.Path == "") {
+		return MineInput{}, id, fault.Invalid("path", "give exactly one of path (a directory) or source (with its locator)")
 	}
-	return "file drawers with POST /api/wings/{wing}/rooms/{room}/drawers meanwhile"
+	name, loc := p.Source, p.Locator
+	if p.Path != "" {
+		if p.Locator != "" {
+			return MineInput{}, id, fault.Invalid("locator", "goes with source; with path, leave it out")
+		}
+		name, loc = sources.DirectoryName, p.Path
+	}
+	a, err := m.Sources.Adapter(name)
+	if err != nil {
+		return MineInput{}, id, err
+	}
+	if err := sources.CheckOptions(a, p.Options); err != nil {
+		return MineInput{}, id, err
+	}
+	if id, err = a.Resolve(loc, p.Options); err != nil {
+		return MineInput{}, id, err
+	}
+	wing := p.Wing
+	if wing == "" {
+		wing = filepath.Base(filepath.Clean(loc))
+		if store.CheckPlace("wing", wing) != nil {
+			return MineInput{}, id, fault.Invalid("wing", fmt.Sprintf("is required: the directory's name %q cannot name a wing", wing))
+		}
+	} else if _, isID := store.CanonicalUUID(wing); !isID {
+		if err := store.CheckPlace("wing", wing); err != nil {
+			return MineInput{}, id, err
+		}
+	}
+	return MineInput{Source: name, Locator: loc, Options: p.Options, Full: p.Full, Wing: wing, Limit: m.MaxDocuments}, id, nil
 }
+
+// mineBatch bounds the documents (and bytes) filed in one transaction.
+const (
+	mineBatch      = 64
+	mineBatchBytes = 4 << 20
+)
+
+// run mines: discover past the cursor, then read, normalise, chunk and
+// file the documents in order, a batch a transaction, the cursor advanced
+// in the same transaction as the drawers. It stops between batches when
+// asked (pause, cancel, shutdown) and resumes from its checkpoint.
+func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
+	var in MineInput
+	if err := json.Unmarshal(r.Job.Input, &in); err != nil {
+		return nil, fault.Wrap(fault.StoreMalformed, err, "the job's input is unreadable", "submit the mine job again")
+	}
+	a, err := m.Sources.Adapter(in.Source)
+	if err != nil {
+		return nil, err
+	}
+	id, err := a.Resolve(in.Locator, in.Options)
+	if err != nil {
+		return nil, err
+	}
+	key := id.Key()
+	var st mineState
+	_ = json.Unmarshal(r.Job.Checkpoint, &st)
+	if in.Limit > 0 {
+		st.Stats.Limit = &in.Limit
+	}
+	if !st.Started {
+		if !in.Full {
+			err := r.DB().View(ctx, func(rd store.Reader) error {
+				s, err := rd.Source(key)
+				if s != nil {
+					st.Cursor = s.Cursor
+				}
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		if err := a.ParseCursor(st.Cursor); err != nil {
+			return nil, err
+		}
+	}
+	refs, err := a.Discover(ctx, id, in.Options, st.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Started {
+		st.Started, st.Stats.Discovered = true, len(refs)
+	}
+	total := int64(st.Stats.Discovered)
+	pal := r.Palace()
+	t0, done0, bytes0 := time.Now(), st.Stats.Documents, st.Stats.Bytes
+	progress := func(s api.MineResult, current string) store.Progress {
+		msg := fmt.Sprintf("%d of %d documents, %s read", s.Documents, total, megabytes(s.Bytes))
+		if secs := time.Since(t0).Seconds(); secs > 0.5 {
+			msg += fmt.Sprintf(", %.0f documents/s, %s/s", float64(s.Documents-done0)/secs, megabytes(int64(float64(s.Bytes-bytes0)/secs)))
+		}
+		if current != "" {
+			msg += "; last: " + current
+		}
+		return store.Progress{Current: int64(s.Documents), Total: &total, Message: msg}
+	}
+	for i := 0; i < len(refs); {
+		if r.Stopping() {
+			return nil, actors.ErrStopped
+		}
+		if in.Limit > 0 && st.Stats.Documents >= in.Limit {
+			st.Stats.Truncated = true
+			break
+		}
+		next := st
+		var docs []store.MinedDocument
+		size := int64(0)
+		end := i
+		for end < len(refs) && len(docs) < mineBatch && size < mineBatchBytes && (in.Limit == 0 || next.Stats.Documents < in.Limit) {
+			ref := refs[end]
+			end++
+			next.Stats.Documents++
+			if ref.Filtered != "" {
+				next.Stats.Filtered++
+				continue
+			}
+			doc, err := a.Read(ctx, id, ref)
+			if _, ok := sources.IsFiltered(err); ok {
+				next.Stats.Filtered++
+				continue
+			}
+			if err != nil {
+				next.Stats.Skipped++
+				continue
+			}
+			next.Stats.Bytes += doc.Bytes
+			size += doc.Bytes
+			md, ok := m.prepare(doc, key, in, r, &next.Stats)
+			if ok {
+				docs = append(docs, md)
+			}
+		}
+		next.Cursor = refs[end-1].Cursor
+		last := refs[end-1].ID
+		err := r.Write(ctx, func(tx store.Tx) error {
+			s := next.Stats
+			for _, d := range docs {
+				res, err := store.FileDocument(tx, d, pal.Dedup)
+				if err != nil {
+					e := fault.As(err)
+					return fault.Wrap(e.Code, err, fmt.Sprintf("%s: %s", d.ID, e.Msg), e.Help)
+				}
+				switch {
+				case res.Unchanged:
+					s.Unchanged++
+				case res.Changed():
+					s.Ingested++
+				}
+				s.Created += res.Created
+				s.Superseded += res.Superseded
+				s.Retired += res.Retired
+				s.Similar += res.Similar
+				s.Redacted += res.Redacted
+			}
+			if err := tx.PutSource(&store.SourceState{Key: key, Identity: id, Cursor: next.Cursor, LastJob: r.Job.ID, LastRun: tx.Now()}); err != nil {
+				return err
+			}
+			next.Stats = s
+			return nil
+		}, &next, progress(next.Stats, last))
+		if err != nil {
+			return nil, err
+		}
+		st, i = next, end
+		if in.Limit > 0 && st.Stats.Documents >= in.Limit && i < len(refs) {
+			st.Stats.Truncated = true
+			break
+		}
+	}
+	return st.Stats, nil
+}
+
+// prepare turns a read document into what store.FileDocument files: its
+// secrets handled by the policy (redacted, or the document skipped), then
+// chunked. It reports false for a document not to file.
+func (m Mining) prepare(doc *sources.Document, key string, in MineInput, r *actors.Run, s *api.MineResult) (store.MinedDocument, bool) {
+	units := doc.Units
+	origin := doc.Origin
+	var redactions []sources.Redaction
+	if m.Secrets != SecretsAllow {
+		found := false
+		red := make([]string, len(units))
+		for i, u := range units {
+			f := sources.ScanFile(doc.Name, u)
+			if len(f) > 0 {
+				found = true
+			}
+			var rs []sources.Redaction
+			red[i], rs = sources.Redact(u, f)
+			redactions = append(redactions, rs...)
+		}
+		if found && m.Secrets == SecretsSkip {
+			s.Skipped++
+			return store.MinedDocument{}, false
+		}
+		if found {
+			units = red
+			o := map[string]any{}
+			_ = json.Unmarshal(origin, &o)
+			o["redacted"] = redactions
+			origin, _ = json.Marshal(o)
+		}
+	}
+	chunks := sources.Chunk(units, m.ChunkChars)
+	if len(chunks) == 0 {
+		s.Filtered++
+		return store.MinedDocument{}, false
+	}
+	return store.MinedDocument{SourceKey: key, ID: doc.ID, Name: doc.Name,
+		Source: store.Source{Kind: doc.Kind, URI: doc.URI, Origin: origin}, Meta: doc.Meta,
+		Revision: store.ContentHash(strings.Join(chunks, "")), Chunks: chunks, Wing: in.Wing, Room: doc.Room,
+		JobID: r.Job.ID, Requested: r.Job.RequestedBy, Redactions: len(redactions)}, true
+}
+
+func megabytes(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }

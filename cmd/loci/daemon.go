@@ -17,6 +17,7 @@ import (
 	"github.com/loci-dev/loci/cli"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/lexical"
+	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
 	"github.com/loci-dev/loci/store/config"
@@ -175,7 +176,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		MaxConcurrency: cfg.Jobs.MaxConcurrency, BackgroundConcurrency: cfg.Jobs.BackgroundConcurrency,
 		LeaseTTL: time.Duration(cfg.Jobs.LeaseTTLSecs) * time.Second, DrainTimeout: drain,
 	}, vectors)
-	jobs.Register(kinds.All(jobs)...)
+	srcs := sources.NewRegistry(sources.Directory{MaxFileBytes: cfg.Mining.MaxFileBytes})
+	jobs.Register(kinds.All(jobs, kinds.Mining{Sources: srcs, ChunkChars: cfg.Mining.ChunkChars,
+		MaxDocuments: cfg.Mining.MaxDocuments, Secrets: cfg.Mining.Secrets})...)
 	palace.Locked = jobs.Busy
 	if err := jobs.Start(ctx); err != nil {
 		return fault.Wrap(fault.StoreBackendFailed, err, "recovering jobs failed: "+err.Error(), "see the log; run loci doctor")
@@ -193,7 +196,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	stopReq := make(chan struct{}, 1)
 	started := time.Now()
 	srv := &transport.Server{
-		Palace: palace, Jobs: jobs, Search: search, Config: cfg, Version: version, Started: started, Address: addr,
+		Palace: palace, Jobs: jobs, Search: search, Sources: &actors.Sources{DB: db, Registry: srcs}, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
 		Reporter: &actors.Reporter{Palace: palace, Search: search, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled},

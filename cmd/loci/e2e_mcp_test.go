@@ -207,7 +207,8 @@ func TestMCPSession(t *testing.T) {
 	wantError(t, s, "loci_history", map[string]any{"drawer_id": "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a"}, "loci::palace::drawer_not_found", "")
 	wantError(t, s, "loci_mine", map[string]any{"path": "relative/dir"}, "loci::input::invalid", "absolute")
 	wantError(t, s, "loci_mine", map[string]any{"path": "/tmp", "source": "git"}, "loci::input::invalid", "exactly one")
-	wantError(t, s, "loci_mine", map[string]any{"path": "/tmp"}, "loci::input::invalid", "not available in this version")
+	wantError(t, s, "loci_mine", map[string]any{"path": "/no/such/dir"}, "loci::input::invalid", "cannot be read")
+	wantError(t, s, "loci_mine", map[string]any{"path": "/tmp", "options": map[string]any{"depth": "2"}}, "loci::input::invalid", "accepts: dir, since")
 	for name, a := range map[string]map[string]any{
 		"loci_fact_history": {"relationship_id": "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a"},
 		"loci_miner_list":   nil, "loci_miner_get": {"name": "files"},

@@ -49,13 +49,13 @@ func (r *roomRecord) room() *store.Room {
 }
 
 type drawerRecord struct {
-	ID         string    `json:"id"`
-	WingID     string    `json:"wing_id"`
-	RoomID     string    `json:"room_id"`
-	Name       string    `json:"name,omitempty"`
-	Content    string    `json:"content"`
-	Tags       []string  `json:"tags"`
-	Source     sourceRec `json:"source"`
+	ID         string             `json:"id"`
+	WingID     string             `json:"wing_id"`
+	RoomID     string             `json:"room_id"`
+	Name       string             `json:"name,omitempty"`
+	Content    string             `json:"content"`
+	Tags       []string           `json:"tags"`
+	Source     drawerSourceRecord `json:"source"`
 	Provenance struct {
 		RequestedBy string `json:"requested_by"`
 		JobID       string `json:"job_id,omitempty"`
@@ -68,7 +68,7 @@ type drawerRecord struct {
 	Diary        bool       `json:"diary,omitempty"`
 }
 
-type sourceRec struct {
+type drawerSourceRecord struct {
 	Kind   string          `json:"kind"`
 	URI    string          `json:"uri,omitempty"`
 	Agent  string          `json:"agent,omitempty"`
@@ -77,7 +77,7 @@ type sourceRec struct {
 
 func drawerRec(d *store.Drawer) *drawerRecord {
 	r := &drawerRecord{ID: d.ID, WingID: d.WingID, RoomID: d.RoomID, Name: d.Name, Content: d.Content, Tags: d.Tags,
-		Source:    sourceRec{Kind: d.Source.Kind, URI: d.Source.URI, Agent: d.Source.Agent, Origin: d.Source.Origin},
+		Source:    drawerSourceRecord{Kind: d.Source.Kind, URI: d.Source.URI, Agent: d.Source.Agent, Origin: d.Source.Origin},
 		ValidFrom: d.ValidFrom, ValidTo: d.ValidTo, CreatedAt: d.CreatedAt, SupersededBy: d.SupersededBy,
 		Supersedes: d.Supersedes, Diary: d.Diary}
 	r.Provenance.RequestedBy, r.Provenance.JobID = d.Provenance.RequestedBy, d.Provenance.JobID
@@ -218,4 +218,59 @@ type embeddingMeta struct {
 	Dimension int       `json:"dimension"`
 	Pipeline  string    `json:"pipeline"`
 	CreatedAt time.Time `json:"created_at"`
+}
+
+// sourceRecord is a source's state (src/<key>).
+type sourceRecord struct {
+	Key     string          `json:"key"`
+	Adapter string          `json:"adapter"`
+	Account string          `json:"account,omitempty"`
+	Locator string          `json:"locator"`
+	Cursor  json.RawMessage `json:"cursor,omitempty"`
+	LastJob string          `json:"last_job,omitempty"`
+	LastRun time.Time       `json:"last_run"`
+}
+
+func sourceRec(s *store.SourceState) *sourceRecord {
+	return &sourceRecord{Key: s.Key, Adapter: s.Identity.Adapter, Account: s.Identity.Account, Locator: s.Identity.Locator,
+		Cursor: s.Cursor, LastJob: s.LastJob, LastRun: s.LastRun}
+}
+
+func (r *sourceRecord) state() *store.SourceState {
+	return &store.SourceState{Key: r.Key, Identity: store.SourceIdentity{Adapter: r.Adapter, Account: r.Account, Locator: r.Locator},
+		Cursor: r.Cursor, LastJob: r.LastJob, LastRun: r.LastRun}
+}
+
+// documentRecord is a document's filed revision (sd/<source>/<document>).
+type documentRecord struct {
+	Source   string `json:"source"`
+	ID       string `json:"id"`
+	WingID   string `json:"wing_id"`
+	Revision string `json:"revision"`
+	Meta     string `json:"meta"`
+	Chunks   []struct {
+		Drawer string `json:"drawer"`
+		Hash   string `json:"hash"`
+	} `json:"chunks"`
+}
+
+func documentRec(d *store.DocumentState) *documentRecord {
+	r := &documentRecord{Source: d.Source, ID: d.ID, WingID: d.WingID, Revision: d.Revision, Meta: d.Meta}
+	r.Chunks = make([]struct {
+		Drawer string `json:"drawer"`
+		Hash   string `json:"hash"`
+	}, len(d.Chunks))
+	for i, c := range d.Chunks {
+		r.Chunks[i].Drawer, r.Chunks[i].Hash = c.Drawer, c.Hash
+	}
+	return r
+}
+
+func (r *documentRecord) state() *store.DocumentState {
+	d := &store.DocumentState{Source: r.Source, ID: r.ID, WingID: r.WingID, Revision: r.Revision, Meta: r.Meta,
+		Chunks: make([]store.ChunkState, len(r.Chunks))}
+	for i, c := range r.Chunks {
+		d.Chunks[i] = store.ChunkState{Drawer: c.Drawer, Hash: c.Hash}
+	}
+	return d
 }

@@ -12,7 +12,7 @@ import (
 // Schema is the declarative layout of the key space. Its content hash is
 // tracked by the migration runner: changing it is a schema change, applied
 // by SyncSchema.
-const Schema = `badger key space v6
+const Schema = `badger key space v7
 w/<wing> wn/<name> r/<room> rn/<wing>/<name> rw/<wing>/<room>
 d/<drawer> dn/<room>/<name> dt/<room>/<created>/<drawer>
 xh/<scope>/<hash> xf/<scope>/<fingerprint> (posting lists of id+length) xs/<scope>/<drawer> (near-index record) dd/<drawer> ds/<drawer> (MinHash minimums, normalised text)
@@ -21,6 +21,7 @@ log/<seq>
 meta/<key>
 auth_state (the generated token's digest)
 j/<job> ji/<job> (input) jt/<created>/<job> jq/<priority>/<created>/<job> (queued) ja/<created>/<job> (queued, running or paused) jf/<job>/<index>
+src/<source> (cursor) sd/<source>/<document> (filed revision and chunks)
 `
 
 // SyncSchema brings the key space to Schema. It is idempotent.
@@ -28,6 +29,7 @@ j/<job> ji/<job> (input) jt/<created>/<job> jq/<priority>/<created>/<job> (queue
 // v4 -> v5: the MinHash band posting lists (xb/) give way to one near-index
 // record per drawer (xs/), derived from the drawer's normalised text.
 // v5 -> v6: the active-job keys (ja/), derived from the jobs.
+// v6 -> v7: mining's source state (src/, sd/); new, nothing to derive.
 func (db *DB) SyncSchema(ctx context.Context) error {
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()

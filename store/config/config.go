@@ -103,6 +103,10 @@ type Mining struct {
 	MaxDocuments      int      `toml:"max_documents" json:"max_documents"`
 	SourceTimeoutSecs int      `toml:"source_timeout_secs" json:"source_timeout_secs"`
 	Registries        []string `toml:"registries" json:"registries"`
+	// Secrets is what mining does with a document holding a credential:
+	// redact (each one replaced by a marker naming its kind), skip (the
+	// document is not filed) or allow.
+	Secrets string `toml:"secrets" json:"secrets"`
 }
 
 // Credentials is where source credentials are kept.
@@ -190,7 +194,7 @@ func Default(env func(string) (string, bool)) Config {
 		Webhook:     Webhook{Bind: "127.0.0.1", Port: 8787, MaxBodyBytes: 1 << 20, MaxConcurrent: 16},
 		Dedup:       Dedup{Enabled: true, NearThreshold: 0.9, EntityFuzzy: true},
 		Jobs:        Jobs{MaxConcurrency: 4, BackgroundConcurrency: 2, LeaseTTLSecs: 30, DrainTimeoutSecs: 10},
-		Mining:      Mining{ChunkChars: 6000, MaxFileBytes: 2 << 20, SourceTimeoutSecs: 60},
+		Mining:      Mining{ChunkChars: 6000, MaxFileBytes: 2 << 20, SourceTimeoutSecs: 60, Secrets: "redact"},
 		Credentials: Credentials{Dir: filepath.Join(ConfigDir(env), "credentials"), Backend: "auto"},
 		Embedding:   Embedding{SaveSecs: 600},
 	}
@@ -454,6 +458,8 @@ func (c *Config) Validate() error {
 		return bad("mining.max_documents", "must not be negative (0 is unlimited)")
 	case c.Mining.SourceTimeoutSecs < 1:
 		return bad("mining.source_timeout_secs", "must be at least 1")
+	case c.Mining.Secrets != "redact" && c.Mining.Secrets != "skip" && c.Mining.Secrets != "allow":
+		return bad("mining.secrets", "%q is not redact, skip or allow", c.Mining.Secrets)
 	case c.Embedding.SaveSecs < 1:
 		return bad("embedding.save_secs", "must be at least 1")
 	case c.Embedding.Default != "" && c.Embedding.Profiles[c.Embedding.Default].Provider == "":

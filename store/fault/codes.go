@@ -61,6 +61,9 @@ const (
 	GraphEmptyLabel           Code = "loci::graph::empty_label"
 	GraphRelationshipNotFound Code = "loci::graph::relationship_not_found"
 	GraphEntityNotFound       Code = "loci::graph::entity_not_found"
+	SourceNotFound            Code = "loci::source::not_found"
+	SourceCursorInvalid       Code = "loci::source::cursor_invalid"
+	SourceFailed              Code = "loci::source::failed"
 )
 
 // statuses is the one table of HTTP statuses, one per code.
@@ -111,6 +114,9 @@ var statuses = map[Code]int{
 	GraphEmptyLabel:           400,
 	GraphRelationshipNotFound: 404,
 	GraphEntityNotFound:       404,
+	SourceNotFound:            404,
+	SourceCursorInvalid:       400,
+	SourceFailed:              500,
 }
 
 // Status is the HTTP status of the code; 500 for a code not in the table.

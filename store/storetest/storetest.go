@@ -50,6 +50,7 @@ func Run(t *testing.T, b Backend) {
 		{"Supersession", testSupersession},
 		{"RemovalAndCounts", testRemovalAndCounts},
 		{"AuthState", testAuthState},
+		{"Sources", testSources},
 		{"Embeddings", testEmbeddings},
 		{"Jobs", testJobs},
 		{"Meta", testMeta},
@@ -728,6 +729,55 @@ func testAuthState(t *testing.T, b Backend) {
 	view(t, db, func(r store.Reader) error {
 		if a, err := r.AuthState(); err != nil || a != nil {
 			return fmt.Errorf("removed auth state still read: %+v %v", a, err)
+		}
+		return nil
+	})
+}
+
+// A source's state and its documents' filed revisions read back as
+// written, are listed and counted, and replacing one keeps one.
+func testSources(t *testing.T, b Backend) {
+	db := open(t, b)
+	id := store.SourceIdentity{Adapter: "directory", Locator: "/home/u/proj"}
+	other := store.SourceIdentity{Adapter: "directory", Locator: "/home/u/other"}
+	at := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	st := store.SourceState{Key: id.Key(), Identity: id, Cursor: []byte(`{"mtime_ns":5,"path":"a"}`), LastJob: "j1", LastRun: at}
+	doc := store.DocumentState{Source: id.Key(), ID: "src/a b.go", WingID: "w", Revision: "r1", Meta: "mode=0644",
+		Chunks: []store.ChunkState{{Drawer: "d1", Hash: "h1"}, {Drawer: "d2", Hash: "h2"}}}
+	update(t, db, func(tx store.Tx) error {
+		for _, f := range []func() error{
+			func() error { return tx.PutSource(&st) },
+			func() error { return tx.PutSource(&store.SourceState{Key: other.Key(), Identity: other, LastRun: at}) },
+			func() error { return tx.PutSourceDocument(&doc) },
+			func() error { d := doc; d.ID = "README"; d.Chunks = nil; return tx.PutSourceDocument(&d) },
+			func() error { d := doc; d.Source = other.Key(); return tx.PutSourceDocument(&d) },
+		} {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	doc.Revision = "r2"
+	update(t, db, func(tx store.Tx) error { return tx.PutSourceDocument(&doc) })
+	view(t, db, func(r store.Reader) error {
+		got, err := r.Source(id.Key())
+		if err != nil || got == nil || got.Identity != id || string(got.Cursor) != string(st.Cursor) || got.LastJob != "j1" || !got.LastRun.Equal(at) {
+			return fmt.Errorf("source: %+v %v", got, err)
+		}
+		if none, err := r.Source(store.SourceIdentity{Adapter: "x"}.Key()); err != nil || none != nil {
+			return fmt.Errorf("an unknown source: %+v %v", none, err)
+		}
+		var n int
+		if err := r.Sources(func(*store.SourceState) bool { n++; return true }); err != nil || n != 2 {
+			return fmt.Errorf("sources listed: %d %v", n, err)
+		}
+		d, err := r.SourceDocument(id.Key(), "src/a b.go")
+		if err != nil || d == nil || d.Revision != "r2" || d.Meta != "mode=0644" || len(d.Chunks) != 2 || d.Chunks[1] != (store.ChunkState{Drawer: "d2", Hash: "h2"}) {
+			return fmt.Errorf("document: %+v %v", d, err)
+		}
+		if c, err := r.CountSourceDocuments(id.Key()); err != nil || c != 2 {
+			return fmt.Errorf("documents of the source: %d %v", c, err)
 		}
 		return nil
 	})

@@ -1,0 +1,204 @@
+package kinds
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/badgerdb"
+)
+
+// mineRuntime is a runtime whose mining chunks at 200 characters and
+// stops a job after limit documents (0: unlimited).
+func mineRuntime(t *testing.T, limit int) *actors.Jobs {
+	t.Helper()
+	db, err := badgerdb.Open(t.TempDir(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := actors.Start(db, slog.New(slog.DiscardHandler), slog.LevelInfo)
+	pal := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+	j := actors.NewJobs(db, sys, pal, slog.New(slog.DiscardHandler),
+		actors.JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second}, nil)
+	j.Register(All(j, Mining{Sources: sources.NewRegistry(sources.Directory{MaxFileBytes: 4096}), ChunkChars: 200,
+		MaxDocuments: limit, Secrets: SecretsRedact})...)
+	pal.Locked = j.Busy
+	t.Cleanup(func() {
+		j.Stop(context.Background())
+		_ = sys.Stop(context.Background())
+		db.Close()
+	})
+	if err := j.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// write puts a file with a modification time step seconds after a fixed
+// instant, so that discovery order and touches are known.
+func write(t *testing.T, root, rel, content string, step int) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, root, rel, step)
+}
+
+func touch(t *testing.T, root, rel string, step int) {
+	t.Helper()
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(step) * time.Second)
+	if err := os.Chtimes(filepath.Join(root, filepath.FromSlash(rel)), at, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mineOnce(t *testing.T, j *actors.Jobs, params string) api.MineResult {
+	t.Helper()
+	job, err := submit(t, j, "mine", params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := waitDone(t, j, job.ID)
+	if done.Status != store.JobCompleted {
+		t.Fatalf("mine %s: %s %s", params, done.Status, done.Error)
+	}
+	var res api.MineResult
+	if err := json.Unmarshal(done.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	res.Bytes = 0
+	return res
+}
+
+// files is the current drawers of a wing's room files, by drawer name
+// ("" for unnamed chunks, in order).
+func files(t *testing.T, j *actors.Jobs, wing string) []store.Drawer {
+	t.Helper()
+	var out []store.Drawer
+	err := j.DB.View(context.Background(), func(r store.Reader) error {
+		w, err := store.FindWing(r, wing)
+		if err != nil {
+			return err
+		}
+		rm, err := store.FindRoom(r, w, sources.FilesRoom)
+		if err != nil {
+			return err
+		}
+		return r.Drawers(rm.ID, true, func(d *store.Drawer) bool { out = append(out, *d); return true })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func paragraph(tag string) string {
+	return strings.Repeat(tag+" words ", 40)[:150]
+}
+
+// A tree mined, then touched, edited, shortened, changed in metadata only
+// and mined again in full: every counter of each result, and the drawers.
+func TestMineDirectoryLifecycle(t *testing.T) {
+	j := mineRuntime(t, 0)
+	root := t.TempDir()
+	long := paragraph("first") + "\n\n" + paragraph("second") + "\n\n" + paragraph("third") + "\n\n" + paragraph("fourth") + "\n"
+	write(t, root, "a.md", "# Notes\nremember the lamp\n", 1)
+	write(t, root, "long.txt", long, 2)
+	write(t, root, "sub/b.go", "package b\n\nfunc B() {}\n", 3)
+	write(t, root, ".git/config", "[core]\n", 4)
+	write(t, root, "node_modules/x/index.js", "x\n", 4)
+	write(t, root, "empty.txt", "", 5)
+	write(t, root, "bin.dat", "a\x00b", 6)
+	write(t, root, "latin1.txt", "caf\xe9", 7)
+	write(t, root, "big.txt", strings.Repeat("x", 5000), 8)
+	write(t, root, ".env", "AWS_KEY=AKIAIOSFODNN7EXAMPLF\nDB_PASSWORD=hunter2goes\nPORT=8080\n", 9)
+	if err := os.Symlink(filepath.Join(root, "a.md"), filepath.Join(root, "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	params := `{"path":"` + root + `","wing":"proj"}`
+	check := func(what string, got, want api.MineResult) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s:\n got %+v\nwant %+v", what, got, want)
+		}
+	}
+	check("first mine", mineOnce(t, j, params), api.MineResult{Documents: 8, Discovered: 8, Filtered: 4, Ingested: 4, Created: 7, Redacted: 2})
+	ds := files(t, j, "proj")
+	byName := map[string]store.Drawer{}
+	for _, d := range ds {
+		byName[d.Name] = d
+	}
+	if len(ds) != 7 || byName["a.md"].Content != "# Notes\nremember the lamp\n" || byName["sub/b.go"].Source.URI != filepath.Join(root, "sub", "b.go") ||
+		byName["long.txt"].Content != paragraph("first")+"\n\n" {
+		t.Fatalf("drawers after the first mine: %+v", ds)
+	}
+	env := byName[".env"]
+	if strings.Contains(env.Content, "AKIA") || strings.Contains(env.Content, "hunter2") ||
+		env.Content != "AWS_KEY=[REDACTED:aws_access_key_id]\nDB_PASSWORD=[REDACTED:assignment]\nPORT=8080\n" ||
+		!strings.Contains(string(env.Source.Origin), `"redacted":[{"kind":"aws_access_key_id","line":1},{"kind":"assignment","line":2}]`) {
+		t.Fatalf(".env filed as %q, origin %s", env.Content, env.Source.Origin)
+	}
+
+	check("nothing changed", mineOnce(t, j, params), api.MineResult{})
+	touch(t, root, "a.md", 20)
+	check("a.md touched", mineOnce(t, j, params), api.MineResult{Documents: 1, Discovered: 1, Unchanged: 1})
+
+	edited := paragraph("first") + "\n\n" + paragraph("second") + "\n\n" + paragraph("third") + "\n\n" + paragraph("FOURTH") + "\n"
+	write(t, root, "long.txt", edited, 21)
+	check("long.txt's last paragraph edited", mineOnce(t, j, params), api.MineResult{Documents: 1, Discovered: 1, Ingested: 1, Superseded: 1})
+	write(t, root, "long.txt", paragraph("first")+"\n\n"+paragraph("second")+"\n\n", 22)
+	check("long.txt shortened", mineOnce(t, j, params), api.MineResult{Documents: 1, Discovered: 1, Ingested: 1, Retired: 2})
+	if err := os.Chmod(filepath.Join(root, "sub", "b.go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, root, "sub/b.go", 23)
+	check("b.go's mode changed", mineOnce(t, j, params), api.MineResult{Documents: 1, Discovered: 1, Ingested: 1, Superseded: 1})
+	ds = files(t, j, "proj")
+	if len(ds) != 5 {
+		t.Fatalf("%d current drawers, want 5: %+v", len(ds), ds)
+	}
+	check("full", mineOnce(t, j, `{"path":"`+root+`","wing":"proj","full":true}`),
+		api.MineResult{Documents: 8, Discovered: 8, Filtered: 4, Unchanged: 4})
+	if n := len(files(t, j, "proj")); n != 5 {
+		t.Fatalf("a full mine left %d current drawers, want 5", n)
+	}
+}
+
+// With max_documents, a job stops with truncated set and the next one
+// goes on from where it stopped; the limit is in the result.
+func TestMineTruncatesAndContinues(t *testing.T) {
+	j := mineRuntime(t, 2)
+	root := t.TempDir()
+	for i, name := range []string{"1.txt", "2.txt", "3.txt", "4.txt", "5.txt"} {
+		write(t, root, name, []string{"alpha beta gamma", "lamp kettle copper", "river stone bridge", "orchard apple wind", "violin cello drum"}[i]+"\n", i+1)
+	}
+	params := `{"path":"` + root + `"}`
+	two := 2
+	for i, want := range []api.MineResult{
+		{Documents: 2, Discovered: 5, Ingested: 2, Created: 2, Truncated: true, Limit: &two},
+		{Documents: 2, Discovered: 3, Ingested: 2, Created: 2, Truncated: true, Limit: &two},
+		{Documents: 1, Discovered: 1, Ingested: 1, Created: 1, Limit: &two},
+		{Limit: &two},
+	} {
+		if got := mineOnce(t, j, params); !reflect.DeepEqual(got, want) {
+			t.Fatalf("job %d: %+v, want %+v", i+1, got, want)
+		}
+	}
+	if n := len(files(t, j, filepath.Base(root))); n != 5 {
+		t.Fatalf("%d drawers in the default wing, want 5", n)
+	}
+}

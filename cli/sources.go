@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loci-dev/loci/api"
+)
+
+func (a *app) sourceCmd() *cobra.Command {
+	s := &cobra.Command{Use: "source", Short: "The sources loci mines: adapters and what was mined"}
+	s.AddCommand(&cobra.Command{
+		Use: "list", Short: "List the source adapters and the sources mined so far", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return show(a, c.Context(), http.MethodGet, "/api/sources", nil, func(out *api.SourceList) {
+				a.printf("adapters:\n")
+				for _, ad := range out.Adapters {
+					opts := "none"
+					if len(ad.Options) > 0 {
+						opts = strings.Join(ad.Options, ", ")
+					}
+					a.printf("  %-12s %s, %s; options: %s\n", ad.Name, ad.State, ad.Origin, opts)
+				}
+				if len(out.Sources) == 0 {
+					a.printf("nothing mined yet (loci mine PATH)\n")
+					return
+				}
+				a.printf("sources:\n")
+				for _, src := range out.Sources {
+					a.printf("  %-12s %s  %d documents, last run %s (job %s)\n", src.Adapter, src.Locator, src.Documents, ago(src.LastRun), src.LastJob)
+				}
+			})
+		},
+	})
+	return s
+}

@@ -1,0 +1,170 @@
+package main_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mineTree writes a project: files, a skipped directory, a .env with a
+// key, an empty file.
+func mineTree(t *testing.T) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "proj")
+	for rel, content := range map[string]string{
+		"README.md":           "# Proj\n\nThe deploy queue runs nightly.\n",
+		"src/main.go":         "package main\n\n// main starts the lamp server.\nfunc main() {}\n",
+		"node_modules/x.js":   "skipped\n",
+		".env":                "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLF\n",
+		"docs/empty.txt":      "",
+		"docs/kettle-note.md": "Copper kettles hold heat for a long time.\n",
+	} {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// Mining through the CLI, REST and MCP against the real daemon: the CLI's
+// summary, the drawers and their search, the secret kept out, a second
+// mine changing nothing, GET /api/sources, and bad inputs refused with
+// {error, code, help} and nothing queued.
+func TestMineEndToEnd(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	root := mineTree(t)
+
+	// The CLI makes a relative path absolute and follows the job.
+	out, errOut, code := runCLI(home, "", []string{"--addr", d.addr, "mine", "proj"}, nil)
+	_ = out
+	if code == 0 || !strings.Contains(errOut, "cannot be read on the daemon's machine") {
+		t.Fatalf("mine of a relative path that does not exist here: %d %s %s", code, out, errOut)
+	}
+	cmd := []string{"--addr", d.addr, "mine", root}
+	out, errOut, code = runCLI(home, "", cmd, nil)
+	if code != 0 || !strings.Contains(out, "mined 5 of 5 documents found: 4 changed the palace, 0 unchanged, 1 filtered, 0 skipped") ||
+		!strings.Contains(out, "drawers: 4 created, 0 superseded, 0 closed; 0 similar; 1 secrets redacted") {
+		t.Fatalf("loci mine: %d\n%s\n%s", code, out, errOut)
+	}
+	room := d.do("GET", "/api/wings/proj/rooms/files", nil)
+	if room.status != 200 || get[float64](room.body, "drawers") != 4 {
+		t.Fatalf("room files: %s", room.raw)
+	}
+	r := d.do("GET", "/api/wings/proj/rooms/files/drawers/src/main.go", nil)
+	if r.status != 200 || !strings.Contains(r.body["content"].(string), "lamp server") || get[string](r.body, "source", "uri") != filepath.Join(root, "src", "main.go") ||
+		get[string](r.body, "source", "kind") != "file" {
+		t.Fatalf("a mined drawer: %s", r.raw)
+	}
+	r = d.do("GET", "/api/wings/proj/rooms/files/drawers/.env", nil)
+	if r.status != 200 || strings.Contains(r.raw, "AKIA") || !strings.Contains(r.raw, "[REDACTED:aws_access_key_id]") {
+		t.Fatalf("the .env drawer: %s", r.raw)
+	}
+	s := d.do("POST", "/api/search", map[string]any{"text": "copper kettles heat"})
+	if s.status != 200 || len(s.body["hits"].([]any)) == 0 || !strings.Contains(s.raw, "docs/kettle-note.md") {
+		t.Fatalf("search of mined text: %s", s.raw)
+	}
+	if strings.Contains(d.log.String(), "AKIA") {
+		t.Fatal("the secret reached the daemon's log")
+	}
+	out, _, code = runCLI(home, "", cmd, nil)
+	if code != 0 || !strings.Contains(out, "mined 0 of 0 documents found") {
+		t.Fatalf("mining an unchanged tree: %d %s", code, out)
+	}
+	src := d.do("GET", "/api/sources", nil)
+	adapters, _ := src.body["adapters"].([]any)
+	mined, _ := src.body["sources"].([]any)
+	if src.status != 200 || len(adapters) != 1 || get[string](adapters[0].(map[string]any), "name") != "directory" || len(mined) != 1 ||
+		get[string](mined[0].(map[string]any), "locator") != root || get[float64](mined[0].(map[string]any), "documents") != 4 {
+		t.Fatalf("sources: %s", src.raw)
+	}
+	if out, _, code := runCLI(home, "", []string{"--addr", d.addr, "source", "list"}, nil); code != 0 || !strings.Contains(out, root+"  4 documents") {
+		t.Fatalf("loci source list: %d %s", code, out)
+	}
+
+	// Over MCP, through a real SDK session.
+	sess := mcpSession(t, d)
+	wantError(t, sess, "loci_mine", map[string]any{"path": "relative/dir"}, "loci::input::invalid", "absolute")
+	wantError(t, sess, "loci_mine", map[string]any{"path": root, "source": "directory"}, "loci::input::invalid", "exactly one")
+	job, isErr := callTool(t, sess, "loci_mine", map[string]any{"path": root, "full": true})
+	if isErr || job["kind"] != "mine" || job["status"] != "queued" {
+		t.Fatalf("loci_mine: %v", job)
+	}
+	j := waitJob(t, d, job["id"].(string), 30*time.Second, finished)
+	if j["status"] != "completed" || get[float64](j, "result", "unchanged") != 4 || get[float64](j, "result", "created") != 0 {
+		t.Fatalf("a full mine over MCP: %v", j)
+	}
+
+	// Bad inputs over REST: each {error, code, help}, nothing queued.
+	before := d.do("GET", "/api/jobs", nil).raw
+	for _, c := range []struct {
+		body   map[string]any
+		status int
+		code   string
+	}{
+		{map[string]any{"type": "mine", "path": "relative/dir"}, 400, "loci::input::invalid"},
+		{map[string]any{"type": "mine", "path": root, "source": "directory"}, 400, "loci::input::invalid"},
+		{map[string]any{"type": "mine", "source": "ftp", "locator": "x"}, 404, "loci::source::not_found"},
+		{map[string]any{"type": "mine", "path": root, "options": map[string]string{"depth": "1"}}, 400, "loci::input::invalid"},
+		{map[string]any{"type": "mine", "path": root, "options": map[string]string{"dir": "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"}}, 400, "loci::input::invalid"},
+		{map[string]any{"type": "mine", "path": root, "options": map[string]string{"since": "yesterday"}}, 400, "loci::input::invalid"},
+	} {
+		r := d.do("POST", "/api/jobs", c.body)
+		if r.status != c.status || r.code() != c.code || r.body["help"] == "" || r.body["error"] == "" {
+			t.Errorf("%v: %d %s", c.body, r.status, r.raw)
+		}
+	}
+	if after := d.do("GET", "/api/jobs", nil).raw; after != before {
+		t.Fatal("a refused mine queued a job")
+	}
+	// Reading is allowed, mining is a write.
+	if r := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "path": root}, "X-Loci-Mode", "read_only"); r.status != 403 {
+		t.Fatalf("a mine in read_only: %d %s", r.status, r.raw)
+	}
+}
+
+// kill -9 in the middle of a mine, then a restart: the job resumes from
+// its last batch and every file is filed exactly once.
+func TestKill9DuringMine(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	root := filepath.Join(t.TempDir(), "many")
+	const files = 3000
+	for i := range files {
+		p := filepath.Join(root, fmt.Sprintf("d%02d", i%30), fmt.Sprintf("f%04d.txt", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("file %d holds the note about lamp %d and kettle %d\n", i, i*31, i*7919)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "path": root})
+	if r.status != 202 {
+		t.Fatalf("submit: %d %s", r.status, r.raw)
+	}
+	id := r.body["id"].(string)
+	at := waitJob(t, d, id, 60*time.Second, func(j map[string]any) bool {
+		return get[float64](j, "progress", "current") > 0 || finished(j)
+	})
+	d.cmd.Process.Kill()
+	t.Logf("killed with the job %s at %v of %d documents", at["status"], get[float64](at, "progress", "current"), files)
+	<-d.exited
+	d = start(t, home, palace)
+	j := waitJob(t, d, id, 120*time.Second, finished)
+	if j["status"] != "completed" || get[float64](j, "result", "discovered") != files || get[float64](j, "result", "documents") != files ||
+		get[float64](j, "result", "created") != files {
+		t.Fatalf("the mine after a kill -9: %v", j)
+	}
+	room := d.do("GET", "/api/wings/many/rooms/files", nil)
+	if get[float64](room.body, "drawers") != files || get[float64](room.body, "drawers_stored") != files {
+		t.Fatalf("drawers after the crash: %s, want %d", room.raw, files)
+	}
+}

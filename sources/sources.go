@@ -1,0 +1,177 @@
+package sources
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// Capabilities are what an adapter can do, as GET /api/sources shows them.
+type Capabilities struct {
+	// Incremental: discovery past a cursor reads only what changed.
+	Incremental bool
+	// KeepsRaw: the adapter keeps raw documents beside the drawers.
+	KeepsRaw bool
+	// NeedsCredentials: reading needs a credential.
+	NeedsCredentials bool
+	// Triggers are the trigger types it supports beyond schedule and poll
+	// ("watch", "webhook").
+	Triggers []string
+}
+
+// Info is an adapter's name, declared option keys and capabilities.
+type Info struct {
+	Name         string
+	Options      []string
+	Capabilities Capabilities
+}
+
+// Ref is a discovered document: its id within the source, the cursor
+// just past it, and, when the adapter's rules exclude it without reading
+// it, why (Filtered).
+type Ref struct {
+	ID       string
+	Cursor   json.RawMessage
+	Size     int64
+	Filtered string
+}
+
+// Document is a read and normalised document.
+type Document struct {
+	ID string
+	// Name is the document's name (its first drawer's).
+	Name string
+	// Room is the room its drawers are filed in (the wing is the job's).
+	Room string
+	// Kind and URI are its drawers' source.kind and source.uri; Origin
+	// their source.origin (the chunk index is added per drawer).
+	Kind   string
+	URI    string
+	Origin json.RawMessage
+	// Meta is the metadata whose change files the document again even
+	// when its text is the same.
+	Meta string
+	// Units are the adapter's units (a whole file, a conversation's
+	// turns), packed whole into drawers where they fit.
+	Units []string
+	// Bytes is the size read.
+	Bytes int64
+}
+
+// Text is the document's normalised text: its units joined.
+func (d *Document) Text() string { return strings.Join(d.Units, "") }
+
+// Filtered is the error Read returns for a document the adapter's rules
+// exclude once read (not UTF-8, blank): it is counted, not filed.
+type Filtered struct{ Reason string }
+
+func (f *Filtered) Error() string { return "filtered: " + f.Reason }
+
+// IsFiltered reports a Filtered error and its reason.
+func IsFiltered(err error) (string, bool) {
+	var f *Filtered
+	if errors.As(err, &f) {
+		return f.Reason, true
+	}
+	return "", false
+}
+
+// Adapter is a source of documents: it does the first three stages of the
+// mining pipeline (discover, read, normalise); the service chunks and
+// files.
+type Adapter interface {
+	// Info is the adapter's name, option keys and capabilities.
+	Info() Info
+	// Resolve checks a locator and options (keys already checked against
+	// Info) and returns the source's identity, equivalent spellings of the
+	// locator made identical.
+	Resolve(locator string, opts map[string]string) (store.SourceIdentity, error)
+	// ParseCursor checks a stored cursor; an error is a bad cursor
+	// (loci::source::cursor_invalid).
+	ParseCursor(cursor json.RawMessage) error
+	// Discover lists the documents past cursor (nil: from the start), in
+	// cursor order.
+	Discover(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) ([]Ref, error)
+	// Read reads and normalises one discovered document; a *Filtered
+	// error excludes it.
+	Read(ctx context.Context, id store.SourceIdentity, ref Ref) (*Document, error)
+}
+
+// Registry is the adapters a daemon offers, by name.
+type Registry struct {
+	adapters map[string]Adapter
+}
+
+// NewRegistry makes a registry of the given adapters.
+func NewRegistry(adapters ...Adapter) *Registry {
+	r := &Registry{adapters: map[string]Adapter{}}
+	for _, a := range adapters {
+		r.adapters[a.Info().Name] = a
+	}
+	return r
+}
+
+// Adapter is the named adapter, or loci::source::not_found.
+func (r *Registry) Adapter(name string) (Adapter, error) {
+	if a, ok := r.adapters[name]; ok {
+		return a, nil
+	}
+	return nil, fault.Newf(fault.SourceNotFound, "the sources here: "+strings.Join(r.Names(), ", "),
+		"no source is named %q", name)
+}
+
+// Names lists the adapters' names, sorted.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.adapters))
+	for n := range r.adapters {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CheckOptions refuses option keys the adapter does not declare (listing
+// those it does) and values that read like secrets.
+func CheckOptions(a Adapter, opts map[string]string) error {
+	declared := a.Info().Options
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if LooksSecret(k, opts[k]) {
+			return fault.Invalid("options", fmt.Sprintf("%q reads like a secret; options are stored and shown, so secrets never go there (use a credential reference)", k))
+		}
+		if !slices.Contains(declared, k) {
+			accepted := "none"
+			if len(declared) > 0 {
+				accepted = strings.Join(declared, ", ")
+			}
+			return fault.Invalid("options", fmt.Sprintf("%q is not an option of the %s source; it accepts: %s", k, a.Info().Name, accepted))
+		}
+	}
+	return nil
+}
+
+// secretWords are option key words that name a secret.
+var secretWords = []string{"password", "passwd", "secret", "token", "apikey", "api_key", "api-key", "private_key", "credential"}
+
+// LooksSecret reports an option (key and value) that reads like a secret:
+// a key naming one, or a value that a secret scanner flags.
+func LooksSecret(key, value string) bool {
+	k := strings.ToLower(key)
+	for _, w := range secretWords {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return len(Scan(value)) > 0
+}

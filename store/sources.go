@@ -1,0 +1,235 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// SourceIdentity names a source: its adapter, the account it reads as
+// ("" when none) and the locator, spelled canonically by the adapter.
+type SourceIdentity struct {
+	Adapter string
+	Account string
+	Locator string
+}
+
+// Key is the identity as a fixed-length store key: the first 16 bytes of
+// the SHA-256 of its three parts, in hex.
+func (s SourceIdentity) Key() string {
+	sum := sha256.Sum256([]byte(s.Adapter + "\x00" + s.Account + "\x00" + s.Locator))
+	return hex.EncodeToString(sum[:16])
+}
+
+// SourceState is what the store keeps per source: the adapter's cursor
+// (its own JSON, opaque here) and the last job and time that advanced it.
+type SourceState struct {
+	Key      string
+	Identity SourceIdentity
+	Cursor   json.RawMessage
+	LastJob  string
+	LastRun  time.Time
+}
+
+// DocumentState is the last revision of a document filed from a source,
+// with its chunks' drawers.
+type DocumentState struct {
+	Source string // the source's key
+	ID     string // the document's id within the source
+	// WingID is the wing its chunks were filed in.
+	WingID string
+	// Revision is the hash of the document's normalised text, Meta the
+	// hash of its metadata: a change of either files it again.
+	Revision, Meta string
+	Chunks         []ChunkState
+}
+
+// ChunkState is one chunk of a filed document: its drawer and the hash of
+// its text.
+type ChunkState struct {
+	Drawer string
+	Hash   string
+}
+
+// ContentHash is the hash mining compares texts by (SHA-256, hex).
+func ContentHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// MinedDocument is one read, normalised and chunked document to file.
+type MinedDocument struct {
+	SourceKey string
+	ID        string
+	// Name is the first chunk's drawer name (the document's name).
+	Name string
+	// Source is every chunk's source; its origin gets the chunk's index.
+	Source Source
+	// Meta is the metadata whose change files the document again.
+	Meta      string
+	Revision  string
+	Chunks    []string
+	Wing      string
+	Room      string
+	JobID     string
+	Requested string
+	// Redactions is how many secrets were replaced in the chunks.
+	Redactions int
+}
+
+// MinedResult is what filing one document changed.
+type MinedResult struct {
+	Unchanged  bool
+	Created    int
+	Superseded int
+	Retired    int
+	Similar    int
+	// Redacted counts the secrets replaced in what was filed.
+	Redacted int
+}
+
+// Changed reports a document that changed the palace.
+func (r MinedResult) Changed() bool { return r.Created+r.Superseded+r.Retired > 0 }
+
+// ChunkDrawerID is a chunk drawer's id, derived from the job, source,
+// document, chunk index and text hash, so that a job run again after a
+// crash writes the same ids.
+func ChunkDrawerID(jobID, sourceKey, docID string, index int, hash string) string {
+	ns, err := uuid.Parse(jobID)
+	if err != nil {
+		ns = uuid.NameSpaceOID
+	}
+	return uuid.NewSHA1(ns, []byte(fmt.Sprintf("chunk/%s/%s/%d/%s", sourceKey, docID, index, hash))).String()
+}
+
+// FileDocument files a document's chunks against its last filed revision:
+// an unchanged revision (same text and metadata, its drawers still
+// current in the same wing) changes nothing; otherwise unchanged chunks
+// are kept, changed ones superseded, new ones created and those past a
+// shorter document's end closed. Only the first chunk carries the
+// document's name. The document's state is written in the same
+// transaction.
+func FileDocument(tx Tx, in MinedDocument, dd Dedup) (MinedResult, error) {
+	var res MinedResult
+	wing, _, err := EnsureWing(tx, in.Wing, "")
+	if err != nil {
+		return res, err
+	}
+	room, _, err := EnsureRoom(tx, wing, in.Room, "")
+	if err != nil {
+		return res, err
+	}
+	prev, err := tx.SourceDocument(in.SourceKey, in.ID)
+	if err != nil {
+		return res, err
+	}
+	// The drawers of the last revision that are still current, by chunk;
+	// a revision filed in another wing is not this one's.
+	var old []*Drawer
+	if prev != nil && prev.WingID == wing.ID {
+		ids := make([]string, len(prev.Chunks))
+		for i, c := range prev.Chunks {
+			ids[i] = c.Drawer
+		}
+		if old, err = tx.DrawersByID(ids); err != nil {
+			return res, err
+		}
+		for i, d := range old {
+			if d != nil && (!d.Current() || d.RoomID != room.ID) {
+				old[i] = nil
+			}
+		}
+	}
+	if prev != nil && len(old) == len(in.Chunks) && prev.Revision == in.Revision && prev.Meta == in.Meta &&
+		!slices.Contains(old, nil) {
+		res.Unchanged = true
+		return res, nil
+	}
+	metaSame := prev != nil && prev.Meta == in.Meta
+	next := &DocumentState{Source: in.SourceKey, ID: in.ID, WingID: wing.ID, Revision: in.Revision, Meta: in.Meta,
+		Chunks: make([]ChunkState, len(in.Chunks))}
+	for i, text := range in.Chunks {
+		hash := ContentHash(text)
+		id := ChunkDrawerID(in.JobID, in.SourceKey, in.ID, i, hash)
+		next.Chunks[i] = ChunkState{Drawer: id, Hash: hash}
+		var was *Drawer
+		if i < len(old) {
+			was = old[i]
+		}
+		name := ""
+		if i == 0 {
+			name = in.Name
+		}
+		if was != nil && metaSame && prev.Chunks[i].Hash == hash && was.Name == name {
+			next.Chunks[i].Drawer = was.ID // kept
+			continue
+		}
+		src := in.Source
+		src.Origin = chunkOrigin(in.Source.Origin, i)
+		if was != nil {
+			content := text
+			r, err := Supersede(tx, Supersession{DrawerID: was.ID, Content: &content, RequestedBy: in.Requested,
+				ReplacementID: id, Source: &src, JobID: in.JobID}, dd)
+			if err != nil {
+				return res, err
+			}
+			res.Superseded++
+			res.Similar += len(r.Similar)
+			continue
+		}
+		nd := NewDrawer{ID: id, Wing: wing.ID, Room: room.ID, Name: name, Content: text, Tags: []string{},
+			Source: src, Provenance: Provenance{RequestedBy: in.Requested, JobID: in.JobID}, Policy: ExactStoredLinked}
+		w, err := CreateDrawer(tx, nd, dd)
+		if fault.Is(err, fault.PalaceDrawerNameTaken) {
+			// Another document of the wing holds the name (two roots mined
+			// into one wing): this one is filed without it.
+			nd.Name = ""
+			w, err = CreateDrawer(tx, nd, dd)
+		}
+		if err != nil {
+			return res, err
+		}
+		next.Chunks[i].Drawer = w.Drawer.ID
+		if w.Created {
+			res.Created++
+			res.Similar += len(w.Similar)
+		}
+	}
+	for i := len(in.Chunks); i < len(old); i++ {
+		if old[i] == nil {
+			continue
+		}
+		if _, err := Supersede(tx, Supersession{DrawerID: old[i].ID, RequestedBy: in.Requested, JobID: in.JobID}, dd); err != nil {
+			return res, err
+		}
+		res.Retired++
+	}
+	if res.Changed() {
+		res.Redacted = in.Redactions
+	}
+	return res, tx.PutSourceDocument(next)
+}
+
+// chunkOrigin is a chunk's origin: the document's, with the chunk's index.
+func chunkOrigin(doc json.RawMessage, index int) json.RawMessage {
+	m := map[string]any{}
+	_ = json.Unmarshal(doc, &m)
+	m["chunk"] = index
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// CheckSourceKey refuses a key that is not one SourceIdentity.Key makes.
+func CheckSourceKey(key string) error {
+	if b, err := hex.DecodeString(key); err != nil || len(b) != 16 {
+		return fault.Invalid("source", "is not a source key")
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+package transport
+
+import (
+	"net/http"
+
+	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// listSources is GET /api/sources: {adapters, sources}.
+func (s *Server) listSources(w http.ResponseWriter, r *http.Request) error {
+	if s.Sources == nil {
+		return fault.New(fault.ServerFailed, "this server has no sources", "report it")
+	}
+	infos, mined, err := s.Sources.List(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, apiSources(infos, mined))
+}
+
+func apiSources(infos []sources.Info, mined []actors.MinedSource) api.SourceList {
+	out := api.SourceList{Adapters: make([]api.SourceAdapter, len(infos)), Sources: make([]api.MinedSource, len(mined))}
+	for i, in := range infos {
+		c := in.Capabilities
+		triggers := append([]string{}, c.Triggers...)
+		out.Adapters[i] = api.SourceAdapter{Name: in.Name, State: "enabled", Origin: "built-in", Options: append([]string{}, in.Options...),
+			Capabilities: api.SourceCapabilities{Incremental: c.Incremental, KeepsRaw: c.KeepsRaw, NeedsCredentials: c.NeedsCredentials, Triggers: triggers}}
+	}
+	for i, m := range mined {
+		out.Sources[i] = api.MinedSource{Key: m.Key, Adapter: m.Identity.Adapter, Account: m.Identity.Account, Locator: m.Identity.Locator,
+			Documents: m.Documents, LastJob: m.LastJob, LastRun: m.LastRun}
+	}
+	return out
+}
