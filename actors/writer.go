@@ -124,7 +124,7 @@ func (w *writer) commit(batch []*writeReq) {
 				w.commit(batch[half:])
 				return
 			}
-			err = fault.New(fault.InputInvalid, "this write is too large for one transaction",
+			err = fault.Wrap(fault.InputInvalid, store.ErrTxnTooBig, "this write is too large for one transaction",
 				"write smaller content, or fewer drawers at once")
 		}
 		if err != nil {

@@ -28,32 +28,39 @@ type secretRule struct {
 	// configOnly rules apply to configuration and environment files only
 	// (in code, "token = next()" is no secret).
 	configOnly bool
+	// lits are literals one of which every match contains (lower-case
+	// when fold): the rule's expression runs only on the lines holding
+	// one, so a large document is scanned at the speed of a substring
+	// search. multiline rules run from such a line to the document's end.
+	lits      []string
+	fold      bool
+	multiline bool
 }
 
 // secretRules is the rule table: the fixed formats of private keys and of
 // cloud, forge, chat and payment tokens, JWTs, and secret-like names
 // assigned a value. Each rule is tested with a true and a false case.
 var secretRules = []secretRule{
-	{kind: "private_key", re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`)},
-	{kind: "aws_access_key_id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
-	{kind: "aws_secret_access_key", re: regexp.MustCompile(`(?i)aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})\b`), group: 1},
-	{kind: "github_token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)},
-	{kind: "gitlab_token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
-	{kind: "slack_token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`)},
-	{kind: "slack_webhook", re: regexp.MustCompile(`https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}`)},
-	{kind: "stripe_key", re: regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b`)},
-	{kind: "google_api_key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
-	{kind: "anthropic_key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{32,}\b`)},
-	{kind: "openai_key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,}\b`)},
-	{kind: "loci_token", re: regexp.MustCompile(`\bloci_[0-9a-f]{64}\b`)},
-	{kind: "jwt", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`)},
-	{kind: "url_password", re: regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^\s:/@]+:([^\s@/]{6,})@`), group: 1, entropy: 2.5},
+	{kind: "private_key", lits: []string{"-----begin"}, fold: true, multiline: true, re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`)},
+	{kind: "aws_access_key_id", lits: []string{"AKIA", "ASIA", "ABIA", "ACCA"}, re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+	{kind: "aws_secret_access_key", lits: []string{"aws"}, fold: true, re: regexp.MustCompile(`(?i)aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})\b`), group: 1},
+	{kind: "github_token", lits: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)},
+	{kind: "gitlab_token", lits: []string{"glpat-"}, re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
+	{kind: "slack_token", lits: []string{"xox"}, re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`)},
+	{kind: "slack_webhook", lits: []string{"hooks.slack.com"}, re: regexp.MustCompile(`https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}`)},
+	{kind: "stripe_key", lits: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, re: regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b`)},
+	{kind: "google_api_key", lits: []string{"AIza"}, re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
+	{kind: "anthropic_key", lits: []string{"sk-ant-"}, re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{32,}\b`)},
+	{kind: "openai_key", lits: []string{"sk-"}, re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,}\b`)},
+	{kind: "loci_token", lits: []string{"loci_"}, re: regexp.MustCompile(`\bloci_[0-9a-f]{64}\b`)},
+	{kind: "jwt", lits: []string{"eyJ"}, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`)},
+	{kind: "url_password", lits: []string{"://"}, re: regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^\s:/@]+:([^\s@/]{6,})@`), group: 1, entropy: 2.5},
 	// A secret-like name assigned a value, in configuration and .env
 	// files: password=..., API_KEY: ..., "secret": "...".
-	{kind: "assignment", configOnly: true, entropy: 2.5, group: 1, re: regexp.MustCompile(
+	{kind: "assignment", lits: []string{"password", "passwd", "pwd", "secret", "token", "api", "access", "private", "client", "credential"}, fold: true, configOnly: true, entropy: 2.5, group: 1, re: regexp.MustCompile(
 		`(?im)^[ \t{,]*(?:export[ \t]+)?["']?[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)[A-Za-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"'#,;]{6,})`)},
 	// Anywhere: a secret-like name beside a quoted, high-entropy string.
-	{kind: "high_entropy", entropy: 3.5, group: 1, re: regexp.MustCompile(
+	{kind: "high_entropy", lits: []string{"password", "passwd", "secret", "token", "api", "access", "private", "client"}, fold: true, entropy: 3.5, group: 1, re: regexp.MustCompile(
 		`(?i)(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret)[A-Za-z0-9_]*["']?\s*(?::=|=>|[:=])\s*["']([A-Za-z0-9+/=_\-.~]{16,})["']`)},
 }
 
@@ -81,25 +88,98 @@ func Scan(text string) []Finding { return ScanFile("", text) }
 // come in order and do not overlap.
 func ScanFile(name, text string) []Finding {
 	cfg := name != "" && configFile(name)
+	var lower string
 	var out []Finding
 	for _, r := range secretRules {
 		if r.configOnly && !cfg {
 			continue
 		}
-		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
-			s, e := m[0], m[1]
-			if r.group > 0 {
-				if m[2*r.group] < 0 {
-					continue
-				}
-				s, e = m[2*r.group], m[2*r.group+1]
+		hay := text
+		if r.fold {
+			if lower == "" {
+				lower = asciiLower(text)
 			}
-			if r.entropy > 0 && (entropy(text[s:e]) < r.entropy || placeholder(text[s:e])) {
-				continue
-			}
-			out = append(out, Finding{Kind: r.kind, Start: s, End: e})
+			hay = lower
+		}
+		for _, span := range lineSpans(hay, r.lits, r.multiline) {
+			out = append(out, r.find(text, span[0], span[1])...)
 		}
 	}
+	return ordered(out)
+}
+
+// find runs the rule on text[from:to], a span of whole lines.
+func (r secretRule) find(text string, from, to int) []Finding {
+	var out []Finding
+	for _, m := range r.re.FindAllStringSubmatchIndex(text[from:to], -1) {
+		s, e := m[0], m[1]
+		if r.group > 0 {
+			if m[2*r.group] < 0 {
+				continue
+			}
+			s, e = m[2*r.group], m[2*r.group+1]
+		}
+		s, e = s+from, e+from
+		if r.entropy > 0 && (entropy(text[s:e]) < r.entropy || placeholder(text[s:e])) {
+			continue
+		}
+		out = append(out, Finding{Kind: r.kind, Start: s, End: e})
+	}
+	return out
+}
+
+// lineSpans are the spans of whole lines of hay holding one of lits (to
+// the end of hay when multiline), in order and not overlapping.
+func lineSpans(hay string, lits []string, multiline bool) [][2]int {
+	var starts []int
+	for _, l := range lits {
+		for from := 0; ; {
+			i := strings.Index(hay[from:], l)
+			if i < 0 {
+				break
+			}
+			starts = append(starts, from+i)
+			from += i + len(l)
+		}
+	}
+	if len(starts) == 0 {
+		return nil
+	}
+	slices.Sort(starts)
+	var spans [][2]int
+	for _, p := range starts {
+		if len(spans) > 0 && p < spans[len(spans)-1][1] {
+			continue
+		}
+		ls := strings.LastIndexByte(hay[:p], '\n') + 1
+		le := len(hay)
+		if !multiline {
+			if i := strings.IndexByte(hay[p:], '\n'); i >= 0 {
+				le = p + i
+			}
+		}
+		if len(spans) > 0 && ls < spans[len(spans)-1][1] {
+			spans[len(spans)-1][1] = le
+			continue
+		}
+		spans = append(spans, [2]int{ls, le})
+	}
+	return spans
+}
+
+// asciiLower lower-cases ASCII letters only, so that byte offsets stay.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// ordered sorts findings and drops overlapping ones.
+func ordered(out []Finding) []Finding {
 	// Earliest first, then longest; on a tie the rule listed first (the
 	// specific formats before the generic ones).
 	slices.SortStableFunc(out, func(a, b Finding) int {

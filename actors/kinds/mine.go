@@ -3,6 +3,7 @@ package kinds
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -123,10 +124,12 @@ func (m Mining) plan(p mineParams) (MineInput, store.SourceIdentity, error) {
 	return MineInput{Source: name, Locator: loc, Options: p.Options, Full: p.Full, Wing: wing, Limit: m.MaxDocuments}, id, nil
 }
 
-// mineBatch bounds the documents (and bytes) filed in one transaction.
+// mineBatch bounds the documents (and bytes) filed in one transaction; a
+// batch the store finds too big for one is halved, and a document too big
+// alone is skipped.
 const (
 	mineBatch      = 64
-	mineBatchBytes = 4 << 20
+	mineBatchBytes = 1 << 20
 )
 
 // run mines: discover past the cursor, then read, normalise, chunk and
@@ -177,7 +180,6 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 		st.Started, st.Stats.Discovered = true, len(refs)
 	}
 	total := int64(st.Stats.Discovered)
-	pal := r.Palace()
 	t0, done0, bytes0 := time.Now(), st.Stats.Documents, st.Stats.Bytes
 	progress := func(s api.MineResult, current string) store.Progress {
 		msg := fmt.Sprintf("%d of %d documents, %s read", s.Documents, total, megabytes(s.Bytes))
@@ -189,6 +191,7 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 		}
 		return store.Progress{Current: int64(s.Documents), Total: &total, Message: msg}
 	}
+	batch := mineBatch
 	for i := 0; i < len(refs); {
 		if r.Stopping() {
 			return nil, actors.ErrStopped
@@ -201,7 +204,7 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 		var docs []store.MinedDocument
 		size := int64(0)
 		end := i
-		for end < len(refs) && len(docs) < mineBatch && size < mineBatchBytes && (in.Limit == 0 || next.Stats.Documents < in.Limit) {
+		for end < len(refs) && len(docs) < batch && size < mineBatchBytes && (in.Limit == 0 || next.Stats.Documents < in.Limit) {
 			ref := refs[end]
 			end++
 			next.Stats.Documents++
@@ -227,35 +230,20 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 		}
 		next.Cursor = refs[end-1].Cursor
 		last := refs[end-1].ID
-		err := r.Write(ctx, func(tx store.Tx) error {
-			s := next.Stats
-			for _, d := range docs {
-				res, err := store.FileDocument(tx, d, pal.Dedup)
-				if err != nil {
-					e := fault.As(err)
-					return fault.Wrap(e.Code, err, fmt.Sprintf("%s: %s", d.ID, e.Msg), e.Help)
-				}
-				switch {
-				case res.Unchanged:
-					s.Unchanged++
-				case res.Changed():
-					s.Ingested++
-				}
-				s.Created += res.Created
-				s.Superseded += res.Superseded
-				s.Retired += res.Retired
-				s.Similar += res.Similar
-				s.Redacted += res.Redacted
-			}
-			if err := tx.PutSource(&store.SourceState{Key: key, Identity: id, Cursor: next.Cursor, LastJob: r.Job.ID, LastRun: tx.Now()}); err != nil {
-				return err
-			}
-			next.Stats = s
-			return nil
-		}, &next, progress(next.Stats, last))
+		err := m.commit(ctx, r, &next, docs, key, id, progress(next.Stats, last))
+		if errors.Is(err, store.ErrTxnTooBig) && len(docs) > 1 {
+			batch = max(1, len(docs)/2)
+			continue
+		}
+		if errors.Is(err, store.ErrTxnTooBig) {
+			// One document too big for a transaction: not filed.
+			next.Stats.Skipped++
+			err = m.commit(ctx, r, &next, nil, key, id, progress(next.Stats, last))
+		}
 		if err != nil {
 			return nil, err
 		}
+		batch = min(mineBatch, 2*batch)
 		st, i = next, end
 		if in.Limit > 0 && st.Stats.Documents >= in.Limit && i < len(refs) {
 			st.Stats.Truncated = true
@@ -263,6 +251,40 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 		}
 	}
 	return st.Stats, nil
+}
+
+// commit files a batch of documents, the source's cursor and the job's
+// checkpoint in one transaction; next's counts become the committed ones.
+func (m Mining) commit(ctx context.Context, r *actors.Run, next *mineState, docs []store.MinedDocument, key string,
+	id store.SourceIdentity, progress store.Progress) error {
+	dd := r.Palace().Dedup
+	base := next.Stats
+	return r.Write(ctx, func(tx store.Tx) error {
+		s := base
+		for _, d := range docs {
+			res, err := store.FileDocument(tx, d, dd)
+			if err != nil {
+				e := fault.As(err)
+				return fault.Wrap(e.Code, err, fmt.Sprintf("%s: %s", d.ID, e.Msg), e.Help)
+			}
+			switch {
+			case res.Unchanged:
+				s.Unchanged++
+			case res.Changed():
+				s.Ingested++
+			}
+			s.Created += res.Created
+			s.Superseded += res.Superseded
+			s.Retired += res.Retired
+			s.Similar += res.Similar
+			s.Redacted += res.Redacted
+		}
+		if err := tx.PutSource(&store.SourceState{Key: key, Identity: id, Cursor: next.Cursor, LastJob: r.Job.ID, LastRun: tx.Now()}); err != nil {
+			return err
+		}
+		next.Stats = s
+		return nil
+	}, next, progress)
 }
 
 // prepare turns a read document into what store.FileDocument files: its

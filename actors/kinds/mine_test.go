@@ -3,6 +3,7 @@ package kinds
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 
 // mineRuntime is a runtime whose mining chunks at 200 characters and
 // stops a job after limit documents (0: unlimited).
-func mineRuntime(t *testing.T, limit int) *actors.Jobs {
+func mineRuntime(t *testing.T, limit int, sizes ...int) *actors.Jobs {
 	t.Helper()
 	db, err := badgerdb.Open(t.TempDir(), slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -30,7 +31,11 @@ func mineRuntime(t *testing.T, limit int) *actors.Jobs {
 	pal := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	j := actors.NewJobs(db, sys, pal, slog.New(slog.DiscardHandler),
 		actors.JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second}, nil)
-	j.Register(All(j, Mining{Sources: sources.NewRegistry(sources.Directory{MaxFileBytes: 4096}), ChunkChars: 200,
+	chunk, maxFile := 200, int64(4096)
+	if len(sizes) == 2 {
+		chunk, maxFile = sizes[0], int64(sizes[1])
+	}
+	j.Register(All(j, Mining{Sources: sources.NewRegistry(sources.Directory{MaxFileBytes: maxFile}), ChunkChars: chunk,
 		MaxDocuments: limit, Secrets: SecretsRedact})...)
 	pal.Locked = j.Busy
 	t.Cleanup(func() {
@@ -200,5 +205,28 @@ func TestMineTruncatesAndContinues(t *testing.T) {
 	}
 	if n := len(files(t, j, filepath.Base(root))); n != 5 {
 		t.Fatalf("%d drawers in the default wing, want 5", n)
+	}
+}
+
+// A batch too big for one transaction is split; a document too big alone
+// is skipped, and the job goes on with the rest.
+func TestMineSplitsBatchesTooBigForATransaction(t *testing.T) {
+	j := mineRuntime(t, 0, 6000, 40<<20)
+	j.Palace.Dedup.Enabled = false // the size of a transaction is the point here, not the judging of near copies
+	root := t.TempDir()
+	var huge, big strings.Builder
+	for i := 0; huge.Len() < 16<<20; i++ {
+		fmt.Fprintf(&huge, "paragraph %d of the huge file about lamp %d and kettle %d\n\n", i, i*31, i*7919)
+	}
+	for i := 0; big.Len() < 1900<<10; i++ {
+		fmt.Fprintf(&big, "line %d of a big file, river %d stone %d\n", i, i*17, i*7907)
+	}
+	write(t, root, "a-big.txt", big.String(), 1)
+	write(t, root, "b-big.txt", strings.ReplaceAll(big.String(), "river", "meadow"), 2)
+	write(t, root, "c-huge.txt", huge.String(), 3)
+	write(t, root, "d-small.txt", "a small file after the huge one\n", 4)
+	res := mineOnce(t, j, `{"path":"`+root+`","wing":"w"}`)
+	if res.Documents != 4 || res.Skipped != 1 || res.Ingested != 3 || res.Created < 600 {
+		t.Fatalf("%+v", res)
 	}
 }
