@@ -82,6 +82,30 @@ type MinedDocument struct {
 	Requested string
 	// Redactions is how many secrets were replaced in the chunks.
 	Redactions int
+	// Prepared is, per chunk, the dedup work done outside the writer
+	// (PrepareDocument); nil entries are judged by the writer.
+	Prepared []*Prepared
+}
+
+// PrepareDocument does the CPU-heavy part of filing a document's new
+// chunks outside the writer, against a read view (Prepare): chunks its
+// last revision already holds, and every chunk of an unchanged revision,
+// are left alone.
+func PrepareDocument(r Reader, in *MinedDocument, dd Dedup) {
+	if !dd.Enabled {
+		return
+	}
+	prev, err := r.SourceDocument(in.SourceKey, in.ID)
+	if err != nil || (prev != nil && prev.Revision == in.Revision && prev.Meta == in.Meta) {
+		return
+	}
+	in.Prepared = make([]*Prepared, len(in.Chunks))
+	for i, text := range in.Chunks {
+		if prev != nil && i < len(prev.Chunks) && prev.Meta == in.Meta && prev.Chunks[i].Hash == ContentHash(text) {
+			continue
+		}
+		in.Prepared[i] = Prepare(r, NewDrawer{Wing: in.Wing, Room: in.Room, Content: text}, dd)
+	}
 }
 
 // MinedResult is what filing one document changed.
@@ -186,6 +210,9 @@ func FileDocument(tx Tx, in MinedDocument, dd Dedup) (MinedResult, error) {
 		}
 		nd := NewDrawer{ID: id, Wing: wing.ID, Room: room.ID, Name: name, Content: text, Tags: []string{},
 			Source: src, Provenance: Provenance{RequestedBy: in.Requested, JobID: in.JobID}, Policy: ExactStoredLinked}
+		if i < len(in.Prepared) {
+			nd.Prepared = in.Prepared[i]
+		}
 		w, err := CreateDrawer(tx, nd, dd)
 		if fault.Is(err, fault.PalaceDrawerNameTaken) {
 			// Another document of the wing holds the name (two roots mined

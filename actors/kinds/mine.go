@@ -323,10 +323,17 @@ func (m Mining) prepare(doc *sources.Document, key string, in MineInput, r *acto
 		s.Filtered++
 		return store.MinedDocument{}, false
 	}
-	return store.MinedDocument{SourceKey: key, ID: doc.ID, Name: doc.Name,
+	md := store.MinedDocument{SourceKey: key, ID: doc.ID, Name: doc.Name,
 		Source: store.Source{Kind: doc.Kind, URI: doc.URI, Origin: origin}, Meta: doc.Meta,
 		Revision: store.ContentHash(strings.Join(chunks, "")), Chunks: chunks, Wing: in.Wing, Room: doc.Room,
-		JobID: r.Job.ID, Requested: r.Job.RequestedBy, Redactions: len(redactions)}, true
+		JobID: r.Job.ID, Requested: r.Job.RequestedBy, Redactions: len(redactions)}
+	// The near-duplicate judging against what is stored is done here, in
+	// the job, so that the one writer only judges what arrived since.
+	_ = r.DB().View(r.Context(), func(rd store.Reader) error {
+		store.PrepareDocument(rd, &md, r.Palace().Dedup)
+		return nil
+	})
+	return md, true
 }
 
 func megabytes(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
