@@ -53,8 +53,9 @@ type SearchQuery struct {
 // it.
 type Hit struct {
 	store.Drawer
-	Score   float64
-	Signals map[string]any
+	Score float64
+	// Signals say which legs found it (nil: none to say).
+	Signals *api.HitSignals
 }
 
 // SearchResult is a search answer.
@@ -412,13 +413,16 @@ func fuse(ranking string, lex []lexical.Hit, sem []vector.Hit, found map[string]
 		if d == nil {
 			continue
 		}
-		signals := map[string]any{}
+		var signals *api.HitSignals
 		if i := lexRank(ranking, f); i > 0 && i <= len(lex) {
 			h := lex[i-1]
-			signals["lexical"] = map[string]any{"rank": i, "score": h.Score, "all_words": h.AllWords}
+			signals = &api.HitSignals{Lexical: &api.LexicalSignal{Rank: i, Score: h.Score, AllWords: h.AllWords}}
 		}
 		if i := semRank(ranking, f); i > 0 && i <= len(sem) {
-			signals["semantic"] = map[string]any{"rank": i, "similarity": sem[i-1].Score}
+			if signals == nil {
+				signals = &api.HitSignals{}
+			}
+			signals.Semantic = &api.SemanticSignal{Rank: i, Similarity: sem[i-1].Score}
 		}
 		out = append(out, Hit{Drawer: *d, Score: f.Score, Signals: signals})
 	}

@@ -40,7 +40,7 @@ func TestFuseRRF(t *testing.T) {
 			t.Fatalf("fused order %v, want %v", order, want)
 		}
 	}
-	if got[0].Signals["lexical"] == nil || got[0].Signals["semantic"] == nil || got[2].Signals["lexical"] != nil {
+	if got[0].Signals == nil || got[0].Signals.Lexical == nil || got[0].Signals.Semantic == nil || (got[2].Signals != nil && got[2].Signals.Lexical != nil) {
 		t.Fatalf("signals: %+v", got)
 	}
 	// Ties by id, and the limit.
@@ -94,7 +94,7 @@ func TestFuseKeepsOneLegOrder(t *testing.T) {
 	if len(got) != 2 || got[0].ID != "b" || got[1].ID != "a" || got[1].Score != 7 {
 		t.Fatalf("lexical page: %+v", got)
 	}
-	if s := got[0].Signals["lexical"].(map[string]any); s["all_words"] != true || s["rank"] != 1 {
+	if s := got[0].Signals.Lexical; !s.AllWords || s.Rank != 1 {
 		t.Fatalf("signals: %+v", s)
 	}
 }

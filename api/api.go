@@ -299,8 +299,29 @@ type WakeUp struct {
 // Hit is a search hit: the drawer, its score and the legs that found it.
 type Hit struct {
 	Drawer
-	Score   float64        `json:"score"`
-	Signals map[string]any `json:"signals,omitempty"`
+	Score   float64     `json:"score"`
+	Signals *HitSignals `json:"signals,omitempty"`
+}
+
+// HitSignals say which legs found a hit, and where it ranked in each.
+type HitSignals struct {
+	Lexical  *LexicalSignal  `json:"lexical,omitempty"`
+	Semantic *SemanticSignal `json:"semantic,omitempty"`
+}
+
+// LexicalSignal is a hit's place in the lexical leg: its rank, BM25 score
+// and whether it holds every word of the query.
+type LexicalSignal struct {
+	Rank     int     `json:"rank"`
+	Score    float64 `json:"score"`
+	AllWords bool    `json:"all_words"`
+}
+
+// SemanticSignal is a hit's place in the semantic leg: its rank and cosine
+// similarity to the query.
+type SemanticSignal struct {
+	Rank       int     `json:"rank"`
+	Similarity float32 `json:"similarity"`
 }
 
 // SearchResult is a search answer.
@@ -485,4 +506,17 @@ type MinedSource struct {
 	Documents int       `json:"documents"`
 	LastJob   string    `json:"last_job,omitempty"`
 	LastRun   time.Time `json:"last_run"`
+}
+
+// CheckpointResult is a checkpoint job's result: the items written and how
+// many of them were duplicates of a stored drawer.
+type CheckpointResult struct {
+	Items      int `json:"items"`
+	Duplicates int `json:"duplicates"`
+}
+
+// DemoResult is a demo job's result.
+type DemoResult struct {
+	Steps   int `json:"steps"`
+	Drawers int `json:"drawers"`
 }

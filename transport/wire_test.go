@@ -216,8 +216,8 @@ func TestSearchAndWakeUpRenderAsBefore(t *testing.T) {
 	d := store.Drawer{ID: "i", WingID: "w", RoomID: "r", Name: "n", Content: "c", Tags: []string{"t"},
 		Source: store.Source{Kind: "note"}, Provenance: store.Provenance{RequestedBy: "cli"}, ValidFrom: now, CreatedAt: now}
 	res := &actors.SearchResult{Query: "q", Ranking: "hybrid", Hits: []actors.Hit{
-		{Drawer: d, Score: 0.03, Signals: map[string]any{"lexical": map[string]any{"rank": 1, "score": 2.5, "all_words": true},
-			"semantic": map[string]any{"rank": 2, "similarity": float32(0.8)}}},
+		{Drawer: d, Score: 0.03, Signals: &api.HitSignals{Lexical: &api.LexicalSignal{Rank: 1, Score: 2.5, AllWords: true},
+			Semantic: &api.SemanticSignal{Rank: 2, Similarity: 0.8}}},
 		{Drawer: d, Score: 0.01}}}
 	for name, answer := range map[string]any{
 		"search":                  apiSearch(res),

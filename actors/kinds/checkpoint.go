@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -153,5 +154,5 @@ func checkpoint(ctx context.Context, r *actors.Run) (any, error) {
 		// state is what the committed run computed.
 		st = next
 	}
-	return map[string]int{"items": st.Items, "duplicates": st.Duplicates}, nil
+	return api.CheckpointResult{Items: st.Items, Duplicates: st.Duplicates}, nil
 }

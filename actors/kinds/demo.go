@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -146,5 +147,5 @@ func demo(ctx context.Context, r *actors.Run) (any, error) {
 		}
 		st = next
 	}
-	return map[string]int{"steps": steps, "drawers": st.Drawers}, nil
+	return api.DemoResult{Steps: steps, Drawers: st.Drawers}, nil
 }
