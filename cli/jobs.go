@@ -42,11 +42,10 @@ func (a *app) printJob(j *api.Job) {
 	if j.Error != "" {
 		a.printf("error:     %s\n", j.Error)
 	}
-	if len(j.Result) > 0 {
-		a.printf("result:    %s\n", j.Result)
-	}
 	var m api.MineResult
-	if j.Kind == "mine" && json.Unmarshal(j.Result, &m) == nil {
+	if len(j.Result) > 0 && (j.Kind != "mine" || json.Unmarshal(j.Result, &m) != nil) {
+		a.printf("result:    %s\n", j.Result)
+	} else if len(j.Result) > 0 {
 		a.printf("mined %d of %d documents found: %d changed the palace, %d unchanged, %d filtered, %d skipped\n",
 			m.Documents, m.Discovered, m.Ingested, m.Unchanged, m.Filtered, m.Skipped)
 		a.printf("drawers: %d created, %d superseded, %d closed; %d similar; %d secrets redacted\n",
