@@ -143,12 +143,12 @@ func (j *Jobs) recover(ctx context.Context, match func(*store.Job) bool) (int, e
 // Stop drains: no more claims, running handlers are asked to stop at their
 // next unit boundary and go back to queued (a paused request stays
 // paused); it waits up to the drain timeout. Jobs still running then stay
-// running and are recovered at the next start.
+// running and are recovered at the next start. Stopping again does
+// nothing.
 func (j *Jobs) Stop(ctx context.Context) {
-	if !j.started.Load() {
-		return
+	if !j.started.Load() || j.draining.Swap(true) {
+		return // not started, or stopped already
 	}
-	j.draining.Store(true)
 	// The dispatcher (and its ticker) ends once the workers have been
 	// waited for, however that wait ends.
 	defer func() {

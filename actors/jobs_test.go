@@ -109,7 +109,10 @@ func TestClaimOrder(t *testing.T) {
 // Pause, resume and cancel a running job; the stop request is honoured at
 // the handler's next unit boundary, and cancel beats pause.
 func TestPauseResumeCancelRunning(t *testing.T) {
-	j := newJobs(t, JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second})
+	// The drain timeout is generous: this test is about what a drain does,
+	// and under a loaded machine (make test runs every package at once)
+	// the worker's last write once took longer than 5 s.
+	j := newJobs(t, JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 30 * time.Second})
 	started := make(chan string, 4)
 	proceed := make(chan struct{}, 4) // the handler looks at requests only once told to
 	j.Register(testKind("slow", store.PriorityNormal, func(ctx context.Context, r *Run) (any, error) {

@@ -47,6 +47,17 @@ func startLong(t *testing.T) (*Jobs, chan bool) {
 	return j, aborted
 }
 
+// settle ends a bubble's runtime: the jobs drained (again is a no-op), the
+// actor system stopped, then a minute of the bubble's clock so that the
+// timers left behind fire (protoactor starts a one-second throttle timer
+// for a message sent to a stopped actor): a goroutine still waiting on
+// one when the test function returns is a synctest deadlock.
+func settle(j *Jobs) {
+	j.Stop(context.Background())
+	_ = j.Sys.Stop(context.Background())
+	time.Sleep(time.Minute)
+}
+
 func job(t *testing.T, j *Jobs, id string) *store.Job {
 	t.Helper()
 	got, err := j.Get(context.Background(), id)
@@ -77,6 +88,7 @@ func TestHeartbeatsKeepTheLease(t *testing.T) {
 		if got := job(t, j, sub.ID); got.Status != store.JobQueued || got.LeaseOwner != "" {
 			t.Fatalf("after the drain: %s, lease of %q", got.Status, got.LeaseOwner)
 		}
+		settle(j)
 	})
 }
 
@@ -85,7 +97,7 @@ func TestHeartbeatsKeepTheLease(t *testing.T) {
 func TestLostLeaseAbortsTheWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		j, aborted := startLong(t)
-		defer j.Stop(context.Background())
+		defer settle(j)
 		sub, _ := j.Submit(context.Background(), Submission{Type: "long"})
 		synctest.Wait()
 		if _, err := j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
@@ -120,7 +132,7 @@ func TestReaperRecoversAnExpiredLease(t *testing.T) {
 		// Written after the start: Start itself recovers every job an
 		// embedded store left running, so this one is the reaper's.
 		j, _ := startLong(t)
-		defer j.Stop(context.Background())
+		defer settle(j)
 		const orphan = "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2e"
 		if _, err := j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
 			next, err := store.Apply(store.Job{ID: orphan, Kind: "long", Priority: store.PriorityNormal},
