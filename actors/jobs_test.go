@@ -110,8 +110,8 @@ func TestClaimOrder(t *testing.T) {
 // the handler's next unit boundary, and cancel beats pause.
 func TestPauseResumeCancelRunning(t *testing.T) {
 	// The drain timeout is generous: this test is about what a drain does,
-	// and under a loaded machine (make test runs every package at once)
-	// the worker's last write once took longer than 5 s.
+	// not how long it may take; on a loaded machine (make test runs every
+	// package at once) a drain of 5 s once ended with the job still running.
 	j := newJobs(t, JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 30 * time.Second})
 	started := make(chan string, 4)
 	proceed := make(chan struct{}, 4) // the handler looks at requests only once told to
