@@ -157,17 +157,61 @@ func (p *Palace) CreateWing(ctx context.Context, name, description string) (Wing
 }
 
 // DeleteWing removes a wing with its rooms and drawers.
+//
+// A wing holding more drawers than one transaction can remove
+// (store.DeleteBatch) is emptied a batch at a time, each committed; the
+// wing and its rooms go with the last. A crash part-way leaves the wing
+// with fewer drawers, and deleting it again finishes the work.
 func (p *Palace) DeleteWing(ctx context.Context, ref string) (store.Removed, error) {
-	return write(ctx, p, func(tx store.Tx) (store.Removed, error) {
+	return deleteInBatches(ctx, p, func(tx store.Tx) (store.Removed, bool, error) {
 		w, err := store.FindWing(tx, ref)
 		if err != nil {
-			return store.Removed{}, err
+			return store.Removed{}, false, err
 		}
 		if err := p.busy(ctx, w.ID, ""); err != nil {
-			return store.Removed{}, err
+			return store.Removed{}, false, err
 		}
-		return store.DeleteWing(tx, w)
+		rooms, err := tx.Rooms(w.ID)
+		if err != nil {
+			return store.Removed{}, false, err
+		}
+		var done store.Removed
+		left := store.DeleteBatch
+		for i := range rooms {
+			n, more, err := store.DeleteSomeDrawers(tx, &rooms[i], left)
+			if err != nil {
+				return store.Removed{}, false, err
+			}
+			done.Drawers += n
+			if left -= n; more || left == 0 {
+				return done, true, nil
+			}
+		}
+		n, err := store.DeleteWing(tx, w)
+		n.Drawers += done.Drawers
+		return n, false, err
 	})
+}
+
+// deleteInBatches runs one transaction of a big delete after another
+// until step says nothing is left, adding up what each removed.
+func deleteInBatches(ctx context.Context, p *Palace, step func(tx store.Tx) (store.Removed, bool, error)) (store.Removed, error) {
+	var total store.Removed
+	for {
+		var more bool
+		n, err := write(ctx, p, func(tx store.Tx) (store.Removed, error) {
+			n, m, err := step(tx)
+			more = m
+			return n, err
+		})
+		if err != nil {
+			return total, err
+		}
+		total.Wings, total.Rooms, total.Drawers = total.Wings+n.Wings, total.Rooms+n.Rooms, total.Drawers+n.Drawers
+		if !more {
+			return total, nil
+		}
+	}
 }
 
 func (p *Palace) busy(ctx context.Context, wingID, roomID string) error {
@@ -248,17 +292,24 @@ func (p *Palace) CreateRoom(ctx context.Context, wingRef, name, description stri
 	return info, o.created, err
 }
 
-// DeleteRoom removes a room and its drawers.
+// DeleteRoom removes a room and its drawers (a room too big for one
+// transaction is emptied a batch at a time, as DeleteWing does).
 func (p *Palace) DeleteRoom(ctx context.Context, wingRef, roomRef string) (store.Removed, error) {
-	return write(ctx, p, func(tx store.Tx) (store.Removed, error) {
+	return deleteInBatches(ctx, p, func(tx store.Tx) (store.Removed, bool, error) {
 		w, rm, err := findRoom(tx, wingRef, roomRef)
 		if err != nil {
-			return store.Removed{}, err
+			return store.Removed{}, false, err
 		}
 		if err := p.busy(ctx, w.ID, rm.ID); err != nil {
-			return store.Removed{}, err
+			return store.Removed{}, false, err
 		}
-		return store.DeleteRoom(tx, rm)
+		n, more, err := store.DeleteSomeDrawers(tx, rm, store.DeleteBatch)
+		if err != nil || more {
+			return store.Removed{Drawers: n}, more, err
+		}
+		r, err := store.DeleteRoom(tx, rm)
+		r.Drawers += n
+		return r, false, err
 	})
 }
 

@@ -86,6 +86,42 @@ func splice(tx Tx, d *Drawer) error {
 	return nil
 }
 
+// DeleteBatch bounds the drawers one transaction of a big delete removes:
+// a room of tens of thousands of drawers (a mined tree) does not fit in one.
+const DeleteBatch = 1000
+
+// DeleteSomeDrawers removes up to limit drawers of a room (the room stays)
+// and reports how many it removed and whether any are left. A big room is
+// emptied by calling it in one transaction after another, then DeleteRoom.
+func DeleteSomeDrawers(tx Tx, rm *Room, limit int) (removed int, more bool, err error) {
+	var ds []*Drawer
+	if err := tx.Drawers(rm.ID, false, func(d *Drawer) bool {
+		if len(ds) == limit {
+			more = true
+			return false
+		}
+		ds = append(ds, d)
+		return true
+	}); err != nil {
+		return 0, false, err
+	}
+	for _, d := range ds {
+		// Reload: splicing an earlier drawer may have changed this one.
+		cur, err := tx.Drawer(d.ID)
+		if err != nil {
+			return 0, false, err
+		}
+		if cur == nil {
+			continue
+		}
+		if err := DeleteDrawer(tx, cur); err != nil {
+			return 0, false, err
+		}
+		removed++
+	}
+	return removed, more, nil
+}
+
 // DeleteRoom removes a room and every drawer in it.
 func DeleteRoom(tx Tx, rm *Room) (Removed, error) {
 	var ds []*Drawer
