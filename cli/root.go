@@ -238,7 +238,9 @@ func (a *app) client() (*client.Client, error) {
 
 func (a *app) address(cfg *config.Config) string {
 	if a.addr != "" {
-		return a.addr
+		// The address as loci status prints it (http://host:port/) is
+		// accepted too.
+		return strings.TrimSuffix(strings.TrimPrefix(a.addr, "http://"), "/")
 	}
 	if r, live, err := config.ReadRegistry(cfg.Palace.Path); err == nil && live && r.Address != "" {
 		return r.Address
