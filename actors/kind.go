@@ -44,6 +44,9 @@ type Tool struct {
 	Destructive, Idempotent, OpenWorld bool
 	// Defaults documents argument defaults in the tool's input schema.
 	Defaults map[string]any
+	// Unoffered are parameters the tool does not take (set by the daemon's
+	// own callers, as a miner's document limit): MCP refuses them.
+	Unoffered []string
 }
 
 // Kind is one kind of job, registered with the runtime (Jobs.Register):

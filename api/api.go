@@ -520,3 +520,47 @@ type DemoResult struct {
 	Steps   int `json:"steps"`
 	Drawers int `json:"drawers"`
 }
+
+// MinerList is GET /api/miners: the miners of the configuration file.
+type MinerList struct {
+	Miners     []Miner `json:"miners"`
+	ConfigFile string  `json:"config_file,omitempty"`
+	Error      string  `json:"error,omitempty"`
+}
+
+// Miner is a saved definition of what to mine, with its state (ready,
+// disabled, unavailable with a reason).
+type Miner struct {
+	Name         string            `json:"name"`
+	Source       string            `json:"source"`
+	Locator      string            `json:"locator"`
+	Wing         string            `json:"wing,omitempty"`
+	Options      map[string]string `json:"options"`
+	Credential   *MinerCredential  `json:"credential,omitempty"`
+	Enabled      bool              `json:"enabled"`
+	MaxDocuments *int              `json:"max_documents,omitempty"`
+	Schedule     *MinerSchedule    `json:"schedule,omitempty"`
+	State        string            `json:"state"`
+	Reason       string            `json:"reason,omitempty"`
+}
+
+// MinerCredential is a miner's credential as shown: its kind (env, file,
+// oauth) and whether it can be read now, never its name, path or value.
+type MinerCredential struct {
+	Kind      string `json:"kind"`
+	Available bool   `json:"available"`
+}
+
+// MinerSchedule is a miner's timetable.
+type MinerSchedule struct {
+	Every string `json:"every"`
+	At    string `json:"at,omitempty"`
+}
+
+// MinerRun is the optional body of POST /api/miners/{name}/run.
+type MinerRun struct {
+	Full         bool              `json:"full,omitempty"`
+	RequestedBy  string            `json:"requested_by,omitempty"`
+	Options      map[string]string `json:"options,omitempty"`
+	AllowBroaden bool              `json:"allow_broaden,omitempty"`
+}

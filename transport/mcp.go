@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -290,9 +291,25 @@ func (s *Server) mcpTools() []mcpTool {
 				return api.DiaryEntries{Entries: apiDrawerList(entries)}, nil
 			}),
 		tool("loci_miner_list", "List miners.", readHints, ungated, nil,
-			func(context.Context, *mcpCall, noArgs) (any, error) { return nil, notAvailable("miners") }),
+			func(context.Context, *mcpCall, noArgs) (any, error) {
+				m, err := s.miners()
+				if err != nil {
+					return nil, err
+				}
+				return apiMiners(m), nil
+			}),
 		tool("loci_miner_get", "One miner.", readHints, ungated, nil,
-			func(context.Context, *mcpCall, nameArgs) (any, error) { return nil, notAvailable("miners") }),
+			func(_ context.Context, _ *mcpCall, in nameArgs) (any, error) {
+				m, err := s.miners()
+				if err != nil {
+					return nil, err
+				}
+				info, err := m.Get(in.Name)
+				if err != nil {
+					return nil, err
+				}
+				return apiMiner(info), nil
+			}),
 		tool("loci_source_config_list", "List source configurations (never credential locations or content).", readHints, ungated, nil,
 			func(context.Context, *mcpCall, noArgs) (any, error) { return nil, notAvailable("sources") }),
 		tool("loci_source_config_get", "One source configuration (never credential location or content).", readHints, ungated, nil,
@@ -334,6 +351,10 @@ func (s *Server) kindTools() []mcpTool {
 			TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {}}})
 		if err != nil {
 			panic(fmt.Sprintf("tool %s: %v", k.Tool.Name, err))
+		}
+		for _, name := range k.Tool.Unoffered {
+			delete(schema.Properties, name)
+			schema.Required = slices.DeleteFunc(schema.Required, func(r string) bool { return r == name })
 		}
 		for name, v := range k.Tool.Defaults {
 			b, _ := json.Marshal(v)

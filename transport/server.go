@@ -29,7 +29,9 @@ type Server struct {
 	Jobs   *actors.Jobs
 	Search *actors.Search
 	// Sources lists the source adapters and mined sources.
-	Sources  *actors.Sources
+	Sources *actors.Sources
+	// Miners are the configuration file's miners.
+	Miners   *actors.Miners
 	Config   config.Config
 	Version  string
 	Started  time.Time
@@ -101,6 +103,9 @@ func (s *Server) Handler() http.Handler {
 		r.Delete("/drawers/{id}/duplicates/{link}", s.write(s.deleteDuplicate))
 
 		r.Get("/sources", s.read(s.listSources))
+		r.Get("/miners", s.read(s.listMiners))
+		r.Get("/miners/{name}", s.read(s.getMiner))
+		r.Post("/miners/{name}/run", s.write(s.runMiner))
 
 		r.Get("/wake-up", s.read(s.wakeUp))
 		r.Get("/search", s.read(s.searchGet(false)))

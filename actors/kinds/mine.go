@@ -24,6 +24,9 @@ type mineParams struct {
 	Options map[string]string `json:"options,omitempty" jsonschema:"source options: key=value strings the source declares"`
 	Full    bool              `json:"full,omitempty" jsonschema:"read everything again (nothing is duplicated), not only what changed"`
 	Wing    string            `json:"wing,omitempty" jsonschema:"wing to file into (default: the directory's name)"`
+	// MaxDocuments overrides mining.max_documents for this job (a miner's
+	// own limit).
+	MaxDocuments *int `json:"max_documents,omitempty" jsonschema:"stop after this many documents (default mining.max_documents; 0 unlimited); the next job goes on"`
 }
 
 // Mining is what the mine kind needs of the daemon: its sources and the
@@ -73,7 +76,7 @@ func Mine(m Mining) actors.Kind {
 		Abortable:  true,
 		Writes:     always,
 		Tool: &actors.Tool{Name: "loci_mine", Description: "Mine a directory (absolute path on the daemon's machine) into drawers: each file becomes drawers in room files of a wing, kept current by mining again. Returns the job at once.",
-			Idempotent: true, OpenWorld: true},
+			Idempotent: true, OpenWorld: true, Unoffered: []string{"max_documents"}},
 		Decode: func(ctx context.Context, s actors.Submission, p mineParams) (actors.Plan, error) {
 			in, _, err := m.plan(p)
 			if err != nil {
@@ -121,7 +124,14 @@ func (m Mining) plan(p mineParams) (MineInput, store.SourceIdentity, error) {
 			return MineInput{}, id, err
 		}
 	}
-	return MineInput{Source: name, Locator: loc, Options: p.Options, Full: p.Full, Wing: wing, Limit: m.MaxDocuments}, id, nil
+	limit := m.MaxDocuments
+	if p.MaxDocuments != nil {
+		if *p.MaxDocuments < 0 {
+			return MineInput{}, id, fault.Invalid("max_documents", "must not be negative (0 is unlimited)")
+		}
+		limit = *p.MaxDocuments
+	}
+	return MineInput{Source: name, Locator: loc, Options: p.Options, Full: p.Full, Wing: wing, Limit: limit}, id, nil
 }
 
 // mineBatch bounds the documents (and bytes) filed in one transaction; a

@@ -169,3 +169,99 @@ func TestKill9DuringMine(t *testing.T) {
 		t.Fatalf("drawers after the crash: %s, want %d", room.raw, files)
 	}
 }
+
+// Miners come from the configuration file: listed with their state (and a
+// credential's kind and availability, never its name or value), run as mine
+// jobs, refused while disabled or unable to run, and an option override
+// that may widen what a miner reads needs allow_broaden.
+func TestMinersFromTheConfigFile(t *testing.T) {
+	home, palace := newPalace(t)
+	root := mineTree(t)
+	cfg := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(cfg, []byte(`
+[miners.docs]
+locator = "`+root+`"
+wing = "project-docs"
+enabled = true
+options = { dir = "docs" }
+max_documents = 5
+
+[miners.off]
+locator = "`+root+`"
+
+[miners.broken]
+source = "ftp"
+locator = "x"
+enabled = true
+
+[miners.keyed]
+locator = "`+root+`"
+enabled = true
+credential = { env = "LOCI_TEST_MINER_KEY" }
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, home, palace, "LOCI_CONFIG="+cfg, "LOCI_TEST_MINER_KEY=kept-out-of-answers")
+	r := d.do("GET", "/api/miners", nil)
+	miners, _ := r.body["miners"].([]any)
+	if r.status != 200 || len(miners) != 4 || r.body["config_file"] != cfg || strings.Contains(r.raw, "kept-out-of-answers") ||
+		strings.Contains(r.raw, "LOCI_TEST_MINER_KEY") {
+		t.Fatalf("miners: %s", r.raw)
+	}
+	state := map[string]map[string]any{}
+	for _, m := range miners {
+		mm := m.(map[string]any)
+		state[mm["name"].(string)] = mm
+	}
+	if state["docs"]["state"] != "ready" || state["off"]["state"] != "disabled" || state["broken"]["state"] != "unavailable" ||
+		!strings.Contains(state["broken"]["reason"].(string), `no source is named "ftp"`) || state["keyed"]["state"] != "ready" ||
+		get[string](state["keyed"], "credential", "kind") != "env" || get[bool](state["keyed"], "credential", "available") != true {
+		t.Fatalf("states: %v", state)
+	}
+	for _, c := range []struct {
+		name   string
+		body   any
+		status int
+		code   string
+	}{
+		{"nope", nil, 404, "loci::miner::not_found"},
+		{"off", nil, 409, "loci::miner::disabled"},
+		{"broken", nil, 409, "loci::miner::not_runnable"},
+		{"docs", map[string]any{"options": map[string]string{"dir": "src"}}, 409, "loci::miner::scope_broadened"},
+	} {
+		r := d.do("POST", "/api/miners/"+c.name+"/run", c.body)
+		if r.status != c.status || r.code() != c.code || r.body["help"] == "" {
+			t.Errorf("run %s: %d %s", c.name, r.status, r.raw)
+		}
+	}
+	r = d.do("POST", "/api/miners/docs/run", nil)
+	if r.status != 202 || r.body["kind"] != "mine" {
+		t.Fatalf("run docs: %d %s", r.status, r.raw)
+	}
+	j := waitJob(t, d, r.body["id"].(string), 30*time.Second, finished)
+	if j["status"] != "completed" || get[float64](j, "result", "documents") != 2 || get[float64](j, "result", "filtered") != 1 ||
+		get[float64](j, "result", "created") != 1 || get[bool](j, "result", "truncated") || get[float64](j, "result", "limit") != 5 {
+		t.Fatalf("the docs miner's job: %v", j)
+	}
+	if room := d.do("GET", "/api/wings/project-docs/rooms/files", nil); get[float64](room.body, "drawers") != 1 {
+		t.Fatalf("the docs miner filed: %s", room.raw)
+	}
+	r = d.do("POST", "/api/miners/docs/run", map[string]any{"options": map[string]string{"dir": "src"}, "allow_broaden": true})
+	if r.status != 202 {
+		t.Fatalf("run with allow_broaden: %d %s", r.status, r.raw)
+	}
+	waitJob(t, d, r.body["id"].(string), 30*time.Second, finished)
+	out, _, code := runCLI(home, "", []string{"--addr", d.addr, "miner", "list"}, []string{"LOCI_CONFIG=" + cfg})
+	if code != 0 || !strings.Contains(out, "off") || !strings.Contains(out, "disabled") || !strings.Contains(out, "unavailable") {
+		t.Fatalf("loci miner list: %d %s", code, out)
+	}
+	out, _, code = runCLI(home, "", []string{"--addr", d.addr, "miner", "run", "keyed"}, []string{"LOCI_CONFIG=" + cfg})
+	if code != 0 || !strings.Contains(out, "mined 5 of 5 documents found") {
+		t.Fatalf("loci miner run: %d %s", code, out)
+	}
+	sess := mcpSession(t, d)
+	got, isErr := callTool(t, sess, "loci_miner_get", map[string]any{"name": "docs"})
+	if isErr || got["state"] != "ready" || got["locator"] != root {
+		t.Fatalf("loci_miner_get: %v", got)
+	}
+}

@@ -34,6 +34,9 @@ type Config struct {
 	Credentials Credentials `toml:"credentials" json:"credentials"`
 	Assets      Assets      `toml:"assets" json:"assets"`
 	Embedding   Embedding   `toml:"embedding" json:"embedding"`
+	// Miners are the saved definitions of what to mine, by name
+	// ([miners.<name>]). Enablement lives only here.
+	Miners map[string]Miner `toml:"miners" json:"-"`
 
 	// File is the configuration file that was read, or "" when none was.
 	File string `toml:"-" json:"config_file,omitempty"`
@@ -107,6 +110,69 @@ type Mining struct {
 	// redact (each one replaced by a marker naming its kind), skip (the
 	// document is not filed) or allow.
 	Secrets string `toml:"secrets" json:"secrets"`
+}
+
+// Miner is a saved definition of what to mine: a source (default the
+// directory source) and its locator, the wing to file into, the source's
+// options, a credential reference, and whether it may run.
+type Miner struct {
+	Source  string            `toml:"source"`
+	Locator string            `toml:"locator"`
+	Wing    string            `toml:"wing"`
+	Options map[string]string `toml:"options"`
+	// Credential names where a source's secret is read: an environment
+	// variable (env), a file (file), or oauth. Never the secret itself.
+	Credential *CredentialRef `toml:"credential"`
+	Enabled    bool           `toml:"enabled"`
+	// MaxDocuments overrides mining.max_documents for this miner's jobs.
+	MaxDocuments *int           `toml:"max_documents"`
+	Schedule     *MinerSchedule `toml:"schedule"`
+}
+
+// CredentialRef is where a credential is read from: exactly one of an
+// environment variable, a file, or oauth.
+type CredentialRef struct {
+	Env   string `toml:"env"`
+	File  string `toml:"file"`
+	OAuth bool   `toml:"oauth"`
+}
+
+// Kind is env, file or oauth ("" when none is set).
+func (c *CredentialRef) Kind() string {
+	switch {
+	case c == nil:
+		return ""
+	case c.Env != "":
+		return "env"
+	case c.File != "":
+		return "file"
+	case c.OAuth:
+		return "oauth"
+	}
+	return ""
+}
+
+// MinerSchedule is a miner's timetable: every (s, m, h, d; at least 1 s),
+// at (HH:MM UTC, whole-day intervals only).
+type MinerSchedule struct {
+	Every string `toml:"every"`
+	At    string `toml:"at"`
+}
+
+// MinerName reports what is wrong with a miner name ("" when nothing):
+// lowercase letters, digits, - and _, at most 64; reload is reserved.
+func MinerName(name string) string {
+	switch {
+	case name == "":
+		return "is empty"
+	case len(name) > 64:
+		return "is longer than 64 characters"
+	case name == "reload":
+		return "reload is reserved"
+	case strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "":
+		return "may hold only lowercase letters, digits, - and _"
+	}
+	return ""
 }
 
 // Credentials is where source credentials are kept.
@@ -395,6 +461,9 @@ func (c *Config) Validate() error {
 		return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file, environment or flags",
 			"%s: "+format, append([]any{key}, args...)...)
 	}
+	if err := c.checkMiners(); err != nil {
+		return err
+	}
 	if err := c.checkProfiles(); err != nil {
 		return err
 	}
@@ -477,6 +546,36 @@ func (c *Config) Validate() error {
 // Addr is the main listener's host:port.
 func (c *Config) Addr() string {
 	return net.JoinHostPort(c.Server.Bind, strconv.Itoa(c.Server.Port))
+}
+
+// checkMiners checks what a miner definition alone can be checked for;
+// whether its source exists and its locator reads is its state (ready or
+// unavailable with a reason), decided by the daemon.
+func (c *Config) checkMiners() error {
+	for name, m := range c.Miners {
+		key := "miners." + name
+		bad := func(field, format string, args ...any) error {
+			return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file", "%s: "+format, append([]any{key + field}, args...)...)
+		}
+		if p := MinerName(name); p != "" {
+			return bad("", "the name %s", p)
+		}
+		if m.Credential != nil {
+			n := 0
+			for _, set := range []bool{m.Credential.Env != "", m.Credential.File != "", m.Credential.OAuth} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
+				return bad(".credential", "give exactly one of env, file or oauth")
+			}
+		}
+		if m.MaxDocuments != nil && *m.MaxDocuments < 0 {
+			return bad(".max_documents", "must not be negative (0 is unlimited)")
+		}
+	}
+	return nil
 }
 
 func (c *Config) checkProfiles() error {

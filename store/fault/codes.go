@@ -64,6 +64,12 @@ const (
 	SourceNotFound            Code = "loci::source::not_found"
 	SourceCursorInvalid       Code = "loci::source::cursor_invalid"
 	SourceFailed              Code = "loci::source::failed"
+	MinerInvalid              Code = "loci::miner::invalid"
+	MinerNotFound             Code = "loci::miner::not_found"
+	MinerScopeBroadened       Code = "loci::miner::scope_broadened"
+	MinerConfigFile           Code = "loci::miner::config_file"
+	MinerNotRunnable          Code = "loci::miner::not_runnable"
+	MinerDisabled             Code = "loci::miner::disabled"
 )
 
 // statuses is the one table of HTTP statuses, one per code.
@@ -117,6 +123,12 @@ var statuses = map[Code]int{
 	SourceNotFound:            404,
 	SourceCursorInvalid:       400,
 	SourceFailed:              500,
+	MinerInvalid:              400,
+	MinerNotFound:             404,
+	MinerScopeBroadened:       409,
+	MinerConfigFile:           409,
+	MinerNotRunnable:          409,
+	MinerDisabled:             409,
 }
 
 // Status is the HTTP status of the code; 500 for a code not in the table.

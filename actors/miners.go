@@ -1,0 +1,182 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/config"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// Miner states.
+const (
+	MinerReady       = "ready"
+	MinerDisabled    = "disabled"
+	MinerUnavailable = "unavailable"
+)
+
+// Miners is the service of the saved miners of the configuration file:
+// reading them with their state, and running one (a mine job).
+type Miners struct {
+	// Defined is the miners as the configuration file defines them.
+	Defined map[string]config.Miner
+	// File is the configuration file ("" when none was read).
+	File    string
+	Sources *sources.Registry
+	Jobs    *Jobs
+	// Env reads the environment (credential availability); nil: the
+	// process's.
+	Env func(string) (string, bool)
+}
+
+// MinerInfo is a miner with its state and, for an unavailable one, why.
+type MinerInfo struct {
+	Name   string
+	Miner  config.Miner
+	Source string
+	// Credential is the reference's kind and whether the credential can
+	// be read now; never its name, path or value.
+	CredentialKind      string
+	CredentialAvailable bool
+	State               string
+	Reason              string
+}
+
+// List is every miner, by name.
+func (m *Miners) List() []MinerInfo {
+	names := make([]string, 0, len(m.Defined))
+	for n := range m.Defined {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]MinerInfo, len(names))
+	for i, n := range names {
+		out[i] = m.info(n, m.Defined[n])
+	}
+	return out
+}
+
+// Get is one miner, or loci::miner::not_found.
+func (m *Miners) Get(name string) (MinerInfo, error) {
+	def, ok := m.Defined[name]
+	if !ok {
+		return MinerInfo{}, fault.Newf(fault.MinerNotFound, "list the miners (GET /api/miners, loci miner list); miners are defined in the configuration file",
+			"no miner is named %q", name)
+	}
+	return m.info(name, def), nil
+}
+
+func (m *Miners) info(name string, def config.Miner) MinerInfo {
+	in := MinerInfo{Name: name, Miner: def, Source: def.Source, State: MinerReady}
+	if in.Source == "" {
+		in.Source = sources.DirectoryName
+	}
+	if def.Credential != nil {
+		in.CredentialKind = def.Credential.Kind()
+		in.CredentialAvailable = m.credentialAvailable(def.Credential)
+	}
+	if !def.Enabled {
+		in.State = MinerDisabled
+	}
+	a, err := m.Sources.Adapter(in.Source)
+	if err == nil {
+		err = sources.CheckOptions(a, def.Options)
+	}
+	if err == nil {
+		_, err = a.Resolve(def.Locator, def.Options)
+	}
+	if err == nil && a.Info().Capabilities.NeedsCredentials && !in.CredentialAvailable {
+		err = fault.New(fault.MinerNotRunnable, "its credential cannot be read", "set the credential the miner names")
+	}
+	if err != nil {
+		in.State, in.Reason = MinerUnavailable, fault.As(err).Msg
+	}
+	return in
+}
+
+func (m *Miners) credentialAvailable(c *config.CredentialRef) bool {
+	env := m.Env
+	if env == nil {
+		env = os.LookupEnv
+	}
+	switch c.Kind() {
+	case "env":
+		v, ok := env(c.Env)
+		return ok && v != ""
+	case "file":
+		st, err := os.Stat(c.File)
+		return err == nil && st.Mode().IsRegular() && st.Size() > 0
+	}
+	return false // oauth sign-in is not supported yet
+}
+
+// MinerRun is what a run of a miner may add: a full re-read, who asked,
+// options that override the saved ones for this run, and consent to a
+// change that may widen what is read.
+type MinerRun struct {
+	Full         bool
+	RequestedBy  string
+	Channel      string
+	Options      map[string]string
+	AllowBroaden bool
+}
+
+// narrowing are the options whose change may widen what a miner reads.
+var narrowing = []string{"dir", "since"}
+
+// Run submits a mine job for a miner: refused while it is disabled
+// (loci::miner::disabled) or cannot run (loci::miner::not_runnable); an
+// override of a narrowing option (dir, since) needs AllowBroaden
+// (loci::miner::scope_broadened).
+func (m *Miners) Run(ctx context.Context, name string, run MinerRun) (*store.Job, error) {
+	in, err := m.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	switch in.State {
+	case MinerDisabled:
+		return nil, fault.Newf(fault.MinerDisabled, "enable it in the configuration file (enabled = true), then reload", "miner %q is disabled", name)
+	case MinerUnavailable:
+		return nil, fault.Newf(fault.MinerNotRunnable, "correct the miner in the configuration file", "miner %q cannot run: %s", name, in.Reason)
+	}
+	opts := map[string]string{}
+	for k, v := range in.Miner.Options {
+		opts[k] = v
+	}
+	for k, v := range run.Options {
+		if saved, ok := in.Miner.Options[k]; ok && saved != v && !run.AllowBroaden && contains(narrowing, k) {
+			return nil, fault.Newf(fault.MinerScopeBroadened, "pass allow_broaden to read more than the miner is saved to read",
+				"option %s=%q of miner %q would change its saved %q and may widen what it reads", k, v, name, saved)
+		}
+		opts[k] = v
+	}
+	params := map[string]any{"source": in.Source, "locator": in.Miner.Locator, "full": run.Full}
+	if len(opts) > 0 {
+		params["options"] = opts
+	}
+	if in.Miner.Wing != "" {
+		params["wing"] = in.Miner.Wing
+	}
+	if in.Miner.MaxDocuments != nil {
+		params["max_documents"] = *in.Miner.MaxDocuments
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fault.Wrap(fault.SerializationFailed, err, fmt.Sprintf("miner %q: %v", name, err), "report this as a bug")
+	}
+	return m.Jobs.Submit(ctx, Submission{Type: "mine", RequestedBy: run.RequestedBy, Channel: run.Channel, Params: b})
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

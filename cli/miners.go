@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/transport/client"
+)
+
+func (a *app) minerCmd() *cobra.Command {
+	m := &cobra.Command{Use: "miner", Short: "Miners: saved definitions of what to mine, from the configuration file"}
+	m.AddCommand(&cobra.Command{
+		Use: "list", Short: "List the miners with their state", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return show(a, c.Context(), http.MethodGet, "/api/miners", nil, func(out *api.MinerList) {
+				if len(out.Miners) == 0 {
+					a.printf("no miners (define [miners.<name>] in the configuration file)\n")
+				}
+				for _, mi := range out.Miners {
+					state := mi.State
+					if mi.Reason != "" {
+						state += " (" + mi.Reason + ")"
+					}
+					a.printf("%-16s %-10s %s  %s\n", mi.Name, mi.Source, mi.Locator, state)
+				}
+			})
+		},
+	})
+	m.AddCommand(&cobra.Command{
+		Use: "get NAME", Short: "Show one miner", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return show(a, c.Context(), http.MethodGet, "/api/miners/"+client.Esc(args[0]), nil, func(mi *api.Miner) {
+				a.printf("name:      %s\nsource:    %s\nlocator:   %s\n", mi.Name, mi.Source, mi.Locator)
+				if mi.Wing != "" {
+					a.printf("wing:      %s\n", mi.Wing)
+				}
+				keys := make([]string, 0, len(mi.Options))
+				for k := range mi.Options {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					a.printf("option:    %s=%s\n", k, mi.Options[k])
+				}
+				if mi.Credential != nil {
+					a.printf("credential: %s (available: %v)\n", mi.Credential.Kind, mi.Credential.Available)
+				}
+				a.printf("enabled:   %v\nstate:     %s\n", mi.Enabled, mi.State)
+				if mi.Reason != "" {
+					a.printf("reason:    %s\n", mi.Reason)
+				}
+			})
+		},
+	})
+	var full, allow, noWait bool
+	var opts []string
+	run := &cobra.Command{
+		Use: "run NAME", Short: "Run a miner now (a mine job); follows it unless --no-wait", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			body := api.MinerRun{Full: full, RequestedBy: "cli", AllowBroaden: allow}
+			for _, o := range opts {
+				k, v, ok := strings.Cut(o, "=")
+				if !ok || k == "" {
+					return fault.Invalid("option", fmt.Sprintf("%q is not key=value", o))
+				}
+				if body.Options == nil {
+					body.Options = map[string]string{}
+				}
+				body.Options[k] = v
+			}
+			var job api.Job
+			if _, err := a.call(c.Context(), http.MethodPost, "/api/miners/"+client.Esc(args[0])+"/run", body, &job); err != nil {
+				return err
+			}
+			if noWait {
+				if a.jsonOut {
+					return a.out(job)
+				}
+				a.printf("queued mine job %s (follow it: loci job watch %s)\n", job.ID, job.ID)
+				return nil
+			}
+			return a.watch(c.Context(), job.ID)
+		},
+	}
+	run.Flags().BoolVar(&full, "full", false, "read everything again (nothing is duplicated)")
+	run.Flags().BoolVar(&allow, "allow-broaden", false, "allow option overrides that may widen what the miner reads")
+	run.Flags().StringArrayVarP(&opts, "option", "o", nil, "override a saved option for this run, key=value; repeatable")
+	run.Flags().BoolVar(&noWait, "no-wait", false, "queue the job and return")
+	m.AddCommand(run)
+	return m
+}

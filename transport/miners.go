@@ -1,0 +1,95 @@
+package transport
+
+import (
+	"net/http"
+	"sort"
+
+	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// listMiners is GET /api/miners: {miners, config_file?}.
+func (s *Server) listMiners(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.miners()
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, apiMiners(m))
+}
+
+// getMiner is GET /api/miners/{name}.
+func (s *Server) getMiner(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.miners()
+	if err != nil {
+		return err
+	}
+	name, err := param(r, "name")
+	if err != nil {
+		return err
+	}
+	in, err := m.Get(name)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, apiMiner(in))
+}
+
+// runMiner is POST /api/miners/{name}/run: the mine job, 202.
+func (s *Server) runMiner(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.miners()
+	if err != nil {
+		return err
+	}
+	name, err := param(r, "name")
+	if err != nil {
+		return err
+	}
+	var b api.MinerRun
+	if err := decodeBody(r, &b, true); err != nil {
+		return err
+	}
+	job, err := m.Run(r.Context(), name, actors.MinerRun{Full: b.Full, RequestedBy: b.RequestedBy, Channel: store.ByHTTP,
+		Options: b.Options, AllowBroaden: b.AllowBroaden})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, apiJob(job))
+}
+
+func (s *Server) miners() (*actors.Miners, error) {
+	if s.Miners == nil {
+		return nil, fault.New(fault.ServerFailed, "this server has no miners", "report it")
+	}
+	return s.Miners, nil
+}
+
+func apiMiners(m *actors.Miners) api.MinerList {
+	list := m.List()
+	out := api.MinerList{Miners: make([]api.Miner, len(list)), ConfigFile: m.File}
+	for i, in := range list {
+		out.Miners[i] = apiMiner(in)
+	}
+	return out
+}
+
+func apiMiner(in actors.MinerInfo) api.Miner {
+	out := api.Miner{Name: in.Name, Source: in.Source, Locator: in.Miner.Locator, Wing: in.Miner.Wing, Options: map[string]string{},
+		Enabled: in.Miner.Enabled, MaxDocuments: in.Miner.MaxDocuments, State: in.State, Reason: in.Reason}
+	keys := make([]string, 0, len(in.Miner.Options))
+	for k := range in.Miner.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out.Options[k] = in.Miner.Options[k]
+	}
+	if in.CredentialKind != "" {
+		out.Credential = &api.MinerCredential{Kind: in.CredentialKind, Available: in.CredentialAvailable}
+	}
+	if sc := in.Miner.Schedule; sc != nil {
+		out.Schedule = &api.MinerSchedule{Every: sc.Every, At: sc.At}
+	}
+	return out
+}
