@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
+	"sync"
 
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
@@ -32,6 +34,93 @@ type Miners struct {
 	// Env reads the environment (credential availability); nil: the
 	// process's.
 	Env func(string) (string, bool)
+	// Load reads the configuration file again (Reload): its miners and
+	// the file read.
+	Load func() (map[string]config.Miner, string, error)
+
+	mu sync.RWMutex
+	// lastErr is why the last reload failed ("" when it did not).
+	lastErr string
+}
+
+// Snapshot is the miners now, the configuration file and why the last
+// reload failed ("" when it did not).
+func (m *Miners) Snapshot() (defined map[string]config.Miner, file, lastErr string) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.Defined, m.File, m.lastErr
+}
+
+// Reloaded is what a reload changed, by miner name.
+type Reloaded struct {
+	Added, Removed, Changed, Enabled, Disabled, Broadened []string
+}
+
+// Reload reads the configuration file again and takes its miners: an
+// unreadable or invalid file is loci::miner::config_file, and the miners
+// stay as they were (the daemon keeps serving).
+func (m *Miners) Reload() (Reloaded, error) {
+	var r Reloaded
+	if m.Load == nil {
+		return r, fault.New(fault.MinerConfigFile, "this daemon cannot reload its configuration", "restart it")
+	}
+	next, file, err := m.Load()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil {
+		m.lastErr = fault.As(err).Msg
+		return r, fault.Wrap(fault.MinerConfigFile, err, "the configuration file cannot be used: "+fault.As(err).Msg,
+			"correct the file and reload again; the miners stay as they were")
+	}
+	prev := m.Defined
+	for name, n := range next {
+		p, ok := prev[name]
+		switch {
+		case !ok:
+			r.Added = append(r.Added, name)
+			if n.Enabled {
+				r.Enabled = append(r.Enabled, name)
+			}
+			continue
+		case reflect.DeepEqual(p, n):
+			continue
+		}
+		r.Changed = append(r.Changed, name)
+		if n.Enabled && !p.Enabled {
+			r.Enabled = append(r.Enabled, name)
+		}
+		if !n.Enabled && p.Enabled {
+			r.Disabled = append(r.Disabled, name)
+		}
+		if broadens(p, n) {
+			r.Broadened = append(r.Broadened, name)
+		}
+	}
+	for name := range prev {
+		if _, ok := next[name]; !ok {
+			r.Removed = append(r.Removed, name)
+		}
+	}
+	for _, l := range []*[]string{&r.Added, &r.Removed, &r.Changed, &r.Enabled, &r.Disabled, &r.Broadened} {
+		sort.Strings(*l)
+	}
+	m.Defined, m.File, m.lastErr = next, file, ""
+	return r, nil
+}
+
+// broadens reports a change that may widen what a miner reads: another
+// source or locator, or a narrowing option (dir, since) removed or
+// changed.
+func broadens(p, n config.Miner) bool {
+	if p.Source != n.Source || p.Locator != n.Locator {
+		return true
+	}
+	for _, k := range narrowing {
+		if v, ok := p.Options[k]; ok && n.Options[k] != v {
+			return true
+		}
+	}
+	return false
 }
 
 // MinerInfo is a miner with its state and, for an unavailable one, why.
@@ -49,21 +138,23 @@ type MinerInfo struct {
 
 // List is every miner, by name.
 func (m *Miners) List() []MinerInfo {
-	names := make([]string, 0, len(m.Defined))
-	for n := range m.Defined {
+	defined, _, _ := m.Snapshot()
+	names := make([]string, 0, len(defined))
+	for n := range defined {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	out := make([]MinerInfo, len(names))
 	for i, n := range names {
-		out[i] = m.info(n, m.Defined[n])
+		out[i] = m.info(n, defined[n])
 	}
 	return out
 }
 
 // Get is one miner, or loci::miner::not_found.
 func (m *Miners) Get(name string) (MinerInfo, error) {
-	def, ok := m.Defined[name]
+	defined, _, _ := m.Snapshot()
+	def, ok := defined[name]
 	if !ok {
 		return MinerInfo{}, fault.Newf(fault.MinerNotFound, "list the miners (GET /api/miners, loci miner list); miners are defined in the configuration file",
 			"no miner is named %q", name)

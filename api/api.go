@@ -564,3 +564,15 @@ type MinerRun struct {
 	Options      map[string]string `json:"options,omitempty"`
 	AllowBroaden bool              `json:"allow_broaden,omitempty"`
 }
+
+// MinersReloaded is POST /api/miners/reload: the miners now and what the
+// reload changed, by name.
+type MinersReloaded struct {
+	Miners    []Miner  `json:"miners"`
+	Added     []string `json:"added"`
+	Removed   []string `json:"removed"`
+	Changed   []string `json:"changed"`
+	Enabled   []string `json:"enabled"`
+	Disabled  []string `json:"disabled"`
+	Broadened []string `json:"broadened"`
+}

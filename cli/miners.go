@@ -58,6 +58,15 @@ func (a *app) minerCmd() *cobra.Command {
 			})
 		},
 	})
+	m.AddCommand(&cobra.Command{
+		Use: "reload", Short: "Read the configuration file's miners again", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return show(a, c.Context(), http.MethodPost, "/api/miners/reload", nil, func(out *api.MinersReloaded) {
+				a.printf("%d miners; added %v, removed %v, changed %v, enabled %v, disabled %v, broadened %v\n", len(out.Miners),
+					out.Added, out.Removed, out.Changed, out.Enabled, out.Disabled, out.Broadened)
+			})
+		},
+	})
 	var full, allow, noWait bool
 	var opts []string
 	run := &cobra.Command{

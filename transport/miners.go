@@ -58,6 +58,29 @@ func (s *Server) runMiner(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusAccepted, apiJob(job))
 }
 
+// reloadMiners is POST /api/miners/reload: the configuration file read
+// again; an unusable file is loci::miner::config_file (409) and the miners
+// stay as they were.
+func (s *Server) reloadMiners(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.miners()
+	if err != nil {
+		return err
+	}
+	rl, err := m.Reload()
+	if err != nil {
+		return err
+	}
+	list := apiMiners(m)
+	nonNil := func(v []string) []string {
+		if v == nil {
+			return []string{}
+		}
+		return v
+	}
+	return writeJSON(w, http.StatusOK, api.MinersReloaded{Miners: list.Miners, Added: nonNil(rl.Added), Removed: nonNil(rl.Removed),
+		Changed: nonNil(rl.Changed), Enabled: nonNil(rl.Enabled), Disabled: nonNil(rl.Disabled), Broadened: nonNil(rl.Broadened)})
+}
+
 func (s *Server) miners() (*actors.Miners, error) {
 	if s.Miners == nil {
 		return nil, fault.New(fault.ServerFailed, "this server has no miners", "report it")
@@ -67,7 +90,8 @@ func (s *Server) miners() (*actors.Miners, error) {
 
 func apiMiners(m *actors.Miners) api.MinerList {
 	list := m.List()
-	out := api.MinerList{Miners: make([]api.Miner, len(list)), ConfigFile: m.File}
+	_, file, lastErr := m.Snapshot()
+	out := api.MinerList{Miners: make([]api.Miner, len(list)), ConfigFile: file, Error: lastErr}
 	for i, in := range list {
 		out.Miners[i] = apiMiner(in)
 	}

@@ -104,6 +104,7 @@ func (s *Server) Handler() http.Handler {
 
 		r.Get("/sources", s.read(s.listSources))
 		r.Get("/miners", s.read(s.listMiners))
+		r.Post("/miners/reload", s.h(s.reloadMiners))
 		r.Get("/miners/{name}", s.read(s.getMiner))
 		r.Post("/miners/{name}/run", s.write(s.runMiner))
 

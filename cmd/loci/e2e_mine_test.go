@@ -264,4 +264,48 @@ credential = { env = "LOCI_TEST_MINER_KEY" }
 	if isErr || got["state"] != "ready" || got["locator"] != root {
 		t.Fatalf("loci_miner_get: %v", got)
 	}
+
+	// Reload: the file edited by a person, then broken.
+	if err := os.WriteFile(cfg, []byte(`
+# edited by hand
+[miners.docs]
+locator = "`+root+`"
+wing = "project-docs"
+enabled = true
+options = { dir = "src" }
+
+[miners.broken]
+source = "ftp"
+locator = "x"
+enabled = true
+
+[miners.keyed]
+locator = "`+root+`"
+credential = { env = "LOCI_TEST_MINER_KEY" }
+
+[miners.fresh]
+locator = "`+root+`"
+enabled = true
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rl := d.do("POST", "/api/miners/reload", nil)
+	want := map[string][]any{"added": {"fresh"}, "removed": {"off"}, "changed": {"docs", "keyed"}, "enabled": {"fresh"},
+		"disabled": {"keyed"}, "broadened": {"docs"}}
+	for k, v := range want {
+		if got, _ := rl.body[k].([]any); rl.status != 200 || fmt.Sprint(got) != fmt.Sprint(v) {
+			t.Fatalf("reload %s: %v, want %v (%s)", k, got, v, rl.raw)
+		}
+	}
+	if err := os.WriteFile(cfg, []byte("[miners.docs\nlocator = "), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rl = d.do("POST", "/api/miners/reload", nil)
+	if rl.status != 409 || rl.code() != "loci::miner::config_file" || rl.body["help"] == "" {
+		t.Fatalf("reload of a broken file: %d %s", rl.status, rl.raw)
+	}
+	r = d.do("GET", "/api/miners", nil)
+	if miners, _ := r.body["miners"].([]any); r.status != 200 || len(miners) != 4 || r.body["error"] == nil {
+		t.Fatalf("miners after a failed reload: %s", r.raw)
+	}
 }
