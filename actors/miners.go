@@ -271,3 +271,32 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// SetEnabled enables or disables a miner in the configuration file (its
+// enabled line, nothing else), then reloads. It is idempotent; enabling
+// checks first that the miner can run (loci::miner::not_runnable).
+func (m *Miners) SetEnabled(name string, on bool) (MinerInfo, error) {
+	in, err := m.Get(name)
+	if err != nil {
+		return in, err
+	}
+	if in.Miner.Enabled == on {
+		return in, nil
+	}
+	if on {
+		def := in.Miner
+		def.Enabled = true
+		if would := m.info(name, def); would.State == MinerUnavailable {
+			return in, fault.Newf(fault.MinerNotRunnable, "correct the miner in the configuration file, then enable it",
+				"miner %q cannot run: %s", name, would.Reason)
+		}
+	}
+	_, file, _ := m.Snapshot()
+	if err := config.SetMinerEnabled(file, name, on); err != nil {
+		return in, err
+	}
+	if _, err := m.Reload(); err != nil {
+		return in, err
+	}
+	return m.Get(name)
+}

@@ -67,6 +67,19 @@ func (a *app) minerCmd() *cobra.Command {
 			})
 		},
 	})
+	for _, act := range []struct{ name, short string }{
+		{"enable", "Enable a miner (its enabled line in the configuration file; checks it can run)"},
+		{"disable", "Disable a miner (its enabled line in the configuration file)"},
+	} {
+		m.AddCommand(&cobra.Command{
+			Use: act.name + " NAME", Short: act.short, Args: cobra.ExactArgs(1),
+			RunE: func(c *cobra.Command, args []string) error {
+				return show(a, c.Context(), http.MethodPost, "/api/miners/"+client.Esc(args[0])+"/"+act.name, nil, func(mi *api.Miner) {
+					a.printf("miner %s: %s\n", mi.Name, mi.State)
+				})
+			},
+		})
+	}
 	var full, allow, noWait bool
 	var opts []string
 	run := &cobra.Command{

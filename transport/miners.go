@@ -81,6 +81,26 @@ func (s *Server) reloadMiners(w http.ResponseWriter, r *http.Request) error {
 		Changed: nonNil(rl.Changed), Enabled: nonNil(rl.Enabled), Disabled: nonNil(rl.Disabled), Broadened: nonNil(rl.Broadened)})
 }
 
+// enableMiner is POST /api/miners/{name}/enable and /disable: the
+// configuration file's enabled line, then a reload; the miner as it is.
+func (s *Server) enableMiner(on bool) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		m, err := s.miners()
+		if err != nil {
+			return err
+		}
+		name, err := param(r, "name")
+		if err != nil {
+			return err
+		}
+		in, err := m.SetEnabled(name, on)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, apiMiner(in))
+	}
+}
+
 func (s *Server) miners() (*actors.Miners, error) {
 	if s.Miners == nil {
 		return nil, fault.New(fault.ServerFailed, "this server has no miners", "report it")

@@ -107,6 +107,8 @@ func (s *Server) Handler() http.Handler {
 		r.Post("/miners/reload", s.h(s.reloadMiners))
 		r.Get("/miners/{name}", s.read(s.getMiner))
 		r.Post("/miners/{name}/run", s.write(s.runMiner))
+		r.Post("/miners/{name}/enable", s.h(s.enableMiner(true)))
+		r.Post("/miners/{name}/disable", s.h(s.enableMiner(false)))
 
 		r.Get("/wake-up", s.read(s.wakeUp))
 		r.Get("/search", s.read(s.searchGet(false)))

@@ -297,6 +297,29 @@ enabled = true
 			t.Fatalf("reload %s: %v, want %v (%s)", k, got, v, rl.raw)
 		}
 	}
+	// Enable and disable change the one line and are idempotent; an
+	// unavailable miner cannot be enabled.
+	if r := d.do("POST", "/api/miners/keyed/enable", nil); r.status != 200 || r.body["state"] != "ready" || r.body["enabled"] != true {
+		t.Fatalf("enable: %d %s", r.status, r.raw)
+	}
+	if r := d.do("POST", "/api/miners/keyed/enable", nil); r.status != 200 || r.body["enabled"] != true {
+		t.Fatalf("enable again: %d %s", r.status, r.raw)
+	}
+	if b, _ := os.ReadFile(cfg); !strings.Contains(string(b), "# edited by hand") || !strings.Contains(string(b), "[miners.keyed]\nenabled = true\n") {
+		t.Fatalf("the file after enable:\n%s", b)
+	}
+	if out, _, code := runCLI(home, "", []string{"--addr", d.addr, "miner", "disable", "fresh"}, nil); code != 0 || !strings.Contains(out, "miner fresh: disabled") {
+		t.Fatalf("loci miner disable: %d %s", code, out)
+	}
+	if r := d.do("POST", "/api/miners/broken/disable", nil); r.status != 200 {
+		t.Fatalf("disable broken: %d %s", r.status, r.raw)
+	}
+	if r := d.do("POST", "/api/miners/broken/enable", nil); r.status != 409 || r.code() != "loci::miner::not_runnable" {
+		t.Fatalf("enable an unavailable miner: %d %s", r.status, r.raw)
+	}
+	if r := d.do("POST", "/api/miners/nope/enable", nil); r.status != 404 || r.code() != "loci::miner::not_found" {
+		t.Fatalf("enable an unknown miner: %d %s", r.status, r.raw)
+	}
 	if err := os.WriteFile(cfg, []byte("[miners.docs\nlocator = "), 0o600); err != nil {
 		t.Fatal(err)
 	}
