@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/loci-dev/loci/store/fault"
@@ -91,4 +92,156 @@ func writeAtomic(file string, data []byte) error {
 		return fault.Wrap(fault.MinerConfigFile, err, "cannot replace "+file+": "+err.Error(), "check the daemon may write the file's directory")
 	}
 	return nil
+}
+
+// PutMinerTable writes a miner's table into a configuration file: it
+// replaces the [miners.<name>] table's lines (from its header to the next
+// table) or, for a new miner, appends the table at the end. Every other
+// byte of the file stays as it was. The file is created when missing.
+func PutMinerTable(file, name string, m Miner) error {
+	if file == "" {
+		return fault.New(fault.MinerConfigFile, "no configuration file was read, so there is no file to write the miner to",
+			"create one (it may be empty), name it with --config or LOCI_CONFIG, and restart")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil && !os.IsNotExist(err) {
+		return fault.Wrap(fault.MinerConfigFile, err, "cannot read "+file+": "+err.Error(), "check the daemon may read it")
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	start, end := minerBlock(lines, name)
+	table := MinerTable(name, m)
+	if start < 0 {
+		text := string(b)
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		if text != "" {
+			text += "\n"
+		}
+		return writeAtomic(file, []byte(text+table))
+	}
+	out := strings.Join(lines[:start], "") + table
+	if end < len(lines) && strings.TrimSpace(lines[end]) != "" {
+		out += "\n" // keep a blank line before the next table
+	}
+	out += strings.Join(lines[end:], "")
+	return writeAtomic(file, []byte(out))
+}
+
+// DeleteMinerTable removes a miner's table from a configuration file.
+func DeleteMinerTable(file, name string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return fault.Wrap(fault.MinerConfigFile, err, "cannot read "+file+": "+err.Error(), "check the daemon may read it")
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	start, end := minerBlock(lines, name)
+	if start < 0 {
+		return fault.Newf(fault.MinerConfigFile, "miners are changed in their own [miners.<name>] table; edit the file by hand if it is written otherwise",
+			"%s has no [miners.%s] table", file, name)
+	}
+	rest := lines[end:]
+	if start > 0 && strings.TrimSpace(lines[start-1]) == "" && len(rest) > 0 && strings.TrimSpace(rest[0]) == "" {
+		rest = rest[1:] // one blank line between the tables left, not two
+	}
+	return writeAtomic(file, []byte(strings.Join(lines[:start], "")+strings.Join(rest, "")))
+}
+
+// minerBlock is the lines [start, end) of a miner's table: its header to
+// the next table header (blank lines and comments just before that header
+// belong to the next table); -1 when the file has none.
+func minerBlock(lines []string, name string) (start, end int) {
+	header := regexp.MustCompile(`^\s*\[\s*miners\s*\.\s*"?` + regexp.QuoteMeta(name) + `"?\s*\]\s*(#.*)?$`)
+	anyHeader := regexp.MustCompile(`^\s*\[`)
+	start = -1
+	for i, l := range lines {
+		if header.MatchString(strings.TrimRight(l, "\r\n")) {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return -1, -1
+	}
+	end = len(lines)
+	for i := start + 1; i < len(lines); i++ {
+		if anyHeader.MatchString(lines[i]) {
+			end = i
+			break
+		}
+	}
+	for end > start+1 {
+		t := strings.TrimSpace(lines[end-1])
+		if t != "" && !strings.HasPrefix(t, "#") {
+			break
+		}
+		end--
+	}
+	return start, end
+}
+
+// MinerTable renders a miner as its TOML table.
+func MinerTable(name string, m Miner) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[miners.%s]\n", name)
+	if m.Source != "" {
+		fmt.Fprintf(&b, "source = %s\n", tomlString(m.Source))
+	}
+	fmt.Fprintf(&b, "locator = %s\n", tomlString(m.Locator))
+	if m.Wing != "" {
+		fmt.Fprintf(&b, "wing = %s\n", tomlString(m.Wing))
+	}
+	fmt.Fprintf(&b, "enabled = %v\n", m.Enabled)
+	if m.MaxDocuments != nil {
+		fmt.Fprintf(&b, "max_documents = %d\n", *m.MaxDocuments)
+	}
+	if len(m.Options) > 0 {
+		keys := make([]string, 0, len(m.Options))
+		for k := range m.Options {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = tomlString(k) + " = " + tomlString(m.Options[k])
+		}
+		fmt.Fprintf(&b, "options = { %s }\n", strings.Join(parts, ", "))
+	}
+	if c := m.Credential; c != nil {
+		switch c.Kind() {
+		case "env":
+			fmt.Fprintf(&b, "credential = { env = %s }\n", tomlString(c.Env))
+		case "file":
+			fmt.Fprintf(&b, "credential = { file = %s }\n", tomlString(c.File))
+		case "oauth":
+			b.WriteString("credential = { oauth = true }\n")
+		}
+	}
+	if s := m.Schedule; s != nil {
+		if s.At != "" {
+			fmt.Fprintf(&b, "schedule = { every = %s, at = %s }\n", tomlString(s.Every), tomlString(s.At))
+		} else {
+			fmt.Fprintf(&b, "schedule = { every = %s }\n", tomlString(s.Every))
+		}
+	}
+	return b.String()
+}
+
+// tomlString is s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
