@@ -300,3 +300,134 @@ func (m *Miners) SetEnabled(name string, on bool) (MinerInfo, error) {
 	}
 	return m.Get(name)
 }
+
+// MinerChange is a PUT of a miner: the fields named change (nil: kept),
+// options are merged key by key, UnsetOptions and Unset (wing, credential,
+// source, max_documents, schedule) remove what they name.
+type MinerChange struct {
+	Source       *string
+	Locator      *string
+	Wing         *string
+	Enabled      *bool
+	Credential   *config.CredentialRef
+	Options      map[string]string
+	UnsetOptions []string
+	Unset        []string
+	AllowBroaden bool
+}
+
+// Put creates a miner or changes the fields named, in the configuration
+// file (the miner's table only), then reloads. It reports whether the
+// miner was created, whether anything changed, and whether its source
+// identity (where its cursor lives) changed. A change that may widen what
+// it reads needs AllowBroaden (loci::miner::scope_broadened); enabling
+// one that cannot run is loci::miner::not_runnable.
+func (m *Miners) Put(name string, c MinerChange) (info MinerInfo, created, changed, identityChanged bool, err error) {
+	if p := config.MinerName(name); p != "" {
+		return info, false, false, false, fault.Newf(fault.MinerInvalid, "name miners with lowercase letters, digits, - and _", "miner name %q %s", name, p)
+	}
+	defined, file, _ := m.Snapshot()
+	prev, exists := defined[name]
+	next := prev
+	next.Options = map[string]string{}
+	for k, v := range prev.Options {
+		next.Options[k] = v
+	}
+	if c.Source != nil {
+		next.Source = *c.Source
+	}
+	if c.Locator != nil {
+		next.Locator = *c.Locator
+	}
+	if c.Wing != nil {
+		next.Wing = *c.Wing
+	}
+	if c.Enabled != nil {
+		next.Enabled = *c.Enabled
+	}
+	if c.Credential != nil {
+		next.Credential = c.Credential
+	}
+	for k, v := range c.Options {
+		next.Options[k] = v
+	}
+	for _, k := range c.UnsetOptions {
+		delete(next.Options, k)
+	}
+	for _, f := range c.Unset {
+		switch f {
+		case "wing":
+			next.Wing = ""
+		case "credential":
+			next.Credential = nil
+		case "source":
+			next.Source = ""
+		case "max_documents":
+			next.MaxDocuments = nil
+		case "schedule":
+			next.Schedule = nil
+		default:
+			return info, false, false, false, fault.Newf(fault.MinerInvalid, "unset takes wing, credential, source, max_documents or schedule",
+				"unset: %q is not a field that can be unset", f)
+		}
+	}
+	if len(next.Options) == 0 {
+		next.Options = nil
+	}
+	if next.Locator == "" {
+		return info, false, false, false, fault.New(fault.MinerInvalid, "locator is required: what the source reads (for the directory source, an absolute path)",
+			"give the miner a locator")
+	}
+	if k := next.Credential.Kind(); next.Credential != nil && k == "" {
+		return info, false, false, false, fault.New(fault.MinerInvalid, "credential names where a secret is read: exactly one of env, file or oauth",
+			"correct the credential")
+	}
+	src := next.Source
+	if src == "" {
+		src = sources.DirectoryName
+	}
+	a, err := m.Sources.Adapter(src)
+	if err != nil {
+		return info, false, false, false, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
+	}
+	if err := sources.CheckOptions(a, next.Options); err != nil {
+		return info, false, false, false, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
+	}
+	if exists && broadens(prev, next) && !c.AllowBroaden {
+		return info, false, false, false, fault.Newf(fault.MinerScopeBroadened, "pass allow_broaden to let the miner read more than it was saved to",
+			"the change to miner %q may widen what it reads", name)
+	}
+	if next.Enabled && (!exists || !prev.Enabled) {
+		if would := m.info(name, next); would.State == MinerUnavailable {
+			return info, false, false, false, fault.Newf(fault.MinerNotRunnable, "correct the miner, or save it disabled",
+				"miner %q cannot run: %s", name, would.Reason)
+		}
+	}
+	created = !exists
+	changed = created || !reflect.DeepEqual(prev, next)
+	identityChanged = exists && (prev.Source != next.Source || prev.Locator != next.Locator || prev.Options["dir"] != next.Options["dir"])
+	if changed {
+		if err := config.PutMinerTable(file, name, next); err != nil {
+			return info, false, false, false, err
+		}
+		if _, err := m.Reload(); err != nil {
+			return info, false, false, false, err
+		}
+	}
+	info, err = m.Get(name)
+	return info, created, changed, identityChanged, err
+}
+
+// Delete removes a miner's table from the configuration file and reloads.
+// What it mined stays.
+func (m *Miners) Delete(name string) error {
+	if _, err := m.Get(name); err != nil {
+		return err
+	}
+	_, file, _ := m.Snapshot()
+	if err := config.DeleteMinerTable(file, name); err != nil {
+		return err
+	}
+	_, err := m.Reload()
+	return err
+}

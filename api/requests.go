@@ -117,3 +117,37 @@ type DaemonState struct {
 type ModeSet struct {
 	Mode string `json:"mode"`
 }
+
+// MinerPut is the body of PUT /api/miners/{name}: the fields named change.
+type MinerPut struct {
+	Source       *string           `json:"source,omitempty"`
+	Enabled      *bool             `json:"enabled,omitempty"`
+	Locator      *string           `json:"locator,omitempty"`
+	Wing         *string           `json:"wing,omitempty"`
+	Credential   *CredentialRef    `json:"credential,omitempty"`
+	Options      map[string]string `json:"options,omitempty"`
+	UnsetOptions []string          `json:"unset_options,omitempty"`
+	Unset        []string          `json:"unset,omitempty"`
+	AllowBroaden bool              `json:"allow_broaden,omitempty"`
+}
+
+// CredentialRef names where a credential is read: exactly one of an
+// environment variable, a file, or oauth. Never the secret.
+type CredentialRef struct {
+	Env   string `json:"env,omitempty"`
+	File  string `json:"file,omitempty"`
+	OAuth bool   `json:"oauth,omitempty"`
+}
+
+// MinerPutResult is the answer of PUT /api/miners/{name}.
+type MinerPutResult struct {
+	Miner           Miner `json:"miner"`
+	Created         bool  `json:"created"`
+	Changed         bool  `json:"changed"`
+	IdentityChanged bool  `json:"identity_changed"`
+}
+
+// MinerRemoved is the answer of DELETE /api/miners/{name}.
+type MinerRemoved struct {
+	Removed string `json:"removed"`
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -80,6 +81,77 @@ func (a *app) minerCmd() *cobra.Command {
 			},
 		})
 	}
+	var setSource, setLocator, setWing, credEnv, credFile string
+	var setEnable, setDisable, setAllow bool
+	var setOpts, unsetOpts, unset []string
+	set := &cobra.Command{
+		Use: "set NAME", Short: "Create a miner or change the fields given (written to its table in the configuration file)", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			body := api.MinerPut{UnsetOptions: unsetOpts, Unset: unset, AllowBroaden: setAllow}
+			str := func(flag, v string) *string {
+				if c.Flags().Changed(flag) {
+					return &v
+				}
+				return nil
+			}
+			body.Source, body.Locator, body.Wing = str("source", setSource), str("locator", setLocator), str("wing", setWing)
+			if body.Locator != nil && (body.Source == nil || *body.Source == "" || *body.Source == "directory") {
+				if p, err := filepath.Abs(*body.Locator); err == nil {
+					body.Locator = &p
+				}
+			}
+			if setEnable || setDisable {
+				on := setEnable
+				body.Enabled = &on
+			}
+			if credEnv != "" || credFile != "" {
+				body.Credential = &api.CredentialRef{Env: credEnv, File: credFile}
+			}
+			for _, o := range setOpts {
+				k, v, ok := strings.Cut(o, "=")
+				if !ok || k == "" {
+					return fault.Invalid("option", fmt.Sprintf("%q is not key=value", o))
+				}
+				if body.Options == nil {
+					body.Options = map[string]string{}
+				}
+				body.Options[k] = v
+			}
+			return show(a, c.Context(), http.MethodPut, "/api/miners/"+client.Esc(args[0]), body, func(out *api.MinerPutResult) {
+				what := "unchanged"
+				switch {
+				case out.Created:
+					what = "created"
+				case out.Changed:
+					what = "changed"
+				}
+				a.printf("miner %s %s: %s\n", out.Miner.Name, what, out.Miner.State)
+				if out.IdentityChanged {
+					a.printf("its source identity changed: the next run reads from a cursor of its own\n")
+				}
+			})
+		},
+	}
+	set.Flags().StringVar(&setSource, "source", "", "the source (default directory)")
+	set.Flags().StringVar(&setLocator, "locator", "", "what the source reads (a directory: made absolute)")
+	set.Flags().StringVar(&setWing, "wing", "", "the wing to file into")
+	set.Flags().BoolVar(&setEnable, "enable", false, "enable it (checks it can run)")
+	set.Flags().BoolVar(&setDisable, "disable", false, "disable it")
+	set.Flags().StringVar(&credEnv, "credential-env", "", "read its credential from this environment variable")
+	set.Flags().StringVar(&credFile, "credential-file", "", "read its credential from this file")
+	set.Flags().StringArrayVarP(&setOpts, "option", "o", nil, "set an option, key=value; repeatable")
+	set.Flags().StringArrayVar(&unsetOpts, "unset-option", nil, "remove an option; repeatable")
+	set.Flags().StringArrayVar(&unset, "unset", nil, "remove a field: wing, credential, source, max_documents, schedule; repeatable")
+	set.Flags().BoolVar(&setAllow, "allow-broaden", false, "allow a change that may widen what it reads")
+	m.AddCommand(set)
+	m.AddCommand(&cobra.Command{
+		Use: "rm NAME", Short: "Remove a miner from the configuration file (what it mined stays)", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return show(a, c.Context(), http.MethodDelete, "/api/miners/"+client.Esc(args[0]), nil, func(out *api.MinerRemoved) {
+				a.printf("removed miner %s (what it mined stays)\n", out.Removed)
+			})
+		},
+	})
 	var full, allow, noWait bool
 	var opts []string
 	run := &cobra.Command{

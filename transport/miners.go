@@ -7,6 +7,7 @@ import (
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
 )
 
@@ -99,6 +100,49 @@ func (s *Server) enableMiner(on bool) handler {
 		}
 		return writeJSON(w, http.StatusOK, apiMiner(in))
 	}
+}
+
+// putMiner is PUT /api/miners/{name}: create, or change the fields named.
+func (s *Server) putMiner(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.miners()
+	if err != nil {
+		return err
+	}
+	name, err := param(r, "name")
+	if err != nil {
+		return err
+	}
+	var b api.MinerPut
+	if err := decodeBody(r, &b, true); err != nil {
+		return err
+	}
+	c := actors.MinerChange{Source: b.Source, Locator: b.Locator, Wing: b.Wing, Enabled: b.Enabled, Options: b.Options,
+		UnsetOptions: b.UnsetOptions, Unset: b.Unset, AllowBroaden: b.AllowBroaden}
+	if b.Credential != nil {
+		c.Credential = &config.CredentialRef{Env: b.Credential.Env, File: b.Credential.File, OAuth: b.Credential.OAuth}
+	}
+	in, created, changed, identity, err := m.Put(name, c)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, createdStatus(created), api.MinerPutResult{Miner: apiMiner(in), Created: created, Changed: changed, IdentityChanged: identity})
+}
+
+// deleteMiner is DELETE /api/miners/{name}: {removed: name}; what the
+// miner mined stays.
+func (s *Server) deleteMiner(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.miners()
+	if err != nil {
+		return err
+	}
+	name, err := param(r, "name")
+	if err != nil {
+		return err
+	}
+	if err := m.Delete(name); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.MinerRemoved{Removed: name})
 }
 
 func (s *Server) miners() (*actors.Miners, error) {

@@ -106,6 +106,8 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/miners", s.read(s.listMiners))
 		r.Post("/miners/reload", s.h(s.reloadMiners))
 		r.Get("/miners/{name}", s.read(s.getMiner))
+		r.Put("/miners/{name}", s.h(s.putMiner))
+		r.Delete("/miners/{name}", s.h(s.deleteMiner))
 		r.Post("/miners/{name}/run", s.write(s.runMiner))
 		r.Post("/miners/{name}/enable", s.h(s.enableMiner(true)))
 		r.Post("/miners/{name}/disable", s.h(s.enableMiner(false)))

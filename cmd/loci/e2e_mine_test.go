@@ -320,6 +320,38 @@ enabled = true
 	if r := d.do("POST", "/api/miners/nope/enable", nil); r.status != 404 || r.code() != "loci::miner::not_found" {
 		t.Fatalf("enable an unknown miner: %d %s", r.status, r.raw)
 	}
+	// PUT creates and changes a miner in its table; the person's comment
+	// stays; a widening change needs allow_broaden; DELETE removes it.
+	r = d.do("PUT", "/api/miners/made", map[string]any{"locator": root, "wing": "made", "options": map[string]string{"dir": "src"}})
+	if r.status != 201 || r.body["created"] != true || get[string](r.body, "miner", "state") != "disabled" {
+		t.Fatalf("put a new miner: %d %s", r.status, r.raw)
+	}
+	r = d.do("PUT", "/api/miners/made", map[string]any{"unset_options": []string{"dir"}})
+	if r.status != 409 || r.code() != "loci::miner::scope_broadened" {
+		t.Fatalf("a widening change: %d %s", r.status, r.raw)
+	}
+	r = d.do("PUT", "/api/miners/made", map[string]any{"unset_options": []string{"dir"}, "allow_broaden": true, "enabled": true})
+	if r.status != 200 || r.body["changed"] != true || r.body["identity_changed"] != true || get[string](r.body, "miner", "state") != "ready" {
+		t.Fatalf("a widening change allowed: %d %s", r.status, r.raw)
+	}
+	for _, bad := range []map[string]any{{"options": map[string]string{"depth": "1"}}, {"options": map[string]string{"token": "x"}},
+		{"source": "ftp"}, {"unset": []string{"colour"}}} {
+		if r := d.do("PUT", "/api/miners/made", bad); r.status != 400 || r.code() != "loci::miner::invalid" {
+			t.Fatalf("put %v: %d %s", bad, r.status, r.raw)
+		}
+	}
+	if r := d.do("PUT", "/api/miners/Bad-Name", map[string]any{"locator": root}); r.status != 400 || r.code() != "loci::miner::invalid" {
+		t.Fatalf("a bad name: %d %s", r.status, r.raw)
+	}
+	if b, _ := os.ReadFile(cfg); !strings.Contains(string(b), "# edited by hand") || !strings.Contains(string(b), "[miners.made]") {
+		t.Fatalf("the file after put:\n%s", b)
+	}
+	if out, _, code := runCLI(home, "", []string{"--addr", d.addr, "miner", "rm", "made"}, nil); code != 0 || !strings.Contains(out, "removed miner made") {
+		t.Fatalf("loci miner rm: %d %s", code, out)
+	}
+	if r := d.do("GET", "/api/miners/made", nil); r.status != 404 {
+		t.Fatalf("a removed miner: %d %s", r.status, r.raw)
+	}
 	if err := os.WriteFile(cfg, []byte("[miners.docs\nlocator = "), 0o600); err != nil {
 		t.Fatal(err)
 	}
