@@ -34,9 +34,10 @@ type Miners struct {
 	// Env reads the environment (credential availability); nil: the
 	// process's.
 	Env func(string) (string, bool)
-	// Load reads the configuration file again (Reload): its miners and
-	// the file read.
-	Load func() (map[string]config.Miner, string, error)
+	// Configs are the named source configurations of the file.
+	Configs map[string]config.SourceConfig
+	// Load reads the configuration file again (Reload).
+	Load func() (config.Config, error)
 
 	mu sync.RWMutex
 	// lastErr is why the last reload failed ("" when it did not).
@@ -64,7 +65,8 @@ func (m *Miners) Reload() (Reloaded, error) {
 	if m.Load == nil {
 		return r, fault.New(fault.MinerConfigFile, "this daemon cannot reload its configuration", "restart it")
 	}
-	next, file, err := m.Load()
+	c, err := m.Load()
+	next, file := c.Miners, c.File
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {
@@ -104,7 +106,7 @@ func (m *Miners) Reload() (Reloaded, error) {
 	for _, l := range []*[]string{&r.Added, &r.Removed, &r.Changed, &r.Enabled, &r.Disabled, &r.Broadened} {
 		sort.Strings(*l)
 	}
-	m.Defined, m.File, m.lastErr = next, file, ""
+	m.Defined, m.Configs, m.File, m.lastErr = next, c.SourceConfigs, file, ""
 	return r, nil
 }
 
@@ -125,9 +127,12 @@ func broadens(p, n config.Miner) bool {
 
 // MinerInfo is a miner with its state and, for an unavailable one, why.
 type MinerInfo struct {
-	Name   string
-	Miner  config.Miner
-	Source string
+	Name  string
+	Miner config.Miner
+	// Source and Options are what the miner reads with: its own, or those
+	// of the source configuration it names, its own options over them.
+	Source  string
+	Options map[string]string
 	// Credential is the reference's kind and whether the credential can
 	// be read now; never its name, path or value.
 	CredentialKind      string
@@ -163,23 +168,21 @@ func (m *Miners) Get(name string) (MinerInfo, error) {
 }
 
 func (m *Miners) info(name string, def config.Miner) MinerInfo {
-	in := MinerInfo{Name: name, Miner: def, Source: def.Source, State: MinerReady}
-	if in.Source == "" {
-		in.Source = sources.DirectoryName
-	}
-	if def.Credential != nil {
-		in.CredentialKind = def.Credential.Kind()
-		in.CredentialAvailable = m.credentialAvailable(def.Credential)
+	src, opts, cred := m.effective(def)
+	in := MinerInfo{Name: name, Miner: def, Source: src, Options: opts, State: MinerReady}
+	if cred != nil {
+		in.CredentialKind = cred.Kind()
+		in.CredentialAvailable = m.credentialAvailable(cred)
 	}
 	if !def.Enabled {
 		in.State = MinerDisabled
 	}
 	a, err := m.Sources.Adapter(in.Source)
 	if err == nil {
-		err = sources.CheckOptions(a, def.Options)
+		err = sources.CheckOptions(a, opts)
 	}
 	if err == nil {
-		_, err = a.Resolve(def.Locator, def.Options)
+		_, err = a.Resolve(def.Locator, opts)
 	}
 	if err == nil && a.Info().Capabilities.NeedsCredentials && !in.CredentialAvailable {
 		err = fault.New(fault.MinerNotRunnable, "its credential cannot be read", "set the credential the miner names")
@@ -188,6 +191,80 @@ func (m *Miners) info(name string, def config.Miner) MinerInfo {
 		in.State, in.Reason = MinerUnavailable, fault.As(err).Msg
 	}
 	return in
+}
+
+// effective is the source, options and credential a miner reads with: a
+// source naming a source configuration takes that configuration's source,
+// options (the miner's own over them) and credential (unless the miner
+// names one); no source is the directory source.
+func (m *Miners) effective(def config.Miner) (string, map[string]string, *config.CredentialRef) {
+	m.mu.RLock()
+	sc, ok := m.Configs[def.Source]
+	m.mu.RUnlock()
+	if !ok {
+		src := def.Source
+		if src == "" {
+			src = sources.DirectoryName
+		}
+		return src, def.Options, def.Credential
+	}
+	opts := map[string]string{}
+	for k, v := range sc.Options {
+		opts[k] = v
+	}
+	for k, v := range def.Options {
+		opts[k] = v
+	}
+	cred := def.Credential
+	if cred == nil {
+		cred = sc.Credential
+	}
+	return sc.Source, opts, cred
+}
+
+// SourceConfigInfo is a source configuration: explicit (a
+// [source_configs.<id>] table) or implicit (one per source adapter, its
+// id the adapter's name, no options and no credential).
+type SourceConfigInfo struct {
+	ID, Source          string
+	Options             map[string]string
+	Implicit            bool
+	CredentialKind      string
+	CredentialAvailable bool
+}
+
+// SourceConfigs lists the explicit source configurations and the implicit
+// one of every adapter no explicit one shadows, by id.
+func (m *Miners) SourceConfigs() []SourceConfigInfo {
+	m.mu.RLock()
+	configs := m.Configs
+	m.mu.RUnlock()
+	var out []SourceConfigInfo
+	for id, sc := range configs {
+		in := SourceConfigInfo{ID: id, Source: sc.Source, Options: sc.Options}
+		if sc.Credential != nil {
+			in.CredentialKind, in.CredentialAvailable = sc.Credential.Kind(), m.credentialAvailable(sc.Credential)
+		}
+		out = append(out, in)
+	}
+	for _, name := range m.Sources.Names() {
+		if _, ok := configs[name]; !ok {
+			out = append(out, SourceConfigInfo{ID: name, Source: name, Implicit: true})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// SourceConfig is one source configuration, or loci::source::not_found.
+func (m *Miners) SourceConfig(id string) (SourceConfigInfo, error) {
+	for _, c := range m.SourceConfigs() {
+		if c.ID == id {
+			return c, nil
+		}
+	}
+	return SourceConfigInfo{}, fault.Newf(fault.SourceNotFound, "list them (GET /api/source-configs); explicit ones are [source_configs.<id>] tables of the configuration file",
+		"no source configuration has the id %q", id)
 }
 
 func (m *Miners) credentialAvailable(c *config.CredentialRef) bool {
@@ -236,11 +313,11 @@ func (m *Miners) Run(ctx context.Context, name string, run MinerRun) (*store.Job
 		return nil, fault.Newf(fault.MinerNotRunnable, "correct the miner in the configuration file", "miner %q cannot run: %s", name, in.Reason)
 	}
 	opts := map[string]string{}
-	for k, v := range in.Miner.Options {
+	for k, v := range in.Options {
 		opts[k] = v
 	}
 	for k, v := range run.Options {
-		if saved, ok := in.Miner.Options[k]; ok && saved != v && !run.AllowBroaden && contains(narrowing, k) {
+		if saved, ok := in.Options[k]; ok && saved != v && !run.AllowBroaden && contains(narrowing, k) {
 			return nil, fault.Newf(fault.MinerScopeBroadened, "pass allow_broaden to read more than the miner is saved to read",
 				"option %s=%q of miner %q would change its saved %q and may widen what it reads", k, v, name, saved)
 		}
@@ -382,15 +459,12 @@ func (m *Miners) Put(name string, c MinerChange) (info MinerInfo, created, chang
 		return info, false, false, false, fault.New(fault.MinerInvalid, "credential names where a secret is read: exactly one of env, file or oauth",
 			"correct the credential")
 	}
-	src := next.Source
-	if src == "" {
-		src = sources.DirectoryName
-	}
+	src, opts, _ := m.effective(next)
 	a, err := m.Sources.Adapter(src)
 	if err != nil {
 		return info, false, false, false, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
 	}
-	if err := sources.CheckOptions(a, next.Options); err != nil {
+	if err := sources.CheckOptions(a, opts); err != nil {
 		return info, false, false, false, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
 	}
 	if exists && broadens(prev, next) && !c.AllowBroaden {

@@ -576,3 +576,19 @@ type MinersReloaded struct {
 	Disabled  []string `json:"disabled"`
 	Broadened []string `json:"broadened"`
 }
+
+// SourceConfigList is GET /api/source-configs: the explicit source
+// configurations and the implicit one of every adapter.
+type SourceConfigList struct {
+	Configs []SourceConfig `json:"configs"`
+}
+
+// SourceConfig is a source configuration with its credential's status
+// (never its location or content).
+type SourceConfig struct {
+	ID         string            `json:"id"`
+	Source     string            `json:"source"`
+	Options    map[string]string `json:"options"`
+	Credential *MinerCredential  `json:"credential,omitempty"`
+	Implicit   bool              `json:"implicit"`
+}

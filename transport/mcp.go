@@ -311,9 +311,25 @@ func (s *Server) mcpTools() []mcpTool {
 				return apiMiner(info), nil
 			}),
 		tool("loci_source_config_list", "List source configurations (never credential locations or content).", readHints, ungated, nil,
-			func(context.Context, *mcpCall, noArgs) (any, error) { return nil, notAvailable("sources") }),
+			func(context.Context, *mcpCall, noArgs) (any, error) {
+				m, err := s.miners()
+				if err != nil {
+					return nil, err
+				}
+				return apiSourceConfigs(m.SourceConfigs()), nil
+			}),
 		tool("loci_source_config_get", "One source configuration (never credential location or content).", readHints, ungated, nil,
-			func(context.Context, *mcpCall, idArgs) (any, error) { return nil, notAvailable("sources") }),
+			func(_ context.Context, _ *mcpCall, in idArgs) (any, error) {
+				m, err := s.miners()
+				if err != nil {
+					return nil, err
+				}
+				c, err := m.SourceConfig(in.ID)
+				if err != nil {
+					return nil, err
+				}
+				return apiSourceConfig(c), nil
+			}),
 		tool("loci_trigger_list", "List triggers.", readHints, ungated, nil,
 			func(context.Context, *mcpCall, noArgs) (any, error) { return nil, notAvailable("triggers") }),
 		tool("loci_trigger_get", "One trigger.", readHints, ungated, nil,

@@ -145,6 +145,51 @@ func (s *Server) deleteMiner(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, api.MinerRemoved{Removed: name})
 }
 
+// listSourceConfigs is GET /api/source-configs.
+func (s *Server) listSourceConfigs(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.miners()
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, apiSourceConfigs(m.SourceConfigs()))
+}
+
+// getSourceConfig is GET /api/source-configs/{id}.
+func (s *Server) getSourceConfig(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.miners()
+	if err != nil {
+		return err
+	}
+	id, err := param(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := m.SourceConfig(id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, apiSourceConfig(c))
+}
+
+func apiSourceConfigs(list []actors.SourceConfigInfo) api.SourceConfigList {
+	out := api.SourceConfigList{Configs: make([]api.SourceConfig, len(list))}
+	for i, c := range list {
+		out.Configs[i] = apiSourceConfig(c)
+	}
+	return out
+}
+
+func apiSourceConfig(c actors.SourceConfigInfo) api.SourceConfig {
+	out := api.SourceConfig{ID: c.ID, Source: c.Source, Options: map[string]string{}, Implicit: c.Implicit}
+	for k, v := range c.Options {
+		out.Options[k] = v
+	}
+	if c.CredentialKind != "" {
+		out.Credential = &api.MinerCredential{Kind: c.CredentialKind, Available: c.CredentialAvailable}
+	}
+	return out
+}
+
 func (s *Server) miners() (*actors.Miners, error) {
 	if s.Miners == nil {
 		return nil, fault.New(fault.ServerFailed, "this server has no miners", "report it")
@@ -163,7 +208,11 @@ func apiMiners(m *actors.Miners) api.MinerList {
 }
 
 func apiMiner(in actors.MinerInfo) api.Miner {
-	out := api.Miner{Name: in.Name, Source: in.Source, Locator: in.Miner.Locator, Wing: in.Miner.Wing, Options: map[string]string{},
+	src := in.Miner.Source // an adapter, or a source configuration's id
+	if src == "" {
+		src = in.Source
+	}
+	out := api.Miner{Name: in.Name, Source: src, Locator: in.Miner.Locator, Wing: in.Miner.Wing, Options: map[string]string{},
 		Enabled: in.Miner.Enabled, MaxDocuments: in.Miner.MaxDocuments, State: in.State, Reason: in.Reason}
 	keys := make([]string, 0, len(in.Miner.Options))
 	for k := range in.Miner.Options {

@@ -103,6 +103,8 @@ func (s *Server) Handler() http.Handler {
 		r.Delete("/drawers/{id}/duplicates/{link}", s.write(s.deleteDuplicate))
 
 		r.Get("/sources", s.read(s.listSources))
+		r.Get("/source-configs", s.read(s.listSourceConfigs))
+		r.Get("/source-configs/{id}", s.read(s.getSourceConfig))
 		r.Get("/miners", s.read(s.listMiners))
 		r.Post("/miners/reload", s.h(s.reloadMiners))
 		r.Get("/miners/{name}", s.read(s.getMiner))

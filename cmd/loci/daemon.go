@@ -197,11 +197,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	started := time.Now()
 	srv := &transport.Server{
 		Palace: palace, Jobs: jobs, Search: search, Sources: &actors.Sources{DB: db, Registry: srcs},
-		Miners: &actors.Miners{Defined: cfg.Miners, File: cfg.File, Sources: srcs, Jobs: jobs,
-			Load: func() (map[string]config.Miner, string, error) {
-				c, err := config.Load(cfg.File, os.LookupEnv)
-				return c.Miners, c.File, err
-			}}, Config: cfg, Version: version, Started: started, Address: addr,
+		Miners: &actors.Miners{Defined: cfg.Miners, Configs: cfg.SourceConfigs, File: cfg.File, Sources: srcs, Jobs: jobs,
+			Load: func() (config.Config, error) { return config.Load(cfg.File, os.LookupEnv) }}, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
 		Reporter: &actors.Reporter{Palace: palace, Search: search, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled},

@@ -210,8 +210,7 @@ func TestMCPSession(t *testing.T) {
 	wantError(t, s, "loci_mine", map[string]any{"path": "/no/such/dir"}, "loci::input::invalid", "cannot be read")
 	wantError(t, s, "loci_mine", map[string]any{"path": "/tmp", "options": map[string]any{"depth": "2"}}, "loci::input::invalid", "accepts: dir, since")
 	for name, a := range map[string]map[string]any{
-		"loci_fact_history":       {"relationship_id": "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a"},
-		"loci_source_config_list": nil, "loci_source_config_get": {"id": "x"},
+		"loci_fact_history": {"relationship_id": "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a"},
 		"loci_trigger_list": nil, "loci_trigger_get": {"name": "nightly"},
 	} {
 		wantError(t, s, name, a, "loci::input::invalid", "not available in this version")

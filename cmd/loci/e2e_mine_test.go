@@ -198,13 +198,24 @@ enabled = true
 locator = "`+root+`"
 enabled = true
 credential = { env = "LOCI_TEST_MINER_KEY" }
+
+[source_configs.srcdocs]
+source = "directory"
+options = { dir = "src" }
+credential = { file = "/no/such/key/file" }
+
+[miners.viaconfig]
+source = "srcdocs"
+locator = "`+root+`"
+wing = "via"
+enabled = true
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d := start(t, home, palace, "LOCI_CONFIG="+cfg, "LOCI_TEST_MINER_KEY=kept-out-of-answers")
 	r := d.do("GET", "/api/miners", nil)
 	miners, _ := r.body["miners"].([]any)
-	if r.status != 200 || len(miners) != 4 || r.body["config_file"] != cfg || strings.Contains(r.raw, "kept-out-of-answers") ||
+	if r.status != 200 || len(miners) != 5 || r.body["config_file"] != cfg || strings.Contains(r.raw, "kept-out-of-answers") ||
 		strings.Contains(r.raw, "LOCI_TEST_MINER_KEY") {
 		t.Fatalf("miners: %s", r.raw)
 	}
@@ -265,6 +276,37 @@ credential = { env = "LOCI_TEST_MINER_KEY" }
 		t.Fatalf("loci_miner_get: %v", got)
 	}
 
+	// A miner naming a source configuration reads with its options (and
+	// shows its credential's status, never where it is).
+	sc := d.do("GET", "/api/source-configs", nil)
+	configs, _ := sc.body["configs"].([]any)
+	if sc.status != 200 || len(configs) != 2 || strings.Contains(sc.raw, "/no/such/key/file") {
+		t.Fatalf("source configs: %s", sc.raw)
+	}
+	if one := d.do("GET", "/api/source-configs/srcdocs", nil); one.status != 200 || get[string](one.body, "credential", "kind") != "file" ||
+		get[bool](one.body, "credential", "available") || one.body["implicit"] != false {
+		t.Fatalf("one source config: %s", one.raw)
+	}
+	if one := d.do("GET", "/api/source-configs/directory", nil); one.status != 200 || one.body["implicit"] != true {
+		t.Fatalf("the implicit source config: %s", one.raw)
+	}
+	if one := d.do("GET", "/api/source-configs/nope", nil); one.status != 404 || one.code() != "loci::source::not_found" {
+		t.Fatalf("an unknown source config: %s", one.raw)
+	}
+	if got, isErr := callTool(t, sess, "loci_source_config_list", nil); isErr || len(got["configs"].([]any)) != 2 {
+		t.Fatalf("loci_source_config_list: %v", got)
+	}
+	// Its identity is the one docs ran with (root, dir=src) earlier, so its
+	// cursor is past everything: full reads again, and files into its own
+	// wing what was filed in another.
+	r = d.do("POST", "/api/miners/viaconfig/run", map[string]any{"full": true})
+	if r.status != 202 {
+		t.Fatalf("run viaconfig: %d %s", r.status, r.raw)
+	}
+	if j := waitJob(t, d, r.body["id"].(string), 30*time.Second, finished); j["status"] != "completed" || get[float64](j, "result", "created") != 1 {
+		t.Fatalf("the viaconfig miner read more than src/: %v", j)
+	}
+
 	// Reload: the file edited by a person, then broken.
 	if err := os.WriteFile(cfg, []byte(`
 # edited by hand
@@ -290,7 +332,7 @@ enabled = true
 		t.Fatal(err)
 	}
 	rl := d.do("POST", "/api/miners/reload", nil)
-	want := map[string][]any{"added": {"fresh"}, "removed": {"off"}, "changed": {"docs", "keyed"}, "enabled": {"fresh"},
+	want := map[string][]any{"added": {"fresh"}, "removed": {"off", "viaconfig"}, "changed": {"docs", "keyed"}, "enabled": {"fresh"},
 		"disabled": {"keyed"}, "broadened": {"docs"}}
 	for k, v := range want {
 		if got, _ := rl.body[k].([]any); rl.status != 200 || fmt.Sprint(got) != fmt.Sprint(v) {

@@ -37,6 +37,10 @@ type Config struct {
 	// Miners are the saved definitions of what to mine, by name
 	// ([miners.<name>]). Enablement lives only here.
 	Miners map[string]Miner `toml:"miners" json:"-"`
+	// SourceConfigs are named source configurations ([source_configs.<id>]):
+	// a source with options and a credential that miners name as their
+	// source.
+	SourceConfigs map[string]SourceConfig `toml:"source_configs" json:"-"`
 
 	// File is the configuration file that was read, or "" when none was.
 	File string `toml:"-" json:"config_file,omitempty"`
@@ -127,6 +131,14 @@ type Miner struct {
 	// MaxDocuments overrides mining.max_documents for this miner's jobs.
 	MaxDocuments *int           `toml:"max_documents"`
 	Schedule     *MinerSchedule `toml:"schedule"`
+}
+
+// SourceConfig is a named source configuration: a source, options and a
+// credential reference, shared by the miners that name it.
+type SourceConfig struct {
+	Source     string            `toml:"source"`
+	Options    map[string]string `toml:"options"`
+	Credential *CredentialRef    `toml:"credential"`
 }
 
 // CredentialRef is where a credential is read from: exactly one of an
@@ -552,6 +564,18 @@ func (c *Config) Addr() string {
 // whether its source exists and its locator reads is its state (ready or
 // unavailable with a reason), decided by the daemon.
 func (c *Config) checkMiners() error {
+	for id, sc := range c.SourceConfigs {
+		key := "source_configs." + id
+		if p := MinerName(id); p != "" {
+			return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file", "%s: the id %s", key, p)
+		}
+		if sc.Source == "" {
+			return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file", "%s.source: is required", key)
+		}
+		if sc.Credential != nil && sc.Credential.Kind() == "" {
+			return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file", "%s.credential: give exactly one of env, file or oauth", key)
+		}
+	}
 	for name, m := range c.Miners {
 		key := "miners." + name
 		bad := func(field, format string, args ...any) error {
