@@ -505,3 +505,93 @@ func (m *Miners) Delete(name string) error {
 	_, err := m.Reload()
 	return err
 }
+
+// SourceConfigChange is a PUT of a source configuration: source (required
+// for a new id), options merged key by key, UnsetOptions removed, the
+// credential set or (UnsetCredential) removed.
+type SourceConfigChange struct {
+	Source          *string
+	Options         map[string]string
+	UnsetOptions    []string
+	Credential      *config.CredentialRef
+	UnsetCredential bool
+}
+
+// PutSourceConfig creates a source configuration or changes it, in its
+// table of the configuration file, then reloads.
+func (m *Miners) PutSourceConfig(id string, c SourceConfigChange) (info SourceConfigInfo, created, changed bool, err error) {
+	if p := config.MinerName(id); p != "" {
+		return info, false, false, fault.Newf(fault.MinerInvalid, "name source configurations with lowercase letters, digits, - and _", "source configuration id %q %s", id, p)
+	}
+	m.mu.RLock()
+	prev, exists := m.Configs[id]
+	file := m.File
+	m.mu.RUnlock()
+	next := prev
+	next.Options = map[string]string{}
+	for k, v := range prev.Options {
+		next.Options[k] = v
+	}
+	if c.Source != nil {
+		next.Source = *c.Source
+	}
+	for k, v := range c.Options {
+		next.Options[k] = v
+	}
+	for _, k := range c.UnsetOptions {
+		delete(next.Options, k)
+	}
+	if len(next.Options) == 0 {
+		next.Options = nil
+	}
+	if c.Credential != nil {
+		if c.Credential.Kind() == "" {
+			return info, false, false, fault.New(fault.MinerInvalid, "credential names where a secret is read: exactly one of env, file or oauth", "correct the credential")
+		}
+		next.Credential = c.Credential
+	}
+	if c.UnsetCredential {
+		next.Credential = nil
+	}
+	if next.Source == "" {
+		return info, false, false, fault.New(fault.MinerInvalid, "source is required for a new source configuration: the adapter it configures", "give source")
+	}
+	a, err := m.Sources.Adapter(next.Source)
+	if err != nil {
+		return info, false, false, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
+	}
+	if err := sources.CheckOptions(a, next.Options); err != nil {
+		return info, false, false, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
+	}
+	created, changed = !exists, !exists || !reflect.DeepEqual(prev, next)
+	if changed {
+		if err := config.PutSourceConfigTable(file, id, next); err != nil {
+			return info, false, false, err
+		}
+		if _, err := m.Reload(); err != nil {
+			return info, false, false, err
+		}
+	}
+	info, err = m.SourceConfig(id)
+	return info, created, changed, err
+}
+
+// DeleteSourceConfig removes an explicit source configuration's table
+// (miners naming it become unavailable until it is back); an implicit
+// one cannot be removed.
+func (m *Miners) DeleteSourceConfig(id string) error {
+	c, err := m.SourceConfig(id)
+	if err != nil {
+		return err
+	}
+	if c.Implicit {
+		return fault.Newf(fault.MinerInvalid, "implicit configurations come with their source; nothing to remove",
+			"%q is the implicit configuration of a source", id)
+	}
+	_, file, _ := m.Snapshot()
+	if err := config.DeleteSourceConfigTable(file, id); err != nil {
+		return err
+	}
+	_, err = m.Reload()
+	return err
+}

@@ -151,3 +151,19 @@ type MinerPutResult struct {
 type MinerRemoved struct {
 	Removed string `json:"removed"`
 }
+
+// SourceConfigPut is the body of PUT /api/source-configs/{id}.
+type SourceConfigPut struct {
+	Source          *string           `json:"source,omitempty"`
+	Options         map[string]string `json:"options,omitempty"`
+	Credential      *CredentialRef    `json:"credential,omitempty"`
+	UnsetOptions    []string          `json:"unset_options,omitempty"`
+	UnsetCredential bool              `json:"unset_credential,omitempty"`
+}
+
+// SourceConfigPutResult is the answer of PUT /api/source-configs/{id}.
+type SourceConfigPutResult struct {
+	Config  SourceConfig `json:"config"`
+	Created bool         `json:"created"`
+	Changed bool         `json:"changed"`
+}

@@ -190,6 +190,48 @@ func apiSourceConfig(c actors.SourceConfigInfo) api.SourceConfig {
 	return out
 }
 
+// putSourceConfig is PUT /api/source-configs/{id}.
+func (s *Server) putSourceConfig(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.miners()
+	if err != nil {
+		return err
+	}
+	id, err := param(r, "id")
+	if err != nil {
+		return err
+	}
+	var b api.SourceConfigPut
+	if err := decodeBody(r, &b, true); err != nil {
+		return err
+	}
+	c := actors.SourceConfigChange{Source: b.Source, Options: b.Options, UnsetOptions: b.UnsetOptions, UnsetCredential: b.UnsetCredential}
+	if b.Credential != nil {
+		c.Credential = &config.CredentialRef{Env: b.Credential.Env, File: b.Credential.File, OAuth: b.Credential.OAuth}
+	}
+	in, created, changed, err := m.PutSourceConfig(id, c)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, createdStatus(created), api.SourceConfigPutResult{Config: apiSourceConfig(in), Created: created, Changed: changed})
+}
+
+// deleteSourceConfig is DELETE /api/source-configs/{id}: only the
+// configuration goes.
+func (s *Server) deleteSourceConfig(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.miners()
+	if err != nil {
+		return err
+	}
+	id, err := param(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := m.DeleteSourceConfig(id); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.MinerRemoved{Removed: id})
+}
+
 func (s *Server) miners() (*actors.Miners, error) {
 	if s.Miners == nil {
 		return nil, fault.New(fault.ServerFailed, "this server has no miners", "report it")

@@ -105,6 +105,8 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/sources", s.read(s.listSources))
 		r.Get("/source-configs", s.read(s.listSourceConfigs))
 		r.Get("/source-configs/{id}", s.read(s.getSourceConfig))
+		r.Put("/source-configs/{id}", s.h(s.putSourceConfig))
+		r.Delete("/source-configs/{id}", s.h(s.deleteSourceConfig))
 		r.Get("/miners", s.read(s.listMiners))
 		r.Post("/miners/reload", s.h(s.reloadMiners))
 		r.Get("/miners/{name}", s.read(s.getMiner))

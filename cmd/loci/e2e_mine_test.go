@@ -394,6 +394,33 @@ enabled = true
 	if r := d.do("GET", "/api/miners/made", nil); r.status != 404 {
 		t.Fatalf("a removed miner: %d %s", r.status, r.raw)
 	}
+	// Source configurations are written to their own tables too.
+	r = d.do("PUT", "/api/source-configs/notes", map[string]any{"source": "directory", "options": map[string]string{"dir": "docs"},
+		"credential": map[string]any{"env": "LOCI_TEST_MINER_KEY"}})
+	if r.status != 201 || get[string](r.body, "config", "credential", "kind") != "env" || strings.Contains(r.raw, "LOCI_TEST_MINER_KEY") {
+		t.Fatalf("put a source config: %d %s", r.status, r.raw)
+	}
+	r = d.do("PUT", "/api/source-configs/notes", map[string]any{"unset_credential": true, "unset_options": []string{"dir"}})
+	if r.status != 200 || r.body["changed"] != true || get[any](r.body, "config", "credential") != nil {
+		t.Fatalf("change a source config: %d %s", r.status, r.raw)
+	}
+	for _, bad := range []map[string]any{{"options": map[string]string{"depth": "1"}}, {"source": "ftp"}} {
+		if r := d.do("PUT", "/api/source-configs/notes", bad); r.status != 400 || r.code() != "loci::miner::invalid" {
+			t.Fatalf("put source config %v: %d %s", bad, r.status, r.raw)
+		}
+	}
+	if r := d.do("PUT", "/api/source-configs/other", map[string]any{"options": map[string]string{"dir": "x"}}); r.status != 400 {
+		t.Fatalf("a new source config without source: %d %s", r.status, r.raw)
+	}
+	if r := d.do("DELETE", "/api/source-configs/directory", nil); r.status != 400 {
+		t.Fatalf("delete the implicit config: %d %s", r.status, r.raw)
+	}
+	if r := d.do("DELETE", "/api/source-configs/notes", nil); r.status != 200 || r.body["removed"] != "notes" {
+		t.Fatalf("delete a source config: %d %s", r.status, r.raw)
+	}
+	if b, _ := os.ReadFile(cfg); strings.Contains(string(b), "source_configs.notes") || !strings.Contains(string(b), "# edited by hand") {
+		t.Fatalf("the file after the source config went:\n%s", b)
+	}
 	if err := os.WriteFile(cfg, []byte("[miners.docs\nlocator = "), 0o600); err != nil {
 		t.Fatal(err)
 	}

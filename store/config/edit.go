@@ -99,8 +99,30 @@ func writeAtomic(file string, data []byte) error {
 // table) or, for a new miner, appends the table at the end. Every other
 // byte of the file stays as it was. The file is created when missing.
 func PutMinerTable(file, name string, m Miner) error {
+	return putTable(file, "miners", name, MinerTable(name, m))
+}
+
+// PutSourceConfigTable writes a source configuration's table
+// ([source_configs.<id>]) as PutMinerTable writes a miner's.
+func PutSourceConfigTable(file, id string, sc SourceConfig) error {
+	return putTable(file, "source_configs", id, SourceConfigTable(id, sc))
+}
+
+// DeleteSourceConfigTable removes a source configuration's table.
+func DeleteSourceConfigTable(file, id string) error { return deleteTable(file, "source_configs", id) }
+
+// SourceConfigTable renders a source configuration as its TOML table.
+func SourceConfigTable(id string, sc SourceConfig) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[source_configs.%s]\nsource = %s\n", id, tomlString(sc.Source))
+	writeOptions(&b, sc.Options)
+	writeCredential(&b, sc.Credential)
+	return b.String()
+}
+
+func putTable(file, section, name, table string) error {
 	if file == "" {
-		return fault.New(fault.MinerConfigFile, "no configuration file was read, so there is no file to write the miner to",
+		return fault.New(fault.MinerConfigFile, "no configuration file was read, so there is no file to write to",
 			"create one (it may be empty), name it with --config or LOCI_CONFIG, and restart")
 	}
 	b, err := os.ReadFile(file)
@@ -108,8 +130,7 @@ func PutMinerTable(file, name string, m Miner) error {
 		return fault.Wrap(fault.MinerConfigFile, err, "cannot read "+file+": "+err.Error(), "check the daemon may read it")
 	}
 	lines := strings.SplitAfter(string(b), "\n")
-	start, end := minerBlock(lines, name)
-	table := MinerTable(name, m)
+	start, end := tableBlock(lines, section, name)
 	if start < 0 {
 		text := string(b)
 		if text != "" && !strings.HasSuffix(text, "\n") {
@@ -129,16 +150,18 @@ func PutMinerTable(file, name string, m Miner) error {
 }
 
 // DeleteMinerTable removes a miner's table from a configuration file.
-func DeleteMinerTable(file, name string) error {
+func DeleteMinerTable(file, name string) error { return deleteTable(file, "miners", name) }
+
+func deleteTable(file, section, name string) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return fault.Wrap(fault.MinerConfigFile, err, "cannot read "+file+": "+err.Error(), "check the daemon may read it")
 	}
 	lines := strings.SplitAfter(string(b), "\n")
-	start, end := minerBlock(lines, name)
+	start, end := tableBlock(lines, section, name)
 	if start < 0 {
-		return fault.Newf(fault.MinerConfigFile, "miners are changed in their own [miners.<name>] table; edit the file by hand if it is written otherwise",
-			"%s has no [miners.%s] table", file, name)
+		return fault.Newf(fault.MinerConfigFile, "each is changed in its own ["+section+".<name>] table; edit the file by hand if it is written otherwise",
+			"%s has no [%s.%s] table", file, section, name)
 	}
 	rest := lines[end:]
 	if start > 0 && strings.TrimSpace(lines[start-1]) == "" && len(rest) > 0 && strings.TrimSpace(rest[0]) == "" {
@@ -150,8 +173,8 @@ func DeleteMinerTable(file, name string) error {
 // minerBlock is the lines [start, end) of a miner's table: its header to
 // the next table header (blank lines and comments just before that header
 // belong to the next table); -1 when the file has none.
-func minerBlock(lines []string, name string) (start, end int) {
-	header := regexp.MustCompile(`^\s*\[\s*miners\s*\.\s*"?` + regexp.QuoteMeta(name) + `"?\s*\]\s*(#.*)?$`)
+func tableBlock(lines []string, section, name string) (start, end int) {
+	header := regexp.MustCompile(`^\s*\[\s*` + regexp.QuoteMeta(section) + `\s*\.\s*"?` + regexp.QuoteMeta(name) + `"?\s*\]\s*(#.*)?$`)
 	anyHeader := regexp.MustCompile(`^\s*\[`)
 	start = -1
 	for i, l := range lines {
@@ -195,28 +218,8 @@ func MinerTable(name string, m Miner) string {
 	if m.MaxDocuments != nil {
 		fmt.Fprintf(&b, "max_documents = %d\n", *m.MaxDocuments)
 	}
-	if len(m.Options) > 0 {
-		keys := make([]string, 0, len(m.Options))
-		for k := range m.Options {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = tomlString(k) + " = " + tomlString(m.Options[k])
-		}
-		fmt.Fprintf(&b, "options = { %s }\n", strings.Join(parts, ", "))
-	}
-	if c := m.Credential; c != nil {
-		switch c.Kind() {
-		case "env":
-			fmt.Fprintf(&b, "credential = { env = %s }\n", tomlString(c.Env))
-		case "file":
-			fmt.Fprintf(&b, "credential = { file = %s }\n", tomlString(c.File))
-		case "oauth":
-			b.WriteString("credential = { oauth = true }\n")
-		}
-	}
+	writeOptions(&b, m.Options)
+	writeCredential(&b, m.Credential)
 	if s := m.Schedule; s != nil {
 		if s.At != "" {
 			fmt.Fprintf(&b, "schedule = { every = %s, at = %s }\n", tomlString(s.Every), tomlString(s.At))
@@ -225,6 +228,33 @@ func MinerTable(name string, m Miner) string {
 		}
 	}
 	return b.String()
+}
+
+func writeOptions(b *strings.Builder, opts map[string]string) {
+	if len(opts) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = tomlString(k) + " = " + tomlString(opts[k])
+	}
+	fmt.Fprintf(b, "options = { %s }\n", strings.Join(parts, ", "))
+}
+
+func writeCredential(b *strings.Builder, c *CredentialRef) {
+	switch c.Kind() {
+	case "env":
+		fmt.Fprintf(b, "credential = { env = %s }\n", tomlString(c.Env))
+	case "file":
+		fmt.Fprintf(b, "credential = { file = %s }\n", tomlString(c.File))
+	case "oauth":
+		b.WriteString("credential = { oauth = true }\n")
+	}
 }
 
 // tomlString is s as a TOML basic string.
