@@ -304,15 +304,11 @@ func (a *app) mineCmd() *cobra.Command {
 			if full {
 				body["full"] = true
 			}
-			if len(opts) > 0 {
-				m := map[string]string{}
-				for _, o := range opts {
-					k, v, ok := strings.Cut(o, "=")
-					if !ok || k == "" {
-						return fault.Invalid("option", fmt.Sprintf("%q is not key=value", o))
-					}
-					m[k] = v
-				}
+			m, err := keyValues(opts)
+			if err != nil {
+				return err
+			}
+			if m != nil {
 				body["options"] = m
 			}
 			return a.submit(c, body, !noWait)
@@ -323,6 +319,22 @@ func (a *app) mineCmd() *cobra.Command {
 	cmd.Flags().StringArrayVarP(&opts, "option", "o", nil, "a source option, key=value (dir=PATTERN, since=DATE); repeatable")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "queue the job and return (follow it with loci job watch)")
 	return cmd
+}
+
+// keyValues reads --option key=value flags (nil when none).
+func keyValues(list []string) (map[string]string, error) {
+	var out map[string]string
+	for _, o := range list {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok || k == "" {
+			return nil, fault.Invalid("option", fmt.Sprintf("%q is not key=value", o))
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 func (a *app) demoCmd() *cobra.Command {

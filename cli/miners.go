@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"fmt"
 	"net/http"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/loci-dev/loci/api"
-	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
 )
 
@@ -107,15 +104,9 @@ func (a *app) minerCmd() *cobra.Command {
 			if credEnv != "" || credFile != "" {
 				body.Credential = &api.CredentialRef{Env: credEnv, File: credFile}
 			}
-			for _, o := range setOpts {
-				k, v, ok := strings.Cut(o, "=")
-				if !ok || k == "" {
-					return fault.Invalid("option", fmt.Sprintf("%q is not key=value", o))
-				}
-				if body.Options == nil {
-					body.Options = map[string]string{}
-				}
-				body.Options[k] = v
+			var err error
+			if body.Options, err = keyValues(setOpts); err != nil {
+				return err
 			}
 			return show(a, c.Context(), http.MethodPut, "/api/miners/"+client.Esc(args[0]), body, func(out *api.MinerPutResult) {
 				what := "unchanged"
@@ -158,15 +149,9 @@ func (a *app) minerCmd() *cobra.Command {
 		Use: "run NAME", Short: "Run a miner now (a mine job); follows it unless --no-wait", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			body := api.MinerRun{Full: full, RequestedBy: "cli", AllowBroaden: allow}
-			for _, o := range opts {
-				k, v, ok := strings.Cut(o, "=")
-				if !ok || k == "" {
-					return fault.Invalid("option", fmt.Sprintf("%q is not key=value", o))
-				}
-				if body.Options == nil {
-					body.Options = map[string]string{}
-				}
-				body.Options[k] = v
+			var err error
+			if body.Options, err = keyValues(opts); err != nil {
+				return err
 			}
 			var job api.Job
 			if _, err := a.call(c.Context(), http.MethodPost, "/api/miners/"+client.Esc(args[0])+"/run", body, &job); err != nil {

@@ -11,25 +11,34 @@ import (
 	"github.com/loci-dev/loci/store/fault"
 )
 
-// listMiners is GET /api/miners: {miners, config_file?}.
-func (s *Server) listMiners(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.miners()
-	if err != nil {
-		return err
+// minersHandler is a handler of the miners' and source configurations'
+// routes: fn gets the miners and the route's path parameter key ("" for
+// none).
+type minersHandler func(m *actors.Miners, v string, w http.ResponseWriter, r *http.Request) error
+
+func (s *Server) minersRoute(key string, fn minersHandler) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		m, err := s.miners()
+		if err != nil {
+			return err
+		}
+		var v string
+		if key != "" {
+			if v, err = param(r, key); err != nil {
+				return err
+			}
+		}
+		return fn(m, v, w, r)
 	}
+}
+
+// listMiners is GET /api/miners: {miners, config_file?, error?}.
+func listMiners(m *actors.Miners, _ string, w http.ResponseWriter, _ *http.Request) error {
 	return writeJSON(w, http.StatusOK, apiMiners(m))
 }
 
 // getMiner is GET /api/miners/{name}.
-func (s *Server) getMiner(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.miners()
-	if err != nil {
-		return err
-	}
-	name, err := param(r, "name")
-	if err != nil {
-		return err
-	}
+func getMiner(m *actors.Miners, name string, w http.ResponseWriter, _ *http.Request) error {
 	in, err := m.Get(name)
 	if err != nil {
 		return err
@@ -38,15 +47,7 @@ func (s *Server) getMiner(w http.ResponseWriter, r *http.Request) error {
 }
 
 // runMiner is POST /api/miners/{name}/run: the mine job, 202.
-func (s *Server) runMiner(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.miners()
-	if err != nil {
-		return err
-	}
-	name, err := param(r, "name")
-	if err != nil {
-		return err
-	}
+func runMiner(m *actors.Miners, name string, w http.ResponseWriter, r *http.Request) error {
 	var b api.MinerRun
 	if err := decodeBody(r, &b, true); err != nil {
 		return err
@@ -62,38 +63,25 @@ func (s *Server) runMiner(w http.ResponseWriter, r *http.Request) error {
 // reloadMiners is POST /api/miners/reload: the configuration file read
 // again; an unusable file is loci::miner::config_file (409) and the miners
 // stay as they were.
-func (s *Server) reloadMiners(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.miners()
-	if err != nil {
-		return err
-	}
+func reloadMiners(m *actors.Miners, _ string, w http.ResponseWriter, _ *http.Request) error {
 	rl, err := m.Reload()
 	if err != nil {
 		return err
 	}
-	list := apiMiners(m)
 	nonNil := func(v []string) []string {
 		if v == nil {
 			return []string{}
 		}
 		return v
 	}
-	return writeJSON(w, http.StatusOK, api.MinersReloaded{Miners: list.Miners, Added: nonNil(rl.Added), Removed: nonNil(rl.Removed),
+	return writeJSON(w, http.StatusOK, api.MinersReloaded{Miners: apiMiners(m).Miners, Added: nonNil(rl.Added), Removed: nonNil(rl.Removed),
 		Changed: nonNil(rl.Changed), Enabled: nonNil(rl.Enabled), Disabled: nonNil(rl.Disabled), Broadened: nonNil(rl.Broadened)})
 }
 
 // enableMiner is POST /api/miners/{name}/enable and /disable: the
 // configuration file's enabled line, then a reload; the miner as it is.
-func (s *Server) enableMiner(on bool) handler {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		m, err := s.miners()
-		if err != nil {
-			return err
-		}
-		name, err := param(r, "name")
-		if err != nil {
-			return err
-		}
+func enableMiner(on bool) minersHandler {
+	return func(m *actors.Miners, name string, w http.ResponseWriter, _ *http.Request) error {
 		in, err := m.SetEnabled(name, on)
 		if err != nil {
 			return err
@@ -103,24 +91,13 @@ func (s *Server) enableMiner(on bool) handler {
 }
 
 // putMiner is PUT /api/miners/{name}: create, or change the fields named.
-func (s *Server) putMiner(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.miners()
-	if err != nil {
-		return err
-	}
-	name, err := param(r, "name")
-	if err != nil {
-		return err
-	}
+func putMiner(m *actors.Miners, name string, w http.ResponseWriter, r *http.Request) error {
 	var b api.MinerPut
 	if err := decodeBody(r, &b, true); err != nil {
 		return err
 	}
 	c := actors.MinerChange{Source: b.Source, Locator: b.Locator, Wing: b.Wing, Enabled: b.Enabled, Options: b.Options,
-		UnsetOptions: b.UnsetOptions, Unset: b.Unset, AllowBroaden: b.AllowBroaden}
-	if b.Credential != nil {
-		c.Credential = &config.CredentialRef{Env: b.Credential.Env, File: b.Credential.File, OAuth: b.Credential.OAuth}
-	}
+		UnsetOptions: b.UnsetOptions, Unset: b.Unset, AllowBroaden: b.AllowBroaden, Credential: credentialRef(b.Credential)}
 	in, created, changed, identity, err := m.Put(name, c)
 	if err != nil {
 		return err
@@ -130,15 +107,7 @@ func (s *Server) putMiner(w http.ResponseWriter, r *http.Request) error {
 
 // deleteMiner is DELETE /api/miners/{name}: {removed: name}; what the
 // miner mined stays.
-func (s *Server) deleteMiner(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.miners()
-	if err != nil {
-		return err
-	}
-	name, err := param(r, "name")
-	if err != nil {
-		return err
-	}
+func deleteMiner(m *actors.Miners, name string, w http.ResponseWriter, _ *http.Request) error {
 	if err := m.Delete(name); err != nil {
 		return err
 	}
@@ -146,29 +115,47 @@ func (s *Server) deleteMiner(w http.ResponseWriter, r *http.Request) error {
 }
 
 // listSourceConfigs is GET /api/source-configs.
-func (s *Server) listSourceConfigs(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.miners()
-	if err != nil {
-		return err
-	}
+func listSourceConfigs(m *actors.Miners, _ string, w http.ResponseWriter, _ *http.Request) error {
 	return writeJSON(w, http.StatusOK, apiSourceConfigs(m.SourceConfigs()))
 }
 
 // getSourceConfig is GET /api/source-configs/{id}.
-func (s *Server) getSourceConfig(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.miners()
-	if err != nil {
-		return err
-	}
-	id, err := param(r, "id")
-	if err != nil {
-		return err
-	}
+func getSourceConfig(m *actors.Miners, id string, w http.ResponseWriter, _ *http.Request) error {
 	c, err := m.SourceConfig(id)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, apiSourceConfig(c))
+}
+
+// putSourceConfig is PUT /api/source-configs/{id}.
+func putSourceConfig(m *actors.Miners, id string, w http.ResponseWriter, r *http.Request) error {
+	var b api.SourceConfigPut
+	if err := decodeBody(r, &b, true); err != nil {
+		return err
+	}
+	in, created, changed, err := m.PutSourceConfig(id, actors.SourceConfigChange{Source: b.Source, Options: b.Options,
+		UnsetOptions: b.UnsetOptions, UnsetCredential: b.UnsetCredential, Credential: credentialRef(b.Credential)})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, createdStatus(created), api.SourceConfigPutResult{Config: apiSourceConfig(in), Created: created, Changed: changed})
+}
+
+// deleteSourceConfig is DELETE /api/source-configs/{id}: only the
+// configuration goes.
+func deleteSourceConfig(m *actors.Miners, id string, w http.ResponseWriter, _ *http.Request) error {
+	if err := m.DeleteSourceConfig(id); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.MinerRemoved{Removed: id})
+}
+
+func credentialRef(c *api.CredentialRef) *config.CredentialRef {
+	if c == nil {
+		return nil
+	}
+	return &config.CredentialRef{Env: c.Env, File: c.File, OAuth: c.OAuth}
 }
 
 func apiSourceConfigs(list []actors.SourceConfigInfo) api.SourceConfigList {
@@ -188,48 +175,6 @@ func apiSourceConfig(c actors.SourceConfigInfo) api.SourceConfig {
 		out.Credential = &api.MinerCredential{Kind: c.CredentialKind, Available: c.CredentialAvailable}
 	}
 	return out
-}
-
-// putSourceConfig is PUT /api/source-configs/{id}.
-func (s *Server) putSourceConfig(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.miners()
-	if err != nil {
-		return err
-	}
-	id, err := param(r, "id")
-	if err != nil {
-		return err
-	}
-	var b api.SourceConfigPut
-	if err := decodeBody(r, &b, true); err != nil {
-		return err
-	}
-	c := actors.SourceConfigChange{Source: b.Source, Options: b.Options, UnsetOptions: b.UnsetOptions, UnsetCredential: b.UnsetCredential}
-	if b.Credential != nil {
-		c.Credential = &config.CredentialRef{Env: b.Credential.Env, File: b.Credential.File, OAuth: b.Credential.OAuth}
-	}
-	in, created, changed, err := m.PutSourceConfig(id, c)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, createdStatus(created), api.SourceConfigPutResult{Config: apiSourceConfig(in), Created: created, Changed: changed})
-}
-
-// deleteSourceConfig is DELETE /api/source-configs/{id}: only the
-// configuration goes.
-func (s *Server) deleteSourceConfig(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.miners()
-	if err != nil {
-		return err
-	}
-	id, err := param(r, "id")
-	if err != nil {
-		return err
-	}
-	if err := m.DeleteSourceConfig(id); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, api.MinerRemoved{Removed: id})
 }
 
 func (s *Server) miners() (*actors.Miners, error) {
