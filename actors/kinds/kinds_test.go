@@ -3,42 +3,18 @@ package kinds
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/loci-dev/loci/actors"
-	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/badgerdb"
 	"github.com/loci-dev/loci/store/fault"
 )
 
-// newRuntime is a job runtime on a fresh store with every kind registered.
-func newRuntime(t *testing.T) *actors.Jobs {
-	t.Helper()
-	db, err := badgerdb.Open(t.TempDir(), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := actors.Start(db, slog.New(slog.DiscardHandler), slog.LevelInfo)
-	pal := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
-	j := actors.NewJobs(db, sys, pal, slog.New(slog.DiscardHandler),
-		actors.JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second}, nil)
-	j.Register(All(j, Mining{Sources: sources.NewRegistry(sources.Directory{MaxFileBytes: 1 << 20}), ChunkChars: 200,
-		Secrets: SecretsRedact})...)
-	pal.Locked = j.Busy
-	t.Cleanup(func() {
-		j.Stop(context.Background())
-		_ = sys.Stop(context.Background())
-		db.Close()
-	})
-	if err := j.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return j
-}
+// newRuntime is a job runtime on a fresh store with every kind registered
+// (mining chunks at 200 characters and reads files up to 1 MiB).
+func newRuntime(t *testing.T) *actors.Jobs { return mineRuntime(t, 0, 200, 1<<20) }
 
 func submit(t *testing.T, j *actors.Jobs, kind, params string) (*store.Job, error) {
 	t.Helper()
