@@ -595,3 +595,37 @@ func (m *Miners) DeleteSourceConfig(id string) error {
 	_, err = m.Reload()
 	return err
 }
+
+// SetSchedule opts a miner in to or out of its configured schedule (the
+// schedule's enabled flag in its table), then reloads; idempotent. A
+// miner without a schedule cannot opt in (loci::miner::invalid). The
+// trigger supervisor runs what is opted in.
+func (m *Miners) SetSchedule(name string, on bool) (MinerInfo, error) {
+	in, err := m.Get(name)
+	if err != nil {
+		return in, err
+	}
+	sc := in.Miner.Schedule
+	if sc == nil || sc.Every == "" {
+		if !on {
+			return in, nil
+		}
+		return in, fault.Newf(fault.MinerInvalid, "give the miner a schedule (schedule = { every = \"1h\" }) first",
+			"miner %q has no schedule to opt in to", name)
+	}
+	if sc.Enabled == on {
+		return in, nil
+	}
+	next := in.Miner
+	s := *sc
+	s.Enabled = on
+	next.Schedule = &s
+	_, file, _ := m.Snapshot()
+	if err := config.PutMinerTable(file, name, next); err != nil {
+		return in, err
+	}
+	if _, err := m.Reload(); err != nil {
+		return in, err
+	}
+	return m.Get(name)
+}

@@ -555,6 +555,8 @@ type MinerCredential struct {
 type MinerSchedule struct {
 	Every string `json:"every"`
 	At    string `json:"at,omitempty"`
+	// Enabled: the miner is opted in to its schedule.
+	Enabled bool `json:"enabled"`
 }
 
 // MinerRun is the optional body of POST /api/miners/{name}/run.

@@ -143,6 +143,22 @@ func (a *app) minerCmd() *cobra.Command {
 			})
 		},
 	})
+	sched := &cobra.Command{Use: "schedule", Short: "Opt a miner in or out of its configured schedule"}
+	for _, act := range []string{"enable", "disable"} {
+		sched.AddCommand(&cobra.Command{
+			Use: act + " NAME", Short: act + " the miner's schedule", Args: cobra.ExactArgs(1),
+			RunE: func(c *cobra.Command, args []string) error {
+				return show(a, c.Context(), http.MethodPost, "/api/miners/"+client.Esc(args[0])+"/schedule/"+act, nil, func(mi *api.Miner) {
+					on := "off"
+					if mi.Schedule != nil && mi.Schedule.Enabled {
+						on = "on"
+					}
+					a.printf("miner %s: schedule %s\n", mi.Name, on)
+				})
+			},
+		})
+	}
+	m.AddCommand(sched)
 	var full, allow, noWait bool
 	var opts []string
 	run := &cobra.Command{

@@ -151,6 +151,18 @@ func deleteSourceConfig(m *actors.Miners, id string, w http.ResponseWriter, _ *h
 	return writeJSON(w, http.StatusOK, api.MinerRemoved{Removed: id})
 }
 
+// scheduleMiner is POST /api/miners/{name}/schedule/enable and /disable:
+// opting in and out of the miner's configured schedule.
+func scheduleMiner(on bool) minersHandler {
+	return func(m *actors.Miners, name string, w http.ResponseWriter, _ *http.Request) error {
+		in, err := m.SetSchedule(name, on)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, apiMiner(in))
+	}
+}
+
 func credentialRef(c *api.CredentialRef) *config.CredentialRef {
 	if c == nil {
 		return nil
@@ -213,7 +225,7 @@ func apiMiner(in actors.MinerInfo) api.Miner {
 		out.Credential = &api.MinerCredential{Kind: in.CredentialKind, Available: in.CredentialAvailable}
 	}
 	if sc := in.Miner.Schedule; sc != nil {
-		out.Schedule = &api.MinerSchedule{Every: sc.Every, At: sc.At}
+		out.Schedule = &api.MinerSchedule{Every: sc.Every, At: sc.At, Enabled: sc.Enabled}
 	}
 	return out
 }

@@ -115,6 +115,8 @@ func (s *Server) Handler() http.Handler {
 		r.Post("/miners/{name}/run", s.write(s.minersRoute("name", runMiner)))
 		r.Post("/miners/{name}/enable", s.h(s.minersRoute("name", enableMiner(true))))
 		r.Post("/miners/{name}/disable", s.h(s.minersRoute("name", enableMiner(false))))
+		r.Post("/miners/{name}/schedule/enable", s.h(s.minersRoute("name", scheduleMiner(true))))
+		r.Post("/miners/{name}/schedule/disable", s.h(s.minersRoute("name", scheduleMiner(false))))
 
 		r.Get("/wake-up", s.read(s.wakeUp))
 		r.Get("/search", s.read(s.searchGet(false)))

@@ -185,6 +185,7 @@ wing = "project-docs"
 enabled = true
 options = { dir = "docs" }
 max_documents = 5
+schedule = { every = "1h" }
 
 [miners.off]
 locator = "`+root+`"
@@ -228,6 +229,19 @@ enabled = true
 		!strings.Contains(state["broken"]["reason"].(string), `no source is named "ftp"`) || state["keyed"]["state"] != "ready" ||
 		get[string](state["keyed"], "credential", "kind") != "env" || get[bool](state["keyed"], "credential", "available") != true {
 		t.Fatalf("states: %v", state)
+	}
+	// Opting in to a schedule writes its flag; a miner without one cannot.
+	if r := d.do("POST", "/api/miners/docs/schedule/enable", nil); r.status != 200 || get[bool](r.body, "schedule", "enabled") != true {
+		t.Fatalf("schedule enable: %d %s", r.status, r.raw)
+	}
+	if b, _ := os.ReadFile(cfg); !strings.Contains(string(b), `schedule = { every = "1h", enabled = true }`) {
+		t.Fatalf("the file after schedule enable:\n%s", b)
+	}
+	if r := d.do("POST", "/api/miners/keyed/schedule/enable", nil); r.status != 400 || r.code() != "loci::miner::invalid" {
+		t.Fatalf("schedule enable without a schedule: %d %s", r.status, r.raw)
+	}
+	if out, _, code := runCLI(home, "", []string{"--addr", d.addr, "miner", "schedule", "disable", "docs"}, nil); code != 0 || !strings.Contains(out, "schedule off") {
+		t.Fatalf("loci miner schedule disable: %d %s", code, out)
 	}
 	for _, c := range []struct {
 		name   string

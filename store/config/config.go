@@ -169,6 +169,9 @@ func (c *CredentialRef) Kind() string {
 type MinerSchedule struct {
 	Every string `toml:"every"`
 	At    string `toml:"at"`
+	// Enabled opts the miner in to its schedule (POST
+	// /api/miners/{name}/schedule/enable); off until then.
+	Enabled bool `toml:"enabled"`
 }
 
 // MinerName reports what is wrong with a miner name ("" when nothing):

@@ -221,11 +221,14 @@ func MinerTable(name string, m Miner) string {
 	writeOptions(&b, m.Options)
 	writeCredential(&b, m.Credential)
 	if s := m.Schedule; s != nil {
+		fmt.Fprintf(&b, "schedule = { every = %s", tomlString(s.Every))
 		if s.At != "" {
-			fmt.Fprintf(&b, "schedule = { every = %s, at = %s }\n", tomlString(s.Every), tomlString(s.At))
-		} else {
-			fmt.Fprintf(&b, "schedule = { every = %s }\n", tomlString(s.Every))
+			fmt.Fprintf(&b, ", at = %s", tomlString(s.At))
 		}
+		if s.Enabled {
+			b.WriteString(", enabled = true")
+		}
+		b.WriteString(" }\n")
 	}
 	return b.String()
 }
