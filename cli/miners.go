@@ -116,7 +116,11 @@ func (a *app) minerCmd() *cobra.Command {
 				case out.Changed:
 					what = "changed"
 				}
-				a.printf("miner %s %s: %s\n", out.Miner.Name, what, out.Miner.State)
+				state := out.Miner.State
+				if out.Miner.Reason != "" {
+					state += " (" + out.Miner.Reason + ")"
+				}
+				a.printf("miner %s %s: %s\n", out.Miner.Name, what, state)
 				if out.IdentityChanged {
 					a.printf("its source identity changed: the next run reads from a cursor of its own\n")
 				}
