@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 
@@ -208,13 +209,7 @@ func (m *Miners) effective(def config.Miner) (string, map[string]string, *config
 		}
 		return src, def.Options, def.Credential
 	}
-	opts := map[string]string{}
-	for k, v := range sc.Options {
-		opts[k] = v
-	}
-	for k, v := range def.Options {
-		opts[k] = v
-	}
+	opts := mergeOptions(sc.Options, def.Options, nil)
 	cred := def.Credential
 	if cred == nil {
 		cred = sc.Credential
@@ -317,7 +312,7 @@ func (m *Miners) Run(ctx context.Context, name string, run MinerRun) (*store.Job
 		opts[k] = v
 	}
 	for k, v := range run.Options {
-		if saved, ok := in.Options[k]; ok && saved != v && !run.AllowBroaden && contains(narrowing, k) {
+		if saved, ok := in.Options[k]; ok && saved != v && !run.AllowBroaden && slices.Contains(narrowing, k) {
 			return nil, fault.Newf(fault.MinerScopeBroadened, "pass allow_broaden to read more than the miner is saved to read",
 				"option %s=%q of miner %q would change its saved %q and may widen what it reads", k, v, name, saved)
 		}
@@ -340,15 +335,6 @@ func (m *Miners) Run(ctx context.Context, name string, run MinerRun) (*store.Job
 	return m.Jobs.Submit(ctx, Submission{Type: "mine", RequestedBy: run.RequestedBy, Channel: run.Channel, Params: b})
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // SetEnabled enables or disables a miner in the configuration file (its
 // enabled line, nothing else), then reloads. It is idempotent; enabling
 // checks first that the miner can run (loci::miner::not_runnable).
@@ -368,11 +354,7 @@ func (m *Miners) SetEnabled(name string, on bool) (MinerInfo, error) {
 				"miner %q cannot run: %s", name, would.Reason)
 		}
 	}
-	_, file, _ := m.Snapshot()
-	if err := config.SetMinerEnabled(file, name, on); err != nil {
-		return in, err
-	}
-	if _, err := m.Reload(); err != nil {
+	if err := m.edit(func(file string) error { return config.SetMinerEnabled(file, name, on) }); err != nil {
 		return in, err
 	}
 	return m.Get(name)
@@ -403,13 +385,10 @@ func (m *Miners) Put(name string, c MinerChange) (info MinerInfo, created, chang
 	if p := config.MinerName(name); p != "" {
 		return info, false, false, false, fault.Newf(fault.MinerInvalid, "name miners with lowercase letters, digits, - and _", "miner name %q %s", name, p)
 	}
-	defined, file, _ := m.Snapshot()
+	defined, _, _ := m.Snapshot()
 	prev, exists := defined[name]
 	next := prev
-	next.Options = map[string]string{}
-	for k, v := range prev.Options {
-		next.Options[k] = v
-	}
+	next.Options = mergeOptions(prev.Options, c.Options, c.UnsetOptions)
 	if c.Source != nil {
 		next.Source = *c.Source
 	}
@@ -424,12 +403,6 @@ func (m *Miners) Put(name string, c MinerChange) (info MinerInfo, created, chang
 	}
 	if c.Credential != nil {
 		next.Credential = c.Credential
-	}
-	for k, v := range c.Options {
-		next.Options[k] = v
-	}
-	for _, k := range c.UnsetOptions {
-		delete(next.Options, k)
 	}
 	for _, f := range c.Unset {
 		switch f {
@@ -447,9 +420,6 @@ func (m *Miners) Put(name string, c MinerChange) (info MinerInfo, created, chang
 			return info, false, false, false, fault.Newf(fault.MinerInvalid, "unset takes wing, credential, source, max_documents or schedule",
 				"unset: %q is not a field that can be unset", f)
 		}
-	}
-	if len(next.Options) == 0 {
-		next.Options = nil
 	}
 	if next.Locator == "" {
 		return info, false, false, false, fault.New(fault.MinerInvalid, "locator is required: what the source reads (for the directory source, an absolute path)",
@@ -481,10 +451,7 @@ func (m *Miners) Put(name string, c MinerChange) (info MinerInfo, created, chang
 	changed = created || !reflect.DeepEqual(prev, next)
 	identityChanged = exists && (prev.Source != next.Source || prev.Locator != next.Locator || prev.Options["dir"] != next.Options["dir"])
 	if changed {
-		if err := config.PutMinerTable(file, name, next); err != nil {
-			return info, false, false, false, err
-		}
-		if _, err := m.Reload(); err != nil {
+		if err := m.edit(func(file string) error { return config.PutMinerTable(file, name, next) }); err != nil {
 			return info, false, false, false, err
 		}
 	}
@@ -498,12 +465,7 @@ func (m *Miners) Delete(name string) error {
 	if _, err := m.Get(name); err != nil {
 		return err
 	}
-	_, file, _ := m.Snapshot()
-	if err := config.DeleteMinerTable(file, name); err != nil {
-		return err
-	}
-	_, err := m.Reload()
-	return err
+	return m.edit(func(file string) error { return config.DeleteMinerTable(file, name) })
 }
 
 // SourceConfigChange is a PUT of a source configuration: source (required
@@ -525,24 +487,11 @@ func (m *Miners) PutSourceConfig(id string, c SourceConfigChange) (info SourceCo
 	}
 	m.mu.RLock()
 	prev, exists := m.Configs[id]
-	file := m.File
 	m.mu.RUnlock()
 	next := prev
-	next.Options = map[string]string{}
-	for k, v := range prev.Options {
-		next.Options[k] = v
-	}
+	next.Options = mergeOptions(prev.Options, c.Options, c.UnsetOptions)
 	if c.Source != nil {
 		next.Source = *c.Source
-	}
-	for k, v := range c.Options {
-		next.Options[k] = v
-	}
-	for _, k := range c.UnsetOptions {
-		delete(next.Options, k)
-	}
-	if len(next.Options) == 0 {
-		next.Options = nil
 	}
 	if c.Credential != nil {
 		if c.Credential.Kind() == "" {
@@ -565,10 +514,7 @@ func (m *Miners) PutSourceConfig(id string, c SourceConfigChange) (info SourceCo
 	}
 	created, changed = !exists, !exists || !reflect.DeepEqual(prev, next)
 	if changed {
-		if err := config.PutSourceConfigTable(file, id, next); err != nil {
-			return info, false, false, err
-		}
-		if _, err := m.Reload(); err != nil {
+		if err := m.edit(func(file string) error { return config.PutSourceConfigTable(file, id, next) }); err != nil {
 			return info, false, false, err
 		}
 	}
@@ -588,12 +534,7 @@ func (m *Miners) DeleteSourceConfig(id string) error {
 		return fault.Newf(fault.MinerInvalid, "implicit configurations come with their source; nothing to remove",
 			"%q is the implicit configuration of a source", id)
 	}
-	_, file, _ := m.Snapshot()
-	if err := config.DeleteSourceConfigTable(file, id); err != nil {
-		return err
-	}
-	_, err = m.Reload()
-	return err
+	return m.edit(func(file string) error { return config.DeleteSourceConfigTable(file, id) })
 }
 
 // SetSchedule opts a miner in to or out of its configured schedule (the
@@ -620,12 +561,37 @@ func (m *Miners) SetSchedule(name string, on bool) (MinerInfo, error) {
 	s := *sc
 	s.Enabled = on
 	next.Schedule = &s
-	_, file, _ := m.Snapshot()
-	if err := config.PutMinerTable(file, name, next); err != nil {
-		return in, err
-	}
-	if _, err := m.Reload(); err != nil {
+	if err := m.edit(func(file string) error { return config.PutMinerTable(file, name, next) }); err != nil {
 		return in, err
 	}
 	return m.Get(name)
+}
+
+// edit changes the configuration file (fn gets its path), then reloads it.
+func (m *Miners) edit(fn func(file string) error) error {
+	_, file, _ := m.Snapshot()
+	if err := fn(file); err != nil {
+		return err
+	}
+	_, err := m.Reload()
+	return err
+}
+
+// mergeOptions is base with set over it and unset removed, as a new map
+// (nil when empty).
+func mergeOptions(base, set map[string]string, unset []string) map[string]string {
+	out := map[string]string{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range set {
+		out[k] = v
+	}
+	for _, k := range unset {
+		delete(out, k)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
