@@ -112,7 +112,7 @@ file and read memories with the commands below.`,
 	pf.StringVar(&a.configFile, "config", "", "configuration file (default $XDG_CONFIG_HOME/loci/config.toml; LOCI_CONFIG)")
 	pf.BoolVar(&a.jsonOut, "json", false, "print results as JSON for scripts")
 	pf.StringVar(&a.mode, "mode", "", "memory mode for this command: full, read_only or disabled (LOCI_MODE)")
-	pf.StringVar(&a.addr, "addr", "", "daemon address host:port (default from the registry file or server.bind/port)")
+	pf.StringVar(&a.addr, "addr", "", "daemon address, host:port or http://host:port (default from the registry file or server.bind/port)")
 	root.AddCommand(a.serveCmd(), a.daemonCmd(), a.statusCmd(), a.migrateCmd(), a.doctorCmd(),
 		a.wingCmd(), a.roomCmd(), a.drawerCmd(), a.noteCmd(), a.diaryCmd(), a.jobCmd(), a.checkpointCmd(),
 		a.auditCmd(), a.repairCmd(), a.mineCmd(), a.minerCmd(), a.sourceCmd(), a.demoCmd(), a.wakeUpCmd(), a.searchCmd(false), a.searchCmd(true), a.benchCmd(), a.authCmd(), a.eventsCmd(), a.versionCmd())
