@@ -100,7 +100,8 @@ type Adapter interface {
 	// cursor order.
 	Discover(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) ([]Ref, error)
 	// Read reads and normalises one discovered document; a *Filtered
-	// error excludes it.
+	// error excludes it. The mine job reads a batch's documents
+	// concurrently: Read must be safe for concurrent use.
 	Read(ctx context.Context, id store.SourceIdentity, ref Ref) (*Document, error)
 }
 

@@ -147,6 +147,7 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 	// named nor recorded (a write recomputes them, which costs less than
 	// keeping them did).
 	skipIDs, judgedIDs := idSet(skip), map[uuid.UUID]bool{}
+	low := dedup.Low(rec.Mins)
 	for id := range judged {
 		if u, err := uuid.Parse(id); err == nil {
 			judgedIDs[u] = true
@@ -160,7 +161,7 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 			cands = append(cands, c.DrawerID())
 			return
 		}
-		est := dedup.EstimateLow(rec.Mins, c.Mins)
+		est := dedup.EstimateBytes(low, c.Mins)
 		if floor > 0 && est < floor {
 			return // too little run overlap to be near: distinct unread
 		}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loci-dev/loci/actors"
@@ -211,33 +213,14 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 			break
 		}
 		next := st
-		var docs []store.MinedDocument
 		size := int64(0)
 		end := i
-		for end < len(refs) && len(docs) < batch && size < mineBatchBytes && (in.Limit == 0 || next.Stats.Documents < in.Limit) {
-			ref := refs[end]
-			end++
+		for end < len(refs) && end-i < batch && size < mineBatchBytes && (in.Limit == 0 || next.Stats.Documents < in.Limit) {
+			size += refs[end].Size
 			next.Stats.Documents++
-			if ref.Filtered != "" {
-				next.Stats.Filtered++
-				continue
-			}
-			doc, err := a.Read(ctx, id, ref)
-			if _, ok := sources.IsFiltered(err); ok {
-				next.Stats.Filtered++
-				continue
-			}
-			if err != nil {
-				next.Stats.Skipped++
-				continue
-			}
-			next.Stats.Bytes += doc.Bytes
-			size += doc.Bytes
-			md, ok := m.prepare(doc, key, in, r, &next.Stats)
-			if ok {
-				docs = append(docs, md)
-			}
+			end++
 		}
+		docs := m.readAll(ctx, a, id, refs[i:end], key, in, r, &next.Stats)
 		next.Cursor = refs[end-1].Cursor
 		last := refs[end-1].ID
 		err := m.commit(ctx, r, &next, docs, key, id, progress(next.Stats, last))
@@ -261,6 +244,63 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 		}
 	}
 	return st.Stats, nil
+}
+
+// readAll reads and prepares a batch's documents, on every core: reading,
+// the secret scan, chunking and the near-duplicate judging are most of a
+// mine job's work, and one document's never waits for another's. The
+// documents and counts come back in the batch's order.
+func (m Mining) readAll(ctx context.Context, a sources.Adapter, id store.SourceIdentity, refs []sources.Ref, key string,
+	in MineInput, r *actors.Run, s *api.MineResult) []store.MinedDocument {
+	type result struct {
+		md       store.MinedDocument
+		ok       bool
+		stats    api.MineResult
+		filtered bool
+	}
+	out := make([]result, len(refs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(len(refs), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for k := range next {
+				ref, res := refs[k], &out[k]
+				if ref.Filtered != "" {
+					res.filtered = true
+					continue
+				}
+				doc, err := a.Read(ctx, id, ref)
+				if _, ok := sources.IsFiltered(err); ok {
+					res.filtered = true
+					continue
+				}
+				if err != nil {
+					res.stats.Skipped++
+					continue
+				}
+				res.stats.Bytes += doc.Bytes
+				res.md, res.ok = m.prepare(doc, key, in, r, &res.stats)
+			}
+		})
+	}
+	for k := range refs {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	var docs []store.MinedDocument
+	for _, res := range out {
+		if res.filtered {
+			s.Filtered++
+		}
+		s.Skipped += res.stats.Skipped
+		s.Filtered += res.stats.Filtered
+		s.Bytes += res.stats.Bytes
+		if res.ok {
+			docs = append(docs, res.md)
+		}
+	}
+	return docs
 }
 
 // commit files a batch of documents, the source's cursor and the job's

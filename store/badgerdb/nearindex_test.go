@@ -333,3 +333,61 @@ func TestBandIndexMatchesAMap(t *testing.T) {
 	}
 	x.visit(2, func(int32) { t.Fatal("found a key never added") })
 }
+
+// A v7 store kept sketches of three-character runs in 32 bands (128
+// minimums); SyncSchema sketches them again from the stored text.
+func TestSyncSchemaSketchesAgain(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := create(t, db, nearDrawer(base)).Drawer
+	var nearKeys [][]byte
+	err = db.bdb.Update(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(pNear)})
+		for it.Rewind(); it.Valid(); it.Next() {
+			nearKeys = append(nearKeys, it.Item().KeyCopy(nil))
+		}
+		it.Close()
+		for _, k := range nearKeys {
+			if err := txn.Set(k, make([]byte, 4+32*8+128+dedup.BagSize)); err != nil {
+				return err
+			}
+		}
+		return txn.Set([]byte(k(pSketch, a.ID)), sketchValue(make([]uint16, 128), dedup.Normalize(base)))
+	})
+	if err != nil || len(nearKeys) != 1 {
+		t.Fatal(err, len(nearKeys))
+	}
+	db.Close()
+	db, err = Open(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.SyncSchema(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(context.Background(), func(r store.Reader) error {
+		mins, norm, err := r.DedupSketch(a.ID)
+		if err != nil || len(mins) != dedup.Bands*dedup.Rows || norm != dedup.Normalize(base) {
+			t.Errorf("sketch value after sync: %d minimums, %q, %v", len(mins), norm, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.bdb.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(nearKeys[0])
+		if err != nil || item.ValueSize() != nearRecordSize {
+			t.Errorf("near record after sync: %v, %d bytes, want %d", err, item.ValueSize(), nearRecordSize)
+		}
+		return nil
+	})
+	b := create(t, db, nearDrawer(strings.Replace(base, "Redis", "Rediss", 1)))
+	if len(b.Similar) != 1 || b.Similar[0].Older != a.ID {
+		t.Fatalf("after the sync, near copy not linked: %+v", b.Similar)
+	}
+}

@@ -12,10 +12,10 @@ import (
 // Schema is the declarative layout of the key space. Its content hash is
 // tracked by the migration runner: changing it is a schema change, applied
 // by SyncSchema.
-const Schema = `badger key space v7
+const Schema = `badger key space v8
 w/<wing> wn/<name> r/<room> rn/<wing>/<name> rw/<wing>/<room>
 d/<drawer> dn/<room>/<name> dt/<room>/<created>/<drawer>
-xh/<scope>/<hash> xf/<scope>/<fingerprint> (posting lists of id+length) xs/<scope>/<drawer> (near-index record) dd/<drawer> ds/<drawer> (MinHash minimums, normalised text)
+xh/<scope>/<hash> xf/<scope>/<fingerprint> (posting lists of id+length) xs/<scope>/<drawer> (near-index record: 40 band keys, 160 minimums, bag) dd/<drawer> ds/<drawer> (MinHash minimums, normalised text)
 l/<link> ld/<drawer>/<link>
 log/<seq>
 meta/<key>
@@ -30,6 +30,9 @@ src/<source> (cursor) sd/<source>/<document> (filed revision and chunks)
 // record per drawer (xs/), derived from the drawer's normalised text.
 // v5 -> v6: the active-job keys (ja/), derived from the jobs.
 // v6 -> v7: mining's source state (src/, sd/); new, nothing to derive.
+// v7 -> v8: the near-index records and sketch values are sketched again
+// (four-character runs, 40 bands of 4, one-permutation MinHash), from the
+// normalised text each sketch value keeps.
 func (db *DB) SyncSchema(ctx context.Context) error {
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
@@ -86,6 +89,9 @@ func (db *DB) SyncSchema(ctx context.Context) error {
 				continue
 			}
 			if err := wb.Set(nearKey(r.Scope, e.id), encodeNear(e)); err != nil {
+				return err
+			}
+			if err := wb.Set(k(pSketch, r.DrawerID), sketchValue(sk.Mins, norm)); err != nil {
 				return err
 			}
 		}

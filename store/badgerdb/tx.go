@@ -491,18 +491,22 @@ func (t *tx) DedupSketch(drawerID string) ([]uint16, string, error) {
 	return out, string(raw[2+2*n:]), nil
 }
 
+// sketchValue encodes a sketch value (see DedupSketch).
+func sketchValue(mins []uint16, norm string) []byte {
+	raw := make([]byte, 2+2*len(mins), 2+2*len(mins)+len(norm))
+	binary.BigEndian.PutUint16(raw, uint16(len(mins)))
+	for i, m := range mins {
+		binary.BigEndian.PutUint16(raw[2+2*i:], m)
+	}
+	return append(raw, norm...)
+}
+
 func (t *tx) PutDedup(r *store.DedupRecord) error {
 	if err := t.put(k(pDedup, r.DrawerID), dedupRec(r)); err != nil {
 		return err
 	}
 	if len(r.Mins) > 0 {
-		raw := make([]byte, 2+2*len(r.Mins), 2+2*len(r.Mins)+len(r.Norm))
-		binary.BigEndian.PutUint16(raw, uint16(len(r.Mins)))
-		for i, m := range r.Mins {
-			binary.BigEndian.PutUint16(raw[2+2*i:], m)
-		}
-		raw = append(raw, r.Norm...)
-		if err := t.set(k(pSketch, r.DrawerID), raw); err != nil {
+		if err := t.set(k(pSketch, r.DrawerID), sketchValue(r.Mins, r.Norm)); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -155,11 +156,17 @@ func OSA(a, b []rune, bound int) int {
 		return n
 	}
 	const inf = 1 << 30
-	prev2 := make([]int, m+1)
-	prev := make([]int, m+1)
-	cur := make([]int, m+1)
+	// Three rows from a pool, not cleared: each row writes every cell the
+	// next two rows read (its band and one cell either side).
+	buf := rowPool.Get().(*[]int32)
+	defer rowPool.Put(buf)
+	if cap(*buf) < 3*(m+1) {
+		*buf = make([]int32, 3*(m+1))
+	}
+	rows := (*buf)[:3*(m+1)]
+	prev2, prev, cur := rows[:m+1], rows[m+1:2*(m+1)], rows[2*(m+1):]
 	for j := range prev {
-		prev[j] = j
+		prev[j] = int32(j)
 	}
 	for i := 1; i <= n; i++ {
 		// Only cells with |i-j| <= bound can lie on a path within bound.
@@ -167,14 +174,14 @@ func OSA(a, b []rune, bound int) int {
 		if lo > 1 {
 			cur[lo-1] = inf
 		} else {
-			cur[0] = i
+			cur[0] = int32(i)
 		}
-		rowMin := inf
+		rowMin := int32(inf)
 		if lo == 1 {
 			rowMin = cur[0]
 		}
 		for j := lo; j <= hi; j++ {
-			cost := 1
+			cost := int32(1)
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
@@ -188,13 +195,17 @@ func OSA(a, b []rune, bound int) int {
 		if hi < m {
 			cur[hi+1] = inf
 		}
-		if rowMin > bound {
+		if int(rowMin) > bound {
 			return bound + 1
 		}
 		prev2, prev, cur = prev, cur, prev2
 	}
-	return prev[m]
+	return int(prev[m])
 }
+
+// rowPool keeps OSA's rows between calls: a write verifies up to 40
+// candidates, each needing three rows of its text's length.
+var rowPool = sync.Pool{New: func() any { return new([]int32) }}
 
 // TrigramOverlap is the Jaccard overlap of the sets of three-character runs.
 func TrigramOverlap(a, b []rune) float64 {

@@ -245,3 +245,174 @@ func TestMinOverlapNeverSkipsANearPair(t *testing.T) {
 		t.Fatalf("only %d near pairs generated", checked)
 	}
 }
+
+// editText applies n random edits (substitution, deletion, insertion,
+// adjacent swap) to a.
+func editText(r *rand.Rand, a []rune, n int) []rune {
+	e := append([]rune{}, a...)
+	for range n {
+		p := r.IntN(len(e) - 1)
+		switch r.IntN(4) {
+		case 0:
+			e[p] = rune('a' + r.IntN(26))
+		case 1:
+			e = append(e[:p], e[p+1:]...)
+		case 2:
+			e = append(e[:p], append([]rune{rune('a' + r.IntN(26))}, e[p:]...)...)
+		default:
+			e[p], e[p+1] = e[p+1], e[p]
+		}
+	}
+	return e
+}
+
+// proseWords is a vocabulary for generated text.
+var proseWords = strings.Fields(`the a of to and in is that for it on with as was be by this are
+	from at or an have not but they which one you all were her she there would their we him been has
+	when who will more no if out so said what up its about into than them can only other new some could
+	time these two may then do first any my now such like our over man me even most made after also did
+	many before must through back years where much your way well down should because each just those
+	people how too little state good very make world still own see men work long get here between both
+	life being under never day same another know while last might us great old year off come since
+	against go came right used take three queue writer release durability agent memory palace drawer`)
+
+func prose(r *rand.Rand, chars int) string {
+	var b strings.Builder
+	for b.Len() < chars {
+		b.WriteString(proseWords[r.IntN(len(proseWords))])
+		b.WriteByte(' ')
+	}
+	return Normalize(b.String())
+}
+
+func shareBand(a, b Sketch) bool {
+	for i := range a.Bands {
+		if a.Bands[i] == b.Bands[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBandKeysRecall checks how often near pairs become candidates, at the
+// edge of the threshold (an edit every 12 characters) and with fewer edits,
+// and that unrelated texts of the same vocabulary rarely do.
+func TestBandKeysRecall(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct {
+		every int
+		want  float64
+	}{{100, 1}, {30, 0.999}, {12, 0.95}} {
+		found, pairs := 0, 0
+		for range 3000 {
+			a := []rune(prose(r, 20+r.IntN(1500)))
+			e := editText(r, a, 1+len(a)/c.every)
+			if v, _ := Compare(string(a), string(e), 0.9); v != Near {
+				continue
+			}
+			pairs++
+			if shareBand(MakeSketch(string(a)), MakeSketch(string(e))) {
+				found++
+			}
+		}
+		if pairs < 1000 || float64(found) < c.want*float64(pairs) {
+			t.Errorf("an edit every %d characters: %d of %d near pairs found, want %.3f", c.every, found, pairs, c.want)
+		}
+	}
+	short, pairs := 0, 0
+	for i := range 3000 {
+		a := []rune(prose(r, 60))[:MinNearRunes+i%30]
+		e := editText(r, a, 1)
+		if v, _ := Compare(string(a), string(e), 0.9); v != Near {
+			continue
+		}
+		pairs++
+		if shareBand(MakeSketch(string(a)), MakeSketch(string(e))) {
+			short++
+		}
+	}
+	if float64(short) < 0.95*float64(pairs) {
+		t.Errorf("short texts with one edit: %d of %d found", short, pairs)
+	}
+	// Unrelated texts: words of a larger vocabulary, the frequent ones
+	// far more often (as in prose).
+	syll := strings.Fields("ka re mo ti su na lo pe vi da ro me ni tu sa le po gi ba ze")
+	vocab := make([]string, 3000)
+	for i := range vocab {
+		for range 1 + r.IntN(3) {
+			vocab[i] += syll[r.IntN(len(syll))]
+		}
+	}
+	var sk []Sketch
+	for range 400 {
+		var b strings.Builder
+		for b.Len() < 300+r.IntN(700) {
+			b.WriteString(vocab[r.IntN(r.IntN(len(vocab))+1)])
+			b.WriteByte(' ')
+		}
+		sk = append(sk, MakeSketch(Normalize(b.String())))
+	}
+	cands := 0
+	for i := range sk {
+		for j := i + 1; j < len(sk); j++ {
+			if shareBand(sk[i], sk[j]) {
+				cands++
+			}
+		}
+	}
+	if share := float64(cands) / float64(len(sk)*(len(sk)-1)/2); share > 0.08 { // 0.047 measured
+		t.Errorf("unrelated texts of one vocabulary share a band key in %.3f of pairs", share)
+	}
+}
+
+// TestMinOverlapNeverSkipsALongNearPair checks the skip rule above
+// LongText, where similarity is the overlap of three-character runs and the
+// sketch estimates the overlap of four-character runs.
+func TestMinOverlapNeverSkipsALongNearPair(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	checked := 0
+	for range 600 {
+		a := []rune(prose(r, LongText+100+r.IntN(4000)))
+		e := editText(r, a, 1+r.IntN(len(a)/40))
+		sim := TrigramOverlap(a, e)
+		if sim < 0.9 {
+			continue
+		}
+		checked++
+		sa, se := MakeSketch(string(a)), MakeSketch(string(e))
+		_, hi := LengthWindow(len(e), 0.9)
+		if est, floor := Estimate(sa.Mins, se.Mins), MinOverlap(se.Distinct, len(e), hi, 0.9); est < floor {
+			t.Fatalf("long near pair (overlap %.3f) skipped: estimate %.3f below %.3f", sim, est, floor)
+		}
+		if !shareBand(sa, se) {
+			t.Fatalf("long near pair (overlap %.3f) shares no band key", sim)
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("only %d long near pairs generated", checked)
+	}
+}
+
+// EstimateBytes counts exactly the equal bytes, whatever their values and
+// the length.
+func TestEstimateBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for range 2000 {
+		n := 1 + r.IntN(170)
+		a, b := make([]byte, n), make([]byte, n)
+		eq := 0
+		for i := range a {
+			a[i] = byte(r.IntN(256))
+			b[i] = byte(r.IntN(256))
+			if r.IntN(2) == 0 {
+				b[i] = a[i]
+			}
+			if a[i] == b[i] {
+				eq++
+			}
+		}
+		if got := EstimateBytes(a, b); got != float64(eq)/float64(n) {
+			t.Fatalf("EstimateBytes = %v, want %d/%d", got, eq, n)
+		}
+	}
+}
