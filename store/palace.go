@@ -181,6 +181,7 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 			judged[v.id] = Judgement{Verdict: dedup.Distinct, Signals: dedup.Signals{Similarity: v.est, Threshold: threshold}}
 		}
 	}
+	var grams *dedup.GramSet
 	for _, id := range cands {
 		if _, ok := judged[id]; ok {
 			continue
@@ -191,6 +192,13 @@ func judgeBands(r Reader, d *Drawer, rec *DedupRecord, threshold float64, skip m
 				return nil, err
 			}
 			if mins != nil {
+				if grams == nil {
+					grams = dedup.MakeGramSet(rec.Norm)
+				}
+				if grams.CannotReach(norm, threshold) {
+					judged[id] = Judgement{Verdict: dedup.Distinct, Signals: dedup.Signals{Threshold: threshold}}
+					continue
+				}
 				v, sig := dedup.CompareNormalized(norm, rec.Norm, threshold)
 				judged[id] = Judgement{Verdict: v, Signals: sig}
 				continue

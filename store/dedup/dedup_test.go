@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/loci-dev/loci/store/markov"
 )
 
 func TestNormalize(t *testing.T) {
@@ -414,5 +416,63 @@ func TestEstimateBytes(t *testing.T) {
 		if got := EstimateBytes(a, b); got != float64(eq)/float64(n) {
 			t.Fatalf("EstimateBytes = %v, want %d/%d", got, eq, n)
 		}
+	}
+}
+
+// TestGramSetNeverRulesOutANearPair checks the q-gram bound on near pairs
+// at the edge of the threshold (swaps, the costliest edit for runs, among
+// them) and that it rules out most unrelated texts.
+func TestGramSetNeverRulesOutANearPair(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	checked := 0
+	for i := range 6000 {
+		a := []rune(prose(r, MinNearRunes+r.IntN(LongText)))
+		if len(a) > LongText {
+			a = a[:LongText]
+		}
+		var e []rune
+		if i%2 == 0 {
+			e = editText(r, a, 1+len(a)/(9+r.IntN(8)))
+		} else {
+			// Swaps only, spread out.
+			e = append([]rune{}, a...)
+			for p := r.IntN(5); p+1 < len(e) && float64(p) < float64(len(e))*0.98; p += 10 + r.IntN(3) {
+				e[p], e[p+1] = e[p+1], e[p]
+			}
+		}
+		if v, _ := Compare(string(a), string(e), 0.9); v != Near {
+			continue
+		}
+		checked++
+		if MakeGramSet(string(a)).CannotReach(string(e), 0.9) || MakeGramSet(string(e)).CannotReach(string(a), 0.9) {
+			t.Fatalf("near pair ruled out (similarity %.3f)\n%q\n%q", Similarity(string(a), string(e), 0), string(a), string(e))
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d near pairs generated", checked)
+	}
+	// Unrelated texts of natural word and letter statistics.
+	mt := markov.NewText()
+	para := func() string {
+		var b strings.Builder
+		for range 1 + r.IntN(8) {
+			b.WriteString(mt.Sentence(r))
+			b.WriteByte('\n')
+		}
+		return Normalize(b.String())
+	}
+	ruled, pairs := 0, 0
+	for range 2000 {
+		a, b := para(), para()
+		if lo, hi := LengthWindow(len(a), 0.9); len(b) < lo || len(b) > hi {
+			continue
+		}
+		pairs++
+		if MakeGramSet(a).CannotReach(b, 0.9) {
+			ruled++
+		}
+	}
+	if pairs < 100 || ruled < pairs*9/10 {
+		t.Fatalf("only %d of %d unrelated pairs ruled out", ruled, pairs)
 	}
 }

@@ -67,15 +67,7 @@ func MakeSketch(norm string) Sketch {
 	if n <= LongText {
 		grams = make(map[uint64]struct{}, n)
 	}
-	var w [Q]rune
-	seen := 0
-	for _, c := range norm {
-		copy(w[:], w[1:])
-		w[Q-1] = c
-		if seen++; seen < Q {
-			continue
-		}
-		h := runHash(w)
+	eachRun(norm, func(h uint64) {
 		if grams != nil {
 			grams[h] = struct{}{}
 		}
@@ -83,7 +75,7 @@ func MakeSketch(norm string) Sketch {
 		if v := h & 0xffffffff; v < mins[b] {
 			mins[b] = v
 		}
-	}
+	})
 	densify(&mins)
 	out := make([][8]byte, Bands)
 	short := make([]uint16, bins)
@@ -295,4 +287,75 @@ func mix(z uint64) uint64 {
 	z = (z ^ (z >> 33)) * 0xff51afd7ed558ccd
 	z = (z ^ (z >> 33)) * 0xc4ceb9fe1a85ec53
 	return z ^ (z >> 33)
+}
+
+// GramSet is a bitmap of the Q-character runs of one text, to rule out
+// candidates before the exact comparison (the q-gram lemma): with d edits,
+// of which an adjacent swap changes Q+1 runs and any other edit at most Q,
+// at least m-Q+1-(Q+1)d of the other text's m-Q+1 runs occur in this one.
+// Counting the other text's runs found in the bitmap over-counts (runs
+// repeat, bits collide), so a count short of that proves the pair is not
+// near, at a few nanoseconds a run instead of the exact comparison's band
+// of cells per character.
+type GramSet struct {
+	bits  [gramBits / 64]uint64
+	runes int
+}
+
+const gramBits = 1 << 16
+
+// MakeGramSet records the runs of normalised text.
+func MakeGramSet(norm string) *GramSet {
+	s := &GramSet{}
+	s.runes = eachRun(norm, func(h uint64) {
+		b := h & (gramBits - 1)
+		s.bits[b/64] |= 1 << (b % 64)
+	})
+	return s
+}
+
+// CannotReach reports that other (normalised) is provably not a near
+// duplicate of the set's text under edit similarity: fewer of its runs occur
+// in the set than threshold's edits would leave. Above LongText (run
+// overlap instead of edits) it reports false.
+func (s *GramSet) CannotReach(other string, threshold float64) bool {
+	m := utf8.RuneCountInString(other)
+	longest := max(s.runes, m)
+	if longest > LongText {
+		return false
+	}
+	d := int((1-threshold)*float64(longest) + 1e-9)
+	need := m - Q + 1 - (Q+1)*d
+	if need <= 0 {
+		return false
+	}
+	// eachRun's loop written out: this runs for every candidate.
+	hits, n := 0, 0
+	var w0, w1, w2 rune
+	for _, c := range other {
+		if n++; n >= Q {
+			b := runHash([Q]rune{w0, w1, w2, c}) & (gramBits - 1)
+			if s.bits[b/64]&(1<<(b%64)) != 0 {
+				if hits++; hits >= need {
+					return false
+				}
+			}
+		}
+		w0, w1, w2 = w1, w2, c
+	}
+	return true
+}
+
+// eachRun calls fn with the hash of each Q-character run of text and
+// returns the text's length in runes.
+func eachRun(text string, fn func(uint64)) int {
+	var w0, w1, w2 rune
+	n := 0
+	for _, c := range text {
+		if n++; n >= Q {
+			fn(runHash([Q]rune{w0, w1, w2, c}))
+		}
+		w0, w1, w2 = w1, w2, c
+	}
+	return n
 }
