@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -14,28 +15,62 @@ import (
 
 // Submit validates a submission through its kind and queues the job.
 func (j *Jobs) Submit(ctx context.Context, s Submission) (*store.Job, error) {
+	job, _, err := j.submit(ctx, s, false)
+	return job, err
+}
+
+// Join submits s unless a queued job of the same kind, lane and input is
+// waiting: then that job is returned and coalesced is true. A running job
+// does not count, so a request made while one runs queues one follow-up
+// (and further requests join it). Triggers ask this way.
+func (j *Jobs) Join(ctx context.Context, s Submission) (job *store.Job, coalesced bool, err error) {
+	return j.submit(ctx, s, true)
+}
+
+func (j *Jobs) submit(ctx context.Context, s Submission, join bool) (*store.Job, bool, error) {
 	if s.Channel == "" {
 		s.Channel = store.ByUnknown
 	}
 	by, err := store.CheckRequestedBy(s.RequestedBy, s.Channel)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	k, err := j.kind(s.Type, "type")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	plan, err := k.decode(ctx, s)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	job := store.Job{ID: uuid.NewString(), Kind: k.Name, RequestedBy: by, Priority: plan.Priority}
+	job := store.Job{ID: uuid.NewString(), Kind: k.Name, RequestedBy: by, Priority: plan.Priority, Lane: plan.Lane}
 	b, err := json.Marshal(plan.Input)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	job.Input = b
+	type joined struct{ job *store.Job }
 	v, err := j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+		if join {
+			var same *store.Job
+			err := tx.QueuedJobs(func(q *store.Job) bool {
+				if q.Kind != job.Kind || q.Lane != job.Lane {
+					return true
+				}
+				in, err := tx.JobInput(q.ID)
+				if err == nil && bytes.Equal(in, job.Input) {
+					same = q
+					return false
+				}
+				return true
+			})
+			if err != nil {
+				return nil, err
+			}
+			if same != nil {
+				return joined{same}, nil
+			}
+		}
 		next, err := store.Apply(job, store.JobEvent{Kind: store.EvSubmit, At: tx.Now()})
 		if err != nil {
 			return nil, err
@@ -46,10 +81,13 @@ func (j *Jobs) Submit(ctx context.Context, s Submission) (*store.Job, error) {
 		return &next, tx.Log(store.ChangeJob, store.ActionCreated, next.ID)
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if w, ok := v.(joined); ok {
+		return w.job, true, nil
 	}
 	j.kick()
-	return v.(*store.Job), nil
+	return v.(*store.Job), false, nil
 }
 
 // CheckAudit checks that id names a completed audit job (a repair's

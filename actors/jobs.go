@@ -335,9 +335,13 @@ func (d *dispatcher) claim(c actor.Context) {
 	for !j.draining.Load() {
 		j.mu.Lock()
 		n, bg := len(j.runs), 0
+		busy := map[string]bool{}
 		for _, r := range j.runs {
 			if j.background(r.Job.Kind) {
 				bg++
+			}
+			if r.Job.Lane != "" {
+				busy[r.Job.Lane] = true
 			}
 		}
 		j.mu.Unlock()
@@ -347,7 +351,7 @@ func (d *dispatcher) claim(c actor.Context) {
 		v, err := j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
 			var pick *store.Job
 			err := tx.QueuedJobs(func(job *store.Job) bool {
-				if j.background(job.Kind) && bg >= bgMax {
+				if j.background(job.Kind) && bg >= bgMax || busy[job.Lane] {
 					return true
 				}
 				pick = job

@@ -2,9 +2,11 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -269,5 +271,73 @@ func TestWakeUpSkipsTooLargeItems(t *testing.T) {
 	}
 	if _, err := j.Palace.WakeUp(ctx, "", "", 0, 0); !fault.Is(err, fault.InputInvalid) {
 		t.Fatalf("no agent: %v", err)
+	}
+}
+
+// Jobs of one lane never run at once, whatever the free slots; Join joins
+// a queued job of the same kind, lane and input, never a running one.
+func TestLanesAndJoin(t *testing.T) {
+	j := newJobs(t, JobConfig{MaxConcurrency: 4, BackgroundConcurrency: 4, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second})
+	release := make(chan struct{})
+	var running, most atomic.Int32
+	lane := Define("laned", Spec[struct {
+		Lane string `json:"lane"`
+		N    int    `json:"n"`
+	}]{
+		Decode: func(_ context.Context, _ Submission, p struct {
+			Lane string `json:"lane"`
+			N    int    `json:"n"`
+		}) (Plan, error) {
+			return Plan{Input: p, Priority: store.PriorityNormal, Lane: p.Lane}, nil
+		},
+		Run: func(ctx context.Context, r *Run) (any, error) {
+			n := running.Add(1)
+			for {
+				m := most.Load()
+				if n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			<-release
+			running.Add(-1)
+			return nil, nil
+		}})
+	j.Register(lane)
+	if err := j.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer j.Stop(context.Background())
+	sub := func(params string) (*store.Job, bool) {
+		job, coalesced, err := j.Join(context.Background(), Submission{Type: "laned", Params: json.RawMessage(params)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return job, coalesced
+	}
+	first, c1 := sub(`{"lane":"a","n":1}`)
+	waitStatus(t, j, first.ID, store.JobRunning)
+	// Same input while the first runs: queued, not joined with the running one.
+	second, c2 := sub(`{"lane":"a","n":1}`)
+	third, c3 := sub(`{"lane":"a","n":1}`)
+	other, c4 := sub(`{"lane":"a","n":2}`)
+	if c1 || c2 || !c3 || third.ID != second.ID || c4 || other.ID == second.ID {
+		t.Fatalf("join: %v %v %v(%s=%s) %v", c1, c2, c3, third.ID, second.ID, c4)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if job := waitStatus(t, j, second.ID, store.JobQueued, store.JobRunning); job.Status != store.JobQueued {
+		t.Fatalf("second job of lane a is %s while the first runs", job.Status)
+	}
+	close(release)
+	for _, id := range []string{first.ID, second.ID, other.ID} {
+		waitStatus(t, j, id, store.JobCompleted)
+	}
+	if most.Load() != 1 {
+		t.Fatalf("%d jobs of one lane ran at once", most.Load())
+	}
+	// Submit (not Join) never joins.
+	a, _ := j.Submit(context.Background(), Submission{Type: "laned", Params: json.RawMessage(`{"lane":"b"}`)})
+	b, _ := j.Submit(context.Background(), Submission{Type: "laned", Params: json.RawMessage(`{"lane":"b"}`)})
+	if a.ID == b.ID {
+		t.Fatal("Submit joined")
 	}
 }

@@ -33,6 +33,8 @@ type Submission struct {
 type Plan struct {
 	Input    any
 	Priority store.Priority
+	// Lane is the job's store.Job.Lane: what it uses alone.
+	Lane string
 }
 
 // Tool describes the MCP tool that submits a kind's jobs; its arguments are

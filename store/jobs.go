@@ -100,6 +100,10 @@ type Job struct {
 	LeaseExpiresAt   *time.Time
 	PauseRequested   bool
 	CancelRequested  bool
+	// Lane, when set, is a resource the job uses alone: no two jobs of one
+	// lane run at once (two mine jobs of one source would race for its
+	// cursor). A queued job waits while its lane is busy.
+	Lane string
 	// Input is what the job was submitted with (a checkpoint payload, an
 	// audit's wing, ...). It is stored apart (Reader.JobInput), never
 	// shown in events or job answers.

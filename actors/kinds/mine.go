@@ -80,11 +80,12 @@ func Mine(m Mining) actors.Kind {
 		Tool: &actors.Tool{Name: "loci_mine", Description: "Mine a directory (absolute path on the daemon's machine) into drawers: each file becomes drawers in room files of a wing, kept current by mining again. Returns the job at once.",
 			Idempotent: true, OpenWorld: true, Unoffered: []string{"max_documents"}},
 		Decode: func(ctx context.Context, s actors.Submission, p mineParams) (actors.Plan, error) {
-			in, _, err := m.plan(p)
+			in, id, err := m.plan(p)
 			if err != nil {
 				return actors.Plan{}, err
 			}
-			return actors.Plan{Input: in}, nil
+			// One mine job at a time per source: its cursor is one.
+			return actors.Plan{Input: in, Lane: "source:" + id.Key()}, nil
 		},
 		Run: m.run,
 	})

@@ -180,6 +180,7 @@ type jobRecord struct {
 	PauseRequested   bool            `json:"pause_requested"`
 	CancelRequested  bool            `json:"cancel_requested"`
 	Priority         int             `json:"priority"`
+	Lane             string          `json:"lane,omitempty"`
 }
 
 func jobRec(j *store.Job) *jobRecord {
@@ -187,7 +188,7 @@ func jobRec(j *store.Job) *jobRecord {
 		UpdatedAt: j.UpdatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt, Attempt: j.Attempt,
 		RecoveryAttempts: j.RecoveryAttempts, Checkpoint: j.Checkpoint, Result: j.Result, Error: j.Error,
 		LeaseOwner: j.LeaseOwner, LeaseExpiresAt: j.LeaseExpiresAt, PauseRequested: j.PauseRequested,
-		CancelRequested: j.CancelRequested, Priority: int(j.Priority)}
+		CancelRequested: j.CancelRequested, Priority: int(j.Priority), Lane: j.Lane}
 	r.Progress.Current, r.Progress.Total, r.Progress.Message = j.Progress.Current, j.Progress.Total, j.Progress.Message
 	return r
 }
@@ -198,7 +199,7 @@ func (r *jobRecord) job() *store.Job {
 		FinishedAt: r.FinishedAt, Progress: store.Progress{Current: r.Progress.Current, Total: r.Progress.Total, Message: r.Progress.Message},
 		Attempt: r.Attempt, RecoveryAttempts: r.RecoveryAttempts, Checkpoint: r.Checkpoint, Result: r.Result,
 		Error: r.Error, LeaseOwner: r.LeaseOwner, LeaseExpiresAt: r.LeaseExpiresAt,
-		PauseRequested: r.PauseRequested, CancelRequested: r.CancelRequested}
+		PauseRequested: r.PauseRequested, CancelRequested: r.CancelRequested, Lane: r.Lane}
 }
 
 type authRecord struct {
