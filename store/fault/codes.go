@@ -70,6 +70,10 @@ const (
 	MinerConfigFile           Code = "loci::miner::config_file"
 	MinerNotRunnable          Code = "loci::miner::not_runnable"
 	MinerDisabled             Code = "loci::miner::disabled"
+	TriggerInvalid            Code = "loci::trigger::invalid"
+	TriggerNotActivatable     Code = "loci::trigger::not_activatable"
+	TriggerDisabled           Code = "loci::trigger::disabled"
+	TriggerNotFound           Code = "loci::trigger::not_found"
 )
 
 // statuses is the one table of HTTP statuses, one per code.
@@ -129,6 +133,10 @@ var statuses = map[Code]int{
 	MinerConfigFile:           409,
 	MinerNotRunnable:          409,
 	MinerDisabled:             409,
+	TriggerInvalid:            400,
+	TriggerNotActivatable:     409,
+	TriggerDisabled:           409,
+	TriggerNotFound:           404,
 }
 
 // Status is the HTTP status of the code; 500 for a code not in the table.

@@ -1,0 +1,201 @@
+package triggers
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/loci-dev/loci/store/fault"
+)
+
+func TestCheckSettings(t *testing.T) {
+	bad := []struct {
+		typ string
+		raw map[string]string
+		key string
+	}{
+		{"cron", nil, "type"},
+		{Schedule, nil, "settings.every"},
+		{Schedule, map[string]string{"every": "500ms"}, "settings.every"},
+		{Schedule, map[string]string{"every": "0s"}, "settings.every"},
+		{Schedule, map[string]string{"every": "10 minutes"}, "settings.every"},
+		{Schedule, map[string]string{"every": "12h", "at": "06:00"}, "settings.at"},
+		{Schedule, map[string]string{"every": "1d", "at": "6:00"}, "settings.at"},
+		{Schedule, map[string]string{"every": "1d", "at": "25:00"}, "settings.at"},
+		{Schedule, map[string]string{"every": "1h", "path": "/x"}, "settings.path"},
+		{Poll, map[string]string{"every": "1m", "max_backoff": "30s"}, "settings.max_backoff"},
+		{Watch, map[string]string{"path": "relative"}, "settings.path"},
+		{Watch, map[string]string{"path": "/x", "debounce": "50ms"}, "settings.debounce"},
+		{Watch, map[string]string{"path": "/x", "debounce": "2h"}, "settings.debounce"},
+		{Watch, map[string]string{"path": "/x", "recursive": "maybe"}, "settings.recursive"},
+		{Webhook, map[string]string{"auth": "basic"}, "settings.auth"},
+		{Webhook, map[string]string{"encoding": "base32"}, "settings.encoding"},
+		{Webhook, map[string]string{"header": "x sig"}, "settings.header"},
+		{Webhook, map[string]string{"every": "1m"}, "settings.every"},
+		{Webhook, map[string]string{"secret": "x"}, "settings.secret"},
+		{Webhook, map[string]string{"prefix": "ghp_16C7e42F292c6912E7710c838347Ae178B4a"}, "settings.prefix"},
+	}
+	for _, c := range bad {
+		_, err := Check(c.typ, c.raw)
+		e := fault.As(err)
+		if err == nil || e.Code != fault.TriggerInvalid || !strings.HasPrefix(e.Msg, c.key+":") {
+			t.Errorf("%s %v: %v, want loci::trigger::invalid naming %s", c.typ, c.raw, err, c.key)
+		}
+	}
+	s, err := Check(Poll, map[string]string{"every": "1m"})
+	if err != nil || s.Every != time.Minute || s.MaxBackoff != 8*time.Minute {
+		t.Fatalf("poll defaults: %+v %v", s, err)
+	}
+	s, err = Check(Watch, map[string]string{"path": "/srv"})
+	if err != nil || s.Debounce != 2*time.Second || !s.Recursive {
+		t.Fatalf("watch defaults: %+v %v", s, err)
+	}
+	s, err = Check(Webhook, nil)
+	if err != nil || s.Auth != AuthHMAC || s.Header != "x-hub-signature-256" || s.Prefix != "sha256=" || s.Encoding != EncHex {
+		t.Fatalf("webhook defaults: %+v %v", s, err)
+	}
+	s, err = Check(Webhook, map[string]string{"auth": "token"})
+	if err != nil || s.Header != "x-loci-token" || s.Prefix != "" {
+		t.Fatalf("token webhook defaults: %+v %v", s, err)
+	}
+	if _, err := Check(Schedule, map[string]string{"every": "2d", "at": "06:30"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, ok := range map[string]bool{"nightly": true, "a-b_c9": true, "": false, "reload": false, "Nightly": false, "a b": false} {
+		if (Name(name) == "") != ok {
+			t.Errorf("Name(%q) = %q", name, Name(name))
+		}
+	}
+}
+
+func TestScheduleTimes(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	s, _ := Check(Schedule, map[string]string{"every": "15m"})
+	if due := s.NextDue(now); !due.Equal(now.Add(15 * time.Minute)) {
+		t.Fatalf("first due %v: one interval away", due)
+	}
+	// Down for 5 hours: fires once, then keeps its grid.
+	due := now.Add(15 * time.Minute)
+	later := now.Add(5*time.Hour + 7*time.Minute)
+	if next := s.After(due, later); !next.Equal(now.Add(5*time.Hour + 15*time.Minute)) {
+		t.Fatalf("after downtime next %v", next)
+	}
+	d, _ := Check(Schedule, map[string]string{"every": "1d", "at": "06:00"})
+	if due := d.NextDue(now); !due.Equal(time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)) {
+		t.Fatalf("at 06:00 from 10:00: %v", due)
+	}
+	if due := d.NextDue(time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)); !due.Equal(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)) {
+		t.Fatalf("at 06:00 from 05:00: %v", due)
+	}
+	p, _ := Check(Poll, map[string]string{"every": "1m", "max_backoff": "5m"})
+	want := []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 5 * time.Minute, 5 * time.Minute}
+	for i, w := range want {
+		if got := p.Backoff(i); got != w {
+			t.Fatalf("backoff after %d failures %v, want %v", i, got, w)
+		}
+	}
+}
+
+// The example of GitHub's documentation on validating webhook deliveries.
+func TestVerifyGitHubSignature(t *testing.T) {
+	s, _ := Check(Webhook, nil)
+	secret, body := []byte("It's a Secret to Everybody"), []byte("Hello, World!")
+	sig := "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+	if !s.Verify(secret, body, sig) || s.Sign(secret, body) != sig {
+		t.Fatal("GitHub's example signature refused")
+	}
+	for _, v := range []string{"", "757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17", sig[:len(sig)-1] + "8", "sha256=zz"} {
+		if s.Verify(secret, body, v) {
+			t.Errorf("%q verified", v)
+		}
+	}
+	if s.Verify(nil, body, sig) || s.Verify(secret, []byte("Hello, World?"), sig) {
+		t.Fatal("verified without the secret or with another body")
+	}
+	b64, _ := Check(Webhook, map[string]string{"encoding": "base64", "prefix": ""})
+	if v := b64.Sign(secret, body); !b64.Verify(secret, body, v) || strings.HasPrefix(v, "sha256=") {
+		t.Fatalf("base64 %q", v)
+	}
+	tok, _ := Check(Webhook, map[string]string{"auth": "token", "prefix": "Bearer "})
+	if !tok.Verify(secret, body, "Bearer "+string(secret)) || tok.Verify(secret, body, string(secret)) {
+		t.Fatal("token auth")
+	}
+}
+
+// A burst of changes is one call, once quiet for the debounce.
+func TestDebounce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		changes := make(chan struct{})
+		var fired atomic.Int32
+		go Debounce(ctx, changes, 2*time.Second, func() { fired.Add(1) })
+		for range 500 {
+			changes <- struct{}{}
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(1900 * time.Millisecond)
+		synctest.Wait()
+		if fired.Load() != 0 {
+			t.Fatal("fired before the debounce")
+		}
+		time.Sleep(200 * time.Millisecond)
+		synctest.Wait()
+		if fired.Load() != 1 {
+			t.Fatalf("fired %d times for one burst", fired.Load())
+		}
+		changes <- struct{}{}
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		if fired.Load() != 2 {
+			t.Fatalf("fired %d times for two bursts", fired.Load())
+		}
+	})
+}
+
+// A real directory: a new file fires, a file in a new subdirectory fires,
+// churn in .git does not.
+func TestWatchDir(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+	s, _ := Check(Watch, map[string]string{"path": dir, "debounce": "100ms"})
+	fired := make(chan struct{}, 10)
+	ready := make(chan struct{})
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- WatchDir(ctx, s, func() { fired <- struct{}{} }, func() { close(ready) }) }()
+	<-ready
+	wait := func(want bool, what string) {
+		t.Helper()
+		select {
+		case <-fired:
+			if !want {
+				t.Fatalf("%s fired", what)
+			}
+		case <-time.After(time.Second):
+			if want {
+				t.Fatalf("%s did not fire", what)
+			}
+		}
+	}
+	os.WriteFile(filepath.Join(dir, ".git", "index"), []byte("x"), 0o644)
+	wait(false, ".git churn")
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("x"), 0o644)
+	wait(true, "a new file")
+	os.MkdirAll(filepath.Join(dir, "sub", "deeper"), 0o755)
+	wait(true, "a new directory")
+	os.WriteFile(filepath.Join(dir, "sub", "deeper", "b.txt"), []byte("x"), 0o644)
+	wait(true, "a file in a new directory")
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if err := WatchDir(t.Context(), Settings{Path: filepath.Join(dir, "missing"), Debounce: time.Second}, func() {}, nil); err == nil {
+		t.Fatal("watching a missing directory did not fail")
+	}
+}

@@ -1,0 +1,147 @@
+package triggers
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/loci-dev/loci/sources"
+)
+
+// WatchDir watches s.Path (and, when s.Recursive, every directory under it
+// that the directory source would read: skipped directories such as .git
+// are neither watched nor able to fire) and calls fire once a change has
+// been followed by s.Debounce of quiet. It returns when ctx ends (nil) or
+// when watching fails (the caller retries with a growing wait). ready, if
+// not nil, is called once the watches are set.
+func WatchDir(ctx context.Context, s Settings, fire func(), ready func()) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	info, err := os.Stat(s.Path)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return errors.New(s.Path + " is not a directory")
+	}
+	if err := add(w, s.Path, s.Recursive); err != nil {
+		return err
+	}
+	if ready != nil {
+		ready()
+	}
+	changes := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case changes <- struct{}{}:
+		default:
+		}
+	}
+	done := make(chan struct{})
+	defer func() { <-done }()
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		defer close(done)
+		Debounce(dctx, changes, s.Debounce, fire)
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err, ok := <-w.Errors:
+			if !ok {
+				return errors.New("the watcher closed")
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				signal() // events were lost: something changed
+				continue
+			}
+			return err
+		case ev, ok := <-w.Events:
+			if !ok {
+				return errors.New("the watcher closed")
+			}
+			if skipped(s.Path, ev.Name) {
+				continue
+			}
+			if ev.Has(fsnotify.Create) && s.Recursive {
+				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+					// A new directory: watch it and what it already holds
+					// (files made before the watch was set would be missed).
+					_ = add(w, ev.Name, true)
+				}
+			}
+			if ev.Op == fsnotify.Chmod {
+				continue // a mode change alone is not a change of content
+			}
+			signal()
+		}
+	}
+}
+
+// Debounce calls fire once changes has been quiet for d after a signal,
+// until ctx ends: a burst of changes is one call.
+func Debounce(ctx context.Context, changes <-chan struct{}, d time.Duration, fire func()) {
+	timer := time.NewTimer(d)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+			timer.Reset(d)
+		case <-timer.C:
+			fire()
+		}
+	}
+}
+
+// add watches dir and, when recursive, its subdirectories that are not
+// skipped.
+func add(w *fsnotify.Watcher, dir string, recursive bool) error {
+	if !recursive {
+		return w.Add(dir)
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir {
+				return err
+			}
+			return nil // vanished or unreadable below the root: not watched
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if p != dir && sources.SkippedDir(d.Name()) {
+			return filepath.SkipDir
+		}
+		return w.Add(p)
+	})
+}
+
+// skipped reports a path under root inside a skipped directory (or a
+// skipped directory itself).
+func skipped(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." {
+		return false
+	}
+	dir := rel
+	for dir != "." && dir != "/" && dir != "" {
+		if sources.SkippedDir(filepath.Base(dir)) {
+			return true
+		}
+		dir = filepath.Dir(dir)
+	}
+	return false
+}
