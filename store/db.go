@@ -60,6 +60,7 @@ type Reader interface {
 	JobReader
 	AuthReader
 	SourceReader
+	TriggerReader
 }
 
 // PalaceReader reads wings, rooms and drawers.
@@ -178,6 +179,7 @@ type Tx interface {
 	LogWriter
 	AuthWriter
 	SourceWriter
+	TriggerWriter
 }
 
 // PalaceWriter writes wings, rooms and drawers.
@@ -214,6 +216,32 @@ type JobWriter interface {
 	PutJob(j, prev *Job) error
 	// PutJobFact stores a checkpoint item's fact operation as given.
 	PutJobFact(jobID string, index int, fact json.RawMessage) error
+}
+
+// TriggerReader reads what the daemon remembers about triggers (never
+// whether they are enabled: that lives only in the configuration file).
+type TriggerReader interface {
+	// TriggerState is a trigger's state by name; nil when none is kept.
+	TriggerState(name string) (*TriggerState, error)
+	// TriggerStates visits every trigger state until fn returns false.
+	TriggerStates(fn func(*TriggerState) bool) error
+	// Delivery is a webhook delivery remembered by its trigger and id; nil
+	// when none.
+	Delivery(trigger, id string) (*Delivery, error)
+	// Deliveries visits every remembered delivery until fn returns false.
+	Deliveries(fn func(*Delivery) bool) error
+}
+
+// TriggerWriter writes trigger state and webhook deliveries.
+type TriggerWriter interface {
+	// PutTriggerState stores a trigger's state (replacing it).
+	PutTriggerState(s *TriggerState) error
+	// DeleteTriggerState forgets a trigger: its state and its deliveries.
+	DeleteTriggerState(name string) error
+	// PutDelivery stores a delivery (replacing it).
+	PutDelivery(d *Delivery) error
+	// DeleteDelivery forgets a delivery.
+	DeleteDelivery(trigger, id string) error
 }
 
 // SourceWriter writes mining's per-source state.

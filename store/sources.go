@@ -260,3 +260,30 @@ func CheckSourceKey(key string) error {
 	}
 	return nil
 }
+
+// TriggerState is what the daemon remembers about a trigger between runs.
+type TriggerState struct {
+	Name string
+	// Due is a running schedule's next slot; nil while the trigger is not
+	// running, so that enabling it again never fires at once.
+	Due *time.Time
+	// Counters.
+	Fired, Coalesced, Failed, Deliveries int64
+	// LastFired and LastJob are the last request that queued or joined a
+	// job; LastError the last failure ("" after a success); Failures the
+	// consecutive failures (a poll backs off by them).
+	LastFired *time.Time
+	LastJob   string
+	LastError string
+	Failures  int
+}
+
+// Delivery is an accepted webhook delivery: remembered by its delivery id
+// (seven days) so that a repeat is not run again. Job is empty from its
+// acceptance until its run was asked for: such a delivery is recovered.
+type Delivery struct {
+	Trigger    string
+	ID         string
+	AcceptedAt time.Time
+	Job        string
+}

@@ -275,3 +275,43 @@ func (r *documentRecord) state() *store.DocumentState {
 	}
 	return d
 }
+
+// triggerRecord is a trigger's state (tg/<name>).
+type triggerRecord struct {
+	Name       string     `json:"name"`
+	Due        *time.Time `json:"due,omitempty"`
+	Fired      int64      `json:"fired"`
+	Coalesced  int64      `json:"coalesced"`
+	Failed     int64      `json:"failed"`
+	Deliveries int64      `json:"deliveries"`
+	LastFired  *time.Time `json:"last_fired,omitempty"`
+	LastJob    string     `json:"last_job,omitempty"`
+	LastError  string     `json:"last_error,omitempty"`
+	Failures   int        `json:"failures,omitempty"`
+}
+
+func triggerRec(s *store.TriggerState) *triggerRecord {
+	return &triggerRecord{Name: s.Name, Due: s.Due, Fired: s.Fired, Coalesced: s.Coalesced, Failed: s.Failed, Deliveries: s.Deliveries,
+		LastFired: s.LastFired, LastJob: s.LastJob, LastError: s.LastError, Failures: s.Failures}
+}
+
+func (r *triggerRecord) state() *store.TriggerState {
+	return &store.TriggerState{Name: r.Name, Due: r.Due, Fired: r.Fired, Coalesced: r.Coalesced, Failed: r.Failed, Deliveries: r.Deliveries,
+		LastFired: r.LastFired, LastJob: r.LastJob, LastError: r.LastError, Failures: r.Failures}
+}
+
+// deliveryRecord is an accepted webhook delivery (tgd/<trigger>/<id>).
+type deliveryRecord struct {
+	Trigger    string    `json:"trigger"`
+	ID         string    `json:"id"`
+	AcceptedAt time.Time `json:"accepted_at"`
+	Job        string    `json:"job,omitempty"`
+}
+
+func deliveryRec(d *store.Delivery) *deliveryRecord {
+	return &deliveryRecord{Trigger: d.Trigger, ID: d.ID, AcceptedAt: d.AcceptedAt, Job: d.Job}
+}
+
+func (r *deliveryRecord) delivery() *store.Delivery {
+	return &store.Delivery{Trigger: r.Trigger, ID: r.ID, AcceptedAt: r.AcceptedAt, Job: r.Job}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/triggers"
 )
 
 // Config is the whole configuration.
@@ -41,6 +42,9 @@ type Config struct {
 	// a source with options and a credential that miners name as their
 	// source.
 	SourceConfigs map[string]SourceConfig `toml:"source_configs" json:"-"`
+	// Triggers ask for miner runs automatically ([triggers.<name>]).
+	// Enablement lives only here.
+	Triggers map[string]Trigger `toml:"triggers" json:"-"`
 
 	// File is the configuration file that was read, or "" when none was.
 	File string `toml:"-" json:"config_file,omitempty"`
@@ -162,6 +166,28 @@ func (c *CredentialRef) Kind() string {
 		return "oauth"
 	}
 	return ""
+}
+
+// Trigger is an opt-in rule that asks for a miner run automatically: a
+// type (schedule, poll, watch, webhook), its settings, a credential for a
+// webhook's shared secret, and whether it is enabled (default false).
+type Trigger struct {
+	Miner      string         `toml:"miner"`
+	Type       string         `toml:"type"`
+	Enabled    bool           `toml:"enabled"`
+	Credential *CredentialRef `toml:"credential"`
+	// Settings are the type's settings (triggers.Keys); values are
+	// strings, or booleans and numbers written as TOML allows.
+	Settings map[string]any `toml:"settings"`
+}
+
+// SettingStrings is Settings with every value as a string.
+func (t Trigger) SettingStrings() map[string]string {
+	out := make(map[string]string, len(t.Settings))
+	for k, v := range t.Settings {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
 }
 
 // MinerSchedule is a miner's timetable: every (s, m, h, d; at least 1 s),
@@ -476,6 +502,9 @@ func (c *Config) Validate() error {
 		return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file, environment or flags",
 			"%s: "+format, append([]any{key}, args...)...)
 	}
+	if err := c.checkTriggers(); err != nil {
+		return err
+	}
 	if err := c.checkMiners(); err != nil {
 		return err
 	}
@@ -600,6 +629,34 @@ func (c *Config) checkMiners() error {
 		}
 		if m.MaxDocuments != nil && *m.MaxDocuments < 0 {
 			return bad(".max_documents", "must not be negative (0 is unlimited)")
+		}
+	}
+	return nil
+}
+
+// checkTriggers checks each trigger definition: its name, a miner named,
+// the type's settings (triggers.Check) and the credential's shape. Whether
+// its miner exists and can run is its status, decided by the daemon.
+func (c *Config) checkTriggers() error {
+	for name, t := range c.Triggers {
+		key := "triggers." + name
+		bad := func(field, problem string) error {
+			return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file", "%s%s: %s", key, field, problem)
+		}
+		if p := triggers.Name(name); p != "" {
+			return bad("", "the name "+p)
+		}
+		if p := MinerName(t.Miner); p != "" {
+			return bad(".miner", "the miner name "+p)
+		}
+		if _, err := triggers.Check(t.Type, t.SettingStrings()); err != nil {
+			return bad("", fault.As(err).Msg)
+		}
+		if t.Credential != nil && t.Credential.Kind() != "env" && t.Credential.Kind() != "file" {
+			return bad(".credential", "give exactly one of env or file (the webhook's shared secret)")
+		}
+		if t.Credential != nil && t.Credential.Env != "" && t.Credential.File != "" {
+			return bad(".credential", "give exactly one of env or file")
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/triggers"
 )
 
 // SetMinerEnabled sets enabled = true or false in the [miners.<name>]
@@ -17,12 +18,25 @@ import (
 // formatting included, as it was. The file is replaced atomically (a
 // temporary file beside it, synced, then renamed), keeping its mode.
 func SetMinerEnabled(file, name string, enabled bool) error {
-	if file == "" {
-		return fault.New(fault.MinerConfigFile, "no configuration file was read, so there is no file to change",
-			"create one with the miner's [miners.<name>] table, name it with --config or LOCI_CONFIG, and restart")
-	}
 	if p := MinerName(name); p != "" {
 		return fault.Invalid("name", "the miner name "+p)
+	}
+	return setEnabled(file, "miners", name, enabled)
+}
+
+// SetTriggerEnabled sets enabled in a [triggers.<name>] table as
+// SetMinerEnabled does in a miner's.
+func SetTriggerEnabled(file, name string, enabled bool) error {
+	if p := triggers.Name(name); p != "" {
+		return fault.New(fault.TriggerInvalid, "name: the trigger name "+p, "name the trigger with lowercase letters, digits, - and _")
+	}
+	return setEnabled(file, "triggers", name, enabled)
+}
+
+func setEnabled(file, section, name string, enabled bool) error {
+	if file == "" {
+		return fault.New(fault.MinerConfigFile, "no configuration file was read, so there is no file to change",
+			"create one with the ["+section+".<name>] table, name it with --config or LOCI_CONFIG, and restart")
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -30,7 +44,7 @@ func SetMinerEnabled(file, name string, enabled bool) error {
 	}
 	text := string(b)
 	lines := strings.SplitAfter(text, "\n")
-	header := regexp.MustCompile(`^\s*\[\s*miners\s*\.\s*"?` + regexp.QuoteMeta(name) + `"?\s*\]\s*(#.*)?$`)
+	header := regexp.MustCompile(`^\s*\[\s*` + section + `\s*\.\s*"?` + regexp.QuoteMeta(name) + `"?\s*\]\s*(#.*)?$`)
 	anyHeader := regexp.MustCompile(`^\s*\[`)
 	key := regexp.MustCompile(`^(\s*)enabled(\s*)=(\s*)(true|false)(.*)$`)
 	value := fmt.Sprint(enabled)
@@ -42,8 +56,8 @@ func SetMinerEnabled(file, name string, enabled bool) error {
 		}
 	}
 	if start < 0 {
-		return fault.Newf(fault.MinerConfigFile, "miners are changed in their own [miners.<name>] table; edit the file by hand if it is written otherwise",
-			"%s has no [miners.%s] table", file, name)
+		return fault.Newf(fault.MinerConfigFile, "each is changed in its own ["+section+".<name>] table; edit the file by hand if it is written otherwise",
+			"%s has no [%s.%s] table", file, section, name)
 	}
 	done := false
 	for i := start + 1; i < len(lines) && !anyHeader.MatchString(lines[i]); i++ {
@@ -147,6 +161,41 @@ func putTable(file, section, name, table string) error {
 	}
 	out += strings.Join(lines[end:], "")
 	return writeAtomic(file, []byte(out))
+}
+
+// PutTriggerTable writes a trigger's table ([triggers.<name>]) as
+// PutMinerTable writes a miner's.
+func PutTriggerTable(file, name string, t Trigger) error {
+	return putTable(file, "triggers", name, TriggerTable(name, t))
+}
+
+// DeleteTriggerTable removes a trigger's table.
+func DeleteTriggerTable(file, name string) error { return deleteTable(file, "triggers", name) }
+
+// TriggerTable renders a trigger as its TOML table (settings inline, so
+// that the table is one block).
+func TriggerTable(name string, t Trigger) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[triggers.%s]\nminer = %s\ntype = %s\nenabled = %v\n", name, tomlString(t.Miner), tomlString(t.Type), t.Enabled)
+	if len(t.Settings) > 0 {
+		keys := make([]string, 0, len(t.Settings))
+		for k := range t.Settings {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			v := fmt.Sprint(t.Settings[k])
+			if bv, ok := t.Settings[k].(bool); ok {
+				parts[i] = tomlString(k) + " = " + fmt.Sprint(bv)
+			} else {
+				parts[i] = tomlString(k) + " = " + tomlString(v)
+			}
+		}
+		fmt.Fprintf(&b, "settings = { %s }\n", strings.Join(parts, ", "))
+	}
+	writeCredential(&b, t.Credential)
+	return b.String()
 }
 
 // DeleteMinerTable removes a miner's table from a configuration file.

@@ -51,6 +51,7 @@ func Run(t *testing.T, b Backend) {
 		{"RemovalAndCounts", testRemovalAndCounts},
 		{"AuthState", testAuthState},
 		{"Sources", testSources},
+		{"Triggers", testTriggers},
 		{"Embeddings", testEmbeddings},
 		{"Jobs", testJobs},
 		{"Meta", testMeta},
@@ -778,6 +779,62 @@ func testSources(t *testing.T, b Backend) {
 		}
 		if c, err := r.CountSourceDocuments(id.Key()); err != nil || c != 2 {
 			return fmt.Errorf("documents of the source: %d %v", c, err)
+		}
+		return nil
+	})
+}
+
+func testTriggers(t *testing.T, b Backend) {
+	db := open(t, b)
+	due := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	st := store.TriggerState{Name: "hook", Due: &due, Fired: 3, Coalesced: 1, Failed: 2, Deliveries: 4, LastFired: &due, LastJob: "j1", LastError: "boom", Failures: 2}
+	update(t, db, func(tx store.Tx) error {
+		for _, f := range []func() error{
+			func() error { return tx.PutTriggerState(&st) },
+			func() error { return tx.PutTriggerState(&store.TriggerState{Name: "hook-b"}) },
+			func() error { return tx.PutDelivery(&store.Delivery{Trigger: "hook", ID: "d1", AcceptedAt: due}) },
+			func() error { return tx.PutDelivery(&store.Delivery{Trigger: "hook", ID: "d2/x", AcceptedAt: due, Job: "j2"}) },
+			func() error { return tx.PutDelivery(&store.Delivery{Trigger: "hook-b", ID: "d1", AcceptedAt: due}) },
+		} {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	count := func(r store.Reader) (states, deliveries int) {
+		r.TriggerStates(func(*store.TriggerState) bool { states++; return true })
+		r.Deliveries(func(*store.Delivery) bool { deliveries++; return true })
+		return
+	}
+	view(t, db, func(r store.Reader) error {
+		got, err := r.TriggerState("hook")
+		if err != nil || got == nil || !got.Due.Equal(due) || got.Fired != 3 || got.Coalesced != 1 || got.Failed != 2 || got.Deliveries != 4 ||
+			got.LastJob != "j1" || got.LastError != "boom" || got.Failures != 2 || !got.LastFired.Equal(due) {
+			return fmt.Errorf("trigger state: %+v %v", got, err)
+		}
+		if none, err := r.TriggerState("nope"); none != nil || err != nil {
+			return fmt.Errorf("unknown trigger: %+v %v", none, err)
+		}
+		d, err := r.Delivery("hook", "d2/x")
+		if err != nil || d == nil || d.Job != "j2" || !d.AcceptedAt.Equal(due) {
+			return fmt.Errorf("delivery: %+v %v", d, err)
+		}
+		if s, n := count(r); s != 2 || n != 3 {
+			return fmt.Errorf("%d states and %d deliveries, want 2 and 3", s, n)
+		}
+		return nil
+	})
+	// Forgetting a trigger forgets its deliveries, not another's.
+	update(t, db, func(tx store.Tx) error {
+		if err := tx.DeleteDelivery("hook-b", "d1"); err != nil {
+			return err
+		}
+		return tx.DeleteTriggerState("hook")
+	})
+	view(t, db, func(r store.Reader) error {
+		if s, n := count(r); s != 1 || n != 0 {
+			return fmt.Errorf("after removal %d states and %d deliveries, want 1 and 0", s, n)
 		}
 		return nil
 	})
