@@ -62,11 +62,16 @@ type Reloaded struct {
 // unreadable or invalid file is loci::miner::config_file, and the miners
 // stay as they were (the daemon keeps serving).
 func (m *Miners) Reload() (Reloaded, error) {
-	var r Reloaded
 	if m.Load == nil {
-		return r, fault.New(fault.MinerConfigFile, "this daemon cannot reload its configuration", "restart it")
+		return Reloaded{}, fault.New(fault.MinerConfigFile, "this daemon cannot reload its configuration", "restart it")
 	}
-	c, err := m.Load()
+	return m.Take(m.Load())
+}
+
+// Take takes the miners of a configuration read again (err: why it could
+// not be read), as Reload does.
+func (m *Miners) Take(c config.Config, err error) (Reloaded, error) {
+	var r Reloaded
 	next, file := c.Miners, c.File
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -297,15 +302,22 @@ var narrowing = []string{"dir", "since"}
 // override of a narrowing option (dir, since) needs AllowBroaden
 // (loci::miner::scope_broadened).
 func (m *Miners) Run(ctx context.Context, name string, run MinerRun) (*store.Job, error) {
+	job, _, err := m.Request(ctx, name, run, false)
+	return job, err
+}
+
+// Request is Run for a trigger: with join, a queued run of the same
+// source and settings is joined (coalesced) instead of queuing another.
+func (m *Miners) Request(ctx context.Context, name string, run MinerRun, join bool) (*store.Job, bool, error) {
 	in, err := m.Get(name)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	switch in.State {
 	case MinerDisabled:
-		return nil, fault.Newf(fault.MinerDisabled, "enable it in the configuration file (enabled = true), then reload", "miner %q is disabled", name)
+		return nil, false, fault.Newf(fault.MinerDisabled, "enable it in the configuration file (enabled = true), then reload", "miner %q is disabled", name)
 	case MinerUnavailable:
-		return nil, fault.Newf(fault.MinerNotRunnable, "correct the miner in the configuration file", "miner %q cannot run: %s", name, in.Reason)
+		return nil, false, fault.Newf(fault.MinerNotRunnable, "correct the miner in the configuration file", "miner %q cannot run: %s", name, in.Reason)
 	}
 	opts := map[string]string{}
 	for k, v := range in.Options {
@@ -313,7 +325,7 @@ func (m *Miners) Run(ctx context.Context, name string, run MinerRun) (*store.Job
 	}
 	for k, v := range run.Options {
 		if saved, ok := in.Options[k]; ok && saved != v && !run.AllowBroaden && slices.Contains(narrowing, k) {
-			return nil, fault.Newf(fault.MinerScopeBroadened, "pass allow_broaden to read more than the miner is saved to read",
+			return nil, false, fault.Newf(fault.MinerScopeBroadened, "pass allow_broaden to read more than the miner is saved to read",
 				"option %s=%q of miner %q would change its saved %q and may widen what it reads", k, v, name, saved)
 		}
 		opts[k] = v
@@ -330,9 +342,14 @@ func (m *Miners) Run(ctx context.Context, name string, run MinerRun) (*store.Job
 	}
 	b, err := json.Marshal(params)
 	if err != nil {
-		return nil, fault.Wrap(fault.SerializationFailed, err, fmt.Sprintf("miner %q: %v", name, err), "report this as a bug")
+		return nil, false, fault.Wrap(fault.SerializationFailed, err, fmt.Sprintf("miner %q: %v", name, err), "report this as a bug")
 	}
-	return m.Jobs.Submit(ctx, Submission{Type: "mine", RequestedBy: run.RequestedBy, Channel: run.Channel, Params: b})
+	sub := Submission{Type: "mine", RequestedBy: run.RequestedBy, Channel: run.Channel, Params: b}
+	if join {
+		return m.Jobs.Join(ctx, sub)
+	}
+	job, err := m.Jobs.Submit(ctx, sub)
+	return job, false, err
 }
 
 // SetEnabled enables or disables a miner in the configuration file (its

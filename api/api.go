@@ -594,3 +594,69 @@ type SourceConfig struct {
 	Credential *MinerCredential  `json:"credential,omitempty"`
 	Implicit   bool              `json:"implicit"`
 }
+
+// TriggerList is GET /api/triggers: the triggers, the webhook listener,
+// the configuration file and why reading it last failed.
+type TriggerList struct {
+	Triggers   []Trigger       `json:"triggers"`
+	Webhook    WebhookListener `json:"webhook"`
+	ConfigFile string          `json:"config_file,omitempty"`
+	Error      string          `json:"error,omitempty"`
+}
+
+// WebhookListener is the webhook listener's settings and whether it
+// listens now.
+type WebhookListener struct {
+	Enabled     bool   `json:"enabled"`
+	Bind        string `json:"bind"`
+	Port        int    `json:"port"`
+	AllowRemote bool   `json:"allow_remote"`
+	Listening   *bool  `json:"listening,omitempty"`
+}
+
+// Trigger is a trigger as read: its definition and its computed status.
+type Trigger struct {
+	Name       string            `json:"name"`
+	Miner      string            `json:"miner"`
+	Type       string            `json:"type"`
+	Enabled    bool              `json:"enabled"`
+	Credential *MinerCredential  `json:"credential,omitempty"`
+	Settings   map[string]string `json:"settings"`
+	// Status is disabled, active, failing or unavailable; Reason says why
+	// when it is not active; Setup is what enabling still needs.
+	Status    string          `json:"status"`
+	Reason    string          `json:"reason,omitempty"`
+	Setup     []string        `json:"setup"`
+	Running   bool            `json:"running"`
+	Endpoint  string          `json:"endpoint,omitempty"`
+	Counters  TriggerCounters `json:"counters"`
+	NextDue   *time.Time      `json:"next_due,omitempty"`
+	LastError string          `json:"last_error,omitempty"`
+	LastJob   string          `json:"last_job,omitempty"`
+}
+
+// TriggerCounters count a trigger's signals: runs queued (fired), joined
+// (coalesced), failed requests, and webhook deliveries accepted.
+type TriggerCounters struct {
+	Fired      int64 `json:"fired"`
+	Coalesced  int64 `json:"coalesced"`
+	Failed     int64 `json:"failed"`
+	Deliveries int64 `json:"deliveries"`
+}
+
+// TriggersReloaded is POST /api/triggers/reload.
+type TriggersReloaded struct {
+	Triggers []Trigger `json:"triggers"`
+	Added    []string  `json:"added"`
+	Removed  []string  `json:"removed"`
+	Changed  []string  `json:"changed"`
+}
+
+// TriggerFired is POST /api/triggers/{name}/fire and the answer of an
+// accepted webhook delivery: queued, coalesced (or, for a delivery,
+// duplicate) and the job.
+type TriggerFired struct {
+	Outcome string `json:"outcome,omitempty"`
+	Status  string `json:"status,omitempty"`
+	Job     *Job   `json:"job,omitempty"`
+}

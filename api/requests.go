@@ -167,3 +167,22 @@ type SourceConfigPutResult struct {
 	Created bool         `json:"created"`
 	Changed bool         `json:"changed"`
 }
+
+// TriggerPut is the body of PUT /api/triggers/{name}: the fields named
+// change. Settings values may be strings, booleans or numbers.
+type TriggerPut struct {
+	Miner         *string        `json:"miner,omitempty"`
+	Type          *string        `json:"type,omitempty"`
+	Enabled       *bool          `json:"enabled,omitempty"`
+	Credential    *CredentialRef `json:"credential,omitempty"`
+	Settings      map[string]any `json:"settings,omitempty"`
+	UnsetSettings []string       `json:"unset_settings,omitempty"`
+	Unset         []string       `json:"unset,omitempty"`
+}
+
+// TriggerPutResult is the answer of PUT /api/triggers/{name}.
+type TriggerPutResult struct {
+	Trigger Trigger `json:"trigger"`
+	Created bool    `json:"created"`
+	Changed bool    `json:"changed"`
+}

@@ -54,7 +54,7 @@ type dirCursor struct {
 // root; * matches any run of characters, / included).
 func (Directory) Info() Info {
 	return Info{Name: DirectoryName, Options: []string{"dir", "since"},
-		Capabilities: Capabilities{Incremental: true, Triggers: []string{"watch"}}}
+		Capabilities: Capabilities{Incremental: true, Triggers: []string{"watch", "webhook"}}}
 }
 
 // Resolve makes the root absolute and clean (trailing separators, . and

@@ -31,7 +31,10 @@ type Server struct {
 	// Sources lists the source adapters and mined sources.
 	Sources *actors.Sources
 	// Miners are the configuration file's miners.
-	Miners   *actors.Miners
+	Miners *actors.Miners
+	// Triggers is the trigger supervisor (nil: the trigger routes answer
+	// that there are none).
+	Triggers *actors.Triggers
 	Config   config.Config
 	Version  string
 	Started  time.Time
@@ -117,6 +120,14 @@ func (s *Server) Handler() http.Handler {
 		r.Post("/miners/{name}/disable", s.h(s.minersRoute("name", enableMiner(false))))
 		r.Post("/miners/{name}/schedule/enable", s.h(s.minersRoute("name", scheduleMiner(true))))
 		r.Post("/miners/{name}/schedule/disable", s.h(s.minersRoute("name", scheduleMiner(false))))
+		r.Get("/triggers", s.read(s.triggersRoute("", listTriggers)))
+		r.Post("/triggers/reload", s.h(s.triggersRoute("", reloadTriggers)))
+		r.Get("/triggers/{name}", s.read(s.triggersRoute("name", getTrigger)))
+		r.Put("/triggers/{name}", s.h(s.triggersRoute("name", putTrigger)))
+		r.Delete("/triggers/{name}", s.h(s.triggersRoute("name", deleteTrigger)))
+		r.Post("/triggers/{name}/enable", s.h(s.triggersRoute("name", enableTrigger(true))))
+		r.Post("/triggers/{name}/disable", s.h(s.triggersRoute("name", enableTrigger(false))))
+		r.Post("/triggers/{name}/fire", s.write(s.triggersRoute("name", fireTrigger)))
 
 		r.Get("/wake-up", s.read(s.wakeUp))
 		r.Get("/search", s.read(s.searchGet(false)))

@@ -1,8 +1,8 @@
 // Package triggers holds the pure rules of triggers: the four types and
 // their settings (defaults, validation), the timetable of a schedule, the
-// backoff of a poll, the debounce of a watch and the signature check of a
-// webhook delivery. The daemon's trigger supervisor (actors.Triggers) runs
-// them; this package does no I/O except the file watcher (watch.go).
+// backoff of a poll and the signature check of a webhook delivery. The
+// daemon's trigger supervisor (actors.Triggers) runs them; the file watch
+// is package triggers/watch.
 package triggers
 
 import (
@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store/fault"
 )
 
@@ -122,8 +121,9 @@ func FormatDuration(d time.Duration) string {
 }
 
 // Check parses a trigger's type and settings: every key the type takes,
-// none it does not, values in range, nothing that reads like a secret.
-// Errors are loci::trigger::invalid naming the key.
+// none it does not, values in range. Errors are loci::trigger::invalid
+// naming the key. (Whether a setting reads like a secret is the daemon's
+// check: the rules live with the sources.)
 func Check(typ string, raw map[string]string) (Settings, error) {
 	bad := func(key, problem string) error {
 		return fault.New(fault.TriggerInvalid, key+": "+problem, "correct "+key+" and send it again")
@@ -137,12 +137,6 @@ func Check(typ string, raw map[string]string) (Settings, error) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	for _, k := range names {
-		if sources.LooksSecret(k, raw[k]) {
-			return Settings{}, fault.New(fault.TriggerInvalid, "settings."+k+": reads like a secret, and settings are stored in plain text",
-				"keep the secret in an environment variable or a file and name it in the trigger's credential")
-		}
-	}
 	for _, k := range names {
 		if !contains(allowed, k) {
 			return Settings{}, bad("settings."+k, fmt.Sprintf("a %s trigger does not take it (it takes %s)", typ, strings.Join(allowed, ", ")))

@@ -1,13 +1,8 @@
 package triggers
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/loci-dev/loci/store/fault"
@@ -38,7 +33,6 @@ func TestCheckSettings(t *testing.T) {
 		{Webhook, map[string]string{"header": "x sig"}, "settings.header"},
 		{Webhook, map[string]string{"every": "1m"}, "settings.every"},
 		{Webhook, map[string]string{"secret": "x"}, "settings.secret"},
-		{Webhook, map[string]string{"prefix": "ghp_16C7e42F292c6912E7710c838347Ae178B4a"}, "settings.prefix"},
 	}
 	for _, c := range bad {
 		_, err := Check(c.typ, c.raw)
@@ -124,78 +118,5 @@ func TestVerifyGitHubSignature(t *testing.T) {
 	tok, _ := Check(Webhook, map[string]string{"auth": "token", "prefix": "Bearer "})
 	if !tok.Verify(secret, body, "Bearer "+string(secret)) || tok.Verify(secret, body, string(secret)) {
 		t.Fatal("token auth")
-	}
-}
-
-// A burst of changes is one call, once quiet for the debounce.
-func TestDebounce(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		changes := make(chan struct{})
-		var fired atomic.Int32
-		go Debounce(ctx, changes, 2*time.Second, func() { fired.Add(1) })
-		for range 500 {
-			changes <- struct{}{}
-			time.Sleep(10 * time.Millisecond)
-		}
-		time.Sleep(1900 * time.Millisecond)
-		synctest.Wait()
-		if fired.Load() != 0 {
-			t.Fatal("fired before the debounce")
-		}
-		time.Sleep(200 * time.Millisecond)
-		synctest.Wait()
-		if fired.Load() != 1 {
-			t.Fatalf("fired %d times for one burst", fired.Load())
-		}
-		changes <- struct{}{}
-		time.Sleep(3 * time.Second)
-		synctest.Wait()
-		if fired.Load() != 2 {
-			t.Fatalf("fired %d times for two bursts", fired.Load())
-		}
-	})
-}
-
-// A real directory: a new file fires, a file in a new subdirectory fires,
-// churn in .git does not.
-func TestWatchDir(t *testing.T) {
-	dir := t.TempDir()
-	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
-	s, _ := Check(Watch, map[string]string{"path": dir, "debounce": "100ms"})
-	fired := make(chan struct{}, 10)
-	ready := make(chan struct{})
-	ctx, cancel := context.WithCancel(t.Context())
-	errc := make(chan error, 1)
-	go func() { errc <- WatchDir(ctx, s, func() { fired <- struct{}{} }, func() { close(ready) }) }()
-	<-ready
-	wait := func(want bool, what string) {
-		t.Helper()
-		select {
-		case <-fired:
-			if !want {
-				t.Fatalf("%s fired", what)
-			}
-		case <-time.After(time.Second):
-			if want {
-				t.Fatalf("%s did not fire", what)
-			}
-		}
-	}
-	os.WriteFile(filepath.Join(dir, ".git", "index"), []byte("x"), 0o644)
-	wait(false, ".git churn")
-	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("x"), 0o644)
-	wait(true, "a new file")
-	os.MkdirAll(filepath.Join(dir, "sub", "deeper"), 0o755)
-	wait(true, "a new directory")
-	os.WriteFile(filepath.Join(dir, "sub", "deeper", "b.txt"), []byte("x"), 0o644)
-	wait(true, "a file in a new directory")
-	cancel()
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	if err := WatchDir(t.Context(), Settings{Path: filepath.Join(dir, "missing"), Debounce: time.Second}, func() {}, nil); err == nil {
-		t.Fatal("watching a missing directory did not fail")
 	}
 }

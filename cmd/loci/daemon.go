@@ -191,14 +191,32 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		lc.started("the vector follower", followerWait, func(ctx context.Context) error { vectors.Stop(ctx); return nil })
 	}
 
+	// Miners and the trigger supervisor: what is enabled in the
+	// configuration file starts asking for runs now (recovering webhook
+	// deliveries accepted but not queued before the last stop).
+	miners := &actors.Miners{Defined: cfg.Miners, Configs: cfg.SourceConfigs, File: cfg.File, Sources: srcs, Jobs: jobs,
+		Load: func() (config.Config, error) { return config.Load(cfg.File, os.LookupEnv) }}
+	trig := &actors.Triggers{Miners: miners, DB: db, Sys: sys, Log: log, Webhook: cfg.Webhook, AuthEnabled: cfg.Auth.Enabled}
+	if cfg.Webhook.Enable {
+		trig.Listener = &transport.Webhooks{Triggers: trig, Config: cfg.Webhook, Log: log.With("component", "webhooks")}
+	}
+	if d, ok := os.LookupEnv("LOCI_TEST_DELIVERY_DELAY"); ok {
+		// Crash-recovery tests: hold each delivery between its acceptance
+		// and its request.
+		trig.DeliveryDelay, _ = time.ParseDuration(d)
+	}
+	if err := trig.Start(ctx, cfg); err != nil {
+		return fault.Wrap(fault.ServerFailed, err, "starting the triggers failed: "+err.Error(), "see the log")
+	}
+	lc.started("the triggers", 10*time.Second, func(ctx context.Context) error { trig.Stop(ctx); return nil })
+
 	// 4. Serve. Event streams and MCP sessions end first at a stop, so the
 	// HTTP server can drain its other requests.
 	stopReq := make(chan struct{}, 1)
 	started := time.Now()
 	srv := &transport.Server{
 		Palace: palace, Jobs: jobs, Search: search, Sources: &actors.Sources{DB: db, Registry: srcs},
-		Miners: &actors.Miners{Defined: cfg.Miners, Configs: cfg.SourceConfigs, File: cfg.File, Sources: srcs, Jobs: jobs,
-			Load: func() (config.Config, error) { return config.Load(cfg.File, os.LookupEnv) }}, Config: cfg, Version: version, Started: started, Address: addr,
+		Miners: miners, Triggers: trig, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
 		Reporter: &actors.Reporter{Palace: palace, Search: search, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled},

@@ -793,7 +793,9 @@ func testTriggers(t *testing.T, b Backend) {
 			func() error { return tx.PutTriggerState(&st) },
 			func() error { return tx.PutTriggerState(&store.TriggerState{Name: "hook-b"}) },
 			func() error { return tx.PutDelivery(&store.Delivery{Trigger: "hook", ID: "d1", AcceptedAt: due}) },
-			func() error { return tx.PutDelivery(&store.Delivery{Trigger: "hook", ID: "d2/x", AcceptedAt: due, Job: "j2"}) },
+			func() error {
+				return tx.PutDelivery(&store.Delivery{Trigger: "hook", ID: "d2/x", AcceptedAt: due, Job: "j2"})
+			},
 			func() error { return tx.PutDelivery(&store.Delivery{Trigger: "hook-b", ID: "d1", AcceptedAt: due}) },
 		} {
 			if err := f(); err != nil {

@@ -1,4 +1,8 @@
-package triggers
+// Package watch is the file watch of watch triggers: fsnotify on a
+// directory tree (new subdirectories followed, the directory source's
+// skipped directories ignored) with a debounce, so that a burst of changes
+// asks for one run.
+package watch
 
 import (
 	"context"
@@ -11,15 +15,16 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/triggers"
 )
 
-// WatchDir watches s.Path (and, when s.Recursive, every directory under it
+// Dir watches s.Path (and, when s.Recursive, every directory under it
 // that the directory source would read: skipped directories such as .git
 // are neither watched nor able to fire) and calls fire once a change has
 // been followed by s.Debounce of quiet. It returns when ctx ends (nil) or
 // when watching fails (the caller retries with a growing wait). ready, if
 // not nil, is called once the watches are set.
-func WatchDir(ctx context.Context, s Settings, fire func(), ready func()) error {
+func Dir(ctx context.Context, s triggers.Settings, fire func(), ready func()) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err

@@ -1,0 +1,123 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/loci-dev/loci/triggers"
+)
+
+// A schedule never fires on enable: its first slot is one interval away.
+// After downtime (a remembered slot long past) it fires once, then keeps
+// its grid; with at, it fires at that time of day.
+func TestScheduleLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		set, _ := triggers.Check(triggers.Schedule, map[string]string{"every": "10m"})
+		ctx, cancel := context.WithCancel(t.Context())
+		var mu sync.Mutex
+		var fired []time.Time
+		var saved []time.Time
+		start := time.Now()
+		go runSchedule(ctx, set, nil, func() { mu.Lock(); fired = append(fired, time.Now()); mu.Unlock() },
+			func(t time.Time) { mu.Lock(); saved = append(saved, t); mu.Unlock() })
+		time.Sleep(9*time.Minute + 59*time.Second)
+		synctest.Wait()
+		mu.Lock()
+		if len(fired) != 0 || len(saved) != 1 || !saved[0].Equal(start.Add(10*time.Minute)) {
+			t.Fatalf("before the first slot: fired %v, saved %v", fired, saved)
+		}
+		mu.Unlock()
+		time.Sleep(25 * time.Minute)
+		synctest.Wait()
+		mu.Lock()
+		if len(fired) != 3 {
+			t.Fatalf("after 35 minutes fired %d times, want 3", len(fired))
+		}
+		mu.Unlock()
+		cancel()
+
+		// A slot remembered from before a 5-hour stop: once, at once.
+		fired, saved = nil, nil
+		ctx, cancel = context.WithCancel(t.Context())
+		past := time.Now().Add(-5 * time.Hour)
+		go runSchedule(ctx, set, &past, func() { mu.Lock(); fired = append(fired, time.Now()); mu.Unlock() },
+			func(t time.Time) { mu.Lock(); saved = append(saved, t); mu.Unlock() })
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		mu.Lock()
+		if len(fired) != 1 || len(saved) != 1 || !saved[0].After(time.Now()) || saved[0].Sub(time.Now()) > 10*time.Minute {
+			t.Fatalf("after downtime fired %d times (want 1), next %v", len(fired), saved)
+		}
+		mu.Unlock()
+		cancel()
+
+		// Every day at 06:00 UTC.
+		daily, _ := triggers.Check(triggers.Schedule, map[string]string{"every": "1d", "at": "06:00"})
+		fired = nil
+		ctx, cancel = context.WithCancel(t.Context())
+		defer cancel()
+		go runSchedule(ctx, daily, nil, func() { mu.Lock(); fired = append(fired, time.Now().UTC()); mu.Unlock() }, func(time.Time) {})
+		time.Sleep(72 * time.Hour)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(fired) != 3 {
+			t.Fatalf("3 days fired %d times", len(fired))
+		}
+		for _, f := range fired {
+			if f.Hour() != 6 || f.Minute() != 0 {
+				t.Fatalf("fired at %v, not 06:00 UTC", f)
+			}
+		}
+	})
+}
+
+// A failing poll backs off (doubling, up to max_backoff) and returns to
+// its interval on the first success.
+func TestPollBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		set, _ := triggers.Check(triggers.Poll, map[string]string{"every": "1m", "max_backoff": "5m"})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var mu sync.Mutex
+		var at []time.Duration
+		fail := true
+		start := time.Now()
+		go runPoll(ctx, set, func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			at = append(at, time.Since(start))
+			if fail {
+				return errors.New("down")
+			}
+			return nil
+		}, func(time.Time) {})
+		// Fails at 1m, then waits 2m, 4m, 5m, 5m: 1, 3, 7, 12, 17.
+		time.Sleep(17*time.Minute + time.Second)
+		synctest.Wait()
+		mu.Lock()
+		want := []time.Duration{1, 3, 7, 12, 17}
+		if len(at) != len(want) {
+			t.Fatalf("polls at %v", at)
+		}
+		for i, w := range want {
+			if at[i] != w*time.Minute {
+				t.Fatalf("poll %d at %v, want %v", i, at[i], w*time.Minute)
+			}
+		}
+		fail = false
+		mu.Unlock()
+		// Succeeds at 22m, then every minute again.
+		time.Sleep(8 * time.Minute)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(at) < 8 || at[5] != 22*time.Minute || at[6] != 23*time.Minute || at[7] != 24*time.Minute {
+			t.Fatalf("after recovery polls at %v", at)
+		}
+	})
+}

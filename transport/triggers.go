@@ -1,0 +1,260 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/config"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// triggersHandler is a handler of the trigger routes: fn gets the
+// supervisor and the route's path parameter ("" for none).
+type triggersHandler func(t *actors.Triggers, v string, w http.ResponseWriter, r *http.Request) error
+
+func (s *Server) triggersRoute(key string, fn triggersHandler) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if s.Triggers == nil {
+			return fault.New(fault.ServerFailed, "this server runs no triggers", "report it")
+		}
+		var v string
+		if key != "" {
+			var err error
+			if v, err = param(r, key); err != nil {
+				return err
+			}
+		}
+		return fn(s.Triggers, v, w, r)
+	}
+}
+
+// listTriggers is GET /api/triggers.
+func listTriggers(t *actors.Triggers, _ string, w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, http.StatusOK, apiTriggers(r.Context(), t))
+}
+
+// getTrigger is GET /api/triggers/{name}.
+func getTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
+	in, err := t.Get(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, apiTrigger(in))
+}
+
+// putTrigger is PUT /api/triggers/{name}: create (disabled unless enabled
+// is sent) or change the fields named.
+func putTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
+	var b api.TriggerPut
+	if err := decodeBody(r, &b, true); err != nil {
+		return err
+	}
+	settings := map[string]string{}
+	for k, v := range b.Settings {
+		switch v := v.(type) {
+		case string:
+			settings[k] = v
+		case bool, float64:
+			settings[k] = fmt.Sprint(v)
+		default:
+			return fault.New(fault.TriggerInvalid, "settings."+k+": must be a string, a boolean or a number", "correct settings."+k)
+		}
+	}
+	in, created, changed, err := t.Put(r.Context(), name, actors.TriggerChange{Miner: b.Miner, Type: b.Type, Enabled: b.Enabled,
+		Credential: credentialRef(b.Credential), Settings: settings, UnsetSettings: b.UnsetSettings, Unset: b.Unset})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, createdStatus(created), api.TriggerPutResult{Trigger: apiTrigger(in), Created: created, Changed: changed})
+}
+
+// deleteTrigger is DELETE /api/triggers/{name}: {removed: name}.
+func deleteTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
+	if err := t.Delete(r.Context(), name); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.MinerRemoved{Removed: name})
+}
+
+// enableTrigger is POST /api/triggers/{name}/enable and /disable.
+func enableTrigger(on bool) triggersHandler {
+	return func(t *actors.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
+		in, err := t.SetEnabled(r.Context(), name, on)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, apiTrigger(in))
+	}
+}
+
+// reloadTriggers is POST /api/triggers/reload.
+func reloadTriggers(t *actors.Triggers, _ string, w http.ResponseWriter, r *http.Request) error {
+	rl, err := t.Reload(r.Context())
+	if err != nil {
+		return err
+	}
+	nonNil := func(v []string) []string {
+		if v == nil {
+			return []string{}
+		}
+		return v
+	}
+	return writeJSON(w, http.StatusOK, api.TriggersReloaded{Triggers: apiTriggers(r.Context(), t).Triggers,
+		Added: nonNil(rl.Added), Removed: nonNil(rl.Removed), Changed: nonNil(rl.Changed)})
+}
+
+// fireTrigger is POST /api/triggers/{name}/fire: {outcome, job}.
+func fireTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
+	outcome, job, err := t.Fire(r.Context(), name, store.ByHTTP)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, api.TriggerFired{Outcome: outcome, Job: apiJob(job)})
+}
+
+func apiTriggers(ctx context.Context, t *actors.Triggers) api.TriggerList {
+	list := t.List(ctx)
+	_, file, lastErr := t.Snapshot()
+	wh := t.Webhook
+	out := api.TriggerList{Triggers: make([]api.Trigger, len(list)), ConfigFile: file, Error: lastErr,
+		Webhook: api.WebhookListener{Enabled: wh.Enable, Bind: wh.Bind, Port: wh.Port, AllowRemote: wh.AllowRemote}}
+	if wh.Enable && t.Listener != nil {
+		on := t.Listener.Addr() != ""
+		out.Webhook.Listening = &on
+	}
+	for i, in := range list {
+		out.Triggers[i] = apiTrigger(in)
+	}
+	return out
+}
+
+func apiTrigger(in actors.TriggerInfo) api.Trigger {
+	out := api.Trigger{Name: in.Name, Miner: in.Trigger.Miner, Type: in.Trigger.Type, Enabled: in.Trigger.Enabled,
+		Settings: in.Settings, Status: in.Status, Reason: in.Reason, Setup: in.Setup, Running: in.Running, Endpoint: in.Endpoint,
+		Counters: api.TriggerCounters{Fired: in.Fired, Coalesced: in.Coalesced, Failed: in.Failed, Deliveries: in.Deliveries},
+		NextDue:  in.NextDue, LastError: in.LastError, LastJob: in.LastJob}
+	if out.Setup == nil {
+		out.Setup = []string{}
+	}
+	if out.Settings == nil {
+		out.Settings = map[string]string{}
+	}
+	if in.CredentialKind != "" {
+		out.Credential = &api.MinerCredential{Kind: in.CredentialKind, Available: in.CredentialAvailable}
+	}
+	return out
+}
+
+// Webhooks is the webhook listener: its own socket, opened by the trigger
+// supervisor when the first webhook trigger starts and closed when the
+// last stops. It answers POST /hooks/<trigger> only; anything wrong with a
+// delivery is the same empty 401, a body over max_body_bytes 413, more
+// than max_concurrent deliveries at once 429 with Retry-After, and a
+// delivery that could not be queued 503 (it was forgotten: send it again).
+type Webhooks struct {
+	Triggers *actors.Triggers
+	Config   config.Webhook
+	Log      *slog.Logger
+
+	mu   sync.Mutex
+	srv  *http.Server
+	addr string
+	sem  chan struct{}
+}
+
+// Start listens on webhook.bind and webhook.port.
+func (h *Webhooks) Start() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.srv != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(h.Config.Bind, strconv.Itoa(h.Config.Port)))
+	if err != nil {
+		return err
+	}
+	h.sem = make(chan struct{}, max(h.Config.MaxConcurrent, 1))
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /hooks/{name}", h.deliver)
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) })
+	h.srv = &http.Server{Handler: mux, ReadHeaderTimeout: HeaderTimeout, ReadTimeout: time.Minute, IdleTimeout: time.Minute}
+	h.addr = ln.Addr().String()
+	srv := h.srv
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			h.Log.Error("the webhook listener failed", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Stop closes the listener after the deliveries being answered.
+func (h *Webhooks) Stop() {
+	h.mu.Lock()
+	srv := h.srv
+	h.srv, h.addr = nil, ""
+	h.mu.Unlock()
+	if srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+	}
+}
+
+// Addr is the bound host:port, "" when not listening.
+func (h *Webhooks) Addr() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.addr
+}
+
+func (h *Webhooks) deliver(w http.ResponseWriter, r *http.Request) {
+	select {
+	case h.sem <- struct{}{}:
+		defer func() { <-h.sem }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.Config.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			return
+		}
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	// The body is only verified: nothing keeps it.
+	outcome, job, ok, err := h.Triggers.Deliver(r.Context(), r.PathValue("name"), r.Header.Get, body)
+	switch {
+	case !ok:
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	case err != nil:
+		h.Log.Warn("a webhook delivery could not be queued; forgotten", "trigger", r.PathValue("name"), "err", fault.As(err).Msg)
+		w.Header().Set("Retry-After", "5")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_ = json.NewEncoder(w).Encode(api.TriggerFired{Status: outcome, Job: apiJob(job)})
+}
