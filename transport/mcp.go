@@ -330,10 +330,24 @@ func (s *Server) mcpTools() []mcpTool {
 				}
 				return apiSourceConfig(c), nil
 			}),
-		tool("loci_trigger_list", "List triggers.", readHints, ungated, nil,
-			func(context.Context, *mcpCall, noArgs) (any, error) { return nil, notAvailable("triggers") }),
-		tool("loci_trigger_get", "One trigger.", readHints, ungated, nil,
-			func(context.Context, *mcpCall, nameArgs) (any, error) { return nil, notAvailable("triggers") }),
+		tool("loci_trigger_list", "List triggers: what asks for miner runs automatically (schedule, poll, watch, webhook), with status.", readHints, ungated, nil,
+			func(ctx context.Context, _ *mcpCall, _ noArgs) (any, error) {
+				if s.Triggers == nil {
+					return nil, notAvailable("triggers")
+				}
+				return apiTriggers(ctx, s.Triggers), nil
+			}),
+		tool("loci_trigger_get", "One trigger: its settings, status, what enabling still needs, counters and next due time.", readHints, ungated, nil,
+			func(ctx context.Context, _ *mcpCall, in nameArgs) (any, error) {
+				if s.Triggers == nil {
+					return nil, notAvailable("triggers")
+				}
+				info, err := s.Triggers.Get(ctx, in.Name)
+				if err != nil {
+					return nil, err
+				}
+				return apiTrigger(info), nil
+			}),
 		tool("loci_job_list", "List jobs, newest first.", readHints, ungated, nil,
 			func(ctx context.Context, _ *mcpCall, in jobListArgs) (any, error) {
 				jobs, err := s.Jobs.List(ctx, in.Status, "", 0)
