@@ -438,9 +438,9 @@ func (t *Triggers) sync(c actor.Context) {
 	// What the palace remembers: a trigger not running keeps no slot (so
 	// that enabling it again never fires at once); a removed trigger is
 	// forgotten, its deliveries with it.
-	_, err := t.Sys.Write(ctx, func(tx store.Tx) (any, error) {
-		var clear, forget []string
-		err := tx.TriggerStates(func(st *store.TriggerState) bool {
+	// Read first: most syncs change nothing and write nothing.
+	stale := func(r store.Reader) (clear, forget []string, err error) {
+		err = r.TriggerStates(func(st *store.TriggerState) bool {
 			name := st.Name
 			_, isTrigger := defined[name]
 			_, isMiner := miners[strings.TrimPrefix(name, MinerSchedulePrefix)]
@@ -452,6 +452,20 @@ func (t *Triggers) sync(c actor.Context) {
 			}
 			return true
 		})
+		return clear, forget, err
+	}
+	var work bool
+	_ = t.DB.View(ctx, func(r store.Reader) error {
+		clear, forget, err := stale(r)
+		work = err != nil || len(clear)+len(forget)+len(changed) > 0
+		return nil
+	})
+	if !work {
+		t.afterSync(ctx)
+		return
+	}
+	_, err := t.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+		clear, forget, err := stale(tx)
 		if err != nil {
 			return nil, err
 		}
@@ -486,6 +500,12 @@ func (t *Triggers) sync(c actor.Context) {
 	if err != nil {
 		t.Log.Error("saving the triggers' state failed", "err", err)
 	}
+	t.afterSync(ctx)
+}
+
+// afterSync runs the second delivery recovery once the grace has passed,
+// and prunes old delivery ids hourly.
+func (t *Triggers) afterSync(ctx context.Context) {
 	now := time.Now()
 	if !t.regraced && now.Sub(t.started) >= t.Grace {
 		t.regraced = true

@@ -20,6 +20,8 @@ func TestDependencyDirection(t *testing.T) {
 		{"store/...", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", mod + "cmd", "github.com/spf13/cobra", "github.com/asynkron/protoactor-go", "github.com/go-chi/chi/v5"}},
 		{"index/...", []string{mod + "transport", mod + "actors", mod + "cli", mod + "sources", "github.com/spf13/cobra"}},
 		{"sources/...", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", "github.com/spf13/cobra"}},
+		{"triggers", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", "github.com/fsnotify/fsnotify", "github.com/spf13/cobra"}},
+		{"triggers/...", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", "github.com/spf13/cobra"}},
 		// protoactor itself pulls in net/http; actors' own imports may not
 		// (checked below).
 		{"actors/...", []string{mod + "transport", mod + "cli", "github.com/spf13/cobra", "github.com/go-chi/chi/v5"}},

@@ -41,7 +41,7 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining or million")
+	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers or million")
 	keep := flag.String("keep", "", "with -only vectors or million: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
 	if f := os.Getenv("LOCIBENCH_CPUPROFILE"); f != "" {
@@ -71,8 +71,10 @@ func main() {
 				err = million(*bin, dir, *fill, *clients)
 			case "mining":
 				err = mining(*bin, dir, 20000, 200)
+			case "triggers":
+				err = triggerBench(*bin, dir)
 			default:
-				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining or million", *only)
+				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers or million", *only)
 			}
 		}
 		if err != nil {
@@ -330,7 +332,10 @@ func run(bin string, writes, clients, fill, samples int, writesOnly bool) error 
 	if err := eventFanOut(bin, dir, 1000, 1000, 10); err != nil {
 		return err
 	}
-	return mining(bin, filepath.Join(dir, "mining"), 20000, 200)
+	if err := mining(bin, filepath.Join(dir, "mining"), 20000, 200); err != nil {
+		return err
+	}
+	return triggerBench(bin, filepath.Join(dir, "triggers"))
 }
 
 // vectors fills a palace whose default profile is the hash provider (768

@@ -306,7 +306,7 @@ func TestBandKeysRecall(t *testing.T) {
 		want  float64
 	}{{100, 1}, {30, 0.999}, {12, 0.95}} {
 		found, pairs := 0, 0
-		for range 3000 {
+		for range 3000 / raceScale {
 			a := []rune(prose(r, 20+r.IntN(1500)))
 			e := editText(r, a, 1+len(a)/c.every)
 			if v, _ := Compare(string(a), string(e), 0.9); v != Near {
@@ -317,7 +317,7 @@ func TestBandKeysRecall(t *testing.T) {
 				found++
 			}
 		}
-		if pairs < 1000 || float64(found) < c.want*float64(pairs) {
+		if pairs < 1000/raceScale || float64(found) < c.want*float64(pairs) {
 			t.Errorf("an edit every %d characters: %d of %d near pairs found, want %.3f", c.every, found, pairs, c.want)
 		}
 	}
@@ -425,7 +425,7 @@ func TestEstimateBytes(t *testing.T) {
 func TestGramSetNeverRulesOutANearPair(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	checked := 0
-	for i := range 6000 {
+	for i := range 6000 / raceScale {
 		a := []rune(prose(r, MinNearRunes+r.IntN(LongText)))
 		if len(a) > LongText {
 			a = a[:LongText]
@@ -448,7 +448,7 @@ func TestGramSetNeverRulesOutANearPair(t *testing.T) {
 			t.Fatalf("near pair ruled out (similarity %.3f)\n%q\n%q", Similarity(string(a), string(e), 0), string(a), string(e))
 		}
 	}
-	if checked < 1000 {
+	if checked < 1000/raceScale {
 		t.Fatalf("only %d near pairs generated", checked)
 	}
 	// Unrelated texts of natural word and letter statistics.
@@ -462,7 +462,7 @@ func TestGramSetNeverRulesOutANearPair(t *testing.T) {
 		return Normalize(b.String())
 	}
 	ruled, pairs := 0, 0
-	for range 2000 {
+	for range 2000 / raceScale {
 		a, b := para(), para()
 		if lo, hi := LengthWindow(len(a), 0.9); len(b) < lo || len(b) > hi {
 			continue
@@ -472,7 +472,7 @@ func TestGramSetNeverRulesOutANearPair(t *testing.T) {
 			ruled++
 		}
 	}
-	if pairs < 100 || ruled < pairs*9/10 {
+	if pairs < 100/raceScale || ruled < pairs*9/10 {
 		t.Fatalf("only %d of %d unrelated pairs ruled out", ruled, pairs)
 	}
 }
