@@ -111,7 +111,7 @@ func found(addr, token string) bool {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return bytes.Contains(b, []byte(token))
+	return bytes.Contains(b, []byte("A note about "+token))
 }
 
 func freeTCPPort() int {
