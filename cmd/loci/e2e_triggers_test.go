@@ -484,3 +484,50 @@ credential = { env = "LOCI_TEST_HOOK_SECRET" }
 		t.Fatalf("the delivery sent again after recovery: %d %s", resp.StatusCode, b)
 	}
 }
+
+// A miner's own schedule runs once opted in (and stops when opted out);
+// removing a trigger forgets what the daemon remembered about it.
+func TestMinerScheduleAndForgetting(t *testing.T) {
+	root := mineTree(t)
+	d, _ := withConfig(t, fmt.Sprintf(`
+[miners.docs]
+locator = %q
+enabled = true
+schedule = { every = "1s" }
+
+[triggers.later]
+miner = "docs"
+type = "poll"
+enabled = true
+settings = { every = "1h" }
+`, root))
+	time.Sleep(2 * time.Second)
+	if n := len(mineJobs(t, d)); n != 0 {
+		t.Fatalf("%d runs before the schedule was opted in to", n)
+	}
+	if out, errOut, code := d.cli("", "miner", "schedule", "enable", "docs"); code != 0 || !strings.Contains(out, "schedule on") {
+		t.Fatalf("schedule enable: %d %s %s", code, out, errOut)
+	}
+	eventually(t, 10*time.Second, "runs of the miner's schedule", func() bool { return len(mineJobs(t, d)) >= 2 })
+	d.cli("", "miner", "schedule", "disable", "docs")
+	time.Sleep(4 * time.Second) // the supervisor sees the file within 3 s
+	n := len(mineJobs(t, d))
+	time.Sleep(2500 * time.Millisecond)
+	if m := len(mineJobs(t, d)); m != n {
+		t.Fatalf("the schedule ran after opting out: %d then %d runs", n, m)
+	}
+
+	if r := d.do("POST", "/api/triggers/later/fire", nil); r.status != 202 {
+		t.Fatalf("fire: %d %s", r.status, r.raw)
+	}
+	if r := d.do("GET", "/api/triggers/later", nil); get[float64](r.body, "counters", "fired") != 1 {
+		t.Fatalf("counters: %s", r.raw)
+	}
+	if r := d.do("DELETE", "/api/triggers/later", nil); r.status != 200 || get[string](r.body, "removed") != "later" {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	r := d.do("PUT", "/api/triggers/later", map[string]any{"miner": "docs", "type": "poll", "settings": map[string]any{"every": "1h"}})
+	if r.status != 201 || get[float64](r.body, "trigger", "counters", "fired") != 0 || get[string](r.body, "trigger", "status") != "disabled" {
+		t.Fatalf("the trigger made again remembers its predecessor: %d %s", r.status, r.raw)
+	}
+}

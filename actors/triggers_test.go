@@ -1,0 +1,114 @@
+package actors
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/config"
+)
+
+type fakeListener struct{ on bool }
+
+func (f *fakeListener) Start() error { f.on = true; return nil }
+func (f *fakeListener) Stop()        { f.on = false }
+func (f *fakeListener) Addr() string {
+	if f.on {
+		return "127.0.0.1:1"
+	}
+	return ""
+}
+
+// mineParamsForTest are the fields Miners.Request sends.
+type mineParamsForTest struct {
+	Source       string            `json:"source"`
+	Locator      string            `json:"locator"`
+	Full         bool              `json:"full"`
+	Options      map[string]string `json:"options"`
+	Wing         string            `json:"wing"`
+	MaxDocuments *int              `json:"max_documents"`
+}
+
+// Deliveries accepted and never queued are recovered: those from before
+// the start at once, later ones after the grace period; a recovered
+// delivery keeps its job, so a repeat is a duplicate.
+func TestDeliveryRecoveryAndGrace(t *testing.T) {
+	j := newJobs(t, testCfg)
+	j.Register(Define("mine", Spec[mineParamsForTest]{
+		Decode: func(_ context.Context, _ Submission, p mineParamsForTest) (Plan, error) {
+			return Plan{Input: p, Priority: store.PriorityBackground, Lane: "source:" + p.Locator}, nil
+		},
+		Run: done}))
+	if err := j.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer j.Stop(context.Background())
+	dir := t.TempDir()
+	miners := &Miners{Defined: map[string]config.Miner{"docs": {Locator: dir, Enabled: true}},
+		Sources: sources.NewRegistry(sources.Directory{MaxFileBytes: 1 << 20}), Jobs: j}
+	tr := &Triggers{Miners: miners, DB: j.DB, Sys: j.Sys, Log: slog.New(slog.DiscardHandler),
+		Webhook: config.Webhook{Enable: true, Bind: "127.0.0.1"}, Listener: &fakeListener{},
+		Env:   func(string) (string, bool) { return "secret", true },
+		Every: 50 * time.Millisecond, Grace: 500 * time.Millisecond}
+	put := func(id string, at time.Time) {
+		_, err := j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
+			return nil, tx.PutDelivery(&store.Delivery{Trigger: "hook", ID: id, AcceptedAt: at})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	job := func(id string) string {
+		var d *store.Delivery
+		j.DB.View(context.Background(), func(r store.Reader) error { d, _ = r.Delivery("hook", id); return nil })
+		if d == nil {
+			return "forgotten"
+		}
+		return d.Job
+	}
+	put("before-start", time.Now().Add(-time.Minute))
+	_, _ = j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
+		return nil, tx.PutDelivery(&store.Delivery{Trigger: "gone", ID: "x", AcceptedAt: time.Now().Add(-time.Minute)})
+	})
+	cfg := config.Config{Triggers: map[string]config.Trigger{"hook": {Miner: "docs", Type: "webhook", Enabled: true,
+		Credential: &config.CredentialRef{Env: "HOOK"}}}}
+	if err := tr.Start(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Stop(context.Background())
+	if job("before-start") == "" || job("before-start") == "forgotten" {
+		t.Fatalf("a delivery from before the start: %q", job("before-start"))
+	}
+	var gone *store.Delivery
+	j.DB.View(context.Background(), func(r store.Reader) error { gone, _ = r.Delivery("gone", "x"); return nil })
+	if gone != nil {
+		t.Fatal("a delivery of a trigger that no longer runs was not forgotten")
+	}
+	put("stuck", time.Now())
+	time.Sleep(200 * time.Millisecond)
+	if job("stuck") != "" {
+		t.Fatalf("a delivery of this run was recovered before the grace: %q", job("stuck"))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for job("stuck") == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("not recovered after the grace")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tr.mu.Lock()
+	set := tr.running["hook"].set
+	tr.mu.Unlock()
+	outcome, _, ok, err := tr.Deliver(context.Background(), "hook", func(h string) string {
+		if h == "x-hub-signature-256" {
+			return set.Sign([]byte("secret"), []byte("{}"))
+		}
+		return ""
+	}, []byte("{}"))
+	if !ok || err != nil || outcome == OutcomeDuplicate {
+		t.Fatalf("a fresh delivery without an id: %v %v %v", outcome, ok, err)
+	}
+}
