@@ -23,10 +23,14 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/registry"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
@@ -210,14 +214,26 @@ func u64(v uint64) []byte {
 	return b[:]
 }
 
-// tokenCount is the number of tokens content has in the index.
+// tokenCount is the number of tokens content has in the index: the en
+// analyzer's count, found by its steps that drop tokens (tokenizer,
+// possessive, lowercase, stop words) without the stemmer, which changes
+// tokens but never their number and cost as much as the rest.
 func (x *Index) tokenCount(content string) uint64 {
-	a := x.idx.Mapping().AnalyzerNamed(en.AnalyzerName)
-	if a == nil {
-		return 0
-	}
-	return uint64(len(a.Analyze([]byte(content))))
+	return uint64(len(counter.Analyze([]byte(content))))
 }
+
+// counter is the en analyzer without its stemmer (tokenCount).
+var counter = func() analysis.Analyzer {
+	c := registry.NewCache()
+	tok, err1 := c.TokenizerNamed(unicode.Name)
+	poss, err2 := c.TokenFilterNamed(en.PossessiveName)
+	lower, err3 := c.TokenFilterNamed(lowercase.Name)
+	stop, err4 := c.TokenFilterNamed(en.StopName)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		panic("the en analyzer's parts are not registered: " + err.Error())
+	}
+	return &analysis.DefaultAnalyzer{Tokenizer: tok, TokenFilters: []analysis.TokenFilter{poss, lower, stop}}
+}()
 
 // Apply indexes docs, removes deletes and records seq, in one batch.
 func (x *Index) Apply(docs []Doc, deletes []string, seq uint64) error {

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+
 	loci "github.com/loci-dev/loci/index"
+	"github.com/loci-dev/loci/store/markov"
 )
 
 func open(t *testing.T) *Index {
@@ -249,5 +252,27 @@ func TestTokenTotal(t *testing.T) {
 	x.Apply(nil, []string{"a"}, 3)
 	if x.tokens != 2 {
 		t.Fatalf("after a delete: tokens %d, want 2", x.tokens)
+	}
+}
+
+// tokenCount (the en analyzer without its stemmer) counts exactly the
+// en analyzer's tokens.
+func TestTokenCountMatchesTheAnalyzer(t *testing.T) {
+	x, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	a := x.idx.Mapping().AnalyzerNamed(en.AnalyzerName)
+	mt := markov.NewText()
+	r := rand.New(rand.NewPCG(1, 2))
+	texts := []string{"", "The", "It's John's dog's bowl, isn't it?", "C++ and C# and Go's runtime: 3.14 e-mail ünïcödé 東京 🙂"}
+	for range 500 {
+		texts = append(texts, mt.Sentence(r)+" "+mt.Sentence(r))
+	}
+	for _, s := range texts {
+		if got, want := x.tokenCount(s), uint64(len(a.Analyze([]byte(s)))); got != want {
+			t.Fatalf("%q: %d tokens counted, the analyzer has %d", s, got, want)
+		}
 	}
 }

@@ -307,12 +307,22 @@ const gramBits = 1 << 16
 // MakeGramSet records the runs of normalised text.
 func MakeGramSet(norm string) *GramSet {
 	s := &GramSet{}
-	s.runes = eachRun(norm, func(h uint64) {
-		b := h & (gramBits - 1)
-		s.bits[b/64] |= 1 << (b % 64)
-	})
+	var x uint64
+	for _, c := range norm {
+		x = x<<16 | uint64(c&0xffff)
+		if s.runes++; s.runes >= Q {
+			b := gramBit(x)
+			s.bits[b/64] |= 1 << (b % 64)
+		}
+	}
 	return s
 }
+
+// gramBit is a run's bit: the run's four runes (16 bits each; runes beyond
+// the first plane share bits, which only over-counts) in one word, one
+// multiplication. The set lives for one write, so its hash need not match
+// the sketch's.
+func gramBit(x uint64) uint64 { return (x * 0x9e3779b97f4a7c15) >> (64 - 16) }
 
 // CannotReach reports that other (normalised) is provably not a near
 // duplicate of the set's text under edit similarity: fewer of its runs occur
@@ -329,19 +339,18 @@ func (s *GramSet) CannotReach(other string, threshold float64) bool {
 	if need <= 0 {
 		return false
 	}
-	// eachRun's loop written out: this runs for every candidate.
 	hits, n := 0, 0
-	var w0, w1, w2 rune
+	var x uint64
 	for _, c := range other {
+		x = x<<16 | uint64(c&0xffff)
 		if n++; n >= Q {
-			b := runHash([Q]rune{w0, w1, w2, c}) & (gramBits - 1)
+			b := gramBit(x)
 			if s.bits[b/64]&(1<<(b%64)) != 0 {
 				if hits++; hits >= need {
 					return false
 				}
 			}
 		}
-		w0, w1, w2 = w1, w2, c
 	}
 	return true
 }
