@@ -61,6 +61,7 @@ type Reader interface {
 	AuthReader
 	SourceReader
 	TriggerReader
+	GraphReader
 }
 
 // PalaceReader reads wings, rooms and drawers.
@@ -180,6 +181,7 @@ type Tx interface {
 	AuthWriter
 	SourceWriter
 	TriggerWriter
+	GraphWriter
 }
 
 // PalaceWriter writes wings, rooms and drawers.
@@ -216,6 +218,28 @@ type JobWriter interface {
 	PutJob(j, prev *Job) error
 	// PutJobFact stores a checkpoint item's fact operation as given.
 	PutJobFact(jobID string, index int, fact json.RawMessage) error
+}
+
+// GraphReader reads the knowledge graph's entities.
+type GraphReader interface {
+	// Entity is an entity by id; nil when none.
+	Entity(id string) (*Entity, error)
+	// EntityIDs is the ids of the entities under a value of an index
+	// (a name, a key, an alias's key, a deletion), oldest id first.
+	EntityIDs(index EntityIndex, value string) ([]string, error)
+	// Entities visits every entity in name order until fn returns false.
+	Entities(fn func(*Entity) bool) error
+	// EntityLinks is the links from or to an entity.
+	EntityLinks(id string) ([]EntityLink, error)
+}
+
+// GraphWriter writes entities and their links.
+type GraphWriter interface {
+	// PutEntity writes an entity and keeps its indexes (prev is the stored
+	// version being replaced, nil for a new entity).
+	PutEntity(e, prev *Entity) error
+	// PutEntityLink writes a link between entities.
+	PutEntityLink(l *EntityLink) error
 }
 
 // TriggerReader reads what the daemon remembers about triggers (never

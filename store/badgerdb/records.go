@@ -315,3 +315,31 @@ func deliveryRec(d *store.Delivery) *deliveryRecord {
 func (r *deliveryRecord) delivery() *store.Delivery {
 	return &store.Delivery{Trigger: r.Trigger, ID: r.ID, AcceptedAt: r.AcceptedAt, Job: r.Job}
 }
+
+// entityRecord is an entity (en/<id>).
+type entityRecord struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Kind      string    `json:"kind"`
+	Key       string    `json:"key"`
+	Aliases   []string  `json:"aliases,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func entityRec(e *store.Entity) *entityRecord {
+	return &entityRecord{ID: e.ID, Name: e.Name, Kind: e.Kind, Key: e.Key, Aliases: e.Aliases, CreatedAt: e.CreatedAt}
+}
+
+func (r *entityRecord) entity() *store.Entity {
+	return &store.Entity{ID: r.ID, Name: r.Name, Kind: r.Kind, Key: r.Key, Aliases: r.Aliases, CreatedAt: r.CreatedAt}
+}
+
+// entityLinkRecord is a link between entities (enl/<from>\x00<id> and
+// enl/<to>\x00<id>).
+type entityLinkRecord struct {
+	ID        string    `json:"id"`
+	From      string    `json:"from"`
+	To        string    `json:"to"`
+	Kind      string    `json:"kind"`
+	CreatedAt time.Time `json:"created_at"`
+}

@@ -23,6 +23,7 @@ auth_state (the generated token's digest)
 j/<job> ji/<job> (input) jt/<created>/<job> jq/<priority>/<created>/<job> (queued) ja/<created>/<job> (queued, running or paused) jf/<job>/<index>
 src/<source> (cursor) sd/<source>/<document> (filed revision and chunks)
 tg/<trigger> (state) tgd/<trigger>/<delivery> (accepted webhook deliveries)
+en/<entity> enn/<name>\x00<entity> enk/<key>\x00<entity> ena/<alias key>\x00<entity> end/<deletion>\x00<entity> enl/<entity>\x00<link>
 `
 
 // SyncSchema brings the key space to Schema. It is idempotent.
@@ -33,8 +34,8 @@ tg/<trigger> (state) tgd/<trigger>/<delivery> (accepted webhook deliveries)
 // v6 -> v7: mining's source state (src/, sd/); new, nothing to derive.
 // v7 -> v8: the near-index records and sketch values are sketched again
 // (four-character runs, 40 bands of 4, one-permutation MinHash), from the
-// normalised text each sketch value keeps; trigger state (tg/, tgd/) is
-// new, nothing to derive.
+// normalised text each sketch value keeps; trigger state (tg/, tgd/) and
+// entities (en/ and their indexes) are new, nothing to derive.
 func (db *DB) SyncSchema(ctx context.Context) error {
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()

@@ -24,6 +24,7 @@ import (
 
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/dedup"
+	"github.com/loci-dev/loci/store/fault"
 )
 
 // Backend opens stores for the suite.
@@ -52,6 +53,7 @@ func Run(t *testing.T, b Backend) {
 		{"AuthState", testAuthState},
 		{"Sources", testSources},
 		{"Triggers", testTriggers},
+		{"EntityResolution", testEntities},
 		{"Embeddings", testEmbeddings},
 		{"Jobs", testJobs},
 		{"Meta", testMeta},
@@ -840,4 +842,106 @@ func testTriggers(t *testing.T, b Backend) {
 		}
 		return nil
 	})
+}
+
+func testEntities(t *testing.T, b Backend) {
+	db := open(t, b)
+	resolve := func(name, kind string, fuzzy bool) store.Resolved {
+		t.Helper()
+		var r store.Resolved
+		update(t, db, func(tx store.Tx) error {
+			var err error
+			r, err = store.ResolveEntity(tx, name, kind, fuzzy, "")
+			return err
+		})
+		return r
+	}
+	cpp := resolve("C++", "tool", true)
+	c := resolve("C", "tool", true)
+	cs := resolve("C#", "tool", true)
+	if !cpp.New || !c.New || !cs.New || cpp.Entity.ID == c.Entity.ID || c.Entity.ID == cs.Entity.ID {
+		t.Fatalf("C++, C and C# must be three entities: %+v %+v %+v", cpp, c, cs)
+	}
+	pg := resolve("PostgreSQL", "tool", true)
+	for _, w := range []struct{ name, rule string }{{"PostgreSQL", "exact"}, {"postgre-sql", "normalized"}, {"PostgreSLQ", "typo"}} {
+		if r := resolve(w.name, "tool", true); r.New || r.Entity.ID != pg.Entity.ID || r.Rule != w.rule {
+			t.Fatalf("%s: %+v, want %s by %s", w.name, r, pg.Entity.ID, w.rule)
+		}
+	}
+	// The spellings taken are aliases now, and resolve by alias; the
+	// canonical name stays.
+	view(t, db, func(r store.Reader) error {
+		e, err := r.Entity(pg.Entity.ID)
+		if err != nil || e.Name != "PostgreSQL" || len(e.Aliases) != 2 || e.Aliases[0] != "postgre-sql" || e.Aliases[1] != "PostgreSLQ" {
+			return fmt.Errorf("entity after three spellings: %+v %v", e, err)
+		}
+		ids, err := r.EntityIDs(store.EntityByAlias, "postgreslq")
+		if err != nil || len(ids) != 1 || ids[0] != e.ID {
+			return fmt.Errorf("alias index: %v %v", ids, err)
+		}
+		return nil
+	})
+	// One edit from two entities: a new one, linked to both.
+	m1 := resolve("Melanie", "person", true)
+	if r := resolve("Melania", "person", true); r.New || r.Entity.ID != m1.Entity.ID || r.Rule != "typo" {
+		t.Fatalf("Melania one edit from Melanie: %+v", r)
+	}
+	m2 := resolve("Melania", "person", false) // fuzzy off: the alias still converges
+	if m2.New {
+		t.Fatalf("an alias with fuzzy off: %+v", m2)
+	}
+	m2 = resolve("Melanii", "person", false) // fuzzy off: a second person
+	if !m2.New {
+		t.Fatalf("fuzzy off made no new entity: %+v", m2)
+	}
+	mo := resolve("Melanio", "person", true)
+	if !mo.New {
+		t.Fatalf("Melanio: %+v", mo)
+	}
+	view(t, db, func(r store.Reader) error {
+		links, err := r.EntityLinks(mo.Entity.ID)
+		if err != nil || len(links) != 2 {
+			return fmt.Errorf("possibly_same_as links of Melanio: %+v %v", links, err)
+		}
+		to := []string{links[0].To, links[1].To}
+		if !(slicesContains(to, m1.Entity.ID) && slicesContains(to, m2.Entity.ID)) || links[0].Kind != "possibly_same_as" {
+			return fmt.Errorf("links %+v", links)
+		}
+		n := 0
+		last := ""
+		err = r.Entities(func(e *store.Entity) bool {
+			if e.Name < last {
+				t.Errorf("entities out of name order: %q after %q", e.Name, last)
+			}
+			last = e.Name
+			n++
+			return true
+		})
+		if err != nil || n != 7 {
+			return fmt.Errorf("%d entities listed, want 7: %v", n, err)
+		}
+		return nil
+	})
+	// Fuzzy off: no typo rule.
+	if r := resolve("PostgreSQM", "tool", false); !r.New {
+		t.Fatalf("fuzzy off resolved a typo: %+v", r)
+	}
+	// Bad labels.
+	update(t, db, func(tx store.Tx) error {
+		for _, c := range []struct{ name, kind, code string }{{"  ", "tool", "loci::graph::empty_label"}, {"X", " ", "loci::graph::empty_label"}, {"X", "gadget", "loci::input::invalid"}} {
+			if _, err := store.ResolveEntity(tx, c.name, c.kind, true, ""); err == nil || string(fault.As(err).Code) != c.code {
+				t.Errorf("%q/%q: %v, want %s", c.name, c.kind, err, c.code)
+			}
+		}
+		return nil
+	})
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }
