@@ -34,7 +34,9 @@ func (m memLookup) ByDeletion(v string) ([]Candidate, error) {
 	return m.filter(func(c Candidate) bool { return c.Key == v || slices.Contains(Deletions(c.Key), v) })
 }
 
-func ent(id, name, kind string) Candidate { return Candidate{ID: id, Name: name, Kind: kind, Key: Key(name)} }
+func ent(id, name, kind string) Candidate {
+	return Candidate{ID: id, Name: name, Kind: kind, Key: Key(name)}
+}
 
 func TestKey(t *testing.T) {
 	for in, want := range map[string]string{
