@@ -231,6 +231,13 @@ type GraphReader interface {
 	Entities(fn func(*Entity) bool) error
 	// EntityLinks is the links from or to an entity.
 	EntityLinks(id string) ([]EntityLink, error)
+	// Mention is the link of a drawer to an entity; nil when none.
+	Mention(drawer, entity string) (*Mention, error)
+	// Mentions visits the mentions of an entity (by drawer id) until fn
+	// returns false.
+	Mentions(entity string, fn func(*Mention) bool) error
+	// DrawerMentions is the mentions a drawer makes.
+	DrawerMentions(drawer string) ([]Mention, error)
 }
 
 // GraphWriter writes entities and their links.
@@ -240,6 +247,8 @@ type GraphWriter interface {
 	PutEntity(e, prev *Entity) error
 	// PutEntityLink writes a link between entities.
 	PutEntityLink(l *EntityLink) error
+	// PutMention writes a drawer's mention of an entity.
+	PutMention(m *Mention) error
 }
 
 // TriggerReader reads what the daemon remembers about triggers (never

@@ -31,6 +31,71 @@ type EntityLink struct {
 	CreatedAt          time.Time
 }
 
+// Mention links a drawer to an entity it names: the name as spelled, the
+// rule that resolved it, a confidence, who found it (extractor: manual,
+// checkpoint or an extraction provider) and where (origin: the channel or
+// the job).
+type Mention struct {
+	Drawer, Entity    string
+	Name, Rule        string
+	Confidence        float64
+	Extractor, Origin string
+	CreatedAt         time.Time
+}
+
+// LinkMention resolves name (of kind) to an entity and links the drawer to
+// it; linked is false when the drawer already mentioned that entity (the
+// first mention is kept).
+func LinkMention(tx Tx, drawerID, name, kind string, fuzzy bool, extractor, origin string, confidence float64) (*Mention, *Entity, bool, error) {
+	d, err := tx.Drawer(drawerID)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if d == nil {
+		return nil, nil, false, fault.Newf(fault.PalaceDrawerNotFound, "list a room's drawers to see their ids", "no drawer %s", drawerID)
+	}
+	res, err := ResolveEntity(tx, name, kind, fuzzy, "")
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if m, err := tx.Mention(d.ID, res.Entity.ID); err != nil || m != nil {
+		return m, res.Entity, false, err
+	}
+	rule := res.Rule
+	if res.New {
+		rule = "exact"
+	}
+	m := &Mention{Drawer: d.ID, Entity: res.Entity.ID, Name: name, Rule: rule, Confidence: confidence,
+		Extractor: extractor, Origin: origin, CreatedAt: tx.Now()}
+	if err := tx.PutMention(m); err != nil {
+		return nil, nil, false, err
+	}
+	return m, res.Entity, true, tx.Log(ChangeEntity, ActionUpdated, res.Entity.ID)
+}
+
+// AddAlias records another spelling of an entity (idempotent).
+func AddAlias(tx Tx, id, alias string) (*Entity, error) {
+	if err := CheckEntityName("alias", alias); err != nil {
+		return nil, err
+	}
+	e, err := tx.Entity(id)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil {
+		return nil, fault.Newf(fault.GraphEntityNotFound, "list the entities (GET /api/entities) to see their ids", "no entity %s", id)
+	}
+	if alias == e.Name || containsFold(e.Aliases, alias) {
+		return e, nil
+	}
+	prev := *e
+	e.Aliases = append(append([]string(nil), e.Aliases...), alias)
+	if err := tx.PutEntity(e, &prev); err != nil {
+		return nil, err
+	}
+	return e, tx.Log(ChangeEntity, ActionUpdated, e.ID)
+}
+
 // ChangeEntity is the change-log kind of entity changes.
 const ChangeEntity = "entity"
 

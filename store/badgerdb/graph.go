@@ -123,3 +123,53 @@ func (t *tx) PutEntityLink(l *store.EntityLink) error {
 	}
 	return t.put(k(pEntityLink, l.To, "\x00", l.ID), r)
 }
+
+// Mention keys: mde/<drawer>\x00<entity> (the record) and
+// mne/<entity>\x00<drawer> (the same record, by entity).
+const (
+	pMentionByDrawer = "mde/"
+	pMentionByEntity = "mne/"
+)
+
+func (t *tx) Mention(drawer, entity string) (*store.Mention, error) {
+	var r mentionRecord
+	ok, err := t.get(k(pMentionByDrawer, drawer, "\x00", entity), &r)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return r.mention(), nil
+}
+
+func (t *tx) Mentions(entity string, fn func(*store.Mention) bool) error {
+	var err error
+	t.keys(k(pMentionByEntity, entity, "\x00"), false, func(_ []byte, val valueFn) bool {
+		var r mentionRecord
+		if err = withVal(val, func(b []byte) error { return decode(b, &r) }); err != nil {
+			return false
+		}
+		return fn(r.mention())
+	})
+	return err
+}
+
+func (t *tx) DrawerMentions(drawer string) ([]store.Mention, error) {
+	var out []store.Mention
+	var err error
+	t.keys(k(pMentionByDrawer, drawer, "\x00"), false, func(_ []byte, val valueFn) bool {
+		var r mentionRecord
+		if err = withVal(val, func(b []byte) error { return decode(b, &r) }); err != nil {
+			return false
+		}
+		out = append(out, *r.mention())
+		return true
+	})
+	return out, err
+}
+
+func (t *tx) PutMention(m *store.Mention) error {
+	r := mentionRec(m)
+	if err := t.put(k(pMentionByDrawer, m.Drawer, "\x00", m.Entity), r); err != nil {
+		return err
+	}
+	return t.put(k(pMentionByEntity, m.Entity, "\x00", m.Drawer), r)
+}

@@ -343,3 +343,26 @@ type entityLinkRecord struct {
 	Kind      string    `json:"kind"`
 	CreatedAt time.Time `json:"created_at"`
 }
+
+// mentionRecord is a drawer's mention of an entity (mde/<drawer>\x00<entity>,
+// mne/<entity>\x00<drawer>).
+type mentionRecord struct {
+	Drawer     string    `json:"drawer"`
+	Entity     string    `json:"entity"`
+	Name       string    `json:"name"`
+	Rule       string    `json:"rule"`
+	Confidence float64   `json:"confidence"`
+	Extractor  string    `json:"extractor"`
+	Origin     string    `json:"origin,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+func mentionRec(m *store.Mention) *mentionRecord {
+	return &mentionRecord{Drawer: m.Drawer, Entity: m.Entity, Name: m.Name, Rule: m.Rule, Confidence: m.Confidence,
+		Extractor: m.Extractor, Origin: m.Origin, CreatedAt: m.CreatedAt}
+}
+
+func (r *mentionRecord) mention() *store.Mention {
+	return &store.Mention{Drawer: r.Drawer, Entity: r.Entity, Name: r.Name, Rule: r.Rule, Confidence: r.Confidence,
+		Extractor: r.Extractor, Origin: r.Origin, CreatedAt: r.CreatedAt}
+}

@@ -922,6 +922,39 @@ func testEntities(t *testing.T, b Backend) {
 		}
 		return nil
 	})
+	// Mentions: a drawer links an entity once; the name as spelled kept.
+	d := file(t, db, "w", "r", "", "We moved the queue to Postgre SQL last week.")
+	update(t, db, func(tx store.Tx) error {
+		m, e, linked, err := store.LinkMention(tx, d.ID, "Postgre SQL", "tool", true, "manual", "http", 1)
+		if err != nil || !linked || e.ID != pg.Entity.ID || m.Rule != "normalized" || m.Name != "Postgre SQL" {
+			return fmt.Errorf("first mention: %+v %+v %v %v", m, e, linked, err)
+		}
+		if _, _, linked, err := store.LinkMention(tx, d.ID, "PostgreSQL", "tool", true, "manual", "http", 1); err != nil || linked {
+			return fmt.Errorf("second mention of the same entity: linked %v %v", linked, err)
+		}
+		if _, _, _, err := store.LinkMention(tx, "0190c4c8-0000-7000-8000-000000000000", "X", "tool", true, "manual", "http", 1); fault.As(err).Code != "loci::palace::drawer_not_found" {
+			return fmt.Errorf("a missing drawer: %v", err)
+		}
+		if e, err := store.AddAlias(tx, c.Entity.ID, "C language"); err != nil || len(e.Aliases) != 1 {
+			return fmt.Errorf("alias: %+v %v", e, err)
+		}
+		if e, err := store.AddAlias(tx, c.Entity.ID, "C language"); err != nil || len(e.Aliases) != 1 {
+			return fmt.Errorf("alias again: %+v %v", e, err)
+		}
+		return nil
+	})
+	view(t, db, func(r store.Reader) error {
+		var ms []*store.Mention
+		r.Mentions(pg.Entity.ID, func(m *store.Mention) bool { ms = append(ms, m); return true })
+		dm, err := r.DrawerMentions(d.ID)
+		if len(ms) != 1 || ms[0].Drawer != d.ID || err != nil || len(dm) != 1 || dm[0].Entity != pg.Entity.ID {
+			return fmt.Errorf("mentions %+v, drawer mentions %+v %v", ms, dm, err)
+		}
+		return nil
+	})
+	if r := resolve("c-language", "tool", true); r.New || r.Entity.ID != c.Entity.ID || r.Rule != "alias" {
+		t.Fatalf("by the alias added: %+v", r)
+	}
 	// Fuzzy off: no typo rule.
 	if r := resolve("PostgreSQM", "tool", false); !r.New {
 		t.Fatalf("fuzzy off resolved a typo: %+v", r)
