@@ -169,6 +169,8 @@ func eventOf(r store.Reader, c store.Change) (Event, bool) {
 	switch c.Kind {
 	case store.ChangeWing, store.ChangeRoom, store.ChangeDrawer:
 		return Event{Kind: c.Kind, Action: action, ID: c.ID}, true
+	case store.ChangeEntity:
+		return Event{Kind: store.ChangeEntity, Action: action, ID: c.ID}, true
 	case ChangeTrigger:
 		// The trigger's name and what happened: queued, coalesced, failed
 		// or changed.

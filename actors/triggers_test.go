@@ -112,3 +112,23 @@ func TestDeliveryRecoveryAndGrace(t *testing.T) {
 		t.Fatalf("a fresh delivery without an id: %v %v %v", outcome, ok, err)
 	}
 }
+
+// Trigger and entity changes become their frames; the kinds the event
+// table does not name are not announced.
+func TestEventOfTriggerAndEntity(t *testing.T) {
+	for _, c := range []struct {
+		ch   store.Change
+		want Event
+		ok   bool
+	}{
+		{store.Change{Kind: ChangeTrigger, Action: OutcomeCoalesced, ID: "hook"}, Event{Kind: "trigger", Action: store.ActionUpdated, ID: "hook", Status: "coalesced"}, true},
+		{store.Change{Kind: ChangeTrigger, Action: TriggerChanged, ID: "nightly"}, Event{Kind: "trigger", Action: store.ActionUpdated, ID: "nightly", Status: "changed"}, true},
+		{store.Change{Kind: store.ChangeEntity, Action: store.ActionCreated, ID: "e1"}, Event{Kind: "entity", Action: store.ActionCreated, ID: "e1"}, true},
+		{store.Change{Kind: store.ChangeLink, Action: store.ActionCreated, ID: "l1"}, Event{}, false},
+	} {
+		got, ok := eventOf(nil, c.ch)
+		if ok != c.ok || got != c.want {
+			t.Errorf("%+v: %+v %v, want %+v %v", c.ch, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -660,3 +660,66 @@ type TriggerFired struct {
 	Status  string `json:"status,omitempty"`
 	Job     *Job   `json:"job,omitempty"`
 }
+
+// Entity is a knowledge-graph entity.
+type Entity struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Kind      string    `json:"kind"`
+	Key       string    `json:"key"`
+	Aliases   []string  `json:"aliases"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// EntityList is GET /api/entities.
+type EntityList struct {
+	Entities  []Entity `json:"entities"`
+	Truncated bool     `json:"truncated"`
+}
+
+// Mention is a drawer's mention of an entity as read.
+type Mention struct {
+	Drawer      string             `json:"drawer"`
+	Provenance  MentionProvenance  `json:"provenance"`
+	Observation MentionObservation `json:"observation"`
+}
+
+// MentionProvenance is where a mention came from.
+type MentionProvenance struct {
+	Drawer    string `json:"drawer"`
+	Extractor string `json:"extractor"`
+	Origin    string `json:"origin"`
+}
+
+// MentionObservation is what was seen: the name as spelled, the rule that
+// resolved it, and a confidence.
+type MentionObservation struct {
+	Name       string  `json:"name"`
+	Rule       string  `json:"rule"`
+	Confidence float64 `json:"confidence"`
+}
+
+// MentionList is GET /api/entities/{id}/mentions.
+type MentionList struct {
+	Entity   Entity    `json:"entity"`
+	Mentions []Mention `json:"mentions"`
+}
+
+// MentionLinked is POST /api/drawers/{id}/mentions.
+type MentionLinked struct {
+	Mention Mention `json:"mention"`
+	Entity  Entity  `json:"entity"`
+	Linked  bool    `json:"linked"`
+}
+
+// EntityCandidate is an entity another one resembles.
+type EntityCandidate struct {
+	Entity     Entity  `json:"entity"`
+	Side       string  `json:"side"`
+	Similarity float64 `json:"similarity"`
+}
+
+// EntityCandidates is GET /api/entities/{id}/candidates.
+type EntityCandidates struct {
+	Candidates []EntityCandidate `json:"candidates"`
+}

@@ -186,3 +186,14 @@ type TriggerPutResult struct {
 	Created bool    `json:"created"`
 	Changed bool    `json:"changed"`
 }
+
+// MentionLink is the body of POST /api/drawers/{id}/mentions.
+type MentionLink struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+// AliasAdd is the body of POST /api/entities/{id}/aliases.
+type AliasAdd struct {
+	Alias string `json:"alias"`
+}

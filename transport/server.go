@@ -35,6 +35,8 @@ type Server struct {
 	// Triggers is the trigger supervisor (nil: the trigger routes answer
 	// that there are none).
 	Triggers *actors.Triggers
+	// Graph is the knowledge graph's service.
+	Graph    *actors.Graph
 	Config   config.Config
 	Version  string
 	Started  time.Time
@@ -104,6 +106,12 @@ func (s *Server) Handler() http.Handler {
 		r.Put("/drawers/{id}/embedding", s.write(s.putEmbedding))
 		r.Get("/drawers/{id}/duplicates", s.read(s.duplicates))
 		r.Delete("/drawers/{id}/duplicates/{link}", s.write(s.deleteDuplicate))
+		r.Post("/drawers/{id}/mentions", s.write(s.linkMention))
+		r.Get("/entities", s.read(s.listEntities))
+		r.Get("/entities/{id}", s.read(s.getEntity))
+		r.Get("/entities/{id}/mentions", s.read(s.entityMentions))
+		r.Get("/entities/{id}/candidates", s.read(s.entityCandidates))
+		r.Post("/entities/{id}/aliases", s.write(s.addAlias))
 
 		r.Get("/sources", s.read(s.listSources))
 		r.Get("/source-configs", s.read(s.minersRoute("", listSourceConfigs)))

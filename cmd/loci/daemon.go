@@ -216,7 +216,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	started := time.Now()
 	srv := &transport.Server{
 		Palace: palace, Jobs: jobs, Search: search, Sources: &actors.Sources{DB: db, Registry: srcs},
-		Miners: miners, Triggers: trig, Config: cfg, Version: version, Started: started, Address: addr,
+		Miners: miners, Triggers: trig, Graph: &actors.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
 		Reporter: &actors.Reporter{Palace: palace, Search: search, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled},

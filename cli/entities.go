@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/transport/client"
+)
+
+func (a *app) entityCmd() *cobra.Command {
+	e := &cobra.Command{Use: "entity", Short: "Knowledge-graph entities: people, places, projects, tools and more"}
+	var name, kind string
+	var limit int
+	list := &cobra.Command{
+		Use: "list", Short: "List entities by name (--name contains, any case; --kind)", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			q := url.Values{}
+			if name != "" {
+				q.Set("name", name)
+			}
+			if kind != "" {
+				q.Set("kind", kind)
+			}
+			if limit > 0 {
+				q.Set("limit", strconv.Itoa(limit))
+			}
+			return show(a, c.Context(), http.MethodGet, "/api/entities?"+q.Encode(), nil, func(out *api.EntityList) {
+				if len(out.Entities) == 0 {
+					a.printf("no entities\n")
+				}
+				for _, en := range out.Entities {
+					aka := ""
+					if len(en.Aliases) > 0 {
+						aka = "  (also " + strings.Join(en.Aliases, ", ") + ")"
+					}
+					a.printf("%s  %-12s %s%s\n", en.ID, en.Kind, en.Name, aka)
+				}
+				if out.Truncated {
+					a.printf("more entities match: raise --limit or narrow --name\n")
+				}
+			})
+		},
+	}
+	list.Flags().StringVar(&name, "name", "", "names containing this (any case)")
+	list.Flags().StringVar(&kind, "kind", "", "of this kind")
+	list.Flags().IntVar(&limit, "limit", 0, "at most this many (default 50, max 200)")
+	e.AddCommand(list)
+	printEntity := func(en *api.Entity) {
+		a.printf("id:      %s\nname:    %s\nkind:    %s\nkey:     %s\n", en.ID, en.Name, en.Kind, en.Key)
+		if len(en.Aliases) > 0 {
+			a.printf("aliases: %s\n", strings.Join(en.Aliases, ", "))
+		}
+	}
+	e.AddCommand(&cobra.Command{
+		Use: "get ID", Short: "Show one entity", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return show(a, c.Context(), http.MethodGet, "/api/entities/"+client.Esc(args[0]), nil, printEntity)
+		},
+	})
+	e.AddCommand(&cobra.Command{
+		Use: "alias ID ALIAS", Short: "Record another spelling of an entity", Args: cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			return show(a, c.Context(), http.MethodPost, "/api/entities/"+client.Esc(args[0])+"/aliases", api.AliasAdd{Alias: args[1]}, printEntity)
+		},
+	})
+	e.AddCommand(&cobra.Command{
+		Use: "mentions ID", Short: "The drawers that mention an entity, with the name as spelled", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return show(a, c.Context(), http.MethodGet, "/api/entities/"+client.Esc(args[0])+"/mentions", nil, func(out *api.MentionList) {
+				if len(out.Mentions) == 0 {
+					a.printf("no drawer mentions %s\n", out.Entity.Name)
+				}
+				for _, m := range out.Mentions {
+					a.printf("%s  %q (%s, %s, confidence %.2f)\n", m.Drawer, m.Observation.Name, m.Observation.Rule, m.Provenance.Extractor, m.Observation.Confidence)
+				}
+			})
+		},
+	})
+	e.AddCommand(&cobra.Command{
+		Use: "candidates ID", Short: "Entities this one resembles, or that resemble it", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return show(a, c.Context(), http.MethodGet, "/api/entities/"+client.Esc(args[0])+"/candidates", nil, func(out *api.EntityCandidates) {
+				if len(out.Candidates) == 0 {
+					a.printf("no candidates\n")
+				}
+				for _, cd := range out.Candidates {
+					a.printf("%s  %-12s %s  (%s, similarity %.2f)\n", cd.Entity.ID, cd.Entity.Kind, cd.Entity.Name, cd.Side, cd.Similarity)
+				}
+			})
+		},
+	})
+	return e
+}

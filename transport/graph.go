@@ -1,0 +1,165 @@
+package transport
+
+import (
+	"net/http"
+
+	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// EntitiesLimit and EntitiesMaxLimit bound GET /api/entities.
+const (
+	EntitiesLimit    = 50
+	EntitiesMaxLimit = 200
+)
+
+func (s *Server) graph() (*actors.Graph, error) {
+	if s.Graph == nil {
+		return nil, fault.New(fault.ServerFailed, "this server has no knowledge graph", "report it")
+	}
+	return s.Graph, nil
+}
+
+// listEntities is GET /api/entities: name (contains, any case), kind, limit.
+func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) error {
+	g, err := s.graph()
+	if err != nil {
+		return err
+	}
+	limit, err := queryLimit(r, "limit", EntitiesLimit, EntitiesMaxLimit)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	list, truncated, err := g.Entities(r.Context(), actors.EntityFilter{Name: q.Get("name"), Kind: q.Get("kind"), Limit: limit})
+	if err != nil {
+		return err
+	}
+	out := api.EntityList{Entities: make([]api.Entity, len(list)), Truncated: truncated}
+	for i := range list {
+		out.Entities[i] = apiEntity(&list[i])
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// getEntity is GET /api/entities/{id}.
+func (s *Server) getEntity(w http.ResponseWriter, r *http.Request) error {
+	g, id, err := s.graphAndID(r)
+	if err != nil {
+		return err
+	}
+	e, err := g.Entity(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, apiEntity(e))
+}
+
+// addAlias is POST /api/entities/{id}/aliases: {alias}.
+func (s *Server) addAlias(w http.ResponseWriter, r *http.Request) error {
+	g, id, err := s.graphAndID(r)
+	if err != nil {
+		return err
+	}
+	var b api.AliasAdd
+	if err := decodeBody(r, &b, false); err != nil {
+		return err
+	}
+	e, err := g.AddAlias(r.Context(), id, b.Alias)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, apiEntity(e))
+}
+
+// entityMentions is GET /api/entities/{id}/mentions.
+func (s *Server) entityMentions(w http.ResponseWriter, r *http.Request) error {
+	g, id, err := s.graphAndID(r)
+	if err != nil {
+		return err
+	}
+	e, err := g.Entity(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	ms, err := g.Mentions(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	out := api.MentionList{Entity: apiEntity(e), Mentions: make([]api.Mention, len(ms))}
+	for i := range ms {
+		out.Mentions[i] = apiMention(&ms[i])
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// entityCandidates is GET /api/entities/{id}/candidates.
+func (s *Server) entityCandidates(w http.ResponseWriter, r *http.Request) error {
+	g, id, err := s.graphAndID(r)
+	if err != nil {
+		return err
+	}
+	cs, err := g.Candidates(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	out := api.EntityCandidates{Candidates: make([]api.EntityCandidate, len(cs))}
+	for i, c := range cs {
+		out.Candidates[i] = api.EntityCandidate{Entity: apiEntity(&c.Entity), Side: c.Side, Similarity: c.Similarity}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// linkMention is POST /api/drawers/{id}/mentions: {name, kind}; 201 when
+// linked, 200 when the drawer already mentioned that entity.
+func (s *Server) linkMention(w http.ResponseWriter, r *http.Request) error {
+	g, err := s.graph()
+	if err != nil {
+		return err
+	}
+	id, err := param(r, "id")
+	if err != nil {
+		return err
+	}
+	if cid, ok := store.CanonicalUUID(id); ok {
+		id = cid
+	}
+	var b api.MentionLink
+	if err := decodeBody(r, &b, false); err != nil {
+		return err
+	}
+	m, e, linked, err := g.LinkMention(r.Context(), id, b.Name, b.Kind, store.ByHTTP)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, createdStatus(linked), api.MentionLinked{Mention: apiMention(m), Entity: apiEntity(e), Linked: linked})
+}
+
+func (s *Server) graphAndID(r *http.Request) (*actors.Graph, string, error) {
+	g, err := s.graph()
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := param(r, "id")
+	if err != nil {
+		return nil, "", err
+	}
+	cid, ok := store.CanonicalUUID(id)
+	if !ok {
+		return nil, "", fault.Newf(fault.GraphEntityNotFound, "list the entities (GET /api/entities) to see their ids", "no entity %s", id)
+	}
+	return g, cid, nil
+}
+
+func apiEntity(e *store.Entity) api.Entity {
+	aliases := append([]string{}, e.Aliases...)
+	return api.Entity{ID: e.ID, Name: e.Name, Kind: e.Kind, Key: e.Key, Aliases: aliases, CreatedAt: e.CreatedAt}
+}
+
+func apiMention(m *store.Mention) api.Mention {
+	return api.Mention{Drawer: m.Drawer,
+		Provenance:  api.MentionProvenance{Drawer: m.Drawer, Extractor: m.Extractor, Origin: m.Origin},
+		Observation: api.MentionObservation{Name: m.Name, Rule: m.Rule, Confidence: m.Confidence}}
+}
