@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/loci-dev/loci/graph"
 	"github.com/loci-dev/loci/store"
@@ -147,4 +148,163 @@ func (g *Graph) Candidates(ctx context.Context, id string) ([]Candidate, error) 
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Similarity > out[j].Similarity })
 	return out, err
+}
+
+// Fact is a relationship as read: the fact, its two entities, whether it
+// holds at the time asked, and whether its evidence drawer is current.
+type Fact struct {
+	store.Relationship
+	Subject, Object store.Entity
+	Current         bool
+	EvidenceCurrent bool
+}
+
+// Relationships is an entity's facts: those current now (default), all of
+// them (includeExpired), or those valid at asOf.
+func (g *Graph) Relationships(ctx context.Context, id string, includeExpired bool, asOf *time.Time) ([]Fact, error) {
+	var out []Fact
+	now := time.Now().UTC()
+	at := now
+	if asOf != nil {
+		at = *asOf
+	}
+	err := g.DB.View(ctx, func(r store.Reader) error {
+		if _, err := entityIn(r, id); err != nil {
+			return err
+		}
+		var inner error
+		err := r.EntityRelationships(id, func(rel *store.Relationship) bool {
+			f, err := factOf(r, rel, at, now)
+			if err != nil {
+				inner = err
+				return false
+			}
+			if includeExpired || f.Current {
+				out = append(out, f)
+			}
+			return true
+		})
+		if err == nil {
+			err = inner
+		}
+		return err
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].ValidFrom.Before(out[j].ValidFrom) })
+	return out, err
+}
+
+// factOf reads a fact's entities and evidence: current at t (valid time)
+// as known now.
+func factOf(r store.Reader, rel *store.Relationship, t, now time.Time) (Fact, error) {
+	f := Fact{Relationship: *rel}
+	for _, p := range []struct {
+		id  string
+		dst *store.Entity
+	}{{rel.Subject, &f.Subject}, {rel.Object, &f.Object}} {
+		e, err := r.Entity(p.id)
+		if err != nil {
+			return f, err
+		}
+		if e != nil {
+			*p.dst = *e
+		}
+	}
+	if rel.Drawer != "" {
+		d, err := r.Drawer(rel.Drawer)
+		if err != nil {
+			return f, err
+		}
+		f.EvidenceCurrent = d != nil && d.ValidTo == nil
+	} else {
+		f.EvidenceCurrent = true
+	}
+	f.Current = rel.CurrentAt(t, now, f.EvidenceCurrent)
+	return f, nil
+}
+
+// FactHistory is a fact with the facts linked to it: what it superseded
+// and what superseded it, and the confirmations, contradictions and
+// refinements, each with the decision (the link) and its evidence.
+type FactHistory struct {
+	Fact    Fact
+	Related []RelatedFact
+}
+
+// RelatedFact is one fact of a history and how it relates.
+type RelatedFact struct {
+	Fact Fact
+	// Relation is supersedes, superseded_by, or a link kind with Side
+	// (from: the related fact links to this one; to: this one links to
+	// it).
+	Relation, Side, Reason, Drawer string
+}
+
+// History is a fact's history, judged at asOf (valid time; nil: now).
+func (g *Graph) History(ctx context.Context, id string, asOf *time.Time) (FactHistory, error) {
+	var h FactHistory
+	now := time.Now().UTC()
+	at := now
+	if asOf != nil {
+		at = *asOf
+	}
+	err := g.DB.View(ctx, func(r store.Reader) error {
+		rel, err := r.Relationship(id)
+		if err != nil {
+			return err
+		}
+		if rel == nil {
+			return fault.Newf(fault.GraphRelationshipNotFound, "read an entity's relationships (GET /api/entities/{id}/relationships) to see their ids",
+				"no relationship %s", id)
+		}
+		if h.Fact, err = factOf(r, rel, at, now); err != nil {
+			return err
+		}
+		add := func(otherID, relation, side, reason, drawer string) error {
+			o, err := r.Relationship(otherID)
+			if err != nil || o == nil {
+				return err
+			}
+			f, err := factOf(r, o, at, now)
+			if err != nil {
+				return err
+			}
+			h.Related = append(h.Related, RelatedFact{Fact: f, Relation: relation, Side: side, Reason: reason, Drawer: drawer})
+			return nil
+		}
+		if rel.SupersededBy != "" {
+			if err := add(rel.SupersededBy, "superseded_by", "", rel.Reason, rel.ClosedBy); err != nil {
+				return err
+			}
+		}
+		// What this one superseded: a fact of the same subject whose
+		// successor is this one.
+		var before []string
+		_ = r.EntityRelationships(rel.Subject, func(o *store.Relationship) bool {
+			if o.SupersededBy == rel.ID {
+				before = append(before, o.ID)
+			}
+			return true
+		})
+		for _, b := range before {
+			o, _ := r.Relationship(b)
+			if err := add(b, "supersedes", "", o.Reason, o.ClosedBy); err != nil {
+				return err
+			}
+		}
+		links, err := r.RelationshipLinks(rel.ID)
+		if err != nil {
+			return err
+		}
+		for _, l := range links {
+			other, side := l.To, "to"
+			if l.To == rel.ID {
+				other, side = l.From, "from"
+			}
+			if err := add(other, l.Kind, side, l.Reason, l.Drawer); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return h, err
 }

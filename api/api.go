@@ -723,3 +723,63 @@ type EntityCandidate struct {
 type EntityCandidates struct {
 	Candidates []EntityCandidate `json:"candidates"`
 }
+
+// EntityRef is an entity named inside another answer.
+type EntityRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+// Fact is a relates_to relationship as read: bi-temporal (valid_from,
+// valid_to; recorded_at, retracted_at), with its provenance and whether it
+// holds at the time asked.
+type Fact struct {
+	ID           string         `json:"id"`
+	Subject      EntityRef      `json:"subject"`
+	Predicate    string         `json:"predicate"`
+	Object       EntityRef      `json:"object"`
+	Confidence   float64        `json:"confidence"`
+	ValidFrom    time.Time      `json:"valid_from"`
+	ValidTo      *time.Time     `json:"valid_to,omitempty"`
+	RecordedAt   time.Time      `json:"recorded_at"`
+	RetractedAt  *time.Time     `json:"retracted_at,omitempty"`
+	Provenance   FactProvenance `json:"provenance"`
+	SupersededBy string         `json:"superseded_by,omitempty"`
+	Reason       string         `json:"reason,omitempty"`
+	Current      bool           `json:"current"`
+}
+
+// FactProvenance is where a fact came from: its evidence drawer (and
+// whether that drawer is still current), the job and the extractor.
+type FactProvenance struct {
+	Drawer         string `json:"drawer,omitempty"`
+	DrawerCurrent  bool   `json:"drawer_current"`
+	Job            string `json:"job,omitempty"`
+	Extractor      string `json:"extractor,omitempty"`
+	ClosedByDrawer string `json:"closed_by,omitempty"`
+}
+
+// FactList is GET /api/entities/{id}/relationships.
+type FactList struct {
+	Entity        Entity `json:"entity"`
+	Relationships []Fact `json:"relationships"`
+}
+
+// FactHistory is GET /api/relationships/{id}/history and loci_fact_history:
+// the fact and its linked facts with the decision and its evidence.
+type FactHistory struct {
+	Relationship Fact          `json:"relationship"`
+	Related      []RelatedFact `json:"related"`
+}
+
+// RelatedFact is a fact of a history and how it relates: supersedes,
+// superseded_by, confirms, contradicts or refines (side: from when the
+// related fact made the link, to when this one did).
+type RelatedFact struct {
+	Relation     string `json:"relation"`
+	Side         string `json:"side,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+	Evidence     string `json:"evidence,omitempty"`
+	Relationship Fact   `json:"relationship"`
+}

@@ -96,3 +96,48 @@ func (a *app) entityCmd() *cobra.Command {
 	})
 	return e
 }
+
+func (a *app) factCmd() *cobra.Command {
+	f := &cobra.Command{Use: "fact", Short: "Knowledge-graph facts (relationships between entities)"}
+	var asOf string
+	h := &cobra.Command{
+		Use: "history ID", Short: "A fact with what it superseded, what superseded it, and its confirmations, conflicts and refinements", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			q := ""
+			if asOf != "" {
+				q = "?as_of=" + url.QueryEscape(asOf)
+			}
+			return show(a, c.Context(), http.MethodGet, "/api/relationships/"+client.Esc(args[0])+"/history"+q, nil, func(out *api.FactHistory) {
+				a.printFact("", &out.Relationship)
+				for _, r := range out.Related {
+					how := r.Relation
+					if r.Side != "" {
+						how += " (" + r.Side + ")"
+					}
+					if r.Reason != "" {
+						how += ": " + r.Reason
+					}
+					a.printFact("  "+how+"\n    ", &r.Relationship)
+				}
+			})
+		},
+	}
+	h.Flags().StringVar(&asOf, "as-of", "", "judge validity at this time (RFC 3339 or a date)")
+	f.AddCommand(h)
+	return f
+}
+
+func (a *app) printFact(prefix string, f *api.Fact) {
+	valid := f.ValidFrom.Format("2006-01-02")
+	if f.ValidTo != nil {
+		valid += " to " + f.ValidTo.Format("2006-01-02")
+	}
+	state := "current"
+	switch {
+	case f.RetractedAt != nil:
+		state = "retracted"
+	case !f.Current:
+		state = "not current"
+	}
+	a.printf("%s%s %s %s  [%s, %s, confidence %.2f]  %s\n", prefix, f.Subject.Name, f.Predicate, f.Object.Name, valid, state, f.Confidence, f.ID)
+}

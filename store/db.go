@@ -238,6 +238,13 @@ type GraphReader interface {
 	Mentions(entity string, fn func(*Mention) bool) error
 	// DrawerMentions is the mentions a drawer makes.
 	DrawerMentions(drawer string) ([]Mention, error)
+	// Relationship is a fact by id; nil when none.
+	Relationship(id string) (*Relationship, error)
+	// EntityRelationships visits the facts an entity is the subject or
+	// object of until fn returns false.
+	EntityRelationships(entity string, fn func(*Relationship) bool) error
+	// RelationshipLinks is the lifecycle links from or to a fact.
+	RelationshipLinks(id string) ([]RelationshipLink, error)
 }
 
 // GraphWriter writes entities and their links.
@@ -249,6 +256,11 @@ type GraphWriter interface {
 	PutEntityLink(l *EntityLink) error
 	// PutMention writes a drawer's mention of an entity.
 	PutMention(m *Mention) error
+	// PutRelationship writes a fact and keeps its entity indexes (prev:
+	// the stored version, nil for a new fact).
+	PutRelationship(r, prev *Relationship) error
+	// PutRelationshipLink writes a lifecycle link between facts.
+	PutRelationshipLink(l *RelationshipLink) error
 }
 
 // TriggerReader reads what the daemon remembers about triggers (never

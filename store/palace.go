@@ -50,6 +50,9 @@ const (
 type Dedup struct {
 	Enabled   bool
 	Threshold float64
+	// EntityFuzzy is dedup.entity_fuzzy: entity resolution's typo and
+	// resemblance rules.
+	EntityFuzzy bool
 }
 
 // NewDrawer is a drawer to write.

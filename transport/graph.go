@@ -1,7 +1,11 @@
 package transport
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
@@ -162,4 +166,97 @@ func apiMention(m *store.Mention) api.Mention {
 	return api.Mention{Drawer: m.Drawer,
 		Provenance:  api.MentionProvenance{Drawer: m.Drawer, Extractor: m.Extractor, Origin: m.Origin},
 		Observation: api.MentionObservation{Name: m.Name, Rule: m.Rule, Confidence: m.Confidence}}
+}
+
+// entityRelationships is GET /api/entities/{id}/relationships:
+// include_expired or as_of (RFC 3339 or a date), not both.
+func (s *Server) entityRelationships(w http.ResponseWriter, r *http.Request) error {
+	g, id, err := s.graphAndID(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	expired := false
+	if v := q.Get("include_expired"); v != "" {
+		if expired, err = strconv.ParseBool(v); err != nil {
+			return fault.Invalid("include_expired", "is true or false")
+		}
+	}
+	asOf, err := asOfParam(r)
+	if err != nil {
+		return err
+	}
+	if expired && asOf != nil {
+		return fault.Invalid("as_of", "cannot be combined with include_expired: ask for the facts valid at a time, or for all of them")
+	}
+	e, err := g.Entity(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	facts, err := g.Relationships(r.Context(), id, expired, asOf)
+	if err != nil {
+		return err
+	}
+	out := api.FactList{Entity: apiEntity(e), Relationships: make([]api.Fact, len(facts))}
+	for i := range facts {
+		out.Relationships[i] = apiFact(&facts[i])
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// relationshipHistory is GET /api/relationships/{id}/history.
+func (s *Server) relationshipHistory(w http.ResponseWriter, r *http.Request) error {
+	g, err := s.graph()
+	if err != nil {
+		return err
+	}
+	id, err := param(r, "id")
+	if err != nil {
+		return err
+	}
+	asOf, err := asOfParam(r)
+	if err != nil {
+		return err
+	}
+	h, err := s.factHistory(r.Context(), g, id, asOf)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, h)
+}
+
+func (s *Server) factHistory(ctx context.Context, g *actors.Graph, id string, asOf *time.Time) (api.FactHistory, error) {
+	cid, ok := store.CanonicalUUID(id)
+	if !ok {
+		return api.FactHistory{}, fault.Newf(fault.GraphRelationshipNotFound, "read an entity's relationships to see their ids", "no relationship %s", id)
+	}
+	h, err := g.History(ctx, cid, asOf)
+	if err != nil {
+		return api.FactHistory{}, err
+	}
+	out := api.FactHistory{Relationship: apiFact(&h.Fact), Related: make([]api.RelatedFact, len(h.Related))}
+	for i, rf := range h.Related {
+		out.Related[i] = api.RelatedFact{Relation: rf.Relation, Side: rf.Side, Reason: rf.Reason, Evidence: rf.Drawer, Relationship: apiFact(&rf.Fact)}
+	}
+	return out, nil
+}
+
+func asOfParam(r *http.Request) (*time.Time, error) {
+	v := r.URL.Query().Get("as_of")
+	if v == "" {
+		return nil, nil
+	}
+	t, err := store.ParseTimeOrDate(v)
+	if err != nil {
+		return nil, fault.Invalid("as_of", fmt.Sprintf("%q is not RFC 3339 or a date (YYYY-MM-DD)", v))
+	}
+	return &t, nil
+}
+
+func apiFact(f *actors.Fact) api.Fact {
+	return api.Fact{ID: f.ID, Subject: api.EntityRef{ID: f.Subject.ID, Name: f.Subject.Name, Kind: f.Subject.Kind}, Predicate: f.Predicate,
+		Object: api.EntityRef{ID: f.Object.ID, Name: f.Object.Name, Kind: f.Object.Kind}, Confidence: f.Confidence,
+		ValidFrom: f.ValidFrom, ValidTo: f.ValidTo, RecordedAt: f.RecordedAt, RetractedAt: f.RetractedAt,
+		Provenance:   api.FactProvenance{Drawer: f.Drawer, DrawerCurrent: f.EvidenceCurrent, Job: f.Job, Extractor: f.Extractor, ClosedByDrawer: f.ClosedBy},
+		SupersededBy: f.SupersededBy, Reason: f.Reason, Current: f.Current}
 }

@@ -255,8 +255,20 @@ func (s *Server) mcpTools() []mcpTool {
 				return apiHistory(d, versions), nil
 			}),
 		tool("loci_fact_history", "An assertion of the knowledge graph with its confirmations, conflicts and corrections.", readHints, reads, nil,
-			func(context.Context, *mcpCall, factHistoryArgs) (any, error) {
-				return nil, notAvailable("the knowledge graph (fact history)")
+			func(ctx context.Context, _ *mcpCall, in factHistoryArgs) (any, error) {
+				g, err := s.graph()
+				if err != nil {
+					return nil, err
+				}
+				var asOf *time.Time
+				if in.AsOf != "" {
+					t, err := store.ParseTimeOrDate(in.AsOf)
+					if err != nil {
+						return nil, fault.Invalid("as_of", fmt.Sprintf("%q is not RFC 3339 or a date (YYYY-MM-DD)", in.AsOf))
+					}
+					asOf = &t
+				}
+				return s.factHistory(ctx, g, in.RelationshipID, asOf)
 			}),
 		tool("loci_wake_up", "Session-start context: the agent's latest diary entry and recent checkpoints.", readHints, reads,
 			map[string]any{"max_items": 10, "max_bytes": 8192},

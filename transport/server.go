@@ -112,6 +112,8 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/entities/{id}/mentions", s.read(s.entityMentions))
 		r.Get("/entities/{id}/candidates", s.read(s.entityCandidates))
 		r.Post("/entities/{id}/aliases", s.write(s.addAlias))
+		r.Get("/entities/{id}/relationships", s.read(s.entityRelationships))
+		r.Get("/relationships/{id}/history", s.read(s.relationshipHistory))
 
 		r.Get("/sources", s.read(s.listSources))
 		r.Get("/source-configs", s.read(s.minersRoute("", listSourceConfigs)))

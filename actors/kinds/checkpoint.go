@@ -20,13 +20,13 @@ type checkpointParams struct {
 // Checkpoint is the checkpoint kind: an agent's memories, diary entries
 // and facts, each item written as a drawer, in batches, with the checkpoint
 // {next_index, items, duplicates} in the same transaction.
-func Checkpoint() actors.Kind {
+func Checkpoint(j *actors.Jobs) actors.Kind {
 	return actors.Define(KindCheckpoint, actors.Spec[checkpointParams]{
 		Files:  true,
 		Writes: always,
 		Tool: &actors.Tool{Name: "loci_checkpoint", Description: "Submit a checkpoint job (memories, diary, facts); returns the job at once.",
 			Destructive: true},
-		Decode: func(_ context.Context, s actors.Submission, p checkpointParams) (actors.Plan, error) {
+		Decode: func(ctx context.Context, s actors.Submission, p checkpointParams) (actors.Plan, error) {
 			payload := p.Payload
 			if len(payload) == 0 || string(payload) == "null" {
 				return actors.Plan{}, fault.Invalid("payload", "is required: the checkpoint object, or a JSON string of it")
@@ -40,7 +40,23 @@ func Checkpoint() actors.Kind {
 				}
 				payload = json.RawMessage(str)
 			}
-			if _, err := store.ParseCheckpoint(payload, s.Channel); err != nil {
+			cp, err := store.ParseCheckpoint(payload, s.Channel)
+			if err != nil {
+				return actors.Plan{}, err
+			}
+			// The facts' relationships and entity ids must exist now (the
+			// job checks again when it runs).
+			err = j.DB.View(ctx, func(r store.Reader) error {
+				for i, it := range cp.Items {
+					if it.Fact != nil {
+						if err := store.CheckFactRefs(r, it.Fact, fmt.Sprintf("items[%d].fact", i)); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
 				return actors.Plan{}, err
 			}
 			pr := store.PriorityHigh
@@ -139,6 +155,9 @@ func checkpoint(ctx context.Context, r *actors.Run) (any, error) {
 						Fact   *store.FactOp `json:"fact"`
 					}{res.Drawer.ID, f})
 					if err := tx.PutJobFact(r.Job.ID, i, b); err != nil {
+						return err
+					}
+					if err := store.ApplyFact(tx, f, res.Drawer.ID, r.Job.ID, i, pal.Dedup.EntityFuzzy); err != nil {
 						return err
 					}
 				}

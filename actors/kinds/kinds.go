@@ -31,7 +31,7 @@ const (
 // All is every kind, in the order messages list them. j is the runtime
 // they are registered with.
 func All(j *actors.Jobs, m Mining) []actors.Kind {
-	return []actors.Kind{Checkpoint(), Audit(j), Repair(j), Demo(), Mine(m), Embed(j), Extract()}
+	return []actors.Kind{Checkpoint(j), Audit(j), Repair(j), Demo(), Mine(m), Embed(j), Extract()}
 }
 
 // always is Writes for a kind whose jobs always write drawers.

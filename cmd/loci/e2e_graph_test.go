@@ -3,6 +3,7 @@ package main_test
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Entities and mentions through REST and the CLI: linking a drawer to a
@@ -92,5 +93,103 @@ func TestEntitiesAndMentions(t *testing.T) {
 	}
 	if after := d.do("GET", "/api/entities?limit=200", nil).raw; after != before {
 		t.Fatalf("refused requests changed the entities:\n%s\n%s", before, after)
+	}
+}
+
+// checkpointFact submits one checkpoint item carrying fact and waits for
+// the job; it returns the submission's answer.
+func checkpointFact(t *testing.T, d *daemon, content string, fact map[string]any) response {
+	t.Helper()
+	r := d.do("POST", "/api/jobs", map[string]any{"type": "checkpoint", "payload": map[string]any{"items": []any{map[string]any{
+		"destination": "project", "content": content, "tags": []string{}, "source": map[string]any{"kind": "manual"}, "fact": fact}}}})
+	if r.status == 202 {
+		j := waitJob(t, d, get[string](r.body, "id"), 10*time.Second, finished)
+		if j["status"] != "completed" {
+			t.Fatalf("checkpoint with %v: %v", fact, j)
+		}
+	}
+	return r
+}
+
+// Facts through checkpoints: add by names (the entities resolved and
+// made), supersede with a new object and valid time, the history with the
+// decision and its evidence, as_of before and after the change, invalidate,
+// link, the refusals at submission, the CLI and MCP.
+func TestFactsThroughCheckpoints(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	checkpointFact(t, d, "Caroline joined Acme in March.", map[string]any{"op": "add", "subject": "Caroline", "subject_kind": "person",
+		"predicate": "works_at", "object": "Acme", "object_kind": "organization", "valid_from": "2026-03-01", "confidence": 0.9})
+	ents := d.do("GET", "/api/entities?name=caroline", nil)
+	caroline := get[string](get[[]any](ents.body, "entities")[0].(map[string]any), "id")
+	rels := d.do("GET", "/api/entities/"+caroline+"/relationships", nil)
+	list := get[[]any](rels.body, "relationships")
+	if rels.status != 200 || len(list) != 1 {
+		t.Fatalf("relationships: %d %s", rels.status, rels.raw)
+	}
+	first := list[0].(map[string]any)
+	if get[string](first, "predicate") != "works_at" || get[string](first, "object", "name") != "Acme" || !get[bool](first, "current") ||
+		get[float64](first, "confidence") != 0.9 || get[string](first, "provenance", "extractor") != "checkpoint" {
+		t.Fatalf("the fact: %v", first)
+	}
+	firstID := get[string](first, "id")
+	checkpointFact(t, d, "Caroline moved to Initech in June.", map[string]any{"op": "supersede", "relationship_id": firstID,
+		"object": "Initech", "object_kind": "organization", "valid_from": "2026-06-01", "reason": "she changed jobs"})
+	now := d.do("GET", "/api/entities/"+caroline+"/relationships", nil)
+	if l := get[[]any](now.body, "relationships"); len(l) != 1 || get[string](l[0].(map[string]any), "object", "name") != "Initech" {
+		t.Fatalf("current after the supersede: %s", now.raw)
+	}
+	may := d.do("GET", "/api/entities/"+caroline+"/relationships?as_of=2026-05-01", nil)
+	if l := get[[]any](may.body, "relationships"); len(l) != 1 || get[string](l[0].(map[string]any), "object", "name") != "Acme" {
+		t.Fatalf("as of May: %s", may.raw)
+	}
+	all := d.do("GET", "/api/entities/"+caroline+"/relationships?include_expired=true", nil)
+	if l := get[[]any](all.body, "relationships"); len(l) != 2 {
+		t.Fatalf("include_expired: %s", all.raw)
+	}
+	h := d.do("GET", "/api/relationships/"+firstID+"/history", nil)
+	rel := get[[]any](h.body, "related")
+	if h.status != 200 || len(rel) != 1 || get[string](rel[0].(map[string]any), "relation") != "superseded_by" ||
+		get[string](rel[0].(map[string]any), "reason") != "she changed jobs" || get[string](rel[0].(map[string]any), "evidence") == "" {
+		t.Fatalf("history: %d %s", h.status, h.raw)
+	}
+	second := get[string](rel[0].(map[string]any), "relationship", "id")
+	checkpointFact(t, d, "HR says Caroline never left.", map[string]any{"op": "link", "relationship_id": second, "other_id": firstID,
+		"kind": "contradicts", "reason": "HR records"})
+	out, errOut, code := d.cli("", "fact", "history", second)
+	if code != 0 || !strings.Contains(out, "Caroline works_at Initech") || !strings.Contains(out, "supersedes") || !strings.Contains(out, "contradicts (to): HR records") {
+		t.Fatalf("loci fact history: %d\n%s\n%s", code, out, errOut)
+	}
+	checkpointFact(t, d, "Caroline never worked at Initech.", map[string]any{"op": "invalidate", "relationship_id": second})
+	if l := get[[]any](d.do("GET", "/api/entities/"+caroline+"/relationships", nil).body, "relationships"); len(l) != 0 {
+		t.Fatalf("an invalidated fact is still current: %v", l)
+	}
+	s := mcpSession(t, d)
+	if res, isErr := callTool(t, s, "loci_fact_history", map[string]any{"relationship_id": firstID, "as_of": "2026-05-01"}); isErr ||
+		!get[bool](res, "relationship", "current") {
+		t.Fatalf("loci_fact_history as of May: %v", res)
+	}
+
+	// Refusals at submission: nothing queued.
+	jobs := len(get[[]any](d.do("GET", "/api/jobs?limit=200", nil).body, "jobs"))
+	for _, c := range []struct {
+		fact map[string]any
+		code string
+	}{
+		{map[string]any{"op": "supersede", "relationship_id": "0190c4c8-2222-7000-8000-000000000000"}, "loci::graph::relationship_not_found"},
+		{map[string]any{"op": "add", "subject": "A", "predicate": " ", "object": "B"}, "loci::graph::empty_label"},
+		{map[string]any{"op": "add", "subject": "0190c4c8-3333-7000-8000-000000000000", "predicate": "uses", "object": "Go"}, "loci::graph::entity_not_found"},
+		{map[string]any{"op": "add", "subject": "A", "predicate": "uses", "object": "B", "confidence": 1.5}, "loci::input::invalid"},
+		{map[string]any{"op": "link", "relationship_id": firstID, "other_id": second, "kind": "refines", "reason": " "}, "loci::input::invalid"},
+	} {
+		if r := checkpointFact(t, d, "A refused fact.", c.fact); r.code() != c.code {
+			t.Errorf("%v: %d %s, want %s", c.fact, r.status, r.raw, c.code)
+		}
+	}
+	if n := len(get[[]any](d.do("GET", "/api/jobs?limit=200", nil).body, "jobs")); n != jobs {
+		t.Fatalf("refused checkpoints queued jobs: %d then %d", jobs, n)
+	}
+	if r := d.do("GET", "/api/entities/"+caroline+"/relationships?as_of=2026-05-01&include_expired=true", nil); r.code() != "loci::input::invalid" {
+		t.Fatalf("as_of with include_expired: %s", r.raw)
 	}
 }

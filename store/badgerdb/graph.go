@@ -173,3 +173,81 @@ func (t *tx) PutMention(m *store.Mention) error {
 	}
 	return t.put(k(pMentionByEntity, m.Entity, "\x00", m.Drawer), r)
 }
+
+// Fact keys: rel/<id> the fact, rle/<entity>\x00<id> under its subject and
+// its object, rll/<fact>\x00<link> a lifecycle link under both facts.
+const (
+	pRelationship       = "rel/"
+	pRelationshipEntity = "rle/"
+	pRelationshipLink   = "rll/"
+)
+
+func (t *tx) Relationship(id string) (*store.Relationship, error) {
+	var r relationshipRecord
+	ok, err := t.get(k(pRelationship, id), &r)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return r.relationship(), nil
+}
+
+func (t *tx) EntityRelationships(entity string, fn func(*store.Relationship) bool) error {
+	prefix := k(pRelationshipEntity, entity, "\x00")
+	var ids []string
+	t.keys(prefix, false, func(key []byte, _ valueFn) bool {
+		ids = append(ids, string(key[len(prefix):]))
+		return true
+	})
+	for _, id := range ids {
+		r, err := t.Relationship(id)
+		if err != nil {
+			return err
+		}
+		if r != nil && !fn(r) {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (t *tx) RelationshipLinks(id string) ([]store.RelationshipLink, error) {
+	var out []store.RelationshipLink
+	var err error
+	t.keys(k(pRelationshipLink, id, "\x00"), false, func(_ []byte, val valueFn) bool {
+		var r relationshipLinkRecord
+		if err = withVal(val, func(b []byte) error { return decode(b, &r) }); err != nil {
+			return false
+		}
+		out = append(out, store.RelationshipLink{ID: r.ID, From: r.From, To: r.To, Kind: r.Kind, Reason: r.Reason,
+			Drawer: r.Drawer, Job: r.Job, CreatedAt: r.CreatedAt})
+		return true
+	})
+	return out, err
+}
+
+func (t *tx) PutRelationship(r, prev *store.Relationship) error {
+	if prev != nil && (prev.Subject != r.Subject || prev.Object != r.Object) {
+		for _, e := range []string{prev.Subject, prev.Object} {
+			if err := t.del(k(pRelationshipEntity, e, "\x00", prev.ID)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := t.put(k(pRelationship, r.ID), relationshipRec(r)); err != nil {
+		return err
+	}
+	for _, e := range []string{r.Subject, r.Object} {
+		if err := t.set(k(pRelationshipEntity, e, "\x00", r.ID), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tx) PutRelationshipLink(l *store.RelationshipLink) error {
+	rec := &relationshipLinkRecord{ID: l.ID, From: l.From, To: l.To, Kind: l.Kind, Reason: l.Reason, Drawer: l.Drawer, Job: l.Job, CreatedAt: l.CreatedAt}
+	if err := t.put(k(pRelationshipLink, l.From, "\x00", l.ID), rec); err != nil {
+		return err
+	}
+	return t.put(k(pRelationshipLink, l.To, "\x00", l.ID), rec)
+}

@@ -366,3 +366,48 @@ func (r *mentionRecord) mention() *store.Mention {
 	return &store.Mention{Drawer: r.Drawer, Entity: r.Entity, Name: r.Name, Rule: r.Rule, Confidence: r.Confidence,
 		Extractor: r.Extractor, Origin: r.Origin, CreatedAt: r.CreatedAt}
 }
+
+// relationshipRecord is a fact (rel/<id>; indexed under rle/<entity>\x00<id>
+// for its subject and its object).
+type relationshipRecord struct {
+	ID           string     `json:"id"`
+	Subject      string     `json:"subject"`
+	Predicate    string     `json:"predicate"`
+	Object       string     `json:"object"`
+	Confidence   float64    `json:"confidence"`
+	ValidFrom    time.Time  `json:"valid_from"`
+	ValidTo      *time.Time `json:"valid_to,omitempty"`
+	RecordedAt   time.Time  `json:"recorded_at"`
+	RetractedAt  *time.Time `json:"retracted_at,omitempty"`
+	Drawer       string     `json:"drawer,omitempty"`
+	Job          string     `json:"job,omitempty"`
+	Extractor    string     `json:"extractor,omitempty"`
+	SupersededBy string     `json:"superseded_by,omitempty"`
+	Reason       string     `json:"reason,omitempty"`
+	ClosedBy     string     `json:"closed_by,omitempty"`
+}
+
+func relationshipRec(r *store.Relationship) *relationshipRecord {
+	return &relationshipRecord{ID: r.ID, Subject: r.Subject, Predicate: r.Predicate, Object: r.Object, Confidence: r.Confidence,
+		ValidFrom: r.ValidFrom, ValidTo: r.ValidTo, RecordedAt: r.RecordedAt, RetractedAt: r.RetractedAt, Drawer: r.Drawer,
+		Job: r.Job, Extractor: r.Extractor, SupersededBy: r.SupersededBy, Reason: r.Reason, ClosedBy: r.ClosedBy}
+}
+
+func (r *relationshipRecord) relationship() *store.Relationship {
+	return &store.Relationship{ID: r.ID, Subject: r.Subject, Predicate: r.Predicate, Object: r.Object, Confidence: r.Confidence,
+		ValidFrom: r.ValidFrom, ValidTo: r.ValidTo, RecordedAt: r.RecordedAt, RetractedAt: r.RetractedAt, Drawer: r.Drawer,
+		Job: r.Job, Extractor: r.Extractor, SupersededBy: r.SupersededBy, Reason: r.Reason, ClosedBy: r.ClosedBy}
+}
+
+// relationshipLinkRecord is a lifecycle link (rll/<fact>\x00<link>, under
+// both facts).
+type relationshipLinkRecord struct {
+	ID        string    `json:"id"`
+	From      string    `json:"from"`
+	To        string    `json:"to"`
+	Kind      string    `json:"kind"`
+	Reason    string    `json:"reason"`
+	Drawer    string    `json:"drawer,omitempty"`
+	Job       string    `json:"job,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}

@@ -54,6 +54,7 @@ func Run(t *testing.T, b Backend) {
 		{"Sources", testSources},
 		{"Triggers", testTriggers},
 		{"EntityResolution", testEntities},
+		{"Facts", testFacts},
 		{"Embeddings", testEmbeddings},
 		{"Jobs", testJobs},
 		{"Meta", testMeta},
@@ -977,4 +978,104 @@ func slicesContains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func testFacts(t *testing.T, b Backend) {
+	db := open(t, b)
+	d := file(t, db, "w", "r", "", "Caroline works at Acme since March.")
+	d2 := file(t, db, "w", "r", "", "Caroline moved to Initech in June.")
+	str := func(s string) *string { return &s }
+	conf := 0.8
+	apply := func(f store.FactOp, drawer string, index int) error {
+		var err error
+		update(t, db, func(tx store.Tx) error {
+			err = store.ApplyFact(tx, &f, drawer, "0190c4c8-1111-7000-8000-000000000000", index, true)
+			return nil
+		})
+		return err
+	}
+	if err := apply(store.FactOp{Op: "add", Subject: "Caroline", SubjectKind: "person", Predicate: str("works_at"), Object: "Acme",
+		ObjectKind: "organization", Confidence: &conf, ValidFrom: "2026-03-01"}, d.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	first := store.RelationshipID("0190c4c8-1111-7000-8000-000000000000", 0)
+	// Replaying the same item changes nothing.
+	if err := apply(store.FactOp{Op: "add", Subject: "Caroline", SubjectKind: "person", Predicate: str("works_at"), Object: "Acme"}, d.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	var caroline string
+	view(t, db, func(r store.Reader) error {
+		rel, err := r.Relationship(first)
+		if err != nil || rel == nil || rel.Predicate != "works_at" || rel.Confidence != 0.8 || rel.Drawer != d.ID || rel.ValidFrom.Format("2006-01-02") != "2026-03-01" {
+			return fmt.Errorf("the fact added: %+v %v", rel, err)
+		}
+		caroline = rel.Subject
+		n := 0
+		r.EntityRelationships(caroline, func(*store.Relationship) bool { n++; return true })
+		if n != 1 {
+			return fmt.Errorf("caroline has %d facts", n)
+		}
+		return nil
+	})
+	// Supersede: the old one ends where the new one begins, linked.
+	if err := apply(store.FactOp{Op: "supersede", RelationshipID: first, Object: "Initech", ObjectKind: "organization", ValidFrom: "2026-06-01", Reason: str("moved")}, d2.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	second := store.RelationshipID("0190c4c8-1111-7000-8000-000000000000", 1)
+	view(t, db, func(r store.Reader) error {
+		old, _ := r.Relationship(first)
+		next, _ := r.Relationship(second)
+		if old.ValidTo == nil || old.ValidTo.Format("2006-01-02") != "2026-06-01" || old.SupersededBy != second || old.Reason != "moved" || old.ClosedBy != d2.ID {
+			return fmt.Errorf("the superseded fact: %+v", old)
+		}
+		if next == nil || next.Subject != caroline || next.Predicate != "works_at" || next.Object == old.Object {
+			return fmt.Errorf("the new fact: %+v", next)
+		}
+		may := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+		july := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+		now := time.Now()
+		if !old.CurrentAt(may, now, true) || old.CurrentAt(july, now, true) || next.CurrentAt(may, now, true) || !next.CurrentAt(july, now, true) {
+			return fmt.Errorf("valid time: old %v/%v, new %v/%v", old.CurrentAt(may, now, true), old.CurrentAt(july, now, true), next.CurrentAt(may, now, true), next.CurrentAt(july, now, true))
+		}
+		if next.CurrentAt(july, next.RecordedAt.Add(-time.Second), true) {
+			return fmt.Errorf("known before it was recorded")
+		}
+		return nil
+	})
+	// Invalidate: never true; loci stops believing it from now on.
+	if err := apply(store.FactOp{Op: "invalidate", RelationshipID: second}, d2.ID, 2); err != nil {
+		t.Fatal(err)
+	}
+	// Link: closes neither.
+	if err := apply(store.FactOp{Op: "link", RelationshipID: second, OtherID: first, Kind: "contradicts", Reason: str("HR says otherwise")}, d2.ID, 3); err != nil {
+		t.Fatal(err)
+	}
+	view(t, db, func(r store.Reader) error {
+		next, _ := r.Relationship(second)
+		if next.RetractedAt == nil || next.CurrentAt(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC), time.Now().Add(time.Hour), true) {
+			return fmt.Errorf("invalidated fact still believed: %+v", next)
+		}
+		if !next.CurrentAt(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC), next.RecordedAt, true) {
+			return fmt.Errorf("before its retraction it was believed")
+		}
+		links, err := r.RelationshipLinks(first)
+		if err != nil || len(links) != 1 || links[0].Kind != "contradicts" || links[0].From != second {
+			return fmt.Errorf("links: %+v %v", links, err)
+		}
+		return nil
+	})
+	for _, c := range []struct {
+		f    store.FactOp
+		code string
+	}{
+		{store.FactOp{Op: "supersede", RelationshipID: "0190c4c8-2222-7000-8000-000000000000"}, "loci::graph::relationship_not_found"},
+		{store.FactOp{Op: "link", RelationshipID: first, OtherID: "0190c4c8-2222-7000-8000-000000000000", Kind: "refines", Reason: str("x")}, "loci::graph::relationship_not_found"},
+		{store.FactOp{Op: "add", Subject: "0190c4c8-3333-7000-8000-000000000000", Predicate: str("uses"), Object: "Go"}, "loci::graph::entity_not_found"},
+		{store.FactOp{Op: "add", Subject: "A", Predicate: str(" "), Object: "B"}, "loci::graph::empty_label"},
+		{store.FactOp{Op: "add", Subject: "A", Predicate: str("hates_mondays"), Object: "B"}, "loci::input::invalid"},
+	} {
+		if err := apply(c.f, d.ID, 10); err == nil || string(fault.As(err).Code) != c.code {
+			t.Errorf("%+v: %v, want %s", c.f, err, c.code)
+		}
+	}
 }

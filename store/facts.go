@@ -1,0 +1,236 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/loci-dev/loci/graph"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// Relationship is a relates_to edge between entities: a fact, bi-temporal.
+// Valid time (ValidFrom, ValidTo) is when it held in the world; record time
+// (RecordedAt, RetractedAt) is when loci learned it and when it stopped
+// believing it. Its provenance is the evidence drawer, the job and the
+// extractor.
+type Relationship struct {
+	ID, Subject, Predicate, Object string
+	Confidence                     float64
+	ValidFrom                      time.Time
+	ValidTo                        *time.Time
+	RecordedAt                     time.Time
+	RetractedAt                    *time.Time
+	Drawer, Job, Extractor         string
+	// SupersededBy is the fact that replaced this one; Reason and
+	// ClosedBy (the evidence drawer) say why it was superseded or
+	// invalidated.
+	SupersededBy, Reason, ClosedBy string
+}
+
+// RelationshipLink is a lifecycle link between facts (confirms,
+// contradicts, refines): it closes neither.
+type RelationshipLink struct {
+	ID, From, To, Kind, Reason, Drawer, Job string
+	CreatedAt                               time.Time
+}
+
+// ChangeRelationship is the change-log kind of fact changes.
+const ChangeRelationship = "relationship"
+
+// CurrentAt reports a fact valid at t and believed at known (record time);
+// evidence is whether its evidence drawer was current at known (a fact
+// stops being current when its evidence drawer is superseded).
+func (r *Relationship) CurrentAt(t, known time.Time, evidence bool) bool {
+	if !evidence || r.RecordedAt.After(known) || r.RetractedAt != nil && !r.RetractedAt.After(known) {
+		return false
+	}
+	return !r.ValidFrom.After(t) && (r.ValidTo == nil || r.ValidTo.After(t))
+}
+
+// RelationshipID is the replay-safe id of the fact a checkpoint item adds:
+// derived from the job id and the item index.
+func RelationshipID(jobID string, index int) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte(fmt.Sprintf("loci/fact/%s/%d", jobID, index))).String()
+}
+
+func relationshipNotFound(field, id string) error {
+	return fault.Newf(fault.GraphRelationshipNotFound, "read an entity's relationships (GET /api/entities/{id}/relationships) to see their ids",
+		"%s: no relationship %s", field, id)
+}
+
+// CheckFactRefs checks what a fact names exists now (relationships, and
+// entities given by id): the synchronous answer of a checkpoint
+// submission; ApplyFact checks again when the job runs.
+func CheckFactRefs(r Reader, f *FactOp, at string) error {
+	for _, ref := range []struct{ field, id string }{{"relationship_id", f.RelationshipID}, {"other_id", f.OtherID}} {
+		if ref.id == "" {
+			continue
+		}
+		rel, err := r.Relationship(ref.id)
+		if err != nil {
+			return err
+		}
+		if rel == nil {
+			return relationshipNotFound(at+"."+ref.field, ref.id)
+		}
+	}
+	if f.Op == "add" {
+		for _, ref := range []struct{ field, v string }{{"subject", f.Subject}, {"object", f.Object}} {
+			if id, ok := CanonicalUUID(ref.v); ok {
+				if e, err := r.Entity(id); err != nil || e == nil {
+					if err != nil {
+						return err
+					}
+					return fault.Newf(fault.GraphEntityNotFound, "name the entity ({name, kind}) or give an existing entity's id",
+						"%s.%s: no entity %s", at, ref.field, id)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// entityOf resolves a fact's subject or object: an existing entity's id,
+// or a name resolved (created when nothing converges) with its kind
+// (default other).
+func entityOf(tx Tx, v, kind, at string, fuzzy bool, seed string) (*Entity, error) {
+	if id, ok := CanonicalUUID(v); ok {
+		e, err := tx.Entity(id)
+		if err == nil && e == nil {
+			err = fault.Newf(fault.GraphEntityNotFound, "name the entity ({name, kind}) or give an existing entity's id", "%s: no entity %s", at, id)
+		}
+		return e, err
+	}
+	if kind == "" {
+		kind = graph.KindOther
+	}
+	res, err := ResolveEntity(tx, v, kind, fuzzy, seed)
+	if err != nil {
+		e := fault.As(err)
+		return nil, fault.Wrap(e.Code, err, at+": "+e.Msg, e.Help)
+	}
+	return res.Entity, nil
+}
+
+// ApplyFact applies a checkpoint item's fact operation with the item's
+// drawer as evidence; ids derive from the job id and item index.
+func ApplyFact(tx Tx, f *FactOp, drawer, job string, index int, fuzzy bool) error {
+	at := fmt.Sprintf("items[%d].fact", index)
+	id := RelationshipID(job, index)
+	if done, err := tx.Relationship(id); err != nil || done != nil {
+		return err // replayed: applied already
+	}
+	now := tx.Now()
+	conf := 1.0
+	if f.Confidence != nil {
+		conf = *f.Confidence
+	}
+	validFrom := now
+	if f.ValidFrom != "" {
+		t, err := ParseTimeOrDate(f.ValidFrom)
+		if err != nil {
+			return fault.Invalid(at+".valid_from", "is not RFC 3339 or a date (YYYY-MM-DD)")
+		}
+		validFrom = t
+	}
+	predicate := func(p *string) (string, error) {
+		if p == nil || strings.TrimSpace(*p) == "" {
+			return "", fault.Newf(fault.GraphEmptyLabel, "give "+at+".predicate a non-blank value", "%s.predicate is blank", at)
+		}
+		if !graph.CheckPredicate(*p) {
+			return "", fault.Invalid(at+".predicate", fmt.Sprintf("%q is not one of %s", *p, strings.Join(graph.Predicates, ", ")))
+		}
+		return *p, nil
+	}
+	put := func(r *Relationship, prev *Relationship, action string) error {
+		if err := tx.PutRelationship(r, prev); err != nil {
+			return err
+		}
+		return tx.Log(ChangeRelationship, action, r.ID)
+	}
+	switch f.Op {
+	case "add":
+		p, err := predicate(f.Predicate)
+		if err != nil {
+			return err
+		}
+		s, err := entityOf(tx, f.Subject, f.SubjectKind, at+".subject", fuzzy, id+"/subject")
+		if err != nil {
+			return err
+		}
+		o, err := entityOf(tx, f.Object, f.ObjectKind, at+".object", fuzzy, id+"/object")
+		if err != nil {
+			return err
+		}
+		return put(&Relationship{ID: id, Subject: s.ID, Predicate: p, Object: o.ID, Confidence: conf, ValidFrom: validFrom,
+			RecordedAt: now, Drawer: drawer, Job: job, Extractor: "checkpoint"}, nil, ActionCreated)
+	case "supersede", "invalidate":
+		old, err := tx.Relationship(f.RelationshipID)
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			return relationshipNotFound(at+".relationship_id", f.RelationshipID)
+		}
+		prev := *old
+		reason := ""
+		if f.Reason != nil {
+			reason = *f.Reason
+		}
+		old.Reason, old.ClosedBy = reason, drawer
+		if f.Op == "invalidate" {
+			if old.RetractedAt != nil {
+				return nil // retracted already (or this item replayed)
+			}
+			// Never true: loci stops believing it (record time).
+			old.RetractedAt = &now
+			return put(old, &prev, ActionUpdated)
+		}
+		next := Relationship{ID: id, Subject: old.Subject, Predicate: old.Predicate, Object: old.Object, Confidence: conf,
+			ValidFrom: validFrom, RecordedAt: now, Drawer: drawer, Job: job, Extractor: "checkpoint"}
+		if f.Predicate != nil {
+			if next.Predicate, err = predicate(f.Predicate); err != nil {
+				return err
+			}
+		}
+		if f.Object != "" {
+			o, err := entityOf(tx, f.Object, f.ObjectKind, at+".object", fuzzy, id+"/object")
+			if err != nil {
+				return err
+			}
+			next.Object = o.ID
+		}
+		if old.ValidTo == nil || old.ValidTo.After(validFrom) {
+			old.ValidTo = &validFrom
+		}
+		old.SupersededBy = id
+		if err := put(old, &prev, ActionUpdated); err != nil {
+			return err
+		}
+		return put(&next, nil, ActionCreated)
+	case "link":
+		for _, ref := range []struct{ field, id string }{{"relationship_id", f.RelationshipID}, {"other_id", f.OtherID}} {
+			r, err := tx.Relationship(ref.id)
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				return relationshipNotFound(at+"."+ref.field, ref.id)
+			}
+		}
+		return tx.PutRelationshipLink(&RelationshipLink{ID: id, From: f.RelationshipID, To: f.OtherID, Kind: f.Kind,
+			Reason: *f.Reason, Drawer: drawer, Job: job, CreatedAt: now})
+	}
+	return fault.Invalid(at+".op", fmt.Sprintf("%q is not one of add, supersede, invalidate, link", f.Op))
+}
+
+// ParseTimeOrDate reads RFC 3339 or a date (midnight UTC).
+func ParseTimeOrDate(v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t.UTC(), nil
+	}
+	return time.Parse("2006-01-02", v)
+}
