@@ -308,3 +308,107 @@ func (g *Graph) History(ctx context.Context, id string, asOf *time.Time) (FactHi
 	})
 	return h, err
 }
+
+// Neighbourhood is GET /api/graph: entities (nodes) and the open facts
+// among them (edges).
+type Neighbourhood struct {
+	Nodes     []store.Entity
+	Edges     []Fact
+	Truncated bool
+}
+
+// Neighbourhood walks the open (current) facts from an entity, both
+// directions, depth hops out, at most limit nodes; without an entity it
+// takes the first limit entities by name and the open facts among them.
+func (g *Graph) Neighbourhood(ctx context.Context, entity string, depth, limit int) (Neighbourhood, error) {
+	var n Neighbourhood
+	now := time.Now().UTC()
+	err := g.DB.View(ctx, func(r store.Reader) error {
+		seen := map[string]bool{}
+		edges := map[string]bool{}
+		add := func(e *store.Entity) bool {
+			if seen[e.ID] {
+				return true
+			}
+			if len(n.Nodes) == limit {
+				n.Truncated = true
+				return false
+			}
+			seen[e.ID] = true
+			n.Nodes = append(n.Nodes, *e)
+			return true
+		}
+		if entity == "" {
+			if err := r.Entities(func(e *store.Entity) bool { return add(e) }); err != nil {
+				return err
+			}
+			for _, e := range n.Nodes {
+				err := r.EntityRelationships(e.ID, func(rel *store.Relationship) bool {
+					if !edges[rel.ID] && seen[rel.Subject] && seen[rel.Object] {
+						if f, err := factOf(r, rel, now, now); err == nil && f.Current {
+							edges[rel.ID] = true
+							n.Edges = append(n.Edges, f)
+						}
+					}
+					return true
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		start, err := entityIn(r, entity)
+		if err != nil {
+			return err
+		}
+		add(start)
+		frontier := []string{start.ID}
+		for hop := 0; hop < depth && len(frontier) > 0 && !n.Truncated; hop++ {
+			var next []string
+			for _, id := range frontier {
+				var inner error
+				err := r.EntityRelationships(id, func(rel *store.Relationship) bool {
+					if edges[rel.ID] {
+						return true
+					}
+					f, err := factOf(r, rel, now, now)
+					if err != nil {
+						inner = err
+						return false
+					}
+					if !f.Current {
+						return true
+					}
+					other := rel.Object
+					if other == id {
+						other = rel.Subject
+					}
+					if !seen[other] {
+						o, err := r.Entity(other)
+						if err != nil || o == nil {
+							inner = err
+							return err == nil
+						}
+						if !add(o) {
+							return false
+						}
+						next = append(next, other)
+					}
+					edges[rel.ID] = true
+					n.Edges = append(n.Edges, f)
+					return true
+				})
+				if err == nil {
+					err = inner
+				}
+				if err != nil {
+					return err
+				}
+			}
+			frontier = next
+		}
+		return nil
+	})
+	return n, err
+}

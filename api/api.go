@@ -783,3 +783,10 @@ type RelatedFact struct {
 	Evidence     string `json:"evidence,omitempty"`
 	Relationship Fact   `json:"relationship"`
 }
+
+// Graph is GET /api/graph: entities and the open facts among them.
+type Graph struct {
+	Nodes     []Entity `json:"nodes"`
+	Edges     []Fact   `json:"edges"`
+	Truncated bool     `json:"truncated"`
+}

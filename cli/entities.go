@@ -141,3 +141,36 @@ func (a *app) printFact(prefix string, f *api.Fact) {
 	}
 	a.printf("%s%s %s %s  [%s, %s, confidence %.2f]  %s\n", prefix, f.Subject.Name, f.Predicate, f.Object.Name, valid, state, f.Confidence, f.ID)
 }
+
+func (a *app) graphCmd() *cobra.Command {
+	var entity string
+	var depth, limit int
+	g := &cobra.Command{
+		Use: "graph", Short: "The knowledge graph: an entity's neighbourhood of open facts (--entity, --depth 1-3), or the first entities and their facts", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			q := url.Values{}
+			if entity != "" {
+				q.Set("entity", entity)
+			}
+			if depth > 0 {
+				q.Set("depth", strconv.Itoa(depth))
+			}
+			if limit > 0 {
+				q.Set("limit", strconv.Itoa(limit))
+			}
+			return show(a, c.Context(), http.MethodGet, "/api/graph?"+q.Encode(), nil, func(out *api.Graph) {
+				a.printf("%d entities, %d facts\n", len(out.Nodes), len(out.Edges))
+				for _, f := range out.Edges {
+					a.printFact("", &f)
+				}
+				if out.Truncated {
+					a.printf("more entities are reachable: raise --limit\n")
+				}
+			})
+		},
+	}
+	g.Flags().StringVar(&entity, "entity", "", "start from this entity id")
+	g.Flags().IntVar(&depth, "depth", 0, "hops out from the entity: 1 to 3 (default 1)")
+	g.Flags().IntVar(&limit, "limit", 0, "at most this many entities (default 50, max 200)")
+	return g
+}

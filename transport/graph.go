@@ -260,3 +260,43 @@ func apiFact(f *actors.Fact) api.Fact {
 		Provenance:   api.FactProvenance{Drawer: f.Drawer, DrawerCurrent: f.EvidenceCurrent, Job: f.Job, Extractor: f.Extractor, ClosedByDrawer: f.ClosedBy},
 		SupersededBy: f.SupersededBy, Reason: f.Reason, Current: f.Current}
 }
+
+// graphRead is GET /api/graph: entity, depth (1 to 3, default 1), limit
+// (default 50, max 200).
+func (s *Server) graphRead(w http.ResponseWriter, r *http.Request) error {
+	g, err := s.graph()
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	depth := 1
+	if v := q.Get("depth"); v != "" {
+		if depth, err = strconv.Atoi(v); err != nil || depth < 1 || depth > 3 {
+			return fault.Invalid("depth", fmt.Sprintf("%q is not 1, 2 or 3", v))
+		}
+	}
+	limit, err := queryLimit(r, "limit", EntitiesLimit, EntitiesMaxLimit)
+	if err != nil {
+		return err
+	}
+	entity := q.Get("entity")
+	if entity != "" {
+		cid, ok := store.CanonicalUUID(entity)
+		if !ok {
+			return fault.Newf(fault.GraphEntityNotFound, "list the entities (GET /api/entities) to see their ids", "no entity %s", entity)
+		}
+		entity = cid
+	}
+	n, err := g.Neighbourhood(r.Context(), entity, depth, limit)
+	if err != nil {
+		return err
+	}
+	out := api.Graph{Nodes: make([]api.Entity, len(n.Nodes)), Edges: make([]api.Fact, len(n.Edges)), Truncated: n.Truncated}
+	for i := range n.Nodes {
+		out.Nodes[i] = apiEntity(&n.Nodes[i])
+	}
+	for i := range n.Edges {
+		out.Edges[i] = apiFact(&n.Edges[i])
+	}
+	return writeJSON(w, http.StatusOK, out)
+}

@@ -114,6 +114,7 @@ func (s *Server) Handler() http.Handler {
 		r.Post("/entities/{id}/aliases", s.write(s.addAlias))
 		r.Get("/entities/{id}/relationships", s.read(s.entityRelationships))
 		r.Get("/relationships/{id}/history", s.read(s.relationshipHistory))
+		r.Get("/graph", s.read(s.graphRead))
 
 		r.Get("/sources", s.read(s.listSources))
 		r.Get("/source-configs", s.read(s.minersRoute("", listSourceConfigs)))

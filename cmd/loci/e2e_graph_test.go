@@ -192,4 +192,28 @@ func TestFactsThroughCheckpoints(t *testing.T) {
 	if r := d.do("GET", "/api/entities/"+caroline+"/relationships?as_of=2026-05-01&include_expired=true", nil); r.code() != "loci::input::invalid" {
 		t.Fatalf("as_of with include_expired: %s", r.raw)
 	}
+
+	// The graph: hops out over open facts only.
+	for _, f := range [][3]string{{"Melanie", "works_with", "Caroline"}, {"Caroline", "lives_in", "Paris"}, {"Paris", "located_in", "France"}} {
+		kinds := map[string]string{"Melanie": "person", "Caroline": "person", "Paris": "place", "France": "place"}
+		checkpointFact(t, d, f[0]+" "+f[1]+" "+f[2]+".", map[string]any{"op": "add", "subject": f[0], "subject_kind": kinds[f[0]],
+			"predicate": f[1], "object": f[2], "object_kind": kinds[f[2]]})
+	}
+	melanie := get[string](get[[]any](d.do("GET", "/api/entities?name=melanie", nil).body, "entities")[0].(map[string]any), "id")
+	g1 := d.do("GET", "/api/graph?entity="+melanie, nil)
+	g3 := d.do("GET", "/api/graph?entity="+melanie+"&depth=3", nil)
+	if len(get[[]any](g1.body, "nodes")) != 2 || len(get[[]any](g1.body, "edges")) != 1 ||
+		len(get[[]any](g3.body, "nodes")) != 4 || len(get[[]any](g3.body, "edges")) != 3 || get[bool](g3.body, "truncated") {
+		t.Fatalf("graph depth 1: %s\ndepth 3: %s", g1.raw, g3.raw)
+	}
+	if g := d.do("GET", "/api/graph?entity="+melanie+"&depth=3&limit=2", nil); !get[bool](g.body, "truncated") || len(get[[]any](g.body, "nodes")) != 2 {
+		t.Fatalf("graph limit: %s", g.raw)
+	}
+	if g := d.do("GET", "/api/graph?depth=4", nil); g.code() != "loci::input::invalid" {
+		t.Fatalf("depth 4: %s", g.raw)
+	}
+	out, _, _ = d.cli("", "graph", "--entity", melanie, "--depth", "2")
+	if !strings.Contains(out, "3 entities, 2 facts") || !strings.Contains(out, "Caroline lives_in Paris") {
+		t.Fatalf("loci graph:\n%s", out)
+	}
 }
