@@ -56,6 +56,8 @@ type Hit struct {
 	Score float64
 	// Signals say which legs found it (nil: none to say).
 	Signals *api.HitSignals
+	// Via names the entities an expanded hit was reached through.
+	Via []string
 }
 
 // SearchResult is a search answer.
@@ -199,6 +201,11 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 			}
 		}
 		out.Hits = fuse(ranking, lex, sem, v.found, limit)
+		if q.Expand {
+			if out.Hits, err = s.expand(v, out.Hits, limit); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {

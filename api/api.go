@@ -301,12 +301,24 @@ type Hit struct {
 	Drawer
 	Score   float64     `json:"score"`
 	Signals *HitSignals `json:"signals,omitempty"`
+	// Via names the entities an expanded hit was reached through (only on
+	// expanded hits).
+	Via []string `json:"via,omitempty"`
 }
 
 // HitSignals say which legs found a hit, and where it ranked in each.
 type HitSignals struct {
 	Lexical  *LexicalSignal  `json:"lexical,omitempty"`
 	Semantic *SemanticSignal `json:"semantic,omitempty"`
+	Graph    *GraphSignal    `json:"graph,omitempty"`
+}
+
+// GraphSignal says how an expanded hit was reached: through entities a
+// direct hit mentions (hops 0) or one open fact further (hops 1), and how
+// many of them it mentions.
+type GraphSignal struct {
+	Hops     int `json:"hops"`
+	Entities int `json:"entities"`
 }
 
 // LexicalSignal is a hit's place in the lexical leg: its rank, BM25 score

@@ -217,3 +217,55 @@ func TestFactsThroughCheckpoints(t *testing.T) {
 		t.Fatalf("loci graph:\n%s", out)
 	}
 }
+
+// expand: after the direct hits, never reordering them, the drawers that
+// share an entity with a hit, then those one open fact away; a fact not
+// valid yet is no hop.
+func TestSearchExpand(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	file := func(content string, mentions ...[2]string) string {
+		t.Helper()
+		r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": content})
+		id := get[string](r.body, "drawer", "id")
+		for _, m := range mentions {
+			if r := d.do("POST", "/api/drawers/"+id+"/mentions", map[string]any{"name": m[0], "kind": m[1]}); r.status != 201 {
+				t.Fatalf("mention: %s", r.raw)
+			}
+		}
+		return id
+	}
+	a := file("The lamp project kickoff went well on Tuesday.", [2]string{"Caroline", "person"})
+	b := file("Budget review notes for the next quarter.", [2]string{"Caroline", "person"})
+	c := file("The office lease renewal is due in spring.", [2]string{"Paris", "place"})
+	e := file("Opening hours of the bakery near the station.", [2]string{"Lyon", "place"})
+	checkpointFact(t, d, "Caroline lives in Paris.", map[string]any{"op": "add", "subject": "Caroline", "subject_kind": "person",
+		"predicate": "lives_in", "object": "Paris", "object_kind": "place", "valid_from": "2020-01-01"})
+	checkpointFact(t, d, "Caroline will move to Lyon.", map[string]any{"op": "add", "subject": "Caroline", "subject_kind": "person",
+		"predicate": "moved_to", "object": "Lyon", "object_kind": "place", "valid_from": "2099-01-01"})
+	ids := func(r response) []string {
+		var out []string
+		for _, h := range get[[]any](r.body, "hits") {
+			out = append(out, get[string](h.(map[string]any), "id"))
+		}
+		return out
+	}
+	plain := d.do("POST", "/api/search", map[string]any{"query": "lamp kickoff", "ranking": "lexical"})
+	exp := d.do("POST", "/api/search", map[string]any{"query": "lamp kickoff", "ranking": "lexical", "expand": true})
+	p, x := ids(plain), ids(exp)
+	if len(p) != 1 || p[0] != a || len(x) != 3 || x[0] != a || x[1] != b || x[2] != c {
+		t.Fatalf("direct %v, expanded %v (a %s b %s c %s e %s)", p, x, a, b, c, e)
+	}
+	hits := get[[]any](exp.body, "hits")
+	second, third := hits[1].(map[string]any), hits[2].(map[string]any)
+	if get[[]any](second, "via")[0] != "Caroline" || get[float64](second, "signals", "graph", "hops") != 0 ||
+		get[[]any](third, "via")[0] != "Paris" || get[float64](third, "signals", "graph", "hops") != 1 {
+		t.Fatalf("expanded hits' signals: %s", exp.raw)
+	}
+	if _, ok := hits[0].(map[string]any)["via"]; ok {
+		t.Fatalf("a direct hit carries via: %s", exp.raw)
+	}
+	if r := d.do("POST", "/api/search", map[string]any{"query": "lamp kickoff", "ranking": "lexical", "expand": true, "limit": 1}); len(ids(r)) != 2 {
+		t.Fatalf("limit 1 expands by at most 1: %v", ids(r))
+	}
+}
