@@ -53,8 +53,11 @@ type Jobs struct {
 	Config  JobConfig
 	Vectors *Vectors // nil: no embedding profile
 	Owner   string   // lease owner: this daemon
-	kinds   map[string]Kind
-	order   []string // kind names in registration order
+	// AfterMine, when set, runs after each mine job completes (the daemon
+	// queues an extract job there when a provider is configured).
+	AfterMine func(ctx context.Context)
+	kinds     map[string]Kind
+	order     []string // kind names in registration order
 
 	disp  *actor.PID
 	mu    sync.Mutex
@@ -556,6 +559,9 @@ func (r *Run) conclude(result any, err error) {
 		if r.jobs.kinds[r.Job.Kind].Files {
 			// New drawers: fill their vectors.
 			r.jobs.EnsureEmbed(context.Background())
+		}
+		if r.Job.Kind == "mine" && r.jobs.AfterMine != nil {
+			r.jobs.AfterMine(context.Background())
 		}
 	case errors.Is(err, ErrStopped) || r.ctx.Err() != nil:
 		ev := store.EvPause

@@ -234,3 +234,46 @@ func ParseTimeOrDate(v string) (time.Time, error) {
 	}
 	return time.Parse("2006-01-02", v)
 }
+
+// ExtractedFact is a fact an extraction provider read in a drawer.
+type ExtractedFact struct {
+	Subject, SubjectKind, Predicate, Object, ObjectKind string
+	Confidence                                          float64
+}
+
+// AddExtractedFact records a fact read in a drawer, the drawer its
+// evidence; its id derives from the drawer and the fact's place in the
+// drawer's reading, so reading the drawer again adds nothing. A predicate
+// outside the vocabulary or a kind outside the kinds is skipped (false).
+func AddExtractedFact(tx Tx, f ExtractedFact, drawer string, index int, job, extractor string, fuzzy bool) (bool, error) {
+	if !graph.CheckPredicate(f.Predicate) || !graph.CheckKind(orOther(f.SubjectKind)) || !graph.CheckKind(orOther(f.ObjectKind)) {
+		return false, nil
+	}
+	id := uuid.NewSHA1(uuid.NameSpaceURL, []byte(fmt.Sprintf("loci/extracted-fact/%s/%d", drawer, index))).String()
+	if done, err := tx.Relationship(id); err != nil || done != nil {
+		return false, err
+	}
+	s, err := ResolveEntity(tx, f.Subject, orOther(f.SubjectKind), fuzzy, "")
+	if err != nil {
+		return false, nil // a name that cannot be an entity: skipped
+	}
+	o, err := ResolveEntity(tx, f.Object, orOther(f.ObjectKind), fuzzy, "")
+	if err != nil {
+		return false, nil
+	}
+	conf := min(max(f.Confidence, 0), 1)
+	now := tx.Now()
+	r := &Relationship{ID: id, Subject: s.Entity.ID, Predicate: f.Predicate, Object: o.Entity.ID, Confidence: conf,
+		ValidFrom: now, RecordedAt: now, Drawer: drawer, Job: job, Extractor: extractor}
+	if err := tx.PutRelationship(r, nil); err != nil {
+		return false, err
+	}
+	return true, tx.Log(ChangeRelationship, ActionCreated, id)
+}
+
+func orOther(kind string) string {
+	if strings.TrimSpace(kind) == "" {
+		return graph.KindOther
+	}
+	return kind
+}

@@ -70,7 +70,9 @@ func LinkMention(tx Tx, drawerID, name, kind string, fuzzy bool, extractor, orig
 	if err := tx.PutMention(m); err != nil {
 		return nil, nil, false, err
 	}
-	return m, res.Entity, true, tx.Log(ChangeEntity, ActionUpdated, res.Entity.ID)
+	// A mention is not a change of the entity (its name, kind or
+	// aliases): no entity notice of its own.
+	return m, res.Entity, true, nil
 }
 
 // AddAlias records another spelling of an entity (idempotent).

@@ -66,7 +66,7 @@ func newTestServer(t testing.TB, auth bool, secret string) *testServer {
 	cfg0 := config.Default(func(string) (string, bool) { return "", false })
 	srcs := sources.NewRegistry(sources.Directory{MaxFileBytes: cfg0.Mining.MaxFileBytes})
 	jobs.Register(kinds.All(jobs, kinds.Mining{Sources: srcs,
-		ChunkChars: cfg0.Mining.ChunkChars, MaxDocuments: cfg0.Mining.MaxDocuments, Secrets: cfg0.Mining.Secrets})...)
+		ChunkChars: cfg0.Mining.ChunkChars, MaxDocuments: cfg0.Mining.MaxDocuments, Secrets: cfg0.Mining.Secrets}, nil)...)
 	palace.Locked = jobs.Busy
 	if err := jobs.Start(context.Background()); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/extract"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -29,9 +30,9 @@ const (
 )
 
 // All is every kind, in the order messages list them. j is the runtime
-// they are registered with.
-func All(j *actors.Jobs, m Mining) []actors.Kind {
-	return []actors.Kind{Checkpoint(j), Audit(j), Repair(j), Demo(), Mine(m), Embed(j), Extract()}
+// they are registered with; x the extraction provider (nil: none).
+func All(j *actors.Jobs, m Mining, x extract.Extractor) []actors.Kind {
+	return []actors.Kind{Checkpoint(j), Audit(j), Repair(j), Demo(), Mine(m), Embed(j), Extract(j, x)}
 }
 
 // always is Writes for a kind whose jobs always write drawers.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/extract"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
@@ -36,7 +37,7 @@ func mineRuntime(t *testing.T, limit int, sizes ...int) *actors.Jobs {
 		chunk, maxFile = sizes[0], int64(sizes[1])
 	}
 	j.Register(All(j, Mining{Sources: sources.NewRegistry(sources.Directory{MaxFileBytes: maxFile}), ChunkChars: chunk,
-		MaxDocuments: limit, Secrets: SecretsRedact})...)
+		MaxDocuments: limit, Secrets: SecretsRedact}, extract.Heuristic{})...)
 	pal.Locked = j.Busy
 	t.Cleanup(func() {
 		j.Stop(context.Background())

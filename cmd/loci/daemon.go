@@ -178,8 +178,18 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		LeaseTTL: time.Duration(cfg.Jobs.LeaseTTLSecs) * time.Second, DrainTimeout: drain,
 	}, vectors)
 	srcs := sources.NewRegistry(sources.Directory{MaxFileBytes: cfg.Mining.MaxFileBytes})
+	extractor := kinds.Extractor(cfg.Extraction)
 	jobs.Register(kinds.All(jobs, kinds.Mining{Sources: srcs, ChunkChars: cfg.Mining.ChunkChars,
-		MaxDocuments: cfg.Mining.MaxDocuments, Secrets: cfg.Mining.Secrets})...)
+		MaxDocuments: cfg.Mining.MaxDocuments, Secrets: cfg.Mining.Secrets}, extractor)...)
+	if extractor != nil {
+		// After a mine job completes, the drawers it filed are read.
+		jobs.AfterMine = func(ctx context.Context) {
+			_, _, err := jobs.Join(ctx, actors.Submission{Type: kinds.KindExtract, Channel: store.ByUnknown, Params: []byte(`{}`)})
+			if err != nil {
+				log.Warn("queuing the extract job after a mine failed", "err", err)
+			}
+		}
+	}
 	palace.Locked = jobs.Busy
 	if err := jobs.Start(ctx); err != nil {
 		return fault.Wrap(fault.StoreBackendFailed, err, "recovering jobs failed: "+err.Error(), "see the log; run loci doctor")

@@ -1,6 +1,8 @@
 package main_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +269,40 @@ func TestSearchExpand(t *testing.T) {
 	}
 	if r := d.do("POST", "/api/search", map[string]any{"query": "lamp kickoff", "ranking": "lexical", "expand": true, "limit": 1}); len(ids(r)) != 2 {
 		t.Fatalf("limit 1 expands by at most 1: %v", ids(r))
+	}
+}
+
+// With extraction.provider = heuristic, a mine queues an extract job that
+// reads what was mined into entities and facts; without a provider an
+// extract job is refused.
+func TestExtractAfterMine(t *testing.T) {
+	root := mineTree(t)
+	os.WriteFile(filepath.Join(root, "docs", "team.md"), []byte("Caroline works at Acme Inc. She moved to Lisbon last year.\n"), 0o644)
+	d, _ := withConfig(t, "[extraction]\nprovider = \"heuristic\"\n")
+	r := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "path": root})
+	waitJob(t, d, get[string](r.body, "id"), 20*time.Second, finished)
+	eventually(t, 20*time.Second, "the extract job after the mine", func() bool {
+		for _, j := range get[[]any](d.do("GET", "/api/jobs?kind=extract", nil).body, "jobs") {
+			if get[string](j.(map[string]any), "status") == "completed" {
+				return true
+			}
+		}
+		return false
+	})
+	out, _, _ := d.cli("", "entity", "list", "--kind", "person")
+	if !strings.Contains(out, "Caroline") {
+		t.Fatalf("entities after extraction:\n%s", out)
+	}
+	ents := d.do("GET", "/api/entities?name=caroline", nil)
+	id := get[string](get[[]any](ents.body, "entities")[0].(map[string]any), "id")
+	rels := d.do("GET", "/api/entities/"+id+"/relationships", nil)
+	if l := get[[]any](rels.body, "relationships"); len(l) != 1 || get[string](l[0].(map[string]any), "provenance", "extractor") != "heuristic" {
+		t.Fatalf("extracted facts: %s", rels.raw)
+	}
+
+	home, palace := newPalace(t)
+	plain := start(t, home, palace)
+	if r := plain.do("POST", "/api/jobs", map[string]any{"type": "extract"}); r.code() != "loci::extract::not_configured" || r.status != 400 {
+		t.Fatalf("extract without a provider: %d %s", r.status, r.raw)
 	}
 }

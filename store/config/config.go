@@ -35,6 +35,7 @@ type Config struct {
 	Credentials Credentials `toml:"credentials" json:"credentials"`
 	Assets      Assets      `toml:"assets" json:"assets"`
 	Embedding   Embedding   `toml:"embedding" json:"embedding"`
+	Extraction  Extraction  `toml:"extraction" json:"extraction"`
 	// Miners are the saved definitions of what to mine, by name
 	// ([miners.<name>]). Enablement lives only here.
 	Miners map[string]Miner `toml:"miners" json:"-"`
@@ -118,6 +119,16 @@ type Mining struct {
 	// redact (each one replaced by a marker naming its kind), skip (the
 	// document is not filed) or allow.
 	Secrets string `toml:"secrets" json:"secrets"`
+}
+
+// Extraction configures the extract job's provider: heuristic (built in,
+// offline), command (a program reading JSON on stdin and writing JSON, no
+// shell) or http (an endpoint taking the same JSON); "" is none.
+type Extraction struct {
+	Provider    string   `toml:"provider" json:"provider"`
+	Command     []string `toml:"command" json:"command,omitempty"`
+	URL         string   `toml:"url" json:"url,omitempty"`
+	TimeoutSecs int      `toml:"timeout_secs" json:"timeout_secs"`
 }
 
 // Miner is a saved definition of what to mine: a source (default the
@@ -501,6 +512,17 @@ func (c *Config) Validate() error {
 	bad := func(key, format string, args ...any) error {
 		return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file, environment or flags",
 			"%s: "+format, append([]any{key}, args...)...)
+	}
+	switch x := c.Extraction; {
+	case x.Provider != "" && x.Provider != "heuristic" && x.Provider != "command" && x.Provider != "http":
+		return fault.Newf(fault.ConfigInvalid, "correct extraction.provider in the configuration file",
+			"extraction.provider: %q is not heuristic, command or http", x.Provider)
+	case x.Provider == "command" && len(x.Command) == 0:
+		return fault.New(fault.ConfigInvalid, "extraction.command: a command provider needs the program and its arguments", "set extraction.command")
+	case x.Provider == "http" && x.URL == "":
+		return fault.New(fault.ConfigInvalid, "extraction.url: an http provider needs its endpoint", "set extraction.url")
+	case x.TimeoutSecs < 0:
+		return fault.New(fault.ConfigInvalid, "extraction.timeout_secs: must not be negative", "correct it")
 	}
 	if err := c.checkTriggers(); err != nil {
 		return err
