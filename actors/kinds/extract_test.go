@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/loci-dev/loci/extract"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -13,7 +14,7 @@ import (
 // files here), links their entities and records their facts with the
 // drawer as evidence; a second pass reads nothing again.
 func TestExtractReadsNewDrawersOnce(t *testing.T) {
-	j := newRuntime(t)
+	j := runtimeWith(t, extract.Heuristic{}, 0, 200, 1<<20)
 	root := t.TempDir()
 	write(t, root, "notes/team.md", "Caroline works at Acme Inc. Melanie lives in Lisbon.\n", 1)
 	write(t, root, "notes/trip.md", "Daniel visited Japan in March.\n", 2)

@@ -24,6 +24,12 @@ import (
 // stops a job after limit documents (0: unlimited).
 func mineRuntime(t *testing.T, limit int, sizes ...int) *actors.Jobs {
 	t.Helper()
+	return runtimeWith(t, nil, limit, sizes...)
+}
+
+// runtimeWith is mineRuntime with an extraction provider (nil: none).
+func runtimeWith(t *testing.T, x extract.Extractor, limit int, sizes ...int) *actors.Jobs {
+	t.Helper()
 	db, err := badgerdb.Open(t.TempDir(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +43,7 @@ func mineRuntime(t *testing.T, limit int, sizes ...int) *actors.Jobs {
 		chunk, maxFile = sizes[0], int64(sizes[1])
 	}
 	j.Register(All(j, Mining{Sources: sources.NewRegistry(sources.Directory{MaxFileBytes: maxFile}), ChunkChars: chunk,
-		MaxDocuments: limit, Secrets: SecretsRedact}, extract.Heuristic{})...)
+		MaxDocuments: limit, Secrets: SecretsRedact}, x)...)
 	pal.Locked = j.Busy
 	t.Cleanup(func() {
 		j.Stop(context.Background())
