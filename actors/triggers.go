@@ -155,7 +155,7 @@ func (t *Triggers) Start(ctx context.Context, initial config.Config) error {
 	if err := t.Sync(ctx); err != nil {
 		return err
 	}
-	t.recover(ctx, t.started)
+	t.recover(ctx, t.started, false)
 	go func() {
 		tick := time.NewTicker(t.Every)
 		defer tick.Stop()
@@ -509,7 +509,7 @@ func (t *Triggers) afterSync(ctx context.Context) {
 	now := time.Now()
 	if !t.regraced && now.Sub(t.started) >= t.Grace {
 		t.regraced = true
-		go t.recover(ctx, now.Add(-t.Grace))
+		go t.recover(ctx, now.Add(-t.Grace), true)
 	}
 	if now.Sub(t.pruned) > time.Hour {
 		t.pruned = now
@@ -799,8 +799,11 @@ func (t *Triggers) queueDelivery(ctx context.Context, name, id string, r *trigge
 
 // recover asks for the runs of deliveries accepted before `before` and
 // never queued (the daemon stopped between the two): at start, then once
-// more after the grace period.
-func (t *Triggers) recover(ctx context.Context, before time.Time) {
+// more after the grace period, when a trigger not running yet at start
+// may be, and a delivery this process accepted and never queued is no
+// longer in flight. A delivery whose trigger does not run is forgotten
+// only then (final).
+func (t *Triggers) recover(ctx context.Context, before time.Time, final bool) {
 	var pending []store.Delivery
 	_ = t.DB.View(ctx, func(rd store.Reader) error {
 		return rd.Deliveries(func(d *store.Delivery) bool {
@@ -815,7 +818,9 @@ func (t *Triggers) recover(ctx context.Context, before time.Time) {
 		r := t.running[d.Trigger]
 		t.mu.Unlock()
 		if r == nil || r.set.Type != triggers.Webhook {
-			_, _ = t.Sys.Write(ctx, func(tx store.Tx) (any, error) { return nil, tx.DeleteDelivery(d.Trigger, d.ID) })
+			if final {
+				_, _ = t.Sys.Write(ctx, func(tx store.Tx) (any, error) { return nil, tx.DeleteDelivery(d.Trigger, d.ID) })
+			}
 			continue
 		}
 		outcome, job, _, err := t.queueDelivery(ctx, d.Trigger, d.ID, r)
