@@ -23,7 +23,7 @@ auth_state (the generated token's digest)
 j/<job> ji/<job> (input) jt/<created>/<job> jq/<priority>/<created>/<job> (queued) ja/<created>/<job> (queued, running or paused) jf/<job>/<index>
 src/<source> (cursor) sd/<source>/<document> (filed revision and chunks)
 tg/<trigger> (state) tgd/<trigger>/<delivery> (accepted webhook deliveries)
-en/<entity> enn/<name>\x00<entity> enk/<key>\x00<entity> ena/<alias key>\x00<entity> end/<deletion>\x00<entity> enl/<entity>\x00<link> mde/<drawer>\x00<entity> mne/<entity>\x00<drawer> rel/<fact> rle/<entity>\x00<fact> rll/<fact>\x00<link>
+en/<entity> enn/<name> enk/<key> ena/<alias key> end/<deletion> (posting lists of entity ids) enl/<entity>\x00<link> mde/<drawer>\x00<entity> mne/<entity>\x00<drawer> rel/<fact> rle/<entity>\x00<fact> rll/<fact>\x00<link>
 `
 
 // SyncSchema brings the key space to Schema. It is idempotent.
