@@ -34,18 +34,30 @@ var benchModes = []string{"lexical", "semantic", "hybrid", "auto"}
 func (a *app) benchCmd() *cobra.Command {
 	b := &cobra.Command{Use: "bench", Short: "Measure retrieval quality on public data (LoCoMo, Cranfield) in a fresh palace"}
 	var data, dir string
-	var keep bool
+	var keep, expand bool
 	locomo := &cobra.Command{
 		Use: "locomo --data FILE", Short: "LoCoMo, turn level: recall@k and hit@k overall, for categories 1-4 and per category", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return a.withBenchDaemon(c.Context(), keep, func(cl *client.Client) error { return a.benchLocomo(c.Context(), cl, data) })
+			var env []string
+			if expand {
+				cfg, err := os.CreateTemp("", "loci-bench-*.toml")
+				if err != nil {
+					return fault.Wrap(fault.IOFailed, err, "cannot write a configuration file", "check TMPDIR")
+				}
+				defer os.Remove(cfg.Name())
+				fmt.Fprintln(cfg, "[extraction]\nprovider = \"heuristic\"")
+				cfg.Close()
+				env = append(env, "LOCI_CONFIG="+cfg.Name())
+			}
+			return a.withBenchDaemon(c.Context(), keep, env, func(cl *client.Client) error { return a.benchLocomo(c.Context(), cl, data, expand) })
 		},
 	}
 	locomo.Flags().StringVar(&data, "data", "", "the LoCoMo JSON file (e.g. ../shared/bench/locomo/locomo-public.json)")
+	locomo.Flags().BoolVar(&expand, "expand", false, "also read the turns with the heuristic extractor and measure search with expand (R@k: k/2 direct hits, then up to k/2 expanded)")
 	cran := &cobra.Command{
 		Use: "cranfield --dir DIR", Short: "Cranfield 1400: MAP, nDCG@10, R@10, R@100", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return a.withBenchDaemon(c.Context(), keep, func(cl *client.Client) error { return a.benchCranfield(c.Context(), cl, dir) })
+			return a.withBenchDaemon(c.Context(), keep, nil, func(cl *client.Client) error { return a.benchCranfield(c.Context(), cl, dir) })
 		},
 	}
 	cran.Flags().StringVar(&dir, "dir", "", "the Cranfield directory (cran.all.1400, cran.qry, cranqrel)")
@@ -55,7 +67,7 @@ func (a *app) benchCmd() *cobra.Command {
 }
 
 // withBenchDaemon runs fn against a daemon on a fresh temporary palace.
-func (a *app) withBenchDaemon(ctx context.Context, keep bool, fn func(*client.Client) error) error {
+func (a *app) withBenchDaemon(ctx context.Context, keep bool, env []string, fn func(*client.Client) error) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fault.Wrap(fault.IOFailed, err, "cannot find the loci binary", "run the installed loci")
@@ -70,7 +82,7 @@ func (a *app) withBenchDaemon(ctx context.Context, keep bool, fn func(*client.Cl
 		defer os.RemoveAll(palace)
 	}
 	cmd := exec.CommandContext(ctx, exe, "serve", "--port", "0", "--palace", palace)
-	cmd.Env = append(os.Environ(), "LOCI_LOG=warn", "LOCI_AUTH_ENABLED=false")
+	cmd.Env = append(append(os.Environ(), "LOCI_LOG=warn", "LOCI_AUTH_ENABLED=false"), env...)
 	cmd.Stderr = a.stderrOrDiscard()
 	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
@@ -130,8 +142,8 @@ type benchHit struct {
 
 // search returns the names of the drawers found, best first; semantic
 // legs that cannot run return errUnavailable.
-func benchSearch(ctx context.Context, cl *client.Client, text, mode, wing string, limit int) ([]string, error) {
-	body := api.SearchRequest{Text: text, Ranking: mode, Limit: limit, Filter: &api.SearchFilter{Wing: wing}}
+func benchSearch(ctx context.Context, cl *client.Client, text, mode, wing string, limit int, expand bool) ([]string, error) {
+	body := api.SearchRequest{Text: text, Ranking: mode, Limit: limit, Filter: &api.SearchFilter{Wing: wing}, Expand: expand}
 	var out struct {
 		Hits []benchHit `json:"hits"`
 	}
@@ -147,12 +159,12 @@ func benchSearch(ctx context.Context, cl *client.Client, text, mode, wing string
 
 // rankAll runs every query (text and wing) in one ranking mode from 16
 // clients and returns each one's drawer names and latency.
-func rankAll(ctx context.Context, cl *client.Client, texts, wings []string, mode string, limit int) ([][]string, []time.Duration, error) {
+func rankAll(ctx context.Context, cl *client.Client, texts, wings []string, mode string, limit int, expand bool) ([][]string, []time.Duration, error) {
 	ranked := make([][]string, len(texts))
 	lat := make([]time.Duration, len(texts))
 	err := parallel(len(texts), func(i int) error {
 		t := time.Now()
-		names, err := benchSearch(ctx, cl, texts[i], mode, wings[i], limit)
+		names, err := benchSearch(ctx, cl, texts[i], mode, wings[i], limit, expand)
 		lat[i] = time.Since(t)
 		ranked[i] = names
 		return err
@@ -239,7 +251,7 @@ func (r *recallAcc) line(label string) string {
 	return b.String()
 }
 
-func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string) error {
+func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string, expand bool) error {
 	if file == "" {
 		return fault.Invalid("data", "is required: the LoCoMo JSON file")
 	}
@@ -281,6 +293,23 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string) e
 		return err
 	}
 	a.printf("LoCoMo, turn level: %d conversations, %d turns filed in %s\n", len(samples), len(turns), time.Since(t0).Round(time.Millisecond))
+	if expand {
+		t1 := time.Now()
+		var job api.Job
+		if _, err := cl.Do(ctx, http.MethodPost, "/api/jobs", map[string]any{"type": "extract"}, &job); err != nil {
+			return err
+		}
+		for job.Status != "completed" {
+			if job.Status == "failed" || job.Status == "cancelled" {
+				return fault.New(fault.ExtractFailed, "the extract job "+job.Status+": "+job.Error, "see the daemon log")
+			}
+			time.Sleep(200 * time.Millisecond)
+			if _, err := cl.Do(ctx, http.MethodGet, "/api/jobs/"+job.ID, nil, &job); err != nil {
+				return err
+			}
+		}
+		a.printf("heuristic extraction: %s in %s\n", string(job.Result), time.Since(t1).Round(time.Millisecond))
+	}
 	type question struct {
 		wing, text string
 		cat        int
@@ -314,7 +343,7 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string) e
 	for _, mode := range benchModes {
 		all, core := &recallAcc{}, &recallAcc{}
 		per := map[int]*recallAcc{}
-		ranked, lat, err := rankAll(ctx, cl, texts, wings, mode, 20)
+		ranked, lat, err := rankAll(ctx, cl, texts, wings, mode, 20, false)
 		if a.reportUnavailable(mode, err) {
 			continue
 		}
@@ -341,6 +370,49 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string) e
 		sort.Ints(cats)
 		for _, c := range cats {
 			a.printf("%s\n", per[c].line("category "+strconv.Itoa(c)))
+		}
+		if !expand || mode != "lexical" && mode != "hybrid" {
+			continue
+		}
+		// With expand: k/2 direct hits, then up to k/2 expanded, against
+		// the k direct hits above.
+		for _, k := range []int{10, 20} {
+			exp, _, err := rankAll(ctx, cl, texts, wings, mode, k/2, true)
+			if err != nil {
+				return err
+			}
+			base, with := map[int][2]float64{}, map[int][2]float64{}
+			n := map[int]int{}
+			for i, q := range qs {
+				r := func(list []string) float64 {
+					found := 0
+					for _, id := range list[:min(k, len(list))] {
+						if q.rel[id] {
+							found++
+						}
+					}
+					return float64(found) / float64(len(q.rel))
+				}
+				for _, c := range []int{0, q.cat} {
+					b, w := base[c], with[c]
+					b[0] += r(ranked[i])
+					w[0] += r(exp[i])
+					base[c], with[c] = b, w
+					n[c]++
+				}
+			}
+			cats := []int{}
+			for c := range n {
+				cats = append(cats, c)
+			}
+			sort.Ints(cats)
+			for _, c := range cats {
+				label := "all"
+				if c > 0 {
+					label = "category " + strconv.Itoa(c)
+				}
+				a.printf("  %s+expand R@%d %-12s n=%-4d without %.3f, with %.3f\n", mode, k, label, n[c], base[c][0]/float64(n[c]), with[c][0]/float64(n[c]))
+			}
 		}
 	}
 	return nil
@@ -433,7 +505,7 @@ func (a *app) benchCranfield(ctx context.Context, cl *client.Client, dir string)
 		texts[i], wings[i] = q["W"], "cranfield"
 	}
 	for _, mode := range benchModes {
-		ranked, _, err := rankAll(ctx, cl, texts, wings, mode, 200)
+		ranked, _, err := rankAll(ctx, cl, texts, wings, mode, 200, false)
 		if a.reportUnavailable(mode, err) {
 			continue
 		}
