@@ -12,6 +12,10 @@ import (
 // entity mentioned by thousands of drawers adds the first ones by id.
 const expandFanOut = 200
 
+// expandCommon is the most drawers an entity may be mentioned by and still
+// connect hits.
+const expandCommon = 50
+
 // expand appends, after the direct hits (never reordering them), up to
 // limit drawers that share an entity with a hit or mention one an open
 // relates_to fact away, each with a graph signal and via (the entity
@@ -86,6 +90,14 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 	}
 	cands := map[string]*cand{}
 	for i, eid := range order {
+		// An entity mentioned everywhere (the speaker of every turn, the
+		// project of every file) connects nothing: like a stop word, it
+		// is skipped.
+		common := 0
+		_ = r.Mentions(eid, func(*store.Mention) bool { common++; return common <= expandCommon })
+		if common > expandCommon {
+			continue
+		}
 		n := 0
 		err := r.Mentions(eid, func(m *store.Mention) bool {
 			if direct[m.Drawer] {
