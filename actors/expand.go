@@ -28,6 +28,9 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 		at = time.Now().UTC()
 	}
 	now := time.Now().UTC()
+	if v.known != nil {
+		now = *v.known
+	}
 	// The hits' entities (hop 0), then those one fact away (hop 1).
 	hop := map[string]int{}
 	names := map[string]string{}

@@ -160,14 +160,11 @@ type Fact struct {
 }
 
 // Relationships is an entity's facts: those current now (default), all of
-// them (includeExpired), or those valid at asOf.
-func (g *Graph) Relationships(ctx context.Context, id string, includeExpired bool, asOf *time.Time) ([]Fact, error) {
+// them (includeExpired), or those valid at asOf; knownAt answers as loci
+// would have then (facts recorded by then and not retracted by then).
+func (g *Graph) Relationships(ctx context.Context, id string, includeExpired bool, asOf, knownAt *time.Time) ([]Fact, error) {
 	var out []Fact
-	now := time.Now().UTC()
-	at := now
-	if asOf != nil {
-		at = *asOf
-	}
+	now, at := instants(asOf, knownAt)
 	err := g.DB.View(ctx, func(r store.Reader) error {
 		if _, err := entityIn(r, id); err != nil {
 			return err
@@ -193,8 +190,22 @@ func (g *Graph) Relationships(ctx context.Context, id string, includeExpired boo
 	return out, err
 }
 
+// instants are the record time a read answers at (knownAt, default now)
+// and the valid time it asks about (asOf, default that record time).
+func instants(asOf, knownAt *time.Time) (known, at time.Time) {
+	known = time.Now().UTC()
+	if knownAt != nil {
+		known = *knownAt
+	}
+	at = known
+	if asOf != nil {
+		at = *asOf
+	}
+	return known, at
+}
+
 // factOf reads a fact's entities and evidence: current at t (valid time)
-// as known now.
+// as known at now (record time).
 func factOf(r store.Reader, rel *store.Relationship, t, now time.Time) (Fact, error) {
 	f := Fact{Relationship: *rel}
 	for _, p := range []struct {
@@ -214,7 +225,8 @@ func factOf(r store.Reader, rel *store.Relationship, t, now time.Time) (Fact, er
 		if err != nil {
 			return f, err
 		}
-		f.EvidenceCurrent = d != nil && d.ValidTo == nil
+		// The evidence drawer as known then: recorded, not yet closed.
+		f.EvidenceCurrent = d != nil && !d.CreatedAt.After(now) && (d.ValidTo == nil || d.ValidTo.After(now))
 	} else {
 		f.EvidenceCurrent = true
 	}
@@ -240,13 +252,9 @@ type RelatedFact struct {
 }
 
 // History is a fact's history, judged at asOf (valid time; nil: now).
-func (g *Graph) History(ctx context.Context, id string, asOf *time.Time) (FactHistory, error) {
+func (g *Graph) History(ctx context.Context, id string, asOf, knownAt *time.Time) (FactHistory, error) {
 	var h FactHistory
-	now := time.Now().UTC()
-	at := now
-	if asOf != nil {
-		at = *asOf
-	}
+	now, at := instants(asOf, knownAt)
 	err := g.DB.View(ctx, func(r store.Reader) error {
 		rel, err := r.Relationship(id)
 		if err != nil {
@@ -320,9 +328,9 @@ type Neighbourhood struct {
 // Neighbourhood walks the open (current) facts from an entity, both
 // directions, depth hops out, at most limit nodes; without an entity it
 // takes the first limit entities by name and the open facts among them.
-func (g *Graph) Neighbourhood(ctx context.Context, entity string, depth, limit int) (Neighbourhood, error) {
+func (g *Graph) Neighbourhood(ctx context.Context, entity string, depth, limit int, knownAt *time.Time) (Neighbourhood, error) {
 	var n Neighbourhood
-	now := time.Now().UTC()
+	now, _ := instants(nil, knownAt)
 	err := g.DB.View(ctx, func(r store.Reader) error {
 		seen := map[string]bool{}
 		edges := map[string]bool{}

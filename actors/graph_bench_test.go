@@ -61,7 +61,7 @@ func BenchmarkGraphDepth3(b *testing.B) {
 			var lat []time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				n, err := g.Neighbourhood(context.Background(), ids[r.IntN(entities)], 3, limit)
+				n, err := g.Neighbourhood(context.Background(), ids[r.IntN(entities)], 3, limit, nil)
 				if err != nil || len(n.Nodes) == 0 {
 					b.Fatal(err)
 				}

@@ -47,6 +47,11 @@ type SearchQuery struct {
 	Profile     string
 	Embedding   []float32
 	Expand      bool
+	// KnownAt answers as loci would have at that instant (record time):
+	// drawers recorded by then and not yet superseded or invalidated by
+	// then, their validity as known then. Without a time option it asks
+	// for what was valid at that instant.
+	KnownAt *time.Time
 }
 
 // Hit is a drawer found, verbatim, with its score and the legs that found
@@ -132,6 +137,8 @@ func CheckSearch(q *SearchQuery, now time.Time) (limit int, from, until time.Tim
 		}
 		from, until = *q.From, *q.Until
 	case q.Historical:
+	case q.KnownAt != nil:
+		from, until = *q.KnownAt, q.KnownAt.Add(time.Nanosecond)
 	default:
 		from, until = now, now.Add(time.Nanosecond)
 	}
@@ -185,7 +192,7 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 			return err
 		}
 		f.WingID, f.RoomID = wingID, roomID
-		v := &searchView{r: r, q: &q, wingID: wingID, roomID: roomID, from: from, until: until,
+		v := &searchView{r: r, q: &q, wingID: wingID, roomID: roomID, from: from, until: until, known: q.KnownAt,
 			found: map[string]*store.Drawer{}, lexFound: map[string]*store.Drawer{}}
 		depth := limit
 		if ranking == RankHybrid {
@@ -250,6 +257,7 @@ type searchView struct {
 	q              *SearchQuery
 	wingID, roomID string
 	from, until    time.Time
+	known          *time.Time
 	// found holds the semantic leg's drawers, lexFound the lexical leg's.
 	found, lexFound map[string]*store.Drawer
 }
@@ -262,7 +270,25 @@ func (v *searchView) drawers(ids []string) ([]*store.Drawer, error) {
 }
 
 func (v *searchView) inTime(d *store.Drawer) bool {
-	return (v.from.IsZero() && v.until.IsZero()) || d.ValidIn(v.from, v.until)
+	return KnownIn(d, v.known, v.from, v.until)
+}
+
+// KnownIn reports a drawer valid in [from, until) (zero: any time) as
+// known at known (nil: now): recorded by then, and its end counted only if
+// it was recorded by then (supersession and invalidation set valid_to to
+// the instant they happen). A deleted drawer is gone: deletion is erasure.
+func KnownIn(d *store.Drawer, known *time.Time, from, until time.Time) bool {
+	if known != nil {
+		if d.CreatedAt.After(*known) {
+			return false
+		}
+		if d.ValidTo != nil && d.ValidTo.After(*known) {
+			c := *d
+			c.ValidTo = nil
+			d = &c
+		}
+	}
+	return (from.IsZero() && until.IsZero()) || d.ValidIn(from, until)
 }
 
 // keepLex keeps the lexical hits that are valid in the query's time (the

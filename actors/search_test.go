@@ -165,3 +165,36 @@ func TestSearchReadsCandidatesInBatches(t *testing.T) {
 		t.Fatalf("%d hits with %d single reads and %d batched reads; want 10 with 0 and 1", len(res.Hits), c.one.Load(), c.many.Load())
 	}
 }
+
+// KnownIn answers as loci would have at an instant: drawers recorded by
+// then, their end counted only once recorded.
+func TestKnownIn(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	at := func(h int) time.Time { return t0.Add(time.Duration(h) * time.Hour) }
+	end := at(10)
+	old := &store.Drawer{ValidFrom: at(0), CreatedAt: at(0), ValidTo: &end} // superseded at hour 10
+	repl := &store.Drawer{ValidFrom: at(10), CreatedAt: at(10)}             // its replacement
+	back := &store.Drawer{ValidFrom: at(-100), CreatedAt: at(20)}           // recorded at 20, valid since long before
+	k := func(h int) *time.Time { x := at(h); return &x }
+	for _, c := range []struct {
+		d           *store.Drawer
+		known       *time.Time
+		from, until time.Time
+		want        bool
+	}{
+		{old, k(5), at(5), at(5).Add(1), true},     // known at 5, valid at 5
+		{old, k(5), at(15), at(15).Add(1), true},   // known at 5: its end was not known yet
+		{old, k(15), at(15), at(15).Add(1), false}, // known at 15: superseded
+		{old, nil, at(15), at(15).Add(1), false},
+		{repl, k(5), at(15), at(15).Add(1), false}, // not recorded yet at 5
+		{repl, k(15), at(15), at(15).Add(1), true},
+		{back, k(15), at(-50), at(-50).Add(1), false}, // valid then, but recorded later
+		{back, k(25), at(-50), at(-50).Add(1), true},
+		{old, k(15), time.Time{}, time.Time{}, true}, // historical: known, whatever its validity
+		{repl, k(5), time.Time{}, time.Time{}, false},
+	} {
+		if got := KnownIn(c.d, c.known, c.from, c.until); got != c.want {
+			t.Errorf("%+v known %v window %v: %v, want %v", c.d, c.known, c.from, got, c.want)
+		}
+	}
+}

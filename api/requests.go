@@ -61,6 +61,8 @@ type SearchRequest struct {
 	Profile        string        `json:"profile,omitempty"`
 	QueryEmbedding []float32     `json:"query_embedding,omitempty"`
 	Expand         bool          `json:"expand,omitempty"`
+	// KnownAt (RFC 3339 or a date) answers as loci would have then.
+	KnownAt string `json:"known_at,omitempty"`
 }
 
 // SearchFilter narrows a search. Temporal is "current", "all",

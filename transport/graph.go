@@ -193,7 +193,11 @@ func (s *Server) entityRelationships(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	facts, err := g.Relationships(r.Context(), id, expired, asOf)
+	knownAt, err := instantParam(r, "known_at")
+	if err != nil {
+		return err
+	}
+	facts, err := g.Relationships(r.Context(), id, expired, asOf, knownAt)
 	if err != nil {
 		return err
 	}
@@ -218,19 +222,23 @@ func (s *Server) relationshipHistory(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	h, err := s.factHistory(r.Context(), g, id, asOf)
+	knownAt, err := instantParam(r, "known_at")
+	if err != nil {
+		return err
+	}
+	h, err := s.factHistory(r.Context(), g, id, asOf, knownAt)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, h)
 }
 
-func (s *Server) factHistory(ctx context.Context, g *actors.Graph, id string, asOf *time.Time) (api.FactHistory, error) {
+func (s *Server) factHistory(ctx context.Context, g *actors.Graph, id string, asOf, knownAt *time.Time) (api.FactHistory, error) {
 	cid, ok := store.CanonicalUUID(id)
 	if !ok {
 		return api.FactHistory{}, fault.Newf(fault.GraphRelationshipNotFound, "read an entity's relationships to see their ids", "no relationship %s", id)
 	}
-	h, err := g.History(ctx, cid, asOf)
+	h, err := g.History(ctx, cid, asOf, knownAt)
 	if err != nil {
 		return api.FactHistory{}, err
 	}
@@ -241,14 +249,18 @@ func (s *Server) factHistory(ctx context.Context, g *actors.Graph, id string, as
 	return out, nil
 }
 
-func asOfParam(r *http.Request) (*time.Time, error) {
-	v := r.URL.Query().Get("as_of")
+func asOfParam(r *http.Request) (*time.Time, error) { return instantParam(r, "as_of") }
+
+// instantParam reads an optional instant query parameter (RFC 3339 or a
+// date).
+func instantParam(r *http.Request, name string) (*time.Time, error) {
+	v := r.URL.Query().Get(name)
 	if v == "" {
 		return nil, nil
 	}
 	t, err := store.ParseTimeOrDate(v)
 	if err != nil {
-		return nil, fault.Invalid("as_of", fmt.Sprintf("%q is not RFC 3339 or a date (YYYY-MM-DD)", v))
+		return nil, fault.Invalid(name, fmt.Sprintf("%q is not RFC 3339 or a date (YYYY-MM-DD)", v))
 	}
 	return &t, nil
 }
@@ -287,7 +299,11 @@ func (s *Server) graphRead(w http.ResponseWriter, r *http.Request) error {
 		}
 		entity = cid
 	}
-	n, err := g.Neighbourhood(r.Context(), entity, depth, limit)
+	knownAt, err := instantParam(r, "known_at")
+	if err != nil {
+		return err
+	}
+	n, err := g.Neighbourhood(r.Context(), entity, depth, limit, knownAt)
 	if err != nil {
 		return err
 	}

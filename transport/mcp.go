@@ -132,6 +132,7 @@ type (
 		Until             string   `json:"until,omitempty" jsonschema:"... until this instant, exclusive (with from)"`
 		IncludeHistorical bool     `json:"include_historical,omitempty" jsonschema:"also superseded and expired drawers"`
 		Expand            bool     `json:"expand,omitempty" jsonschema:"add hits linked through the knowledge graph"`
+		KnownAt           string   `json:"known_at,omitempty" jsonschema:"answer as loci would have at this instant (record time)"`
 	}
 	searchArgs struct {
 		recallArgs
@@ -142,7 +143,8 @@ type (
 	}
 	factHistoryArgs struct {
 		RelationshipID string `json:"relationship_id" jsonschema:"a relationship UUID"`
-		AsOf           string `json:"as_of,omitempty" jsonschema:"as known at this instant"`
+		AsOf           string `json:"as_of,omitempty" jsonschema:"judge validity at this instant (RFC 3339 or YYYY-MM-DD)"`
+		KnownAt        string `json:"known_at,omitempty" jsonschema:"answer as loci would have at this instant (record time)"`
 	}
 	wakeUpArgs struct {
 		AgentIdentity string `json:"agent_identity" jsonschema:"who is waking up"`
@@ -195,6 +197,9 @@ func (q searchArgs) query() (actors.SearchQuery, error) {
 		return out, err
 	}
 	if out.Until, err = optInstant("until", q.Until); err != nil {
+		return out, err
+	}
+	if out.KnownAt, err = optInstant("known_at", q.KnownAt); err != nil {
 		return out, err
 	}
 	return out, nil
@@ -268,7 +273,11 @@ func (s *Server) mcpTools() []mcpTool {
 					}
 					asOf = &t
 				}
-				return s.factHistory(ctx, g, in.RelationshipID, asOf)
+				knownAt, err := optInstant("known_at", in.KnownAt)
+				if err != nil {
+					return nil, err
+				}
+				return s.factHistory(ctx, g, in.RelationshipID, asOf, knownAt)
 			}),
 		tool("loci_wake_up", "Session-start context: the agent's latest diary entry and recent checkpoints.", readHints, reads,
 			map[string]any{"max_items": 10, "max_bytes": 8192},

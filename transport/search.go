@@ -80,6 +80,13 @@ func (s *Server) searchPost(recall bool) handler {
 		}
 		q := actors.SearchQuery{Text: b.Text, Ranking: b.Ranking, Limit: b.Limit, Profile: b.Profile,
 			Embedding: b.QueryEmbedding, Expand: b.Expand}
+		if b.KnownAt != "" {
+			t, err := ParseInstant("known_at", b.KnownAt)
+			if err != nil {
+				return err
+			}
+			q.KnownAt = &t
+		}
 		if q.Text == "" {
 			q.Text = b.Query
 		}
@@ -139,6 +146,9 @@ func (s *Server) searchGet(recall bool) handler {
 			return err
 		}
 		if q.Expand, err = queryBool(r, "expand"); err != nil {
+			return err
+		}
+		if q.KnownAt, err = instant("known_at"); err != nil {
 			return err
 		}
 		return s.runSearch(w, r, q, recall)

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -304,5 +305,67 @@ func TestExtractAfterMine(t *testing.T) {
 	plain := start(t, home, palace)
 	if r := plain.do("POST", "/api/jobs", map[string]any{"type": "extract"}); r.code() != "loci::extract::not_configured" || r.status != 400 {
 		t.Fatalf("extract without a provider: %d %s", r.status, r.raw)
+	}
+}
+
+// known_at answers as loci would have then: on search, a drawer recorded
+// later is unknown and a supersession recorded later is not yet seen; on
+// facts, a retraction recorded later is not yet seen.
+func TestKnownAt(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	w := d.do("POST", "/api/wings/ops/rooms/deploys/drawers", map[string]any{"content": "Deploys happen on Fridays after lunch.", "name": "deploys"})
+	id := get[string](w.body, "drawer", "id")
+	time.Sleep(20 * time.Millisecond)
+	before := time.Now().UTC().Format(time.RFC3339Nano)
+	time.Sleep(20 * time.Millisecond)
+	if r := d.do("POST", "/api/drawers/"+id+"/supersede", map[string]any{"content": "Deploys happen on Mondays before standup."}); r.status/100 != 2 {
+		t.Fatalf("supersede: %d %s", r.status, r.raw)
+	}
+	search := func(extra map[string]any) string {
+		body := map[string]any{"query": "deploys happen", "ranking": "lexical"}
+		for k, v := range extra {
+			body[k] = v
+		}
+		r := d.do("POST", "/api/search", body)
+		if r.status != 200 {
+			t.Fatalf("search %v: %d %s", extra, r.status, r.raw)
+		}
+		return r.raw
+	}
+	if now := search(nil); !strings.Contains(now, "Mondays") || strings.Contains(now, "Fridays") {
+		t.Fatalf("now: %s", now)
+	}
+	if then := search(map[string]any{"known_at": before}); !strings.Contains(then, "Fridays") || strings.Contains(then, "Mondays") {
+		t.Fatalf("known at %s: %s", before, then)
+	}
+	if r := d.do("GET", "/api/search?q=deploys+happen&ranking=lexical&known_at="+before, nil); !strings.Contains(r.raw, "Fridays") {
+		t.Fatalf("GET with known_at: %s", r.raw)
+	}
+	if r := d.do("POST", "/api/search", map[string]any{"query": "x", "known_at": "yesterday-ish"}); r.code() != "loci::input::invalid" || !strings.Contains(r.raw, "known_at") {
+		t.Fatalf("a bad known_at: %s", r.raw)
+	}
+
+	checkpointFact(t, d, "Caroline works at Acme.", map[string]any{"op": "add", "subject": "Caroline", "subject_kind": "person",
+		"predicate": "works_at", "object": "Acme", "object_kind": "organization", "valid_from": "2020-01-01"})
+	ents := d.do("GET", "/api/entities?name=caroline", nil)
+	caroline := get[string](get[[]any](ents.body, "entities")[0].(map[string]any), "id")
+	fact := get[string](get[[]any](d.do("GET", "/api/entities/"+caroline+"/relationships", nil).body, "relationships")[0].(map[string]any), "id")
+	time.Sleep(20 * time.Millisecond)
+	believed := time.Now().UTC().Format(time.RFC3339Nano)
+	time.Sleep(20 * time.Millisecond)
+	checkpointFact(t, d, "Caroline never worked at Acme.", map[string]any{"op": "invalidate", "relationship_id": fact})
+	if l := get[[]any](d.do("GET", "/api/entities/"+caroline+"/relationships", nil).body, "relationships"); len(l) != 0 {
+		t.Fatalf("after the correction: %v", l)
+	}
+	if l := get[[]any](d.do("GET", "/api/entities/"+caroline+"/relationships?known_at="+believed, nil).body, "relationships"); len(l) != 1 {
+		t.Fatalf("known before the correction: %v", l)
+	}
+	s := mcpSession(t, d)
+	if res, isErr := callTool(t, s, "loci_fact_history", map[string]any{"relationship_id": fact, "known_at": believed}); isErr || !get[bool](res, "relationship", "current") {
+		t.Fatalf("loci_fact_history known before the correction: %v", res)
+	}
+	if res, isErr := callTool(t, s, "loci_search", map[string]any{"query": "deploys happen", "ranking": "lexical", "known_at": before}); isErr || !strings.Contains(fmt.Sprint(res), "Fridays") {
+		t.Fatalf("loci_search known_at: %v", res)
 	}
 }
