@@ -20,6 +20,7 @@ func TestDependencyDirection(t *testing.T) {
 		{"store/...", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", mod + "cmd", "github.com/spf13/cobra", "github.com/asynkron/protoactor-go", "github.com/go-chi/chi/v5"}},
 		{"index/...", []string{mod + "transport", mod + "actors", mod + "cli", mod + "sources", "github.com/spf13/cobra"}},
 		{"sources/...", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", "github.com/spf13/cobra"}},
+		{"extract", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", mod + "store/badgerdb", "github.com/spf13/cobra"}},
 		{"graph", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", "github.com/spf13/cobra", "github.com/dgraph-io/badger/v4"}},
 		{"triggers", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", "github.com/fsnotify/fsnotify", "github.com/spf13/cobra"}},
 		{"triggers/...", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", "github.com/spf13/cobra"}},
