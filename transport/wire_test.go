@@ -34,6 +34,10 @@ func TestClientTypesReadEveryAnswer(t *testing.T) {
 		"embedding": func() any { return new(api.Embedding) }, "token": func() any { return new(api.GeneratedToken) },
 		"revoked": func() any { return new(api.TokenRevoked) }, "health": func() any { return new(api.DaemonState) },
 		"mode set": func() any { return new(api.ModeSet) },
+		"entity":   func() any { return new(api.Entity) }, "entity list": func() any { return new(api.EntityList) },
+		"mention linked": func() any { return new(api.MentionLinked) }, "fact list": func() any { return new(api.FactList) },
+		"fact history": func() any { return new(api.FactHistory) }, "graph": func() any { return new(api.Graph) },
+		"trigger": func() any { return new(api.Trigger) }, "trigger fired": func() any { return new(api.TriggerFired) },
 	}
 	b, err := os.ReadFile(goldenFile)
 	if err != nil {
@@ -251,6 +255,35 @@ func TestSmallAnswersRenderAsBefore(t *testing.T) {
 		"revoked":   api.TokenRevoked{Revoked: true},
 		"health":    api.DaemonState{Status: "ok"},
 		"mode set":  api.ModeSet{Mode: "read_only"},
+	} {
+		sameAnswer(t, name, answer)
+	}
+}
+
+// The knowledge graph's and the triggers' answers are pinned as clients
+// read them.
+func TestGraphAndTriggerAnswersRender(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	later := now.Add(time.Hour)
+	e := store.Entity{ID: "e1", Name: "PostgreSQL", Kind: "tool", Key: "postgresql", Aliases: []string{"postgre sql"}, CreatedAt: now}
+	o := store.Entity{ID: "e2", Name: "Caroline", Kind: "person", Key: "caroline", CreatedAt: now}
+	f := actors.Fact{Relationship: store.Relationship{ID: "f1", Subject: "e2", Predicate: "uses", Object: "e1", Confidence: 0.8,
+		ValidFrom: now, ValidTo: &later, RecordedAt: now, Drawer: "d1", Job: "j1", Extractor: "checkpoint", SupersededBy: "f2", Reason: "moved", ClosedBy: "d2"},
+		Subject: o, Object: e, Current: false, EvidenceCurrent: true}
+	m := store.Mention{Drawer: "d1", Entity: "e1", Name: "postgre sql", Rule: "normalized", Confidence: 1, Extractor: "manual", Origin: "http", CreatedAt: now}
+	tr := actors.TriggerInfo{Name: "hook", Trigger: config.Trigger{Miner: "docs", Type: "webhook", Enabled: true},
+		Settings: map[string]string{"delivery_header": "x-github-delivery"}, Status: "active", Running: true,
+		Endpoint: "http://127.0.0.1:8787/hooks/hook", CredentialKind: "env", CredentialAvailable: true, Fired: 3, Coalesced: 1, Deliveries: 4,
+		NextDue: &later, LastJob: "j9"}
+	for name, answer := range map[string]any{
+		"entity":         apiEntity(&e),
+		"entity list":    api.EntityList{Entities: []api.Entity{apiEntity(&e), apiEntity(&o)}, Truncated: true},
+		"mention linked": api.MentionLinked{Mention: apiMention(&m), Entity: apiEntity(&e), Linked: true},
+		"fact list":      api.FactList{Entity: apiEntity(&o), Relationships: []api.Fact{apiFact(&f)}},
+		"fact history":   api.FactHistory{Relationship: apiFact(&f), Related: []api.RelatedFact{{Relation: "superseded_by", Reason: "moved", Evidence: "d2", Relationship: apiFact(&f)}}},
+		"graph":          api.Graph{Nodes: []api.Entity{apiEntity(&e)}, Edges: []api.Fact{apiFact(&f)}},
+		"trigger":        apiTrigger(tr),
+		"trigger fired":  api.TriggerFired{Outcome: "coalesced", Job: apiJob(&store.Job{ID: "j9", Kind: "mine", Status: "queued", CreatedAt: now, UpdatedAt: now})},
 	} {
 		sameAnswer(t, name, answer)
 	}
