@@ -24,6 +24,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) test -run '^$$' -bench NearIndex -benchtime 3x -count 1 ./store/badgerdb
 	$(GO) test -run '^$$' -bench HeuristicLoCoMo -benchtime 3x -count 1 ./extract
 	$(GO) test -run '^$$' -bench GraphDepth3 -benchtime 300x -count 1 -timeout 30m ./actors
+	$(GO) test -run '^$$' -bench Expand100k -benchtime 400x -count 1 -timeout 30m ./actors
 	$(GO) test -run '^$$' -bench 'Search100k|Indexing' -benchtime 400x -count 1 ./index/lexical
 	$(GO) test -run '^$$' -bench HNSW100k -benchtime 1000x -count 1 -timeout 60m ./index/vector
 	$(GO) run ./cmd/locibench -bin ./$(BIN)

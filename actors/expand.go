@@ -8,10 +8,6 @@ import (
 	"github.com/loci-dev/loci/store"
 )
 
-// expandFanOut bounds the drawers read per entity while expanding: an
-// entity mentioned by thousands of drawers adds the first ones by id.
-const expandFanOut = 200
-
 // expandCommon is the most drawers an entity may be mentioned by and still
 // connect hits.
 const expandCommon = 50
@@ -60,31 +56,6 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 			}
 		}
 	}
-	for _, id := range order[:len(order):len(order)] {
-		var inner error
-		err := r.EntityRelationships(id, func(rel *store.Relationship) bool {
-			f, err := factOf(r, rel, at, now)
-			if err != nil {
-				inner = err
-				return false
-			}
-			if !f.Current {
-				return true
-			}
-			other := rel.Object
-			if other == id {
-				other = rel.Subject
-			}
-			inner = note(other, 1)
-			return inner == nil
-		})
-		if err == nil {
-			err = inner
-		}
-		if err != nil {
-			return hits, err
-		}
-	}
 	type cand struct {
 		id   string
 		via  []string
@@ -92,31 +63,71 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 		at   int // the first entity's place: earlier hits' entities first
 	}
 	cands := map[string]*cand{}
-	for i, eid := range order {
-		// An entity mentioned everywhere (the speaker of every turn, the
-		// project of every file) connects nothing: like a stop word, it
-		// is skipped.
-		common := 0
-		_ = r.Mentions(eid, func(*store.Mention) bool { common++; return common <= expandCommon })
-		if common > expandCommon {
-			continue
+	gather := func(from int) error {
+		for i := from; i < len(order); i++ {
+			eid := order[i]
+			// An entity mentioned everywhere (the speaker of every turn, the
+			// project of every file) connects nothing: like a stop word, it
+			// is skipped. Only the index's keys are read.
+			var drawers []string
+			if err := r.MentioningDrawers(eid, func(id string) bool {
+				drawers = append(drawers, id)
+				return len(drawers) <= expandCommon
+			}); err != nil {
+				return err
+			}
+			if len(drawers) > expandCommon {
+				continue
+			}
+			for _, id := range drawers {
+				if direct[id] {
+					continue
+				}
+				c := cands[id]
+				if c == nil {
+					c = &cand{id: id, hops: hop[eid], at: i}
+					cands[id] = c
+				}
+				c.via = append(c.via, names[eid])
+				c.hops = min(c.hops, hop[eid])
+			}
 		}
-		n := 0
-		err := r.Mentions(eid, func(m *store.Mention) bool {
-			if direct[m.Drawer] {
-				return true
+		return nil
+	}
+	// Drawers sharing an entity with a hit first; one fact further only
+	// when those are too few (each hop-1 entity costs a walk of its facts
+	// and mentions).
+	if err := gather(0); err != nil {
+		return hits, err
+	}
+	if len(cands) < 2*limit {
+		hop0 := len(order)
+		for _, id := range order[:hop0:hop0] {
+			var inner error
+			err := r.EntityRelationships(id, func(rel *store.Relationship) bool {
+				f, err := factOf(r, rel, at, now)
+				if err != nil {
+					inner = err
+					return false
+				}
+				if !f.Current {
+					return true
+				}
+				other := rel.Object
+				if other == id {
+					other = rel.Subject
+				}
+				inner = note(other, 1)
+				return inner == nil
+			})
+			if err == nil {
+				err = inner
 			}
-			c := cands[m.Drawer]
-			if c == nil {
-				c = &cand{id: m.Drawer, hops: hop[eid], at: i}
-				cands[m.Drawer] = c
+			if err != nil {
+				return hits, err
 			}
-			c.via = append(c.via, names[eid])
-			c.hops = min(c.hops, hop[eid])
-			n++
-			return n < expandFanOut
-		})
-		if err != nil {
+		}
+		if err := gather(hop0); err != nil {
 			return hits, err
 		}
 	}
@@ -138,22 +149,30 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 	})
 	q := v.q
 	added := 0
-	for _, c := range list {
-		if added == limit {
-			break
+	// Read the candidates a window at a time, best first.
+	for start := 0; start < len(list) && added < limit; start += 2 * limit {
+		window := list[start:min(start+2*limit, len(list))]
+		ids := make([]string, len(window))
+		for i, c := range window {
+			ids[i] = c.id
 		}
-		ds, err := r.DrawersByID([]string{c.id})
+		ds, err := r.DrawersByID(ids)
 		if err != nil {
 			return hits, err
 		}
-		d := ds[0]
-		if d == nil || !v.inTime(d) || v.wingID != "" && d.WingID != v.wingID || v.roomID != "" && d.RoomID != v.roomID ||
-			q.SourceKind != "" && d.Source.Kind != q.SourceKind || !hasTags(d.Tags, q.Tags) {
-			continue
+		for i, c := range window {
+			if added == limit {
+				break
+			}
+			d := ds[i]
+			if d == nil || !v.inTime(d) || v.wingID != "" && d.WingID != v.wingID || v.roomID != "" && d.RoomID != v.roomID ||
+				q.SourceKind != "" && d.Source.Kind != q.SourceKind || !hasTags(d.Tags, q.Tags) {
+				continue
+			}
+			hits = append(hits, Hit{Drawer: *d, Score: 0, Via: c.via,
+				Signals: &api.HitSignals{Graph: &api.GraphSignal{Hops: c.hops, Entities: len(c.via)}}})
+			added++
 		}
-		hits = append(hits, Hit{Drawer: *d, Score: 0, Via: c.via,
-			Signals: &api.HitSignals{Graph: &api.GraphSignal{Hops: c.hops, Entities: len(c.via)}}})
-		added++
 	}
 	return hits, nil
 }

@@ -238,6 +238,9 @@ type GraphReader interface {
 	Mentions(entity string, fn func(*Mention) bool) error
 	// DrawerMentions is the mentions a drawer makes.
 	DrawerMentions(drawer string) ([]Mention, error)
+	// MentioningDrawers visits the ids of the drawers that mention an
+	// entity (without reading the mentions) until fn returns false.
+	MentioningDrawers(entity string, fn func(drawer string) bool) error
 	// Relationship is a fact by id; nil when none.
 	Relationship(id string) (*Relationship, error)
 	// EntityRelationships visits the facts an entity is the subject or

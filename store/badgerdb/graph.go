@@ -199,6 +199,12 @@ func (t *tx) Mentions(entity string, fn func(*store.Mention) bool) error {
 	return err
 }
 
+func (t *tx) MentioningDrawers(entity string, fn func(drawer string) bool) error {
+	prefix := k(pMentionByEntity, entity, "\x00")
+	t.keys(prefix, false, func(key []byte, _ valueFn) bool { return fn(string(key[len(prefix):])) })
+	return nil
+}
+
 func (t *tx) DrawerMentions(drawer string) ([]store.Mention, error) {
 	var out []store.Mention
 	var err error
