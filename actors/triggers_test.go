@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,5 +136,42 @@ func TestEventOfTriggerAndEntity(t *testing.T) {
 		if ok != c.ok || got != c.want {
 			t.Errorf("%+v: %+v %v, want %+v %v", c.ch, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// What enabling a trigger needs: its miner, a source declaring the type,
+// and for a webhook the listener, a loopback bind (or allow_remote with
+// auth) and a readable secret; a secret-like setting is refused.
+func TestTriggerSetup(t *testing.T) {
+	dir := t.TempDir()
+	miners := &Miners{Defined: map[string]config.Miner{"docs": {Locator: dir, Enabled: true}, "off": {Locator: dir}},
+		Sources: sources.NewRegistry(sources.Directory{MaxFileBytes: 1 << 20})}
+	tr := &Triggers{Miners: miners, Webhook: config.Webhook{Enable: true, Bind: "0.0.0.0"}, Listener: &fakeListener{},
+		Env: func(string) (string, bool) { return "", false }}
+	hook := config.Trigger{Miner: "docs", Type: "webhook", Credential: &config.CredentialRef{Env: "HOOK"}}
+	need := strings.Join(tr.setup(hook), "\n")
+	if !strings.Contains(need, "beyond loopback") || !strings.Contains(need, "credential cannot be read") {
+		t.Fatalf("webhook on 0.0.0.0 without a secret needs: %s", need)
+	}
+	tr.Webhook.AllowRemote, tr.AuthEnabled = true, true
+	tr.Env = func(string) (string, bool) { return "s3cret", true }
+	if need := tr.setup(hook); len(need) != 0 {
+		t.Fatalf("allowed remote with auth and a secret: %v", need)
+	}
+	for _, c := range []struct {
+		def  config.Trigger
+		want string
+	}{
+		{config.Trigger{Miner: "nope", Type: "schedule", Settings: map[string]any{"every": "1h"}}, `miner "nope": define it`},
+		{config.Trigger{Miner: "off", Type: "schedule", Settings: map[string]any{"every": "1h"}}, `miner "off" is disabled`},
+		{config.Trigger{Miner: "docs", Type: "watch", Settings: map[string]any{"path": dir + "/missing"}}, "is not a directory that exists"},
+		{config.Trigger{Miner: "docs", Type: "poll", Settings: map[string]any{"every": "1h", "max_backoff": "ghp_16C7e42F292c6912E7710c838347Ae178B4a"}}, "reads like a secret"},
+	} {
+		if need := strings.Join(tr.setup(c.def), "\n"); !strings.Contains(need, c.want) {
+			t.Errorf("%+v needs %q, want %q", c.def, need, c.want)
+		}
+	}
+	if need := tr.setup(config.Trigger{Miner: "docs", Type: "watch", Settings: map[string]any{"path": dir}}); len(need) != 0 {
+		t.Fatalf("a watch of an existing directory: %v", need)
 	}
 }
