@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/store/names"
 )
 
 // The trigger types.
@@ -75,21 +76,9 @@ type Settings struct {
 	Auth, Header, Prefix, Encoding, DeliveryHeader string
 }
 
-// Name reports what is wrong with a trigger name ("" when nothing):
-// lowercase letters, digits, - and _, at most 64; reload is reserved.
-func Name(name string) string {
-	switch {
-	case name == "":
-		return "is empty"
-	case len(name) > 64:
-		return "is longer than 64 characters"
-	case name == "reload":
-		return "reload is reserved"
-	case strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "":
-		return "may hold only lowercase letters, digits, - and _"
-	}
-	return ""
-}
+// Name reports what is wrong with a trigger name ("" when nothing): the
+// rule of names.Identifier.
+func Name(name string) string { return names.Identifier(name) }
 
 var durationRE = regexp.MustCompile(`^([0-9]+)(ms|s|m|h|d)$`)
 

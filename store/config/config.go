@@ -18,6 +18,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/store/names"
 	"github.com/loci-dev/loci/triggers"
 )
 
@@ -212,20 +213,8 @@ type MinerSchedule struct {
 }
 
 // MinerName reports what is wrong with a miner name ("" when nothing):
-// lowercase letters, digits, - and _, at most 64; reload is reserved.
-func MinerName(name string) string {
-	switch {
-	case name == "":
-		return "is empty"
-	case len(name) > 64:
-		return "is longer than 64 characters"
-	case name == "reload":
-		return "reload is reserved"
-	case strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "":
-		return "may hold only lowercase letters, digits, - and _"
-	}
-	return ""
-}
+// the rule of names.Identifier.
+func MinerName(name string) string { return names.Identifier(name) }
 
 // Credentials is where source credentials are kept.
 type Credentials struct {

@@ -89,3 +89,20 @@ func Drawer(s string) Problem {
 	}
 	return ""
 }
+
+// Identifier reports what is wrong with the name of a miner, trigger or
+// source configuration ("" when nothing): lowercase letters, digits, - and
+// _, at most 64; reload is reserved (it names the routes' reload action).
+func Identifier(name string) string {
+	switch {
+	case name == "":
+		return "is empty"
+	case len(name) > 64:
+		return "is longer than 64 characters"
+	case name == "reload":
+		return "reload is reserved"
+	case strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "":
+		return "may hold only lowercase letters, digits, - and _"
+	}
+	return ""
+}
