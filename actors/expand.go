@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/api"
-	"github.com/loci-dev/loci/store"
 )
 
 // expandCommon is the most drawers an entity may be mentioned by and still
@@ -103,26 +102,7 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 	if len(cands) < 2*limit {
 		hop0 := len(order)
 		for _, id := range order[:hop0:hop0] {
-			var inner error
-			err := r.EntityRelationships(id, func(rel *store.Relationship) bool {
-				f, err := factOf(r, rel, at, now)
-				if err != nil {
-					inner = err
-					return false
-				}
-				if !f.Current {
-					return true
-				}
-				other := rel.Object
-				if other == id {
-					other = rel.Subject
-				}
-				inner = note(other, 1)
-				return inner == nil
-			})
-			if err == nil {
-				err = inner
-			}
+			err := openFacts(r, id, at, now, func(_ Fact, other string) (bool, error) { return true, note(other, 1) })
 			if err != nil {
 				return hits, err
 			}

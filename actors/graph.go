@@ -375,41 +375,24 @@ func (g *Graph) Neighbourhood(ctx context.Context, entity string, depth, limit i
 		for hop := 0; hop < depth && len(frontier) > 0 && !n.Truncated; hop++ {
 			var next []string
 			for _, id := range frontier {
-				var inner error
-				err := r.EntityRelationships(id, func(rel *store.Relationship) bool {
-					if edges[rel.ID] {
-						return true
-					}
-					f, err := factOf(r, rel, now, now)
-					if err != nil {
-						inner = err
-						return false
-					}
-					if !f.Current {
-						return true
-					}
-					other := rel.Object
-					if other == id {
-						other = rel.Subject
+				err := openFacts(r, id, now, now, func(f Fact, other string) (bool, error) {
+					if edges[f.ID] {
+						return true, nil
 					}
 					if !seen[other] {
 						o, err := r.Entity(other)
 						if err != nil || o == nil {
-							inner = err
-							return err == nil
+							return err == nil, err
 						}
 						if !add(o) {
-							return false
+							return false, nil
 						}
 						next = append(next, other)
 					}
-					edges[rel.ID] = true
+					edges[f.ID] = true
 					n.Edges = append(n.Edges, f)
-					return true
+					return true, nil
 				})
-				if err == nil {
-					err = inner
-				}
 				if err != nil {
 					return err
 				}
@@ -419,4 +402,31 @@ func (g *Graph) Neighbourhood(ctx context.Context, entity string, depth, limit i
 		return nil
 	})
 	return n, err
+}
+
+// openFacts visits the facts of an entity that hold at t as known at now,
+// with the entity at their other end, until fn returns false or an error.
+func openFacts(r store.Reader, id string, t, now time.Time, fn func(f Fact, other string) (bool, error)) error {
+	var inner error
+	err := r.EntityRelationships(id, func(rel *store.Relationship) bool {
+		f, err := factOf(r, rel, t, now)
+		if err != nil {
+			inner = err
+			return false
+		}
+		if !f.Current {
+			return true
+		}
+		other := rel.Object
+		if other == id {
+			other = rel.Subject
+		}
+		more, err := fn(f, other)
+		inner = err
+		return more && err == nil
+	})
+	if err == nil {
+		err = inner
+	}
+	return err
 }
