@@ -111,15 +111,18 @@ func TestMCPSession(t *testing.T) {
 		slices.Sort(args[tl.Name])
 	}
 	for name, wantArgs := range map[string][]string{
-		"loci_search":     {"as_of", "expand", "from", "include_historical", "limit", "profile", "query", "ranking", "room", "source_kind", "tags", "until", "wing"},
-		"loci_recall":     {"as_of", "expand", "from", "include_historical", "limit", "profile", "query", "ranking", "source_kind", "tags", "until", "wing"},
-		"loci_wake_up":    {"agent_identity", "max_bytes", "max_items", "wing"},
-		"loci_checkpoint": {"emergency", "payload"},
-		"loci_mine":       {"full", "locator", "options", "path", "source", "wing"},
-		"loci_repair":     {"based_on_job", "dry_run"},
-		"loci_job_list":   {"status"},
-		"loci_job_cancel": {"id"},
-		"loci_status":     nil,
+		// The spec's arguments, and known_at, the record-time option issue
+		// 15 adds to search and recall.
+		"loci_search":       {"as_of", "expand", "from", "include_historical", "known_at", "limit", "profile", "query", "ranking", "room", "source_kind", "tags", "until", "wing"},
+		"loci_recall":       {"as_of", "expand", "from", "include_historical", "known_at", "limit", "profile", "query", "ranking", "source_kind", "tags", "until", "wing"},
+		"loci_fact_history": {"as_of", "known_at", "relationship_id"},
+		"loci_wake_up":      {"agent_identity", "max_bytes", "max_items", "wing"},
+		"loci_checkpoint":   {"emergency", "payload"},
+		"loci_mine":         {"full", "locator", "options", "path", "source", "wing"},
+		"loci_repair":       {"based_on_job", "dry_run"},
+		"loci_job_list":     {"status"},
+		"loci_job_cancel":   {"id"},
+		"loci_status":       nil,
 	} {
 		if !slices.Equal(args[name], wantArgs) {
 			t.Errorf("%s arguments %v, want %v", name, args[name], wantArgs)
