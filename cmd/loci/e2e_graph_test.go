@@ -146,6 +146,9 @@ func TestFactsThroughCheckpoints(t *testing.T) {
 	if l := get[[]any](may.body, "relationships"); len(l) != 1 || get[string](l[0].(map[string]any), "object", "name") != "Acme" {
 		t.Fatalf("as of May: %s", may.raw)
 	}
+	if l := get[[]any](d.do("GET", "/api/entities/"+caroline+"/relationships?as_of=2026-01-15", nil).body, "relationships"); len(l) != 0 {
+		t.Fatalf("as of January, before either fact: %v", l)
+	}
 	all := d.do("GET", "/api/entities/"+caroline+"/relationships?include_expired=true", nil)
 	if l := get[[]any](all.body, "relationships"); len(l) != 2 {
 		t.Fatalf("include_expired: %s", all.raw)
