@@ -40,7 +40,7 @@ bench-million: build ## the 1,000,000-drawer run (about 20 minutes; KEEP=dir reu
 BENCH_DATA ?= ../shared/bench
 
 bench-quality: build ## retrieval quality on LoCoMo and Cranfield (BENCH_DATA, default ../shared/bench)
-	./$(BIN) bench locomo --data $(BENCH_DATA)/locomo/locomo-public.json
+	./$(BIN) bench locomo --data $(BENCH_DATA)/locomo/locomo-public.json --expand
 	./$(BIN) bench cranfield --dir $(BENCH_DATA)/cranfield
 
 lint: ## gofmt and vet
