@@ -249,7 +249,21 @@ func (a *app) stop(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r, live, _ := config.ReadRegistry(a.cfg.Palace.Path)
+	// The process to wait for: the registry's when it names this address,
+	// else the one the daemon reports (an address given with --addr may
+	// serve another palace than the configured one). Waiting for the
+	// process, not only for HTTP to stop, lets a restart find the store
+	// released.
+	pid := 0
+	if r, live, _ := config.ReadRegistry(a.cfg.Palace.Path); live && "http://"+r.Address == cl.Base {
+		pid = r.PID
+	}
+	if pid == 0 {
+		var st api.Status
+		if _, err := cl.Do(ctx, http.MethodGet, "/api/status", nil, &st); err == nil && loopbackAddr(cl.Base[len("http://"):]) {
+			pid = st.PID
+		}
+	}
 	if _, err := cl.Do(ctx, http.MethodPost, "/api/shutdown", nil, nil); err != nil {
 		if fault.Is(err, fault.ClientNotRunning) {
 			a.say("loci is not running\n")
@@ -262,7 +276,7 @@ func (a *app) stop(ctx context.Context) error {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		gone := !live || !config.Alive(r.PID)
+		gone := pid == 0 || !config.Alive(pid)
 		if gone && !a.healthy(ctx, cl.Base[len("http://"):]) {
 			if a.jsonOut {
 				return a.out(map[string]string{"status": "stopped"})
@@ -497,4 +511,18 @@ func writable(dir string) error {
 	name := f.Name()
 	f.Close()
 	return os.Remove(name)
+}
+
+// loopbackAddr reports a host:port on this machine (a process id it
+// reports is one of ours).
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -180,3 +180,22 @@ func TestMigrateCommand(t *testing.T) {
 	}
 	_ = d
 }
+
+// `loci daemon stop --addr` of a daemon serving another palace than the
+// configured one waits for its process to end: a restart right after it
+// finds the store released.
+func TestStopByAddressWaitsForTheProcess(t *testing.T) {
+	home, palace := newPalace(t)
+	for range 3 {
+		d := start(t, home, palace)
+		out, errOut, code := runCLI(t.TempDir(), "", []string{"--addr", d.addr, "daemon", "stop"}, nil)
+		if code != 0 || !strings.Contains(out, "loci stopped") {
+			t.Fatalf("stop: %d %s %s", code, out, errOut)
+		}
+		select {
+		case <-d.exited:
+		default:
+			t.Fatal("loci stopped was printed while the process still ran")
+		}
+	}
+}
