@@ -17,8 +17,15 @@ import (
 type minersHandler func(m *actors.Miners, v string, w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) minersRoute(key string, fn minersHandler) handler {
+	return serviceRoute(s.miners, key, fn)
+}
+
+// serviceRoute adapts a handler of a service's routes: fn gets the service
+// (or the route answers why there is none) and the route's path parameter
+// key ("" for none).
+func serviceRoute[S any](service func() (S, error), key string, fn func(S, string, http.ResponseWriter, *http.Request) error) handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		m, err := s.miners()
+		svc, err := service()
 		if err != nil {
 			return err
 		}
@@ -28,7 +35,7 @@ func (s *Server) minersRoute(key string, fn minersHandler) handler {
 				return err
 			}
 		}
-		return fn(m, v, w, r)
+		return fn(svc, v, w, r)
 	}
 }
 

@@ -25,19 +25,12 @@ import (
 type triggersHandler func(t *actors.Triggers, v string, w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) triggersRoute(key string, fn triggersHandler) handler {
-	return func(w http.ResponseWriter, r *http.Request) error {
+	return serviceRoute(func() (*actors.Triggers, error) {
 		if s.Triggers == nil {
-			return fault.New(fault.ServerFailed, "this server runs no triggers", "report it")
+			return nil, fault.New(fault.ServerFailed, "this server runs no triggers", "report it")
 		}
-		var v string
-		if key != "" {
-			var err error
-			if v, err = param(r, key); err != nil {
-				return err
-			}
-		}
-		return fn(s.Triggers, v, w, r)
-	}
+		return s.Triggers, nil
+	}, key, fn)
 }
 
 // listTriggers is GET /api/triggers.

@@ -208,20 +208,7 @@ func TestMinOverlapNeverSkipsANearPair(t *testing.T) {
 			b.WriteByte(' ')
 		}
 		a := []rune(Normalize(b.String()))
-		e := append([]rune{}, a...)
-		for range 1 + len(e)/12 {
-			p := r.IntN(len(e) - 1)
-			switch r.IntN(4) {
-			case 0:
-				e[p] = rune('a' + r.IntN(26))
-			case 1:
-				e = append(e[:p], e[p+1:]...)
-			case 2:
-				e = append(e[:p], append([]rune{rune('a' + r.IntN(26))}, e[p:]...)...)
-			default:
-				e[p], e[p+1] = e[p+1], e[p]
-			}
-		}
+		e := editText(r, a, 1+len(a)/12)
 		na, ne := string(a), string(e)
 		if v, _ := Compare(na, ne, 0.9); v != Near {
 			continue
