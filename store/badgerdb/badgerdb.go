@@ -30,6 +30,8 @@ type DB struct {
 	seq  uint64
 	once sync.Once
 	near *nearIndex
+	// entityKeys filters lookups of entity index keys (entitykeys.go).
+	entityKeys entityKeys
 }
 
 var (
@@ -134,7 +136,7 @@ func (db *DB) View(ctx context.Context, fn func(store.Reader) error) error {
 		return err
 	}
 	return db.bdb.View(func(txn *badger.Txn) error {
-		return fn(&tx{txn: txn, near: db.near})
+		return fn(&tx{txn: txn, near: db.near, entityKeys: &db.entityKeys})
 	})
 }
 
@@ -149,7 +151,7 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 	defer txn.Discard()
 	snap := db.bdb.NewTransaction(false)
 	defer snap.Discard()
-	t := &tx{txn: txn, snap: snap, ov: newOverlay(), postingCache: map[string][]byte{}, near: db.near, pending: newNearPending(), write: true, seq: db.seq, now: time.Now().UTC()}
+	t := &tx{txn: txn, snap: snap, ov: newOverlay(), postingCache: map[string][]byte{}, near: db.near, entityKeys: &db.entityKeys, pending: newNearPending(), write: true, seq: db.seq, now: time.Now().UTC()}
 	if err := fn(t); err != nil {
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			return store.ErrTxnTooBig

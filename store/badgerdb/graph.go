@@ -43,16 +43,40 @@ func entityIndexPrefix(i store.EntityIndex) string {
 }
 
 func (t *tx) Entity(id string) (*store.Entity, error) {
+	if e, ok := t.entityCache[id]; ok {
+		c := *e
+		return &c, nil
+	}
 	var r entityRecord
 	ok, err := t.get(k(pEntity, id), &r)
 	if !ok || err != nil {
 		return nil, err
 	}
-	return r.entity(), nil
+	e := r.entity()
+	t.cacheEntity(e)
+	return e, nil
+}
+
+// cacheEntity keeps an entity a write transaction read or wrote: resolving
+// a name reads its candidates, then the one it took, then writes it.
+func (t *tx) cacheEntity(e *store.Entity) {
+	if !t.write {
+		return
+	}
+	if t.entityCache == nil {
+		t.entityCache = map[string]*store.Entity{}
+	}
+	c := *e
+	t.entityCache[e.ID] = &c
 }
 
 func (t *tx) EntityIDs(index store.EntityIndex, value string) ([]string, error) {
-	raw, err := t.getRaw(k(entityIndexPrefix(index), value))
+	key := k(entityIndexPrefix(index), value)
+	t.entityKeys.ready(t)
+	if !t.entityKeys.mayHave(key) {
+		return nil, nil
+	}
+	raw, err := t.rawPostings(key)
 	return idList(raw), err
 }
 
@@ -68,9 +92,16 @@ func idList(raw []byte) []string {
 
 // editList adds (or removes) an id in the posting list at key.
 func (t *tx) editList(key []byte, id string, add bool) error {
-	raw, err := t.getRaw(key)
-	if err != nil {
-		return err
+	var raw []byte
+	t.entityKeys.ready(t)
+	if t.entityKeys.mayHave(key) {
+		var err error
+		if raw, err = t.rawPostings(key); err != nil {
+			return err
+		}
+	}
+	if add {
+		t.entityKeys.add(key)
 	}
 	ids := idList(raw)
 	i := sort.SearchStrings(ids, id)
@@ -84,9 +115,9 @@ func (t *tx) editList(key []byte, id string, add bool) error {
 		return nil
 	}
 	if len(ids) == 0 {
-		return t.del(key)
+		return t.setPostings(key, nil)
 	}
-	return t.set(key, []byte(strings.Join(ids, "")))
+	return t.setPostings(key, []byte(strings.Join(ids, "")))
 }
 
 func (t *tx) Entities(fn func(*store.Entity) bool) error {
@@ -150,9 +181,17 @@ func (t *tx) PutEntity(e, prev *store.Entity) error {
 	if err := t.put(k(pEntity, e.ID), entityRec(e)); err != nil {
 		return err
 	}
+	t.cacheEntity(e)
+	// Only the lists the entity joins: an update keeps the ones it had.
+	old := map[string]bool{}
+	if prev != nil {
+		old = entityIndexKeys(prev)
+	}
 	keys := make([]string, 0, len(now))
 	for key := range now {
-		keys = append(keys, key)
+		if !old[key] {
+			keys = append(keys, key)
+		}
 	}
 	sort.Strings(keys)
 	for _, key := range keys {

@@ -41,7 +41,10 @@ type tx struct {
 	// candidates and again to extend them.
 	postingCache map[string][]byte
 	near         *nearIndex
-	pending      *nearPending // index changes of a write transaction
+	entityKeys   *entityKeys
+	entityReady  bool                     // entityKeys checked by this write transaction
+	entityCache  map[string]*store.Entity // read or written by this write transaction
+	pending      *nearPending             // index changes of a write transaction
 	write        bool
 	seq          uint64
 	now          time.Time
