@@ -55,6 +55,20 @@ func (ix *Indexer) Sync(ctx context.Context, target uint64, timeout time.Duratio
 	ix.f.Sync(ctx, target, timeout)
 }
 
+// DocFreqs answers embed.DocFreqs from the lexical index. Asked for the
+// count alone (once per batch of texts), it first waits up to two seconds
+// for the index to apply the change log up to now, so that drawers are
+// embedded with the frequencies of the palace that holds them, not of
+// the palace before a burst of filing.
+func (ix *Indexer) DocFreqs(words []string) (uint64, []uint64) {
+	if words == nil {
+		var last uint64
+		_ = ix.DB.View(context.Background(), func(r store.Reader) error { last, _ = r.LastSeq(); return nil })
+		ix.Sync(context.Background(), last, 2*time.Second)
+	}
+	return ix.Lex.DocFreqs(words)
+}
+
 // open rebuilds a missing or unreadable index, then follows from its
 // sequence.
 func (ix *Indexer) open(context.Context) (uint64, error) {

@@ -11,10 +11,12 @@ import (
 
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/index"
+	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/fusion"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/index/vector"
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
 )
 
@@ -78,6 +80,9 @@ type Search struct {
 	Indexer *Indexer
 	Vectors *Vectors // nil: no embedding profile
 	Log     *slog.Logger
+	// Auto tunes the auto ranking (config.Search); the zero value is
+	// plain fusion without context.
+	Auto config.Search
 }
 
 // CheckSearch validates a query and returns its limit and validity window
@@ -159,11 +164,16 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		return nil, err
 	}
 	ranking := q.Ranking
+	auto := ranking == RankAuto
+	if auto && embed.NoInformation(qvec) {
+		qvec = nil // no known word: nothing to find semantically
+	}
 	switch {
 	case ranking == RankAuto && qvec != nil:
 		ranking = RankHybrid
 	case ranking == RankAuto:
-		ranking = RankLexical
+		// No vector: the specification's lexical ranking, as asked.
+		ranking, auto = RankLexical, false
 	case qvec == nil && (ranking == RankSemantic || ranking == RankHybrid):
 		return nil, fault.New(fault.SearchSemanticUnavail,
 			ranking+" search needs a query vector: no embedding profile is configured, or its provider failed",
@@ -198,16 +208,29 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		if ranking == RankHybrid {
 			depth = max(2*limit, 20) // fuse from deeper lists than the page
 		}
-		lex, sem, err := s.legs(ctx, v, ranking, f, profile, qvec, depth)
+		if auto {
+			depth = max(s.Auto.Depth, limit)
+		}
+		lex, sem, err := s.legs(ctx, v, ranking, f, profile, qvec, depth, auto && !s.Auto.AllWordsFirst)
 		if err != nil {
 			return err
+		}
+		var ctxHits []contextHit
+		if auto {
+			if ctxHits, err = v.withContext(lex, s.Auto.ContextWeight, s.Auto.ContextWindow); err != nil {
+				return err
+			}
 		}
 		for id, d := range v.lexFound {
 			if v.found[id] == nil {
 				v.found[id] = d
 			}
 		}
-		out.Hits = fuse(ranking, lex, sem, v.found, limit)
+		if auto {
+			out.Hits = s.fuseAuto(ctxHits, sem, v.found, limit)
+		} else {
+			out.Hits = fuse(ranking, lex, sem, v.found, limit)
+		}
 		if q.Expand {
 			if out.Hits, err = s.expand(v, out.Hits, limit); err != nil {
 				return err
@@ -299,11 +322,14 @@ func (v *searchView) keepLex(ids []string) []bool {
 
 // keepVec keeps the semantic hits that pass every filter of the query.
 func (v *searchView) keepVec(ids []string) []bool {
+	return v.keep(ids, v.found, v.passes)
+}
+
+// passes reports a drawer that passes every filter of the query.
+func (v *searchView) passes(d *store.Drawer) bool {
 	q := v.q
-	return v.keep(ids, v.found, func(d *store.Drawer) bool {
-		return v.inTime(d) && (v.wingID == "" || d.WingID == v.wingID) && (v.roomID == "" || d.RoomID == v.roomID) &&
-			(q.SourceKind == "" || d.Source.Kind == q.SourceKind) && hasTags(d.Tags, q.Tags)
-	})
+	return v.inTime(d) && (v.wingID == "" || d.WingID == v.wingID) && (v.roomID == "" || d.RoomID == v.roomID) &&
+		(q.SourceKind == "" || d.Source.Kind == q.SourceKind) && hasTags(d.Tags, q.Tags)
 }
 
 // keep reads a window of candidates and records in found those that exist
@@ -325,11 +351,15 @@ func (v *searchView) keep(ids []string, found map[string]*store.Drawer, pass fun
 
 // legs runs the legs the ranking needs, depth hits each: the lexical leg
 // alone, the semantic leg alone, or both side by side.
-func (s *Search) legs(ctx context.Context, v *searchView, ranking string, f lexical.Filter, profile string, qvec []float32, depth int) (
+func (s *Search) legs(ctx context.Context, v *searchView, ranking string, f lexical.Filter, profile string, qvec []float32, depth int, bm25 bool) (
 	lex []lexical.Hit, sem []vector.Hit, err error) {
 	lexLeg := func() error {
 		var err error
-		if lex, err = s.Indexer.Lex.Search(ctx, v.q.Text, f, depth, v.keepLex); err != nil {
+		search := s.Indexer.Lex.Search
+		if bm25 {
+			search = s.Indexer.Lex.SearchBM25
+		}
+		if lex, err = search(ctx, v.q.Text, f, depth, v.keepLex); err != nil {
 			return fault.Wrap(fault.ServerFailed, err, "the lexical index failed: "+err.Error(), "see the daemon log")
 		}
 		return nil
@@ -455,6 +485,59 @@ func fuse(ranking string, lex []lexical.Hit, sem []vector.Hit, found map[string]
 			if signals == nil {
 				signals = &api.HitSignals{}
 			}
+			signals.Semantic = &api.SemanticSignal{Rank: i, Similarity: sem[i-1].Score}
+		}
+		out = append(out, Hit{Drawer: *d, Score: f.Score, Signals: signals})
+	}
+	return out
+}
+
+// fuseAuto builds the page of the auto ranking: the lexical leg scored
+// with context, and the semantic leg (none for a query with no vector),
+// by weighted reciprocal rank fusion (config.Search). Each hit carries
+// the signals of the legs that found it and what its context added.
+func (s *Search) fuseAuto(lex []contextHit, sem []vector.Hit, found map[string]*store.Drawer, limit int) []Hit {
+	lexItems := make([]fusion.Item, len(lex))
+	for i, h := range lex {
+		lexItems[i] = fusion.Item{ID: h.ID, Score: h.Score}
+	}
+	w := s.Auto.SemanticWeight
+	if w <= 0 {
+		sem = nil
+	}
+	// A drawer no nearer the query than an unrelated text is no match.
+	for len(sem) > 0 && sem[len(sem)-1].Score <= 0 {
+		sem = sem[:len(sem)-1]
+	}
+	semItems := make([]fusion.Item, len(sem))
+	for i, h := range sem {
+		semItems[i] = fusion.Item{ID: h.ID, Score: float64(h.Score)}
+	}
+	k := s.Auto.FusionK
+	if k <= 0 {
+		k = fusion.K
+	}
+	ranked := fusion.WeightedRRF(k, []float64{1, w}, lexItems, semItems)
+	out := make([]Hit, 0, min(limit, len(ranked)))
+	for _, f := range ranked {
+		if len(out) == limit {
+			break
+		}
+		d := found[f.ID]
+		if d == nil {
+			continue
+		}
+		signals := &api.HitSignals{}
+		if i := f.Ranks[0]; i > 0 {
+			h := lex[i-1]
+			if h.own > 0 {
+				signals.Lexical = &api.LexicalSignal{Rank: h.Hit.Rank, Score: h.own, AllWords: h.AllWords}
+			}
+			if h.neighbour != "" {
+				signals.Context = &api.ContextSignal{Neighbour: h.neighbour, Added: h.added}
+			}
+		}
+		if i := f.Ranks[1]; i > 0 {
 			signals.Semantic = &api.SemanticSignal{Rank: i, Similarity: sem[i-1].Score}
 		}
 		out = append(out, Hit{Drawer: *d, Score: f.Score, Signals: signals})

@@ -311,6 +311,15 @@ type HitSignals struct {
 	Lexical  *LexicalSignal  `json:"lexical,omitempty"`
 	Semantic *SemanticSignal `json:"semantic,omitempty"`
 	Graph    *GraphSignal    `json:"graph,omitempty"`
+	Context  *ContextSignal  `json:"context,omitempty"`
+}
+
+// ContextSignal says how much a hit's neighbours added to its lexical
+// score in the auto ranking: the neighbour that scored best and the share
+// of its score added.
+type ContextSignal struct {
+	Neighbour string  `json:"neighbour"`
+	Added     float64 `json:"added"`
 }
 
 // GraphSignal says how an expanded hit was reached: through entities a

@@ -191,6 +191,33 @@ func fileDrawer(ctx context.Context, cl *client.Client, wing, room, name, conten
 	return err
 }
 
+// waitIndexed waits until the lexical index and every vector index hold
+// n drawers (the embed job the daemon queues after a burst of filing),
+// and says how long that took.
+func (a *app) waitIndexed(ctx context.Context, cl *client.Client, n int) error {
+	t0 := time.Now()
+	for {
+		var st api.Status
+		if _, err := cl.Do(ctx, http.MethodGet, "/api/status", nil, &st); err != nil {
+			return err
+		}
+		done := st.Indexes != nil && st.Indexes.Lexical.Drawers >= uint64(n)
+		for _, v := range st.Indexes.Vectors {
+			done = done && v.Drawers >= uint64(n) && v.Behind == 0
+		}
+		if done {
+			if len(st.Indexes.Vectors) > 0 {
+				a.printf("every drawer searchable by every index %s after the last was filed\n", time.Since(t0).Round(time.Millisecond))
+			}
+			return nil
+		}
+		if time.Since(t0) > 10*time.Minute {
+			return fault.New(fault.ServerFailed, "the indexes did not catch up within 10 minutes", "see the daemon log (loci bench --keep, then loci serve on that palace)")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // LoCoMo.
 
 type locomoTurn struct {
@@ -264,17 +291,24 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string, e
 		return fault.Invalid("data", "is not a LoCoMo file: "+err.Error())
 	}
 	t0 := time.Now()
-	type turn struct{ wing, name, content string }
-	var turns []turn
+	// A wing per conversation, a room per session, the turns filed in
+	// the order they were said (a conversation at a time per client), as
+	// an agent files a transcript.
+	type turn struct{ wing, room, name, content string }
+	byConv := make([][]turn, len(samples))
 	have := map[string]map[string]bool{}
-	for _, s := range samples {
+	for c, s := range samples {
 		have[s.SampleID] = map[string]bool{}
-		for key, v := range s.Conversation {
-			if !strings.HasPrefix(key, "session_") || strings.HasSuffix(key, "date_time") {
-				continue
+		var sessions []int
+		for key := range s.Conversation {
+			if n, err := strconv.Atoi(strings.TrimPrefix(key, "session_")); err == nil {
+				sessions = append(sessions, n)
 			}
+		}
+		sort.Ints(sessions)
+		for _, n := range sessions {
 			var ts []locomoTurn
-			if json.Unmarshal(v, &ts) != nil {
+			if json.Unmarshal(s.Conversation["session_"+strconv.Itoa(n)], &ts) != nil {
 				continue
 			}
 			for _, t := range ts {
@@ -282,17 +316,29 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string, e
 				if t.Caption != "" {
 					content += " [shares " + t.Caption + "]"
 				}
-				turns = append(turns, turn{s.SampleID, t.DiaID, content})
+				byConv[c] = append(byConv[c], turn{s.SampleID, "session-" + strconv.Itoa(n), t.DiaID, content})
 				have[s.SampleID][t.DiaID] = true
 			}
 		}
 	}
-	if err := parallel(len(turns), func(i int) error {
-		return fileDrawer(ctx, cl, turns[i].wing, "turns", turns[i].name, turns[i].content)
+	var turns []turn
+	for _, ts := range byConv {
+		turns = append(turns, ts...)
+	}
+	if err := parallel(len(byConv), func(c int) error {
+		for _, t := range byConv[c] {
+			if err := fileDrawer(ctx, cl, t.wing, t.room, t.name, t.content); err != nil {
+				return err
+			}
+		}
+		return nil
 	}); err != nil {
 		return err
 	}
 	a.printf("LoCoMo, turn level: %d conversations, %d turns filed in %s\n", len(samples), len(turns), time.Since(t0).Round(time.Millisecond))
+	if err := a.waitIndexed(ctx, cl, len(turns)); err != nil {
+		return err
+	}
 	if expand {
 		t1 := time.Now()
 		var job api.Job
@@ -500,6 +546,9 @@ func (a *app) benchCranfield(ctx context.Context, cl *client.Client, dir string)
 		return err
 	}
 	a.printf("Cranfield: %d documents filed in %s, %d queries\n", len(docs), time.Since(t0).Round(time.Millisecond), len(queries))
+	if err := a.waitIndexed(ctx, cl, len(docs)); err != nil {
+		return err
+	}
 	texts, wings := make([]string, len(queries)), make([]string, len(queries))
 	for i, q := range queries {
 		texts[i], wings[i] = q["W"], "cranfield"

@@ -83,6 +83,12 @@ type PalaceReader interface {
 	Drawers(roomID string, current bool, fn func(*Drawer) bool) error
 	// DrawerIDs lists the ids of the room's stored drawers (keys only).
 	DrawerIDs(roomID string) ([]string, error)
+	// Neighbours lists, for each drawer, the ids of up to n drawers filed
+	// just before it in its room and up to n filed just after it (stored,
+	// of any validity), nearest first on each side: a search scores a
+	// drawer with its context. Write transactions read the committed
+	// snapshot.
+	Neighbours(ds []*Drawer, n int) ([][]string, error)
 	// CountDrawers counts the room's current and stored drawers.
 	CountDrawers(roomID string) (current, stored int, err error)
 	Counts() (Counts, error)

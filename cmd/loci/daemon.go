@@ -139,6 +139,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 
 	indexer := actors.NewIndexer(db, lex, log)
+	embed.SetDocFreqs(profiles, indexer)
 	kicks := []func(){indexer.Kick}
 	indexer.Start()
 	lc.started("the lexical follower", followerWait, func(ctx context.Context) error { indexer.Stop(ctx); return nil })
@@ -161,7 +162,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			kick()
 		}
 	})
-	search := &actors.Search{DB: db, Indexer: indexer, Vectors: vectors, Log: log}
+	search := &actors.Search{DB: db, Indexer: indexer, Vectors: vectors, Log: log, Auto: cfg.Search}
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: cfg.Dedup.Enabled, Threshold: cfg.Dedup.NearThreshold,
 		EntityFuzzy: cfg.Dedup.EntityFuzzy}}
 	// Big rooms' near-duplicate indexes load in the background from now

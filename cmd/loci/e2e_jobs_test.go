@@ -166,8 +166,9 @@ func TestJobsOverRESTAndCLI(t *testing.T) {
 }
 
 func TestJobSubmissionRefusals(t *testing.T) {
-	home, palace := newPalace(t)
-	d := start(t, home, palace)
+	// Semantic search turned off (no default profile), so that an embed
+	// submission has no provider.
+	d, _ := withConfig(t, "[embedding]\ndefault = \"\"\n")
 	item := func(extra map[string]any) map[string]any {
 		it := map[string]any{"destination": "project", "content": "x is y", "tags": []string{}, "source": map[string]any{"kind": "manual"}}
 		for k, v := range extra {

@@ -360,3 +360,40 @@ func TestDownProviderQueuesNoStormOfEmbedJobs(t *testing.T) {
 		t.Fatalf("no warning about the degraded search: %s", d.log.String())
 	}
 }
+
+// A fresh palace with no configuration searches semantically with the
+// built-in static profile: a paraphrase with no shared word is found by
+// auto, offline. Texts with no known word (another script, digits and
+// symbols) embed without error and are found lexically.
+func TestBuiltInSemanticSearch(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	for _, c := range []struct{ name, content string }{
+		{"car", "I drove my car to the garage on Monday."},
+		{"lunch", "Lunch is at noon in the big kitchen."},
+		{"queue", "The job queue moved from Redis to PostgreSQL."},
+		{"kanji", "東京の天気は晴れです"},
+		{"symbols", "#### 1234 5678 ~~~ %%%"},
+	} {
+		if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"name": c.name, "content": c.content}); r.status != 201 {
+			t.Fatalf("file %s: %s", c.name, r.raw)
+		}
+	}
+	eventually(t, 30*time.Second, "every drawer embedded by the static profile", func() bool {
+		out, _, _ := d.cli("", "status")
+		return strings.Contains(out, "vectors static 5 drawers, caught up")
+	})
+	r := d.do("GET", "/api/search?q=automobile&limit=3", nil)
+	if names := hitNames(r); r.status != 200 || get[string](r.body, "ranking") != "hybrid" || len(names) == 0 || names[0] != "car" {
+		t.Fatalf("auto search for a paraphrase: %s", r.raw)
+	}
+	if h := get[[]any](r.body, "hits")[0].(map[string]any); get[map[string]any](h, "signals", "semantic") == nil {
+		t.Fatalf("the paraphrase was not found by the semantic leg: %v", h)
+	}
+	if r := d.do("GET", "/api/search?q=東京の天気は晴れです", nil); strings.Join(hitNames(r), ",") != "kanji" {
+		t.Fatalf("a text with no known word, found lexically: %s", r.raw)
+	}
+	if r := d.do("GET", "/api/search?q=5678", nil); strings.Join(hitNames(r), ",") != "symbols" {
+		t.Fatalf("digits, found lexically: %s", r.raw)
+	}
+}

@@ -2,7 +2,8 @@
 // Provider is anything with Embed; the profile (provider, model,
 // dimension, pipeline) is recorded with every vector so that vectors of
 // another profile or pipeline are never mixed into its search. Providers:
-// http (OpenAI-compatible /v1/embeddings, Ollama /api/embed), command (a
+// static (built in, the default: GloVe word vectors weighted by the
+// palace's IDF, static.go), http (OpenAI-compatible /v1/embeddings, Ollama /api/embed), command (a
 // program, JSON in and out, no shell) and hash (deterministic, for tests
 // only).
 package embed
@@ -54,6 +55,16 @@ func (p *Profile) Identity() Identity {
 	return Identity{Provider: p.Profile.Provider, Model: p.Model, Dimension: p.Dimension, Pipeline: p.Pipeline}
 }
 
+// SetDocFreqs gives every static profile the palace's document
+// frequencies (the lexical index) to weigh words by.
+func SetDocFreqs(profiles map[string]*Profile, df DocFreqs) {
+	for _, p := range profiles {
+		if st, ok := p.Provider.(*Static); ok {
+			st.DF = df
+		}
+	}
+}
+
 // Open builds every configured profile.
 func Open(cfg config.Embedding) (map[string]*Profile, error) {
 	out := map[string]*Profile{}
@@ -63,13 +74,23 @@ func Open(cfg config.Embedding) (map[string]*Profile, error) {
 		switch pc.Provider {
 		case "hash":
 			p.Provider = Hash{Dim: pc.Dimension}
+		case "static":
+			if pc.Dimension != StaticDim {
+				return nil, fault.Newf(fault.ConfigInvalid, fmt.Sprintf("leave it unset (the static provider's vectors have %d values)", StaticDim),
+					"embedding.profiles.%s.dimension: %d", name, pc.Dimension)
+			}
+			st, err := NewStatic()
+			if err != nil {
+				return nil, fault.Wrap(fault.EmbedNotConfigured, err, "the built-in word vectors cannot be read: "+err.Error(), "this binary is damaged; reinstall loci")
+			}
+			p.Provider = st
 		case "http":
 			p.Provider = &HTTP{URL: pc.URL, Model: pc.Model, Format: pc.Format, KeyEnv: pc.KeyEnv, KeyFile: pc.KeyFile,
 				Timeout: time.Duration(pc.TimeoutSecs) * time.Second, Client: &http.Client{}}
 		case "command":
 			p.Provider = &Command{Argv: pc.Command, Model: pc.Model, Timeout: time.Duration(pc.TimeoutSecs) * time.Second}
 		default:
-			return nil, fault.Newf(fault.ConfigInvalid, "use http, command or hash", "embedding.profiles.%s.provider: %q", name, pc.Provider)
+			return nil, fault.Newf(fault.ConfigInvalid, "use static, http, command or hash", "embedding.profiles.%s.provider: %q", name, pc.Provider)
 		}
 		out[name] = p
 	}

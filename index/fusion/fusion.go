@@ -28,6 +28,16 @@ const K = 60
 // legs that list it of 1/(k+rank). Higher scores first; ties by id, so the
 // order never depends on map iteration.
 func RRF(k int, legs ...[]Item) []Fused {
+	w := make([]float64, len(legs))
+	for i := range w {
+		w[i] = 1
+	}
+	return WeightedRRF(k, w, legs...)
+}
+
+// WeightedRRF is RRF with a weight per leg: rank r of leg l adds
+// weights[l]/(k+r).
+func WeightedRRF(k int, weights []float64, legs ...[]Item) []Fused {
 	byID := map[string]*Fused{}
 	var out []*Fused
 	for l, leg := range legs {
@@ -42,7 +52,7 @@ func RRF(k int, legs ...[]Item) []Fused {
 				continue // listed twice by one leg: its best rank counts
 			}
 			f.Ranks[l] = i + 1
-			f.Score += 1 / float64(k+i+1)
+			f.Score += weights[l] / float64(k+i+1)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -327,6 +327,17 @@ var (
 // disjunction by the share of terms matched, which cost 0.05 MAP on
 // Cranfield against a plain BM25.
 func (x *Index) Search(ctx context.Context, text string, f Filter, limit int, keep loci.Keep) ([]Hit, error) {
+	return x.search(ctx, text, f, limit, keep, true)
+}
+
+// SearchBM25 ranks by BM25 alone: a drawer matching every word has no
+// precedence over one matching fewer but rarer words (the auto ranking's
+// lexical leg, which fusion and context then order).
+func (x *Index) SearchBM25(ctx context.Context, text string, f Filter, limit int, keep loci.Keep) ([]Hit, error) {
+	return x.search(ctx, text, f, limit, keep, false)
+}
+
+func (x *Index) search(ctx context.Context, text string, f Filter, limit int, keep loci.Keep, allFirst bool) ([]Hit, error) {
 	a := x.idx.Mapping().AnalyzerNamed(en.AnalyzerName)
 	qtf := map[string]int{}
 	var terms []string
@@ -463,7 +474,7 @@ func (x *Index) Search(ctx context.Context, text string, f Filter, limit int, ke
 		ids[id] = s
 		return s
 	}
-	if !anyAll {
+	if !anyAll || !allFirst {
 		return rank(cands, limit, keep, extID), nil
 	}
 	// Every word must match first; the drawers matching only some words
@@ -554,4 +565,40 @@ func nthLargest(v []float64, k int) float64 {
 		}
 	}
 	return v[k]
+}
+
+// DocFreqs gives the number of documents and each word's document
+// frequency as the index analyses it (embed.DocFreqs); a word the
+// analyser drops (a stop word) counts as in every document. Without
+// words it answers only the count.
+func (x *Index) DocFreqs(words []string) (uint64, []uint64) {
+	n, _ := x.idx.DocCount()
+	out := make([]uint64, len(words))
+	if len(words) == 0 {
+		return n, out
+	}
+	adv, err := x.idx.Advanced()
+	if err != nil {
+		return n, out
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return n, out
+	}
+	defer r.Close()
+	a := x.idx.Mapping().AnalyzerNamed(en.AnalyzerName)
+	for i, w := range words {
+		toks := a.Analyze([]byte(w))
+		if len(toks) == 0 {
+			out[i] = n
+			continue
+		}
+		tfr, err := r.TermFieldReader(context.Background(), toks[0].Term, fContent, false, false, false)
+		if err != nil {
+			continue
+		}
+		out[i] = tfr.Count()
+		_ = tfr.Close()
+	}
+	return n, out
 }

@@ -265,6 +265,41 @@ func (t *tx) DrawerIDs(roomID string) ([]string, error) {
 	return ids, nil
 }
 
+func (t *tx) Neighbours(ds []*store.Drawer, n int) ([][]string, error) {
+	out := make([][]string, len(ds))
+	if len(ds) == 0 || n <= 0 {
+		return out, nil
+	}
+	snap := t.snap
+	if snap == nil {
+		snap = t.txn
+	}
+	// Two iterators over every room's time keys serve all the drawers:
+	// one walking back from each drawer, one forward.
+	for _, reverse := range []bool{true, false} {
+		it := snap.NewIterator(badger.IteratorOptions{Prefix: []byte(pDrawerTime), Reverse: reverse, PrefetchValues: false})
+		for i, d := range ds {
+			if d == nil {
+				continue
+			}
+			prefix := k(pDrawerTime, d.RoomID, "/")
+			got := 0
+			for it.Seek(timeKey(d.RoomID, d.CreatedAt, d.ID)); it.ValidForPrefix(prefix) && got < n; it.Next() {
+				key := it.Item().Key()
+				if len(key) < len(prefix)+9 {
+					continue
+				}
+				if id := string(key[len(prefix)+9:]); id != d.ID {
+					out[i] = append(out[i], id)
+					got++
+				}
+			}
+		}
+		it.Close()
+	}
+	return out, nil
+}
+
 func (t *tx) CountDrawers(roomID string) (current, stored int, err error) {
 	t.keys(k(pDrawerTime, roomID, "/"), false, func(key []byte, val valueFn) bool {
 		stored++

@@ -37,6 +37,7 @@ type Config struct {
 	Assets      Assets      `toml:"assets" json:"assets"`
 	Embedding   Embedding   `toml:"embedding" json:"embedding"`
 	Extraction  Extraction  `toml:"extraction" json:"extraction"`
+	Search      Search      `toml:"search" json:"search"`
 	// Miners are the saved definitions of what to mine, by name
 	// ([miners.<name>]). Enablement lives only here.
 	Miners map[string]Miner `toml:"miners" json:"-"`
@@ -238,7 +239,8 @@ type Embedding struct {
 
 // Profile is one embedding profile.
 type Profile struct {
-	// Provider is http (OpenAI-compatible /v1/embeddings or Ollama
+	// Provider is static (built in: word vectors weighted by the palace's
+	// IDF; the default profile "static"), http (OpenAI-compatible /v1/embeddings or Ollama
 	// /api/embed), command (a program reading JSON on stdin and writing
 	// JSON on stdout, no shell) or hash (deterministic, for tests only).
 	Provider string `toml:"provider" json:"provider"`
@@ -261,11 +263,51 @@ type Profile struct {
 	Pipeline string `toml:"pipeline" json:"pipeline"`
 }
 
+// The built-in static profile (index/embed: GloVe word vectors weighted
+// by the palace's IDF), configured and default unless the configuration
+// says otherwise.
+const (
+	StaticProfile   = "static"
+	StaticProvider  = "static"
+	StaticModel     = "glove-6b-100d-50k-int8"
+	StaticDimension = 101
+	StaticPipeline  = "idf-v1"
+)
+
+// builtin adds the static profile when it is the default and not
+// configured.
+func (e *Embedding) builtin() {
+	if e.Default != StaticProfile {
+		return
+	}
+	if _, ok := e.Profiles[StaticProfile]; !ok {
+		if e.Profiles == nil {
+			e.Profiles = map[string]Profile{}
+		}
+		e.Profiles[StaticProfile] = Profile{Provider: StaticProvider}
+	}
+}
+
 // ProfileNamed returns a profile with its defaults filled in.
 func (e Embedding) ProfileNamed(name string) (Profile, bool) {
 	p, ok := e.Profiles[name]
 	if !ok {
 		return p, false
+	}
+	if p.Provider == StaticProvider {
+		// The built-in table: its model, dimension and pipeline are its own.
+		if p.Model == "" {
+			p.Model = StaticModel
+		}
+		if p.Dimension == 0 {
+			p.Dimension = StaticDimension
+		}
+		if p.Pipeline == "" {
+			p.Pipeline = StaticPipeline
+		}
+		if p.BatchSize == 0 {
+			p.BatchSize = 1024
+		}
 	}
 	if p.Dimension == 0 {
 		p.Dimension = 768
@@ -283,6 +325,30 @@ func (e Embedding) ProfileNamed(name string) (Profile, bool) {
 		p.Format = "openai"
 	}
 	return p, true
+}
+
+// Search tunes the auto ranking, loci's own: BM25 and the default
+// embedding profile fused, each drawer scored with its neighbours. Every
+// technique has a setting that turns it off. The lexical, semantic and
+// hybrid rankings are the specification's and ignore these settings.
+type Search struct {
+	// ContextWeight is the share of the best score among a drawer's
+	// neighbours (the drawers filed just before and after it in its room;
+	// for a mined document, its adjacent chunks) added to its own (0: no
+	// context). Default 0.5.
+	ContextWeight float64 `toml:"context_weight" json:"context_weight"`
+	// ContextWindow is how many neighbours on each side count (default 2).
+	ContextWindow int `toml:"context_window" json:"context_window"`
+	// SemanticWeight is the semantic leg's weight in the fusion, the
+	// lexical leg's being 1 (0: lexical only). Default 1.
+	SemanticWeight float64 `toml:"semantic_weight" json:"semantic_weight"`
+	// FusionK is reciprocal rank fusion's constant (default 60).
+	FusionK int `toml:"fusion_k" json:"fusion_k"`
+	// Depth is how many candidates each leg gives the fusion (default 50).
+	Depth int `toml:"depth" json:"depth"`
+	// AllWordsFirst ranks the lexical leg as the lexical ranking does,
+	// drawers matching every word first (default false: BM25 alone).
+	AllWordsFirst bool `toml:"all_words_first" json:"all_words_first"`
 }
 
 // Assets is the runtime assets root.
@@ -303,7 +369,9 @@ func Default(env func(string) (string, bool)) Config {
 		Jobs:        Jobs{MaxConcurrency: 4, BackgroundConcurrency: 2, LeaseTTLSecs: 30, DrainTimeoutSecs: 10},
 		Mining:      Mining{ChunkChars: 6000, MaxFileBytes: 2 << 20, SourceTimeoutSecs: 60, Secrets: "redact"},
 		Credentials: Credentials{Dir: filepath.Join(ConfigDir(env), "credentials"), Backend: "auto"},
-		Embedding:   Embedding{SaveSecs: 600},
+		Search:      Search{ContextWeight: 0.5, ContextWindow: 2, SemanticWeight: 1, FusionK: 60, Depth: 50},
+		Embedding: Embedding{SaveSecs: 600, Default: StaticProfile,
+			Profiles: map[string]Profile{StaticProfile: {Provider: StaticProvider}}},
 	}
 }
 
@@ -334,7 +402,19 @@ func DataDir(env func(string) (string, bool)) string {
 // explicitly, else LOCI_CONFIG, else the optional default file), then the
 // environment. Flags are applied afterwards with Set, then Validate.
 func Load(file string, env func(string) (string, bool)) (Config, error) {
+	cfg, err := load(file, env)
+	if err == nil {
+		cfg.Embedding.builtin()
+	}
+	return cfg, err
+}
+
+func load(file string, env func(string) (string, bool)) (Config, error) {
 	cfg := Default(env)
+	// The built-in profile exists when it is the default, or when the
+	// file configures it: a file that names another default does not get
+	// an unused static index beside it (Load adds it back).
+	cfg.Embedding.Profiles = nil
 	explicit := file != ""
 	if !explicit {
 		if v, ok := env("LOCI_CONFIG"); ok && v != "" {
@@ -584,6 +664,16 @@ func (c *Config) Validate() error {
 		return bad("mining.source_timeout_secs", "must be at least 1")
 	case c.Mining.Secrets != "redact" && c.Mining.Secrets != "skip" && c.Mining.Secrets != "allow":
 		return bad("mining.secrets", "%q is not redact, skip or allow", c.Mining.Secrets)
+	case c.Search.ContextWeight < 0 || c.Search.ContextWeight > 10:
+		return bad("search.context_weight", "must be between 0 and 10")
+	case c.Search.ContextWindow < 0 || c.Search.ContextWindow > 10:
+		return bad("search.context_window", "must be between 0 and 10")
+	case c.Search.SemanticWeight < 0 || c.Search.SemanticWeight > 10:
+		return bad("search.semantic_weight", "must be between 0 and 10")
+	case c.Search.FusionK < 1:
+		return bad("search.fusion_k", "must be at least 1")
+	case c.Search.Depth < 1 || c.Search.Depth > 1000:
+		return bad("search.depth", "must be between 1 and 1000")
 	case c.Embedding.SaveSecs < 1:
 		return bad("embedding.save_secs", "must be at least 1")
 	case c.Embedding.Default != "" && c.Embedding.Profiles[c.Embedding.Default].Provider == "":
@@ -696,10 +786,14 @@ func (c *Config) checkProfiles() error {
 				return bad(key+".command", "a command profile needs the program and its arguments")
 			}
 		case "hash":
+		case StaticProvider:
+			if p.Model != "" && p.Model != StaticModel {
+				return bad(key+".model", "the static provider has one model, %s", StaticModel)
+			}
 		case "":
-			return bad(key+".provider", "is required: http, command or hash")
+			return bad(key+".provider", "is required: static, http, command or hash")
 		default:
-			return bad(key+".provider", "%q is not http, command or hash", p.Provider)
+			return bad(key+".provider", "%q is not static, http, command or hash", p.Provider)
 		}
 		if p.Dimension < 0 || p.Dimension > 16384 {
 			return bad(key+".dimension", "%d is outside 1 to 16384", p.Dimension)

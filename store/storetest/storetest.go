@@ -50,6 +50,7 @@ func Run(t *testing.T, b Backend) {
 		{"Links", testLinks},
 		{"Supersession", testSupersession},
 		{"RemovalAndCounts", testRemovalAndCounts},
+		{"Neighbours", testNeighbours},
 		{"AuthState", testAuthState},
 		{"Sources", testSources},
 		{"Triggers", testTriggers},
@@ -1078,4 +1079,38 @@ func testFacts(t *testing.T, b Backend) {
 			t.Errorf("%+v: %v, want %s", c.f, err, c.code)
 		}
 	}
+}
+
+// A drawer's neighbours are the drawers filed just before and after it in
+// its room, nearest first, never itself, never another room's; a deleted
+// drawer is no one's neighbour.
+func testNeighbours(t *testing.T, b Backend) {
+	db := open(t, b)
+	var ds []*store.Drawer
+	for i := range 6 {
+		ds = append(ds, file(t, db, "w", "r", fmt.Sprintf("n%d", i), fmt.Sprintf("turn number %d of the talk", i)))
+		file(t, db, "w", "other", fmt.Sprintf("o%d", i), fmt.Sprintf("another room's drawer %d", i))
+	}
+	remove(t, db, ds[4].ID)
+	view(t, db, func(r store.Reader) error {
+		got, err := r.Neighbours([]*store.Drawer{ds[0], ds[2], ds[5], nil}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [][]string{
+			{ds[1].ID, ds[2].ID},
+			{ds[1].ID, ds[0].ID, ds[3].ID, ds[5].ID},
+			{ds[3].ID, ds[2].ID},
+			nil,
+		}
+		for i := range want {
+			if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
+				t.Errorf("neighbours of %d: got %v, want %v", i, got[i], want[i])
+			}
+		}
+		if none, _ := r.Neighbours([]*store.Drawer{ds[1]}, 0); len(none[0]) != 0 {
+			t.Errorf("n 0: %v", none)
+		}
+		return nil
+	})
 }
