@@ -215,9 +215,8 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		if err != nil {
 			return err
 		}
-		var ctxHits []contextHit
 		if auto {
-			if ctxHits, err = v.withContext(lex, s.Auto.ContextWeight, s.Auto.ContextWindow); err != nil {
+			if lex, err = s.feedback(ctx, v, f, lex, depth, s.Auto.FeedbackDocs, s.Auto.FeedbackTerms, s.Auto.FeedbackWeight); err != nil {
 				return err
 			}
 		}
@@ -227,7 +226,9 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 			}
 		}
 		if auto {
-			out.Hits = s.fuseAuto(ctxHits, sem, v.found, limit)
+			if out.Hits, err = s.autoRank(v, lex, sem, profile, qvec, limit); err != nil {
+				return err
+			}
 		} else {
 			out.Hits = fuse(ranking, lex, sem, v.found, limit)
 		}
@@ -485,59 +486,6 @@ func fuse(ranking string, lex []lexical.Hit, sem []vector.Hit, found map[string]
 			if signals == nil {
 				signals = &api.HitSignals{}
 			}
-			signals.Semantic = &api.SemanticSignal{Rank: i, Similarity: sem[i-1].Score}
-		}
-		out = append(out, Hit{Drawer: *d, Score: f.Score, Signals: signals})
-	}
-	return out
-}
-
-// fuseAuto builds the page of the auto ranking: the lexical leg scored
-// with context, and the semantic leg (none for a query with no vector),
-// by weighted reciprocal rank fusion (config.Search). Each hit carries
-// the signals of the legs that found it and what its context added.
-func (s *Search) fuseAuto(lex []contextHit, sem []vector.Hit, found map[string]*store.Drawer, limit int) []Hit {
-	lexItems := make([]fusion.Item, len(lex))
-	for i, h := range lex {
-		lexItems[i] = fusion.Item{ID: h.ID, Score: h.Score}
-	}
-	w := s.Auto.SemanticWeight
-	if w <= 0 {
-		sem = nil
-	}
-	// A drawer no nearer the query than an unrelated text is no match.
-	for len(sem) > 0 && sem[len(sem)-1].Score <= 0 {
-		sem = sem[:len(sem)-1]
-	}
-	semItems := make([]fusion.Item, len(sem))
-	for i, h := range sem {
-		semItems[i] = fusion.Item{ID: h.ID, Score: float64(h.Score)}
-	}
-	k := s.Auto.FusionK
-	if k <= 0 {
-		k = fusion.K
-	}
-	ranked := fusion.WeightedRRF(k, []float64{1, w}, lexItems, semItems)
-	out := make([]Hit, 0, min(limit, len(ranked)))
-	for _, f := range ranked {
-		if len(out) == limit {
-			break
-		}
-		d := found[f.ID]
-		if d == nil {
-			continue
-		}
-		signals := &api.HitSignals{}
-		if i := f.Ranks[0]; i > 0 {
-			h := lex[i-1]
-			if h.own > 0 {
-				signals.Lexical = &api.LexicalSignal{Rank: h.Hit.Rank, Score: h.own, AllWords: h.AllWords}
-			}
-			if h.neighbour != "" {
-				signals.Context = &api.ContextSignal{Neighbour: h.neighbour, Added: h.added}
-			}
-		}
-		if i := f.Ranks[1]; i > 0 {
 			signals.Semantic = &api.SemanticSignal{Rank: i, Similarity: sem[i-1].Score}
 		}
 		out = append(out, Hit{Drawer: *d, Score: f.Score, Signals: signals})

@@ -335,17 +335,27 @@ type Search struct {
 	// ContextWeight is the share of the best score among a drawer's
 	// neighbours (the drawers filed just before and after it in its room;
 	// for a mined document, its adjacent chunks) added to its own (0: no
-	// context). Default 0.5.
+	// context). Default 0.7.
 	ContextWeight float64 `toml:"context_weight" json:"context_weight"`
 	// ContextWindow is how many neighbours on each side count (default 2).
 	ContextWindow int `toml:"context_window" json:"context_window"`
 	// SemanticWeight is the semantic leg's weight in the fusion, the
 	// lexical leg's being 1 (0: lexical only). Default 1.
 	SemanticWeight float64 `toml:"semantic_weight" json:"semantic_weight"`
+	// Fusion is how the legs combine: "scores" (BM25 over the best
+	// candidate's, plus semantic_weight times the cosine similarity) or
+	// "rrf" (weighted reciprocal rank). Default scores.
+	Fusion string `toml:"fusion" json:"fusion"`
 	// FusionK is reciprocal rank fusion's constant (default 60).
 	FusionK int `toml:"fusion_k" json:"fusion_k"`
 	// Depth is how many candidates each leg gives the fusion (default 50).
 	Depth int `toml:"depth" json:"depth"`
+	// FeedbackTerms is how many words pseudo-relevance feedback adds to
+	// the lexical leg (0: none), taken from its FeedbackDocs best drawers,
+	// their second query's scores weighing FeedbackWeight of the first's.
+	FeedbackTerms  int     `toml:"feedback_terms" json:"feedback_terms"`
+	FeedbackDocs   int     `toml:"feedback_docs" json:"feedback_docs"`
+	FeedbackWeight float64 `toml:"feedback_weight" json:"feedback_weight"`
 	// AllWordsFirst ranks the lexical leg as the lexical ranking does,
 	// drawers matching every word first (default false: BM25 alone).
 	AllWordsFirst bool `toml:"all_words_first" json:"all_words_first"`
@@ -369,7 +379,8 @@ func Default(env func(string) (string, bool)) Config {
 		Jobs:        Jobs{MaxConcurrency: 4, BackgroundConcurrency: 2, LeaseTTLSecs: 30, DrainTimeoutSecs: 10},
 		Mining:      Mining{ChunkChars: 6000, MaxFileBytes: 2 << 20, SourceTimeoutSecs: 60, Secrets: "redact"},
 		Credentials: Credentials{Dir: filepath.Join(ConfigDir(env), "credentials"), Backend: "auto"},
-		Search:      Search{ContextWeight: 0.5, ContextWindow: 2, SemanticWeight: 1, FusionK: 60, Depth: 50},
+		Search: Search{ContextWeight: 0.7, ContextWindow: 2, SemanticWeight: 1, Fusion: "scores", FusionK: 60, Depth: 50,
+			FeedbackTerms: 5, FeedbackDocs: 5, FeedbackWeight: 0.3},
 		Embedding: Embedding{SaveSecs: 600, Default: StaticProfile,
 			Profiles: map[string]Profile{StaticProfile: {Provider: StaticProvider}}},
 	}
@@ -670,10 +681,18 @@ func (c *Config) Validate() error {
 		return bad("search.context_window", "must be between 0 and 10")
 	case c.Search.SemanticWeight < 0 || c.Search.SemanticWeight > 10:
 		return bad("search.semantic_weight", "must be between 0 and 10")
+	case c.Search.Fusion != "scores" && c.Search.Fusion != "rrf":
+		return bad("search.fusion", "%q is not scores or rrf", c.Search.Fusion)
 	case c.Search.FusionK < 1:
 		return bad("search.fusion_k", "must be at least 1")
 	case c.Search.Depth < 1 || c.Search.Depth > 1000:
 		return bad("search.depth", "must be between 1 and 1000")
+	case c.Search.FeedbackTerms < 0 || c.Search.FeedbackTerms > 100:
+		return bad("search.feedback_terms", "must be between 0 and 100")
+	case c.Search.FeedbackDocs < 1 || c.Search.FeedbackDocs > 100:
+		return bad("search.feedback_docs", "must be between 1 and 100")
+	case c.Search.FeedbackWeight < 0 || c.Search.FeedbackWeight > 10:
+		return bad("search.feedback_weight", "must be between 0 and 10")
 	case c.Embedding.SaveSecs < 1:
 		return bad("embedding.save_secs", "must be at least 1")
 	case c.Embedding.Default != "" && c.Embedding.Profiles[c.Embedding.Default].Provider == "":
