@@ -550,9 +550,14 @@ func (s *Search) queryVector(ctx context.Context, q *SearchQuery) ([]float32, st
 // Indexes reports the lexical index and every profile's vector index.
 func (s *Search) Indexes(ctx context.Context) (api.Indexes, error) {
 	var st api.Indexes
+	var stored int
 	err := s.DB.View(ctx, func(r store.Reader) error {
 		var err error
-		st.LastSeq, err = r.LastSeq()
+		if st.LastSeq, err = r.LastSeq(); err != nil {
+			return err
+		}
+		c, err := r.Counts()
+		stored = c.DrawersStored
 		return err
 	})
 	if err != nil {
@@ -572,6 +577,10 @@ func (s *Search) Indexes(ctx context.Context) (api.Indexes, error) {
 			st.Vectors[name] = api.VectorIndex{
 				IndexState: api.IndexState{Seq: vseq, Behind: behind(vseq), Drawers: uint64(s.Vectors.Index(name).Len())},
 				SavedSeq:   saved}
+		}
+		st.Serving = s.Vectors.Serving()
+		if from, to, ok := s.Vectors.Switching(); ok {
+			st.Switch = &api.ProfileSwitch{From: from, To: to, Embedded: uint64(s.Vectors.Index(to).Len()), Total: uint64(stored)}
 		}
 	}
 	return st, nil

@@ -34,6 +34,11 @@ type Vectors struct {
 
 	mu    sync.RWMutex
 	index map[string]*vector.Index
+	// serving is the profile searches use when they name none (Serving).
+	serving string
+	// BatchDelay pauses embed jobs after each batch (a test hook, from
+	// LOCI_TEST_EMBED_DELAY: a switch of profiles observed while it runs).
+	BatchDelay time.Duration
 	// savedSeq is the sequence of the last saved indexes; the follower
 	// saves again once saveEvery has passed with changes applied since.
 	savedSeq uint64
@@ -68,7 +73,95 @@ func NewVectors(db store.DB, sys *System, profiles map[string]*embed.Profile, de
 	}
 	v.f = NewFollower(db, v.Log, FollowerSpec{Name: "vectors", Open: v.open, Apply: v.apply,
 		Batch: indexBatch, Every: time.Second, Tick: v.tick})
+	v.initServing()
 	return v
+}
+
+// metaServing records the profile that serves searches, as
+// "<name>|<identity>", so that a restart with another default keeps
+// searching with it until the new default's vectors are all built.
+const metaServing = "embedding/serving"
+
+// PreviousServing is the profile that served searches when the daemon
+// last ran ("" when none was recorded), read before the profiles are
+// built so that a switched-away built-in profile can still serve.
+func PreviousServing(ctx context.Context, db store.DB) string {
+	raw, ok, err := db.GetMeta(ctx, metaServing)
+	if err != nil || !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(raw, "|")
+	return name
+}
+
+// initServing picks the serving profile: the one recorded, while it is
+// still configured with the same identity and the default differs (a
+// switch in progress: the new default is built in the background, as a
+// shadow, by the embed jobs), else the default.
+func (v *Vectors) initServing() {
+	v.serving = v.Default
+	if v.Default == "" || v.Profiles[v.Default] == nil {
+		return
+	}
+	raw, ok, err := v.DB.GetMeta(context.Background(), metaServing)
+	if err == nil && ok {
+		name, id, _ := strings.Cut(raw, "|")
+		if p := v.Profiles[name]; p != nil && name != v.Default && identity(p) == id {
+			v.serving = name
+			v.Log.Info("switching the default embedding profile: searches use the previous one until the new one's vectors are built",
+				"serving", name, "building", v.Default)
+		}
+	}
+	v.recordServing()
+}
+
+func (v *Vectors) recordServing() {
+	if p := v.Profiles[v.serving]; p != nil {
+		if err := v.DB.PutMeta(context.Background(), metaServing, v.serving+"|"+identity(p)); err != nil {
+			v.Log.Warn("recording the serving embedding profile failed", "err", err)
+		}
+	}
+}
+
+// Serving is the profile searches use when they name none: the default,
+// or during a switch of the default the previous one (Switching).
+func (v *Vectors) Serving() string {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.serving
+}
+
+// Switching reports a switch of the default profile in progress: the
+// profile serving searches and the one being built.
+func (v *Vectors) Switching() (from, to string, ok bool) {
+	s := v.Serving()
+	return s, v.Default, s != v.Default
+}
+
+// maybeSwap ends a switch once the new default holds a vector for every
+// stored drawer: searches use it from then on (one assignment under the
+// lock, so a search sees one profile or the other, never a mix).
+func (v *Vectors) maybeSwap() {
+	from, to, ok := v.Switching()
+	if !ok {
+		return
+	}
+	var stored int
+	if err := v.DB.View(context.Background(), func(r store.Reader) error {
+		c, err := r.Counts()
+		stored = c.DrawersStored
+		return err
+	}); err != nil {
+		return
+	}
+	if ix := v.Index(to); ix == nil || ix.Len() < stored {
+		return
+	}
+	v.mu.Lock()
+	v.serving = to
+	v.mu.Unlock()
+	v.recordServing()
+	v.Log.Info("the new default embedding profile now serves searches", "profile", to, "previous", from, "vectors", stored)
 }
 
 // Start loads every profile's vectors in the background and follows the
@@ -165,6 +258,7 @@ func (v *Vectors) tick() {
 	if v.saveDue() {
 		v.save()
 	}
+	v.maybeSwap()
 }
 
 // settled reports that no change arrived since the last catch-up.
@@ -252,10 +346,11 @@ func (v *Vectors) apply(r store.Reader, batch []store.Change) (func() error, err
 	return nil, nil
 }
 
-// Profile resolves a profile name ("" is the default): nil when none.
+// Profile resolves a profile name ("" is the serving profile: the
+// default, or the previous one during a switch): nil when none.
 func (v *Vectors) Profile(name string) (*embed.Profile, error) {
 	if name == "" {
-		name = v.Default
+		name = v.Serving()
 		if name == "" {
 			return nil, nil
 		}

@@ -223,6 +223,20 @@ type Indexes struct {
 	LastSeq uint64                 `json:"last_seq"`
 	Lexical IndexState             `json:"lexical"`
 	Vectors map[string]VectorIndex `json:"vectors"`
+	// Serving is the embedding profile searches use when they name none.
+	Serving string `json:"serving,omitempty"`
+	// Switch is a change of the default profile in progress: searches use
+	// From while To's vectors are built; To serves once it holds a vector
+	// for every stored drawer.
+	Switch *ProfileSwitch `json:"switch,omitempty"`
+}
+
+// ProfileSwitch is how far the new default profile's vectors are built.
+type ProfileSwitch struct {
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Embedded uint64 `json:"embedded"`
+	Total    uint64 `json:"total"`
 }
 
 // IndexState is one derived index: the last change it applied, how many

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,6 +137,63 @@ func parallel(n int, fn func(i int) error) error {
 	return first
 }
 
+// BenchReport is what loci bench --json prints: one entry per ranking
+// mode (a mode that cannot run says so).
+type BenchReport struct {
+	Dataset   string      `json:"dataset"`
+	Drawers   int         `json:"drawers"`
+	FiledMS   int64       `json:"filed_ms"`
+	IndexedMS int64       `json:"indexed_ms"`
+	Queries   int         `json:"queries"`
+	Modes     []BenchMode `json:"modes"`
+}
+
+// BenchMode is one ranking mode's figures: recall and hit rate at 1, 5,
+// 10 and 20 overall, for categories 1-4 and per category (LoCoMo), or
+// MAP, nDCG@10, R@10 and R@100 (Cranfield); the p50 query latency from
+// 16 clients.
+type BenchMode struct {
+	Mode        string               `json:"mode"`
+	Unavailable bool                 `json:"unavailable,omitempty"`
+	P50MS       float64              `json:"p50_ms"`
+	All         *BenchRecall         `json:"all,omitempty"`
+	Core        *BenchRecall         `json:"categories_1_4,omitempty"`
+	Categories  map[int]*BenchRecall `json:"categories,omitempty"`
+	MAP         *float64             `json:"map,omitempty"`
+	NDCG10      *float64             `json:"ndcg_10,omitempty"`
+	R10         *float64             `json:"recall_10,omitempty"`
+	R100        *float64             `json:"recall_100,omitempty"`
+}
+
+// BenchRecall is recall@k and hit@k (k = 1, 5, 10, 20) over n questions.
+type BenchRecall struct {
+	N      int                `json:"n"`
+	Recall map[string]float64 `json:"recall"`
+	Hit    map[string]float64 `json:"hit"`
+}
+
+func (r *recallAcc) report() *BenchRecall {
+	out := &BenchRecall{N: r.n, Recall: map[string]float64{}, Hit: map[string]float64{}}
+	for i, k := range benchKs {
+		if r.n > 0 {
+			out.Recall[strconv.Itoa(k)] = round3(r.recall[i] / float64(r.n))
+			out.Hit[strconv.Itoa(k)] = round3(r.hit[i] / float64(r.n))
+		}
+	}
+	return out
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+func p50(lat []time.Duration) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
 type benchHit struct {
 	Name string `json:"name"`
 }
@@ -173,9 +231,10 @@ func rankAll(ctx context.Context, cl *client.Client, texts, wings []string, mode
 }
 
 // reportUnavailable prints a mode that cannot run and reports it.
-func (a *app) reportUnavailable(mode string, err error) bool {
+func (a *app) reportUnavailable(rep *BenchReport, mode string, err error) bool {
 	if unavailable(err) {
-		a.printf("%s: unavailable (no embedding profile configured)\n", mode)
+		rep.Modes = append(rep.Modes, BenchMode{Mode: mode, Unavailable: true})
+		a.say("%s: unavailable (no embedding profile configured)\n", mode)
 		return true
 	}
 	return false
@@ -194,12 +253,12 @@ func fileDrawer(ctx context.Context, cl *client.Client, wing, room, name, conten
 // waitIndexed waits until the lexical index and every vector index hold
 // n drawers (the embed job the daemon queues after a burst of filing),
 // and says how long that took.
-func (a *app) waitIndexed(ctx context.Context, cl *client.Client, n int) error {
+func (a *app) waitIndexed(ctx context.Context, cl *client.Client, n int) (time.Duration, error) {
 	t0 := time.Now()
 	for {
 		var st api.Status
 		if _, err := cl.Do(ctx, http.MethodGet, "/api/status", nil, &st); err != nil {
-			return err
+			return 0, err
 		}
 		done := st.Indexes != nil && st.Indexes.Lexical.Drawers >= uint64(n)
 		for _, v := range st.Indexes.Vectors {
@@ -207,12 +266,12 @@ func (a *app) waitIndexed(ctx context.Context, cl *client.Client, n int) error {
 		}
 		if done {
 			if len(st.Indexes.Vectors) > 0 {
-				a.printf("every drawer searchable by every index %s after the last was filed\n", time.Since(t0).Round(time.Millisecond))
+				a.say("every drawer searchable by every index %s after the last was filed\n", time.Since(t0).Round(time.Millisecond))
 			}
-			return nil
+			return time.Since(t0), nil
 		}
 		if time.Since(t0) > 10*time.Minute {
-			return fault.New(fault.ServerFailed, "the indexes did not catch up within 10 minutes", "see the daemon log (loci bench --keep, then loci serve on that palace)")
+			return 0, fault.New(fault.ServerFailed, "the indexes did not catch up within 10 minutes", "see the daemon log (loci bench --keep, then loci serve on that palace)")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -335,10 +394,13 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string, e
 	}); err != nil {
 		return err
 	}
-	a.printf("LoCoMo, turn level: %d conversations, %d turns filed in %s\n", len(samples), len(turns), time.Since(t0).Round(time.Millisecond))
-	if err := a.waitIndexed(ctx, cl, len(turns)); err != nil {
+	filed := time.Since(t0)
+	a.say("LoCoMo, turn level: %d conversations, %d turns filed in %s\n", len(samples), len(turns), filed.Round(time.Millisecond))
+	indexed, err := a.waitIndexed(ctx, cl, len(turns))
+	if err != nil {
 		return err
 	}
+	rep := &BenchReport{Dataset: "locomo", Drawers: len(turns), FiledMS: filed.Milliseconds(), IndexedMS: indexed.Milliseconds()}
 	if expand {
 		t1 := time.Now()
 		var job api.Job
@@ -354,7 +416,7 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string, e
 				return err
 			}
 		}
-		a.printf("heuristic extraction: %s in %s\n", string(job.Result), time.Since(t1).Round(time.Millisecond))
+		a.say("heuristic extraction: %s in %s\n", string(job.Result), time.Since(t1).Round(time.Millisecond))
 	}
 	type question struct {
 		wing, text string
@@ -381,7 +443,8 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string, e
 			qs = append(qs, question{s.SampleID, q.Question, q.Category, rel})
 		}
 	}
-	a.printf("%d questions (%d skipped without evidence)\n", len(qs), skipped)
+	a.say("%d questions (%d skipped without evidence)\n", len(qs), skipped)
+	rep.Queries = len(qs)
 	texts, wings := make([]string, len(qs)), make([]string, len(qs))
 	for i, q := range qs {
 		texts[i], wings[i] = q.text, q.wing
@@ -390,7 +453,7 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string, e
 		all, core := &recallAcc{}, &recallAcc{}
 		per := map[int]*recallAcc{}
 		ranked, lat, err := rankAll(ctx, cl, texts, wings, mode, 20, false)
-		if a.reportUnavailable(mode, err) {
+		if a.reportUnavailable(rep, mode, err) {
 			continue
 		}
 		if err != nil {
@@ -406,16 +469,20 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string, e
 			}
 			per[q.cat].add(ranked[i], q.rel)
 		}
-		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-		a.printf("%s (query p50 %s, 16 clients):\n", mode, lat[len(lat)/2].Round(10*time.Microsecond))
-		a.printf("%s\n%s\n", all.line("all"), core.line("categories 1-4"))
+		bm := BenchMode{Mode: mode, P50MS: float64(p50(lat).Microseconds()) / 1000, All: all.report(), Core: core.report(), Categories: map[int]*BenchRecall{}}
+		for c, acc := range per {
+			bm.Categories[c] = acc.report()
+		}
+		rep.Modes = append(rep.Modes, bm)
+		a.say("%s (query p50 %s, 16 clients):\n", mode, p50(lat).Round(10*time.Microsecond))
+		a.say("%s\n%s\n", all.line("all"), core.line("categories 1-4"))
 		cats := []int{}
 		for c := range per {
 			cats = append(cats, c)
 		}
 		sort.Ints(cats)
 		for _, c := range cats {
-			a.printf("%s\n", per[c].line("category "+strconv.Itoa(c)))
+			a.say("%s\n", per[c].line("category "+strconv.Itoa(c)))
 		}
 		if !expand || mode != "lexical" && mode != "hybrid" {
 			continue
@@ -457,9 +524,12 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string, e
 				if c > 0 {
 					label = "category " + strconv.Itoa(c)
 				}
-				a.printf("  %s+expand R@%d %-12s n=%-4d without %.3f, with %.3f\n", mode, k, label, n[c], base[c][0]/float64(n[c]), with[c][0]/float64(n[c]))
+				a.say("  %s+expand R@%d %-12s n=%-4d without %.3f, with %.3f\n", mode, k, label, n[c], base[c][0]/float64(n[c]), with[c][0]/float64(n[c]))
 			}
 		}
+	}
+	if a.jsonOut {
+		return a.out(rep)
 	}
 	return nil
 }
@@ -545,17 +615,20 @@ func (a *app) benchCranfield(ctx context.Context, cl *client.Client, dir string)
 	}); err != nil {
 		return err
 	}
-	a.printf("Cranfield: %d documents filed in %s, %d queries\n", len(docs), time.Since(t0).Round(time.Millisecond), len(queries))
-	if err := a.waitIndexed(ctx, cl, len(docs)); err != nil {
+	filed := time.Since(t0)
+	a.say("Cranfield: %d documents filed in %s, %d queries\n", len(docs), filed.Round(time.Millisecond), len(queries))
+	indexed, err := a.waitIndexed(ctx, cl, len(docs))
+	if err != nil {
 		return err
 	}
+	rep := &BenchReport{Dataset: "cranfield", Drawers: len(docs), FiledMS: filed.Milliseconds(), IndexedMS: indexed.Milliseconds(), Queries: len(queries)}
 	texts, wings := make([]string, len(queries)), make([]string, len(queries))
 	for i, q := range queries {
 		texts[i], wings[i] = q["W"], "cranfield"
 	}
 	for _, mode := range benchModes {
-		ranked, _, err := rankAll(ctx, cl, texts, wings, mode, 200, false)
-		if a.reportUnavailable(mode, err) {
+		ranked, lat, err := rankAll(ctx, cl, texts, wings, mode, 200, false)
+		if a.reportUnavailable(rep, mode, err) {
 			continue
 		}
 		if err != nil {
@@ -600,8 +673,13 @@ func (a *app) benchCranfield(ctx context.Context, cl *client.Client, dir string)
 			rec10 += float64(h10) / float64(len(g))
 			rec100 += float64(h100) / float64(len(g))
 		}
-		a.printf("%s: queries %d  MAP %.3f  nDCG@10 %.3f  R@10 %.3f  R@100 %.3f\n", mode, n,
-			mapSum/float64(n), ndcgSum/float64(n), rec10/float64(n), rec100/float64(n))
+		a.say("%s: queries %d  MAP %.3f  nDCG@10 %.3f  R@10 %.3f  R@100 %.3f  (query p50 %s, 16 clients)\n", mode, n,
+			mapSum/float64(n), ndcgSum/float64(n), rec10/float64(n), rec100/float64(n), p50(lat).Round(10*time.Microsecond))
+		m, g, r10, r100 := round3(mapSum/float64(n)), round3(ndcgSum/float64(n)), round3(rec10/float64(n)), round3(rec100/float64(n))
+		rep.Modes = append(rep.Modes, BenchMode{Mode: mode, P50MS: float64(p50(lat).Microseconds()) / 1000, MAP: &m, NDCG10: &g, R10: &r10, R100: &r100})
+	}
+	if a.jsonOut {
+		return a.out(rep)
 	}
 	return nil
 }

@@ -237,6 +237,7 @@ func (a *app) healthy(ctx context.Context, addr string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// say prints a line for people (nothing with --json).
 func (a *app) say(format string, args ...any) {
 	if !a.jsonOut {
 		a.printf(format, args...)
@@ -326,6 +327,10 @@ func (a *app) statusCmd() *cobra.Command {
 						line += "; vectors " + name + " " + indexState(ix.Vectors[name].IndexState)
 					}
 					a.printf("indexes:    %s\n", line)
+					if sw := ix.Switch; sw != nil {
+						a.printf("embedding:  switching the default profile from %s to %s: searches use %s until %s has every vector (%d of %d)\n",
+							sw.From, sw.To, sw.From, sw.To, sw.Embedded, sw.Total)
+					}
 				}
 				a.printf("mode:       %s, authentication %s\n", st.Mode, onOff(st.AuthEnabled))
 			}

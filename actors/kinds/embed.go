@@ -3,6 +3,7 @@ package kinds
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/store"
@@ -42,7 +43,20 @@ func Embed(j *actors.Jobs) actors.Kind {
 			}
 			return actors.Plan{Input: EmbedInput{Wing: p.Wing, Profile: j.Vectors.Default}, Priority: store.PriorityBackground}, nil
 		},
-		Run: func(ctx context.Context, r *actors.Run) (any, error) { return embed(ctx, r, j.Vectors) },
+		Run: func(ctx context.Context, r *actors.Run) (any, error) {
+			// During a switch of the default profile, the profile still
+			// serving searches gets the new drawers' vectors first.
+			if v := j.Vectors; v != nil {
+				var in EmbedInput
+				_ = json.Unmarshal(r.Job.Input, &in)
+				if from, to, ok := v.Switching(); ok && to == in.Profile {
+					if _, err := embedProfile(ctx, r, v, from, in.Wing); err != nil {
+						return nil, err
+					}
+				}
+			}
+			return embed(ctx, r, j.Vectors)
+		},
 	})
 }
 
@@ -55,6 +69,12 @@ func embed(ctx context.Context, r *actors.Run, v *actors.Vectors) (any, error) {
 	if v == nil {
 		return nil, fault.New(fault.EmbedNotConfigured, "no embedding profile is configured", "configure one and retry the job")
 	}
+	return embedProfile(ctx, r, v, in.Profile, in.Wing)
+}
+
+// embedProfile fills one profile's missing vectors.
+func embedProfile(ctx context.Context, r *actors.Run, v *actors.Vectors, profile, wing string) (any, error) {
+	in := EmbedInput{Profile: profile, Wing: wing}
 	p, err := v.Profile(in.Profile)
 	if err != nil {
 		return nil, err
@@ -145,6 +165,12 @@ func embed(ctx context.Context, r *actors.Run, v *actors.Vectors) (any, error) {
 			return nil, err
 		}
 		res.Embedded += n
+		if v.BatchDelay > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(v.BatchDelay):
+			}
+		}
 	}
 	v.Kick()
 	return res, nil

@@ -120,6 +120,16 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			"remove "+filepath.Join(cfg.Palace.Path, "index")+" to rebuild it from the store")
 	}
 	lc.startedPlain("the lexical index", storeWait, lex.Close)
+	// A palace whose searches were served by the built-in profile keeps
+	// it while a newly configured default is built (actors.Vectors).
+	if prev := actors.PreviousServing(ctx, db); prev == config.StaticProfile && cfg.Embedding.Default != "" {
+		if _, ok := cfg.Embedding.Profiles[prev]; !ok {
+			if cfg.Embedding.Profiles == nil {
+				cfg.Embedding.Profiles = map[string]config.Profile{}
+			}
+			cfg.Embedding.Profiles[prev] = config.Profile{Provider: config.StaticProvider}
+		}
+	}
 	profiles, err := embed.Open(cfg.Embedding)
 	if err != nil {
 		return err
@@ -150,6 +160,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			SaveEvery: time.Duration(cfg.Embedding.SaveSecs) * time.Second,
 		})
 		kicks = append(kicks, vectors.Kick)
+		if d, ok := os.LookupEnv("LOCI_TEST_EMBED_DELAY"); ok {
+			vectors.BatchDelay, _ = time.ParseDuration(d)
+		}
 	}
 	bus := actors.NewBus(db, log)
 	if err := bus.Start(ctx); err != nil {

@@ -397,3 +397,58 @@ func TestBuiltInSemanticSearch(t *testing.T) {
 		t.Fatalf("digits, found lexically: %s", r.raw)
 	}
 }
+
+// Switching the default profile keeps search: after a restart with a new
+// default, searches use the profile that served before (here the
+// built-in one, no longer configured) while the embed jobs build the new
+// one's vectors, and the new one serves once it has them all; loci
+// status says so meanwhile.
+func TestSwitchingTheDefaultProfileKeepsSearch(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	for i := range 40 {
+		if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": fmt.Sprintf("Drawer %d: the car was parked near the station %d.", i, i*31)}); r.status != 201 {
+			t.Fatalf("file: %s", r.raw)
+		}
+	}
+	eventually(t, 30*time.Second, "the static vectors", func() bool {
+		out, _, _ := d.cli("", "status")
+		return strings.Contains(out, "vectors static 40 drawers, caught up")
+	})
+	if r := d.do("POST", "/api/shutdown", nil); r.status != 202 {
+		t.Fatalf("shutdown: %s", r.raw)
+	}
+	d.wait(30 * time.Second)
+
+	// The same palace, a new default (a slow one: a second per drawer
+	// batch of 10), the built-in profile not configured any more.
+	cfg := filepath.Join(home, "switch.toml")
+	if err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"test\"\n[embedding.profiles.test]\nprovider = \"hash\"\ndimension = 64\nbatch_size = 10\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d = start(t, home, palace, "LOCI_CONFIG="+cfg, "LOCI_TEST_EMBED_DELAY=1s")
+	r := d.do("GET", "/api/status", nil)
+	if get[string](r.body, "indexes", "serving") != "static" || get[string](r.body, "indexes", "switch", "to") != "test" {
+		t.Fatalf("right after the restart, searches should use the built-in profile while test is built: %s", r.raw)
+	}
+	out, _, _ := d.cli("", "status")
+	if !strings.Contains(out, "switching the default profile from static to test") {
+		t.Fatalf("loci status during the switch: %s", out)
+	}
+	if r := d.do("GET", "/api/search?q=automobile&limit=3", nil); get[string](r.body, "ranking") != "hybrid" || len(hitNames(r)) == 0 {
+		t.Fatalf("search during the switch: %s", r.raw)
+	}
+	eventually(t, 60*time.Second, "the new default serving", func() bool {
+		r := d.do("GET", "/api/status", nil)
+		return get[string](r.body, "indexes", "serving") == "test" && r.body["indexes"].(map[string]any)["switch"] == nil
+	})
+	// Recorded: a restart goes on with the new default.
+	if r := d.do("POST", "/api/shutdown", nil); r.status != 202 {
+		t.Fatalf("shutdown: %s", r.raw)
+	}
+	d.wait(30 * time.Second)
+	d = start(t, home, palace, "LOCI_CONFIG="+cfg)
+	if r := d.do("GET", "/api/status", nil); get[string](r.body, "indexes", "serving") != "test" {
+		t.Fatalf("after the switch and a restart: %s", r.raw)
+	}
+}
