@@ -77,9 +77,42 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 		c.cos, c.semRank = float64(h.Score), i+1
 	}
 	legs := len(cands)
+	// Every candidate's cosine, then its own score.
+	cosines := func(cs []*autoCand) {
+		if sem == nil || qvec == nil {
+			return
+		}
+		var ids []string
+		for _, c := range cs {
+			if c.semRank == 0 {
+				ids = append(ids, c.id)
+			}
+		}
+		if ix := s.Vectors.Index(profile); ix != nil && len(ids) > 0 {
+			if hits, err := ix.ExactAmong(qvec, len(ids), ids); err == nil {
+				for _, h := range hits {
+					byID[h.ID].cos = max(0, float64(h.Score))
+				}
+			}
+		}
+	}
+	cosines(cands)
+	s.baseScores(cands, lex, sem)
+	// Context: the neighbours of the best candidates (three pages' worth:
+	// a drawer further down is rarely lifted onto the page by its
+	// neighbours, and reading theirs cost most of a search).
+	var lifted []*autoCand
 	if cfg.ContextWeight > 0 && cfg.ContextWindow > 0 && legs > 0 {
-		ds := make([]*store.Drawer, legs)
-		for i, c := range cands {
+		lifted = slices.Clone(cands)
+		slices.SortFunc(lifted, func(a, b *autoCand) int {
+			if a.base != b.base {
+				return cmp.Compare(b.base, a.base)
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		lifted = lifted[:min(len(lifted), max(3*limit, 30))]
+		ds := make([]*store.Drawer, len(lifted))
+		for i, c := range lifted {
 			ds[i] = c.d
 		}
 		v.mu.Lock()
@@ -91,7 +124,7 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 		var extra []string
 		seen := map[string]bool{}
 		for i, ns := range near {
-			cands[i].neighbours = ns
+			lifted[i].neighbours = ns
 			for _, id := range ns {
 				if byID[id] == nil && !seen[id] {
 					seen[id] = true
@@ -101,35 +134,20 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 		}
 		slices.Sort(extra)
 		kept := v.keep(extra, v.found, v.passes)
+		var added []*autoCand
 		for i, id := range extra {
 			if kept[i] {
-				add(id, v.found[id])
+				added = append(added, add(id, v.found[id]))
 			}
 		}
+		cosines(added)
+		s.baseScores(cands, lex, sem)
 	}
-	// The cosine of the candidates the semantic leg did not list.
-	if sem != nil && qvec != nil {
-		var ids []string
-		for _, c := range cands {
-			if c.semRank == 0 {
-				ids = append(ids, c.id)
-			}
-		}
-		if ix := s.Vectors.Index(profile); ix != nil && len(ids) > 0 {
-			hits, err := ix.ExactAmong(qvec, len(ids), ids)
-			if err == nil {
-				for _, h := range hits {
-					byID[h.ID].cos = max(0, float64(h.Score))
-				}
-			}
-		}
-	}
-	s.baseScores(cands, lex, sem)
 	for _, c := range cands {
 		c.score = c.base
 	}
 	if cfg.ContextWeight > 0 {
-		for _, c := range cands[:legs] {
+		for _, c := range lifted {
 			for _, id := range c.neighbours {
 				n := byID[id]
 				if n == nil || c.d == nil || n.d == nil || c.d.Source.URI != n.d.Source.URI {
@@ -182,6 +200,9 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 // baseScores sets each candidate's own score by the configured fusion.
 func (s *Search) baseScores(cands []*autoCand, lex []lexical.Hit, sem []vector.Hit) {
 	w := s.Auto.SemanticWeight
+	for _, c := range cands {
+		c.base = 0
+	}
 	if s.Auto.Fusion == FusionRRF {
 		k := s.Auto.FusionK
 		if k <= 0 {
@@ -212,8 +233,8 @@ func (s *Search) baseScores(cands []*autoCand, lex []lexical.Hit, sem []vector.H
 // feedback is pseudo-relevance feedback (RM3-like): the words that weigh
 // most in the lexical leg's best drawers (by BM25 share × frequency in the
 // drawer × IDF), the query's own left out, searched as a second query;
-// its BM25 scores, scaled to the first query's and times weight, are
-// added to the first's. terms 0: none.
+// its BM25 scores (half as deep: the words are secondary), scaled to the
+// first query's and times weight, are added to the first's. terms 0: none.
 func (s *Search) feedback(ctx context.Context, v *searchView, f lexical.Filter, lex []lexical.Hit, depth, docs, terms int, weight float64) ([]lexical.Hit, error) {
 	if terms <= 0 || weight <= 0 || len(lex) == 0 {
 		return lex, nil
@@ -268,7 +289,7 @@ func (s *Search) feedback(ctx context.Context, v *searchView, f lexical.Filter, 
 	if len(exp) == 0 {
 		return lex, nil
 	}
-	more, err := s.Indexer.Lex.SearchBM25(ctx, strings.Join(exp, " "), f, depth, v.keepLex)
+	more, err := s.Indexer.Lex.SearchBM25(ctx, strings.Join(exp, " "), f, max(depth/2, 10), v.keepLex)
 	if err != nil || len(more) == 0 {
 		return lex, err
 	}

@@ -284,13 +284,41 @@ type searchView struct {
 	known          *time.Time
 	// found holds the semantic leg's drawers, lexFound the lexical leg's.
 	found, lexFound map[string]*store.Drawer
+	// read holds every drawer read so far (nil for an unknown id), under mu.
+	read map[string]*store.Drawer
 }
 
-// drawers reads a window of candidates in one call.
+// drawers reads a window of candidates in one call; a drawer read once
+// by the search (by another leg, the feedback query or as a neighbour) is
+// not read and decoded again.
 func (v *searchView) drawers(ids []string) ([]*store.Drawer, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.r.DrawersByID(ids)
+	if v.read == nil {
+		v.read = map[string]*store.Drawer{}
+	}
+	out := make([]*store.Drawer, len(ids))
+	var need []string
+	var at []int
+	for i, id := range ids {
+		if d, ok := v.read[id]; ok {
+			out[i] = d
+		} else {
+			need, at = append(need, id), append(at, i)
+		}
+	}
+	if len(need) == 0 {
+		return out, nil
+	}
+	ds, err := v.r.DrawersByID(need)
+	if err != nil {
+		return nil, err
+	}
+	for j, d := range ds {
+		v.read[need[j]] = d
+		out[at[j]] = d
+	}
+	return out, nil
 }
 
 func (v *searchView) inTime(d *store.Drawer) bool {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -89,6 +90,56 @@ func staticBench(bin, dir string, fill, clients int) error {
 	if w := idle(d.cmd.Process.Pid, 5*time.Minute); w > 0 {
 		fmt.Printf("static: the daemon's background work took %s more\n", w.Round(time.Second))
 	}
+	if err := searchLatencies(d, fill, r); err != nil {
+		return err
+	}
+	// A switch of the default profile on the filled palace: one embed job
+	// builds the new profile's vectors for every drawer (its pace alone),
+	// while searches use the old one.
+	d.stop()
+	cfg := filepath.Join(dir, "static2.toml")
+	if err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"static2\"\n[embedding.profiles.static2]\nprovider = \"static\"\n"), 0o600); err != nil {
+		return err
+	}
+	d, _, err = start(bin, filepath.Join(dir, "static"), "LOCI_CONFIG="+cfg)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	t2 := time.Now()
+	for {
+		var s struct {
+			Indexes struct {
+				Serving string
+				Switch  *struct{ Embedded, Total int }
+			}
+		}
+		if err := getJSON(d.addr, "/api/status", &s); err != nil {
+			return err
+		}
+		if s.Indexes.Serving == "static2" && s.Indexes.Switch == nil {
+			break
+		}
+		if time.Since(t2) > 30*time.Minute {
+			return fmt.Errorf("the switch did not end in 30 minutes: %+v", s.Indexes)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	switched := time.Since(t2)
+	if err := getJSON(d.addr, "/api/jobs?kind=embed&status=completed&limit=1", &jobs); err != nil {
+		return err
+	}
+	if len(jobs.Jobs) > 0 {
+		j := jobs.Jobs[0]
+		fmt.Printf("static: switching the default profile re-embedded %d drawers in one embed job at %.0f drawers/s; the new profile served %s after the restart\n",
+			j.Result.Embedded, float64(j.Result.Embedded)/j.FinishedAt.Sub(j.StartedAt).Seconds(), switched.Round(100*time.Millisecond))
+	}
+	return nil
+}
+
+// searchLatencies times every ranking over REST, one client, after a
+// warm-up, the query embedded by the daemon.
+func searchLatencies(d *daemon, fill int, r *rand.Rand) error {
 	for _, ranking := range []string{"lexical", "semantic", "hybrid", "auto"} {
 		warm := rand.New(rand.NewPCG(9, 9))
 		for range 30 {
