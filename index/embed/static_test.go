@@ -1,0 +1,110 @@
+package embed
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+)
+
+type fixedDF struct {
+	n  uint64
+	df map[string]uint64
+}
+
+func (f fixedDF) DocFreqs(words []string) (uint64, []uint64) {
+	out := make([]uint64, len(words))
+	for i, w := range words {
+		out[i] = f.df[w]
+	}
+	return f.n, out
+}
+
+func unit(t *testing.T, v []float32) {
+	t.Helper()
+	var n float64
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			t.Fatalf("not finite: %v", v)
+		}
+		n += float64(x) * float64(x)
+	}
+	if math.Abs(n-1) > 1e-4 {
+		t.Fatalf("length %f, want 1", math.Sqrt(n))
+	}
+}
+
+func cosine(a, b []float32) float64 {
+	var d float64
+	for i := range a {
+		d += float64(a[i]) * float64(b[i])
+	}
+	return d
+}
+
+// Any text embeds without error into a unit vector of StaticDim values:
+// empty, huge, another script, binary-looking bytes. A text with no known
+// word gets the zero-information vector, orthogonal to every text with
+// one; a paraphrase with no shared word is nearer than an unrelated text.
+func TestStaticEmbedsAnyText(t *testing.T) {
+	st, err := NewStatic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]string{
+		"empty":     "",
+		"blank":     " \n\t ",
+		"huge":      strings.Repeat("The engineers deployed the new release to production on Friday. ", 20000),
+		"kanji":     "東京の天気は晴れです",
+		"binary":    string([]byte{0, 1, 2, 0xff, 0xfe, 0x80, 'x', 0x7f, 0xc3}),
+		"symbols":   "#### ~~~ %%% ^^^",
+		"car":       "I drove my car to the garage",
+		"auto":      "automobile",
+		"banana":    "a ripe banana and a cup of tea",
+		"mixed":     "Zürich café naïve résumé",
+		"multiline": "first line\nsecond line\r\nthird",
+	}
+	got := map[string][]float32{}
+	for name, text := range texts {
+		vs, err := st.Embed(context.Background(), []string{text})
+		if err != nil || len(vs) != 1 || len(vs[0]) != StaticDim {
+			t.Fatalf("%s: %v %d", name, err, len(vs))
+		}
+		unit(t, vs[0])
+		got[name] = vs[0]
+	}
+	for _, name := range []string{"empty", "blank", "kanji", "binary", "symbols"} {
+		if !NoInformation(got[name]) {
+			t.Errorf("%s: want the zero-information vector, got %v", name, got[name][:4])
+		}
+		if c := cosine(got[name], got["car"]); c != 0 {
+			t.Errorf("%s: cosine with a text of known words %f, want 0", name, c)
+		}
+	}
+	for _, name := range []string{"huge", "car", "auto", "multiline"} {
+		if NoInformation(got[name]) {
+			t.Errorf("%s: has known words, got the zero-information vector", name)
+		}
+	}
+	if near, far := cosine(got["auto"], got["car"]), cosine(got["auto"], got["banana"]); near <= far || near < 0.3 {
+		t.Errorf("cos(automobile, car text) %.3f, cos(automobile, banana text) %.3f", near, far)
+	}
+}
+
+// Words are weighted by their IDF in the palace: with "meeting" in every
+// drawer and "budget" in few, a text of both leans to budget.
+func TestStaticWeighsByPalaceIDF(t *testing.T) {
+	st, err := NewStatic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, _ := st.Embed(context.Background(), []string{"budget", "meeting", "budget meeting"})
+	plain := cosine(vs[2], vs[0]) - cosine(vs[2], vs[1])
+	st2, _ := NewStatic()
+	st2.DF = fixedDF{n: 1000, df: map[string]uint64{"meeting": 1000, "budget": 3}}
+	ws, _ := st2.Embed(context.Background(), []string{"budget", "meeting", "budget meeting"})
+	weighted := cosine(ws[2], ws[0]) - cosine(ws[2], ws[1])
+	if weighted <= plain+0.1 {
+		t.Fatalf("IDF should pull the pair toward the rare word: lean %.3f unweighted, %.3f weighted", plain, weighted)
+	}
+}
