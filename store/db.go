@@ -73,6 +73,8 @@ type PalaceReader interface {
 	RoomByName(wingID, name string) (*Room, error)
 	Rooms(wingID string) ([]Room, error)
 	Drawer(id string) (*Drawer, error)
+	// HasDrawer reports whether a drawer is stored, without reading it.
+	HasDrawer(id string) (bool, error)
 	// DrawersByID reads many drawers in one call (a search's candidates,
 	// a follower's batch): out[i] is ids[i]'s drawer, nil when unknown.
 	DrawersByID(ids []string) ([]*Drawer, error)

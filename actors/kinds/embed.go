@@ -149,7 +149,7 @@ func embedProfile(ctx context.Context, r *actors.Run, v *actors.Vectors, profile
 			n = 0
 			id := p.Identity()
 			for i, drawer := range live {
-				if d, err := tx.Drawer(drawer); err != nil || d == nil {
+				if ok, err := tx.HasDrawer(drawer); err != nil || !ok {
 					continue // deleted meanwhile
 				}
 				e := &store.Embedding{DrawerID: drawer, Profile: p.Name, Provider: id.Provider, Model: id.Model,

@@ -452,3 +452,46 @@ func TestSwitchingTheDefaultProfileKeepsSearch(t *testing.T) {
 		t.Fatalf("after the switch and a restart: %s", r.raw)
 	}
 }
+
+// A palace filled while semantic search was off (as one made before the
+// built-in profile existed) is embedded at its first start with it: an
+// embed job with progress, then the paraphrase is found.
+func TestFirstStartEmbedsAnOlderPalace(t *testing.T) {
+	d, cfg := withConfig(t, "[embedding]\ndefault = \"\"\n")
+	for i := range 30 {
+		content := fmt.Sprintf("Note %d: the kettle in room %d is broken again.", i, i*13)
+		if i == 7 {
+			content = "I drove my car to the garage on Monday."
+		}
+		if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": content}); r.status != 201 {
+			t.Fatalf("file: %s", r.raw)
+		}
+	}
+	if r := d.do("GET", "/api/status", nil); len(get[map[string]any](r.body, "indexes", "vectors")) != 0 {
+		t.Fatalf("semantic search was off: %s", r.raw)
+	}
+	if r := d.do("POST", "/api/shutdown", nil); r.status != 202 {
+		t.Fatalf("shutdown: %s", r.raw)
+	}
+	d.wait(30 * time.Second)
+	if err := os.WriteFile(cfg, nil, 0o600); err != nil { // now nothing configured
+		t.Fatal(err)
+	}
+	d = start(t, d.home, d.palace, "LOCI_CONFIG="+cfg)
+	var job map[string]any
+	eventually(t, 30*time.Second, "an embed job to complete", func() bool {
+		jobs := get[[]any](d.do("GET", "/api/jobs?kind=embed&status=completed", nil).body, "jobs")
+		if len(jobs) == 0 {
+			return false
+		}
+		job = jobs[0].(map[string]any)
+		return true
+	})
+	if get[float64](job, "result", "embedded") != 30 || get[float64](job, "progress", "current") != 30 || get[float64](job, "progress", "total") != 30 {
+		t.Fatalf("the first start's embed job: %v", job)
+	}
+	r := d.do("GET", "/api/search?q=automobile&limit=3", nil)
+	if hits := get[[]any](r.body, "hits"); len(hits) == 0 || hits[0].(map[string]any)["content"] != "I drove my car to the garage on Monday." || get[string](r.body, "ranking") != "hybrid" {
+		t.Fatalf("after the first start's embedding: %s", r.raw)
+	}
+}

@@ -265,6 +265,14 @@ func (t *tx) DrawerIDs(roomID string) ([]string, error) {
 	return ids, nil
 }
 
+func (t *tx) HasDrawer(id string) (bool, error) {
+	_, err := t.txn.Get(k(pDrawer, id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 func (t *tx) Neighbours(ds []*store.Drawer, n int) ([][]string, error) {
 	out := make([][]string, len(ds))
 	if len(ds) == 0 || n <= 0 {

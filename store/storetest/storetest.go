@@ -1083,7 +1083,7 @@ func testFacts(t *testing.T, b Backend) {
 
 // A drawer's neighbours are the drawers filed just before and after it in
 // its room, nearest first, never itself, never another room's; a deleted
-// drawer is no one's neighbour.
+// drawer is no one's neighbour and is not stored any more.
 func testNeighbours(t *testing.T, b Backend) {
 	db := open(t, b)
 	var ds []*store.Drawer
@@ -1093,6 +1093,11 @@ func testNeighbours(t *testing.T, b Backend) {
 	}
 	remove(t, db, ds[4].ID)
 	view(t, db, func(r store.Reader) error {
+		for i, want := range []bool{true, true, true, true, false, true} {
+			if ok, err := r.HasDrawer(ds[i].ID); ok != want || err != nil {
+				t.Errorf("HasDrawer %d: %v %v, want %v", i, ok, err, want)
+			}
+		}
 		got, err := r.Neighbours([]*store.Drawer{ds[0], ds[2], ds[5], nil}, 2)
 		if err != nil {
 			t.Fatal(err)
