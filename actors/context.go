@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/extract"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/fusion"
 	"github.com/loci-dev/loci/index/lexical"
@@ -37,6 +38,9 @@ type autoCand struct {
 	neighbour  string  // the neighbour that added the most
 	added      float64
 	neighbours []string
+	// checked: offers was read; offers: the drawer holds an answer of the
+	// kind the question asks for (extract.Offers).
+	checked, offers bool
 }
 
 // autoRank builds the page of the auto ranking (config.Search): the
@@ -97,6 +101,18 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 		}
 	}
 	cosines(cands)
+	kind := ""
+	if cfg.AnswerWeight > 0 {
+		kind = extract.QuestionKind(v.q.Text)
+	}
+	offers := func() {
+		for _, c := range cands {
+			if kind != "" && !c.checked && c.d != nil {
+				c.checked, c.offers = true, extract.Offers(c.d.Content, kind)
+			}
+		}
+	}
+	offers()
 	s.baseScores(cands, lex, sem)
 	// Context: the neighbours of the best candidates (three pages' worth:
 	// a drawer further down is rarely lifted onto the page by its
@@ -141,6 +157,7 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 			}
 		}
 		cosines(added)
+		offers()
 		s.baseScores(cands, lex, sem)
 	}
 	for _, c := range cands {
@@ -227,6 +244,9 @@ func (s *Search) baseScores(cands []*autoCand, lex []lexical.Hit, sem []vector.H
 			c.base = c.bm25 / top
 		}
 		c.base += w * c.cos
+		if c.offers {
+			c.base *= 1 + s.Auto.AnswerWeight
+		}
 	}
 }
 

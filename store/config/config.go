@@ -356,6 +356,10 @@ type Search struct {
 	FeedbackTerms  int     `toml:"feedback_terms" json:"feedback_terms"`
 	FeedbackDocs   int     `toml:"feedback_docs" json:"feedback_docs"`
 	FeedbackWeight float64 `toml:"feedback_weight" json:"feedback_weight"`
+	// AnswerWeight raises by that share the score of a drawer holding the
+	// kind of answer the question asks for (when: a date or time; where: a
+	// place; who: a person; how many: a number), 0: none.
+	AnswerWeight float64 `toml:"answer_weight" json:"answer_weight"`
 	// AllWordsFirst ranks the lexical leg as the lexical ranking does,
 	// drawers matching every word first (default false: BM25 alone).
 	AllWordsFirst bool `toml:"all_words_first" json:"all_words_first"`
@@ -380,7 +384,7 @@ func Default(env func(string) (string, bool)) Config {
 		Mining:      Mining{ChunkChars: 6000, MaxFileBytes: 2 << 20, SourceTimeoutSecs: 60, Secrets: "redact"},
 		Credentials: Credentials{Dir: filepath.Join(ConfigDir(env), "credentials"), Backend: "auto"},
 		Search: Search{ContextWeight: 0.7, ContextWindow: 2, SemanticWeight: 1, Fusion: "scores", FusionK: 60, Depth: 50,
-			FeedbackTerms: 5, FeedbackDocs: 5, FeedbackWeight: 0.3},
+			FeedbackTerms: 5, FeedbackDocs: 5, FeedbackWeight: 0.3, AnswerWeight: 0.5},
 		Embedding: Embedding{SaveSecs: 600, Default: StaticProfile,
 			Profiles: map[string]Profile{StaticProfile: {Provider: StaticProvider}}},
 	}
@@ -687,6 +691,8 @@ func (c *Config) Validate() error {
 		return bad("search.fusion_k", "must be at least 1")
 	case c.Search.Depth < 1 || c.Search.Depth > 1000:
 		return bad("search.depth", "must be between 1 and 1000")
+	case c.Search.AnswerWeight < 0 || c.Search.AnswerWeight > 10:
+		return bad("search.answer_weight", "must be between 0 and 10")
 	case c.Search.FeedbackTerms < 0 || c.Search.FeedbackTerms > 100:
 		return bad("search.feedback_terms", "must be between 0 and 100")
 	case c.Search.FeedbackDocs < 1 || c.Search.FeedbackDocs > 100:
