@@ -484,7 +484,7 @@ func (a *app) benchLocomo(ctx context.Context, cl *client.Client, file string, e
 		for _, c := range cats {
 			a.say("%s\n", per[c].line("category "+strconv.Itoa(c)))
 		}
-		if !expand || mode != "lexical" && mode != "hybrid" {
+		if !expand || mode == "semantic" {
 			continue
 		}
 		// With expand: k/2 direct hits, then up to k/2 expanded, against
