@@ -12,8 +12,8 @@ help: ## list the targets
 build: ## build bin/loci
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/loci
 
-run: build ## build and run the daemon in the foreground on the default palace
-	./$(BIN) serve
+run: build ## build and run the daemon in the foreground on the default palace, with the dashboard on /ui
+	./$(BIN) serve --web
 
 test: ## vet, then every test with the race detector (unit, integration, end-to-end)
 	$(GO) vet ./...

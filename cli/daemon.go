@@ -28,12 +28,14 @@ import (
 type listenerFlags struct {
 	bind, palace string
 	port         int
+	web          bool
 }
 
 func (f *listenerFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.bind, "bind", "", "IP address to listen on (server.bind, LOCI_BIND)")
 	c.Flags().IntVar(&f.port, "port", -1, "port to listen on; 0 lets the OS choose (server.port, LOCI_PORT)")
 	c.Flags().StringVar(&f.palace, "palace", "", "absolute palace directory (palace.path, LOCI_PALACE_PATH)")
+	c.Flags().BoolVar(&f.web, "web", false, "serve the web dashboard on /ui (web.enable)")
 }
 
 // apply sets the flags over the loaded configuration and validates again.
@@ -50,6 +52,9 @@ func (a *app) applyFlags(f *listenerFlags) (*config.Config, error) {
 	}
 	if f.palace != "" {
 		cfg.Palace.Path = f.palace
+	}
+	if f.web {
+		cfg.Web.Enable = true
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
+	"github.com/loci-dev/loci/ui"
 )
 
 // Server holds what the handlers need.
@@ -75,6 +76,15 @@ func (s *Server) Handler() http.Handler {
 		return fault.Newf(fault.InputInvalid, "see the REST routes in the README", "method %s is not allowed on %s", r.Method, r.URL.Path)
 	}))
 	r.Handle("/mcp", s.mcpHandler())
+	if s.Config.Web.Enable {
+		// The dashboard's files; every other request it makes goes through
+		// the ordinary authenticated, mode-gated routes.
+		dash := ui.Handler()
+		r.Get("/ui", dash.ServeHTTP)
+		r.Head("/ui", dash.ServeHTTP)
+		r.Get("/ui/*", dash.ServeHTTP)
+		r.Head("/ui/*", dash.ServeHTTP)
+	}
 	r.Route("/api", func(r chi.Router) {
 		r.Get("/health", s.h(s.health))
 		r.Get("/status", s.h(s.status))

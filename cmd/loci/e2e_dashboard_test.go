@@ -1,0 +1,43 @@
+package main_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// With web.enable, GET and HEAD of /ui open without a token and serve
+// the embedded dashboard under the strict policy, while every route it
+// reads stays guarded; without it, /ui is guarded like any path.
+func TestDashboardIsServedOnlyWhenEnabled(t *testing.T) {
+	const secret = "dashboard-secret-0123456789"
+	d, _ := withConfig(t, "[web]\nenable = true\n", "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+secret)
+	r := d.do("GET", "/ui/", nil)
+	if r.status != 200 || !strings.Contains(r.raw, "<title>loci</title>") {
+		t.Fatalf("the page without a token: %d %s", r.status, r.raw)
+	}
+	asset := regexp.MustCompile(`/ui/v/[0-9a-f]+/js/app\.js`).FindString(r.raw)
+	if asset == "" {
+		t.Fatalf("no versioned script in the page: %s", r.raw)
+	}
+	if a := d.do("GET", asset, nil); a.status != 200 || !strings.Contains(a.raw, "hashchange") {
+		t.Fatalf("the script: %d", a.status)
+	}
+	if r := d.do("POST", "/ui/", nil); r.status != 401 {
+		t.Fatalf("POST /ui/ must stay guarded: %d", r.status)
+	}
+	if r := d.do("GET", "/api/status", nil); r.status != 401 {
+		t.Fatalf("the API the page reads must stay guarded: %d", r.status)
+	}
+	if r := d.do("GET", "/api/status", nil, "Authorization", "Bearer "+secret); r.status != 200 {
+		t.Fatalf("status with the token: %d %s", r.status, r.raw)
+	}
+
+	off, _ := withConfig(t, "", "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+secret)
+	if r := off.do("GET", "/ui/", nil); r.status != 401 {
+		t.Fatalf("dashboard off: /ui/ must be guarded: %d %s", r.status, r.raw)
+	}
+	if r := off.do("GET", "/ui/", nil, "Authorization", "Bearer "+secret); r.status != 400 || !strings.Contains(r.raw, "no route GET /ui/") {
+		t.Fatalf("dashboard off, with the token: %d %s", r.status, r.raw)
+	}
+}

@@ -1,0 +1,100 @@
+// The dashboard: a hash router over the views, the sign-in, the mode
+// selector and the one live connection to /api/events.
+import { get, session, ApiError } from './api.js';
+import { Live } from './live.js';
+import { h, errorBox } from './dom.js';
+import { views } from './views.js';
+
+const main = document.getElementById('view');
+const conn = document.getElementById('conn');
+let current = null; // { name, view }
+let live = null;
+
+function route() {
+  const raw = location.hash.replace(/^#\/?/, '') || 'overview';
+  const [path, query] = raw.split('?');
+  const parts = path.split('/').map(decodeURIComponent);
+  return { name: parts[0], args: parts.slice(1), params: new URLSearchParams(query || '') };
+}
+
+async function render() {
+  const r = route();
+  const view = views[r.name] || views.overview;
+  for (const a of document.querySelectorAll('[data-nav]')) {
+    if (a.dataset.nav === r.name) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  current = { name: r.name, view, r };
+  main.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  try {
+    await view.render(main, r);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) return signIn('The token was refused.');
+    main.replaceChildren(errorBox(e));
+  }
+  main.focus({ preventScroll: true });
+}
+
+function onFrames(frames) {
+  if (!current || current.view !== views.events) views.events.frames(frames); // the log keeps every frame
+  if (current && current.view.frames) current.view.frames(frames, current.r);
+  if (frames.some((f) => f.kind === 'resync') && current && !current.view.frames) render();
+}
+
+function setState(s) {
+  conn.textContent = s === 'live' ? 'live' : s === 'retry' ? 'reconnecting' : s;
+  conn.className = 'conn ' + s;
+  conn.title = s === 'live' ? 'connected to /api/events; last sign of life ' + new Date().toLocaleTimeString() : '';
+}
+
+function signIn(message) {
+  if (live) live.stop();
+  const box = document.getElementById('login');
+  const err = document.getElementById('login-error');
+  box.hidden = false;
+  err.hidden = !message;
+  err.textContent = message || '';
+  document.getElementById('login-token').focus();
+}
+
+async function start() {
+  try {
+    await get('/api/status');
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) return signIn(session.token() ? 'The token was refused.' : '');
+  }
+  document.getElementById('login').hidden = true;
+  document.getElementById('logout').hidden = !session.token();
+  if (!live) live = new Live(onFrames, setState);
+  live.start();
+  render();
+}
+
+document.getElementById('login-form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const input = document.getElementById('login-token');
+  session.setToken(input.value.trim());
+  input.value = '';
+  try {
+    await get('/api/status');
+  } catch (e) {
+    session.clear();
+    return signIn(e instanceof ApiError && e.status === 401 ? 'The token was refused.' : e.message);
+  }
+  start();
+});
+
+document.getElementById('logout').addEventListener('click', () => {
+  session.clear();
+  signIn('');
+});
+
+const mode = document.getElementById('mode');
+mode.value = session.mode();
+mode.addEventListener('change', () => {
+  session.setMode(mode.value);
+  render();
+});
+
+window.addEventListener('hashchange', render);
+start();

@@ -1,0 +1,83 @@
+// The event stream: GET /api/events read with fetch streaming (an
+// EventSource cannot send the bearer header), reconnecting with backoff.
+// Frames reach onFrames once per animation frame, coalesced; a reconnect
+// is announced as a resync frame, so views re-read what they show.
+import { headers } from './api.js';
+
+export class Live {
+  constructor(onFrames, onState) {
+    this.onFrames = onFrames;
+    this.onState = onState;
+    this.queue = [];
+    this.scheduled = false;
+    this.stopped = false;
+    this.connectedOnce = false;
+  }
+
+  start() {
+    this.stopped = false;
+    this.loop();
+  }
+
+  stop() {
+    this.stopped = true;
+    if (this.ctrl) this.ctrl.abort();
+  }
+
+  push(frame) {
+    this.queue.push(frame);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      requestAnimationFrame(() => {
+        this.scheduled = false;
+        const batch = this.queue;
+        this.queue = [];
+        this.onFrames(batch);
+      });
+    }
+  }
+
+  async loop() {
+    let backoff = 1000;
+    while (!this.stopped) {
+      this.ctrl = new AbortController();
+      try {
+        const r = await fetch('/api/events', { headers: headers({ Accept: 'text/event-stream' }), signal: this.ctrl.signal, cache: 'no-store', credentials: 'omit' });
+        if (!r.ok) throw new Error('HTTP ' + r.status);
+        this.onState('live');
+        if (this.connectedOnce) this.push({ kind: 'resync', action: 'updated', reconnect: true });
+        this.connectedOnce = true;
+        backoff = 1000;
+        await this.read(r.body.getReader());
+      } catch (e) {
+        if (this.stopped) return;
+      }
+      this.onState('retry');
+      await new Promise((res) => setTimeout(res, backoff));
+      backoff = Math.min(backoff * 2, 15000);
+    }
+  }
+
+  async read(reader) {
+    const dec = new TextDecoder();
+    let buf = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf += dec.decode(value, { stream: true });
+      let i;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        let data = '';
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) this.onState('live', true); // keep-alive
+          else if (line.startsWith('data:')) data += line.slice(5).trim();
+        }
+        if (data) {
+          try { this.push(JSON.parse(data)); } catch { /* not a frame */ }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,341 @@
+// The views, one per route: render(el, route) draws it; frames(batch,
+// route), when present, updates it from live events.
+import { get, post, del, q, esc } from './api.js';
+import { h, errorBox, when, ago, duration } from './dom.js';
+
+// act runs a write and shows its error (with the daemon's help) in place.
+async function act(slot, fn, after) {
+  slot.replaceChildren();
+  try {
+    await fn();
+    if (after) await after();
+  } catch (e) {
+    slot.replaceChildren(errorBox(e));
+  }
+}
+
+const drawerLink = (d, wing, room) => '#/drawer/' + esc(wing) + '/' + esc(room) + '/' + esc(d.id);
+
+// ---- overview
+const overview = {
+  async render(el) {
+    const [st, jobs] = await Promise.all([get('/api/status'), get('/api/jobs' + q({ status: 'running', limit: 20 }))]);
+    const c = st.counts || {};
+    const ix = st.indexes || {};
+    const vectors = Object.entries(ix.vectors || {}).map(([n, v]) => h('li', {}, `vectors ${n}: ${v.drawers} drawers, ${v.behind ? v.behind + ' changes behind' : 'caught up'}`));
+    el.replaceChildren(
+      h('h1', {}, 'Overview'),
+      h('div', { class: 'grid' },
+        stat('Drawers', c.drawers, `${c.drawers_stored} stored`),
+        stat('Wings', c.wings), stat('Rooms', c.rooms), stat('Similar links', c.links),
+        stat('Version', st.version, 'up ' + duration(st.uptime_secs || 0)),
+        stat('Mode', st.mode, 'authentication ' + (st.auth_enabled ? 'on' : 'off'))),
+      h('div', { class: 'card' }, h('h2', {}, 'Palace'), h('p', {}, st.palace, ' ', h('span', { class: 'muted' }, `(${st.datastore && st.datastore.backend})`)),
+        h('ul', {}, h('li', {}, `lexical: ${ix.lexical ? ix.lexical.drawers + ' drawers, ' + (ix.lexical.behind ? ix.lexical.behind + ' changes behind' : 'caught up') : 'n/a'}`), vectors),
+        ix.switch ? h('p', {}, `Switching the default embedding profile from ${ix.switch.from} to ${ix.switch.to}: `, h('progress', { max: ix.switch.total, value: ix.switch.embedded }), ` ${ix.switch.embedded} of ${ix.switch.total}`) : null),
+      h('div', { class: 'card' }, h('h2', {}, 'Running jobs'),
+        jobs.jobs.length ? jobTable(jobs.jobs) : h('p', { class: 'empty' }, 'No job is running.')),
+      h('div', { class: 'card', id: 'chart' }, h('h2', {}, 'Drawers filed, last 14 days'), h('p', { class: 'muted' }, 'Counting…')));
+    if (!c.drawers) {
+      el.querySelector('#chart').replaceChildren(h('h2', {}, 'Drawers filed'), h('p', { class: 'empty' }, 'No drawers yet: run `loci mine /path` or file a note in the palace view.'));
+      return;
+    }
+    chart(el.querySelector('#chart'));
+  },
+  frames(fs, r) {
+    if (fs.some((f) => f.kind === 'job' || f.kind === 'drawer' || f.kind === 'resync')) throttle('overview', () => overview.render(document.getElementById('view'), r), 1000);
+  },
+};
+
+function stat(label, value, sub) {
+  return h('div', { class: 'card stat' }, h('span', { class: 'muted' }, label), h('b', {}, value ?? '–'), sub ? h('span', { class: 'muted' }, sub) : null);
+}
+
+const timers = {};
+function throttle(key, fn, ms) {
+  if (timers[key]) return;
+  timers[key] = setTimeout(() => { delete timers[key]; fn(); }, ms);
+}
+
+// chart counts the newest drawers of up to 20 rooms by day.
+async function chart(box) {
+  const days = new Array(14).fill(0);
+  const start = new Date(); start.setHours(0, 0, 0, 0);
+  const t0 = start.getTime() - 13 * 86400000;
+  const wings = (await get('/api/wings')).wings || [];
+  let rooms = [];
+  for (const w of wings.slice(0, 10)) {
+    rooms = rooms.concat(((await get('/api/wings/' + esc(w.name) + '/rooms')).rooms || []).map((r) => [w.name, r.name]));
+    if (rooms.length >= 20) break;
+  }
+  for (const [w, r] of rooms.slice(0, 20)) {
+    const ds = (await get('/api/wings/' + esc(w) + '/rooms/' + esc(r) + '/drawers?limit=200')).drawers || [];
+    for (const d of ds) {
+      const i = Math.floor((new Date(d.created_at).getTime() - t0) / 86400000);
+      if (i >= 0 && i < 14) days[i]++;
+    }
+  }
+  const max = Math.max(1, ...days);
+  const svg = h('svg', { class: 'chart', viewBox: '0 0 280 80', width: '100%', height: '80', role: 'img', 'aria-label': 'drawers filed per day: ' + days.join(', ') },
+    days.map((n, i) => h('rect', { x: i * 20 + 2, y: 78 - (n / max) * 76, width: 16, height: Math.max(1, (n / max) * 76) }, h('title', {}, `${new Date(t0 + i * 86400000).toLocaleDateString()}: ${n}`))));
+  box.replaceChildren(h('h2', {}, 'Drawers filed, last 14 days'), svg, h('p', { class: 'muted' }, `newest drawers of ${Math.min(rooms.length, 20)} rooms`));
+}
+
+// ---- palace: wings > rooms > drawers
+const palace = {
+  async render(el, r) {
+    const [wing, room] = r.args;
+    if (!wing) return wingsView(el);
+    if (!room) return roomsView(el, wing);
+    return drawersView(el, wing, room);
+  },
+  frames(fs, r) {
+    if (fs.some((f) => ['drawer', 'wing', 'room', 'resync'].includes(f.kind))) throttle('palace', () => palace.render(document.getElementById('view'), r), 300);
+  },
+};
+
+async function wingsView(el) {
+  const ws = (await get('/api/wings')).wings || [];
+  const slot = h('div');
+  const name = h('input', { id: 'new-wing', required: true, autocomplete: 'off' });
+  el.replaceChildren(h('h1', {}, 'Palace'),
+    ws.length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Wing'), h('th', {}, 'Rooms'), h('th', {}, 'Drawers'))),
+      h('tbody', {}, ws.map((w) => h('tr', {}, h('td', {}, h('a', { href: '#/palace/' + esc(w.name) }, w.name)), h('td', {}, w.rooms_count), h('td', {}, w.drawers)))))
+      : h('p', { class: 'empty' }, 'No drawers yet: run `loci mine /path` or file a note.'),
+    h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); act(slot, () => post('/api/wings', { name: name.value }), () => wingsView(el)); } },
+      h('h2', {}, 'New wing'), h('label', { for: 'new-wing' }, 'Name'), name, h('p', {}, h('button', { type: 'submit' }, 'Create wing')), slot));
+}
+
+async function roomsView(el, wing) {
+  const rs = (await get('/api/wings/' + esc(wing) + '/rooms')).rooms || [];
+  const slot = h('div');
+  const name = h('input', { id: 'new-room', required: true, autocomplete: 'off' });
+  el.replaceChildren(h('div', { class: 'crumbs' }, h('a', { href: '#/palace' }, 'Palace'), ' › ', wing), h('h1', {}, wing),
+    rs.length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Room'), h('th', {}, 'Drawers'), h('th', {}, 'Stored'))),
+      h('tbody', {}, rs.map((r) => h('tr', {}, h('td', {}, h('a', { href: '#/palace/' + esc(wing) + '/' + esc(r.name) }, r.name)), h('td', {}, r.drawers), h('td', {}, r.drawers_stored)))))
+      : h('p', { class: 'empty' }, 'No rooms yet.'),
+    h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); act(slot, () => post('/api/wings/' + esc(wing) + '/rooms', { name: name.value }), () => roomsView(el, wing)); } },
+      h('h2', {}, 'New room'), h('label', { for: 'new-room' }, 'Name'), name, h('p', {}, h('button', { type: 'submit' }, 'Create room')), slot));
+}
+
+async function drawersView(el, wing, room) {
+  const ds = (await get('/api/wings/' + esc(wing) + '/rooms/' + esc(room) + '/drawers?limit=100')).drawers || [];
+  const slot = h('div');
+  const text = h('textarea', { id: 'note', required: true });
+  el.replaceChildren(h('div', { class: 'crumbs' }, h('a', { href: '#/palace' }, 'Palace'), ' › ', h('a', { href: '#/palace/' + esc(wing) }, wing), ' › ', room),
+    h('h1', {}, room),
+    h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); act(slot, () => post('/api/notes', { wing, room, content: text.value }), () => { text.value = ''; }); } },
+      h('label', { for: 'note' }, 'File a note'), text, h('p', {}, h('button', { type: 'submit' }, 'File note')), slot),
+    ds.length ? h('div', { id: 'drawers' }, ds.map((d) => h('div', { class: 'hit' },
+      h('a', { href: drawerLink(d, wing, room) }, d.name || d.id.slice(0, 8)), ' ', h('span', { class: 'muted' }, ago(d.created_at), d.valid_to ? ' · superseded' : ''),
+      h('div', { class: 'content' }, d.preview), tags(d.tags))))
+      : h('p', { class: 'empty' }, 'No drawers yet: run `loci mine /path` or file a note above.'));
+}
+
+function tags(ts) {
+  return ts && ts.length ? h('div', { class: 'tags' }, ts.map((t) => h('span', {}, t))) : null;
+}
+
+// ---- one drawer
+const drawer = {
+  async render(el, r) {
+    const [wing, room, id] = r.args;
+    const d = await get('/api/wings/' + esc(wing) + '/rooms/' + esc(room) + '/drawers/' + esc(id));
+    const [hist, dup] = await Promise.all([get('/api/drawers/' + esc(d.id) + '/history'), get('/api/drawers/' + esc(d.id) + '/duplicates').catch(() => ({ similar: [] }))]);
+    const slot = h('div');
+    const text = h('textarea', { id: 'replacement' }, d.content);
+    el.replaceChildren(h('div', { class: 'crumbs' }, h('a', { href: '#/palace' }, 'Palace'), ' › ', h('a', { href: '#/palace/' + esc(wing) }, wing), ' › ', h('a', { href: '#/palace/' + esc(wing) + '/' + esc(room) }, room)),
+      h('h1', {}, d.name || 'Drawer ' + d.id.slice(0, 8)),
+      h('div', { class: 'card' }, h('div', { class: 'content', id: 'drawer-content' }, d.content), tags(d.tags),
+        h('table', {}, h('tbody', {},
+          row('id', d.id), row('source', [d.source && d.source.kind, d.source && d.source.uri].filter(Boolean).join(' ')),
+          row('provenance', JSON.stringify(d.provenance || {})), row('valid', when(d.valid_from) + ' → ' + (d.valid_to ? when(d.valid_to) : 'now')),
+          row('recorded', when(d.created_at))))),
+      h('div', { class: 'card' }, h('h2', {}, 'History'), h('ol', { id: 'history' }, (hist.versions || []).map((v) => h('li', {}, h('span', { class: 'muted' }, when(v.valid_from), v.valid_to ? ' → ' + when(v.valid_to) : ' → now', ' '), h('span', { class: 'content' }, v.content))))),
+      h('div', { class: 'card' }, h('h2', {}, 'Similar'), (dup.similar || []).length ? h('ul', {}, dup.similar.map((s) => h('li', {}, JSON.stringify(s)))) : h('p', { class: 'empty' }, 'No similar drawers.')),
+      d.valid_to ? null : h('form', { class: 'card', onsubmit: (e) => {
+        e.preventDefault();
+        if (!confirm('Supersede this drawer with the new text? The old one stays in its history.')) return;
+        act(slot, () => post('/api/drawers/' + esc(d.id) + '/supersede', { content: text.value }), () => { location.hash = '#/drawer/' + esc(wing) + '/' + esc(room) + '/' + esc(d.name || d.id); drawer.render(el, r); });
+      } }, h('h2', {}, 'Supersede'), h('label', { for: 'replacement' }, 'New content'), text,
+        h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Supersede'),
+          h('button', { type: 'button', class: 'danger', onclick: () => {
+            if (!confirm('Delete this drawer for good?')) return;
+            act(slot, () => del('/api/wings/' + esc(wing) + '/rooms/' + esc(room) + '/drawers/' + esc(d.id)), () => { location.hash = '#/palace/' + esc(wing) + '/' + esc(room); });
+          } }, 'Delete')), slot));
+  },
+};
+
+function row(k, v) {
+  return h('tr', {}, h('th', {}, k), h('td', {}, v));
+}
+
+// ---- search
+const search = {
+  async render(el, r) {
+    const p = r.params;
+    const f = {};
+    const field = (name, label, attrs = {}) => {
+      f[name] = h('input', { id: 's-' + name, name, value: p.get(name) || '', ...attrs });
+      return h('div', {}, h('label', { for: 's-' + name }, label), f[name]);
+    };
+    const ranking = h('select', { id: 's-ranking' }, ['auto', 'lexical', 'semantic', 'hybrid'].map((m) => h('option', { value: m, selected: p.get('ranking') === m }, m)));
+    const kind = h('select', { id: 's-kind' }, ['', 'file', 'manual', 'transcript', 'note', 'other'].map((m) => h('option', { value: m, selected: p.get('source_kind') === m }, m || 'any')));
+    const hist = h('input', { type: 'checkbox', id: 's-hist', checked: p.get('include_historical') === 'true' });
+    const expand = h('input', { type: 'checkbox', id: 's-expand', checked: p.get('expand') === 'true' });
+    const results = h('div', { id: 'results' });
+    const form = h('form', { class: 'card', role: 'search', onsubmit: (e) => {
+      e.preventDefault();
+      location.hash = '#/search' + q({ q: f.q.value, ranking: ranking.value, wing: f.wing.value, room: f.room.value, tags: f.tags.value, source_kind: kind.value, as_of: f.as_of.value, include_historical: hist.checked, expand: expand.checked });
+    } },
+    field('q', 'Search', { type: 'search', required: true }),
+    h('div', { class: 'row' }, h('div', {}, h('label', { for: 's-ranking' }, 'Ranking'), ranking), field('wing', 'Wing'), field('room', 'Room'), field('tags', 'Tags (comma-separated)'),
+      h('div', {}, h('label', { for: 's-kind' }, 'Source kind'), kind), field('as_of', 'As of (RFC 3339 or date)')),
+    h('div', { class: 'row' }, h('span', { class: 'check' }, hist, h('label', { for: 's-hist' }, 'include historical')), h('span', { class: 'check' }, expand, h('label', { for: 's-expand' }, 'expand through the graph')), h('button', { type: 'submit' }, 'Search')));
+    el.replaceChildren(h('h1', {}, 'Search'), form, results);
+    if (!p.get('q')) return;
+    try {
+      const res = await get('/api/search' + q(Object.fromEntries(p.entries())));
+      results.replaceChildren(h('p', { class: 'muted' }, `${res.hits.length} hits, ranking ${res.ranking}`),
+        res.hits.length ? res.hits.map(hit) : h('p', { class: 'empty' }, 'Nothing found.'));
+    } catch (e) {
+      results.replaceChildren(errorBox(e));
+    }
+  },
+};
+
+function hit(x) {
+  const s = x.signals || {};
+  const legs = [];
+  if (s.lexical) legs.push(`lexical #${s.lexical.rank} (${s.lexical.score.toFixed(2)}${s.lexical.all_words ? ', every word' : ''})`);
+  if (s.semantic) legs.push(`semantic #${s.semantic.rank} (similarity ${s.semantic.similarity.toFixed(2)})`);
+  if (s.context) legs.push(`context from ${s.context.neighbour.slice(0, 8)} (+${s.context.added.toFixed(2)})`);
+  if (s.graph) legs.push(`graph: ${s.graph.hops} hops, ${s.graph.entities} entities` + (x.via ? ' via ' + x.via.join(', ') : ''));
+  return h('div', { class: 'hit' }, h('div', {}, h('b', {}, x.name || x.id.slice(0, 8)), ' ', h('span', { class: 'muted' }, `score ${Number(x.score).toFixed(3)} · ${legs.join(' · ')}`)),
+    h('div', { class: 'content' }, x.content), tags(x.tags));
+}
+
+// ---- jobs
+const jobs = {
+  async render(el) {
+    const list = (await get('/api/jobs?limit=100')).jobs || [];
+    this.rows = new Map();
+    const body = h('tbody', {}, list.map((j) => this.row(j)));
+    el.replaceChildren(h('h1', {}, 'Jobs'), list.length ? h('table', { id: 'jobs' }, h('thead', {}, h('tr', {}, h('th', {}, 'Kind'), h('th', {}, 'Status'), h('th', {}, 'Progress'), h('th', {}, 'Created'), h('th', {}, 'Actions'))), body)
+      : h('p', { class: 'empty' }, 'No jobs yet: run `loci mine /path` to start one.'), h('div', { id: 'job-detail' }));
+    this.body = body;
+  },
+  row(j) {
+    const p = j.progress || {};
+    const slot = h('span');
+    const button = (label, path) => h('button', { type: 'button', class: 'plain', onclick: () => act(slot, () => post('/api/jobs/' + esc(j.id) + '/' + path), () => this.refresh([j.id])) }, label);
+    const actions = [];
+    if (j.status === 'running' || j.status === 'queued') actions.push(button('Pause', 'pause'), button('Cancel', 'cancel'));
+    if (j.status === 'paused') actions.push(button('Resume', 'resume'), button('Cancel', 'cancel'));
+    if (j.status === 'failed' || j.status === 'cancelled') actions.push(button('Retry', 'retry'));
+    const tr = h('tr', { 'data-job': j.id, 'data-status': j.status },
+      h('td', {}, h('a', { href: '#/jobs/' + esc(j.id), onclick: (e) => { e.preventDefault(); this.detail(j); } }, j.kind)),
+      h('td', {}, j.status),
+      h('td', {}, p.total ? h('progress', { max: p.total, value: p.current || 0, 'aria-label': `${j.kind} progress` }) : null, ` ${p.current || 0}${p.total ? ' / ' + p.total : ''} ${p.message || ''}`),
+      h('td', {}, ago(j.created_at)), h('td', {}, actions, slot));
+    this.rows.set(j.id, tr);
+    return tr;
+  },
+  detail(j) {
+    document.getElementById('job-detail').replaceChildren(h('div', { class: 'card' }, h('h2', {}, `${j.kind} ${j.id}`),
+      j.error ? errorBox({ message: j.error }) : null, h('div', { class: 'content' }, JSON.stringify(j.result || j.input || {}, null, 2))));
+  },
+  async refresh(ids) {
+    for (const id of ids) {
+      try {
+        const j = await get('/api/jobs/' + esc(id));
+        const old = this.rows.get(id);
+        const tr = this.row(j);
+        if (old) old.replaceWith(tr);
+        else if (this.body) this.body.prepend(tr);
+        else jobs.render(document.getElementById('view'));
+      } catch { /* gone */ }
+    }
+  },
+  frames(fs) {
+    if (fs.some((f) => f.kind === 'resync')) return jobs.render(document.getElementById('view'));
+    const ids = [...new Set(fs.filter((f) => f.kind === 'job' && f.id).map((f) => f.id))];
+    if (ids.length) this.refresh(ids);
+  },
+};
+
+// ---- mining: miners and triggers
+const mining = {
+  async render(el) {
+    const [m, t] = await Promise.all([get('/api/miners'), get('/api/triggers')]);
+    const slot = h('div');
+    const btn = (label, path) => h('button', { type: 'button', class: 'plain', onclick: () => act(slot, () => post(path), () => mining.render(el)) }, label);
+    const wh = t.webhook || {};
+    el.replaceChildren(h('h1', {}, 'Mining'), slot,
+      h('div', { class: 'card' }, h('h2', {}, 'Miners'), (m.miners || []).length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Source'), h('th', {}, 'Status'), h('th', {}, 'Next due'), h('th', {}, 'Actions'))),
+        h('tbody', {}, m.miners.map((x) => h('tr', {}, h('td', {}, x.name), h('td', {}, x.source || ''), h('td', {}, x.enabled ? 'enabled' : 'disabled', x.reason ? ' · ' + x.reason : '', x.setup ? ' · setup: ' + x.setup : ''), h('td', {}, x.next_due ? when(x.next_due) : ''),
+          h('td', {}, btn('Run', '/api/miners/' + esc(x.name) + '/run'), x.enabled ? btn('Disable', '/api/miners/' + esc(x.name) + '/disable') : btn('Enable', '/api/miners/' + esc(x.name) + '/enable'))))))
+        : h('p', { class: 'empty' }, 'No miners: add one with `loci miner set` or run `loci mine /path` once.')),
+      h('div', { class: 'card' }, h('h2', {}, 'Triggers'), (t.triggers || []).length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Status'), h('th', {}, 'Next due'), h('th', {}, 'Actions'))),
+        h('tbody', {}, t.triggers.map((x) => h('tr', {}, h('td', {}, x.name), h('td', {}, x.type), h('td', {}, x.enabled ? 'enabled' : 'disabled', x.reason ? ' · ' + x.reason : ''), h('td', {}, x.next_due ? when(x.next_due) : ''),
+          h('td', {}, btn('Fire', '/api/triggers/' + esc(x.name) + '/fire'), x.enabled ? btn('Disable', '/api/triggers/' + esc(x.name) + '/disable') : btn('Enable', '/api/triggers/' + esc(x.name) + '/enable'))))))
+        : h('p', { class: 'empty' }, 'No triggers: file watches, schedules and webhooks are set with `loci trigger set`.'),
+        h('p', {}, 'Webhook endpoint: ', wh.enabled ? h('code', { id: 'webhook-url' }, `http://${wh.bind}:${wh.port}/hooks/<trigger name>`) : h('span', { class: 'muted' }, 'off (webhook.enable)'))));
+  },
+  frames(fs, r) {
+    if (fs.some((f) => ['trigger', 'job', 'resync'].includes(f.kind))) throttle('mining', () => mining.render(document.getElementById('view'), r), 500);
+  },
+};
+
+// ---- graph
+const graph = {
+  async render(el, r) {
+    const p = r.params;
+    const name = h('input', { id: 'g-name', type: 'search', value: p.get('name') || '' });
+    const depth = h('select', { id: 'g-depth' }, [1, 2, 3].map((d) => h('option', { value: d, selected: String(d) === (p.get('depth') || '1') }, d)));
+    const out = h('div');
+    el.replaceChildren(h('h1', {}, 'Graph'), h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); location.hash = '#/graph' + q({ name: name.value, depth: depth.value }); } },
+      h('div', { class: 'row' }, h('div', {}, h('label', { for: 'g-name' }, 'Entity name contains'), name), h('div', {}, h('label', { for: 'g-depth' }, 'Depth'), depth), h('button', { type: 'submit' }, 'Find'))), out);
+    const es = (await get('/api/entities' + q({ name: p.get('name'), limit: 20 }))).entities || [];
+    if (!es.length) return out.replaceChildren(h('p', { class: 'empty' }, 'No entities yet: they come from checkpoints with facts and from the extract job.'));
+    const pick = p.get('entity') || es[0].id;
+    out.replaceChildren(h('ul', {}, es.map((e) => h('li', {}, h('a', { href: '#/graph' + q({ name: p.get('name'), depth: depth.value, entity: e.id }) }, e.name), ` (${e.kind})`))));
+    const g = await get('/api/graph' + q({ entity: pick, depth: depth.value }));
+    const rels = await get('/api/entities/' + esc(pick) + '/relationships').catch(() => ({ relationships: [] }));
+    out.append(drawGraph(g, pick), h('div', { class: 'card' }, h('h2', {}, 'Facts'), (rels.relationships || []).length ? h('ul', {}, rels.relationships.map((f) => h('li', {}, `${f.subject_name || f.subject} ${f.predicate} ${f.object_name || f.object}`, h('span', { class: 'muted' }, ` valid ${when(f.valid_from)} → ${f.valid_to ? when(f.valid_to) : 'now'}`))))
+      : h('p', { class: 'empty' }, 'No open facts.')));
+  },
+};
+
+function drawGraph(g, center) {
+  const nodes = g.nodes || [];
+  const pos = new Map();
+  const n = nodes.length;
+  nodes.forEach((node, i) => {
+    if (node.id === center) pos.set(node.id, [200, 150]);
+    else pos.set(node.id, [200 + 130 * Math.cos((2 * Math.PI * i) / n), 150 + 120 * Math.sin((2 * Math.PI * i) / n)]);
+  });
+  return h('div', { class: 'card' }, h('svg', { class: 'graph', viewBox: '0 0 400 300', width: '100%', height: '320', role: 'img', 'aria-label': `${n} entities, ${(g.edges || []).length} facts${g.truncated ? ' (truncated)' : ''}` },
+    (g.edges || []).map((e) => { const a = pos.get(e.from || e.subject), b = pos.get(e.to || e.object); return a && b ? h('line', { x1: a[0], y1: a[1], x2: b[0], y2: b[1] }, h('title', {}, e.predicate || '')) : null; }),
+    nodes.map((node) => { const [x, y] = pos.get(node.id); return h('g', {}, h('circle', { cx: x, cy: y, r: 7, class: node.id === center ? 'center' : '' }), h('text', { x: x + 9, y: y + 4 }, node.name)); })));
+}
+
+// ---- events
+const events = {
+  log: [],
+  async render(el) {
+    this.list = h('ol', { class: 'frames', reversed: true, id: 'frames' }, this.log.map((f) => h('li', {}, f)));
+    el.replaceChildren(h('h1', {}, 'Events'), h('p', { class: 'muted' }, 'The live stream of /api/events frames, newest first.'), this.list);
+  },
+  frames(fs) {
+    for (const f of fs) {
+      const line = new Date().toLocaleTimeString() + ' ' + JSON.stringify(f);
+      this.log.unshift(line);
+      if (this.list) this.list.prepend(h('li', {}, line));
+    }
+    this.log.length = Math.min(this.log.length, 500);
+    while (this.list && this.list.children.length > 500) this.list.lastChild.remove();
+  },
+};
+
+export const views = { overview, palace, drawer, search, jobs, mining, graph, events };
