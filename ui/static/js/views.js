@@ -127,7 +127,7 @@ async function drawersView(el, wing, room) {
     h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); act(slot, () => post('/api/notes', { wing, room, content: text.value }), () => { text.value = ''; }); } },
       h('label', { for: 'note' }, 'File a note'), text, h('p', {}, h('button', { type: 'submit' }, 'File note')), slot),
     ds.length ? h('div', { id: 'drawers' }, ds.map((d) => h('div', { class: 'hit' },
-      h('a', { href: drawerLink(d, wing, room) }, d.name || d.id.slice(0, 8)), ' ', h('span', { class: 'muted' }, ago(d.created_at), d.valid_to ? ' · superseded' : ''),
+      h('a', { href: drawerLink(d, wing, room) }, d.name || d.id.slice(-8)), ' ', h('span', { class: 'muted' }, ago(d.created_at), d.valid_to ? ' · superseded' : ''),
       h('div', { class: 'content' }, d.preview), tags(d.tags))))
       : h('p', { class: 'empty' }, 'No drawers yet: run `loci mine /path` or file a note above.'));
 }
@@ -145,7 +145,7 @@ const drawer = {
     const slot = h('div');
     const text = h('textarea', { id: 'replacement' }, d.content);
     el.replaceChildren(h('div', { class: 'crumbs' }, h('a', { href: '#/palace' }, 'Palace'), ' › ', h('a', { href: '#/palace/' + esc(wing) }, wing), ' › ', h('a', { href: '#/palace/' + esc(wing) + '/' + esc(room) }, room)),
-      h('h1', {}, d.name || 'Drawer ' + d.id.slice(0, 8)),
+      h('h1', {}, d.name || 'Drawer ' + d.id.slice(-8)),
       h('div', { class: 'card' }, h('div', { class: 'content', id: 'drawer-content' }, d.content), tags(d.tags),
         h('table', {}, h('tbody', {},
           row('id', d.id), row('source', [d.source && d.source.kind, d.source && d.source.uri].filter(Boolean).join(' ')),
@@ -197,7 +197,7 @@ const search = {
     try {
       const res = await get('/api/search' + q(Object.fromEntries(p.entries())));
       results.replaceChildren(h('p', { class: 'muted' }, `${res.hits.length} hits, ranking ${res.ranking}`),
-        res.hits.length ? res.hits.map(hit) : h('p', { class: 'empty' }, 'Nothing found.'));
+        ...(res.hits.length ? res.hits.map(hit) : [h('p', { class: 'empty' }, 'Nothing found.')]));
     } catch (e) {
       results.replaceChildren(errorBox(e));
     }
@@ -209,9 +209,9 @@ function hit(x) {
   const legs = [];
   if (s.lexical) legs.push(`lexical #${s.lexical.rank} (${s.lexical.score.toFixed(2)}${s.lexical.all_words ? ', every word' : ''})`);
   if (s.semantic) legs.push(`semantic #${s.semantic.rank} (similarity ${s.semantic.similarity.toFixed(2)})`);
-  if (s.context) legs.push(`context from ${s.context.neighbour.slice(0, 8)} (+${s.context.added.toFixed(2)})`);
+  if (s.context) legs.push(`context from ${s.context.neighbour.slice(-8)} (+${s.context.added.toFixed(2)})`);
   if (s.graph) legs.push(`graph: ${s.graph.hops} hops, ${s.graph.entities} entities` + (x.via ? ' via ' + x.via.join(', ') : ''));
-  return h('div', { class: 'hit' }, h('div', {}, h('b', {}, x.name || x.id.slice(0, 8)), ' ', h('span', { class: 'muted' }, `score ${Number(x.score).toFixed(3)} · ${legs.join(' · ')}`)),
+  return h('div', { class: 'hit' }, h('div', {}, h('b', {}, x.name || x.id.slice(-8)), ' ', h('span', { class: 'muted' }, `score ${Number(x.score).toFixed(3)} · ${legs.join(' · ')}`)),
     h('div', { class: 'content' }, x.content), tags(x.tags));
 }
 
@@ -223,7 +223,7 @@ const jobs = {
     const body = h('tbody', {}, list.map((j) => this.row(j)));
     el.replaceChildren(h('h1', {}, 'Jobs'), list.length ? h('table', { id: 'jobs' }, h('thead', {}, h('tr', {}, h('th', {}, 'Kind'), h('th', {}, 'Status'), h('th', {}, 'Progress'), h('th', {}, 'Created'), h('th', {}, 'Actions'))), body)
       : h('p', { class: 'empty' }, 'No jobs yet: run `loci mine /path` to start one.'), h('div', { id: 'job-detail' }));
-    this.body = body;
+    this.body = list.length ? body : null; // an empty page is drawn again when a job appears
   },
   row(j) {
     const p = j.progress || {};
@@ -236,7 +236,7 @@ const jobs = {
     const tr = h('tr', { 'data-job': j.id, 'data-status': j.status },
       h('td', {}, h('a', { href: '#/jobs/' + esc(j.id), onclick: (e) => { e.preventDefault(); this.detail(j); } }, j.kind)),
       h('td', {}, j.status),
-      h('td', {}, p.total ? h('progress', { max: p.total, value: p.current || 0, 'aria-label': `${j.kind} progress` }) : null, ` ${p.current || 0}${p.total ? ' / ' + p.total : ''} ${p.message || ''}`),
+      h('td', {}, p.total ? h('progress', { max: p.total, value: p.current || 0, 'aria-label': `${j.kind} progress` }) : null, ' ' + (p.message || `${p.current || 0}${p.total ? ' / ' + p.total : ''}`)),
       h('td', {}, ago(j.created_at)), h('td', {}, actions, slot));
     this.rows.set(j.id, tr);
     return tr;

@@ -1,0 +1,217 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds the browser for the dashboard tests: LOCI_CHROMIUM, else
+// chromium or chromium-browser on PATH.
+func chromium(t *testing.T) string {
+	if p := os.Getenv("LOCI_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium found: the dashboard's browser tests are skipped. Install it with `apt-get install chromium` (.ci/run does), or point LOCI_CHROMIUM at a Chromium binary")
+	return ""
+}
+
+// screens is where the browser tests save a screenshot of each view:
+// LOCI_SCREENSHOTS, else artifacts/screens at the repository's root.
+func screens(t *testing.T) string {
+	dir := os.Getenv("LOCI_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "artifacts", "screens")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(filepath.Join(dir, "failed.png"))
+	return dir
+}
+
+// The dashboard in a real browser against the real binary: sign in with a
+// generated token (a wrong one refused), a note filed elsewhere appears
+// without a reload, search finds it, superseding it shows its history, a
+// mine job's row completes live, a job is paused and resumed from its
+// buttons, read_only refuses a write with the daemon's help text, and the
+// token never reaches localStorage, a cookie or a URL.
+func TestDashboardInABrowser(t *testing.T) {
+	browser := chromium(t)
+	shots := screens(t)
+
+	// Provisioning as the spec has it: a token generated with
+	// authentication off, then required.
+	home, palace := newPalace(t)
+	cfg := filepath.Join(home, "config.toml")
+	// A slow embed job (a pause between batches of two) to pause and resume.
+	err := os.WriteFile(cfg, []byte("[web]\nenable = true\n[embedding]\ndefault = \"test\"\n[embedding.profiles.test]\nprovider = \"hash\"\ndimension = 16\nbatch_size = 2\n"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, home, palace, "LOCI_CONFIG="+cfg)
+	r := d.do("POST", "/api/auth/token", nil)
+	token := get[string](r.body, "token")
+	if r.status != 200 || !strings.HasPrefix(token, "loci_") {
+		t.Fatalf("generate a token: %d %s", r.status, r.raw)
+	}
+	if r := d.do("POST", "/api/shutdown", nil); r.status != 202 {
+		t.Fatalf("shutdown: %s", r.raw)
+	}
+	d.wait(30 * time.Second)
+	d = start(t, home, palace, "LOCI_CONFIG="+cfg, "LOCI_AUTH_ENABLED=true", "LOCI_TEST_EMBED_DELAY=300ms")
+	auth := []string{"Authorization", "Bearer " + token}
+	base := "http://" + d.addr + "/ui/"
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 800))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	// The browser starts with the first Run, bound to that context: this
+	// one, not a step's (whose timeout would close it).
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("starting %s: %v", browser, err)
+	}
+	run := func(what string, actions ...chromedp.Action) {
+		t.Helper()
+		tctx, c := context.WithTimeout(ctx, 30*time.Second)
+		defer c()
+		if err := chromedp.Run(tctx, actions...); err != nil {
+			var buf []byte
+			_ = chromedp.Run(ctx, chromedp.FullScreenshot(&buf, 100))
+			_ = os.WriteFile(filepath.Join(shots, "failed.png"), buf, 0o644)
+			t.Fatalf("%s: %v (screenshot in %s)", what, err, shots)
+		}
+	}
+	shot := func(name string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			var buf []byte
+			if err := chromedp.FullScreenshot(&buf, 100).Do(ctx); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(shots, name+".png"), buf, 0o644)
+		})
+	}
+	waitText := func(js string) chromedp.Action {
+		return chromedp.Poll(js, nil, chromedp.WithPollingTimeout(25*time.Second))
+	}
+
+	// Sign in: a wrong token is refused, the generated one accepted.
+	var msg string
+	run("a wrong token", chromedp.Navigate(base), chromedp.WaitVisible("#login-token", chromedp.ByQuery),
+		chromedp.SendKeys("#login-token", "loci_wrong", chromedp.ByQuery), chromedp.Click(`#login-form button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#login-error", chromedp.ByQuery), chromedp.Text("#login-error", &msg, chromedp.ByQuery), shot("login"))
+	if !strings.Contains(msg, "refused") {
+		t.Fatalf("wrong token: %q", msg)
+	}
+	run("sign in", chromedp.SendKeys("#login-token", token, chromedp.ByQuery), chromedp.Click(`#login-form button[type="submit"]`, chromedp.ByQuery),
+		waitText(`document.querySelector('main h1') && document.querySelector('main h1')?.textContent === 'Overview'`),
+		waitText(`document.getElementById('conn').textContent === 'live'`), shot("overview"))
+
+	// A note filed by someone else appears without a reload.
+	if r := d.do("POST", "/api/wings/work/rooms", map[string]any{"name": "notes"}, auth...); r.status != 201 {
+		t.Fatalf("room: %s", r.raw)
+	}
+	run("the room", chromedp.Navigate(base+"#/palace/work/notes"), waitText(`!!document.getElementById('note')`))
+	if r := d.do("POST", "/api/notes", map[string]any{"wing": "work", "room": "notes", "content": "The kettle in the kitchen is broken again."}, auth...); r.status != 201 {
+		t.Fatalf("note: %s", r.raw)
+	}
+	run("the note appears live", waitText(`document.body.innerText.includes('The kettle in the kitchen is broken again.')`), shot("palace"))
+
+	// Search finds it.
+	run("search", chromedp.Navigate(base+"#/search?q=kettle"),
+		waitText(`document.getElementById('results') && document.getElementById('results').innerText.includes('The kettle in the kitchen')`), shot("search"))
+
+	// Supersede it from its page and see the history.
+	list := d.do("GET", "/api/wings/work/rooms/notes/drawers", nil, auth...)
+	id := get[string](get[[]any](list.body, "drawers")[0].(map[string]any), "id")
+	run("supersede", chromedp.Navigate(base+"#/drawer/work/notes/"+id), chromedp.WaitVisible("#replacement", chromedp.ByQuery),
+		chromedp.SetValue("#replacement", "The kettle in the kitchen was repaired on Monday.", chromedp.ByQuery),
+		chromedp.Evaluate(`window.confirm = () => true`, nil), // the page asks before superseding
+		chromedp.Click(`#replacement ~ .row button[type="submit"]`, chromedp.ByQuery),
+		waitText(`document.querySelectorAll('#history li').length === 2`), shot("drawer"))
+
+	// A mine job's row completes live on the jobs page.
+	dir := t.TempDir()
+	for i := range 3 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("doc%d.md", i)), []byte(fmt.Sprintf("# Doc %d\n\nThe harbour of town %d at dawn.\n", i, i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("the jobs page", chromedp.Navigate(base+"#/jobs"), waitText(`document.querySelector('main h1')?.textContent === 'Jobs'`))
+	m := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "path": dir}, auth...)
+	if m.status != 202 {
+		t.Fatalf("mine: %s", m.raw)
+	}
+	run("the mine job completes live", waitText(fmt.Sprintf(`!!document.querySelector('tr[data-job=%q][data-status="completed"]')`, get[string](m.body, "id"))), shot("jobs"))
+
+	// Pause and resume a running job from its buttons: the embed job of
+	// forty new drawers, two at a time.
+	for i := range 40 {
+		if r := d.do("POST", "/api/notes", map[string]any{"wing": "work", "room": "bulk", "content": fmt.Sprintf("Bulk note %d about lamp %d.", i, i*7)}, auth...); r.status != 201 {
+			t.Fatalf("bulk: %s", r.raw)
+		}
+	}
+	var embedID string
+	eventually(t, 20*time.Second, "a running embed job", func() bool {
+		jobs := get[[]any](d.do("GET", "/api/jobs?kind=embed&status=running", nil, auth...).body, "jobs")
+		if len(jobs) > 0 {
+			embedID = get[string](jobs[0].(map[string]any), "id")
+		}
+		return embedID != ""
+	})
+	row := fmt.Sprintf(`tr[data-job=%q]`, embedID)
+	run("pause", waitText(fmt.Sprintf(`!!document.querySelector('%s[data-status="running"] button')`, row)),
+		chromedp.Click(row+` button`, chromedp.ByQuery),
+		waitText(fmt.Sprintf(`!!document.querySelector('%s[data-status="paused"]')`, row)))
+	run("resume", chromedp.Click(row+` button`, chromedp.ByQuery),
+		waitText(fmt.Sprintf(`!!document.querySelector('%s[data-status="completed"]')`, row)))
+
+	// read_only: a write is refused with the daemon's help text.
+	run("read_only", chromedp.SetValue("#mode", "read_only", chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById('mode').dispatchEvent(new Event('change'))`, nil),
+		chromedp.Navigate(base+"#/palace/work/notes"), chromedp.WaitVisible("#note", chromedp.ByQuery),
+		chromedp.SetValue("#note", "A write in read_only mode.", chromedp.ByQuery),
+		chromedp.Click(`#note ~ p button[type="submit"]`, chromedp.ByQuery),
+		waitText(`!!document.querySelector('.error .help') && document.querySelector('.error .help').textContent.length > 0`), shot("read-only"))
+	if r := d.do("GET", "/api/wings/work/rooms/notes/drawers", nil, auth...); strings.Contains(r.raw, "A write in read_only mode.") {
+		t.Fatalf("the refused write was stored: %s", r.raw)
+	}
+
+	// The other views render.
+	run("mining", chromedp.SetValue("#mode", "full", chromedp.ByQuery), chromedp.Evaluate(`document.getElementById('mode').dispatchEvent(new Event('change'))`, nil),
+		chromedp.Navigate(base+"#/mining"), waitText(`document.querySelector('main h1')?.textContent === 'Mining'`), shot("mining"))
+	run("graph", chromedp.Navigate(base+"#/graph"), waitText(`document.querySelector('main h1')?.textContent === 'Graph'`), shot("graph"))
+	run("events", chromedp.Navigate(base+"#/events"), waitText(`document.querySelectorAll('#frames li').length > 0`), shot("events"))
+
+	// The token is in sessionStorage only: never localStorage, a cookie or
+	// a URL the page asked for.
+	var leaks string
+	run("where the token is", chromedp.Evaluate(fmt.Sprintf(`(() => {
+		const t = %q, out = [];
+		if (JSON.stringify(localStorage).includes(t)) out.push('localStorage');
+		if (document.cookie.includes(t)) out.push('cookie');
+		if (location.href.includes(t)) out.push('location');
+		for (const e of performance.getEntries()) if (e.name.includes(t)) out.push('url ' + e.name);
+		if (sessionStorage.getItem('loci.token') !== t) out.push('not in sessionStorage');
+		return out.join(', ');
+	})()`, token), &leaks))
+	if leaks != "" {
+		t.Fatalf("the token leaked: %s", leaks)
+	}
+	t.Logf("screenshots in %s", shots)
+}
