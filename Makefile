@@ -29,6 +29,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) test -run '^$$' -bench HNSW100k -benchtime 1000x -count 1 -timeout 60m ./index/vector
 	$(GO) run ./cmd/locibench -bin ./$(BIN)
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only static
+	$(GO) run ./cmd/locibench -bin ./$(BIN) -only dashboard
 	$(MAKE) bench-quality
 	$(MAKE) bench-million
 

@@ -57,3 +57,14 @@ export function q(params) {
 }
 
 export const esc = (s) => encodeURIComponent(s);
+
+// status is GET /api/status, shared by callers within half a second (the
+// sign-in check and the overview of the same start read it once).
+let last = null;
+export function status() {
+  if (last && performance.now() - last.at < 500) return last.p;
+  const p = get('/api/status');
+  last = { at: performance.now(), p };
+  p.catch(() => { last = null; });
+  return p;
+}

@@ -1,6 +1,6 @@
 // The views, one per route: render(el, route) draws it; frames(batch,
 // route), when present, updates it from live events.
-import { get, post, del, q, esc } from './api.js';
+import { get, post, del, q, esc, status } from './api.js';
 import { h, errorBox, when, ago, duration } from './dom.js';
 
 // act runs a write and shows its error (with the daemon's help) in place.
@@ -19,7 +19,7 @@ const drawerLink = (d, wing, room) => '#/drawer/' + esc(wing) + '/' + esc(room) 
 // ---- overview
 const overview = {
   async render(el) {
-    const [st, jobs] = await Promise.all([get('/api/status'), get('/api/jobs' + q({ status: 'running', limit: 20 }))]);
+    const [st, jobs] = await Promise.all([status(), get('/api/jobs' + q({ status: 'running', limit: 20 }))]);
     const c = st.counts || {};
     const ix = st.indexes || {};
     const vectors = Object.entries(ix.vectors || {}).map(([n, v]) => h('li', {}, `vectors ${n}: ${v.drawers} drawers, ${v.behind ? v.behind + ' changes behind' : 'caught up'}`));
@@ -245,17 +245,36 @@ const jobs = {
     document.getElementById('job-detail').replaceChildren(h('div', { class: 'card' }, h('h2', {}, `${j.kind} ${j.id}`),
       j.error ? errorBox({ message: j.error }) : null, h('div', { class: 'content' }, JSON.stringify(j.result || j.input || {}, null, 2))));
   },
+  // refresh re-reads jobs; a job already being read is read once more
+  // after, not once per frame that named it.
   async refresh(ids) {
+    this.busy = this.busy || new Map();
     for (const id of ids) {
-      try {
-        const j = await get('/api/jobs/' + esc(id));
-        const old = this.rows.get(id);
-        const tr = this.row(j);
-        if (old) old.replaceWith(tr);
-        else if (this.body) this.body.prepend(tr);
-        else jobs.render(document.getElementById('view'));
-      } catch { /* gone */ }
+      if (this.busy.has(id)) {
+        this.busy.set(id, true);
+        continue;
+      }
+      this.busy.set(id, false);
+      this.read(id);
     }
+  },
+  async read(id) {
+    for (;;) {
+      await this.readOne(id);
+      if (!this.busy.get(id)) break;
+      this.busy.set(id, false);
+    }
+    this.busy.delete(id);
+  },
+  async readOne(id) {
+    try {
+      const j = await get('/api/jobs/' + esc(id));
+      const old = this.rows.get(id);
+      const tr = this.row(j);
+      if (old) old.replaceWith(tr);
+      else if (this.body) this.body.prepend(tr);
+      else await jobs.render(document.getElementById('view'));
+    } catch { /* gone */ }
   },
   frames(fs) {
     if (fs.some((f) => f.kind === 'resync')) return jobs.render(document.getElementById('view'));
@@ -320,22 +339,28 @@ function drawGraph(g, center) {
     nodes.map((node) => { const [x, y] = pos.get(node.id); return h('g', {}, h('circle', { cx: x, cy: y, r: 7, class: node.id === center ? 'center' : '' }), h('text', { x: x + 9, y: y + 4 }, node.name)); })));
 }
 
-// ---- events
+// ---- events: the frames are kept raw (a ring of 500) and written out
+// only while the view is shown.
 const events = {
   log: [],
+  shown: false,
   async render(el) {
-    this.list = h('ol', { class: 'frames', reversed: true, id: 'frames' }, this.log.map((f) => h('li', {}, f)));
+    this.shown = true;
+    this.list = h('ol', { class: 'frames', reversed: true, id: 'frames' }, this.log.slice().reverse().map(line));
     el.replaceChildren(h('h1', {}, 'Events'), h('p', { class: 'muted' }, 'The live stream of /api/events frames, newest first.'), this.list);
   },
-  frames(fs) {
-    for (const f of fs) {
-      const line = new Date().toLocaleTimeString() + ' ' + JSON.stringify(f);
-      this.log.unshift(line);
-      if (this.list) this.list.prepend(h('li', {}, line));
-    }
-    this.log.length = Math.min(this.log.length, 500);
-    while (this.list && this.list.children.length > 500) this.list.lastChild.remove();
+  frames(fs, r) {
+    const at = Date.now();
+    for (const f of fs) this.log.push([at, f]);
+    if (this.log.length > 500) this.log.splice(0, this.log.length - 500);
+    if (!r || r.name !== 'events' || !this.list) return;
+    for (const x of fs.slice(-500)) this.list.prepend(line([at, x]));
+    while (this.list.children.length > 500) this.list.lastChild.remove();
   },
 };
+
+function line([at, f]) {
+  return h('li', {}, new Date(at).toLocaleTimeString() + ' ' + JSON.stringify(f));
+}
 
 export const views = { overview, palace, drawer, search, jobs, mining, graph, events };
