@@ -270,7 +270,11 @@ const jobs = {
     try {
       const j = await get('/api/jobs/' + esc(id));
       const old = this.rows.get(id);
+      // A row is drawn again only when what it shows changed.
+      const shown = JSON.stringify([j.status, j.progress]);
+      if (old && old.dataset.shown === shown) return;
       const tr = this.row(j);
+      tr.dataset.shown = shown;
       if (old) old.replaceWith(tr);
       else if (this.body) this.body.prepend(tr);
       else await jobs.render(document.getElementById('view'));
