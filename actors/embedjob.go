@@ -11,6 +11,10 @@ import (
 // (actors/kinds registers it).
 const embedKind = "embed"
 
+// EmbedReport is an embed job's result as the runtime reads it: one that
+// embedded something is followed by another check for missing vectors.
+type EmbedReport interface{ EmbeddedCount() int }
+
 // embedBackoff is how long after a failed embed job no automatic one is
 // queued.
 const embedBackoff = 5 * time.Minute

@@ -560,6 +560,11 @@ func (r *Run) conclude(result any, err error) {
 			// New drawers: fill their vectors.
 			r.jobs.EnsureEmbed(context.Background())
 		}
+		if e, ok := result.(EmbedReport); ok && e.EmbeddedCount() > 0 {
+			// Drawers filed while it ran were not in its list, and the
+			// settle that noticed them found it still pending.
+			r.jobs.EnsureEmbed(context.Background())
+		}
 		if r.Job.Kind == "mine" && r.jobs.AfterMine != nil {
 			r.jobs.AfterMine(context.Background())
 		}

@@ -23,6 +23,9 @@ type EmbedResult struct {
 	Embedded int    `json:"embedded"`
 }
 
+// EmbeddedCount implements actors.EmbedReport.
+func (r EmbedResult) EmbeddedCount() int { return r.Embedded }
+
 // embedParams are an embed submission's fields.
 type embedParams struct {
 	Wing string `json:"wing,omitempty" jsonschema:"only this wing (name or UUID)"`

@@ -71,7 +71,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Fatalf("shutdown: %s", r.raw)
 	}
 	d.wait(30 * time.Second)
-	d = start(t, home, palace, "LOCI_CONFIG="+cfg, "LOCI_AUTH_ENABLED=true", "LOCI_TEST_EMBED_DELAY=300ms")
+	d = start(t, home, palace, "LOCI_CONFIG="+cfg, "LOCI_AUTH_ENABLED=true", "LOCI_TEST_EMBED_DELAY=600ms")
 	auth := []string{"Authorization", "Bearer " + token}
 	base := "http://" + d.addr + "/ui/"
 
@@ -166,11 +166,22 @@ func TestDashboardInABrowser(t *testing.T) {
 			t.Fatalf("bulk: %s", r.raw)
 		}
 	}
+	// A running embed job with at least ten drawers (five batches, three
+	// seconds) still to embed: time for the page to show it and the click.
 	var embedID string
-	eventually(t, 20*time.Second, "a running embed job", func() bool {
-		jobs := get[[]any](d.do("GET", "/api/jobs?kind=embed&status=running", nil, auth...).body, "jobs")
-		if len(jobs) > 0 {
-			embedID = get[string](jobs[0].(map[string]any), "id")
+	var seen []string
+	defer func() {
+		if embedID == "" {
+			t.Logf("embed jobs seen: %v\n%s", seen, d.do("GET", "/api/jobs?kind=embed", nil, auth...).raw)
+		}
+	}()
+	eventually(t, 30*time.Second, "a running embed job with work left", func() bool {
+		for _, j := range get[[]any](d.do("GET", "/api/jobs?kind=embed&status=running", nil, auth...).body, "jobs") {
+			seen = append(seen, fmt.Sprint(j.(map[string]any)["progress"]))
+			job := j.(map[string]any)
+			if get[float64](job, "progress", "total")-get[float64](job, "progress", "current") >= 10 {
+				embedID = get[string](job, "id")
+			}
 		}
 		return embedID != ""
 	})

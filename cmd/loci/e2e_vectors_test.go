@@ -495,3 +495,30 @@ func TestFirstStartEmbedsAnOlderPalace(t *testing.T) {
 		t.Fatalf("after the first start's embedding: %s", r.raw)
 	}
 }
+
+// Drawers filed while an embed job runs are embedded too: the job's list
+// was made before them, and the settle that noticed them found it still
+// pending, so its completion looks again.
+func TestDrawersFiledDuringAnEmbedJobAreEmbedded(t *testing.T) {
+	home, palace := newPalace(t)
+	// A pause after each batch longer than the follower's settle tick.
+	d := start(t, home, palace, withHashProfile(t, home), "LOCI_TEST_EMBED_DELAY=2500ms")
+	file := func(i int) {
+		if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": fmt.Sprintf("Drawer %d about kettles and lamps %d.", i, i*17)}); r.status != 201 {
+			t.Fatalf("file: %s", r.raw)
+		}
+	}
+	for i := range 6 {
+		file(i)
+	}
+	eventually(t, 20*time.Second, "a running embed job", func() bool {
+		return len(get[[]any](d.do("GET", "/api/jobs?kind=embed&status=running", nil).body, "jobs")) > 0
+	})
+	for i := 6; i < 10; i++ {
+		file(i)
+	}
+	eventually(t, 30*time.Second, "all ten drawers embedded", func() bool {
+		out, _, _ := d.cli("", "status")
+		return strings.Contains(out, "vectors test 10 drawers, caught up")
+	})
+}

@@ -236,7 +236,7 @@ const jobs = {
     const tr = h('tr', { 'data-job': j.id, 'data-status': j.status },
       h('td', {}, h('a', { href: '#/jobs/' + esc(j.id), onclick: (e) => { e.preventDefault(); this.detail(j); } }, j.kind)),
       h('td', {}, j.status),
-      h('td', {}, p.total ? h('progress', { max: p.total, value: p.current || 0, 'aria-label': `${j.kind} progress` }) : null, ' ' + (p.message || `${p.current || 0}${p.total ? ' / ' + p.total : ''}`)),
+      h('td', {}, p.total ? h('progress', { max: p.total, value: p.current || 0, 'aria-label': `${j.kind} progress` }) : null, ' ' + (/\d/.test(p.message || '') ? p.message : `${p.current || 0}${p.total ? ' / ' + p.total : ''} ${p.message || ''}`)),
       h('td', {}, ago(j.created_at)), h('td', {}, actions, slot));
     this.rows.set(j.id, tr);
     return tr;
