@@ -203,9 +203,38 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Fatalf("the refused write was stored: %s", r.raw)
 	}
 
+	// Create a wing from the page; delete a drawer with its confirmation.
+	run("create a wing", chromedp.SetValue("#mode", "full", chromedp.ByQuery), chromedp.Evaluate(`document.getElementById('mode').dispatchEvent(new Event('change'))`, nil),
+		chromedp.Navigate(base+"#/palace"), chromedp.WaitVisible("#new-wing", chromedp.ByQuery),
+		chromedp.SetValue("#new-wing", "garden", chromedp.ByQuery), chromedp.Click(`#new-wing ~ p button[type="submit"]`, chromedp.ByQuery),
+		waitText(`!!document.querySelector('a[href="#/palace/garden"]')`))
+	if r := d.do("GET", "/api/wings/garden", nil, auth...); r.status != 200 {
+		t.Fatalf("the wing made from the page: %s", r.raw)
+	}
+	bulk := get[[]any](d.do("GET", "/api/wings/work/rooms/bulk/drawers?limit=1", nil, auth...).body, "drawers")[0].(map[string]any)
+	run("delete a drawer", chromedp.Navigate(base+"#/drawer/work/bulk/"+get[string](bulk, "id")), chromedp.WaitVisible("#replacement", chromedp.ByQuery),
+		chromedp.Evaluate(`window.confirm = () => true`, nil), chromedp.Click(`button.danger`, chromedp.ByQuery),
+		waitText(`location.hash === '#/palace/work/bulk'`))
+	if r := d.do("GET", "/api/drawers/"+get[string](bulk, "id")+"/history", nil, auth...); r.status != 404 {
+		t.Fatalf("the deleted drawer: %d %s", r.status, r.raw)
+	}
+
+	// Keyboard: Tab from the page start reaches the views' links in order.
+	var focused string
+	run("keyboard", chromedp.Navigate(base+"#/overview"), waitText(`document.querySelector('main h1')?.textContent === 'Overview'`),
+		chromedp.Evaluate(`document.activeElement.blur()`, nil),
+		chromedp.KeyEvent("\t"), chromedp.KeyEvent("\t"),
+		chromedp.Evaluate(`document.activeElement.textContent`, &focused))
+	if focused != "Overview" {
+		t.Fatalf("the second Tab should reach the Overview link, reached %q", focused)
+	}
+
+	// A narrow window.
+	run("narrow", chromedp.EmulateViewport(420, 860), chromedp.Navigate(base+"#/palace/work/notes"),
+		chromedp.WaitVisible("#note", chromedp.ByQuery), shot("narrow"), chromedp.EmulateViewport(1280, 800))
+
 	// The other views render.
-	run("mining", chromedp.SetValue("#mode", "full", chromedp.ByQuery), chromedp.Evaluate(`document.getElementById('mode').dispatchEvent(new Event('change'))`, nil),
-		chromedp.Navigate(base+"#/mining"), waitText(`document.querySelector('main h1')?.textContent === 'Mining'`), shot("mining"))
+	run("mining", chromedp.Navigate(base+"#/mining"), waitText(`document.querySelector('main h1')?.textContent === 'Mining'`), shot("mining"))
 	run("graph", chromedp.Navigate(base+"#/graph"), waitText(`document.querySelector('main h1')?.textContent === 'Graph'`), shot("graph"))
 	run("events", chromedp.Navigate(base+"#/events"), waitText(`document.querySelectorAll('#frames li').length > 0`), shot("events"))
 
