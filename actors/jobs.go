@@ -560,10 +560,16 @@ func (r *Run) conclude(result any, err error) {
 			// New drawers: fill their vectors.
 			r.jobs.EnsureEmbed(context.Background())
 		}
-		if e, ok := result.(EmbedReport); ok && e.EmbeddedCount() > 0 {
+		if e, ok := result.(EmbedReport); ok && e.EmbeddedCount() > 0 && r.jobs.Vectors != nil {
 			// Drawers filed while it ran were not in its list, and the
-			// settle that noticed them found it still pending.
-			r.jobs.EnsureEmbed(context.Background())
+			// settle that noticed them found it still pending. The index
+			// first takes the vectors the job stored (else it looks short
+			// of them and an empty job follows).
+			ctx := context.Background()
+			var last uint64
+			_ = r.jobs.DB.View(ctx, func(rd store.Reader) error { last, _ = rd.LastSeq(); return nil })
+			r.jobs.Vectors.Sync(ctx, last, 2*time.Second)
+			r.jobs.EnsureEmbed(ctx)
 		}
 		if r.Job.Kind == "mine" && r.jobs.AfterMine != nil {
 			r.jobs.AfterMine(context.Background())
