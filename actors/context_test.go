@@ -3,15 +3,11 @@ package actors
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/loci-dev/loci/index/embed"
-	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/badgerdb"
 	"github.com/loci-dev/loci/store/config"
 )
 
@@ -21,18 +17,8 @@ import (
 // no hit is lifted; and a drawer of another source (another mined file)
 // never lends its context.
 func TestAutoRankingScoresWithContext(t *testing.T) {
-	dir := t.TempDir()
-	log := slog.New(slog.DiscardHandler)
-	db, err := badgerdb.Open(filepath.Join(dir, "p"), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lex, err := lexical.Open(filepath.Join(dir, "lex"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := Start(db, log, slog.LevelInfo)
-	ix := NewIndexer(db, lex, log)
+	st := newSearchStack(t)
+	db, sys, ix, log := st.db, st.sys, st.ix, st.log
 	cfg := config.Default(func(string) (string, bool) { return "", false })
 	profiles, err := embed.Open(cfg.Embedding)
 	if err != nil {
@@ -40,16 +26,9 @@ func TestAutoRankingScoresWithContext(t *testing.T) {
 	}
 	embed.SetDocFreqs(profiles, ix)
 	vec := NewVectors(db, sys, profiles, config.StaticProfile, log, VectorOptions{})
-	sys.OnCommit(func() { ix.Kick(); vec.Kick() })
-	ix.Start()
+	st.kicks = append(st.kicks, vec.Kick)
 	vec.Start(nil)
-	defer func() {
-		vec.Stop(context.Background())
-		ix.Stop(context.Background())
-		sys.Stop(context.Background())
-		lex.Close()
-		db.Close()
-	}()
+	t.Cleanup(func() { vec.Stop(context.Background()) }) // before the stack's
 	p := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	ctx := context.Background()
 	file := func(room, uri, content string) *store.Drawer {

@@ -3,9 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -13,9 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/loci-dev/loci/graph"
-	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/badgerdb"
 	"github.com/loci-dev/loci/store/markov"
 )
 
@@ -23,33 +19,15 @@ import (
 // 100,000 drawers that mention 5,000 entities (two each) linked by 20,000
 // open facts: p50 and p99 of the same queries with and without expand.
 func BenchmarkExpand100k(b *testing.B) {
-	dir := b.TempDir()
-	log := slog.New(slog.DiscardHandler)
-	db, err := badgerdb.Open(filepath.Join(dir, "p"), log)
-	if err != nil {
-		b.Fatal(err)
-	}
-	lex, err := lexical.Open(filepath.Join(dir, "lex"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	sys := Start(db, log, slog.LevelInfo)
-	ix := NewIndexer(db, lex, log)
-	sys.OnCommit(ix.Kick)
-	ix.Start()
-	defer func() {
-		ix.Stop(context.Background())
-		sys.Stop(context.Background())
-		lex.Close()
-		db.Close()
-	}()
+	st := newSearchStack(b)
+	db, ix, log := st.db, st.ix, st.log
 	r := rand.New(rand.NewPCG(8, 9))
 	text := markov.NewText()
 	const drawers, entities, facts = 100000, 5000, 20000
 	now := time.Now().UTC()
 	ents := make([]string, entities)
 	for start := 0; start < entities; start += 250 {
-		err = db.Update(context.Background(), func(tx store.Tx) error {
+		err := db.Update(context.Background(), func(tx store.Tx) error {
 			for i := start; i < start+250; i++ {
 				ents[i] = uuid.NewString()
 				name := fmt.Sprintf("Person %05d", i)
@@ -89,7 +67,7 @@ func BenchmarkExpand100k(b *testing.B) {
 		}
 	}
 	for range 4 {
-		err = db.Update(context.Background(), func(tx store.Tx) error {
+		err := db.Update(context.Background(), func(tx store.Tx) error {
 			for range facts / 4 {
 				rel := &store.Relationship{ID: uuid.NewString(), Subject: ents[r.IntN(entities)], Predicate: "knows", Object: ents[r.IntN(entities)],
 					Confidence: 1, ValidFrom: now.Add(-time.Hour), RecordedAt: now.Add(-time.Hour)}

@@ -124,29 +124,52 @@ func (r readCountingReader) DrawersByID(ids []string) ([]*store.Drawer, error) {
 	return r.Reader.DrawersByID(ids)
 }
 
+// searchStack is what a search runs on in these tests: a real store, the
+// writer, the lexical index and its follower, stopped at cleanup. Commits
+// kick the follower and whatever is added to kicks before the first write.
+type searchStack struct {
+	db    *badgerdb.DB
+	lex   *lexical.Index
+	sys   *System
+	ix    *Indexer
+	log   *slog.Logger
+	kicks []func()
+}
+
+func newSearchStack(tb testing.TB) *searchStack {
+	tb.Helper()
+	dir := tb.TempDir()
+	st := &searchStack{log: slog.New(slog.DiscardHandler)}
+	var err error
+	if st.db, err = badgerdb.Open(filepath.Join(dir, "p"), st.log); err != nil {
+		tb.Fatal(err)
+	}
+	if st.lex, err = lexical.Open(filepath.Join(dir, "lex")); err != nil {
+		tb.Fatal(err)
+	}
+	st.sys = Start(st.db, st.log, slog.LevelInfo)
+	st.ix = NewIndexer(st.db, st.lex, st.log)
+	st.kicks = []func(){st.ix.Kick}
+	st.sys.OnCommit(func() {
+		for _, k := range st.kicks {
+			k()
+		}
+	})
+	st.ix.Start()
+	tb.Cleanup(func() {
+		st.ix.Stop(context.Background())
+		st.sys.Stop(context.Background())
+		st.lex.Close()
+		st.db.Close()
+	})
+	return st
+}
+
 // A search reads its candidates' drawers a window at a time, not one read
 // per candidate: a page of ten from forty matches is one read.
 func TestSearchReadsCandidatesInBatches(t *testing.T) {
-	dir := t.TempDir()
-	log := slog.New(slog.DiscardHandler)
-	db, err := badgerdb.Open(filepath.Join(dir, "p"), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lex, err := lexical.Open(filepath.Join(dir, "lex"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := Start(db, log, slog.LevelInfo)
-	ix := NewIndexer(db, lex, log)
-	sys.OnCommit(ix.Kick)
-	ix.Start()
-	defer func() {
-		ix.Stop(context.Background())
-		sys.Stop(context.Background())
-		lex.Close()
-		db.Close()
-	}()
+	st := newSearchStack(t)
+	db, sys, ix, log := st.db, st.sys, st.ix, st.log
 	p := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	for i := range 40 {
 		if _, err := p.CreateDrawer(context.Background(), store.NewDrawer{Wing: "w", Room: "r",

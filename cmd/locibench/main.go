@@ -370,22 +370,10 @@ func vectors(bin, dir string, fill, clients int) error {
 		if err != nil {
 			return err
 		}
-		var out struct {
-			Jobs []struct {
-				StartedAt  time.Time `json:"started_at"`
-				FinishedAt time.Time `json:"finished_at"`
-				Result     struct {
-					Embedded int `json:"embedded"`
-				} `json:"result"`
-			} `json:"jobs"`
-		}
+		var out embedJobs
 		json.NewDecoder(resp.Body).Decode(&out)
 		resp.Body.Close()
-		n, busy := 0, time.Duration(0)
-		for _, j := range out.Jobs {
-			n += j.Result.Embedded
-			busy += j.FinishedAt.Sub(j.StartedAt)
-		}
+		n, busy := out.total()
 		if n >= fill {
 			// The embed job's own pace: provider, vector writes, with the
 			// daemon filing drawers and building the graph alongside.

@@ -69,23 +69,11 @@ func staticBench(bin, dir string, fill, clients int) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	fmt.Printf("static: %d drawers filed in %s; all semantically searchable %s after the last was filed\n", fill, filed.Round(time.Second), time.Since(t1).Round(100*time.Millisecond))
-	var jobs struct {
-		Jobs []struct {
-			StartedAt  time.Time `json:"started_at"`
-			FinishedAt time.Time `json:"finished_at"`
-			Result     struct {
-				Embedded int `json:"embedded"`
-			} `json:"result"`
-		} `json:"jobs"`
-	}
+	var jobs embedJobs
 	if err := getJSON(d.addr, "/api/jobs?kind=embed&status=completed&limit=200", &jobs); err != nil {
 		return err
 	}
-	n, busy := 0, time.Duration(0)
-	for _, j := range jobs.Jobs {
-		n += j.Result.Embedded
-		busy += j.FinishedAt.Sub(j.StartedAt)
-	}
+	n, busy := jobs.total()
 	fmt.Printf("static: embed jobs embedded and stored %d drawers in %d jobs, %.0f drawers/s while running\n", n, len(jobs.Jobs), float64(n)/busy.Seconds())
 	if w := idle(d.cmd.Process.Pid, 5*time.Minute); w > 0 {
 		fmt.Printf("static: the daemon's background work took %s more\n", w.Round(time.Second))
@@ -158,6 +146,26 @@ func searchLatencies(d *daemon, fill int, r *rand.Rand) error {
 			ranking, fill, pct(lat, 0.5).Round(time.Microsecond), pct(lat, 0.99).Round(time.Microsecond))
 	}
 	return nil
+}
+
+// embedJobs is a list of embed jobs as GET /api/jobs gives it.
+type embedJobs struct {
+	Jobs []struct {
+		StartedAt  time.Time `json:"started_at"`
+		FinishedAt time.Time `json:"finished_at"`
+		Result     struct {
+			Embedded int `json:"embedded"`
+		} `json:"result"`
+	} `json:"jobs"`
+}
+
+// total is the drawers the jobs embedded and the time they ran.
+func (e embedJobs) total() (n int, busy time.Duration) {
+	for _, j := range e.Jobs {
+		n += j.Result.Embedded
+		busy += j.FinishedAt.Sub(j.StartedAt)
+	}
+	return n, busy
 }
 
 // getJSON GETs path and decodes the answer into out (nil: discard).
