@@ -215,29 +215,50 @@ function hit(x) {
     h('div', { class: 'content' }, x.content), tags(x.tags));
 }
 
-// ---- jobs
+// ---- jobs: the newest 100 (of a status and kind, when chosen). Job
+// frames mark the list stale; it is read again once per animation frame
+// at most and never twice at once, so a thousand frames a second cost one
+// read per round trip, and a row is drawn again only when it changed.
+const JOB_PAGE = 100;
 const jobs = {
-  async render(el) {
-    const list = (await get('/api/jobs?limit=100')).jobs || [];
+  async render(el, r) {
+    const p = (r && r.params) || new URLSearchParams();
+    this.filter = { status: p.get('status') || '', kind: p.get('kind') || '' };
+    const list = await this.list();
     this.rows = new Map();
-    const body = h('tbody', {}, list.map((j) => this.row(j)));
-    el.replaceChildren(h('h1', {}, 'Jobs'), list.length ? h('table', { id: 'jobs' }, h('thead', {}, h('tr', {}, h('th', {}, 'Kind'), h('th', {}, 'Status'), h('th', {}, 'Progress'), h('th', {}, 'Created'), h('th', {}, 'Actions'))), body)
-      : h('p', { class: 'empty' }, 'No jobs yet: run `loci mine /path` to start one.'), h('div', { id: 'job-detail' }));
-    this.body = list.length ? body : null; // an empty page is drawn again when a job appears
+    const st = h('select', { id: 'j-status' }, ['', 'queued', 'running', 'paused', 'completed', 'failed', 'cancelled'].map((x) => h('option', { value: x, selected: x === this.filter.status }, x || 'any')));
+    const kind = h('input', { id: 'j-kind', type: 'search', value: this.filter.kind, list: 'j-kinds', placeholder: 'any' });
+    const form = h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); location.hash = '#/jobs' + q({ status: st.value, kind: kind.value.trim() }); } },
+      h('div', { class: 'row' }, h('div', {}, h('label', { for: 'j-status' }, 'Status'), st), h('div', {}, h('label', { for: 'j-kind' }, 'Kind'), kind,
+        h('datalist', { id: 'j-kinds' }, [...new Set(['mine', 'extract', 'embed', 'checkpoint', 'audit', 'repair', ...list.map((j) => j.kind)])].map((k) => h('option', { value: k })))),
+        h('button', { type: 'submit' }, 'Show')));
+    this.body = h('tbody', {}, list.map((j) => this.row(j)));
+    this.more = h('p', { class: 'muted', id: 'jobs-more' });
+    el.replaceChildren(h('h1', {}, 'Jobs'), form, list.length ? h('table', { id: 'jobs' }, h('thead', {}, h('tr', {}, h('th', {}, 'Kind'), h('th', {}, 'Status'), h('th', {}, 'Progress'), h('th', {}, 'Created'), h('th', {}, 'Actions'))), this.body)
+      : h('p', { class: 'empty' }, this.filter.status || this.filter.kind ? 'No job matches.' : 'No jobs yet: run `loci mine /path` to start one.'), this.more, h('div', { id: 'job-detail' }));
+    this.counted(list);
+    if (!list.length) this.body = null; // an empty page is drawn again when a job appears
+  },
+  list() {
+    return get('/api/jobs' + q({ limit: JOB_PAGE, status: this.filter.status, kind: this.filter.kind })).then((x) => x.jobs || []);
+  },
+  counted(list) {
+    if (this.more) this.more.textContent = list.length >= JOB_PAGE ? `The newest ${JOB_PAGE} are shown: choose a status or kind to find older ones.` : '';
   },
   row(j) {
     const p = j.progress || {};
     const slot = h('span');
-    const button = (label, path) => h('button', { type: 'button', class: 'plain', onclick: () => act(slot, () => post('/api/jobs/' + esc(j.id) + '/' + path), () => this.refresh([j.id])) }, label);
+    const button = (label, path) => h('button', { type: 'button', class: 'plain', onclick: () => act(slot, () => post('/api/jobs/' + esc(j.id) + '/' + path), () => this.refresh()) }, label);
     const actions = [];
     if (j.status === 'running' || j.status === 'queued') actions.push(button('Pause', 'pause'), button('Cancel', 'cancel'));
     if (j.status === 'paused') actions.push(button('Resume', 'resume'), button('Cancel', 'cancel'));
     if (j.status === 'failed' || j.status === 'cancelled') actions.push(button('Retry', 'retry'));
     const tr = h('tr', { 'data-job': j.id, 'data-status': j.status },
-      h('td', {}, h('a', { href: '#/jobs/' + esc(j.id), onclick: (e) => { e.preventDefault(); this.detail(j); } }, j.kind)),
+      h('td', {}, h('a', { href: '#/jobs', onclick: (e) => { e.preventDefault(); this.detail(j); } }, j.kind)),
       h('td', {}, j.status),
       h('td', {}, p.total ? h('progress', { max: p.total, value: p.current || 0, 'aria-label': `${j.kind} progress` }) : null, ' ' + (/\d/.test(p.message || '') ? p.message : `${p.current || 0}${p.total ? ' / ' + p.total : ''} ${p.message || ''}`)),
       h('td', {}, ago(j.created_at)), h('td', {}, actions, slot));
+    tr.dataset.shown = JSON.stringify([j.status, j.progress]);
     this.rows.set(j.id, tr);
     return tr;
   },
@@ -245,45 +266,46 @@ const jobs = {
     document.getElementById('job-detail').replaceChildren(h('div', { class: 'card' }, h('h2', {}, `${j.kind} ${j.id}`),
       j.error ? errorBox({ message: j.error }) : null, h('div', { class: 'content' }, JSON.stringify(j.result || j.input || {}, null, 2))));
   },
-  // refresh re-reads jobs; a job already being read is read once more
-  // after, not once per frame that named it.
-  async refresh(ids) {
-    this.busy = this.busy || new Map();
-    for (const id of ids) {
-      if (this.busy.has(id)) {
-        this.busy.set(id, true);
-        continue;
-      }
-      this.busy.set(id, false);
-      this.read(id);
-    }
+  // refresh marks the list stale and reads it unless a read is under way;
+  // that read is followed by one more on the next animation frame.
+  refresh() {
+    this.stale = true;
+    if (this.reading) return;
+    this.reading = true;
+    requestAnimationFrame(() => this.read());
   },
-  async read(id) {
-    for (;;) {
-      await this.readOne(id);
-      if (!this.busy.get(id)) break;
-      this.busy.set(id, false);
+  async read() {
+    while (this.stale) {
+      this.stale = false;
+      try {
+        this.apply(await this.list());
+      } catch { /* the next frame or a resync reads again */ }
+      if (this.stale) await new Promise((res) => requestAnimationFrame(res));
     }
-    this.busy.delete(id);
+    this.reading = false;
   },
-  async readOne(id) {
-    try {
-      const j = await get('/api/jobs/' + esc(id));
-      const old = this.rows.get(id);
-      // A row is drawn again only when what it shows changed.
-      const shown = JSON.stringify([j.status, j.progress]);
-      if (old && old.dataset.shown === shown) return;
+  apply(list) {
+    if (!this.body) {
+      if (list.length) jobs.render(document.getElementById('view'), { params: new URLSearchParams(this.filter) });
+      return;
+    }
+    const rows = list.map((j) => {
+      const old = this.rows.get(j.id);
+      if (old && old.dataset.shown === JSON.stringify([j.status, j.progress])) return old;
       const tr = this.row(j);
-      tr.dataset.shown = shown;
       if (old) old.replaceWith(tr);
-      else if (this.body) this.body.prepend(tr);
-      else await jobs.render(document.getElementById('view'));
-    } catch { /* gone */ }
+      return tr;
+    });
+    const ids = new Set(list.map((j) => j.id));
+    for (const id of this.rows.keys()) if (!ids.has(id)) this.rows.delete(id);
+    // The rows are put in order only when a job came or went.
+    const order = [...this.body.children];
+    if (order.length !== rows.length || rows.some((tr, i) => order[i] !== tr)) this.body.replaceChildren(...rows);
+    this.counted(list);
   },
-  frames(fs) {
-    if (fs.some((f) => f.kind === 'resync')) return jobs.render(document.getElementById('view'));
-    const ids = [...new Set(fs.filter((f) => f.kind === 'job' && f.id).map((f) => f.id))];
-    if (ids.length) this.refresh(ids);
+  frames(fs, r) {
+    if (fs.some((f) => f.kind === 'resync')) return jobs.render(document.getElementById('view'), r);
+    if (fs.some((f) => f.kind === 'job')) this.refresh();
   },
 };
 
