@@ -549,6 +549,31 @@ func (p *Palace) Counts(ctx context.Context) (store.Counts, error) {
 	return c, err
 }
 
+// The bounds of a Filed count.
+const (
+	MaxFiledBuckets = 366
+	MinFiledStep    = time.Minute
+	MaxFiledStep    = 366 * 24 * time.Hour
+)
+
+// Filed counts the palace's stored drawers (of any validity) filed in each
+// of buckets consecutive spans of step from since: the dashboard's chart
+// and `loci stats`.
+func (p *Palace) Filed(ctx context.Context, since time.Time, step time.Duration, buckets int) ([]int, error) {
+	if buckets < 1 || buckets > MaxFiledBuckets {
+		return nil, fault.Invalid("buckets", fmt.Sprintf("%d is outside 1 to %d", buckets, MaxFiledBuckets))
+	}
+	if step < MinFiledStep || step > MaxFiledStep {
+		return nil, fault.Invalid("step_secs", fmt.Sprintf("%d is outside %d to %d seconds", int64(step/time.Second), int64(MinFiledStep/time.Second), int64(MaxFiledStep/time.Second)))
+	}
+	var out []int
+	err := p.view(ctx, func(r store.Reader) (err error) {
+		out, err = r.Filed(since, step, buckets)
+		return err
+	})
+	return out, err
+}
+
 // Describe names a drawer for logs and CLI messages.
 func Describe(d *store.Drawer) string {
 	if d.Name != "" {

@@ -218,6 +218,16 @@ type Counts struct {
 	Links         int `json:"similar_links"`
 }
 
+// Filed is GET /api/stats/filed: the stored drawers (of any validity)
+// filed in each of len(Counts) consecutive spans of StepSecs seconds from
+// Since, over every room.
+type Filed struct {
+	Since    time.Time `json:"since"`
+	StepSecs int64     `json:"step_secs"`
+	Counts   []int     `json:"counts"`
+	Total    int       `json:"total"`
+}
+
 // Indexes is where each derived index stands in the change log.
 type Indexes struct {
 	LastSeq uint64                 `json:"last_seq"`

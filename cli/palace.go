@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -478,4 +480,31 @@ func (a *app) diaryCmd() *cobra.Command {
 	read.Flags().IntVar(&limit, "limit", 0, "how many (default 20, max 200)")
 	d.AddCommand(read)
 	return d
+}
+
+// statsCmd is `loci stats`: the drawers filed per day over the last days
+// (local days), over every room.
+func (a *app) statsCmd() *cobra.Command {
+	var days int
+	cmd := &cobra.Command{
+		Use: "stats", Short: "Drawers filed per day over the last days (--days, default 14), every room", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if days < 1 || days > 366 {
+				return fault.Invalid("--days", fmt.Sprintf("%d is outside 1 to 366", days))
+			}
+			now := time.Now()
+			since := time.Date(now.Year(), now.Month(), now.Day()-days+1, 0, 0, 0, 0, now.Location())
+			q := url.Values{"since": {since.Format(time.RFC3339)}, "buckets": {strconv.Itoa(days)}, "step_secs": {"86400"}}
+			return show(a, c.Context(), http.MethodGet, "/api/stats/filed?"+q.Encode(), nil, func(out *api.Filed) {
+				most := slices.Max(append([]int{1}, out.Counts...))
+				for i, n := range out.Counts {
+					day := out.Since.Add(time.Duration(i) * time.Duration(out.StepSecs) * time.Second).In(now.Location())
+					a.printf("%s  %7d  %s\n", day.Format("Mon 2006-01-02"), n, strings.Repeat("#", (n*40+most-1)/most))
+				}
+				a.printf("%d drawers filed in %d days\n", out.Total, len(out.Counts))
+			})
+		},
+	}
+	cmd.Flags().IntVar(&days, "days", 14, "how many days, today the last (1 to 366)")
+	return cmd
 }

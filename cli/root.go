@@ -115,7 +115,7 @@ file and read memories with the commands below.`,
 	pf.StringVar(&a.addr, "addr", "", "daemon address, host:port or http://host:port (default from the registry file or server.bind/port)")
 	root.AddCommand(a.serveCmd(), a.daemonCmd(), a.statusCmd(), a.migrateCmd(), a.doctorCmd(),
 		a.wingCmd(), a.roomCmd(), a.drawerCmd(), a.noteCmd(), a.diaryCmd(), a.jobCmd(), a.checkpointCmd(),
-		a.auditCmd(), a.repairCmd(), a.mineCmd(), a.minerCmd(), a.triggerCmd(), a.entityCmd(), a.factCmd(), a.graphCmd(), a.sourceCmd(), a.demoCmd(), a.wakeUpCmd(), a.searchCmd(false), a.searchCmd(true), a.benchCmd(), a.authCmd(), a.eventsCmd(), a.versionCmd())
+		a.auditCmd(), a.repairCmd(), a.mineCmd(), a.minerCmd(), a.triggerCmd(), a.entityCmd(), a.factCmd(), a.graphCmd(), a.sourceCmd(), a.demoCmd(), a.wakeUpCmd(), a.statsCmd(), a.searchCmd(false), a.searchCmd(true), a.benchCmd(), a.authCmd(), a.eventsCmd(), a.versionCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.New(fault.InputInvalid, err.Error(), "see `"+c.CommandPath()+" --help`")
 	})

@@ -93,6 +93,12 @@ type PalaceReader interface {
 	Neighbours(ds []*Drawer, n int) ([][]string, error)
 	// CountDrawers counts the room's current and stored drawers.
 	CountDrawers(roomID string) (current, stored int, err error)
+	// Filed counts the stored drawers (of any validity) filed in each of
+	// buckets consecutive spans of step starting at since, every room of
+	// the palace: out[i] counts created_at in [since+i*step,
+	// since+(i+1)*step). It reads only the drawers filed in the window.
+	// Write transactions read the committed snapshot.
+	Filed(since time.Time, step time.Duration, buckets int) ([]int, error)
 	Counts() (Counts, error)
 	// EachDrawer visits every stored drawer, in no useful order, until fn
 	// returns false (audits).

@@ -2,7 +2,9 @@ package transport
 
 import (
 	"net/http"
+	"time"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
@@ -303,6 +305,35 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, apiHistory(d, versions))
+}
+
+// filed is GET /api/stats/filed: buckets (1 to 366, default 14) spans of
+// step_secs (60 to 366 days, default a day) from since (RFC 3339 or a
+// date; default the start, in UTC, of the span buckets-1 spans before the
+// current one), each with the drawers filed in it.
+func (s *Server) filed(w http.ResponseWriter, r *http.Request) error {
+	buckets, err := queryLimit(r, "buckets", 14, actors.MaxFiledBuckets)
+	if err != nil {
+		return err
+	}
+	stepSecs, err := queryLimit(r, "step_secs", 86400, int(actors.MaxFiledStep/time.Second))
+	if err != nil {
+		return err
+	}
+	step := time.Duration(stepSecs) * time.Second
+	since, err := instantParam(r, "since")
+	if err != nil {
+		return err
+	}
+	if since == nil {
+		t := time.Now().UTC().Truncate(step).Add(-step * time.Duration(buckets-1))
+		since = &t
+	}
+	counts, err := s.Palace.Filed(r.Context(), *since, step, buckets)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, apiFiled(*since, step, counts))
 }
 
 func (s *Server) duplicates(w http.ResponseWriter, r *http.Request) error {

@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"time"
+
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
@@ -151,4 +153,12 @@ func apiWakeUp(w *actors.WakeUp) *api.WakeUp {
 	}
 	return &api.WakeUp{AgentIdentity: w.AgentIdentity, Wing: w.Wing, Diary: apiDrawerPtr(w.Diary), Items: apiDrawerList(w.Items),
 		Bytes: w.Bytes, Skipped: w.Skipped}
+}
+
+func apiFiled(since time.Time, step time.Duration, counts []int) api.Filed {
+	out := api.Filed{Since: since.UTC(), StepSecs: int64(step / time.Second), Counts: counts}
+	for _, n := range counts {
+		out.Total += n
+	}
+	return out
 }

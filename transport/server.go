@@ -112,6 +112,7 @@ func (s *Server) Handler() http.Handler {
 		r.Post("/diary", s.write(s.writeDiary))
 
 		r.Post("/drawers/{id}/supersede", s.write(s.supersede))
+		r.Get("/stats/filed", s.read(s.filed))
 		r.Get("/drawers/{id}/history", s.read(s.history))
 		r.Put("/drawers/{id}/embedding", s.write(s.putEmbedding))
 		r.Get("/drawers/{id}/duplicates", s.read(s.duplicates))

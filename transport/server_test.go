@@ -19,6 +19,7 @@ import (
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/actors/kinds"
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
@@ -432,4 +433,39 @@ func TestOriginGuard(t *testing.T) {
 	if rec := do(""); rec.Code != 200 && rec.Code != 201 {
 		t.Errorf("no Origin (a tool): %d %s", rec.Code, rec.Body)
 	}
+}
+
+// GET /api/stats/filed counts the drawers filed per span over every room:
+// by default the last 14 UTC days, the newest last; bad bounds are refused
+// naming the parameter.
+func TestFiledCountsDrawersBySpan(t *testing.T) {
+	ts := newTestServer(t, false, "")
+	ts.call(t, "POST", "/api/wings", `{"name":"w"}`)
+	for _, room := range []string{"a", "b"} {
+		if st, out := ts.call(t, "POST", "/api/wings/w/rooms", fmt.Sprintf(`{"name":%q}`, room)); st != 201 {
+			t.Fatalf("room %s: %d %v", room, st, out)
+		}
+	}
+	for i, room := range []string{"a", "b", "b"} {
+		if st, out := ts.call(t, "POST", "/api/wings/w/rooms/"+room+"/drawers", fmt.Sprintf(`{"content":"drawer number %d of the count"}`, i)); st != 201 {
+			t.Fatalf("drawer %d: %d %v", i, st, out)
+		}
+	}
+	st, out := ts.call(t, "GET", "/api/stats/filed", "")
+	var f api.Filed
+	roundTrip(t, out, &f)
+	if st != 200 || len(f.Counts) != 14 || f.Counts[13] != 3 || f.Total != 3 || f.StepSecs != 86400 || !f.Since.Equal(time.Now().UTC().Truncate(24*time.Hour).Add(-13*24*time.Hour)) {
+		t.Fatalf("default: %d %+v", st, f)
+	}
+	since := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	if st, out := ts.call(t, "GET", "/api/stats/filed?buckets=3&step_secs=60&since="+since, ""); st != 200 || fmt.Sprint(out["counts"]) != "[0 0 0]" {
+		t.Errorf("a window in the future: %d %v", st, out)
+	}
+	for query, param := range map[string]string{"buckets=367": "buckets", "step_secs=59": "step_secs", "step_secs=x": "step_secs", "since=yesterday": "since"} {
+		st, out := ts.call(t, "GET", "/api/stats/filed?"+query, "")
+		if st != 400 || out["code"] != "loci::input::invalid" || !strings.HasPrefix(fmt.Sprint(out["error"]), param+":") {
+			t.Errorf("%s: %d %v", query, st, out)
+		}
+	}
+	sameAnswer(t, "filed", apiFiled(time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC), 24*time.Hour, []int{0, 2, 5}))
 }

@@ -38,6 +38,7 @@ func TestClientTypesReadEveryAnswer(t *testing.T) {
 		"mention linked": func() any { return new(api.MentionLinked) }, "fact list": func() any { return new(api.FactList) },
 		"fact history": func() any { return new(api.FactHistory) }, "graph": func() any { return new(api.Graph) },
 		"trigger": func() any { return new(api.Trigger) }, "trigger fired": func() any { return new(api.TriggerFired) },
+		"filed": func() any { return new(api.Filed) },
 	}
 	b, err := os.ReadFile(goldenFile)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -233,10 +234,113 @@ func TestDashboardInABrowser(t *testing.T) {
 	run("narrow", chromedp.EmulateViewport(420, 860), chromedp.Navigate(base+"#/palace/work/notes"),
 		chromedp.WaitVisible("#note", chromedp.ByQuery), shot("narrow"), chromedp.EmulateViewport(1280, 800))
 
-	// The other views render.
-	run("mining", chromedp.Navigate(base+"#/mining"), waitText(`document.querySelector('main h1')?.textContent === 'Mining'`), shot("mining"))
-	run("graph", chromedp.Navigate(base+"#/graph"), waitText(`document.querySelector('main h1')?.textContent === 'Graph'`), shot("graph"))
+	// The overview's chart counts every drawer filed today.
+	st := d.do("GET", "/api/status", nil, auth...)
+	stored, links := int(get[float64](st.body, "counts", "drawers_stored")), int(get[float64](st.body, "counts", "similar_links"))
+	run("the chart", chromedp.Navigate(base+"#/overview"),
+		waitText(fmt.Sprintf(`document.querySelector('#chart p')?.textContent.startsWith('%d filed since')`, stored)),
+		waitText(fmt.Sprintf(`[...document.querySelectorAll('.stat')].find((e) => e.textContent.startsWith('Similar links'))?.querySelector('b').textContent === '%d'`, links)))
+
+	// Mining: a miner and a schedule set over REST, then enabled, run,
+	// fired and disabled from their buttons.
+	docs := t.TempDir()
+	if err := os.WriteFile(filepath.Join(docs, "lighthouse.md"), []byte("# Lighthouse\n\nThe keeper lights the lamp at dusk.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := d.do("PUT", "/api/miners/docs", map[string]any{"locator": docs, "wing": "docs"}, auth...); r.status != 201 {
+		t.Fatalf("miner: %d %s", r.status, r.raw)
+	}
+	if r := d.do("PUT", "/api/triggers/hourly", map[string]any{"miner": "docs", "type": "schedule", "settings": map[string]any{"every": "1h"}}, auth...); r.status != 201 {
+		t.Fatalf("trigger: %d %s", r.status, r.raw)
+	}
+	mineJobs := func() []any {
+		return get[[]any](d.do("GET", "/api/jobs?kind=mine&limit=200", nil, auth...).body, "jobs")
+	}
+	before := len(mineJobs())
+	miner, trigger := `tr[data-miner="docs"]`, `tr[data-trigger="hourly"]`
+	run("enable the miner", chromedp.Navigate(base+"#/mining"), waitText(fmt.Sprintf(`!!document.querySelector('%s button[data-act="enable"]')`, miner)),
+		chromedp.Click(miner+` button[data-act="enable"]`, chromedp.ByQuery),
+		waitText(fmt.Sprintf(`document.querySelector('%s .state')?.textContent.startsWith('ready')`, miner)))
+	if r := d.do("GET", "/api/miners/docs", nil, auth...); !get[bool](r.body, "enabled") {
+		t.Fatalf("the miner after Enable: %s", r.raw)
+	}
+	run("run the miner", chromedp.Click(miner+` button[data-act="run"]`, chromedp.ByQuery))
+	eventually(t, 20*time.Second, "the miner's run completes", func() bool {
+		jobs := mineJobs()
+		return len(jobs) == before+1 && jobs[0].(map[string]any)["status"] == "completed"
+	})
+	run("enable and fire the trigger", chromedp.Click(trigger+` button[data-act="enable"]`, chromedp.ByQuery),
+		waitText(fmt.Sprintf(`document.querySelector('%s .state')?.textContent.startsWith('active')`, trigger)),
+		chromedp.Click(trigger+` button[data-act="fire"]`, chromedp.ByQuery),
+		waitText(fmt.Sprintf(`document.querySelector('%s .counters')?.textContent.startsWith('fired 1,')`, trigger)))
+	run("disable the trigger and the miner", chromedp.Click(trigger+` button[data-act="disable"]`, chromedp.ByQuery),
+		waitText(fmt.Sprintf(`document.querySelector('%s .state')?.textContent.startsWith('disabled')`, trigger)),
+		chromedp.Click(miner+` button[data-act="disable"]`, chromedp.ByQuery),
+		waitText(fmt.Sprintf(`document.querySelector('%s .state')?.textContent.startsWith('disabled')`, miner)), shot("mining"))
+	if r := d.do("GET", "/api/triggers/hourly", nil, auth...); get[string](r.body, "status") != "disabled" || get[float64](r.body, "counters", "fired") != 1 {
+		t.Fatalf("the trigger after Fire and Disable: %s", r.raw)
+	}
+
+	// The graph: facts from checkpoints drawn around their entity; a
+	// superseded fact's history names the fact that replaced it.
+	fact := func(content string, f map[string]any) {
+		t.Helper()
+		r := d.do("POST", "/api/jobs", map[string]any{"type": "checkpoint", "payload": map[string]any{"items": []any{map[string]any{
+			"destination": "project", "content": content, "tags": []string{}, "source": map[string]any{"kind": "manual"}, "fact": f}}}}, auth...)
+		if r.status != 202 {
+			t.Fatalf("checkpoint: %d %s", r.status, r.raw)
+		}
+		eventually(t, 10*time.Second, "the checkpoint", func() bool {
+			return get[string](d.do("GET", "/api/jobs/"+get[string](r.body, "id"), nil, auth...).body, "status") == "completed"
+		})
+	}
+	fact("Caroline joined Acme in March.", map[string]any{"op": "add", "subject": "Caroline", "subject_kind": "person", "predicate": "works_at", "object": "Acme", "object_kind": "organization", "valid_from": "2026-03-01"})
+	fact("Caroline lives in Lisbon.", map[string]any{"op": "add", "subject": "Caroline", "subject_kind": "person", "predicate": "lives_in", "object": "Lisbon", "object_kind": "place"})
+	ents := d.do("GET", "/api/entities?name=caroline", nil, auth...)
+	caroline := get[string](get[[]any](ents.body, "entities")[0].(map[string]any), "id")
+	acme := get[string](get[[]any](d.do("GET", "/api/entities/"+caroline+"/relationships", nil, auth...).body, "relationships")[0].(map[string]any), "id")
+	fact("Caroline moved to Initech in June.", map[string]any{"op": "supersede", "relationship_id": acme, "object": "Initech", "object_kind": "organization", "valid_from": "2026-06-01", "reason": "she changed jobs"})
+	run("the graph", chromedp.Navigate(base+"#/graph?name=caroline&depth=1&expired=1"),
+		waitText(`document.querySelectorAll('#graph line').length === 2 && document.getElementById('graph').textContent.includes('Initech')`),
+		waitText(`document.querySelectorAll('#facts li').length === 3`),
+		chromedp.Click(fmt.Sprintf(`#facts li[data-fact=%q] button`, acme), chromedp.ByQuery),
+		waitText(`document.getElementById('fact-history')?.textContent.includes('superseded_by (she changed jobs)') && document.getElementById('fact-history').textContent.includes('Initech')`),
+		shot("graph"))
+
+	// Dark mode follows the system.
+	var bg string
+	run("dark", emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}),
+		chromedp.Navigate(base+"#/overview"), waitText(`document.querySelector('main h1')?.textContent === 'Overview'`),
+		chromedp.Evaluate(`getComputedStyle(document.body).backgroundColor`, &bg), shot("overview-dark"),
+		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}}))
+	if bg != "rgb(21, 23, 26)" {
+		t.Fatalf("the dark background: %q", bg)
+	}
+
 	run("events", chromedp.Navigate(base+"#/events"), waitText(`document.querySelectorAll('#frames li').length > 0`), shot("events"))
+
+	// A restart: the page says it is reconnecting, then reconnects and
+	// reads again what it shows, a drawer filed while it was away included
+	// (by another daemon on another port, so no event reached the page).
+	run("the room before the restart", chromedp.Navigate(base+"#/palace/work/notes"), waitText(`!!document.getElementById('note')`),
+		waitText(`document.getElementById('conn').textContent === 'live'`))
+	_, port, _ := strings.Cut(d.addr, ":")
+	if r := d.do("POST", "/api/shutdown", nil, auth...); r.status != 202 {
+		t.Fatalf("shutdown: %s", r.raw)
+	}
+	d.wait(30 * time.Second)
+	run("reconnecting", waitText(`document.getElementById('conn').textContent === 'reconnecting'`))
+	other := start(t, home, palace, "LOCI_CONFIG="+cfg, "LOCI_AUTH_ENABLED=true")
+	if r := other.do("POST", "/api/notes", map[string]any{"wing": "work", "room": "notes", "content": "Filed while the page was away."}, auth...); r.status != 201 {
+		t.Fatalf("note: %s", r.raw)
+	}
+	if r := other.do("POST", "/api/shutdown", nil, auth...); r.status != 202 {
+		t.Fatalf("shutdown: %s", r.raw)
+	}
+	other.wait(30 * time.Second)
+	d = startOn(t, port, home, palace, "LOCI_CONFIG="+cfg, "LOCI_AUTH_ENABLED=true")
+	run("resync after the restart", waitText(`document.getElementById('conn').textContent === 'live'`),
+		waitText(`document.body.innerText.includes('Filed while the page was away.')`), shot("resync"))
 
 	// The token is in sessionStorage only: never localStorage, a cookie or
 	// a URL the page asked for.

@@ -41,3 +41,23 @@ func TestDashboardIsServedOnlyWhenEnabled(t *testing.T) {
 		t.Fatalf("dashboard off, with the token: %d %s", r.status, r.raw)
 	}
 }
+
+// `loci stats` prints the drawers filed per local day, today last, over
+// every room; a bad --days is refused before any request.
+func TestStatsCountsFiledDrawers(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	for _, room := range []string{"a", "b"} {
+		if r := d.do("POST", "/api/notes", map[string]any{"wing": "w", "room": room, "content": "A note filed in room " + room + "."}); r.status != 201 {
+			t.Fatalf("note: %s", r.raw)
+		}
+	}
+	out, errOut, code := d.cli("", "stats", "--days", "3")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 4 || !strings.Contains(lines[2], "      2  ") || lines[3] != "2 drawers filed in 3 days" {
+		t.Fatalf("loci stats --days 3: %d\n%s\n%s", code, out, errOut)
+	}
+	if _, errOut, code := d.cli("", "stats", "--days", "0"); code == 0 || !strings.Contains(errOut, "loci::input::invalid") {
+		t.Fatalf("--days 0: %d %s", code, errOut)
+	}
+}

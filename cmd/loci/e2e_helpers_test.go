@@ -79,8 +79,15 @@ func newPalace(t *testing.T) (home, palace string) {
 // start runs the daemon on a free port and waits until it is ready.
 func start(t *testing.T, home, palace string, extraEnv ...string) *daemon {
 	t.Helper()
+	return startOn(t, "0", home, palace, extraEnv...)
+}
+
+// startOn runs the daemon on the port (0: a free one) and waits until it
+// is ready.
+func startOn(t *testing.T, port, home, palace string, extraEnv ...string) *daemon {
+	t.Helper()
 	d := &daemon{t: t, palace: palace, home: home, log: &syncBuffer{}, exited: make(chan struct{})}
-	d.cmd = exec.Command(bin, "serve", "--port", "0", "--palace", palace)
+	d.cmd = exec.Command(bin, "serve", "--port", port, "--palace", palace)
 	d.cmd.Env = env(home, extraEnv...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {

@@ -308,6 +308,43 @@ func (t *tx) Neighbours(ds []*store.Drawer, n int) ([][]string, error) {
 	return out, nil
 }
 
+func (t *tx) Filed(since time.Time, step time.Duration, buckets int) ([]int, error) {
+	out := make([]int, max(buckets, 0))
+	if buckets <= 0 || step <= 0 {
+		return out, nil
+	}
+	var rooms []string
+	t.keys([]byte(pRoom), false, func(key []byte, _ valueFn) bool {
+		rooms = append(rooms, string(key[len(pRoom):]))
+		return true
+	})
+	snap := t.snap
+	if snap == nil {
+		snap = t.txn
+	}
+	from, end := since.UnixNano(), since.Add(step*time.Duration(buckets)).UnixNano()
+	it := snap.NewIterator(badger.IteratorOptions{Prefix: []byte(pDrawerTime), PrefetchValues: false})
+	defer it.Close()
+	// Each room's time keys from since on, until the window's end.
+	for _, room := range rooms {
+		prefix := k(pDrawerTime, room, "/")
+		for it.Seek(timeKey(room, since, "")); it.ValidForPrefix(prefix); it.Next() {
+			key := it.Item().Key()
+			if len(key) < len(prefix)+9 {
+				continue
+			}
+			at := int64(binary.BigEndian.Uint64(key[len(prefix) : len(prefix)+8]))
+			if at >= end {
+				break
+			}
+			if at >= from {
+				out[(at-from)/int64(step)]++
+			}
+		}
+	}
+	return out, nil
+}
+
 func (t *tx) CountDrawers(roomID string) (current, stored int, err error) {
 	t.keys(k(pDrawerTime, roomID, "/"), false, func(key []byte, val valueFn) bool {
 		stored++

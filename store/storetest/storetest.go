@@ -51,6 +51,7 @@ func Run(t *testing.T, b Backend) {
 		{"Supersession", testSupersession},
 		{"RemovalAndCounts", testRemovalAndCounts},
 		{"Neighbours", testNeighbours},
+		{"FiledByTime", testFiled},
 		{"AuthState", testAuthState},
 		{"Sources", testSources},
 		{"Triggers", testTriggers},
@@ -1115,6 +1116,40 @@ func testNeighbours(t *testing.T, b Backend) {
 		}
 		if none, _ := r.Neighbours([]*store.Drawer{ds[1]}, 0); len(none[0]) != 0 {
 			t.Errorf("n 0: %v", none)
+		}
+		return nil
+	})
+}
+
+// Filed counts the stored drawers of every room by when they were filed:
+// a superseded one still counts, a deleted one no longer, and spans
+// outside the window count nothing.
+func testFiled(t *testing.T, b Backend) {
+	db := open(t, b)
+	var ds []*store.Drawer
+	for i := range 5 {
+		ds = append(ds, file(t, db, "w", fmt.Sprintf("r%d", i%2), "", fmt.Sprintf("filed drawer number %d", i)))
+		time.Sleep(2 * time.Millisecond)
+	}
+	update(t, db, func(tx store.Tx) error {
+		text := "filed drawer number one, corrected"
+		_, err := store.Supersede(tx, store.Supersession{DrawerID: ds[1].ID, Content: &text, RequestedBy: store.ByCLI}, dd)
+		return err
+	})
+	remove(t, db, ds[2].ID)
+	first, last := ds[0].CreatedAt, ds[4].CreatedAt
+	view(t, db, func(r store.Reader) error {
+		// Spans of last-first: [first, last) holds ds 0, 1 and 3 (2 is
+		// deleted); the next ones ds 4 and, filed after it, the correction.
+		got, err := r.Filed(first, last.Sub(first), 3)
+		if err != nil || len(got) != 3 || got[0] != 3 || got[1] < 1 || got[1]+got[2] != 2 {
+			t.Errorf("Filed over three spans: %v %v, want [3 1 1] or [3 2 0]", got, err)
+		}
+		if got, err := r.Filed(first.Add(-time.Hour), time.Hour, 1); err != nil || fmt.Sprint(got) != "[0]" {
+			t.Errorf("Filed before the first drawer: %v %v", got, err)
+		}
+		if got, err := r.Filed(first, time.Millisecond, 0); err != nil || len(got) != 0 {
+			t.Errorf("Filed with no span: %v %v", got, err)
 		}
 		return nil
 	})

@@ -1,8 +1,9 @@
 // h builds an element: h('a', {href: '#/x', onclick: fn}, 'text', child).
 // Text is always set as text, never parsed as HTML.
+// SVG elements are named as such, or with an svg: prefix ('svg:a').
 export function h(tag, attrs = {}, ...children) {
-  const svg = ['svg', 'rect', 'circle', 'line', 'text', 'g', 'title'].includes(tag);
-  const el = svg ? document.createElementNS('http://www.w3.org/2000/svg', tag) : document.createElement(tag);
+  const svg = tag.startsWith('svg:') || ['svg', 'rect', 'circle', 'line', 'text', 'g', 'title'].includes(tag);
+  const el = svg ? document.createElementNS('http://www.w3.org/2000/svg', tag.replace(/^svg:/, '')) : document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith('on')) el.addEventListener(k.slice(2), v);

@@ -27,7 +27,7 @@ const overview = {
       h('h1', {}, 'Overview'),
       h('div', { class: 'grid' },
         stat('Drawers', c.drawers, `${c.drawers_stored} stored`),
-        stat('Wings', c.wings), stat('Rooms', c.rooms), stat('Similar links', c.links),
+        stat('Wings', c.wings), stat('Rooms', c.rooms), stat('Similar links', c.similar_links),
         stat('Version', st.version, 'up ' + duration(st.uptime_secs || 0)),
         stat('Mode', st.mode, 'authentication ' + (st.auth_enabled ? 'on' : 'off'))),
       h('div', { class: 'card' }, h('h2', {}, 'Palace'), h('p', {}, st.palace, ' ', h('span', { class: 'muted' }, `(${st.datastore && st.datastore.backend})`)),
@@ -57,28 +57,19 @@ function throttle(key, fn, ms) {
   timers[key] = setTimeout(() => { delete timers[key]; fn(); }, ms);
 }
 
-// chart counts the newest drawers of up to 20 rooms by day.
+// chart draws the drawers filed on each of the last 14 local days, every
+// room (GET /api/stats/filed).
 async function chart(box) {
-  const days = new Array(14).fill(0);
-  const start = new Date(); start.setHours(0, 0, 0, 0);
-  const t0 = start.getTime() - 13 * 86400000;
-  const wings = (await get('/api/wings')).wings || [];
-  let rooms = [];
-  for (const w of wings.slice(0, 10)) {
-    rooms = rooms.concat(((await get('/api/wings/' + esc(w.name) + '/rooms')).rooms || []).map((r) => [w.name, r.name]));
-    if (rooms.length >= 20) break;
-  }
-  for (const [w, r] of rooms.slice(0, 20)) {
-    const ds = (await get('/api/wings/' + esc(w) + '/rooms/' + esc(r) + '/drawers?limit=200')).drawers || [];
-    for (const d of ds) {
-      const i = Math.floor((new Date(d.created_at).getTime() - t0) / 86400000);
-      if (i >= 0 && i < 14) days[i]++;
-    }
-  }
+  const start = new Date(); start.setHours(0, 0, 0, 0); start.setDate(start.getDate() - 13);
+  const f = await get('/api/stats/filed' + q({ since: start.toISOString(), buckets: 14, step_secs: 86400 }));
+  const days = f.counts;
   const max = Math.max(1, ...days);
-  const svg = h('svg', { class: 'chart', viewBox: '0 0 280 80', width: '100%', height: '80', role: 'img', 'aria-label': 'drawers filed per day: ' + days.join(', ') },
-    days.map((n, i) => h('rect', { x: i * 20 + 2, y: 78 - (n / max) * 76, width: 16, height: Math.max(1, (n / max) * 76) }, h('title', {}, `${new Date(t0 + i * 86400000).toLocaleDateString()}: ${n}`))));
-  box.replaceChildren(h('h2', {}, 'Drawers filed, last 14 days'), svg, h('p', { class: 'muted' }, `newest drawers of ${Math.min(rooms.length, 20)} rooms`));
+  const day = (i) => new Date(start.getTime() + i * 86400000).toLocaleDateString();
+  const svg = h('svg', { class: 'chart', viewBox: '0 0 280 80', preserveAspectRatio: 'none', width: '100%', height: '90', role: 'img', 'aria-label': 'drawers filed per day: ' + days.join(', ') },
+    days.map((n, i) => h('rect', { x: i * 20 + 2, y: 80 - (n / max) * 78, width: 16, height: Math.max(0.5, (n / max) * 78) }, h('title', {}, `${day(i)}: ${n}`))));
+  box.replaceChildren(h('h2', {}, 'Drawers filed, last 14 days'), svg,
+    h('div', { class: 'axis muted' }, h('span', {}, day(0)), h('span', {}, `most in a day: ${Math.max(...days)}`), h('span', {}, 'today')),
+    h('p', { class: 'muted' }, `${f.total} filed since ${day(0)}, every room`));
 }
 
 // ---- palace: wings > rooms > drawers
@@ -314,55 +305,111 @@ const mining = {
   async render(el) {
     const [m, t] = await Promise.all([get('/api/miners'), get('/api/triggers')]);
     const slot = h('div');
-    const btn = (label, path) => h('button', { type: 'button', class: 'plain', onclick: () => act(slot, () => post(path), () => mining.render(el)) }, label);
+    const btn = (label, path, act2) => h('button', { type: 'button', class: 'plain', 'data-act': act2, onclick: () => act(slot, () => post(path), () => mining.render(el)) }, label);
     const wh = t.webhook || {};
+    const miner = (x) => h('tr', { 'data-miner': x.name },
+      h('td', {}, x.name), h('td', {}, `${x.source || ''} ${x.locator || ''}`, x.wing ? h('span', { class: 'muted' }, ` → wing ${x.wing}`) : null),
+      h('td', { class: 'state' }, x.state || (x.enabled ? 'enabled' : 'disabled'), x.reason ? h('span', { class: 'muted' }, ' · ' + x.reason) : null),
+      h('td', {}, x.schedule ? `every ${x.schedule.every}${x.schedule.at ? ' at ' + x.schedule.at + ' UTC' : ''}${x.schedule.enabled ? '' : ' (not opted in)'}` : ''),
+      h('td', {}, btn('Run', '/api/miners/' + esc(x.name) + '/run', 'run'), x.enabled ? btn('Disable', '/api/miners/' + esc(x.name) + '/disable', 'disable') : btn('Enable', '/api/miners/' + esc(x.name) + '/enable', 'enable')));
+    const trigger = (x) => {
+      const c = x.counters || {};
+      return h('tr', { 'data-trigger': x.name },
+        h('td', {}, x.name), h('td', {}, x.type, h('span', { class: 'muted' }, ` of miner ${x.miner}`)),
+        h('td', { class: 'state' }, x.status, x.reason ? h('span', { class: 'muted' }, ' · ' + x.reason) : null,
+          (x.setup || []).length ? h('div', { class: 'muted' }, 'setup: ' + x.setup.join('; ')) : null,
+          x.last_error ? h('div', { class: 'error-text' }, x.last_error) : null,
+          x.endpoint ? h('div', {}, h('code', {}, x.endpoint)) : null),
+        h('td', {}, x.next_due ? when(x.next_due) : ''),
+        h('td', { class: 'counters' }, `fired ${c.fired || 0}, coalesced ${c.coalesced || 0}, failed ${c.failed || 0}` + (x.type === 'webhook' ? `, deliveries ${c.deliveries || 0}` : ''),
+          x.last_job ? h('div', {}, h('a', { href: '#/jobs' }, 'last job ' + x.last_job.slice(0, 8))) : null),
+        h('td', {}, btn('Fire', '/api/triggers/' + esc(x.name) + '/fire', 'fire'), x.enabled ? btn('Disable', '/api/triggers/' + esc(x.name) + '/disable', 'disable') : btn('Enable', '/api/triggers/' + esc(x.name) + '/enable', 'enable')));
+    };
+    const hook = `http://${wh.bind}:${wh.port}/hooks/<trigger name>`;
     el.replaceChildren(h('h1', {}, 'Mining'), slot,
-      h('div', { class: 'card' }, h('h2', {}, 'Miners'), (m.miners || []).length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Source'), h('th', {}, 'Status'), h('th', {}, 'Next due'), h('th', {}, 'Actions'))),
-        h('tbody', {}, m.miners.map((x) => h('tr', {}, h('td', {}, x.name), h('td', {}, x.source || ''), h('td', {}, x.enabled ? 'enabled' : 'disabled', x.reason ? ' · ' + x.reason : '', x.setup ? ' · setup: ' + x.setup : ''), h('td', {}, x.next_due ? when(x.next_due) : ''),
-          h('td', {}, btn('Run', '/api/miners/' + esc(x.name) + '/run'), x.enabled ? btn('Disable', '/api/miners/' + esc(x.name) + '/disable') : btn('Enable', '/api/miners/' + esc(x.name) + '/enable'))))))
+      h('div', { class: 'card' }, h('h2', {}, 'Miners'), (m.miners || []).length
+        ? h('table', { id: 'miners' }, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Source'), h('th', {}, 'State'), h('th', {}, 'Schedule'), h('th', {}, 'Actions'))), h('tbody', {}, m.miners.map(miner)))
         : h('p', { class: 'empty' }, 'No miners: add one with `loci miner set` or run `loci mine /path` once.')),
-      h('div', { class: 'card' }, h('h2', {}, 'Triggers'), (t.triggers || []).length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Status'), h('th', {}, 'Next due'), h('th', {}, 'Actions'))),
-        h('tbody', {}, t.triggers.map((x) => h('tr', {}, h('td', {}, x.name), h('td', {}, x.type), h('td', {}, x.enabled ? 'enabled' : 'disabled', x.reason ? ' · ' + x.reason : ''), h('td', {}, x.next_due ? when(x.next_due) : ''),
-          h('td', {}, btn('Fire', '/api/triggers/' + esc(x.name) + '/fire'), x.enabled ? btn('Disable', '/api/triggers/' + esc(x.name) + '/disable') : btn('Enable', '/api/triggers/' + esc(x.name) + '/enable'))))))
+      h('div', { class: 'card' }, h('h2', {}, 'Triggers'), (t.triggers || []).length
+        ? h('table', { id: 'triggers' }, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Status'), h('th', {}, 'Next due'), h('th', {}, 'Counters'), h('th', {}, 'Actions'))), h('tbody', {}, t.triggers.map(trigger)))
         : h('p', { class: 'empty' }, 'No triggers: file watches, schedules and webhooks are set with `loci trigger set`.'),
-        h('p', {}, 'Webhook endpoint: ', wh.enabled ? h('code', { id: 'webhook-url' }, `http://${wh.bind}:${wh.port}/hooks/<trigger name>`) : h('span', { class: 'muted' }, 'off (webhook.enable)'))));
+        h('p', {}, 'Webhook endpoint: ', wh.enabled
+          ? [h('code', { id: 'webhook-url' }, hook), ' ', h('button', { type: 'button', class: 'plain', onclick: (e) => copy(hook, e.target) }, 'Copy')]
+          : h('span', { class: 'muted' }, 'off (set webhook.enable to receive deliveries)'))),
+      m.config_file ? h('p', { class: 'muted' }, 'Miners and triggers live in ' + m.config_file + '.') : null);
   },
   frames(fs, r) {
     if (fs.some((f) => ['trigger', 'job', 'resync'].includes(f.kind))) throttle('mining', () => mining.render(document.getElementById('view'), r), 500);
   },
 };
 
-// ---- graph
+// copy puts text on the clipboard and says so on the button.
+async function copy(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = 'Copied';
+  } catch {
+    button.textContent = 'Select and copy it';
+  }
+}
+
+// ---- graph: an entity's neighbourhood drawn, its facts with validity,
+// and a fact's history on request.
 const graph = {
   async render(el, r) {
     const p = r.params;
     const name = h('input', { id: 'g-name', type: 'search', value: p.get('name') || '' });
     const depth = h('select', { id: 'g-depth' }, [1, 2, 3].map((d) => h('option', { value: d, selected: String(d) === (p.get('depth') || '1') }, d)));
+    const expired = h('input', { id: 'g-expired', type: 'checkbox', checked: p.get('expired') === '1' });
     const out = h('div');
-    el.replaceChildren(h('h1', {}, 'Graph'), h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); location.hash = '#/graph' + q({ name: name.value, depth: depth.value }); } },
-      h('div', { class: 'row' }, h('div', {}, h('label', { for: 'g-name' }, 'Entity name contains'), name), h('div', {}, h('label', { for: 'g-depth' }, 'Depth'), depth), h('button', { type: 'submit' }, 'Find'))), out);
+    el.replaceChildren(h('h1', {}, 'Graph'), h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); location.hash = '#/graph' + q({ name: name.value, depth: depth.value, expired: expired.checked ? '1' : '' }); } },
+      h('div', { class: 'row' }, h('div', {}, h('label', { for: 'g-name' }, 'Entity name contains'), name), h('div', {}, h('label', { for: 'g-depth' }, 'Depth'), depth),
+        h('div', {}, h('label', { for: 'g-expired' }, expired, ' facts no longer valid too')), h('button', { type: 'submit' }, 'Find'))), out);
     const es = (await get('/api/entities' + q({ name: p.get('name'), limit: 20 }))).entities || [];
-    if (!es.length) return out.replaceChildren(h('p', { class: 'empty' }, 'No entities yet: they come from checkpoints with facts and from the extract job.'));
+    if (!es.length) return out.replaceChildren(h('p', { class: 'empty' }, p.get('name') ? 'No entity matches.' : 'No entities yet: they come from checkpoints with facts and from the extract job.'));
     const pick = p.get('entity') || es[0].id;
-    out.replaceChildren(h('ul', {}, es.map((e) => h('li', {}, h('a', { href: '#/graph' + q({ name: p.get('name'), depth: depth.value, entity: e.id }) }, e.name), ` (${e.kind})`))));
-    const g = await get('/api/graph' + q({ entity: pick, depth: depth.value }));
-    const rels = await get('/api/entities/' + esc(pick) + '/relationships').catch(() => ({ relationships: [] }));
-    out.append(drawGraph(g, pick), h('div', { class: 'card' }, h('h2', {}, 'Facts'), (rels.relationships || []).length ? h('ul', {}, rels.relationships.map((f) => h('li', {}, `${f.subject_name || f.subject} ${f.predicate} ${f.object_name || f.object}`, h('span', { class: 'muted' }, ` valid ${when(f.valid_from)} → ${f.valid_to ? when(f.valid_to) : 'now'}`))))
-      : h('p', { class: 'empty' }, 'No open facts.')));
+    const link = (e) => '#/graph' + q({ name: p.get('name'), depth: depth.value, expired: p.get('expired'), entity: e.id });
+    out.replaceChildren(h('ul', { class: 'entities' }, es.map((e) => h('li', {}, h('a', { href: link(e), 'aria-current': e.id === pick ? 'true' : null }, e.name), ` (${e.kind})`))));
+    const [g, rels] = await Promise.all([get('/api/graph' + q({ entity: pick, depth: depth.value })),
+      get('/api/entities/' + esc(pick) + '/relationships' + q({ include_expired: p.get('expired') === '1' ? 'true' : '' }))]);
+    const history = h('div', { id: 'fact-history' });
+    const facts = rels.relationships || [];
+    out.append(drawGraph(g, pick, link), h('div', { class: 'card' }, h('h2', {}, `Facts of ${rels.entity ? rels.entity.name : 'the entity'}`),
+      facts.length ? h('ul', { id: 'facts' }, facts.map((f) => h('li', { 'data-fact': f.id }, factLine(f), ' ',
+        h('button', { type: 'button', class: 'plain', onclick: () => showHistory(history, f.id) }, 'History'))))
+        : h('p', { class: 'empty' }, 'No open facts.')), history);
   },
 };
 
-function drawGraph(g, center) {
+function factLine(f) {
+  return [h('b', {}, f.subject.name), ` ${f.predicate.replaceAll('_', ' ')} `, h('b', {}, f.object.name),
+    h('span', { class: 'muted' }, ` · valid ${when(f.valid_from)} → ${f.valid_to ? when(f.valid_to) : 'now'}` +
+      (f.current ? '' : ' · not current') + (f.retracted_at ? ` · retracted ${when(f.retracted_at)}` : '') + ` · recorded ${when(f.recorded_at)}`)];
+}
+
+async function showHistory(box, id) {
+  try {
+    const x = await get('/api/relationships/' + esc(id) + '/history');
+    box.replaceChildren(h('div', { class: 'card' }, h('h2', {}, 'History of the fact'), h('p', {}, factLine(x.relationship)),
+      (x.related || []).length ? h('ul', {}, x.related.map((r) => h('li', {}, h('span', { class: 'muted' }, r.relation + (r.reason ? ` (${r.reason})` : '') + ': '), factLine(r.relationship))))
+        : h('p', { class: 'empty' }, 'No other fact supersedes, confirms or contradicts it.')));
+    box.scrollIntoView({ block: 'nearest' });
+  } catch (e) {
+    box.replaceChildren(errorBox(e));
+  }
+}
+
+function drawGraph(g, center, link) {
   const nodes = g.nodes || [];
   const pos = new Map();
-  const n = nodes.length;
-  nodes.forEach((node, i) => {
-    if (node.id === center) pos.set(node.id, [200, 150]);
-    else pos.set(node.id, [200 + 130 * Math.cos((2 * Math.PI * i) / n), 150 + 120 * Math.sin((2 * Math.PI * i) / n)]);
-  });
-  return h('div', { class: 'card' }, h('svg', { class: 'graph', viewBox: '0 0 400 300', width: '100%', height: '320', role: 'img', 'aria-label': `${n} entities, ${(g.edges || []).length} facts${g.truncated ? ' (truncated)' : ''}` },
-    (g.edges || []).map((e) => { const a = pos.get(e.from || e.subject), b = pos.get(e.to || e.object); return a && b ? h('line', { x1: a[0], y1: a[1], x2: b[0], y2: b[1] }, h('title', {}, e.predicate || '')) : null; }),
-    nodes.map((node) => { const [x, y] = pos.get(node.id); return h('g', {}, h('circle', { cx: x, cy: y, r: 7, class: node.id === center ? 'center' : '' }), h('text', { x: x + 9, y: y + 4 }, node.name)); })));
+  const others = nodes.filter((node) => node.id !== center);
+  pos.set(center, [200, 150]);
+  others.forEach((node, i) => pos.set(node.id, [200 + 140 * Math.cos((2 * Math.PI * i) / others.length), 150 + 115 * Math.sin((2 * Math.PI * i) / others.length)]));
+  const edges = (g.edges || []).filter((e) => pos.has(e.subject.id) && pos.has(e.object.id));
+  return h('div', { class: 'card' }, h('svg', { class: 'graph', id: 'graph', viewBox: '0 0 400 300', width: '100%', height: '320', role: 'img', 'aria-label': `${nodes.length} entities, ${edges.length} facts${g.truncated ? ' (truncated)' : ''}` },
+    edges.map((e) => { const a = pos.get(e.subject.id), b = pos.get(e.object.id); return h('line', { x1: a[0], y1: a[1], x2: b[0], y2: b[1] }, h('title', {}, `${e.subject.name} ${e.predicate} ${e.object.name}`)); }),
+    nodes.filter((node) => pos.has(node.id)).map((node) => { const [x, y] = pos.get(node.id); return h('svg:a', { href: link(node) }, h('g', { 'data-entity': node.id }, h('circle', { cx: x, cy: y, r: 7, class: node.id === center ? 'center' : '' }), h('text', { x: x + 9, y: y + 4 }, node.name), h('title', {}, `${node.name} (${node.kind})`))); })),
+    g.truncated ? h('p', { class: 'muted' }, 'The neighbourhood is larger than shown (truncated at the limit).') : null);
 }
 
 // ---- events: the frames are kept raw (a ring of 500) and written out
