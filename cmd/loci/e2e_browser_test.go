@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -315,6 +317,41 @@ func TestDashboardInABrowser(t *testing.T) {
 		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}}))
 	if bg != "rgb(21, 23, 26)" {
 		t.Fatalf("the dark background: %q", bg)
+	}
+
+	// The keep-alive shows the connection's state: a stream that keeps
+	// sending comment lines stays live; one that falls silent is reported
+	// and opened again (live.js with a stream the test controls).
+	var watch struct {
+		During []string `json:"during"`
+		After  []string `json:"after"`
+		Calls  int      `json:"calls"`
+	}
+	run("a silent stream", chromedp.Evaluate(`(async () => {
+		const src = [...document.querySelectorAll('link[rel=modulepreload]')].find((l) => l.href.endsWith('/js/live.js')).href;
+		const { Live } = await import(src);
+		const enc = new TextEncoder(), states = [];
+		let stream, calls = 0;
+		const fetch = async (url, opts) => {
+			calls++;
+			return new Response(new ReadableStream({ start(c) {
+				stream = c;
+				opts.signal.addEventListener('abort', () => c.error(new DOMException('aborted', 'AbortError')));
+			} }));
+		};
+		const live = new Live(() => {}, (s) => states.push(s), { silenceMs: 1000, fetch });
+		live.start();
+		for (let i = 0; i < 10; i++) {
+			await new Promise((r) => setTimeout(r, 300));
+			stream.enqueue(enc.encode(': keep-alive\n\n'));
+		}
+		const during = states.slice();
+		await new Promise((r) => setTimeout(r, 3500));
+		live.stop();
+		return { during, after: states.slice(during.length), calls };
+	})()`, &watch, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	if slices.Contains(watch.During, "stale") || !slices.Contains(watch.During, "live") || !slices.Contains(watch.After, "stale") || watch.Calls < 2 {
+		t.Fatalf("the keep-alive watch: %+v", watch)
 	}
 
 	run("events", chromedp.Navigate(base+"#/events"), waitText(`document.querySelectorAll('#frames li').length > 0`), shot("events"))

@@ -44,7 +44,7 @@ function onFrames(frames) {
 }
 
 function setState(s) {
-  conn.textContent = s === 'live' ? 'live' : s === 'retry' ? 'reconnecting' : s;
+  conn.textContent = s === 'live' ? 'live' : s === 'retry' ? 'reconnecting' : s === 'stale' ? 'no sign of life' : s;
   conn.className = 'conn ' + s;
   conn.title = s === 'live' ? 'connected to /api/events; last sign of life ' + new Date().toLocaleTimeString() : '';
 }

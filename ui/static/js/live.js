@@ -1,13 +1,19 @@
 // The event stream: GET /api/events read with fetch streaming (an
 // EventSource cannot send the bearer header), reconnecting with backoff.
 // Frames reach onFrames once per animation frame, coalesced; a reconnect
-// is announced as a resync frame, so views re-read what they show.
+// is announced as a resync frame, so views re-read what they show. The
+// daemon sends a keep-alive every 15 s: a connection silent for longer
+// than silenceMs (default 40 s: a sleeping laptop, a dropped network, a
+// stopped daemon) is reported 'stale' and opened again.
 import { headers } from './api.js';
 
 export class Live {
-  constructor(onFrames, onState) {
+  // options: silenceMs; fetch (the browser's unless given: a test's stream).
+  constructor(onFrames, onState, { silenceMs = 40000, fetch = globalThis.fetch.bind(globalThis) } = {}) {
     this.onFrames = onFrames;
     this.onState = onState;
+    this.silenceMs = silenceMs;
+    this.fetch = fetch;
     this.queue = [];
     this.scheduled = false;
     this.stopped = false;
@@ -16,11 +22,20 @@ export class Live {
 
   start() {
     this.stopped = false;
+    this.seen = Date.now();
+    clearInterval(this.watch);
+    this.watch = setInterval(() => {
+      if (this.ctrl && Date.now() - this.seen > this.silenceMs) {
+        this.onState('stale');
+        this.ctrl.abort();
+      }
+    }, Math.min(5000, this.silenceMs / 2));
     this.loop();
   }
 
   stop() {
     this.stopped = true;
+    clearInterval(this.watch);
     if (this.ctrl) this.ctrl.abort();
   }
 
@@ -41,8 +56,9 @@ export class Live {
     let backoff = 1000;
     while (!this.stopped) {
       this.ctrl = new AbortController();
+      this.seen = Date.now();
       try {
-        const r = await fetch('/api/events', { headers: headers({ Accept: 'text/event-stream' }), signal: this.ctrl.signal, cache: 'no-store', credentials: 'omit' });
+        const r = await this.fetch('/api/events', { headers: headers({ Accept: 'text/event-stream' }), signal: this.ctrl.signal, cache: 'no-store', credentials: 'omit' });
         if (!r.ok) throw new Error('HTTP ' + r.status);
         this.onState('live');
         if (this.connectedOnce) this.push({ kind: 'resync', action: 'updated', reconnect: true });
@@ -52,6 +68,7 @@ export class Live {
       } catch (e) {
         if (this.stopped) return;
       }
+      this.ctrl = null;
       this.onState('retry');
       await new Promise((res) => setTimeout(res, backoff));
       backoff = Math.min(backoff * 2, 15000);
@@ -64,6 +81,7 @@ export class Live {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
+      this.seen = Date.now();
       buf += dec.decode(value, { stream: true });
       let i;
       while ((i = buf.indexOf('\n\n')) >= 0) {
