@@ -356,6 +356,16 @@ func TestDashboardInABrowser(t *testing.T) {
 
 	run("events", chromedp.Navigate(base+"#/events"), waitText(`document.querySelectorAll('#frames li').length > 0`), shot("events"))
 
+	// Every control of every view has a label (or an aria-label).
+	for _, route := range []string{"#/overview", "#/palace", "#/palace/work", "#/palace/work/notes", "#/drawer/work/notes/" + id, "#/search?q=kettle", "#/jobs", "#/mining", "#/graph?name=caroline", "#/events"} {
+		var missing string
+		run("labels on "+route, chromedp.Navigate(base+route), waitText(`!!document.querySelector('main h1') && !document.querySelector('main').textContent.startsWith('Loading')`),
+			chromedp.Evaluate(`[...document.querySelectorAll('input, select, textarea')].filter((e) => e.type !== 'hidden' && !e.labels?.length && !e.getAttribute('aria-label')).map((e) => e.id || e.name || e.outerHTML.slice(0, 60)).join(', ')`, &missing))
+		if missing != "" {
+			t.Errorf("%s: controls without a label: %s", route, missing)
+		}
+	}
+
 	// A restart: the page says it is reconnecting, then reconnects and
 	// reads again what it shows, a drawer filed while it was away included
 	// (by another daemon on another port, so no event reached the page).
