@@ -137,7 +137,9 @@ func TestDashboardInABrowser(t *testing.T) {
 
 	// Search finds it.
 	run("search", chromedp.Navigate(base+"#/search?q=kettle"),
-		waitText(`document.getElementById('results') && document.getElementById('results').innerText.includes('The kettle in the kitchen')`), shot("search"))
+		waitText(`document.getElementById('results') && document.getElementById('results').innerText.includes('The kettle in the kitchen')`), shot("search"),
+		chromedp.Click(`#results .hit a`, chromedp.ByQuery),
+		waitText(`document.getElementById('drawer-content')?.textContent === 'The kettle in the kitchen is broken again.' && document.querySelector('.crumbs')?.textContent === 'Palace › work › notes'`))
 
 	// Supersede it from its page and see the history.
 	list := d.do("GET", "/api/wings/work/rooms/notes/drawers", nil, auth...)
@@ -146,7 +148,11 @@ func TestDashboardInABrowser(t *testing.T) {
 		chromedp.SetValue("#replacement", "The kettle in the kitchen was repaired on Monday.", chromedp.ByQuery),
 		chromedp.Evaluate(`window.confirm = () => true`, nil), // the page asks before superseding
 		chromedp.Click(`#replacement ~ .row button[type="submit"]`, chromedp.ByQuery),
-		waitText(`document.querySelectorAll('#history li').length === 2`), shot("drawer"))
+		waitText(`document.getElementById('drawer-content')?.textContent === 'The kettle in the kitchen was repaired on Monday.'`),
+		waitText(`document.querySelectorAll('#history li').length === 2`), shot("drawer"),
+		// The replaced version is one click away and names its replacement.
+		chromedp.Click(`#history li a`, chromedp.ByQuery),
+		waitText(`document.getElementById('drawer-content')?.textContent === 'The kettle in the kitchen is broken again.' && document.body.innerText.includes('superseded by')`))
 
 	// A mine job's row completes live on the jobs page.
 	dir := t.TempDir()

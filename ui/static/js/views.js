@@ -129,9 +129,18 @@ function tags(ts) {
 
 // ---- one drawer
 const drawer = {
+  // Reached as #/drawer/<wing>/<room>/<name or id> from the palace, or as
+  // #/drawer/<id> from a search hit, a similar drawer or a history.
   async render(el, r) {
-    const [wing, room, id] = r.args;
-    const d = await get('/api/wings/' + esc(wing) + '/rooms/' + esc(room) + '/drawers/' + esc(id));
+    let [wing, room, id] = r.args;
+    if (r.args.length === 1) {
+      const x = (await get('/api/drawers/' + esc(r.args[0]) + '/history')).drawer;
+      [wing, room, id] = [x.wing_id, x.room_id, x.id];
+    }
+    const [d, w] = await Promise.all([get('/api/wings/' + esc(wing) + '/rooms/' + esc(room) + '/drawers/' + esc(id)), get('/api/wings/' + esc(wing))]);
+    // The crumbs and the links after a change name the wing and room.
+    wing = w.name;
+    room = ((w.rooms || []).find((x) => x.id === d.room_id) || { name: room }).name;
     const [hist, dup] = await Promise.all([get('/api/drawers/' + esc(d.id) + '/history'), get('/api/drawers/' + esc(d.id) + '/duplicates').catch(() => ({ similar: [] }))]);
     const slot = h('div');
     const text = h('textarea', { id: 'replacement' }, d.content);
@@ -140,14 +149,27 @@ const drawer = {
       h('div', { class: 'card' }, h('div', { class: 'content', id: 'drawer-content' }, d.content), tags(d.tags),
         h('table', {}, h('tbody', {},
           row('id', d.id), row('source', [d.source && d.source.kind, d.source && d.source.uri].filter(Boolean).join(' ')),
-          row('provenance', JSON.stringify(d.provenance || {})), row('valid', when(d.valid_from) + ' → ' + (d.valid_to ? when(d.valid_to) : 'now')),
+          row('provenance', `requested by ${(d.provenance || {}).requested_by || 'unknown'}` + ((d.provenance || {}).job_id ? `, job ${d.provenance.job_id}` : '')),
+          row('valid', when(d.valid_from) + ' → ' + (d.valid_to ? when(d.valid_to) : 'now')),
+          d.supersedes ? row('supersedes', h('a', { href: '#/drawer/' + esc(d.supersedes) }, d.supersedes)) : null,
+          d.superseded_by ? row('superseded by', h('a', { href: '#/drawer/' + esc(d.superseded_by) }, d.superseded_by)) : null,
           row('recorded', when(d.created_at))))),
-      h('div', { class: 'card' }, h('h2', {}, 'History'), h('ol', { id: 'history' }, (hist.versions || []).map((v) => h('li', {}, h('span', { class: 'muted' }, when(v.valid_from), v.valid_to ? ' → ' + when(v.valid_to) : ' → now', ' '), h('span', { class: 'content' }, v.content))))),
-      h('div', { class: 'card' }, h('h2', {}, 'Similar'), (dup.similar || []).length ? h('ul', {}, dup.similar.map((s) => h('li', {}, JSON.stringify(s)))) : h('p', { class: 'empty' }, 'No similar drawers.')),
+      h('div', { class: 'card' }, h('h2', {}, 'History'), h('ol', { id: 'history' }, (hist.versions || []).map((v) => h('li', {}, h('span', { class: 'muted' }, when(v.valid_from), v.valid_to ? ' → ' + when(v.valid_to) : ' → now', ' '),
+        v.id === d.id ? h('span', { class: 'muted' }, '(this one) ') : h('a', { href: '#/drawer/' + esc(v.id) }, v.id.slice(0, 8)), ' ', h('span', { class: 'content' }, v.content))))),
+      h('div', { class: 'card' }, h('h2', {}, 'Similar'), (dup.similar || []).length
+        ? h('ul', { id: 'similar' }, dup.similar.map((x) => h('li', {}, h('a', { href: '#/drawer/' + esc(x.drawer) }, x.drawer.slice(0, 8)),
+          h('span', { class: 'muted' }, ` ${x.kind.replaceAll('_', ' ')}, similarity ${Number(x.similarity).toFixed(2)}${x.side ? ' (' + x.side + ')' : ''}`))))
+        : h('p', { class: 'empty' }, 'No similar drawers.')),
       d.valid_to ? null : h('form', { class: 'card', onsubmit: (e) => {
         e.preventDefault();
         if (!confirm('Supersede this drawer with the new text? The old one stays in its history.')) return;
-        act(slot, () => post('/api/drawers/' + esc(d.id) + '/supersede', { content: text.value }), () => { location.hash = '#/drawer/' + esc(wing) + '/' + esc(room) + '/' + esc(d.name || d.id); drawer.render(el, r); });
+        // The page moves to the replacement (its history lists both).
+        let res;
+        act(slot, async () => { res = await post('/api/drawers/' + esc(d.id) + '/supersede', { content: text.value }); }, () => {
+          const to = '#/drawer/' + esc(res.replacement ? res.replacement.id : d.id);
+          if (location.hash === to) drawer.render(el, r);
+          else location.hash = to;
+        });
       } }, h('h2', {}, 'Supersede'), h('label', { for: 'replacement' }, 'New content'), text,
         h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Supersede'),
           h('button', { type: 'button', class: 'danger', onclick: () => {
@@ -202,7 +224,7 @@ function hit(x) {
   if (s.semantic) legs.push(`semantic #${s.semantic.rank} (similarity ${s.semantic.similarity.toFixed(2)})`);
   if (s.context) legs.push(`context from ${s.context.neighbour.slice(-8)} (+${s.context.added.toFixed(2)})`);
   if (s.graph) legs.push(`graph: ${s.graph.hops} hops, ${s.graph.entities} entities` + (x.via ? ' via ' + x.via.join(', ') : ''));
-  return h('div', { class: 'hit' }, h('div', {}, h('b', {}, x.name || x.id.slice(-8)), ' ', h('span', { class: 'muted' }, `score ${Number(x.score).toFixed(3)} · ${legs.join(' · ')}`)),
+  return h('div', { class: 'hit' }, h('div', {}, h('a', { href: '#/drawer/' + esc(x.id) }, h('b', {}, x.name || x.id.slice(-8))), ' ', h('span', { class: 'muted' }, `score ${Number(x.score).toFixed(3)} · ${legs.join(' · ')}`)),
     h('div', { class: 'content' }, x.content), tags(x.tags));
 }
 
