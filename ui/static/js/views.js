@@ -70,6 +70,7 @@ async function chart(box) {
   box.replaceChildren(h('h2', {}, 'Drawers filed, last 14 days'), svg,
     h('div', { class: 'axis muted' }, h('span', {}, day(0)), h('span', {}, `most in a day: ${Math.max(...days)}`), h('span', {}, 'today')),
     h('p', { class: 'muted' }, `${f.total} filed since ${day(0)}, every room`));
+  performance.mark('loci:chart');
 }
 
 // ---- palace: wings > rooms > drawers
