@@ -129,11 +129,14 @@ func TestDashboardInABrowser(t *testing.T) {
 	if r := d.do("POST", "/api/wings/work/rooms", map[string]any{"name": "notes"}, auth...); r.status != 201 {
 		t.Fatalf("room: %s", r.raw)
 	}
-	run("the room", chromedp.Navigate(base+"#/palace/work/notes"), waitText(`!!document.getElementById('note')`))
+	// Someone is typing a note there meanwhile: the live update keeps it.
+	run("the room", chromedp.Navigate(base+"#/palace/work/notes"), waitText(`!!document.getElementById('note')`),
+		chromedp.Click("#note", chromedp.ByQuery), chromedp.SendKeys("#note", "half a thought", chromedp.ByQuery))
 	if r := d.do("POST", "/api/notes", map[string]any{"wing": "work", "room": "notes", "content": "The kettle in the kitchen is broken again."}, auth...); r.status != 201 {
 		t.Fatalf("note: %s", r.raw)
 	}
-	run("the note appears live", waitText(`document.body.innerText.includes('The kettle in the kitchen is broken again.')`), shot("palace"))
+	run("the note appears live", waitText(`document.body.innerText.includes('The kettle in the kitchen is broken again.')`), shot("palace"),
+		waitText(`document.getElementById('note').value === 'half a thought' && document.activeElement.id === 'note'`))
 
 	// Search finds it.
 	run("search", chromedp.Navigate(base+"#/search?q=kettle"),
@@ -166,7 +169,11 @@ func TestDashboardInABrowser(t *testing.T) {
 	if m.status != 202 {
 		t.Fatalf("mine: %s", m.raw)
 	}
-	run("the mine job completes live", waitText(fmt.Sprintf(`!!document.querySelector('tr[data-job=%q][data-status="completed"]')`, get[string](m.body, "id"))), shot("jobs"))
+	mineID := get[string](m.body, "id")
+	run("the mine job completes live", waitText(fmt.Sprintf(`!!document.querySelector('tr[data-job=%q][data-status="completed"]')`, mineID)), shot("jobs"),
+		// Its page: the result, at a URL of its own.
+		chromedp.Click(fmt.Sprintf(`tr[data-job=%q] a`, mineID), chromedp.ByQuery),
+		waitText(fmt.Sprintf(`location.hash === '#/jobs?job=%s' && document.getElementById('job-card')?.textContent.includes('completed') && !!document.getElementById('job-result')`, mineID)))
 
 	// Pause and resume a running job from its buttons: the embed job of
 	// forty new drawers, two at a time.

@@ -17,30 +17,69 @@ function route() {
   return { name: parts[0], args: parts.slice(1), params: new URLSearchParams(query || '') };
 }
 
-async function render() {
+// render draws the route's view into a fresh container that replaces the
+// page's only when it is done and still wanted: a slow view finishing
+// after the person moved on draws nothing. A soft render (a live update of
+// the view shown) keeps the "Loading…" away, the focus where it was and
+// whatever was typed into the controls.
+let seq = 0;
+async function render(soft = false) {
   const r = route();
   const view = views[r.name] || views.overview;
   for (const a of document.querySelectorAll('[data-nav]')) {
     if (a.dataset.nav === r.name) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
+  const my = ++seq;
   current = { name: r.name, view, r };
-  main.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  if (!soft) main.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  const box = h('div', { class: 'view' });
   try {
-    await view.render(main, r);
+    await view.render(box, r);
   } catch (e) {
+    if (my !== seq) return;
     if (e instanceof ApiError && e.status === 401) return signIn('The token was refused.');
-    main.replaceChildren(errorBox(e));
+    box.replaceChildren(errorBox(e));
   }
+  if (my !== seq) return;
+  if (soft) {
+    const focused = document.activeElement && main.contains(document.activeElement) ? document.activeElement : null;
+    carry(main, box);
+    main.replaceChildren(box);
+    if (focused && focused.id) {
+      const again = box.querySelector('#' + CSS.escape(focused.id));
+      if (again) {
+        again.focus({ preventScroll: true });
+        try { again.setSelectionRange(focused.selectionStart, focused.selectionEnd); } catch { /* not text */ }
+      }
+    }
+    return;
+  }
+  main.replaceChildren(box);
   main.focus({ preventScroll: true });
   // A mark per drawn view: the benchmarks read the time to first render.
   performance.mark('loci:view:' + r.name);
 }
 
+// carry copies what was typed or chosen in the old view's controls (by id)
+// into the new one's.
+function carry(from, to) {
+  for (const old of from.querySelectorAll('input[id], textarea[id], select[id]')) {
+    const now = to.querySelector('#' + CSS.escape(old.id));
+    if (!now || now.tagName !== old.tagName) continue;
+    if (old.type === 'checkbox' || old.type === 'radio') now.checked = old.checked;
+    else now.value = old.value;
+  }
+}
+
+window.addEventListener('loci:redraw', (e) => {
+  if (current && current.name === e.detail) render(true);
+});
+
 function onFrames(frames) {
   if (!current || current.view !== views.events) views.events.frames(frames, null); // the log keeps every frame
   if (current && current.view.frames) current.view.frames(frames, current.r);
-  if (frames.some((f) => f.kind === 'resync') && current && !current.view.frames) render();
+  if (frames.some((f) => f.kind === 'resync') && current && !current.view.frames) render(true);
 }
 
 function setState(s) {
@@ -99,5 +138,5 @@ mode.addEventListener('change', () => {
   render();
 });
 
-window.addEventListener('hashchange', render);
+window.addEventListener('hashchange', () => render());
 start();

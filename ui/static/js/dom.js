@@ -42,3 +42,9 @@ export function duration(secs) {
   const d = Math.floor(secs / 86400), hh = Math.floor(secs / 3600) % 24, m = Math.floor(secs / 60) % 60;
   return (d ? d + 'd ' : '') + (hh ? hh + 'h ' : '') + m + 'm';
 }
+
+// redraw asks the page to draw the named view again if it is still the one
+// shown (a view's live update); the page keeps what was typed and focused.
+export function redraw(name) {
+  window.dispatchEvent(new CustomEvent('loci:redraw', { detail: name }));
+}

@@ -1,7 +1,7 @@
 // The views, one per route: render(el, route) draws it; frames(batch,
 // route), when present, updates it from live events.
 import { get, post, del, q, esc, status } from './api.js';
-import { h, errorBox, when, ago, duration } from './dom.js';
+import { h, errorBox, when, ago, duration, redraw } from './dom.js';
 
 // act runs a write and shows its error (with the daemon's help) in place.
 async function act(slot, fn, after) {
@@ -43,7 +43,7 @@ const overview = {
     chart(el.querySelector('#chart'));
   },
   frames(fs, r) {
-    if (fs.some((f) => f.kind === 'job' || f.kind === 'drawer' || f.kind === 'resync')) throttle('overview', () => overview.render(document.getElementById('view'), r), 1000);
+    if (fs.some((f) => f.kind === 'job' || f.kind === 'drawer' || f.kind === 'resync')) throttle('overview', () => redraw('overview'), 1000);
   },
 };
 
@@ -82,7 +82,7 @@ const palace = {
     return drawersView(el, wing, room);
   },
   frames(fs, r) {
-    if (fs.some((f) => ['drawer', 'wing', 'room', 'resync'].includes(f.kind))) throttle('palace', () => palace.render(document.getElementById('view'), r), 300);
+    if (fs.some((f) => ['drawer', 'wing', 'room', 'resync'].includes(f.kind))) throttle('palace', () => redraw('palace'), 300);
   },
 };
 
@@ -238,6 +238,7 @@ const jobs = {
   async render(el, r) {
     const p = (r && r.params) || new URLSearchParams();
     this.filter = { status: p.get('status') || '', kind: p.get('kind') || '' };
+    this.selected = p.get('job') || '';
     const list = await this.list();
     this.rows = new Map();
     const st = h('select', { id: 'j-status' }, ['', 'queued', 'running', 'paused', 'completed', 'failed', 'cancelled'].map((x) => h('option', { value: x, selected: x === this.filter.status }, x || 'any')));
@@ -249,9 +250,13 @@ const jobs = {
     this.body = h('tbody', {}, list.map((j) => this.row(j)));
     this.more = h('p', { class: 'muted', id: 'jobs-more' });
     el.replaceChildren(h('h1', {}, 'Jobs'), form, list.length ? h('table', { id: 'jobs' }, h('thead', {}, h('tr', {}, h('th', {}, 'Kind'), h('th', {}, 'Status'), h('th', {}, 'Progress'), h('th', {}, 'Created'), h('th', {}, 'Actions'))), this.body)
-      : h('p', { class: 'empty' }, this.filter.status || this.filter.kind ? 'No job matches.' : 'No jobs yet: run `loci mine /path` to start one.'), this.more, h('div', { id: 'job-detail' }));
+      : h('p', { class: 'empty' }, this.filter.status || this.filter.kind ? 'No job matches.' : 'No jobs yet: run `loci mine /path` to start one.'), this.more, this.detailBox = h('div', { id: 'job-detail' }));
     this.counted(list);
     if (!list.length) this.body = null; // an empty page is drawn again when a job appears
+    if (this.selected) {
+      const j = list.find((x) => x.id === this.selected) || await get('/api/jobs/' + esc(this.selected)).catch((e) => ({ id: this.selected, kind: 'job', error: e.message }));
+      this.detail(j);
+    }
   },
   list() {
     return get('/api/jobs' + q({ limit: JOB_PAGE, status: this.filter.status, kind: this.filter.kind })).then((x) => x.jobs || []);
@@ -268,7 +273,7 @@ const jobs = {
     if (j.status === 'paused') actions.push(button('Resume', 'resume'), button('Cancel', 'cancel'));
     if (j.status === 'failed' || j.status === 'cancelled') actions.push(button('Retry', 'retry'));
     const tr = h('tr', { 'data-job': j.id, 'data-status': j.status },
-      h('td', {}, h('a', { href: '#/jobs', onclick: (e) => { e.preventDefault(); this.detail(j); } }, j.kind)),
+      h('td', {}, h('a', { href: '#/jobs' + q({ ...this.filter, job: j.id }) }, j.kind)),
       h('td', {}, j.status),
       h('td', {}, p.total ? h('progress', { max: p.total, value: p.current || 0, 'aria-label': `${j.kind} progress` }) : null, ' ' + (/\d/.test(p.message || '') ? p.message : `${p.current || 0}${p.total ? ' / ' + p.total : ''} ${p.message || ''}`)),
       h('td', {}, ago(j.created_at)), h('td', {}, actions, slot));
@@ -276,9 +281,16 @@ const jobs = {
     this.rows.set(j.id, tr);
     return tr;
   },
+  // detail shows the chosen job (#/jobs?job=<id>): status, times, its
+  // result and error; drawn again when a read finds it changed.
   detail(j) {
-    document.getElementById('job-detail').replaceChildren(h('div', { class: 'card' }, h('h2', {}, `${j.kind} ${j.id}`),
-      j.error ? errorBox({ message: j.error }) : null, h('div', { class: 'content' }, JSON.stringify(j.result || j.input || {}, null, 2))));
+    const p = j.progress || {};
+    if (this.detailBox) this.detailBox.replaceChildren(h('div', { class: 'card', id: 'job-card' }, h('h2', {}, `${j.kind} ${j.id}`),
+      h('table', {}, h('tbody', {}, row('status', j.status || ''), row('progress', `${p.current || 0}${p.total ? ' / ' + p.total : ''} ${p.message || ''}`),
+        row('requested by', j.requested_by || ''), row('created', when(j.created_at)), j.started_at ? row('started', when(j.started_at)) : null,
+        j.finished_at ? row('finished', when(j.finished_at)) : null, row('attempt', String(j.attempt ?? '')))),
+      j.error ? errorBox({ message: j.error }) : null,
+      j.result ? [h('h2', {}, 'Result'), h('div', { class: 'content', id: 'job-result' }, JSON.stringify(j.result, null, 2))] : null));
   },
   // refresh marks the list stale and reads it unless a read is under way;
   // that read is followed by one more on the next animation frame.
@@ -300,7 +312,7 @@ const jobs = {
   },
   apply(list) {
     if (!this.body) {
-      if (list.length) jobs.render(document.getElementById('view'), { params: new URLSearchParams(this.filter) });
+      if (list.length) redraw('jobs');
       return;
     }
     const rows = list.map((j) => {
@@ -308,6 +320,7 @@ const jobs = {
       if (old && old.dataset.shown === JSON.stringify([j.status, j.progress])) return old;
       const tr = this.row(j);
       if (old) old.replaceWith(tr);
+      if (j.id === this.selected) this.detail(j);
       return tr;
     });
     const ids = new Set(list.map((j) => j.id));
@@ -318,7 +331,7 @@ const jobs = {
     this.counted(list);
   },
   frames(fs, r) {
-    if (fs.some((f) => f.kind === 'resync')) return jobs.render(document.getElementById('view'), r);
+    if (fs.some((f) => f.kind === 'resync')) return redraw('jobs');
     if (fs.some((f) => f.kind === 'job')) this.refresh();
   },
 };
@@ -345,7 +358,7 @@ const mining = {
           x.endpoint ? h('div', {}, h('code', {}, x.endpoint)) : null),
         h('td', {}, x.next_due ? when(x.next_due) : ''),
         h('td', { class: 'counters' }, `fired ${c.fired || 0}, coalesced ${c.coalesced || 0}, failed ${c.failed || 0}` + (x.type === 'webhook' ? `, deliveries ${c.deliveries || 0}` : ''),
-          x.last_job ? h('div', {}, h('a', { href: '#/jobs' }, 'last job ' + x.last_job.slice(0, 8))) : null),
+          x.last_job ? h('div', {}, h('a', { href: '#/jobs' + q({ job: x.last_job }) }, 'last job ' + x.last_job.slice(0, 8))) : null),
         h('td', {}, btn('Fire', '/api/triggers/' + esc(x.name) + '/fire', 'fire'), x.enabled ? btn('Disable', '/api/triggers/' + esc(x.name) + '/disable', 'disable') : btn('Enable', '/api/triggers/' + esc(x.name) + '/enable', 'enable')));
     };
     const hook = `http://${wh.bind}:${wh.port}/hooks/<trigger name>`;
@@ -362,7 +375,7 @@ const mining = {
       m.config_file ? h('p', { class: 'muted' }, 'Miners and triggers live in ' + m.config_file + '.') : null);
   },
   frames(fs, r) {
-    if (fs.some((f) => ['trigger', 'job', 'resync'].includes(f.kind))) throttle('mining', () => mining.render(document.getElementById('view'), r), 500);
+    if (fs.some((f) => ['trigger', 'job', 'resync'].includes(f.kind))) throttle('mining', () => redraw('mining'), 500);
   },
 };
 
