@@ -121,7 +121,8 @@ async function drawersView(el, wing, room) {
     ds.length ? h('div', { id: 'drawers' }, ds.map((d) => h('div', { class: 'hit' },
       h('a', { href: drawerLink(d, wing, room) }, d.name || d.id.slice(-8)), ' ', h('span', { class: 'muted' }, ago(d.created_at), d.valid_to ? ' · superseded' : ''),
       h('div', { class: 'content' }, d.preview), tags(d.tags))))
-      : h('p', { class: 'empty' }, 'No drawers yet: run `loci mine /path` or file a note above.'));
+      : h('p', { class: 'empty' }, 'No drawers yet: run `loci mine /path` or file a note above.'),
+    ds.length >= 100 ? h('p', { class: 'muted' }, 'The newest 100 drawers are shown: search the room to find older ones.') : null);
 }
 
 function tags(ts) {
@@ -195,22 +196,26 @@ const search = {
     };
     const ranking = h('select', { id: 's-ranking' }, ['auto', 'lexical', 'semantic', 'hybrid'].map((m) => h('option', { value: m, selected: p.get('ranking') === m }, m)));
     const kind = h('select', { id: 's-kind' }, ['', 'file', 'manual', 'transcript', 'note', 'other'].map((m) => h('option', { value: m, selected: p.get('source_kind') === m }, m || 'any')));
+    const limit = h('select', { id: 's-limit' }, ['10', '20', '50', '100'].map((n) => h('option', { value: n, selected: (p.get('limit') || '10') === n }, n)));
     const hist = h('input', { type: 'checkbox', id: 's-hist', checked: p.get('include_historical') === 'true' });
     const expand = h('input', { type: 'checkbox', id: 's-expand', checked: p.get('expand') === 'true' });
     const results = h('div', { id: 'results' });
     const form = h('form', { class: 'card', role: 'search', onsubmit: (e) => {
       e.preventDefault();
-      location.hash = '#/search' + q({ q: f.q.value, ranking: ranking.value, wing: f.wing.value, room: f.room.value, tags: f.tags.value, source_kind: kind.value, as_of: f.as_of.value, include_historical: hist.checked, expand: expand.checked });
+      location.hash = '#/search' + q({ q: f.q.value, ranking: ranking.value, wing: f.wing.value, room: f.room.value, tags: f.tags.value, source_kind: kind.value, limit: limit.value === '10' ? '' : limit.value,
+        as_of: f.as_of.value, from: f.from.value, until: f.until.value, include_historical: hist.checked, expand: expand.checked });
     } },
     field('q', 'Search', { type: 'search', required: true }),
     h('div', { class: 'row' }, h('div', {}, h('label', { for: 's-ranking' }, 'Ranking'), ranking), field('wing', 'Wing'), field('room', 'Room'), field('tags', 'Tags (comma-separated)'),
-      h('div', {}, h('label', { for: 's-kind' }, 'Source kind'), kind), field('as_of', 'As of (RFC 3339 or date)')),
+      h('div', {}, h('label', { for: 's-kind' }, 'Source kind'), kind), h('div', {}, h('label', { for: 's-limit' }, 'Hits'), limit)),
+    h('div', { class: 'row' }, field('as_of', 'Valid at (RFC 3339 or date)'), field('from', 'Valid from'), field('until', 'until')),
     h('div', { class: 'row' }, h('span', { class: 'check' }, hist, h('label', { for: 's-hist' }, 'include historical')), h('span', { class: 'check' }, expand, h('label', { for: 's-expand' }, 'expand through the graph')), h('button', { type: 'submit' }, 'Search')));
     el.replaceChildren(h('h1', {}, 'Search'), form, results);
     if (!p.get('q')) return;
     try {
       const res = await get('/api/search' + q(Object.fromEntries(p.entries())));
-      results.replaceChildren(h('p', { class: 'muted' }, `${res.hits.length} hits, ranking ${res.ranking}`),
+      const asked = p.get('ranking') || 'auto';
+      results.replaceChildren(h('p', { class: 'muted' }, `${res.hits.length} hits, ranking ${res.ranking}` + (asked === res.ranking ? '' : ` (${asked} chose it)`)),
         ...(res.hits.length ? res.hits.map(hit) : [h('p', { class: 'empty' }, 'Nothing found.')]));
     } catch (e) {
       results.replaceChildren(errorBox(e));
@@ -226,7 +231,21 @@ function hit(x) {
   if (s.context) legs.push(`context from ${s.context.neighbour.slice(-8)} (+${s.context.added.toFixed(2)})`);
   if (s.graph) legs.push(`graph: ${s.graph.hops} hops, ${s.graph.entities} entities` + (x.via ? ' via ' + x.via.join(', ') : ''));
   return h('div', { class: 'hit' }, h('div', {}, h('a', { href: '#/drawer/' + esc(x.id) }, h('b', {}, x.name || x.id.slice(-8))), ' ', h('span', { class: 'muted' }, `score ${Number(x.score).toFixed(3)} · ${legs.join(' · ')}`)),
-    h('div', { class: 'content' }, x.content), tags(x.tags));
+    long(x.content), tags(x.tags));
+}
+
+// long shows text verbatim, folded to a few lines when it is long, with a
+// button that unfolds it (the whole text is on the page either way).
+function long(text) {
+  const box = h('div', { class: 'content' }, text);
+  if (text.length < 700 && text.split('\n').length < 12) return box;
+  box.classList.add('folded');
+  const more = h('button', { type: 'button', class: 'plain', 'aria-expanded': 'false', onclick: () => {
+    const open = box.classList.toggle('folded') === false;
+    more.setAttribute('aria-expanded', String(open));
+    more.textContent = open ? 'Fold' : `Show all ${text.length.toLocaleString()} characters`;
+  } }, `Show all ${text.length.toLocaleString()} characters`);
+  return [box, more];
 }
 
 // ---- jobs: the newest 100 (of a status and kind, when chosen). Job
@@ -403,7 +422,8 @@ const graph = {
         h('div', {}, h('label', { for: 'g-expired' }, expired, ' facts no longer valid too')), h('button', { type: 'submit' }, 'Find'))), out);
     const es = (await get('/api/entities' + q({ name: p.get('name'), limit: 20 }))).entities || [];
     if (!es.length) return out.replaceChildren(h('p', { class: 'empty' }, p.get('name') ? 'No entity matches.' : 'No entities yet: they come from checkpoints with facts and from the extract job.'));
-    const pick = p.get('entity') || es[0].id;
+    const want = (p.get('name') || '').trim().toLowerCase();
+    const pick = p.get('entity') || (es.find((e) => e.name.toLowerCase() === want) || es[0]).id;
     const link = (e) => '#/graph' + q({ name: p.get('name'), depth: depth.value, expired: p.get('expired'), entity: e.id });
     out.replaceChildren(h('ul', { class: 'entities' }, es.map((e) => h('li', {}, h('a', { href: link(e), 'aria-current': e.id === pick ? 'true' : null }, e.name), ` (${e.kind})`))));
     const [g, rels] = await Promise.all([get('/api/graph' + q({ entity: pick, depth: depth.value })),
@@ -435,16 +455,38 @@ async function showHistory(box, id) {
   }
 }
 
+// drawGraph places the entity in the middle and the others on rings by
+// how many facts away they are (1 to 3), each a link to its own
+// neighbourhood.
 function drawGraph(g, center, link) {
   const nodes = g.nodes || [];
-  const pos = new Map();
-  const others = nodes.filter((node) => node.id !== center);
-  pos.set(center, [200, 150]);
-  others.forEach((node, i) => pos.set(node.id, [200 + 140 * Math.cos((2 * Math.PI * i) / others.length), 150 + 115 * Math.sin((2 * Math.PI * i) / others.length)]));
-  const edges = (g.edges || []).filter((e) => pos.has(e.subject.id) && pos.has(e.object.id));
-  return h('div', { class: 'card' }, h('svg', { class: 'graph', id: 'graph', viewBox: '0 0 400 300', width: '100%', height: '320', role: 'img', 'aria-label': `${nodes.length} entities, ${edges.length} facts${g.truncated ? ' (truncated)' : ''}` },
-    edges.map((e) => { const a = pos.get(e.subject.id), b = pos.get(e.object.id); return h('line', { x1: a[0], y1: a[1], x2: b[0], y2: b[1] }, h('title', {}, `${e.subject.name} ${e.predicate} ${e.object.name}`)); }),
-    nodes.filter((node) => pos.has(node.id)).map((node) => { const [x, y] = pos.get(node.id); return h('svg:a', { href: link(node) }, h('g', { 'data-entity': node.id }, h('circle', { cx: x, cy: y, r: 7, class: node.id === center ? 'center' : '' }), h('text', { x: x + 9, y: y + 4 }, node.name), h('title', {}, `${node.name} (${node.kind})`))); })),
+  const edges = g.edges || [];
+  const hops = new Map([[center, 0]]);
+  for (let d = 1, grew = true; grew && d <= 3; d++) {
+    grew = false;
+    for (const e of edges) {
+      for (const [a, b] of [[e.subject.id, e.object.id], [e.object.id, e.subject.id]]) {
+        if (hops.get(a) === d - 1 && !hops.has(b)) { hops.set(b, d); grew = true; }
+      }
+    }
+  }
+  const W = 800, H = 460, cx = W / 2, cy = H / 2;
+  const pos = new Map([[center, [cx, cy]]]);
+  for (let d = 1; d <= 3; d++) {
+    const ring = nodes.filter((n) => hops.get(n.id) === d);
+    const rx = (W / 2 - 90) * d / Math.max(...hops.values(), 1), ry = (H / 2 - 30) * d / Math.max(...hops.values(), 1);
+    ring.forEach((n, i) => {
+      const a = (2 * Math.PI * i) / ring.length - Math.PI / 2 + d * 0.4;
+      pos.set(n.id, [cx + rx * Math.cos(a), cy + ry * Math.sin(a)]);
+    });
+  }
+  const shown = edges.filter((e) => pos.has(e.subject.id) && pos.has(e.object.id));
+  return h('div', { class: 'card' }, h('svg', { class: 'graph', id: 'graph', viewBox: `0 0 ${W} ${H}`, width: '100%', height: H, role: 'img', 'aria-label': `${nodes.length} entities, ${shown.length} facts${g.truncated ? ' (truncated)' : ''}` },
+    shown.map((e) => { const a = pos.get(e.subject.id), b = pos.get(e.object.id); return h('line', { x1: a[0], y1: a[1], x2: b[0], y2: b[1] }, h('title', {}, `${e.subject.name} ${e.predicate.replaceAll('_', ' ')} ${e.object.name}`)); }),
+    // The predicates are written on the lines while they stay legible.
+    shown.length <= 20 ? shown.map((e) => { const a = pos.get(e.subject.id), b = pos.get(e.object.id); return h('text', { class: 'predicate', x: (a[0] + b[0]) / 2, y: (a[1] + b[1]) / 2 - 3, 'text-anchor': 'middle' }, e.predicate.replaceAll('_', ' ')); }) : null,
+    nodes.filter((node) => pos.has(node.id)).map((node) => { const [x, y] = pos.get(node.id); return h('svg:a', { href: link(node) }, h('g', { 'data-entity': node.id }, h('circle', { cx: x, cy: y, r: node.id === center ? 9 : 6, class: node.id === center ? 'center' : '' }), h('text', { x: x + 11, y: y + 4 }, node.name), h('title', {}, `${node.name} (${node.kind})`))); })),
+    shown.length ? null : h('p', { class: 'empty' }, 'No open facts around this entity.'),
     g.truncated ? h('p', { class: 'muted' }, 'The neighbourhood is larger than shown (truncated at the limit).') : null);
 }
 
