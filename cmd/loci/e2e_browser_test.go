@@ -367,7 +367,10 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Fatalf("the keep-alive watch: %+v", watch)
 	}
 
-	run("events", chromedp.Navigate(base+"#/events"), waitText(`document.querySelectorAll('#frames li').length > 0`), shot("events"))
+	run("events", chromedp.Navigate(base+"#/events"), waitText(`document.querySelectorAll('#frames li').length > 0`), shot("events"),
+		// One kind only: the job frames.
+		chromedp.SetValue("#e-kind", "job", chromedp.ByQuery), chromedp.Evaluate(`document.getElementById('e-kind').dispatchEvent(new Event('change'))`, nil),
+		waitText(`(() => { const ls = [...document.querySelectorAll('#frames li')]; return ls.length > 0 && ls.every((l) => l.textContent.includes('"kind":"job"')); })()`))
 
 	// Every control of every view has a label (or an aria-label).
 	for _, route := range []string{"#/overview", "#/palace", "#/palace/work", "#/palace/work/notes", "#/drawer/work/notes/" + id, "#/search?q=kettle", "#/jobs", "#/mining", "#/graph?name=caroline", "#/events"} {

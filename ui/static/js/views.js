@@ -494,18 +494,33 @@ function drawGraph(g, center, link) {
 // only while the view is shown.
 const events = {
   log: [],
-  shown: false,
+  kind: '',
+  paused: false,
   async render(el) {
-    this.shown = true;
-    this.list = h('ol', { class: 'frames', reversed: true, id: 'frames' }, this.log.slice().reverse().map(line));
-    el.replaceChildren(h('h1', {}, 'Events'), h('p', { class: 'muted' }, 'The live stream of /api/events frames, newest first.'), this.list);
+    const kind = h('select', { id: 'e-kind' }, ['', 'drawer', 'job', 'wing', 'room', 'entity', 'trigger', 'resync', 'open'].map((k) => h('option', { value: k, selected: k === this.kind }, k || 'every kind')));
+    kind.addEventListener('change', () => { this.kind = kind.value; this.fill(); });
+    const pause = h('button', { type: 'button', class: 'plain', id: 'e-pause', 'aria-pressed': String(this.paused), onclick: () => {
+      this.paused = !this.paused;
+      pause.setAttribute('aria-pressed', String(this.paused));
+      pause.textContent = this.paused ? 'Go on' : 'Pause';
+      if (!this.paused) this.fill();
+    } }, this.paused ? 'Go on' : 'Pause');
+    const clear = h('button', { type: 'button', class: 'plain', onclick: () => { this.log = []; this.fill(); } }, 'Clear');
+    this.list = h('ol', { class: 'frames', reversed: true, id: 'frames' });
+    el.replaceChildren(h('h1', {}, 'Events'), h('p', { class: 'muted' }, 'The live stream of /api/events frames, newest first (the last 500 kept).'),
+      h('div', { class: 'row' }, h('div', {}, h('label', { for: 'e-kind' }, 'Kind'), kind), pause, clear), this.list);
+    this.fill();
+  },
+  // fill writes the kept frames of the chosen kind out again.
+  fill() {
+    if (this.list) this.list.replaceChildren(...this.log.filter(([, f]) => !this.kind || f.kind === this.kind).reverse().map(line));
   },
   frames(fs, r) {
     const at = Date.now();
     for (const f of fs) this.log.push([at, f]);
     if (this.log.length > 500) this.log.splice(0, this.log.length - 500);
-    if (!r || r.name !== 'events' || !this.list) return;
-    for (const x of fs.slice(-500)) this.list.prepend(line([at, x]));
+    if (!r || r.name !== 'events' || !this.list || this.paused) return;
+    for (const x of fs.slice(-500)) if (!this.kind || x.kind === this.kind) this.list.prepend(line([at, x]));
     while (this.list.children.length > 500) this.list.lastChild.remove();
   },
 };
