@@ -48,3 +48,9 @@ export function duration(secs) {
 export function redraw(name) {
   window.dispatchEvent(new CustomEvent('loci:redraw', { detail: name }));
 }
+
+// fill replaces el's children with the given ones, leaving out null,
+// undefined and false (a part a view does not show) and flattening arrays.
+export function fill(el, ...children) {
+  el.replaceChildren(...children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false));
+}

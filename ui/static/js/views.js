@@ -1,7 +1,7 @@
 // The views, one per route: render(el, route) draws it; frames(batch,
 // route), when present, updates it from live events.
 import { get, post, del, q, esc, status } from './api.js';
-import { h, errorBox, when, ago, duration, redraw } from './dom.js';
+import { h, fill, errorBox, when, ago, duration, redraw } from './dom.js';
 
 // act runs a write and shows its error (with the daemon's help) in place.
 async function act(slot, fn, after) {
@@ -23,7 +23,7 @@ const overview = {
     const c = st.counts || {};
     const ix = st.indexes || {};
     const vectors = Object.entries(ix.vectors || {}).map(([n, v]) => h('li', {}, `vectors ${n}: ${v.drawers} drawers, ${v.behind ? v.behind + ' changes behind' : 'caught up'}`));
-    el.replaceChildren(
+    fill(el, 
       h('h1', {}, 'Overview'),
       h('div', { class: 'grid' },
         stat('Drawers', c.drawers, `${c.drawers_stored} stored`),
@@ -90,7 +90,7 @@ async function wingsView(el) {
   const ws = (await get('/api/wings')).wings || [];
   const slot = h('div');
   const name = h('input', { id: 'new-wing', required: true, autocomplete: 'off' });
-  el.replaceChildren(h('h1', {}, 'Palace'),
+  fill(el, h('h1', {}, 'Palace'),
     ws.length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Wing'), h('th', {}, 'Rooms'), h('th', {}, 'Drawers'))),
       h('tbody', {}, ws.map((w) => h('tr', {}, h('td', {}, h('a', { href: '#/palace/' + esc(w.name) }, w.name)), h('td', {}, w.rooms_count), h('td', {}, w.drawers)))))
       : h('p', { class: 'empty' }, 'No drawers yet: run `loci mine /path` or file a note.'),
@@ -102,7 +102,7 @@ async function roomsView(el, wing) {
   const rs = (await get('/api/wings/' + esc(wing) + '/rooms')).rooms || [];
   const slot = h('div');
   const name = h('input', { id: 'new-room', required: true, autocomplete: 'off' });
-  el.replaceChildren(h('div', { class: 'crumbs' }, h('a', { href: '#/palace' }, 'Palace'), ' › ', wing), h('h1', {}, wing),
+  fill(el, h('div', { class: 'crumbs' }, h('a', { href: '#/palace' }, 'Palace'), ' › ', wing), h('h1', {}, wing),
     rs.length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Room'), h('th', {}, 'Drawers'), h('th', {}, 'Stored'))),
       h('tbody', {}, rs.map((r) => h('tr', {}, h('td', {}, h('a', { href: '#/palace/' + esc(wing) + '/' + esc(r.name) }, r.name)), h('td', {}, r.drawers), h('td', {}, r.drawers_stored)))))
       : h('p', { class: 'empty' }, 'No rooms yet.'),
@@ -114,7 +114,7 @@ async function drawersView(el, wing, room) {
   const ds = (await get('/api/wings/' + esc(wing) + '/rooms/' + esc(room) + '/drawers?limit=100')).drawers || [];
   const slot = h('div');
   const text = h('textarea', { id: 'note', required: true });
-  el.replaceChildren(h('div', { class: 'crumbs' }, h('a', { href: '#/palace' }, 'Palace'), ' › ', h('a', { href: '#/palace/' + esc(wing) }, wing), ' › ', room),
+  fill(el, h('div', { class: 'crumbs' }, h('a', { href: '#/palace' }, 'Palace'), ' › ', h('a', { href: '#/palace/' + esc(wing) }, wing), ' › ', room),
     h('h1', {}, room),
     h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); act(slot, () => post('/api/notes', { wing, room, content: text.value }), () => { text.value = ''; }); } },
       h('label', { for: 'note' }, 'File a note'), text, h('p', {}, h('button', { type: 'submit' }, 'File note')), slot),
@@ -146,7 +146,7 @@ const drawer = {
     const [hist, dup] = await Promise.all([get('/api/drawers/' + esc(d.id) + '/history'), get('/api/drawers/' + esc(d.id) + '/duplicates').catch(() => ({ similar: [] }))]);
     const slot = h('div');
     const text = h('textarea', { id: 'replacement' }, d.content);
-    el.replaceChildren(h('div', { class: 'crumbs' }, h('a', { href: '#/palace' }, 'Palace'), ' › ', h('a', { href: '#/palace/' + esc(wing) }, wing), ' › ', h('a', { href: '#/palace/' + esc(wing) + '/' + esc(room) }, room)),
+    fill(el, h('div', { class: 'crumbs' }, h('a', { href: '#/palace' }, 'Palace'), ' › ', h('a', { href: '#/palace/' + esc(wing) }, wing), ' › ', h('a', { href: '#/palace/' + esc(wing) + '/' + esc(room) }, room)),
       h('h1', {}, d.name || 'Drawer ' + d.id.slice(-8)),
       h('div', { class: 'card' }, h('div', { class: 'content', id: 'drawer-content' }, d.content), tags(d.tags),
         h('table', {}, h('tbody', {},
@@ -210,7 +210,7 @@ const search = {
       h('div', {}, h('label', { for: 's-kind' }, 'Source kind'), kind), h('div', {}, h('label', { for: 's-limit' }, 'Hits'), limit)),
     h('div', { class: 'row' }, field('as_of', 'Valid at (RFC 3339 or date)'), field('from', 'Valid from'), field('until', 'until')),
     h('div', { class: 'row' }, h('span', { class: 'check' }, hist, h('label', { for: 's-hist' }, 'include historical')), h('span', { class: 'check' }, expand, h('label', { for: 's-expand' }, 'expand through the graph')), h('button', { type: 'submit' }, 'Search')));
-    el.replaceChildren(h('h1', {}, 'Search'), form, results);
+    fill(el, h('h1', {}, 'Search'), form, results);
     if (!p.get('q')) return;
     try {
       const res = await get('/api/search' + q(Object.fromEntries(p.entries())));
@@ -268,7 +268,7 @@ const jobs = {
         h('button', { type: 'submit' }, 'Show')));
     this.body = h('tbody', {}, list.map((j) => this.row(j)));
     this.more = h('p', { class: 'muted', id: 'jobs-more' });
-    el.replaceChildren(h('h1', {}, 'Jobs'), form, list.length ? h('table', { id: 'jobs' }, h('thead', {}, h('tr', {}, h('th', {}, 'Kind'), h('th', {}, 'Status'), h('th', {}, 'Progress'), h('th', {}, 'Created'), h('th', {}, 'Actions'))), this.body)
+    fill(el, h('h1', {}, 'Jobs'), form, list.length ? h('table', { id: 'jobs' }, h('thead', {}, h('tr', {}, h('th', {}, 'Kind'), h('th', {}, 'Status'), h('th', {}, 'Progress'), h('th', {}, 'Created'), h('th', {}, 'Actions'))), this.body)
       : h('p', { class: 'empty' }, this.filter.status || this.filter.kind ? 'No job matches.' : 'No jobs yet: run `loci mine /path` to start one.'), this.more, this.detailBox = h('div', { id: 'job-detail' }));
     this.counted(list);
     if (!list.length) this.body = null; // an empty page is drawn again when a job appears
@@ -381,7 +381,7 @@ const mining = {
         h('td', {}, btn('Fire', '/api/triggers/' + esc(x.name) + '/fire', 'fire'), x.enabled ? btn('Disable', '/api/triggers/' + esc(x.name) + '/disable', 'disable') : btn('Enable', '/api/triggers/' + esc(x.name) + '/enable', 'enable')));
     };
     const hook = `http://${wh.bind}:${wh.port}/hooks/<trigger name>`;
-    el.replaceChildren(h('h1', {}, 'Mining'), slot,
+    fill(el, h('h1', {}, 'Mining'), slot,
       h('div', { class: 'card' }, h('h2', {}, 'Miners'), (m.miners || []).length
         ? h('table', { id: 'miners' }, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Source'), h('th', {}, 'State'), h('th', {}, 'Schedule'), h('th', {}, 'Actions'))), h('tbody', {}, m.miners.map(miner)))
         : h('p', { class: 'empty' }, 'No miners: add one with `loci miner set` or run `loci mine /path` once.')),
@@ -417,7 +417,7 @@ const graph = {
     const depth = h('select', { id: 'g-depth' }, [1, 2, 3].map((d) => h('option', { value: d, selected: String(d) === (p.get('depth') || '1') }, d)));
     const expired = h('input', { id: 'g-expired', type: 'checkbox', checked: p.get('expired') === '1' });
     const out = h('div');
-    el.replaceChildren(h('h1', {}, 'Graph'), h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); location.hash = '#/graph' + q({ name: name.value, depth: depth.value, expired: expired.checked ? '1' : '' }); } },
+    fill(el, h('h1', {}, 'Graph'), h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); location.hash = '#/graph' + q({ name: name.value, depth: depth.value, expired: expired.checked ? '1' : '' }); } },
       h('div', { class: 'row' }, h('div', {}, h('label', { for: 'g-name' }, 'Entity name contains'), name), h('div', {}, h('label', { for: 'g-depth' }, 'Depth'), depth),
         h('div', {}, h('label', { for: 'g-expired' }, expired, ' facts no longer valid too')), h('button', { type: 'submit' }, 'Find'))), out);
     const es = (await get('/api/entities' + q({ name: p.get('name'), limit: 20 }))).entities || [];
@@ -507,7 +507,7 @@ const events = {
     } }, this.paused ? 'Go on' : 'Pause');
     const clear = h('button', { type: 'button', class: 'plain', onclick: () => { this.log = []; this.fill(); } }, 'Clear');
     this.list = h('ol', { class: 'frames', reversed: true, id: 'frames' });
-    el.replaceChildren(h('h1', {}, 'Events'), h('p', { class: 'muted' }, 'The live stream of /api/events frames, newest first (the last 500 kept).'),
+    fill(el, h('h1', {}, 'Events'), h('p', { class: 'muted' }, 'The live stream of /api/events frames, newest first (the last 500 kept).'),
       h('div', { class: 'row' }, h('div', {}, h('label', { for: 'e-kind' }, 'Kind'), kind), pause, clear), this.list);
     this.fill();
   },
