@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,7 +61,14 @@ func TestDashboardInABrowser(t *testing.T) {
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "config.toml")
 	// A slow embed job (a pause between batches of two) to pause and resume.
-	err := os.WriteFile(cfg, []byte("[web]\nenable = true\n[embedding]\ndefault = \"test\"\n[embedding.profiles.test]\nprovider = \"hash\"\ndimension = 16\nbatch_size = 2\n"), 0o600)
+	// The webhook listener's port, for the endpoint the mining view shows.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hookPort := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	err = os.WriteFile(cfg, []byte(fmt.Sprintf("[webhook]\nenable = true\nport = %d\n", hookPort)+"[web]\nenable = true\n[embedding]\ndefault = \"test\"\n[embedding.profiles.test]\nprovider = \"hash\"\ndimension = 16\nbatch_size = 2\n"), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,6 +227,16 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Fatalf("the refused write was stored: %s", r.raw)
 	}
 
+	// disabled: the stream is refused (403) and the header says so; back in
+	// full, the page is live again at once.
+	run("disabled", chromedp.SetValue("#mode", "disabled", chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById('mode').dispatchEvent(new Event('change'))`, nil),
+		waitText(`document.getElementById('conn').textContent === 'refused in this mode'`),
+		waitText(`!!document.querySelector('main .error .help')`), shot("disabled"),
+		chromedp.SetValue("#mode", "full", chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById('mode').dispatchEvent(new Event('change'))`, nil),
+		waitText(`document.getElementById('conn').textContent === 'live'`))
+
 	// Create a wing from the page; delete a drawer with its confirmation.
 	run("create a wing", chromedp.SetValue("#mode", "full", chromedp.ByQuery), chromedp.Evaluate(`document.getElementById('mode').dispatchEvent(new Event('change'))`, nil),
 		chromedp.Navigate(base+"#/palace"), chromedp.WaitVisible("#new-wing", chromedp.ByQuery),
@@ -288,6 +306,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		waitText(fmt.Sprintf(`document.querySelector('%s .state')?.textContent.startsWith('active')`, trigger)),
 		chromedp.Click(trigger+` button[data-act="fire"]`, chromedp.ByQuery),
 		waitText(fmt.Sprintf(`document.querySelector('%s .counters')?.textContent.startsWith('fired 1,')`, trigger)))
+	run("the webhook endpoint", waitText(fmt.Sprintf(`document.getElementById('webhook-url')?.textContent === 'http://127.0.0.1:%d/hooks/<trigger name>'`, hookPort)))
 	run("disable the trigger and the miner", chromedp.Click(trigger+` button[data-act="disable"]`, chromedp.ByQuery),
 		waitText(fmt.Sprintf(`document.querySelector('%s .state')?.textContent.startsWith('disabled')`, trigger)),
 		chromedp.Click(miner+` button[data-act="disable"]`, chromedp.ByQuery),

@@ -83,7 +83,7 @@ function onFrames(frames) {
 }
 
 function setState(s) {
-  conn.textContent = s === 'live' ? 'live' : s === 'retry' ? 'reconnecting' : s === 'stale' ? 'no sign of life' : s;
+  conn.textContent = { live: 'live', retry: 'reconnecting', stale: 'no sign of life', refused: 'refused in this mode' }[s] || s;
   conn.className = 'conn ' + s;
   conn.title = s === 'live' ? 'connected to /api/events; last sign of life ' + new Date().toLocaleTimeString() : '';
 }
@@ -135,6 +135,7 @@ const mode = document.getElementById('mode');
 mode.value = session.mode();
 mode.addEventListener('change', () => {
   session.setMode(mode.value);
+  if (live) live.start(); // the stream is read in the new mode too
   render();
 });
 

@@ -20,7 +20,11 @@ export class Live {
     this.connectedOnce = false;
   }
 
+  // start opens the stream, or opens it again (after a change of memory
+  // mode): a loop started before ends at its next turn.
   start() {
+    if (this.ctrl) this.ctrl.abort();
+    this.gen = (this.gen || 0) + 1;
     this.stopped = false;
     this.seen = Date.now();
     clearInterval(this.watch);
@@ -30,7 +34,7 @@ export class Live {
         this.ctrl.abort();
       }
     }, Math.min(5000, this.silenceMs / 2));
-    this.loop();
+    this.loop(this.gen);
   }
 
   stop() {
@@ -52,24 +56,30 @@ export class Live {
     }
   }
 
-  async loop() {
+  async loop(gen) {
     let backoff = 1000;
-    while (!this.stopped) {
+    const mine = () => !this.stopped && this.gen === gen;
+    let refused = false;
+    while (mine()) {
+      refused = false;
       this.ctrl = new AbortController();
       this.seen = Date.now();
       try {
         const r = await this.fetch('/api/events', { headers: headers({ Accept: 'text/event-stream' }), signal: this.ctrl.signal, cache: 'no-store', credentials: 'omit' });
-        if (!r.ok) throw new Error('HTTP ' + r.status);
+        // 403: the memory mode chosen (disabled) may not read the stream.
+        if (!r.ok) throw Object.assign(new Error('HTTP ' + r.status), { status: r.status });
         this.onState('live');
         if (this.connectedOnce) this.push({ kind: 'resync', action: 'updated', reconnect: true });
         this.connectedOnce = true;
         backoff = 1000;
         await this.read(r.body.getReader());
       } catch (e) {
-        if (this.stopped) return;
+        if (!mine()) return;
+        refused = e.status === 403;
       }
+      if (!mine()) return;
       this.ctrl = null;
-      this.onState('retry');
+      this.onState(refused ? 'refused' : 'retry');
       await new Promise((res) => setTimeout(res, backoff));
       backoff = Math.min(backoff * 2, 15000);
     }
