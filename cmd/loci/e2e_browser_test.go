@@ -178,7 +178,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Fatalf("mine: %s", m.raw)
 	}
 	mineID := get[string](m.body, "id")
-	run("the mine job completes live", waitText(fmt.Sprintf(`!!document.querySelector('tr[data-job=%q][data-status="completed"]')`, mineID)), shot("jobs"),
+	run("the mine job completes live", waitText(fmt.Sprintf(`(() => { const p = document.querySelector('tr[data-job=%q][data-status="completed"] progress'); return !!p && p.max > 0 && p.value === p.max; })()`, mineID)), shot("jobs"),
 		// Its page: the result, at a URL of its own.
 		chromedp.Click(fmt.Sprintf(`tr[data-job=%q] a`, mineID), chromedp.ByQuery),
 		waitText(fmt.Sprintf(`location.hash === '#/jobs?job=%s' && document.getElementById('job-card')?.textContent.includes('completed') && !!document.getElementById('job-result')`, mineID)))
