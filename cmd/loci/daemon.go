@@ -271,7 +271,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		log.Error("cannot write the registry file", "err", err)
 	}
 	lc.startedPlain("the registry file", time.Second, func() error { config.RemoveRegistry(cfg.Palace.Path, reg.PID); return nil })
-	log.Info("loci ready", "address", "http://"+addr, "palace", cfg.Palace.Path, "version", version, "pid", reg.PID)
+	ready := []any{"address", "http://" + addr, "palace", cfg.Palace.Path, "version", version, "pid", reg.PID}
+	if cfg.Web.Enable {
+		ready = append(ready, "dashboard", "http://"+addr+"/ui/")
+	}
+	log.Info("loci ready", ready...)
 
 	var serveErr error
 	select {

@@ -32,8 +32,14 @@ func TestDashboardIsServedOnlyWhenEnabled(t *testing.T) {
 	if r := d.do("GET", "/api/status", nil, "Authorization", "Bearer "+secret); r.status != 200 {
 		t.Fatalf("status with the token: %d %s", r.status, r.raw)
 	}
+	if log := d.log.String(); !strings.Contains(log, "dashboard=http://"+d.addr+"/ui/") {
+		t.Fatalf("the ready line does not say where the dashboard is:\n%s", log)
+	}
 
 	off, _ := withConfig(t, "", "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+secret)
+	if strings.Contains(off.log.String(), "dashboard=") {
+		t.Fatalf("the ready line names a dashboard that is off:\n%s", off.log.String())
+	}
 	if r := off.do("GET", "/ui/", nil); r.status != 401 {
 		t.Fatalf("dashboard off: /ui/ must be guarded: %d %s", r.status, r.raw)
 	}
