@@ -72,6 +72,14 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 	// made its buffers jump by 250-800 MB.
 	opts.TableSizeMultiplier = 1
 	bdb, err := badger.Open(opts)
+	if err != nil && emptyMemtable(err) {
+		// A kill -9 right after Badger created its next memtable file left
+		// it empty: the failed open sized and headed it (it holds nothing
+		// that was acknowledged), and a second open succeeds
+		// (dgraph-io/badger#2207).
+		log.Warn("a memtable file left empty by an interrupted start or a kill was set up; opening the store again", "dir", dir)
+		bdb, err = badger.Open(opts)
+	}
 	if err != nil {
 		help := "check that the palace path is a writable directory"
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
@@ -95,6 +103,15 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 		return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot read the change log", "the store may be damaged; restore a backup")
 	}
 	return db, nil
+}
+
+// emptyMemtable reports Badger's refusal to open a store whose newest
+// memtable file is empty. Badger formats the cause with %+v, so only its
+// text is left to match: the z.NewFile sentinel's under "while opening
+// memtables".
+func emptyMemtable(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "while opening memtables") && strings.Contains(msg, "Create a new file")
 }
 
 // Backend names the backend.
