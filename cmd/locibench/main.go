@@ -97,6 +97,8 @@ type daemon struct {
 	cmd  *exec.Cmd
 	addr string
 	done chan error
+	// stopped: stop was called (a second call does nothing).
+	stopped bool
 }
 
 func start(bin, palace string, env ...string) (*daemon, time.Duration, error) {
@@ -135,6 +137,10 @@ func start(bin, palace string, env ...string) (*daemon, time.Duration, error) {
 }
 
 func (d *daemon) stop() error {
+	if d.stopped {
+		return nil
+	}
+	d.stopped = true
 	resp, err := http.Post("http://"+d.addr+"/api/shutdown", "application/json", nil)
 	if err == nil {
 		resp.Body.Close()
