@@ -29,11 +29,7 @@ func dashboardBench(bin, dir string, fill, clients int) error {
 		}
 		browser = p
 	}
-	cfg := filepath.Join(dir, "web.toml")
-	if err := os.WriteFile(cfg, []byte("[web]\nenable = true\n"), 0o600); err != nil {
-		return err
-	}
-	d, _, err := start(bin, filepath.Join(dir, "static"), "LOCI_CONFIG="+cfg)
+	d, err := startConfigured(bin, filepath.Join(dir, "static"), filepath.Join(dir, "web.toml"), "[web]\nenable = true\n")
 	if err != nil {
 		return err
 	}

@@ -352,11 +352,8 @@ func run(bin string, writes, clients, fill, samples int, writesOnly bool) error 
 // dimensions), waits until every drawer has a vector, and times semantic and
 // hybrid searches over REST, over the whole palace and in one room of 1 %.
 func vectors(bin, dir string, fill, clients int) error {
-	cfg := filepath.Join(dir, "vectors.toml")
-	if err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"bench\"\n[embedding.profiles.bench]\nprovider = \"hash\"\ndimension = 768\n"), 0o600); err != nil {
-		return err
-	}
-	d, _, err := start(bin, filepath.Join(dir, "p4"), "LOCI_CONFIG="+cfg)
+	d, err := startConfigured(bin, filepath.Join(dir, "p4"), filepath.Join(dir, "vectors.toml"),
+		"[embedding]\ndefault = \"bench\"\n[embedding.profiles.bench]\nprovider = \"hash\"\ndimension = 768\n")
 	if err != nil {
 		return err
 	}
@@ -565,6 +562,16 @@ func procCPU(pid int) (time.Duration, bool) {
 	fmt.Sscan(f[11], &u)
 	fmt.Sscan(f[12], &st)
 	return time.Duration(u+st) * 10 * time.Millisecond, true
+}
+
+// startConfigured writes the configuration file cfg and starts the daemon
+// on palace with it (an empty text: every default).
+func startConfigured(bin, palace, cfg, text string) (*daemon, error) {
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		return nil, err
+	}
+	d, _, err := start(bin, palace, "LOCI_CONFIG="+cfg)
+	return d, err
 }
 
 // stored is the number of drawers the daemon holds (0 when it cannot say).

@@ -54,11 +54,7 @@ func mining(bin, dir string, small, bigMB int) error {
 		}
 		written += b.Len()
 	}
-	off := filepath.Join(dir, "off.toml")
-	if err := os.WriteFile(off, []byte("[embedding]\ndefault = \"\"\n"), 0o600); err != nil {
-		return err
-	}
-	d, _, err := start(bin, filepath.Join(dir, "p"), "LOCI_CONFIG="+off)
+	d, err := startConfigured(bin, filepath.Join(dir, "p"), filepath.Join(dir, "off.toml"), "[embedding]\ndefault = \"\"\n")
 	if err != nil {
 		return err
 	}
@@ -91,11 +87,7 @@ func mining(bin, dir string, small, bigMB int) error {
 	d.stop()
 
 	// The default configuration: the same small tree, embedded as it is mined.
-	defaults := filepath.Join(dir, "default.toml")
-	if err := os.WriteFile(defaults, nil, 0o600); err != nil {
-		return err
-	}
-	e, _, err := start(bin, filepath.Join(dir, "p2"), "LOCI_CONFIG="+defaults)
+	e, err := startConfigured(bin, filepath.Join(dir, "p2"), filepath.Join(dir, "default.toml"), "")
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -85,11 +84,8 @@ func staticBench(bin, dir string, fill, clients int) error {
 	// builds the new profile's vectors for every drawer (its pace alone),
 	// while searches use the old one.
 	d.stop()
-	cfg := filepath.Join(dir, "static2.toml")
-	if err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"static2\"\n[embedding.profiles.static2]\nprovider = \"static\"\n"), 0o600); err != nil {
-		return err
-	}
-	d, _, err = start(bin, filepath.Join(dir, "static"), "LOCI_CONFIG="+cfg)
+	d, err = startConfigured(bin, filepath.Join(dir, "static"), filepath.Join(dir, "static2.toml"),
+		"[embedding]\ndefault = \"static2\"\n[embedding.profiles.static2]\nprovider = \"static\"\n")
 	if err != nil {
 		return err
 	}

@@ -41,11 +41,7 @@ func configured(bin, dir, text string) (*daemon, error) {
 		return nil, err
 	}
 	cfg := filepath.Join(dir, "config.toml")
-	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
-		return nil, err
-	}
-	d, _, err := start(bin, filepath.Join(dir, "p"), "LOCI_CONFIG="+cfg)
-	return d, err
+	return startConfigured(bin, filepath.Join(dir, "p"), cfg, text)
 }
 
 // watchLatency writes rounds of files into a watched tree and times each
