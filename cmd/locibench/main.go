@@ -576,16 +576,11 @@ func startConfigured(bin, palace, cfg, text string) (*daemon, error) {
 
 // stored is the number of drawers the daemon holds (0 when it cannot say).
 func stored(addr string) int {
-	resp, err := http.Get("http://" + addr + "/api/status")
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
 	var st struct {
 		Counts struct {
 			Drawers int `json:"drawers"`
 		} `json:"counts"`
 	}
-	json.NewDecoder(resp.Body).Decode(&st)
+	_ = getJSON(addr, "/api/status", &st)
 	return st.Counts.Drawers
 }

@@ -109,19 +109,15 @@ func mining(bin, dir string, small, bigMB int) error {
 	return nil
 }
 
-// embedded is the number of drawers in the profile's vector index.
+// embedded is the number of drawers in the profile's vector index (0 when
+// the daemon cannot say).
 func embedded(addr, profile string) int {
-	resp, err := http.Get("http://" + addr + "/api/status")
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
 	var st struct {
 		Indexes struct {
 			Vectors map[string]struct{ Drawers int }
 		}
 	}
-	json.NewDecoder(resp.Body).Decode(&st)
+	_ = getJSON(addr, "/api/status", &st)
 	return st.Indexes.Vectors[profile].Drawers
 }
 
