@@ -157,9 +157,9 @@ const drawer = {
           d.superseded_by ? row('superseded by', h('a', { href: '#/drawer/' + esc(d.superseded_by) }, d.superseded_by)) : null,
           row('recorded', when(d.created_at))))),
       h('div', { class: 'card' }, h('h2', {}, 'History'), h('ol', { id: 'history' }, (hist.versions || []).map((v) => h('li', {}, h('span', { class: 'muted' }, when(v.valid_from), v.valid_to ? ' → ' + when(v.valid_to) : ' → now', ' '),
-        v.id === d.id ? h('span', { class: 'muted' }, '(this one) ') : h('a', { href: '#/drawer/' + esc(v.id) }, v.id.slice(0, 8)), ' ', h('span', { class: 'content' }, v.content))))),
+        v.id === d.id ? h('span', { class: 'muted' }, '(this one) ') : h('a', { href: '#/drawer/' + esc(v.id) }, v.id.slice(-8)), ' ', h('span', { class: 'content' }, v.content))))),
       h('div', { class: 'card' }, h('h2', {}, 'Similar'), (dup.similar || []).length
-        ? h('ul', { id: 'similar' }, dup.similar.map((x) => h('li', {}, h('a', { href: '#/drawer/' + esc(x.drawer) }, x.drawer.slice(0, 8)),
+        ? h('ul', { id: 'similar' }, dup.similar.map((x) => h('li', {}, h('a', { href: '#/drawer/' + esc(x.drawer) }, x.drawer.slice(-8)),
           h('span', { class: 'muted' }, ` ${x.kind.replaceAll('_', ' ')}, similarity ${Number(x.similarity).toFixed(2)}${x.side ? ' (' + x.side + ')' : ''}`))))
         : h('p', { class: 'empty' }, 'No similar drawers.')),
       d.valid_to ? null : h('form', { class: 'card', onsubmit: (e) => {
