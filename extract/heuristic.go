@@ -35,6 +35,10 @@ type span struct {
 	start, end int // word indexes, end exclusive
 	name, kind string
 	conf       float64
+	// weak: one capitalised word opening a sentence with nothing saying
+	// what it names ("Keep", "Appreciate", "Simone"); an entity only when a
+	// fact names it.
+	weak bool
 }
 
 var sentenceEnd = regexp.MustCompile(`[.!?]+(\s+|$)|\n+`)
@@ -45,7 +49,15 @@ func (h Heuristic) one(text string) Result {
 	for _, sent := range sentenceEnd.Split(text, -1) {
 		words := tokenize(sent)
 		spans := names(words)
+		fs := facts(words, spans)
+		inFacts := map[string]bool{}
+		for _, f := range fs {
+			inFacts[f.Subject], inFacts[f.Object] = true, true
+		}
 		for _, s := range spans {
+			if s.weak && !inFacts[s.name] {
+				continue
+			}
 			key := s.kind + "\x00" + graph.Key(s.name)
 			if i, ok := seen[key]; ok {
 				res.Entities[i].Confidence = max(res.Entities[i].Confidence, s.conf)
@@ -54,7 +66,7 @@ func (h Heuristic) one(text string) Result {
 			seen[key] = len(res.Entities)
 			res.Entities = append(res.Entities, Entity{Name: s.name, Kind: s.kind, Confidence: s.conf})
 		}
-		res.Facts = append(res.Facts, facts(words, spans)...)
+		res.Facts = append(res.Facts, fs...)
 	}
 	return res
 }
@@ -83,6 +95,7 @@ func capitalised(w word) bool {
 // names finds the names of a sentence and classes them.
 func names(words []word) []span {
 	var out []span
+	opening := firstWord(words)
 	for i := 0; i < len(words); {
 		w := words[i]
 		if d, n := dateAt(words, i); n > 0 {
@@ -95,13 +108,16 @@ func names(words []word) []span {
 			i++
 			continue
 		}
-		if !capitalised(w) || (i == 0 && starters[w.lower]) || starters[w.lower] && !firstNames[w.lower] {
+		start := i == opening
+		// A sentence's first word is capitalised whatever it is: one
+		// ending in -ing ("Finding", "Seeing") names nothing by itself.
+		if !capitalised(w) || starter(w.lower) && !firstNames[w.lower] || start && strings.HasSuffix(w.lower, "ing") && !firstNames[w.lower] && !places[w.lower] {
 			i++
 			continue
 		}
 		j := i + 1
 		for j < len(words) {
-			if capitalised(words[j]) && !starters[words[j].lower] && !isMonthOrDay(words[j].lower) {
+			if capitalised(words[j]) && !starter(words[j].lower) && !isMonthOrDay(words[j].lower) {
 				j++
 				continue
 			}
@@ -116,10 +132,27 @@ func names(words []word) []span {
 			parts = append(parts, x.text)
 		}
 		kind, conf := classify(words, i, j)
-		out = append(out, span{start: i, end: j, name: strings.Join(parts, " "), kind: kind, conf: conf})
+		out = append(out, span{start: i, end: j, name: strings.Join(parts, " "), kind: kind, conf: conf, weak: start && j-i == 1 && kind == graph.KindOther})
 		i = j
 	}
 	return out
+}
+
+// firstWord is the index of the word that opens the sentence: only clause
+// marks (quotes, brackets) come before it.
+func firstWord(words []word) int {
+	for i, w := range words {
+		if r := []rune(w.text); unicode.IsLetter(r[0]) || unicode.IsNumber(r[0]) {
+			return i
+		}
+	}
+	return len(words)
+}
+
+// starter reports whether a lower-cased word opens sentences without
+// naming anything, either apostrophe.
+func starter(lower string) bool {
+	return starters[strings.ReplaceAll(lower, "’", "'")]
 }
 
 // classify decides the kind of the name words[i:j] from its words and

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/loci-dev/loci/graph"
@@ -125,5 +126,34 @@ func scoreSample(t *testing.T, path string, least int) {
 		ratio(facts.found, facts.want), facts.found, facts.want, ratio(facts.right, facts.said))
 	if ratio(people.found, people.want) < 0.8 || ratio(places.found, places.want) < 0.8 || ratio(facts.found, facts.want) < 1.0/3 {
 		t.Fatal("below the targets: 80 % of people and of places, a third of the facts")
+	}
+}
+
+// Chat text capitalises whatever opens a sentence: pronouns and their
+// contractions, greetings, imperatives and -ing words are not names, and
+// the names after a greeting still are.
+func TestHeuristicKeepsChatterOut(t *testing.T) {
+	for text, want := range map[string]string{
+		"I'm so glad you came!":                         "",
+		"You're right, I'll call you tomorrow.":         "",
+		"Keep it up, you're doing great.":               "",
+		"Appreciate it, Jon.":                           "Jon/person",
+		"Bye Caroline, see you soon.":                   "Caroline/person",
+		"Congrats Melanie! Definitely a big step.":      "Melanie/person",
+		"Seeing my family at the lake made my day.":     "",
+		"Yep, can’t wait. Cool idea, Nate said so too.": "Nate/person",
+		"Simone grew up in Naples.":                     "Simone/other Naples/place",
+	} {
+		res, err := Heuristic{}.Extract(context.Background(), []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range res[0].Entities {
+			got = append(got, e.Name+"/"+e.Kind)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%q: entities %q, want %q", text, strings.Join(got, " "), want)
+		}
 	}
 }

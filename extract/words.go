@@ -129,6 +129,18 @@ var starters = map[string]bool{
 	"well": true, "went": true, "were": true, "what": true, "when": true, "while": true, "who": true,
 	"why": true, "will": true, "with": true, "would": true, "wow": true, "yeah": true, "yes": true,
 	"yesterday": true, "your": true,
+	// Pronouns, and contractions of them and of auxiliaries (chat text
+	// writes them capitalised at a sentence's start).
+	"you": true, "i'm": true, "i've": true, "i'll": true, "i'd": true, "you're": true, "you've": true,
+	"you'll": true, "you'd": true, "we're": true, "we've": true, "we'll": true, "we'd": true,
+	"they're": true, "they've": true, "they'll": true, "they'd": true, "he's": true, "she's": true,
+	"it's": true, "that's": true, "there's": true, "what's": true, "can't": true, "don't": true,
+	"won't": true, "didn't": true, "doesn't": true, "isn't": true, "wasn't": true, "aren't": true,
+	"weren't": true, "haven't": true, "hasn't": true, "couldn't": true, "wouldn't": true, "shouldn't": true,
+	// Chat interjections that open a greeting ("Bye Caroline", "Congrats Mel").
+	"bye": true, "goodbye": true, "congrats": true, "congratulations": true, "cheers": true,
+	"yep": true, "yup": true, "woah": true, "whoa": true, "woohoo": true, "aww": true, "glad": true,
+	"cool": true, "awesome": true, "definitely": true, "absolutely": true, "sorry": true, "agreed": true,
 }
 
 // tools are software names, by lower case, with their spelling.
