@@ -264,8 +264,18 @@ func TestDashboardInABrowser(t *testing.T) {
 	}
 
 	// A narrow window.
+	var overflow string
 	run("narrow", chromedp.EmulateViewport(420, 860), chromedp.Navigate(base+"#/palace/work/notes"),
-		chromedp.WaitVisible("#note", chromedp.ByQuery), shot("narrow"), chromedp.EmulateViewport(1280, 800))
+		chromedp.WaitVisible("#note", chromedp.ByQuery), shot("narrow"),
+		// The jobs table scrolls inside the page with every column: the
+		// page itself is no wider than the window, the actions are there.
+		chromedp.Navigate(base+"#/jobs"), waitText(`document.querySelectorAll('#jobs tr[data-job]').length > 0`),
+		chromedp.Evaluate(`[document.documentElement.scrollWidth > innerWidth + 1 ? 'the page scrolls sideways (' + document.documentElement.scrollWidth + ' px)' : '',
+			getComputedStyle(document.querySelector('#jobs tr[data-job] td:last-child')).display === 'none' ? 'the actions column is hidden' : ''].filter(Boolean).join(', ')`, &overflow),
+		shot("narrow-jobs"), chromedp.EmulateViewport(1280, 800))
+	if overflow != "" {
+		t.Fatalf("jobs at 420 px: %s", overflow)
+	}
 
 	// The overview's chart counts every drawer filed today.
 	st := d.do("GET", "/api/status", nil, auth...)
