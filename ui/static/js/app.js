@@ -135,7 +135,7 @@ const mode = document.getElementById('mode');
 mode.value = session.mode();
 mode.addEventListener('change', () => {
   session.setMode(mode.value);
-  if (live) live.start(); // the stream is read in the new mode too
+  if (live && !live.stopped) live.start(); // the stream is read in the new mode too (not while signed out)
   render();
 });
 
