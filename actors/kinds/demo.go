@@ -114,8 +114,14 @@ func demo(ctx context.Context, r *actors.Run) (any, error) {
 			by := store.Provenance{RequestedBy: r.Job.RequestedBy, JobID: r.Job.ID}
 			if s.supersedes > 0 {
 				content := s.content
-				if d, err := tx.Drawer(demoDrawerID(r.Job.ID, s.supersedes-1)); err != nil || d == nil || !d.Current() {
-					return err // the corrected drawer was not written or is already corrected
+				if d, err := tx.Drawer(demoDrawerID(r.Job.ID, s.supersedes-1)); err != nil {
+					return err
+				} else if d == nil || !d.Current() {
+					// The corrected drawer was not written (its name was
+					// taken: not a fresh palace) or is already corrected:
+					// nothing to correct, and the step is done.
+					next.NextIndex = i + 1
+					return nil
 				}
 				_, err := store.Supersede(tx, store.Supersession{DrawerID: demoDrawerID(r.Job.ID, s.supersedes-1), Content: &content, RequestedBy: by.RequestedBy}, dd)
 				if err != nil {
