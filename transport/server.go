@@ -70,11 +70,16 @@ func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.recoverer, s.pathGuard, s.limits, s.hostGuard, s.auth, s.palaceGuard, s.mode)
 	r.NotFound(s.h(func(w http.ResponseWriter, r *http.Request) error {
-		return fault.Newf(fault.InputInvalid, "see the REST routes in the README", "no route %s %s", r.Method, r.URL.Path)
+		return fault.Newf(fault.ServerRouteNotFound, routesHelp, "no route %s", r.URL.Path)
 	}))
-	r.MethodNotAllowed(s.h(func(w http.ResponseWriter, r *http.Request) error {
-		return fault.Newf(fault.InputInvalid, "see the REST routes in the README", "method %s is not allowed on %s", r.Method, r.URL.Path)
-	}))
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		allowed := allowedMethods(r, req)
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		renderError(s.Log, w, req, fault.Newf(fault.ServerMethodNotAllowed, "use one of "+strings.Join(allowed, ", "),
+			"method %s is not allowed on %s", req.Method, req.URL.Path))
+	})
+	r.Get("/", s.root)
+	r.Head("/", s.root)
 	r.Handle("/mcp", s.mcpHandler())
 	if s.Config.Web.Enable {
 		// The dashboard's files; every other request it makes goes through
@@ -312,7 +317,7 @@ func bearer(r *http.Request) (string, bool) {
 // path as routed (escaped), so /api/h%65alth is not open.
 func open(r *http.Request, dashboard bool) bool {
 	p := routedPath(r)
-	if r.Method == http.MethodGet && p == "/api/health" {
+	if (r.Method == http.MethodGet && p == "/api/health") || ((r.Method == http.MethodGet || r.Method == http.MethodHead) && p == "/") {
 		return true
 	}
 	ui := p == "/ui" || strings.HasPrefix(p, "/ui/")

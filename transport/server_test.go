@@ -169,7 +169,7 @@ func TestAuthGuardsEveryRoute(t *testing.T) {
 		}
 		for name, h := range refused {
 			status, www, body := ts.request(t, rt.method, rt.path, h)
-			if rt.method == "GET" && rt.path == "/api/health" {
+			if rt.method == "GET" && rt.path == "/api/health" || (rt.method == "GET" || rt.method == "HEAD") && rt.path == "/" {
 				if status != 200 {
 					t.Errorf("%s %s (%s): %d, want 200 (always open)", rt.method, rt.path, name, status)
 				}
@@ -468,4 +468,38 @@ func TestFiledCountsDrawersBySpan(t *testing.T) {
 		}
 	}
 	sameAnswer(t, "filed", apiFiled(time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC), 24*time.Hour, []int{0, 2, 5}))
+}
+
+// An unknown path is 404 and a route asked with a method it does not
+// take is 405 with Allow, both with the error body; GET / names the
+// interfaces when the dashboard is off (issue 36, point 13).
+func TestUnknownRoutesAndMethods(t *testing.T) {
+	ts := newTestServer(t, false, "")
+	status, _, body := ts.request(t, "GET", "/no/such/path", "")
+	if status != 404 || !strings.Contains(body, "loci::server::route_not_found") || !strings.Contains(body, "/mcp") {
+		t.Fatalf("unknown path: %d %s", status, body)
+	}
+	req, _ := http.NewRequest("PATCH", ts.http.URL+"/api/wings", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, POST" || !strings.Contains(string(raw), "loci::server::method_not_allowed") {
+		t.Fatalf("PATCH /api/wings: %d Allow=%q %s", resp.StatusCode, resp.Header.Get("Allow"), raw)
+	}
+	status, _, body = ts.request(t, "GET", "/", "")
+	if status != 200 || !strings.Contains(body, "/mcp") || !strings.Contains(body, "--web") {
+		t.Fatalf("GET / with the dashboard off: %d %s", status, body)
+	}
+	ts.Config.Web.Enable = true
+	h := ts.Handler()
+	rec := httptest.NewRecorder()
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Host = "127.0.0.1"
+	h.ServeHTTP(rec, r)
+	if rec.Code != http.StatusFound || rec.Header().Get("Location") != "/ui/" {
+		t.Fatalf("GET / with the dashboard on: %d %q", rec.Code, rec.Header().Get("Location"))
+	}
 }

@@ -14,6 +14,10 @@ const (
 	ServerFailed     Code = "loci::server::failed"
 	// ServerBusy: a bounded resource (MCP sessions) is full; try later.
 	ServerBusy Code = "loci::server::busy"
+	// ServerRouteNotFound: no route answers to the path.
+	ServerRouteNotFound Code = "loci::server::route_not_found"
+	// ServerMethodNotAllowed: the path is a route, not for this method.
+	ServerMethodNotAllowed Code = "loci::server::method_not_allowed"
 
 	StoreBackendFailed Code = "loci::store::backend_failed"
 	StoreMalformed     Code = "loci::store::malformed"
@@ -84,6 +88,8 @@ var statuses = map[Code]int{
 	ServerBindFailed:          500,
 	ServerFailed:              500,
 	ServerBusy:                503,
+	ServerRouteNotFound:       404,
+	ServerMethodNotAllowed:    405,
 	StoreBackendFailed:        500,
 	StoreMalformed:            500,
 	StoreSchemaSync:           500,
