@@ -23,6 +23,8 @@ type Reporter struct {
 	Address     string
 	PalacePath  string
 	AuthEnabled bool
+	// Dashboard is whether the web dashboard is served on /ui/.
+	Dashboard bool
 }
 
 // Status is the report for a caller whose memory mode is mode. A store
@@ -30,8 +32,11 @@ type Reporter struct {
 func (rp *Reporter) Status(ctx context.Context, mode string) api.Status {
 	st := api.Status{Version: rp.Version, StartedAt: rp.Started.UTC().Format(time.RFC3339),
 		UptimeSecs: int64(time.Since(rp.Started).Seconds()), PID: os.Getpid(), Address: rp.Address, Palace: rp.PalacePath,
-		Mode: mode, AuthEnabled: rp.AuthEnabled,
+		Mode: mode, AuthEnabled: rp.AuthEnabled, MCP: "http://" + rp.Address + "/mcp",
 		Datastore: api.Datastore{Backend: rp.Palace.DB.Backend(), Location: rp.Palace.DB.Location(), Healthy: true}}
+	if rp.Dashboard {
+		st.Dashboard = "http://" + rp.Address + "/ui/"
+	}
 	counts, err := rp.Palace.Counts(ctx)
 	if err != nil {
 		st.Datastore.Healthy, st.Datastore.Error = false, fault.As(err).Msg

@@ -186,6 +186,10 @@ type Status struct {
 	Counts      Counts     `json:"counts"`
 	Mode        string     `json:"mode"`
 	AuthEnabled bool       `json:"auth_enabled"`
+	// MCP is the address an agent connects to (streamable HTTP).
+	MCP string `json:"mcp"`
+	// Dashboard is the web dashboard's address; empty when it is off.
+	Dashboard string `json:"dashboard,omitempty"`
 	// Indexes is how far the derived indexes have followed the store; nil
 	// when it could not be read.
 	Indexes *Indexes `json:"indexes"`

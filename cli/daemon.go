@@ -179,6 +179,9 @@ func (a *app) start(ctx context.Context, f *listenerFlags) error {
 	if a.configFile != "" {
 		args = append(args, "--config", a.configFile)
 	}
+	if f.web {
+		args = append(args, "--web")
+	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -205,7 +208,12 @@ func (a *app) start(ctx context.Context, f *listenerFlags) error {
 				if a.jsonOut {
 					return a.out(r)
 				}
-				a.printf("loci started (pid %d) on http://%s\nlog: %s\n", r.PID, r.Address, logPath)
+				a.printf("loci started (pid %d) on http://%s\n", r.PID, r.Address)
+				a.printf("mcp:        http://%s/mcp\n", r.Address)
+				if cfg.Web.Enable {
+					a.printf("dashboard:  http://%s/ui/\n", r.Address)
+				}
+				a.printf("log:        %s\n", logPath)
 				return nil
 			}
 		}
@@ -317,6 +325,12 @@ func (a *app) statusCmd() *cobra.Command {
 			} else {
 				a.printf("loci %s, pid %d, up %s, on http://%s\n", st.Version, st.PID, time.Duration(st.UptimeSecs)*time.Second, st.Address)
 				a.printf("palace:     %s (%s)\n", st.Palace, st.Datastore.Backend)
+				a.printf("mcp:        %s\n", st.MCP)
+				dash := "off (loci daemon restart --web, or web.enable in the configuration file)"
+				if st.Dashboard != "" {
+					dash = st.Dashboard
+				}
+				a.printf("dashboard:  %s\n", dash)
 				health := "healthy"
 				if !st.Datastore.Healthy {
 					health = "UNHEALTHY: " + st.Datastore.Error

@@ -395,7 +395,7 @@ func (s *Server) reporter() *actors.Reporter {
 		return s.Reporter
 	}
 	return &actors.Reporter{Palace: s.Palace, Search: s.Search, Migrator: s.Migrator, Version: s.Version, Started: s.Started,
-		Address: s.Address, PalacePath: s.Config.Palace.Path, AuthEnabled: s.Config.Auth.Enabled}
+		Address: s.Address, PalacePath: s.Config.Palace.Path, AuthEnabled: s.Config.Auth.Enabled, Dashboard: s.Config.Web.Enable}
 }
 
 func (s *Server) config(w http.ResponseWriter, r *http.Request) error {

@@ -244,7 +244,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		Miners: miners, Triggers: trig, Graph: &actors.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
 		Reporter: &actors.Reporter{Palace: palace, Search: search, Migrator: mig, Version: version, Started: started,
-			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled},
+			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable},
 		Shutdown: func() {
 			select {
 			case stopReq <- struct{}{}:

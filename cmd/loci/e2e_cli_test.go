@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -127,8 +128,24 @@ func TestDaemonStartStop(t *testing.T) {
 	if out, _, code = runCLI(home, "", []string{"doctor"}, envs); code != 0 || !strings.Contains(out, "held by the running daemon") {
 		t.Fatalf("doctor while running: %d %s", code, out)
 	}
-	if out, _, code = runCLI(home, "", []string{"daemon", "restart"}, envs); code != 0 || !strings.Contains(out, "loci started") {
-		t.Fatalf("restart: %d %s", code, out)
+	if out, _, code = runCLI(home, "", []string{"daemon", "status"}, envs); code != 0 || !strings.Contains(out, "/mcp") || !strings.Contains(out, "dashboard:  off") {
+		t.Fatalf("status names MCP's address and the dashboard off: %d %s", code, out)
+	}
+	// --web reaches the restarted daemon: the dashboard is served, and
+	// start and status say where it and MCP are.
+	if out, _, code = runCLI(home, "", []string{"daemon", "restart", "--web"}, envs); code != 0 || !strings.Contains(out, "loci started") ||
+		!strings.Contains(out, "/ui/") || !strings.Contains(out, "/mcp") {
+		t.Fatalf("restart --web: %d %s", code, out)
+	}
+	out, _, code = runCLI(home, "", []string{"--json", "daemon", "status"}, envs)
+	var st struct{ Address, MCP, Dashboard string }
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Dashboard != "http://"+st.Address+"/ui/" || st.MCP != "http://"+st.Address+"/mcp" {
+		t.Fatalf("status after restart --web: %d %s", code, out)
+	}
+	if resp, err := http.Get(st.Dashboard); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the dashboard after restart --web: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	if out, _, code = runCLI(home, "", []string{"daemon", "stop"}, envs); code != 0 || !strings.Contains(out, "stopped") {
 		t.Fatalf("stop: %d %s", code, out)
