@@ -101,10 +101,21 @@ func (a *app) root() *cobra.Command {
 		Use:   "loci",
 		Short: "loci is a memory daemon for AI agents",
 		Long: `loci keeps memories for AI agents in one palace (wings > rooms > drawers of
-verbatim text), served by one long-running daemon over REST.
+verbatim text), served by one long-running daemon over REST, MCP and a web
+dashboard.
 
 Start the daemon with "loci serve" (foreground) or "loci daemon start", then
-file and read memories with the commands below.`,
+file and read memories with the commands below. The daemon answers on
+http://127.0.0.1:8420 by default ("loci status" prints its addresses):
+
+  REST        http://127.0.0.1:8420/api/...  (this CLI is its client)
+  MCP         http://127.0.0.1:8420/mcp      (streamable HTTP, for agents)
+  dashboard   http://127.0.0.1:8420/ui/      (with "loci serve --web" or
+                                              "loci daemon start --web")
+
+Connect an agent in one line, e.g. Claude Code:
+  claude mcp add --transport http loci http://127.0.0.1:8420/mcp
+(with authentication on, add --header "Authorization: Bearer <token>").`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -182,3 +182,15 @@ func TestCLIUnknownCommands(t *testing.T) {
 		t.Errorf("loci drawer: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
+
+// `loci --help` says where MCP and the dashboard live and how to connect
+// an agent (issue 36, point 14).
+func TestHelpNamesMCPAndTheDashboard(t *testing.T) {
+	home, _ := newPalace(t)
+	out, _, code := runCLI(home, "", []string{"--help"}, nil)
+	for _, want := range []string{"/mcp", "/ui/", "--web", "claude mcp add"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("loci --help lacks %q: %d\n%s", want, code, out)
+		}
+	}
+}
