@@ -261,7 +261,7 @@ func (g *Graph) History(ctx context.Context, id string, asOf, knownAt *time.Time
 			return err
 		}
 		if rel == nil {
-			return fault.Newf(fault.GraphRelationshipNotFound, "read an entity's relationships (GET /api/entities/{id}/relationships) to see their ids",
+			return fault.Newf(fault.GraphRelationshipNotFound, "read an entity's relationships (GET /api/entities/{id}/relationships, loci graph --entity ID) to see their ids",
 				"no relationship %s", id)
 		}
 		if h.Fact, err = factOf(r, rel, at, now); err != nil {

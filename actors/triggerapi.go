@@ -72,7 +72,7 @@ func (t *Triggers) SetEnabled(ctx context.Context, name string, on bool) (Trigge
 }
 
 func notActivatable(name string, setup []string) error {
-	return fault.Newf(fault.TriggerNotActivatable, "provide what it needs, then enable it again (GET /api/triggers/"+name+" lists it as setup)",
+	return fault.Newf(fault.TriggerNotActivatable, "provide what it needs, then enable it again (GET /api/triggers/"+name+", loci trigger get "+name+", lists it as setup)",
 		"trigger %q cannot be enabled yet: it needs %s", name, strings.Join(setup, "; "))
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -214,6 +215,10 @@ func (a *app) checkpointCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var r io.Reader = c.InOrStdin()
+			if f, ok := r.(*os.File); ok && file == "" && term.IsTerminal(int(f.Fd())) {
+				return fault.New(fault.InputInvalid, "pass -f FILE, or pipe the JSON payload {\"items\": [...]} into loci checkpoint",
+					"no checkpoint payload: standard input is a terminal")
+			}
 			if file != "" && file != "-" {
 				f, err := os.Open(file)
 				if err != nil {
@@ -226,8 +231,11 @@ func (a *app) checkpointCmd() *cobra.Command {
 			if err != nil {
 				return fault.Wrap(fault.IOFailed, err, "cannot read the payload", "pass -f FILE or pipe the JSON in")
 			}
+			if len(bytes.TrimSpace(b)) == 0 {
+				return fault.New(fault.InputInvalid, "pass -f FILE, or pipe the JSON payload {\"items\": [...]} into loci checkpoint", "the checkpoint payload is empty")
+			}
 			if !json.Valid(b) {
-				return fault.Invalid("payload", "is not valid JSON")
+				return fault.New(fault.InputInvalid, "correct the payload: a JSON object {\"items\": [...]}", "the checkpoint payload is not valid JSON")
 			}
 			body := map[string]any{"type": "checkpoint", "payload": json.RawMessage(b)}
 			if emergency {
@@ -359,6 +367,9 @@ func (a *app) wakeUpCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "wake-up", Short: "Session-start context: the agent's latest diary entry and recent checkpoints", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if err := required("agent", agent, "NAME (the agent whose diary and checkpoints to read)"); err != nil {
+				return err
+			}
 			q := url.Values{"agent_identity": {agent}}
 			if wing != "" {
 				q.Set("wing", wing)

@@ -439,6 +439,9 @@ func (a *app) diaryCmd() *cobra.Command {
 	d.AddCommand(&cobra.Command{
 		Use: "write [TEXT...]", Short: "Write a diary entry",
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := required("agent", agent, "NAME (whose diary this is)"); err != nil {
+				return err
+			}
 			wn, err := a.defaultPlace(wing, "LOCI_WING", "wing")
 			if err != nil {
 				return err
@@ -463,6 +466,9 @@ func (a *app) diaryCmd() *cobra.Command {
 	read := &cobra.Command{
 		Use: "read", Short: "Read an agent's newest diary entries", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if err := required("agent", agent, "NAME (whose diary to read)"); err != nil {
+				return err
+			}
 			wn, err := a.defaultPlace(wing, "LOCI_WING", "wing")
 			if err != nil {
 				return err

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -273,8 +274,8 @@ func (a *app) printError(err error) {
 		code = fmt.Sprintf("%s (daemon answered %d %s)", fe.Code, fe.HTTPStatus(), fe.Remote)
 	}
 	fmt.Fprintf(a.stderr, "  code: %s\n", code)
-	if fe.Help != "" {
-		fmt.Fprintf(a.stderr, "  help: %s\n", safeText(fe.Help))
+	if help := cliHelp(fe.Help); help != "" {
+		fmt.Fprintf(a.stderr, "  help: %s\n", safeText(help))
 	}
 	if fe.Code == fault.ServerFailed && fe.Err != nil {
 		fmt.Fprintf(a.stderr, "  cause: %v\n", fe.Err)
@@ -305,4 +306,29 @@ func (a *app) versionCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// restRoute is a REST route named in a daemon's help text, with the
+// separator after it: "GET /api/miners, ".
+var restRoute = regexp.MustCompile(`(?:GET|POST|PUT|PATCH|DELETE) /api/[^\s,;)]*(?:, )?`)
+
+// cliHelp is a daemon's help text for a person at the CLI: the REST
+// routes it names for scripts are left out (the same help names the loci
+// command), and so is a parenthesis they leave empty.
+func cliHelp(help string) string {
+	out := restRoute.ReplaceAllString(help, "")
+	out = strings.ReplaceAll(out, " ()", "")
+	out = strings.ReplaceAll(out, "()", "")
+	out = strings.ReplaceAll(out, ", )", ")")
+	return strings.TrimSpace(out)
+}
+
+// required checks a flag the command cannot do without before anything is
+// sent, naming the flag as the person typed it (the daemon would name its
+// own field).
+func required(flag, value, what string) error {
+	if strings.TrimSpace(value) == "" {
+		return fault.Newf(fault.InputInvalid, "pass --"+flag+" "+what, "--%s is required", flag)
+	}
+	return nil
 }

@@ -57,7 +57,7 @@ func RelationshipID(jobID string, index int) string {
 }
 
 func relationshipNotFound(field, id string) error {
-	return fault.Newf(fault.GraphRelationshipNotFound, "read an entity's relationships (GET /api/entities/{id}/relationships) to see their ids",
+	return fault.Newf(fault.GraphRelationshipNotFound, "read an entity's relationships (GET /api/entities/{id}/relationships, loci graph --entity ID) to see their ids",
 		"%s: no relationship %s", field, id)
 }
 

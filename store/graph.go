@@ -85,7 +85,7 @@ func AddAlias(tx Tx, id, alias string) (*Entity, error) {
 		return nil, err
 	}
 	if e == nil {
-		return nil, fault.Newf(fault.GraphEntityNotFound, "list the entities (GET /api/entities) to see their ids", "no entity %s", id)
+		return nil, fault.Newf(fault.GraphEntityNotFound, "list the entities (GET /api/entities, loci entity list) to see their ids", "no entity %s", id)
 	}
 	if alias == e.Name || containsFold(e.Aliases, alias) {
 		return e, nil

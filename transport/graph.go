@@ -152,7 +152,7 @@ func (s *Server) graphAndID(r *http.Request) (*actors.Graph, string, error) {
 	}
 	cid, ok := store.CanonicalUUID(id)
 	if !ok {
-		return nil, "", fault.Newf(fault.GraphEntityNotFound, "list the entities (GET /api/entities) to see their ids", "no entity %s", id)
+		return nil, "", fault.Newf(fault.GraphEntityNotFound, "list the entities (GET /api/entities, loci entity list) to see their ids", "no entity %s", id)
 	}
 	return g, cid, nil
 }
@@ -295,7 +295,7 @@ func (s *Server) graphRead(w http.ResponseWriter, r *http.Request) error {
 	if entity != "" {
 		cid, ok := store.CanonicalUUID(entity)
 		if !ok {
-			return fault.Newf(fault.GraphEntityNotFound, "list the entities (GET /api/entities) to see their ids", "no entity %s", entity)
+			return fault.Newf(fault.GraphEntityNotFound, "list the entities (GET /api/entities, loci entity list) to see their ids", "no entity %s", entity)
 		}
 		entity = cid
 	}

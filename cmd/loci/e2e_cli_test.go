@@ -194,3 +194,38 @@ func TestHelpNamesMCPAndTheDashboard(t *testing.T) {
 		}
 	}
 }
+
+// A command missing a flag it cannot do without names the flag before
+// calling the daemon (the daemon would name its own field,
+// agent_identity), and no error tells a person at the CLI to call a REST
+// route (issue 36, point 12).
+func TestCLINamesItsOwnRequiredFlags(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	for _, args := range [][]string{
+		{"wake-up"},
+		{"wake-up", "--wing", "w"},
+		{"diary", "write", "--wing", "w", "hello"},
+		{"diary", "read", "--wing", "w"},
+	} {
+		_, stderr, code := d.cli("", args...)
+		if code != 1 || !strings.Contains(stderr, "--agent is required") || strings.Contains(stderr, "agent_identity") || strings.Contains(stderr, "remote_rejected") {
+			t.Errorf("loci %s: %d %s", strings.Join(args, " "), code, stderr)
+		}
+	}
+	if _, stderr, code := d.cli("", "checkpoint"); code != 1 || !strings.Contains(stderr, "payload is empty") || !strings.Contains(stderr, "-f FILE") {
+		t.Errorf("loci checkpoint with nothing on stdin: %d %s", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"entity", "get", "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a"},
+		{"graph", "--entity", "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a"},
+		{"fact", "history", "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a"},
+		{"miner", "get", "nope"},
+		{"trigger", "get", "nope"},
+	} {
+		_, stderr, code := d.cli("", args...)
+		if code != 1 || !strings.Contains(stderr, "help: ") || strings.Contains(stderr, "/api/") || strings.Contains(stderr, "()") {
+			t.Errorf("loci %s: %d %s", strings.Join(args, " "), code, stderr)
+		}
+	}
+}
