@@ -316,12 +316,19 @@ type JobList struct {
 
 // WakeUp is GET /api/wake-up.
 type WakeUp struct {
-	AgentIdentity string   `json:"agent_identity"`
-	Wing          string   `json:"wing,omitempty"`
-	Diary         *Drawer  `json:"diary"`
-	Items         []Drawer `json:"items"`
-	Bytes         int      `json:"bytes"`
-	Skipped       int      `json:"skipped"`
+	AgentIdentity string       `json:"agent_identity"`
+	Wing          string       `json:"wing,omitempty"`
+	Diary         *Drawer      `json:"diary"`
+	Items         []WakeUpItem `json:"items"`
+	Bytes         int          `json:"bytes"`
+	Skipped       int          `json:"skipped"`
+}
+
+// WakeUpItem is a wake-up's checkpoint drawer: the agent's own, or, marked
+// unattributed, one that no agent signed (after the agent's own).
+type WakeUpItem struct {
+	Drawer
+	Unattributed bool `json:"unattributed,omitempty"`
 }
 
 // Hit is a search hit: the drawer, its score and the legs that found it.

@@ -385,13 +385,14 @@ func (a *app) wakeUpCmd() *cobra.Command {
 					a.printf("latest diary entry (%s):\n%s\n\n", ago(out.Diary.CreatedAt), out.Diary.Content)
 				}
 				for _, d := range out.Items {
-					a.printf("%s  %s\n%s\n\n", ago(d.CreatedAt), d.ID, d.Content)
+					whose := ""
+					if d.Unattributed {
+						whose = "  (unattributed: no agent signed it)"
+					}
+					a.printf("%s  %s%s\n%s\n\n", ago(d.CreatedAt), d.ID, whose, d.Content)
 				}
-				switch {
-				case out.Diary == nil && len(out.Items) == 0 && wing == "":
-					a.printf("nothing to wake up to yet (no checkpoints; the diary is read with --wing)\n")
-				case out.Diary == nil && len(out.Items) == 0:
-					a.printf("nothing to wake up to yet\n")
+				if out.Diary == nil && len(out.Items) == 0 {
+					a.printf("nothing to wake up to yet: no diary entry of %s and no checkpoint it signed or nobody signed\n", agent)
 				}
 			})
 		},

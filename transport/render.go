@@ -151,7 +151,11 @@ func apiWakeUp(w *actors.WakeUp) *api.WakeUp {
 	if w == nil {
 		return nil
 	}
-	return &api.WakeUp{AgentIdentity: w.AgentIdentity, Wing: w.Wing, Diary: apiDrawerPtr(w.Diary), Items: apiDrawerList(w.Items),
+	items := make([]api.WakeUpItem, len(w.Items))
+	for i, it := range w.Items {
+		items[i] = api.WakeUpItem{Drawer: apiDrawer(&it.Drawer), Unattributed: it.Unattributed}
+	}
+	return &api.WakeUp{AgentIdentity: w.AgentIdentity, Wing: w.Wing, Diary: apiDrawerPtr(w.Diary), Items: items,
 		Bytes: w.Bytes, Skipped: w.Skipped}
 }
 

@@ -12,8 +12,8 @@ func TestCLI(t *testing.T) {
 	d := start(t, home, palace)
 	cli := func(stdin string, args ...string) (string, string, int) { return d.cli(stdin, args...) }
 
-	// An empty palace: wake-up says where the diary is read.
-	if out, _, code := cli("", "wake-up", "--agent", "nobody"); code != 0 || !strings.Contains(out, "the diary is read with --wing") {
+	// An empty palace: wake-up says what it looked for.
+	if out, _, code := cli("", "wake-up", "--agent", "nobody"); code != 0 || !strings.Contains(out, "nothing to wake up to yet: no diary entry of nobody") {
 		t.Fatalf("loci wake-up without a wing, nothing found: %d %s", code, out)
 	}
 	out, stderr, code := cli("", "drawer", "add", "--wing", "w", "--room", "r", "--name", "notes/today", "--tag", "a,b", "We", "ship", "on", "Friday.")

@@ -146,7 +146,9 @@ func TestJobsOverRESTAndCLI(t *testing.T) {
 		t.Fatalf("wake-up: %s", r.raw)
 	}
 	r = d.do("GET", "/api/wake-up?agent_identity=demo-agent&max_bytes=100", nil)
-	if get[float64](r.body, "bytes") > 100 || len(get[[]any](r.body, "items")) == 0 {
+	// Without a wing the agent's newest diary entry anywhere (92 bytes)
+	// comes first and fills most of the budget.
+	if get[float64](r.body, "bytes") > 100 || get[map[string]any](r.body, "diary") == nil || get[float64](r.body, "skipped") == 0 {
 		t.Fatalf("wake-up byte budget: %s", r.raw)
 	}
 	out, _, code = d.cli("", "wake-up", "--agent", "demo-agent", "--wing", "projects")
