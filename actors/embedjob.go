@@ -62,7 +62,7 @@ func (j *Jobs) EnsureEmbed(ctx context.Context) {
 		j.Log.Debug("embed job not queued: the last one failed", "failed_at", *last.FinishedAt)
 		return
 	}
-	if _, err := j.Submit(ctx, Submission{Type: embedKind, Channel: store.ByUnknown}); err != nil {
+	if _, err := j.Submit(ctx, Submission{Type: embedKind, Automatic: true}); err != nil {
 		j.Log.Warn("queueing an embed job failed", "err", err)
 	}
 }

@@ -35,6 +35,9 @@ func (j *Jobs) submit(ctx context.Context, s Submission, join bool) (*store.Job,
 	if err != nil {
 		return nil, false, err
 	}
+	if s.Automatic {
+		by = store.ByDaemon
+	}
 	k, err := j.kind(s.Type, "type")
 	if err != nil {
 		return nil, false, err
@@ -135,6 +138,20 @@ func (j *Jobs) Get(ctx context.Context, id string) (*store.Job, error) {
 // List lists jobs newest first, filtered by status and kind; limit 0 means
 // every job.
 func (j *Jobs) List(ctx context.Context, status, kind string, limit int) ([]store.Job, error) {
+	return j.ListFiltered(ctx, JobFilter{Status: status, Kind: kind, Limit: limit})
+}
+
+// JobFilter narrows a job list: a status, a kind, whether the daemon
+// queued the job on its own (nil: either), at most Limit (0: every job).
+type JobFilter struct {
+	Status, Kind string
+	Automatic    *bool
+	Limit        int
+}
+
+// ListFiltered lists the jobs f admits, newest first.
+func (j *Jobs) ListFiltered(ctx context.Context, f JobFilter) ([]store.Job, error) {
+	status, kind, limit := f.Status, f.Kind, f.Limit
 	if status != "" {
 		if err := store.CheckJobStatus(status); err != nil {
 			return nil, err
@@ -147,7 +164,8 @@ func (j *Jobs) List(ctx context.Context, status, kind string, limit int) ([]stor
 	}
 	out := []store.Job{}
 	match := func(job *store.Job) bool {
-		return (status == "" || job.Status == status) && (kind == "" || job.Kind == kind)
+		return (status == "" || job.Status == status) && (kind == "" || job.Kind == kind) &&
+			(f.Automatic == nil || *f.Automatic == (job.RequestedBy == store.ByDaemon))
 	}
 	err := j.DB.View(ctx, func(r store.Reader) error {
 		if status == store.JobQueued || status == store.JobRunning || status == store.JobPaused {

@@ -23,6 +23,10 @@ type Submission struct {
 	// store.ByHTTP, store.ByMCP, store.ByUnknown): a kind may narrow what it
 	// accepts by it and phrase its help in its terms.
 	Channel string
+	// Automatic marks a job the daemon queues on its own, a follow-up of
+	// other work: it is requested by store.ByDaemon (RequestedBy and
+	// Channel are ignored).
+	Automatic bool
 	// Params is a JSON object of the kind's fields; it may also hold type
 	// and requested_by (a REST body is passed whole).
 	Params json.RawMessage

@@ -89,10 +89,26 @@ func (a *app) jobCmd() *cobra.Command {
 	j := &cobra.Command{Use: "job", Short: "List, follow and control jobs"}
 	var status, kind string
 	var limit int
+	var all bool
 	list := &cobra.Command{
-		Use: "list", Short: "List jobs, newest first", Args: cobra.NoArgs,
+		Use: "list", Short: "List jobs, newest first (the daemon's own embed and extract follow-ups with --all)", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			q := url.Values{}
+			hidden := 0
+			if !all && kind == "" {
+				// The daemon's own follow-ups (an embed job after each
+				// write) would be half the list: left out, and counted.
+				q.Set("automatic", "false")
+				var auto api.JobList
+				aq := url.Values{"automatic": {"true"}}
+				if status != "" {
+					aq.Set("status", status)
+				}
+				if _, err := a.call(c.Context(), http.MethodGet, "/api/jobs?"+aq.Encode(), nil, &auto); err != nil {
+					return err
+				}
+				hidden = len(auto.Jobs)
+			}
 			if status != "" {
 				q.Set("status", status)
 			}
@@ -109,12 +125,16 @@ func (a *app) jobCmd() *cobra.Command {
 				for _, job := range out.Jobs {
 					a.printf("%s  %-10s %-9s %-10s %s\n", job.ID, job.Kind, job.Status, progressText(job.Progress), ago(job.CreatedAt))
 				}
+				if hidden > 0 {
+					a.printf("(%d automatic jobs hidden: the embed and extract jobs the daemon queues after writes; --all shows them)\n", hidden)
+				}
 			})
 		},
 	}
 	list.Flags().StringVar(&status, "status", "", "only jobs in this status")
 	list.Flags().StringVar(&kind, "kind", "", "only jobs of this kind")
 	list.Flags().IntVar(&limit, "limit", 0, "at most this many (default every job; 50 with --kind; max 200)")
+	list.Flags().BoolVar(&all, "all", false, "also the jobs the daemon queued on its own (embed after writes, extract after mining)")
 	j.AddCommand(list)
 	j.AddCommand(&cobra.Command{
 		Use: "get ID", Short: "Show one job", Args: cobra.ExactArgs(1),

@@ -44,6 +44,10 @@ const (
 	ByHTTP    = "http"
 	ByMCP     = "mcp"
 	ByUnknown = "unknown"
+	// ByDaemon is the requester of a job the daemon queued on its own (an
+	// embed job after writes, an extract job after a mine); never accepted
+	// from a client.
+	ByDaemon = "daemon"
 )
 
 // Source says where a drawer's content came from.

@@ -28,7 +28,15 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	jobs, err := s.Jobs.List(r.Context(), q.Get("status"), q.Get("kind"), limit)
+	f := actors.JobFilter{Status: q.Get("status"), Kind: q.Get("kind"), Limit: limit}
+	if q.Has("automatic") {
+		auto, err := queryBool(r, "automatic")
+		if err != nil {
+			return err
+		}
+		f.Automatic = &auto
+	}
+	jobs, err := s.Jobs.ListFiltered(r.Context(), f)
 	if err != nil {
 		return err
 	}

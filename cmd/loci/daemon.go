@@ -198,7 +198,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if extractor != nil {
 		// After a mine job completes, the drawers it filed are read.
 		jobs.AfterMine = func(ctx context.Context) {
-			_, _, err := jobs.Join(ctx, actors.Submission{Type: kinds.KindExtract, Channel: store.ByUnknown, Params: []byte(`{}`)})
+			_, _, err := jobs.Join(ctx, actors.Submission{Type: kinds.KindExtract, Automatic: true, Params: []byte(`{}`)})
 			if err != nil {
 				log.Warn("queuing the extract job after a mine failed", "err", err)
 			}

@@ -3,6 +3,7 @@ package main_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -46,5 +47,47 @@ func TestEveryJobKindRunTwiceTerminates(t *testing.T) {
 				t.Fatalf("round %d, %s: %v", round, s.kind, j)
 			}
 		}
+	}
+}
+
+// The daemon's own follow-up jobs (an embed job after writes) are
+// requested by "daemon"; `loci job list` leaves them out and says how
+// many, --all shows them, and REST filters with automatic= (issue 36,
+// point 17).
+func TestJobListHidesAutomaticJobs(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	if r := d.do("POST", "/api/notes", map[string]any{"wing": "w", "room": "r", "content": "A note that the daemon embeds on its own."}); r.status != 201 {
+		t.Fatalf("note: %s", r.raw)
+	}
+	if r := d.do("POST", "/api/jobs", map[string]any{"type": "audit"}); r.status != 202 {
+		t.Fatalf("audit: %s", r.raw)
+	}
+	var embedID string
+	eventually(t, 20*time.Second, "an automatic embed job", func() bool {
+		r := d.do("GET", "/api/jobs?kind=embed", nil)
+		jobs := get[[]any](r.body, "jobs")
+		if len(jobs) == 0 {
+			return false
+		}
+		j := jobs[0].(map[string]any)
+		embedID = j["id"].(string)
+		return j["requested_by"] == "daemon"
+	})
+	if r := d.do("GET", "/api/jobs?automatic=false", nil); strings.Contains(r.raw, embedID) || !strings.Contains(r.raw, `"audit"`) {
+		t.Fatalf("automatic=false: %s", r.raw)
+	}
+	if r := d.do("GET", "/api/jobs?automatic=true", nil); !strings.Contains(r.raw, embedID) || strings.Contains(r.raw, `"audit"`) {
+		t.Fatalf("automatic=true: %s", r.raw)
+	}
+	if r := d.do("GET", "/api/jobs?automatic=maybe", nil); r.status != 400 || !strings.Contains(r.raw, "automatic") {
+		t.Fatalf("automatic=maybe: %d %s", r.status, r.raw)
+	}
+	out, _, code := d.cli("", "job", "list")
+	if code != 0 || strings.Contains(out, embedID) || !strings.Contains(out, "audit") || !strings.Contains(out, "automatic jobs hidden") {
+		t.Fatalf("loci job list: %d %s", code, out)
+	}
+	if out, _, code = d.cli("", "job", "list", "--all"); code != 0 || !strings.Contains(out, embedID) || strings.Contains(out, "hidden") {
+		t.Fatalf("loci job list --all: %d %s", code, out)
 	}
 }
