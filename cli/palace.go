@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/loci-dev/loci/api"
@@ -220,6 +221,28 @@ func (a *app) drawerCmd() *cobra.Command {
 		c.Flags().StringVar(&wing, "wing", "", "wing (LOCI_WING)")
 		c.Flags().StringVar(&room, "room", "", "room (LOCI_ROOM)")
 	}
+	// drawerID is the id of the drawer ref names: a UUID as it is, unless
+	// --wing or --room is given; else a name (or UUID) in the room those
+	// name, read like drawer get.
+	drawerID := func(ctx context.Context, ref string) (string, error) {
+		if _, err := uuid.Parse(ref); err == nil && wing == "" && room == "" {
+			return ref, nil
+		}
+		p, err := place()
+		if err != nil {
+			return "", fault.Newf(fault.InputInvalid, "give the drawer's id, or its name with --wing and --room (or LOCI_WING and LOCI_ROOM)",
+				"%q is not a drawer id and no room was given to find it by name", ref)
+		}
+		var d api.Drawer
+		if _, err := a.call(ctx, http.MethodGet, p+"/"+client.EscPath(ref), nil, &d); err != nil {
+			return "", err
+		}
+		return d.ID, nil
+	}
+	idCmd := func(c *cobra.Command) *cobra.Command {
+		placeFlags(c)
+		return c
+	}
 
 	var limit int
 	var hist bool
@@ -324,10 +347,14 @@ func (a *app) drawerCmd() *cobra.Command {
 	var invalidate bool
 	var stags []string
 	sup := &cobra.Command{
-		Use:   "supersede ID [TEXT...]",
-		Short: "Correct a drawer: the text opens a replacement; --invalidate only closes it",
+		Use:   "supersede DRAWER [TEXT...]",
+		Short: "Correct a drawer (id, or name with --wing and --room): the text opens a replacement; --invalidate only closes it",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			id, err := drawerID(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
 			body := api.SupersedeRequest{RequestedBy: "cli"}
 			if !invalidate {
 				text, err := a.content(args[1:], c.InOrStdin())
@@ -341,7 +368,7 @@ func (a *app) drawerCmd() *cobra.Command {
 			if c.Flags().Changed("tag") {
 				body.Tags = &stags
 			}
-			return show(a, c.Context(), http.MethodPost, "/api/drawers/"+client.Esc(args[0])+"/supersede", body, func(out *api.Supersede) {
+			return show(a, c.Context(), http.MethodPost, "/api/drawers/"+client.Esc(id)+"/supersede", body, func(out *api.Supersede) {
 				if out.Replacement != nil {
 					a.printf("superseded %s; replacement %s\n", out.Superseded.ID, out.Replacement.ID)
 				} else {
@@ -350,14 +377,19 @@ func (a *app) drawerCmd() *cobra.Command {
 			})
 		},
 	}
+	placeFlags(sup)
 	sup.Flags().BoolVar(&invalidate, "invalidate", false, "close the drawer's validity without a replacement")
 	sup.Flags().StringSliceVar(&stags, "tag", nil, "replace the tags carried over (repeat or comma-separate)")
 	d.AddCommand(sup)
 
-	d.AddCommand(&cobra.Command{
-		Use: "history ID", Short: "Show a drawer's supersession chain, oldest first", Args: cobra.ExactArgs(1),
+	d.AddCommand(idCmd(&cobra.Command{
+		Use: "history DRAWER", Short: "Show a drawer's supersession chain, oldest first (id, or name with --wing and --room)", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return show(a, c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(args[0])+"/history", nil, func(out *api.History) {
+			id, err := drawerID(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return show(a, c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(id)+"/history", nil, func(out *api.History) {
 				for i, v := range out.Versions {
 					state := "current"
 					if v.ValidTo != nil {
@@ -367,11 +399,15 @@ func (a *app) drawerCmd() *cobra.Command {
 				}
 			})
 		},
-	})
-	d.AddCommand(&cobra.Command{
-		Use: "duplicates ID", Short: "Show the drawers a drawer was found similar to", Args: cobra.ExactArgs(1),
+	}))
+	d.AddCommand(idCmd(&cobra.Command{
+		Use: "duplicates DRAWER", Short: "Show the drawers a drawer was found similar to (id, or name with --wing and --room)", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return show(a, c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(args[0])+"/duplicates", nil, func(out *api.Duplicates) {
+			id, err := drawerID(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return show(a, c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(id)+"/duplicates", nil, func(out *api.Duplicates) {
 				if len(out.Similar) == 0 {
 					a.printf("no similar drawers recorded\n")
 				}
@@ -380,7 +416,7 @@ func (a *app) drawerCmd() *cobra.Command {
 				}
 			})
 		},
-	})
+	}))
 	return d
 }
 

@@ -229,3 +229,32 @@ func TestCLINamesItsOwnRequiredFlags(t *testing.T) {
 		}
 	}
 }
+
+// drawer supersede, history and duplicates take a name with --wing and
+// --room, like drawer get (issue 36, point 15).
+func TestDrawerCommandsTakeNames(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	if _, stderr, code := d.cli("", "drawer", "add", "--wing", "w", "--room", "r", "--name", "notes/deploy", "We deploy on Tuesdays."); code != 0 {
+		t.Fatalf("add: %s", stderr)
+	}
+	out, stderr, code := d.cli("", "drawer", "supersede", "--wing", "w", "--room", "r", "notes/deploy", "We deploy on Thursdays.")
+	if code != 0 || !strings.Contains(out, "superseded") {
+		t.Fatalf("supersede by name: %d %s %s", code, out, stderr)
+	}
+	out, stderr, code = d.cli("", "drawer", "history", "--wing", "w", "--room", "r", "notes/deploy")
+	if code != 0 || !strings.Contains(out, "Tuesdays") || !strings.Contains(out, "Thursdays") {
+		t.Fatalf("history by name: %d %s %s", code, out, stderr)
+	}
+	if out, stderr, code = d.cli("", "drawer", "duplicates", "--wing", "w", "--room", "r", "notes/deploy"); code != 0 {
+		t.Fatalf("duplicates by name: %d %s %s", code, out, stderr)
+	}
+	// A name without a room says how to give one; an unknown name is the
+	// daemon's drawer_not_found.
+	if _, stderr, code = d.cli("", "drawer", "history", "notes/deploy"); code != 1 || !strings.Contains(stderr, "--wing and --room") {
+		t.Fatalf("history by name without a room: %d %s", code, stderr)
+	}
+	if _, stderr, code = d.cli("", "drawer", "history", "--wing", "w", "--room", "r", "nope"); code != 1 || !strings.Contains(stderr, "drawer_not_found") {
+		t.Fatalf("history of an unknown name: %d %s", code, stderr)
+	}
+}
