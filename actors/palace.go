@@ -3,10 +3,13 @@ package actors
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/google/uuid"
 
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
@@ -341,21 +344,52 @@ func MakePreview(content string) string {
 }
 
 // Drawers lists a room's newest drawers as previews.
-func (p *Palace) Drawers(ctx context.Context, wingRef, roomRef string, limit int, historical bool) ([]Preview, error) {
+func (p *Palace) Drawers(ctx context.Context, wingRef, roomRef string, limit int, historical bool, cursor string) (list []Preview, next string, err error) {
+	var at time.Time
+	var after string
+	if cursor != "" {
+		if at, after, err = parseDrawerCursor(cursor); err != nil {
+			return nil, "", err
+		}
+	}
 	out := []Preview{}
-	err := p.view(ctx, func(r store.Reader) error {
+	more := false
+	err = p.view(ctx, func(r store.Reader) error {
 		_, rm, err := findRoom(r, wingRef, roomRef)
 		if err != nil {
 			return err
 		}
-		return r.Drawers(rm.ID, !historical, func(d *store.Drawer) bool {
+		visit := func(d *store.Drawer) bool {
+			if len(out) == limit {
+				more = true
+				return false
+			}
 			out = append(out, Preview{ID: d.ID, Name: d.Name, Preview: MakePreview(d.Content), Bytes: len(d.Content),
 				Tags: d.Tags, Source: d.Source, ValidFrom: d.ValidFrom, ValidTo: d.ValidTo, CreatedAt: d.CreatedAt,
 				SupersededBy: d.SupersededBy})
-			return len(out) < limit
-		})
+			return true
+		}
+		if cursor == "" {
+			return r.Drawers(rm.ID, !historical, visit)
+		}
+		return r.DrawersBefore(rm.ID, !historical, at, after, visit)
 	})
-	return out, err
+	if more && len(out) > 0 {
+		last := out[len(out)-1]
+		next = strconv.FormatInt(last.CreatedAt.UnixNano(), 36) + "." + last.ID
+	}
+	return out, next, err
+}
+
+// parseDrawerCursor reads a drawer list's cursor: the filing time (base-36
+// nanoseconds) and id of the last drawer of the page before.
+func parseDrawerCursor(c string) (time.Time, string, error) {
+	ts, id, ok := strings.Cut(c, ".")
+	ns, err := strconv.ParseInt(ts, 36, 64)
+	if _, uerr := uuid.Parse(id); !ok || err != nil || uerr != nil {
+		return time.Time{}, "", fault.Invalid("cursor", "is not a cursor a drawer list gave (pass its next_cursor as it is)")
+	}
+	return time.Unix(0, ns).UTC(), id, nil
 }
 
 // Drawer is one drawer in full, by name or id within a room.

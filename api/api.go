@@ -154,6 +154,9 @@ type History struct {
 // DrawerList is a room's drawers (GET …/drawers).
 type DrawerList struct {
 	Drawers []Preview `json:"drawers"`
+	// NextCursor, present when more drawers follow, is the cursor query
+	// parameter that reads the next page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // DiaryEntries is GET /api/diary and loci_diary_read.

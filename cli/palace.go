@@ -246,6 +246,7 @@ func (a *app) drawerCmd() *cobra.Command {
 
 	var limit int
 	var hist bool
+	var cursor string
 	list := &cobra.Command{
 		Use: "list", Short: "List a room's newest drawers (previews)", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -258,9 +259,10 @@ func (a *app) drawerCmd() *cobra.Command {
 			if hist {
 				q.Set("include_historical", "true")
 			}
-			return show(a, c.Context(), http.MethodGet, p+"?"+q.Encode(), nil, func(out *struct {
-				Drawers []api.Preview `json:"drawers"`
-			}) {
+			if cursor != "" {
+				q.Set("cursor", cursor)
+			}
+			return show(a, c.Context(), http.MethodGet, p+"?"+q.Encode(), nil, func(out *api.DrawerList) {
 				for _, p := range out.Drawers {
 					label := p.ID
 					if p.Name != "" {
@@ -272,12 +274,16 @@ func (a *app) drawerCmd() *cobra.Command {
 					}
 					a.printf("%s  %s%s\n    %s\n", ago(p.CreatedAt), label, mark, p.Preview)
 				}
+				if out.NextCursor != "" {
+					a.printf("more drawers: add --cursor %s for the next page\n", out.NextCursor)
+				}
 			})
 		},
 	}
 	placeFlags(list)
 	list.Flags().IntVar(&limit, "limit", 0, "how many (default 50, max 200)")
 	list.Flags().BoolVar(&hist, "historical", false, "include superseded drawers")
+	list.Flags().StringVar(&cursor, "cursor", "", "read the page after the one that printed this cursor")
 	d.AddCommand(list)
 
 	get := &cobra.Command{

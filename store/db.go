@@ -83,6 +83,10 @@ type PalaceReader interface {
 	// Drawers visits the room's drawers newest first until fn returns
 	// false; with current set, only drawers valid now.
 	Drawers(roomID string, current bool, fn func(*Drawer) bool) error
+	// DrawersBefore is Drawers from the position after (createdAt, id) on:
+	// the drawers filed before that one (or, at the same instant, with a
+	// smaller id), newest first; a page's last drawer gives the next page.
+	DrawersBefore(roomID string, current bool, createdAt time.Time, id string, fn func(*Drawer) bool) error
 	// DrawerIDs lists the ids of the room's stored drawers (keys only).
 	DrawerIDs(roomID string) ([]string, error)
 	// Neighbours lists, for each drawer, the ids of up to n drawers filed

@@ -142,11 +142,13 @@ func (s *Server) listDrawers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := s.Palace.Drawers(r.Context(), wing, room, limit, hist)
+	list, next, err := s.Palace.Drawers(r.Context(), wing, room, limit, hist, r.URL.Query().Get("cursor"))
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, apiPreviews(list))
+	out := apiPreviews(list)
+	out.NextCursor = next
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // writeResult renders a drawer write: 201 stored, 200 existing.

@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -256,5 +258,61 @@ func TestDrawerCommandsTakeNames(t *testing.T) {
 	}
 	if _, stderr, code = d.cli("", "drawer", "history", "--wing", "w", "--room", "r", "nope"); code != 1 || !strings.Contains(stderr, "drawer_not_found") {
 		t.Fatalf("history of an unknown name: %d %s", code, stderr)
+	}
+}
+
+// A room's drawer list pages with a cursor over REST and the CLI, and says
+// when more drawers follow (issue 36, point 16: 283 of 483 mined drawers
+// were out of reach past 200).
+func TestDrawerListPages(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	for i := range 7 {
+		if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": fmt.Sprintf("Drawer number %d of the paged room.", i)}); r.status != 201 {
+			t.Fatalf("add: %s", r.raw)
+		}
+	}
+	seen := map[string]bool{}
+	cursor, pages := "", 0
+	for {
+		path := "/api/wings/w/rooms/r/drawers?limit=3"
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		r := d.do("GET", path, nil)
+		if r.status != 200 {
+			t.Fatalf("page %d: %s", pages, r.raw)
+		}
+		pages++
+		for _, p := range get[[]any](r.body, "drawers") {
+			id := p.(map[string]any)["id"].(string)
+			if seen[id] {
+				t.Fatalf("drawer %s on two pages", id)
+			}
+			seen[id] = true
+		}
+		next, _ := r.body["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+		if pages > 5 {
+			t.Fatalf("pages never end")
+		}
+	}
+	if pages != 3 || len(seen) != 7 {
+		t.Fatalf("%d pages, %d drawers; want 3 pages of all 7", pages, len(seen))
+	}
+	if r := d.do("GET", "/api/wings/w/rooms/r/drawers?cursor=nonsense", nil); r.status != 400 || !strings.Contains(r.raw, "cursor") {
+		t.Fatalf("bad cursor: %d %s", r.status, r.raw)
+	}
+	out, _, code := d.cli("", "drawer", "list", "--wing", "w", "--room", "r", "--limit", "5")
+	if code != 0 || !strings.Contains(out, "more drawers: add --cursor ") {
+		t.Fatalf("drawer list says more: %d %s", code, out)
+	}
+	next := strings.TrimSuffix(out[strings.Index(out, "--cursor ")+len("--cursor "):], " for the next page\n")
+	out, _, code = d.cli("", "drawer", "list", "--wing", "w", "--room", "r", "--limit", "5", "--cursor", next)
+	if code != 0 || strings.Count(out, "Drawer number") != 2 || strings.Contains(out, "more drawers") {
+		t.Fatalf("second page: %d %s", code, out)
 	}
 }

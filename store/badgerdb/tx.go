@@ -1,6 +1,7 @@
 package badgerdb
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"time"
@@ -230,9 +231,19 @@ func timeKey(roomID string, created time.Time, id string) []byte {
 }
 
 func (t *tx) Drawers(roomID string, current bool, fn func(*store.Drawer) bool) error {
+	return t.drawersBefore(roomID, current, nil, fn)
+}
+
+func (t *tx) DrawersBefore(roomID string, current bool, createdAt time.Time, id string, fn func(*store.Drawer) bool) error {
+	return t.drawersBefore(roomID, current, timeKey(roomID, createdAt, id), fn)
+}
+
+// drawersBefore visits the room's drawers newest first, from the time key
+// before start on (nil: from the newest).
+func (t *tx) drawersBefore(roomID string, current bool, start []byte, fn func(*store.Drawer) bool) error {
 	prefix := k(pDrawerTime, roomID, "/")
 	var err error
-	t.keys(prefix, true, func(key []byte, val valueFn) bool {
+	visit := func(key []byte, val valueFn) bool {
 		if current {
 			cur := false
 			if err = withVal(val, func(b []byte) error { cur = len(b) == 1 && b[0] == 1; return nil }); err != nil {
@@ -251,7 +262,38 @@ func (t *tx) Drawers(roomID string, current bool, fn func(*store.Drawer) bool) e
 			return true
 		}
 		return fn(d)
-	})
+	}
+	switch {
+	case start == nil:
+		t.keys(prefix, true, visit)
+	case t.ov != nil:
+		// A write transaction sees its own writes through the overlay's
+		// merged scan: skip to the position (pages are read in views).
+		t.keys(prefix, true, func(key []byte, val valueFn) bool {
+			if bytes.Compare(key, start) >= 0 {
+				return true
+			}
+			return visit(key, val)
+		})
+	default:
+		// One seek to the position: a deep page costs what it reads.
+		snap := t.snap
+		if snap == nil {
+			snap = t.txn
+		}
+		it := snap.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true})
+		defer it.Close()
+		for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
+			item := it.Item()
+			key := item.KeyCopy(nil)
+			if bytes.Compare(key, start) >= 0 {
+				continue
+			}
+			if !visit(key, func() ([]byte, error) { return item.ValueCopy(nil) }) {
+				break
+			}
+		}
+	}
 	return err
 }
 

@@ -165,6 +165,17 @@ func testPalace(t *testing.T, b Backend) {
 		if len(order) != 2 || order[0] != c.ID || order[1] != a.ID {
 			return fmt.Errorf("drawers newest first: %v, want [%s %s]", order, c.ID, a.ID)
 		}
+		// The page after a drawer starts with the one filed before it.
+		var after []string
+		for _, from := range []*store.Drawer{c, a} {
+			after = after[:0]
+			if err := r.DrawersBefore(rm.ID, true, from.CreatedAt, from.ID, func(d *store.Drawer) bool { after = append(after, d.ID); return true }); err != nil {
+				return err
+			}
+			if from == c && (len(after) != 1 || after[0] != a.ID) || from == a && len(after) != 0 {
+				return fmt.Errorf("drawers before %s: %v", from.ID, after)
+			}
+		}
 		cur, stored, err := r.CountDrawers(rm.ID)
 		if err != nil || cur != 2 || stored != 2 {
 			return fmt.Errorf("counts %d/%d %v", cur, stored, err)
