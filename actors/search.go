@@ -60,7 +60,10 @@ type SearchQuery struct {
 // it.
 type Hit struct {
 	store.Drawer
-	Score float64
+	// WingName and RoomName name the drawer's wing and room as the search's
+	// own read of the store has them.
+	WingName, RoomName string
+	Score              float64
 	// Signals say which legs found it (nil: none to say).
 	Signals *api.HitSignals
 	// Via names the entities an expanded hit was reached through.
@@ -83,6 +86,8 @@ type Search struct {
 	// Auto tunes the auto ranking (config.Search); the zero value is
 	// plain fusion without context.
 	Auto config.Search
+	// names are the wings' and rooms' names hits carry.
+	names placeNames
 }
 
 // CheckSearch validates a query and returns its limit and validity window
@@ -237,7 +242,7 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 				return err
 			}
 		}
-		return nil
+		return s.nameHits(r, out.Hits)
 	})
 	if err != nil {
 		return nil, err
@@ -266,6 +271,91 @@ func searchScope(r store.Reader, q *SearchQuery) (wingID, roomID string, err err
 		return "", "", err
 	}
 	return w.ID, rm.ID, nil
+}
+
+// placeNamesMax bounds the names a Search keeps: past it the cache is
+// emptied and filled again from the searches that follow.
+const placeNamesMax = 1 << 14
+
+// placeNames caches the names of wings and rooms by id, for search hits.
+// A name never changes (no operation renames a wing or a room: they are
+// created and deleted) and an id is never reused, so an entry stays true
+// while its wing or room exists and is merely unused after. The zero
+// value is an empty cache.
+type placeNames struct {
+	mu    sync.RWMutex
+	names map[string]string
+}
+
+// put records names read from the store.
+func (c *placeNames) put(read map[string]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.names == nil || len(c.names)+len(read) > placeNamesMax {
+		c.names = make(map[string]string, len(read))
+	}
+	for id, n := range read {
+		c.names[id] = n
+	}
+}
+
+// nameHits names each hit's wing and room from the cache, reading what it
+// lacks in the search's own view, each wing and room once.
+func (s *Search) nameHits(r store.Reader, hits []Hit) error {
+	missing := false
+	s.names.mu.RLock()
+	for i := range hits {
+		h := &hits[i]
+		var wok, rok bool
+		h.WingName, wok = s.names.names[h.WingID]
+		h.RoomName, rok = s.names.names[h.RoomID]
+		missing = missing || !wok || !rok
+	}
+	s.names.mu.RUnlock()
+	if !missing {
+		return nil
+	}
+	read := map[string]string{}
+	name := func(id string, get func(string) (string, error)) (string, error) {
+		if n, ok := read[id]; ok || id == "" {
+			return n, nil
+		}
+		n, err := get(id)
+		if err == nil && n != "" {
+			read[id] = n
+		}
+		return n, err
+	}
+	wing := func(id string) (string, error) {
+		w, err := r.Wing(id)
+		if w == nil || err != nil {
+			return "", err
+		}
+		return w.Name, nil
+	}
+	room := func(id string) (string, error) {
+		rm, err := r.Room(id)
+		if rm == nil || err != nil {
+			return "", err
+		}
+		return rm.Name, nil
+	}
+	var err error
+	for i := range hits {
+		h := &hits[i]
+		if h.WingName == "" {
+			if h.WingName, err = name(h.WingID, wing); err != nil {
+				return err
+			}
+		}
+		if h.RoomName == "" {
+			if h.RoomName, err = name(h.RoomID, room); err != nil {
+				return err
+			}
+		}
+	}
+	s.names.put(read)
+	return nil
 }
 
 // searchView is one search's read of the store. The legs of a hybrid

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -103,6 +104,8 @@ func TestFuseKeepsOneLegOrder(t *testing.T) {
 type readCountingDB struct {
 	store.DB
 	one, many atomic.Int64
+	// wings and rooms count the reads of wing and room records by id.
+	wings, rooms atomic.Int64
 }
 
 func (c *readCountingDB) View(ctx context.Context, fn func(store.Reader) error) error {
@@ -122,6 +125,16 @@ func (r readCountingReader) Drawer(id string) (*store.Drawer, error) {
 func (r readCountingReader) DrawersByID(ids []string) ([]*store.Drawer, error) {
 	r.c.many.Add(1)
 	return r.Reader.DrawersByID(ids)
+}
+
+func (r readCountingReader) Wing(id string) (*store.Wing, error) {
+	r.c.wings.Add(1)
+	return r.Reader.Wing(id)
+}
+
+func (r readCountingReader) Room(id string) (*store.Room, error) {
+	r.c.rooms.Add(1)
+	return r.Reader.Room(id)
 }
 
 // searchStack is what a search runs on in these tests: a real store, the
@@ -186,6 +199,71 @@ func TestSearchReadsCandidatesInBatches(t *testing.T) {
 	}
 	if len(res.Hits) != 10 || c.one.Load() != 0 || c.many.Load() != 1 {
 		t.Fatalf("%d hits with %d single reads and %d batched reads; want 10 with 0 and 1", len(res.Hits), c.one.Load(), c.many.Load())
+	}
+}
+
+// Every hit names its wing and room, read once per wing and room the page
+// holds (not once per hit), in the search's own view, and not read again
+// by the searches after.
+func TestSearchHitsNameTheirWingAndRoom(t *testing.T) {
+	st := newSearchStack(t)
+	p := &Palace{DB: st.db, Sys: st.sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+	places := [][2]string{{"work", "ops"}, {"work", "web"}, {"home", "garden"}}
+	for i := range 12 {
+		pl := places[i%len(places)]
+		if _, err := p.CreateDrawer(context.Background(), store.NewDrawer{Wing: pl[0], Room: pl[1],
+			Content: fmt.Sprintf("deploy note %d about lamp %d in %s", i, i*31, pl[1]),
+			Source:  store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &readCountingDB{DB: st.db}
+	s := &Search{DB: c, Indexer: st.ix, Log: st.log}
+	search := func(text string) {
+		t.Helper()
+		res, err := s.Search(context.Background(), SearchQuery{Text: text, Ranking: RankLexical, Limit: 12}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) != 12 {
+			t.Fatalf("%q: %d hits, want 12", text, len(res.Hits))
+		}
+		for _, h := range res.Hits {
+			pl := places[0]
+			for _, p := range places {
+				if strings.HasSuffix(h.Content, " in "+p[1]) {
+					pl = p
+				}
+			}
+			if h.WingName != pl[0] || h.RoomName != pl[1] {
+				t.Errorf("%q: hit %q names %q / %q, want %q / %q", text, h.Content, h.WingName, h.RoomName, pl[0], pl[1])
+			}
+		}
+	}
+	search("deploy")
+	if c.wings.Load() > 2 || c.rooms.Load() > 3 {
+		t.Fatalf("%d wing and %d room reads for a page in 2 wings and 3 rooms; want at most one each", c.wings.Load(), c.rooms.Load())
+	}
+	c.wings.Store(0)
+	c.rooms.Store(0)
+	search("lamp")
+	if c.wings.Load() != 0 || c.rooms.Load() != 0 {
+		t.Fatalf("the second search read %d wings and %d rooms; want none", c.wings.Load(), c.rooms.Load())
+	}
+}
+
+// The names a search keeps are bounded: past the bound the cache starts
+// again from what was just read.
+func TestPlaceNamesAreBounded(t *testing.T) {
+	var c placeNames
+	for i := range placeNamesMax + 10 {
+		c.put(map[string]string{fmt.Sprint(i): "n"})
+		if len(c.names) > placeNamesMax {
+			t.Fatalf("%d names kept after %d puts, bound %d", len(c.names), i+1, placeNamesMax)
+		}
+	}
+	if len(c.names) != 10 || c.names[fmt.Sprint(placeNamesMax+9)] != "n" {
+		t.Fatalf("after the bound: %d names", len(c.names))
 	}
 }
 

@@ -334,9 +334,13 @@ type WakeUpItem struct {
 	Unattributed bool `json:"unattributed,omitempty"`
 }
 
-// Hit is a search hit: the drawer, its score and the legs that found it.
+// Hit is a search hit: the drawer, the names of its wing and room (where
+// it lives, without another request), its score and the legs that found
+// it.
 type Hit struct {
 	Drawer
+	Wing    string      `json:"wing"`
+	Room    string      `json:"room"`
 	Score   float64     `json:"score"`
 	Signals *HitSignals `json:"signals,omitempty"`
 	// Via names the entities an expanded hit was reached through (only on

@@ -424,25 +424,18 @@ func (a *app) wakeUpCmd() *cobra.Command {
 	return cmd
 }
 
-// places names the rooms of hits "wing/room", one wing read per wing the
-// hits are in; a room it cannot name is left out.
-func (a *app) places(ctx context.Context, hits []api.Hit) map[string]string {
-	out := map[string]string{}
-	seen := map[string]bool{}
-	for _, h := range hits {
-		if seen[h.WingID] || h.WingID == "" {
-			continue
-		}
-		seen[h.WingID] = true
-		var w api.Wing
-		if _, err := a.call(ctx, http.MethodGet, "/api/wings/"+client.Esc(h.WingID), nil, &w); err != nil {
-			continue
-		}
-		for _, r := range w.Rooms {
-			out[r.ID] = w.Name + "/" + r.Name
-		}
+// hitTitle is a hit's title line: where it lives (wing/room/name, or
+// wing/room and its source file when it has no name), the day it is valid
+// from and its id.
+func hitTitle(h *api.Hit) string {
+	place := h.Wing + "/" + h.Room
+	switch {
+	case h.Name != "":
+		place += "/" + h.Name
+	case h.Source.URI != "":
+		place += "  " + h.Source.URI
 	}
-	return out
+	return place + "  " + h.ValidFrom.Local().Format("2006-01-02") + "  " + h.ID
 }
 
 func (a *app) searchCmd(recall bool) *cobra.Command {
@@ -484,16 +477,9 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 				if len(out.Hits) == 0 {
 					a.printf("nothing found\n")
 				}
-				places := a.places(c.Context(), out.Hits)
-				for i, h := range out.Hits {
-					// The drawer's address (wing/room/name) when it is
-					// named, else its room, then its id.
-					place := places[h.RoomID]
-					if h.Name != "" {
-						place = strings.TrimPrefix(place+"/"+h.Name, "/")
-					}
-					name := strings.TrimPrefix(place+"  "+h.ID, "  ")
-					a.printf("%d. %s  (score %.3f)\n%s\n\n", i+1, name, h.Score, h.Content)
+				for i := range out.Hits {
+					h := &out.Hits[i]
+					a.printf("%d. %s  (score %.3f)\n%s\n\n", i+1, hitTitle(h), h.Score, h.Content)
 				}
 			})
 		},

@@ -221,9 +221,9 @@ func TestSearchAndWakeUpRenderAsBefore(t *testing.T) {
 	d := store.Drawer{ID: "i", WingID: "w", RoomID: "r", Name: "n", Content: "c", Tags: []string{"t"},
 		Source: store.Source{Kind: "note"}, Provenance: store.Provenance{RequestedBy: "cli"}, ValidFrom: now, CreatedAt: now}
 	res := &actors.SearchResult{Query: "q", Ranking: "hybrid", Hits: []actors.Hit{
-		{Drawer: d, Score: 0.03, Signals: &api.HitSignals{Lexical: &api.LexicalSignal{Rank: 1, Score: 2.5, AllWords: true},
+		{Drawer: d, WingName: "work", RoomName: "ops", Score: 0.03, Signals: &api.HitSignals{Lexical: &api.LexicalSignal{Rank: 1, Score: 2.5, AllWords: true},
 			Semantic: &api.SemanticSignal{Rank: 2, Similarity: 0.8}}},
-		{Drawer: d, Score: 0.01}}}
+		{Drawer: d, WingName: "work", RoomName: "ops", Score: 0.01}}}
 	for name, answer := range map[string]any{
 		"search":                  apiSearch(res),
 		"no hits":                 apiSearch(&actors.SearchResult{Query: "q", Ranking: "lexical", Hits: []actors.Hit{}}),

@@ -46,6 +46,18 @@ func screens(t *testing.T) string {
 	return dir
 }
 
+// hitTitle is a script true once the search page's hit i has the title
+// line want (wing / room / name or source file) followed by the day it is
+// valid from, as the browser writes that day.
+func hitTitle(i int, want, validFrom string) string {
+	return fmt.Sprintf(`(() => {
+		const t = document.querySelectorAll('#results .hit .hit-title')[%d];
+		const day = new Date(%q).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
+		return !!t && t.querySelector('a')?.textContent === %q && t.querySelector('time')?.getAttribute('datetime') === %q &&
+			t.textContent === %q + ' · ' + day;
+	})()`, i, validFrom, want, validFrom, want)
+}
+
 // The dashboard in a real browser against the real binary: sign in with a
 // generated token (a wrong one refused), a note filed elsewhere appears
 // without a reload, search finds it, superseding it shows its history, a
@@ -146,9 +158,12 @@ func TestDashboardInABrowser(t *testing.T) {
 	run("the note appears live", waitText(`document.body.innerText.includes('The kettle in the kitchen is broken again.')`), shot("palace"),
 		waitText(`document.getElementById('note').value === 'half a thought' && document.activeElement.id === 'note'`))
 
-	// Search finds it.
+	// Search finds it, titled by where it lives and the day it holds from.
+	kettle := get[[]any](d.do("GET", "/api/search?q=kettle", nil, auth...).body, "hits")[0].(map[string]any)
 	run("search", chromedp.Navigate(base+"#/search?q=kettle"),
 		waitText(`document.getElementById('results') && document.getElementById('results').innerText.includes('The kettle in the kitchen')`), shot("search"),
+		waitText(hitTitle(0, "work / notes", get[string](kettle, "valid_from"))),
+		waitText(`document.querySelector('#results > p.muted')?.textContent === '1 hit, ranking hybrid (auto chose it)'`),
 		chromedp.Click(`#results .hit a`, chromedp.ByQuery),
 		waitText(`document.getElementById('drawer-content')?.textContent === 'The kettle in the kitchen is broken again.' && document.querySelector('.crumbs')?.textContent === 'Palace › work › notes'`))
 
@@ -215,6 +230,22 @@ func TestDashboardInABrowser(t *testing.T) {
 		waitText(fmt.Sprintf(`!!document.querySelector('%s[data-status="paused"]')`, row)))
 	run("resume", chromedp.Click(row+` button`, chromedp.ByQuery),
 		waitText(fmt.Sprintf(`!!document.querySelector('%s[data-status="completed"]')`, row)))
+
+	// Mined files are titled by their wing, room and name; an unnamed
+	// drawer by its source file.
+	wing := filepath.Base(dir)
+	if r := d.do("POST", "/api/wings/work/rooms/sources/drawers", map[string]any{"content": "The harbour master's log of town 9.",
+		"source": map[string]any{"kind": "file", "uri": "/srv/logs/harbour.txt"}}, auth...); r.status != 201 {
+		t.Fatalf("file: %s", r.raw)
+	}
+	for _, c := range []struct{ q, title string }{{"harbour town 1 dawn", wing + " / files / doc1.md"}, {"harbour master log", "work / sources / /srv/logs/harbour.txt"}} {
+		found := get[[]any](d.do("GET", "/api/search?ranking=lexical&q="+strings.ReplaceAll(c.q, " ", "+"), nil, auth...).body, "hits")
+		if len(found) == 0 {
+			t.Fatalf("%s: nothing found", c.q)
+		}
+		run("the title of "+c.title, chromedp.Navigate(base+"#/search?ranking=lexical&q="+strings.ReplaceAll(c.q, " ", "+")),
+			waitText(hitTitle(0, c.title, get[string](found[0].(map[string]any), "valid_from"))), shot("search-"+strings.Fields(c.q)[1]))
+	}
 
 	// read_only: a write is refused with the daemon's help text.
 	run("read_only", chromedp.SetValue("#mode", "read_only", chromedp.ByQuery),

@@ -268,6 +268,11 @@ func TestSearchExpand(t *testing.T) {
 		get[[]any](third, "via")[0] != "Paris" || get[float64](third, "signals", "graph", "hops") != 1 {
 		t.Fatalf("expanded hits' signals: %s", exp.raw)
 	}
+	for _, h := range hits {
+		if m := h.(map[string]any); m["wing"] != "w" || m["room"] != "r" {
+			t.Fatalf("a hit without its wing and room names: %s", exp.raw)
+		}
+	}
 	if _, ok := hits[0].(map[string]any)["via"]; ok {
 		t.Fatalf("a direct hit carries via: %s", exp.raw)
 	}

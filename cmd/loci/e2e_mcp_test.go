@@ -139,8 +139,13 @@ func TestMCPSession(t *testing.T) {
 	if isErr || len(hits) != 1 || hits[0].(map[string]any)["content"] != "Deploys happen on Fridays after the review." {
 		t.Fatalf("search: %v", res)
 	}
+	// A hit says where it lives by name: no second call to name its wing and room.
+	if h := hits[0].(map[string]any); h["wing"] != "projects" || h["room"] != "ops" {
+		t.Fatalf("the hit's wing and room: %v", h)
+	}
 	drawerID := hits[0].(map[string]any)["id"].(string)
-	if res, isErr := callTool(t, s, "loci_recall", map[string]any{"query": "review", "wing": "projects"}); isErr || len(res["hits"].([]any)) != 1 {
+	if res, isErr := callTool(t, s, "loci_recall", map[string]any{"query": "review", "wing": "projects"}); isErr || len(res["hits"].([]any)) != 1 ||
+		res["hits"].([]any)[0].(map[string]any)["wing"] != "projects" || res["hits"].([]any)[0].(map[string]any)["room"] != "ops" {
 		t.Fatalf("recall: %v", res)
 	}
 	if res, isErr := callTool(t, s, "loci_history", map[string]any{"drawer_id": drawerID}); isErr || len(res["versions"].([]any)) != 1 {

@@ -1,9 +1,11 @@
 package main_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +52,14 @@ func TestSearchOverRESTAndCLI(t *testing.T) {
 	if h["score"] == nil || get[float64](h, "signals", "lexical", "rank") != 1 || !get[bool](h, "signals", "lexical", "all_words") || h["content"] != "Deploys happen on Fridays after the review." {
 		t.Fatalf("hit shape: %v", h)
 	}
+	// Each hit names its wing and room.
+	where := map[string][2]string{"deploy": {"projects", "ops"}, "deploy-web": {"projects", "web"}, "alice": {"people", "team"}}
+	for _, x := range hits {
+		h := x.(map[string]any)
+		if want := where[h["name"].(string)]; h["wing"] != want[0] || h["room"] != want[1] {
+			t.Fatalf("hit %v is in %v / %v, want %s / %s: %s", h["name"], h["wing"], h["room"], want[0], want[1], r.raw)
+		}
+	}
 	if get[bool](hits[1].(map[string]any), "signals", "lexical", "all_words") || get[float64](hits[2].(map[string]any), "signals", "lexical", "rank") != 3 {
 		t.Fatalf("some-word hits: %s", r.raw)
 	}
@@ -60,9 +70,21 @@ func TestSearchOverRESTAndCLI(t *testing.T) {
 	if r := d.do("POST", "/api/search", map[string]any{"query": "deploy", "filter": map[string]any{"tags": []string{"people"}}}); strings.Join(hitNames(r), ",") != "alice" {
 		t.Fatalf("tag scope: %s", r.raw)
 	}
-	// Recall ignores the room.
-	if r := d.do("GET", "/api/recall?q=deploy&wing=projects&room=web", nil); len(hitNames(r)) != 2 {
+	// Recall ignores the room; its hits name theirs.
+	r = d.do("GET", "/api/recall?q=deploy&wing=projects&room=web", nil)
+	if len(hitNames(r)) != 2 {
 		t.Fatalf("recall: %s", r.raw)
+	}
+	rooms := map[string]string{}
+	for _, h := range get[[]any](r.body, "hits") {
+		m := h.(map[string]any)
+		if m["wing"] != "projects" {
+			t.Fatalf("recall hit's wing: %s", r.raw)
+		}
+		rooms[m["name"].(string)], _ = m["room"].(string)
+	}
+	if rooms["deploy"] != "ops" || rooms["deploy-web"] != "web" {
+		t.Fatalf("recall hits' rooms %v: %s", rooms, r.raw)
 	}
 	// Limit.
 	if r := d.do("GET", "/api/search?q=deploy&limit=1", nil); len(hitNames(r)) != 1 {
@@ -122,14 +144,36 @@ func TestSearchOverRESTAndCLI(t *testing.T) {
 		t.Errorf("disabled mode: %d %s", r.status, r.raw)
 	}
 
-	// CLI.
+	// CLI: the hit's address first, then the day it is valid from.
+	rb := d.do("GET", "/api/search?q=rollback+engineer", nil)
+	rollback := get[[]any](rb.body, "hits")[0].(map[string]any)
+	from, err := time.Parse(time.RFC3339Nano, get[string](rollback, "valid_from"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, errOut, code := d.cli("", "search", "rollback", "engineer")
-	if code != 0 || !strings.HasPrefix(out, "1. projects/ops/rollback  ") {
-		t.Fatalf("loci search (the hit's address first): %d %s %s", code, out, errOut)
+	if want := "1. projects/ops/rollback  " + from.Local().Format("2006-01-02") + "  " + get[string](rollback, "id") + "  (score "; code != 0 || !strings.HasPrefix(out, want) {
+		t.Fatalf("loci search (the hit's address first): %d\n%s\nwant it to start %q\n%s", code, out, want, errOut)
 	}
 	out, _, code = d.cli("", "--json", "recall", "--wing", "people", "deploy")
-	if code != 0 || !strings.Contains(out, `"alice"`) {
-		t.Fatalf("loci recall: %d %s", code, out)
+	var recalled struct {
+		Hits []struct{ Name, Wing, Room string }
+	}
+	if err := json.Unmarshal([]byte(out), &recalled); code != 0 || err != nil || len(recalled.Hits) != 1 ||
+		recalled.Hits[0].Name != "alice" || recalled.Hits[0].Wing != "people" || recalled.Hits[0].Room != "team" {
+		t.Fatalf("loci --json recall (the hit names its wing and room): %d %v %s", code, err, out)
+	}
+	// An unnamed drawer is shown by its source file, else by its room.
+	if r := d.do("POST", "/api/wings/people/rooms/team/drawers", map[string]any{"content": "The standup moved to half past nine.",
+		"source": map[string]any{"kind": "file", "uri": "/srv/notes/standup.md"}}); r.status != 201 {
+		t.Fatalf("file: %s", r.raw)
+	}
+	if r := d.do("POST", "/api/notes", map[string]any{"wing": "people", "room": "team", "content": "The standup room has a new whiteboard."}); r.status != 201 {
+		t.Fatalf("note: %s", r.raw)
+	}
+	out, errOut, code = d.cli("", "search", "--wing", "people", "standup")
+	if code != 0 || !strings.Contains(out, ". people/team  /srv/notes/standup.md  ") || !regexp.MustCompile(`(?m)^\d\. people/team  \d{4}-\d\d-\d\d  `).MatchString(out) {
+		t.Fatalf("loci search (unnamed drawers): %d\n%s\n%s", code, out, errOut)
 	}
 	_, errOut, code = d.cli("", "search", "x", "--ranking", "semantic")
 	if code == 0 || !strings.Contains(errOut, "semantic_unavailable") {

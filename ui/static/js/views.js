@@ -215,7 +215,7 @@ const search = {
     try {
       const res = await get('/api/search' + q(Object.fromEntries(p.entries())));
       const asked = p.get('ranking') || 'auto';
-      results.replaceChildren(h('p', { class: 'muted' }, `${res.hits.length} hits, ranking ${res.ranking}` + (asked === res.ranking ? '' : ` (${asked} chose it)`)),
+      results.replaceChildren(h('p', { class: 'muted' }, `${res.hits.length} ${res.hits.length === 1 ? 'hit' : 'hits'}, ranking ${res.ranking}` + (asked === res.ranking ? '' : ` (${asked} chose it)`)),
         ...(res.hits.length ? res.hits.map(hit) : [h('p', { class: 'empty' }, 'Nothing found.')]));
     } catch (e) {
       results.replaceChildren(errorBox(e));
@@ -230,8 +230,20 @@ function hit(x) {
   if (s.semantic) legs.push(`semantic #${s.semantic.rank} (similarity ${s.semantic.similarity.toFixed(2)})`);
   if (s.context) legs.push(`context from ${s.context.neighbour.slice(-8)} (+${s.context.added.toFixed(2)})`);
   if (s.graph) legs.push(`graph: ${s.graph.hops} hops, ${s.graph.entities} entities` + (x.via ? ' via ' + x.via.join(', ') : ''));
-  return h('div', { class: 'hit' }, h('div', {}, h('a', { href: '#/drawer/' + esc(x.id) }, h('b', {}, x.name || x.id.slice(-8))), ' ', h('span', { class: 'muted' }, `score ${Number(x.score).toFixed(3)} · ${legs.join(' · ')}`)),
+  // The title line: where the hit lives (wing / room / name, or its source
+  // file when it has no name) and the day it is valid from (to, when it no
+  // longer is).
+  const where = [x.wing, x.room, x.name || (x.source && x.source.uri)].filter(Boolean).join(' / ') || x.id.slice(-8);
+  return h('div', { class: 'hit' },
+    h('div', { class: 'hit-title' }, h('a', { href: '#/drawer/' + esc(x.id) }, h('b', {}, where)), ' · ', day(x.valid_from),
+      x.valid_to ? [' → ', day(x.valid_to)] : null),
+    h('div', { class: 'muted' }, `score ${Number(x.score).toFixed(3)}` + legs.map((l) => ' · ' + l).join('')),
     long(x.content), tags(x.tags));
+}
+
+// day shows an instant as its local date, the whole instant on hover.
+function day(iso) {
+  return h('time', { datetime: iso, title: when(iso) }, new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' }));
 }
 
 // long shows text verbatim, folded to a few lines when it is long, with a
