@@ -227,8 +227,8 @@ func TestSearchAndWakeUpRenderAsBefore(t *testing.T) {
 	for name, answer := range map[string]any{
 		"search":                  apiSearch(res),
 		"no hits":                 apiSearch(&actors.SearchResult{Query: "q", Ranking: "lexical", Hits: []actors.Hit{}}),
-		"wake-up":                 apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Wing: "w", Diary: &d, Items: []store.Drawer{d}, Bytes: 1, Skipped: 2}),
-		"wake-up without a diary": apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Items: []store.Drawer{}}),
+		"wake-up":                 apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Wing: "w", Diary: &d, Items: []actors.WakeUpItem{{Drawer: d}}, Bytes: 1, Skipped: 2}),
+		"wake-up without a diary": apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Items: []actors.WakeUpItem{}}),
 	} {
 		sameAnswer(t, name, answer)
 	}
