@@ -4,7 +4,7 @@ BIN     := bin/loci
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: help run build test bench bench-quality bench-million soak lint fuzz clean
+.PHONY: help run build test browser-note bench bench-quality bench-million soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -16,8 +16,16 @@ run: build ## build and run the daemon in the foreground on the default palace, 
 	./$(BIN) serve --web
 
 test: ## vet, then every test with the race detector (unit, integration, end-to-end)
+	@$(MAKE) --no-print-directory browser-note
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
+	@$(MAKE) --no-print-directory browser-note
+
+# browser-note says, visibly, when the dashboard's browser tests skip for
+# want of Chromium (go test prints a skip only with -v).
+browser-note:
+	@if [ -z "$$LOCI_CHROMIUM" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; then \
+		echo "*** NOTE: no Chromium found: the dashboard's browser tests are SKIPPED. Install it with 'apt-get install chromium' (.ci/run does), or set LOCI_CHROMIUM. ***"; fi
 
 bench: build ## run the benchmarks (Go benchmarks and load against a real daemon)
 	$(GO) test -run '^$$' -bench 'BigRoom|Sequential|ClaimLatency|JobScans|ResolveEntity100k' -benchtime 2000x -count 1 ./store/... ./actors/...
