@@ -204,8 +204,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"POST", "/api/diary", map[string]any{"agent_identity": " a", "wing": "w", "content": "x"}, nil, 400, "loci::input::invalid"},
 		{"GET", "/api/diary?wing=w", nil, nil, 400, "loci::input::invalid"},
 		{"GET", "/api/diary?agent_identity=a&wing=w&limit=1000", nil, nil, 400, "loci::input::invalid"},
-		{"GET", "/api/nothing", nil, nil, 400, "loci::input::invalid"},
-		{"PATCH", "/api/wings", nil, nil, 400, "loci::input::invalid"},
+		{"GET", "/api/nothing", nil, nil, 404, "loci::server::route_not_found"},
+		{"PATCH", "/api/wings", nil, nil, 405, "loci::server::method_not_allowed"},
 	}
 	before := counts(d)
 	for _, tt := range tests {
