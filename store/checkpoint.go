@@ -144,6 +144,9 @@ func readEntityRef(field string, raw json.RawMessage, kind *string) (string, ent
 // CheckpointRoom is the room of a wing that holds checkpoint drawers.
 const CheckpointRoom = "checkpoints"
 
+// DestinationNames are the destinations in the spec's order.
+var DestinationNames = []string{"preference", "project", "diary", "general"}
+
 // Destinations and their default wings.
 var Destinations = map[string]string{
 	"preference": "preferences",
@@ -180,7 +183,7 @@ func ParseCheckpoint(raw json.RawMessage, channel string) (*CheckpointPayload, e
 func (it *CheckpointItem) check(at string, mcp bool) error {
 	wing, ok := Destinations[it.Destination]
 	if !ok {
-		return fault.Invalid(at+".destination", fmt.Sprintf("%q is not one of preference, project, diary, general", it.Destination))
+		return fault.Invalid(at+".destination", fmt.Sprintf("%q is not one of %s", it.Destination, strings.Join(DestinationNames, ", ")))
 	}
 	if it.Wing == "" {
 		it.Wing = wing
