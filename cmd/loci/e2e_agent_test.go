@@ -132,3 +132,40 @@ func TestCheckpointFactNestedEntities(t *testing.T) {
 		t.Fatalf("refused checkpoints queued jobs: %d then %d", jobs, n)
 	}
 }
+
+// An agent that reads only tools/list: the example in loci_checkpoint's
+// description, sent as it stands, files its memory and its fact on the
+// real daemon (issue 25, point 4).
+func TestMCPCheckpointExampleOnTheDaemon(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	s := mcpSession(t, d)
+	tools, err := s.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var example map[string]any
+	for _, tl := range tools.Tools {
+		if tl.Name == "loci_checkpoint" {
+			_, text, _ := strings.Cut(tl.Description, "Example payload: ")
+			if err := json.Unmarshal([]byte(text), &example); err != nil {
+				t.Fatalf("the published example: %v\n%s", err, tl.Description)
+			}
+		}
+	}
+	job, isErr := callTool(t, s, "loci_checkpoint", map[string]any{"payload": example})
+	if isErr {
+		t.Fatalf("the example: %v", job)
+	}
+	if j := waitJob(t, d, job["id"].(string), 10*time.Second, finished); j["status"] != "completed" {
+		t.Fatalf("the example's job: %v", j)
+	}
+	alice := get[[]any](d.do("GET", "/api/entities?name=alice", nil).body, "entities")
+	if len(alice) != 1 || get[string](alice[0].(map[string]any), "kind") != "person" {
+		t.Fatalf("the example's subject: %v", alice)
+	}
+	rels := get[[]any](d.do("GET", "/api/entities/"+get[string](alice[0].(map[string]any), "id")+"/relationships", nil).body, "relationships")
+	if len(rels) != 1 || get[string](rels[0].(map[string]any), "predicate") != "leads" {
+		t.Fatalf("the example's fact: %v", rels)
+	}
+}
