@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -53,6 +55,10 @@ type Tool struct {
 	// Unoffered are parameters the tool does not take (set by the daemon's
 	// own callers, as a miner's document limit): MCP refuses them.
 	Unoffered []string
+	// Schemas replace the schemas made from the parameters' Go types for
+	// the parameters named (a checkpoint's payload, whose Go type is raw
+	// JSON): what an agent reads to call the tool.
+	Schemas map[string]*jsonschema.Schema
 }
 
 // Kind is one kind of job, registered with the runtime (Jobs.Register):

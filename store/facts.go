@@ -93,16 +93,19 @@ func CheckFactRefs(r Reader, f *FactOp, at string) error {
 	return nil
 }
 
+// spelled is an entity as a fact named it: the entity, the name as
+// spelled and the rule that resolved it.
+type spelled struct {
+	entity     *Entity
+	name, rule string
+}
+
 // entityOf resolves a fact's subject or object: an existing entity's id,
 // or a name resolved (created when nothing converges) with its kind
 // (default other).
-func entityOf(tx Tx, v, kind, at string, fuzzy bool, seed string) (*Entity, error) {
+func entityOf(tx Tx, v, kind, at string, fuzzy bool, seed string) (spelled, error) {
 	if id, ok := CanonicalUUID(v); ok {
-		e, err := tx.Entity(id)
-		if err == nil && e == nil {
-			err = fault.Newf(fault.GraphEntityNotFound, "name the entity ({name, kind}) or give an existing entity's id", "%s: no entity %s", at, id)
-		}
-		return e, err
+		return entityByID(tx, id, at)
 	}
 	if kind == "" {
 		kind = graph.KindOther
@@ -110,13 +113,66 @@ func entityOf(tx Tx, v, kind, at string, fuzzy bool, seed string) (*Entity, erro
 	res, err := ResolveEntity(tx, v, kind, fuzzy, seed)
 	if err != nil {
 		e := fault.As(err)
-		return nil, fault.Wrap(e.Code, err, at+": "+e.Msg, e.Help)
+		return spelled{}, fault.Wrap(e.Code, err, at+": "+e.Msg, e.Help)
 	}
-	return res.Entity, nil
+	rule := res.Rule
+	if res.New {
+		rule = graph.RuleExact
+	}
+	return spelled{res.Entity, v, rule}, nil
+}
+
+// entityByID is an existing entity named by its id (its canonical name,
+// exactly).
+func entityByID(tx Tx, id, at string) (spelled, error) {
+	e, err := tx.Entity(id)
+	if err == nil && e == nil {
+		err = fault.Newf(fault.GraphEntityNotFound, "name the entity ({name, kind}) or give an existing entity's id", "%s: no entity %s", at, id)
+	}
+	if err != nil {
+		return spelled{}, err
+	}
+	return spelled{e, e.Name, graph.RuleExact}, nil
+}
+
+// mentionFact records that a fact's evidence drawer mentions its subject
+// and object (extractor checkpoint, origin the job), as search's expand
+// and the entity pages read mentions; a drawer's existing mention of an
+// entity is kept, so a replay adds nothing.
+func mentionFact(tx Tx, drawer, job string, ents ...spelled) error {
+	for _, e := range ents {
+		if m, err := tx.Mention(drawer, e.entity.ID); err != nil || m != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		m := &Mention{Drawer: drawer, Entity: e.entity.ID, Name: e.name, Rule: e.rule, Confidence: 1,
+			Extractor: "checkpoint", Origin: "job:" + job, CreatedAt: tx.Now()}
+		if err := tx.PutMention(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relationshipEntities are the subject and object of a recorded fact.
+func relationshipEntities(tx Tx, r *Relationship, at string) ([]spelled, error) {
+	s, err := entityByID(tx, r.Subject, at+".subject")
+	if err != nil {
+		return nil, err
+	}
+	o, err := entityByID(tx, r.Object, at+".object")
+	if err != nil {
+		return nil, err
+	}
+	return []spelled{s, o}, nil
 }
 
 // ApplyFact applies a checkpoint item's fact operation with the item's
-// drawer as evidence; ids derive from the job id and item index.
+// drawer as evidence; ids derive from the job id and item index. The
+// drawer mentions the subject and object of the fact it adds, supersedes
+// with or invalidates.
 func ApplyFact(tx Tx, f *FactOp, drawer, job string, index int, fuzzy bool) error {
 	at := fmt.Sprintf("items[%d].fact", index)
 	id := RelationshipID(job, index)
@@ -165,7 +221,10 @@ func ApplyFact(tx Tx, f *FactOp, drawer, job string, index int, fuzzy bool) erro
 		if err != nil {
 			return err
 		}
-		return put(&Relationship{ID: id, Subject: s.ID, Predicate: p, Object: o.ID, Confidence: conf, ValidFrom: validFrom,
+		if err := mentionFact(tx, drawer, job, s, o); err != nil {
+			return err
+		}
+		return put(&Relationship{ID: id, Subject: s.entity.ID, Predicate: p, Object: o.entity.ID, Confidence: conf, ValidFrom: validFrom,
 			RecordedAt: now, Drawer: drawer, Job: job, Extractor: "checkpoint"}, nil, ActionCreated)
 	case "supersede", "invalidate":
 		old, err := tx.Relationship(f.RelationshipID)
@@ -182,6 +241,13 @@ func ApplyFact(tx Tx, f *FactOp, drawer, job string, index int, fuzzy bool) erro
 		}
 		old.Reason, old.ClosedBy = reason, drawer
 		if f.Op == "invalidate" {
+			ents, err := relationshipEntities(tx, old, at)
+			if err != nil {
+				return err
+			}
+			if err := mentionFact(tx, drawer, job, ents...); err != nil {
+				return err
+			}
 			if old.RetractedAt != nil {
 				return nil // retracted already (or this item replayed)
 			}
@@ -196,12 +262,19 @@ func ApplyFact(tx Tx, f *FactOp, drawer, job string, index int, fuzzy bool) erro
 				return err
 			}
 		}
+		ents, err := relationshipEntities(tx, old, at)
+		if err != nil {
+			return err
+		}
 		if f.Object != "" {
 			o, err := entityOf(tx, f.Object, f.ObjectKind, at+".object", fuzzy, id+"/object")
 			if err != nil {
 				return err
 			}
-			next.Object = o.ID
+			next.Object, ents[1] = o.entity.ID, o
+		}
+		if err := mentionFact(tx, drawer, job, ents...); err != nil {
+			return err
 		}
 		if old.ValidTo == nil || old.ValidTo.After(validFrom) {
 			old.ValidTo = &validFrom

@@ -52,18 +52,64 @@ type mcpTool struct {
 	run    func(ctx context.Context, call *mcpCall, args json.RawMessage) (any, error)
 }
 
+// refine adjusts the schema made from an argument's Go type: what an agent
+// reads in tools/list to call the tool right the first time.
+type refine func(*jsonschema.Schema)
+
+// describe sets the argument's description.
+func describe(d string) refine { return func(s *jsonschema.Schema) { s.Description = d } }
+
+// allowed lists the argument's values (a closed vocabulary).
+func allowed(values ...string) refine {
+	return func(s *jsonschema.Schema) {
+		s.Enum = make([]any, len(values))
+		for i, v := range values {
+			s.Enum[i] = v
+		}
+	}
+}
+
+// between bounds a number.
+func between(lo, hi float64) refine {
+	return func(s *jsonschema.Schema) { s.Minimum, s.Maximum = &lo, &hi }
+}
+
+// atLeast bounds a number from below.
+func atLeast(lo float64) refine { return func(s *jsonschema.Schema) { s.Minimum = &lo } }
+
+// byDefault advertises the default.
+func byDefault(v any) refine {
+	return func(s *jsonschema.Schema) { s.Default, _ = json.Marshal(v) }
+}
+
+// instant is an RFC 3339 timestamp or a date.
+func instant(s *jsonschema.Schema) { s.Pattern = store.InstantPattern }
+
+// notBlank is a string with something in it.
+func notBlank(s *jsonschema.Schema) { one := 1; s.MinLength, s.Pattern = &one, `\S` }
+
+// refined applies refinements to the named arguments of a schema.
+func refined(name string, schema *jsonschema.Schema, args map[string][]refine) {
+	for arg, rs := range args {
+		p := schema.Properties[arg]
+		if p == nil {
+			panic(fmt.Sprintf("tool %s: no argument %s to refine", name, arg))
+		}
+		for _, r := range rs {
+			r(p)
+		}
+	}
+}
+
 // tool builds a tool whose arguments decode into T: unknown arguments,
 // missing required ones and wrong types are loci::input::invalid naming
-// the argument. defaults are advertised in the schema.
-func tool[T any](name, desc string, h hints, g gate, defaults map[string]any, run func(ctx context.Context, call *mcpCall, in T) (any, error)) mcpTool {
+// the argument. args refine the schema made from T.
+func tool[T any](name, desc string, h hints, g gate, args map[string][]refine, run func(ctx context.Context, call *mcpCall, in T) (any, error)) mcpTool {
 	schema, err := jsonschema.For[T](nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: %v", name, err))
 	}
-	for k, v := range defaults {
-		b, _ := json.Marshal(v)
-		schema.Properties[k].Default = b
-	}
+	refined(name, schema, args)
 	return mcpTool{name: name, desc: desc, schema: schema, hints: h, gate: g,
 		run: func(ctx context.Context, call *mcpCall, raw json.RawMessage) (any, error) {
 			var in T
@@ -112,55 +158,58 @@ func decodeArgs(raw json.RawMessage, schema *jsonschema.Schema, v any) error {
 	return nil
 }
 
+// instantText is how an instant argument is written.
+const instantText = "RFC 3339 (2026-03-01T09:00:00Z) or a date (2026-03-01, midnight UTC)"
+
 // Argument shapes, exactly the spec's.
 type (
 	setModeArgs struct {
-		Mode string `json:"mode" jsonschema:"full, read_only or disabled; remembered for this MCP session"`
+		Mode string `json:"mode" jsonschema:"full (read and write), read_only (no writes) or disabled (no memory at all; job control still works); remembered for this MCP session"`
 	}
 	noArgs struct{}
 	// recallArgs are loci_recall's arguments; loci_search adds room.
 	recallArgs struct {
-		Query             string   `json:"query" jsonschema:"the words to search for"`
-		Limit             int      `json:"limit,omitempty" jsonschema:"hits to return, 1 to 200 (0: the default, 10)"`
-		Wing              string   `json:"wing,omitempty" jsonschema:"only this wing (name or UUID)"`
-		Ranking           string   `json:"ranking,omitempty" jsonschema:"auto (default), lexical, semantic or hybrid"`
-		Profile           string   `json:"profile,omitempty" jsonschema:"embedding profile (default: the configured default)"`
+		Query             string   `json:"query" jsonschema:"the words to search for (not blank)"`
+		Limit             int      `json:"limit,omitempty" jsonschema:"hits to return, 1 to 200 (0 or absent: the default, 10); with expand, up to as many linked drawers again"`
+		Wing              string   `json:"wing,omitempty" jsonschema:"only this wing (its name or UUID)"`
+		Ranking           string   `json:"ranking,omitempty" jsonschema:"auto (default: hybrid when the query can be embedded, else lexical), lexical (BM25 words), semantic (vectors) or hybrid (both)"`
+		Profile           string   `json:"profile,omitempty" jsonschema:"the embedding profile for the semantic leg (default: the configured default)"`
 		Tags              []string `json:"tags,omitempty" jsonschema:"only drawers carrying every listed tag"`
-		SourceKind        string   `json:"source_kind,omitempty" jsonschema:"file, manual, transcript, note or other"`
-		AsOf              string   `json:"as_of,omitempty" jsonschema:"valid at this instant (RFC 3339 or YYYY-MM-DD)"`
-		From              string   `json:"from,omitempty" jsonschema:"valid at some point from this instant (with until)"`
-		Until             string   `json:"until,omitempty" jsonschema:"... until this instant, exclusive (with from)"`
-		IncludeHistorical bool     `json:"include_historical,omitempty" jsonschema:"also superseded and expired drawers"`
-		Expand            bool     `json:"expand,omitempty" jsonschema:"add hits linked through the knowledge graph"`
-		KnownAt           string   `json:"known_at,omitempty" jsonschema:"answer as loci would have at this instant (record time)"`
+		SourceKind        string   `json:"source_kind,omitempty" jsonschema:"only drawers whose source kind is this"`
+		AsOf              string   `json:"as_of,omitempty" jsonschema:"only drawers valid at this instant: RFC 3339 (2026-03-01T09:00:00Z) or a date (2026-03-01); not with from/until or include_historical"`
+		From              string   `json:"from,omitempty" jsonschema:"only drawers valid at some point from this instant, RFC 3339 or a date; needs until, not with as_of or include_historical"`
+		Until             string   `json:"until,omitempty" jsonschema:"... until this instant (exclusive), RFC 3339 or a date; needs from"`
+		IncludeHistorical bool     `json:"include_historical,omitempty" jsonschema:"also superseded and expired drawers (default false: only current ones); not with as_of or from/until"`
+		Expand            bool     `json:"expand,omitempty" jsonschema:"after the direct hits, add drawers that mention the same entities or ones a fact away in the knowledge graph (each with via: the entities)"`
+		KnownAt           string   `json:"known_at,omitempty" jsonschema:"answer as loci would have at this instant (record time), RFC 3339 or a date"`
 	}
 	searchArgs struct {
 		recallArgs
-		Room string `json:"room,omitempty" jsonschema:"only this room of the wing"`
+		Room string `json:"room,omitempty" jsonschema:"only this room of the wing (its name or UUID; needs wing)"`
 	}
 	historyArgs struct {
-		DrawerID string `json:"drawer_id" jsonschema:"a drawer UUID"`
+		DrawerID string `json:"drawer_id" jsonschema:"a drawer's id (a UUID), as search hits give it"`
 	}
 	factHistoryArgs struct {
-		RelationshipID string `json:"relationship_id" jsonschema:"a relationship UUID"`
-		AsOf           string `json:"as_of,omitempty" jsonschema:"judge validity at this instant (RFC 3339 or YYYY-MM-DD)"`
-		KnownAt        string `json:"known_at,omitempty" jsonschema:"answer as loci would have at this instant (record time)"`
+		RelationshipID string `json:"relationship_id" jsonschema:"a fact's id (a UUID): a relationship of the knowledge graph"`
+		AsOf           string `json:"as_of,omitempty" jsonschema:"judge validity at this instant, RFC 3339 (2026-03-01T09:00:00Z) or a date (2026-03-01); default now"`
+		KnownAt        string `json:"known_at,omitempty" jsonschema:"answer as loci would have at this instant (record time), RFC 3339 or a date"`
 	}
 	wakeUpArgs struct {
-		AgentIdentity string `json:"agent_identity" jsonschema:"who is waking up"`
-		Wing          string `json:"wing,omitempty" jsonschema:"wing of the agent's diary and checkpoints"`
-		MaxItems      int    `json:"max_items,omitempty" jsonschema:"items at most (default 10)"`
-		MaxBytes      int    `json:"max_bytes,omitempty" jsonschema:"bytes at most (default 8192)"`
+		AgentIdentity string `json:"agent_identity" jsonschema:"who is waking up: the agent's name as it writes its diary (e.g. claude)"`
+		Wing          string `json:"wing,omitempty" jsonschema:"the wing of the agent's diary; with it the latest diary entry comes too"`
+		MaxItems      int    `json:"max_items,omitempty" jsonschema:"items at most (0 or absent: the default, 10)"`
+		MaxBytes      int    `json:"max_bytes,omitempty" jsonschema:"bytes of content at most, whole drawers (0 or absent: the default, 8192)"`
 	}
 	diaryWriteArgs struct {
-		AgentIdentity string `json:"agent_identity" jsonschema:"whose diary"`
-		Wing          string `json:"wing" jsonschema:"wing of the diary"`
-		Content       string `json:"content" jsonschema:"the entry, stored verbatim"`
+		AgentIdentity string `json:"agent_identity" jsonschema:"whose diary: the agent's name (e.g. claude)"`
+		Wing          string `json:"wing" jsonschema:"the wing of the diary (a name; created when missing)"`
+		Content       string `json:"content" jsonschema:"the entry, stored verbatim (not blank)"`
 	}
 	diaryReadArgs struct {
-		AgentIdentity string `json:"agent_identity" jsonschema:"whose diary"`
-		Wing          string `json:"wing" jsonschema:"wing of the diary"`
-		Limit         int    `json:"limit,omitempty" jsonschema:"entries, newest first, 1 to 200 (default 20)"`
+		AgentIdentity string `json:"agent_identity" jsonschema:"whose diary: the agent's name (e.g. claude)"`
+		Wing          string `json:"wing" jsonschema:"the wing of the diary"`
+		Limit         int    `json:"limit,omitempty" jsonschema:"entries, newest first, 1 to 200 (0 or absent: the default, 20)"`
 	}
 	nameArgs struct {
 		Name string `json:"name"`
@@ -169,9 +218,12 @@ type (
 		ID string `json:"id"`
 	}
 	jobListArgs struct {
-		Status string `json:"status,omitempty" jsonschema:"only jobs in this status"`
+		Status string `json:"status,omitempty" jsonschema:"only jobs in this status (default: every job)"`
 	}
 )
+
+// jobID describes a job tool's id argument.
+var jobID = map[string][]refine{"id": {describe("a job's id (a UUID), as the tool that submitted it or loci_job_list answers")}}
 
 var (
 	readHints    = hints{true, false, true, false}
@@ -205,16 +257,25 @@ func (q searchArgs) query() (actors.SearchQuery, error) {
 	return out, nil
 }
 
+// searchRefinements are loci_search's and loci_recall's.
+var searchRefinements = map[string][]refine{
+	"query": {notBlank}, "limit": {byDefault(actors.SearchLimit), between(0, actors.SearchMaxLimit)},
+	"ranking":     {byDefault(actors.RankAuto), allowed(actors.RankAuto, actors.RankLexical, actors.RankSemantic, actors.RankHybrid)},
+	"source_kind": {allowed(store.SourceKinds...)},
+	"as_of":       {instant}, "from": {instant}, "until": {instant}, "known_at": {instant},
+}
+
 // mcpTools is the tool list, in the spec's order.
 func (s *Server) mcpTools() []mcpTool {
 	job := func(name, desc string, h hints, action func(*actors.Jobs, context.Context, string) (*store.Job, error)) mcpTool {
-		return tool(name, desc, h, ungated, nil, func(ctx context.Context, _ *mcpCall, in idArgs) (any, error) {
+		return tool(name, desc, h, ungated, jobID, func(ctx context.Context, _ *mcpCall, in idArgs) (any, error) {
 			j, err := action(s.Jobs, ctx, in.ID)
 			return apiJob(j), err
 		})
 	}
 	return append([]mcpTool{
-		tool("loci_set_mode", "Set this session's memory mode: full, read_only or disabled.", controlHints, ungated, nil,
+		tool("loci_set_mode", "Set this session's memory mode: full, read_only or disabled.", controlHints, ungated,
+			map[string][]refine{"mode": {allowed(string(ModeFull), string(ModeReadOnly), string(ModeDisabled))}},
 			func(_ context.Context, call *mcpCall, in setModeArgs) (any, error) {
 				if call.session == "" {
 					return nil, fault.New(fault.InputInvalid, "loci_set_mode needs an MCP session: this call has none",
@@ -231,8 +292,7 @@ func (s *Server) mcpTools() []mcpTool {
 			func(ctx context.Context, call *mcpCall, _ noArgs) (any, error) {
 				return s.statusReport(ctx, call.mode), nil
 			}),
-		tool("loci_search", "Search memories (BM25, vectors or both); returns stored drawers verbatim with score and signals.", searchHints, reads,
-			map[string]any{"limit": actors.SearchLimit, "ranking": "auto"},
+		tool("loci_search", "Search memories (BM25, vectors or both); returns stored drawers verbatim with score and signals.", searchHints, reads, searchRefinements,
 			func(ctx context.Context, _ *mcpCall, in searchArgs) (any, error) {
 				q, err := in.query()
 				if err != nil {
@@ -241,8 +301,7 @@ func (s *Server) mcpTools() []mcpTool {
 				res, err := s.Search.Search(ctx, q, false)
 				return apiSearch(res), err
 			}),
-		tool("loci_recall", "Verbatim recall: search across a wing's rooms.", searchHints, reads,
-			map[string]any{"limit": actors.SearchLimit, "ranking": "auto"},
+		tool("loci_recall", "Verbatim recall: search across a wing's rooms.", searchHints, reads, searchRefinements,
 			func(ctx context.Context, _ *mcpCall, in recallArgs) (any, error) {
 				q, err := searchArgs{recallArgs: in}.query()
 				if err != nil {
@@ -259,12 +318,9 @@ func (s *Server) mcpTools() []mcpTool {
 				}
 				return apiHistory(d, versions), nil
 			}),
-		tool("loci_fact_history", "An assertion of the knowledge graph with its confirmations, conflicts and corrections.", readHints, reads, nil,
+		tool("loci_fact_history", "An assertion of the knowledge graph with its confirmations, conflicts and corrections.", readHints, reads,
+			map[string][]refine{"relationship_id": {notBlank}, "as_of": {instant}, "known_at": {instant}},
 			func(ctx context.Context, _ *mcpCall, in factHistoryArgs) (any, error) {
-				g, err := s.graph()
-				if err != nil {
-					return nil, err
-				}
 				var asOf *time.Time
 				if in.AsOf != "" {
 					t, err := store.ParseTimeOrDate(in.AsOf)
@@ -277,10 +333,14 @@ func (s *Server) mcpTools() []mcpTool {
 				if err != nil {
 					return nil, err
 				}
+				g, err := s.graph()
+				if err != nil {
+					return nil, err
+				}
 				return s.factHistory(ctx, g, in.RelationshipID, asOf, knownAt)
 			}),
 		tool("loci_wake_up", "Session-start context: the agent's latest diary entry and recent checkpoints.", readHints, reads,
-			map[string]any{"max_items": 10, "max_bytes": 8192},
+			map[string][]refine{"agent_identity": {notBlank}, "max_items": {byDefault(10), atLeast(0)}, "max_bytes": {byDefault(8192), atLeast(0)}},
 			func(ctx context.Context, _ *mcpCall, in wakeUpArgs) (any, error) {
 				if in.MaxItems < 0 {
 					return nil, fault.Invalid("max_items", "must be 0 or more (0 means the default)")
@@ -291,7 +351,8 @@ func (s *Server) mcpTools() []mcpTool {
 				res, err := s.Palace.WakeUp(ctx, in.AgentIdentity, in.Wing, in.MaxItems, in.MaxBytes)
 				return apiWakeUp(res), err
 			}),
-		tool("loci_diary_write", "Write a diary entry for an agent.", hints{false, false, false, false}, writes, nil,
+		tool("loci_diary_write", "Write a diary entry for an agent.", hints{false, false, false, false}, writes,
+			map[string][]refine{"agent_identity": {notBlank}, "wing": {notBlank}, "content": {notBlank}},
 			func(ctx context.Context, _ *mcpCall, in diaryWriteArgs) (any, error) {
 				res, err := s.Palace.DiaryWrite(ctx, in.AgentIdentity, in.Wing, in.Content, store.ByMCP)
 				if err != nil {
@@ -299,7 +360,8 @@ func (s *Server) mcpTools() []mcpTool {
 				}
 				return apiWrite(res), nil
 			}),
-		tool("loci_diary_read", "An agent's newest diary entries.", readHints, reads, map[string]any{"limit": DiaryLimit},
+		tool("loci_diary_read", "An agent's newest diary entries.", readHints, reads,
+			map[string][]refine{"agent_identity": {notBlank}, "wing": {notBlank}, "limit": {byDefault(DiaryLimit), between(0, DiaryMaxLimit)}},
 			func(ctx context.Context, _ *mcpCall, in diaryReadArgs) (any, error) {
 				limit, err := checkLimit("limit", in.Limit, DiaryLimit, DiaryMaxLimit)
 				if err != nil {
@@ -319,7 +381,8 @@ func (s *Server) mcpTools() []mcpTool {
 				}
 				return apiMiners(m), nil
 			}),
-		tool("loci_miner_get", "One miner.", readHints, ungated, nil,
+		tool("loci_miner_get", "One miner.", readHints, ungated,
+			map[string][]refine{"name": {describe("a miner's name, as loci_miner_list lists them")}},
 			func(_ context.Context, _ *mcpCall, in nameArgs) (any, error) {
 				m, err := s.miners()
 				if err != nil {
@@ -339,7 +402,8 @@ func (s *Server) mcpTools() []mcpTool {
 				}
 				return apiSourceConfigs(m.SourceConfigs()), nil
 			}),
-		tool("loci_source_config_get", "One source configuration (never credential location or content).", readHints, ungated, nil,
+		tool("loci_source_config_get", "One source configuration (never credential location or content).", readHints, ungated,
+			map[string][]refine{"id": {describe("a source configuration's id, as loci_source_config_list lists them")}},
 			func(_ context.Context, _ *mcpCall, in idArgs) (any, error) {
 				m, err := s.miners()
 				if err != nil {
@@ -358,7 +422,8 @@ func (s *Server) mcpTools() []mcpTool {
 				}
 				return apiTriggers(ctx, s.Triggers), nil
 			}),
-		tool("loci_trigger_get", "One trigger: its settings, status, what enabling still needs, counters and next due time.", readHints, ungated, nil,
+		tool("loci_trigger_get", "One trigger: its settings, status, what enabling still needs, counters and next due time.", readHints, ungated,
+			map[string][]refine{"name": {describe("a trigger's name, as loci_trigger_list lists them")}},
 			func(ctx context.Context, _ *mcpCall, in nameArgs) (any, error) {
 				if s.Triggers == nil {
 					return nil, notAvailable("triggers")
@@ -369,7 +434,7 @@ func (s *Server) mcpTools() []mcpTool {
 				}
 				return apiTrigger(info), nil
 			}),
-		tool("loci_job_list", "List jobs, newest first.", readHints, ungated, nil,
+		tool("loci_job_list", "List jobs, newest first.", readHints, ungated, map[string][]refine{"status": {allowed(store.JobStatuses...)}},
 			func(ctx context.Context, _ *mcpCall, in jobListArgs) (any, error) {
 				jobs, err := s.Jobs.List(ctx, in.Status, "", 0)
 				if err != nil {
@@ -377,7 +442,7 @@ func (s *Server) mcpTools() []mcpTool {
 				}
 				return apiJobs(jobs), nil
 			}),
-		tool("loci_job_get", "One job.", readHints, ungated, nil,
+		tool("loci_job_get", "One job.", readHints, ungated, jobID,
 			func(ctx context.Context, _ *mcpCall, in idArgs) (any, error) {
 				j, err := s.Jobs.Get(ctx, in.ID)
 				return apiJob(j), err
@@ -410,6 +475,12 @@ func (s *Server) kindTools() []mcpTool {
 		for name, v := range k.Tool.Defaults {
 			b, _ := json.Marshal(v)
 			schema.Properties[name].Default = b
+		}
+		for name, sch := range k.Tool.Schemas {
+			if schema.Properties[name] == nil {
+				panic(fmt.Sprintf("tool %s: no argument %s", k.Tool.Name, name))
+			}
+			schema.Properties[name] = sch
 		}
 		out = append(out, mcpTool{name: k.Tool.Name, desc: k.Tool.Description, schema: schema,
 			hints: hints{false, k.Tool.Destructive, k.Tool.Idempotent, k.Tool.OpenWorld}, gate: writes,

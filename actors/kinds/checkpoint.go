@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
@@ -14,7 +16,27 @@ import (
 // checkpointParams are a checkpoint submission's fields.
 type checkpointParams struct {
 	Payload   json.RawMessage `json:"payload" jsonschema:"the checkpoint payload: an object, or a JSON string of it"`
-	Emergency bool            `json:"emergency,omitempty" jsonschema:"run before other jobs"`
+	Emergency bool            `json:"emergency,omitempty" jsonschema:"run at critical priority, before every other job (default false: high priority)"`
+}
+
+// CheckpointExample is the example payload the checkpoint tool publishes.
+const CheckpointExample = `{"items": [{"destination": "project", "content": "Alice leads the billing project.", "tags": ["billing"], ` +
+	`"source": {"kind": "manual", "agent": "claude"}, "fact": {"op": "add", "subject": {"name": "Alice", "kind": "person"}, ` +
+	`"predicate": "leads", "object": {"name": "billing project", "kind": "project"}}}]}`
+
+// checkpointDescription is the checkpoint tool's description, its example
+// last.
+const checkpointDescription = "Submit a checkpoint job: memories (preferences, project notes, diary entries, general notes), " +
+	"each filed verbatim as a drawer in the room checkpoints of its wing, optionally with a knowledge-graph fact it is the evidence for " +
+	"(add, supersede, invalidate or link; see the payload schema). Returns the job at once; loci_job_get follows it. " +
+	"Example payload: " + CheckpointExample
+
+// payloadSchema is the payload argument's schema: the checkpoint object,
+// or a JSON string of it.
+func payloadSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Description: "The checkpoint: an object {items: [...]}, or a JSON string of that object.",
+		OneOf: []*jsonschema.Schema{store.CheckpointPayloadSchema(),
+			{Type: "string", ContentMediaType: "application/json", Description: "The checkpoint object above, as a JSON string."}}}
 }
 
 // Checkpoint is the checkpoint kind: an agent's memories, diary entries
@@ -24,8 +46,8 @@ func Checkpoint(j *actors.Jobs) actors.Kind {
 	return actors.Define(KindCheckpoint, actors.Spec[checkpointParams]{
 		Files:  true,
 		Writes: always,
-		Tool: &actors.Tool{Name: "loci_checkpoint", Description: "Submit a checkpoint job (memories, diary, facts); returns the job at once.",
-			Destructive: true},
+		Tool: &actors.Tool{Name: "loci_checkpoint", Description: checkpointDescription, Destructive: true,
+			Schemas: map[string]*jsonschema.Schema{"payload": payloadSchema()}},
 		Decode: func(ctx context.Context, s actors.Submission, p checkpointParams) (actors.Plan, error) {
 			payload := p.Payload
 			if len(payload) == 0 || string(payload) == "null" {

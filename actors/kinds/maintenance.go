@@ -28,8 +28,8 @@ type auditParams struct {
 
 // repairParams are a repair submission's fields.
 type repairParams struct {
-	DryRun     *bool  `json:"dry_run,omitempty" jsonschema:"report only (default true)"`
-	BasedOnJob string `json:"based_on_job,omitempty" jsonschema:"a completed audit job whose orphans narrow the repair"`
+	DryRun     *bool  `json:"dry_run,omitempty" jsonschema:"true (the default): only report the orphan drawers a repair would remove; false: remove them"`
+	BasedOnJob string `json:"based_on_job,omitempty" jsonschema:"the id (a UUID) of a completed audit job: the repair looks only at the orphans it found (checked again live)"`
 }
 
 // Audit is the audit kind: an integrity report of the palace (orphan

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -256,11 +257,26 @@ func TestSearchExpand(t *testing.T) {
 		}
 		return out
 	}
-	plain := d.do("POST", "/api/search", map[string]any{"query": "lamp kickoff", "ranking": "lexical"})
-	exp := d.do("POST", "/api/search", map[string]any{"query": "lamp kickoff", "ranking": "lexical", "expand": true})
+	// In wing w (the facts' checkpoint drawers are in projects): b shares
+	// Caroline with a, c mentions Paris, where Caroline lives.
+	plain := d.do("POST", "/api/search", map[string]any{"query": "lamp kickoff", "ranking": "lexical", "filter": map[string]any{"wing": "w"}})
+	exp := d.do("POST", "/api/search", map[string]any{"query": "lamp kickoff", "ranking": "lexical", "expand": true, "filter": map[string]any{"wing": "w"}})
 	p, x := ids(plain), ids(exp)
 	if len(p) != 1 || p[0] != a || len(x) != 3 || x[0] != a || x[1] != b || x[2] != c {
 		t.Fatalf("direct %v, expanded %v (a %s b %s c %s e %s)", p, x, a, b, c, e)
+	}
+	// Everywhere: the facts' checkpoint drawers mention their subject and
+	// object, so they share Caroline with a too; the one about Paris
+	// mentions both a hit's entity and the one a fact away, so it comes
+	// first.
+	fact := func(content string) string {
+		r := d.do("POST", "/api/search", map[string]any{"query": content, "ranking": "lexical", "filter": map[string]any{"wing": "projects"}, "limit": 1})
+		return ids(r)[0]
+	}
+	paris, lyon := fact("Caroline lives in Paris."), fact("Caroline will move to Lyon.")
+	all := ids(d.do("POST", "/api/search", map[string]any{"query": "lamp kickoff", "ranking": "lexical", "expand": true}))
+	if len(all) != 5 || all[0] != a || all[1] != paris || !slices.Contains(all[2:4], b) || !slices.Contains(all[2:4], lyon) || all[4] != c {
+		t.Fatalf("expanded everywhere %v (a %s b %s c %s; the facts' drawers %s %s)", all, a, b, c, paris, lyon)
 	}
 	hits := get[[]any](exp.body, "hits")
 	second, third := hits[1].(map[string]any), hits[2].(map[string]any)

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -1055,10 +1056,48 @@ func testFacts(t *testing.T, b Backend) {
 		}
 		return nil
 	})
+	// The evidence drawer mentions the fact's subject and object (as
+	// spelled, extractor checkpoint, origin the job), once however often
+	// the item is replayed.
+	mentions := func(drawer string, want ...string) {
+		t.Helper()
+		view(t, db, func(r store.Reader) error {
+			ms, err := r.DrawerMentions(drawer)
+			if err != nil {
+				return err
+			}
+			var got []string
+			for _, m := range ms {
+				if m.Extractor != "checkpoint" || m.Origin != "job:0190c4c8-1111-7000-8000-000000000000" || m.Confidence != 1 || m.Rule == "" {
+					return fmt.Errorf("mention %+v", m)
+				}
+				got = append(got, m.Name)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("drawer %s mentions %v, want %v", drawer, got, want)
+			}
+			return nil
+		})
+	}
+	mentions(d.ID, "Acme", "Caroline")
+	// The supersede replayed: its drawer mentions Caroline and Initech once.
+	if err := apply(store.FactOp{Op: "supersede", RelationshipID: first, Object: "Initech", ObjectKind: "organization", ValidFrom: "2026-06-01", Reason: str("moved")}, d2.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	mentions(d2.ID, "Caroline", "Initech")
 	// Invalidate: never true; loci stops believing it from now on.
 	if err := apply(store.FactOp{Op: "invalidate", RelationshipID: second}, d2.ID, 2); err != nil {
 		t.Fatal(err)
 	}
+	d3 := file(t, db, "w", "r", "", "Caroline was never at Initech.")
+	if err := apply(store.FactOp{Op: "invalidate", RelationshipID: second}, d3.ID, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(store.FactOp{Op: "invalidate", RelationshipID: second}, d3.ID, 4); err != nil {
+		t.Fatal(err)
+	}
+	mentions(d3.ID, "Caroline", "Initech")
 	// Link: closes neither.
 	if err := apply(store.FactOp{Op: "link", RelationshipID: second, OtherID: first, Kind: "contradicts", Reason: str("HR says otherwise")}, d2.ID, 3); err != nil {
 		t.Fatal(err)
