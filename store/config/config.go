@@ -408,6 +408,12 @@ func ConfigDir(env func(string) (string, bool)) string {
 	return xdg(env, "XDG_CONFIG_HOME", ".config")
 }
 
+// DefaultFile is the optional configuration file read when none is named
+// (--config, LOCI_CONFIG): config.toml in ConfigDir.
+func DefaultFile(env func(string) (string, bool)) string {
+	return filepath.Join(ConfigDir(env), "config.toml")
+}
+
 // DataDir is $XDG_DATA_HOME/loci or ~/.local/share/loci.
 func DataDir(env func(string) (string, bool)) string {
 	return xdg(env, "XDG_DATA_HOME", filepath.Join(".local", "share"))
@@ -435,7 +441,7 @@ func load(file string, env func(string) (string, bool)) (Config, error) {
 		if v, ok := env("LOCI_CONFIG"); ok && v != "" {
 			file, explicit = v, true
 		} else {
-			file = filepath.Join(ConfigDir(env), "config.toml")
+			file = DefaultFile(env)
 		}
 	}
 	raw, err := os.ReadFile(file)
