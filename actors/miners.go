@@ -218,6 +218,10 @@ func (m *Miners) info(name string, def config.Miner) MinerInfo {
 		in.State, in.Reason = MinerUnavailable, fault.As(err).Msg
 		return in
 	}
+	if err := m.checkSourceConfig(def); err != nil {
+		in.State, in.Reason = MinerUnavailable, fault.As(err).Msg
+		return in
+	}
 	a, err := m.Sources.Adapter(in.Source)
 	if err == nil {
 		err = sources.CheckOptions(a, opts)
@@ -343,16 +347,8 @@ func checkDefinition(name string, def config.Miner) error {
 	if def.Locator == "" {
 		return bad("locator: is required: what the source reads (for the directory source, an absolute path)", "give the miner a locator")
 	}
-	if c := def.Credential; c != nil {
-		n := 0
-		for _, set := range []bool{c.Env != "", c.File != "", c.OAuth} {
-			if set {
-				n++
-			}
-		}
-		if n != 1 {
-			return bad("credential: names where a secret is read: exactly one of env, file or oauth", "correct the credential")
-		}
+	if def.Credential != nil && places(def.Credential) != 1 {
+		return bad("credential: names where a secret is read: exactly one of env, file or oauth", "correct the credential")
 	}
 	if def.MaxDocuments != nil && *def.MaxDocuments < 0 {
 		return bad(fmt.Sprintf("max_documents: %d is negative (0 is unlimited)", *def.MaxDocuments), "give max_documents as 0 or more, or unset it")
@@ -375,6 +371,42 @@ func checkDefinition(name string, def config.Miner) error {
 		if err := store.CheckPlace("wing", def.Wing); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// places is how many places a credential reference names (1 when right).
+func places(c *config.CredentialRef) int {
+	n := 0
+	for _, set := range []bool{c.Env != "", c.File != "", c.OAuth} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+// checkSourceConfig is the first problem of the source configuration a
+// miner names, if it names one (loci::miner::invalid): an id that cannot
+// be one, no source, a credential not naming exactly one place.
+func (m *Miners) checkSourceConfig(def config.Miner) error {
+	m.mu.RLock()
+	sc, ok := m.Configs[def.Source]
+	m.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	bad := func(problem string) error {
+		return fault.Newf(fault.MinerInvalid, "correct [source_configs."+def.Source+"] in the configuration file (PUT /api/source-configs/"+def.Source+")",
+			"source configuration %q: %s", def.Source, problem)
+	}
+	switch {
+	case config.MinerName(def.Source) != "":
+		return bad("the id " + config.MinerName(def.Source))
+	case sc.Source == "":
+		return bad("source is required: the source it configures")
+	case sc.Credential != nil && places(sc.Credential) != 1:
+		return bad("credential: give exactly one of env, file or oauth")
 	}
 	return nil
 }
@@ -588,6 +620,9 @@ func (m *Miners) Put(name string, c MinerChange) (info MinerInfo, saved Saved, e
 		return info, saved, err
 	}
 	if err := m.checkCredentialFile(fault.MinerInvalid, c.Credential); err != nil {
+		return info, saved, err
+	}
+	if err := m.checkSourceConfig(next); err != nil {
 		return info, saved, err
 	}
 	src, opts, _ := m.effective(next)

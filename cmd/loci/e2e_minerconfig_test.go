@@ -296,3 +296,77 @@ credential = { file = %q }
 		t.Errorf("the hand-written credential was lost:\n%s", b)
 	}
 }
+
+// A miner or trigger defined badly by hand does not stop the daemon (nor
+// the CLI reading the same file): it reads unavailable with the reason,
+// as after a reload, and the others work.
+func TestBadEntriesDoNotStopTheDaemon(t *testing.T) {
+	root := mineTree(t)
+	text := fmt.Sprintf(`
+[miners.docs]
+locator = %q
+enabled = true
+
+[miners.negative]
+locator = %q
+max_documents = -1
+
+[miners.Upper]
+locator = %q
+
+[miners.twocreds]
+locator = %q
+credential = { env = "A", file = "/b" }
+
+[source_configs.nosource]
+options = { dir = "docs" }
+
+[miners.vianosource]
+source = "nosource"
+locator = %q
+
+[triggers.cron]
+miner = "docs"
+type = "cron"
+enabled = true
+
+[triggers.Upper]
+miner = "docs"
+type = "poll"
+settings = { every = "1h" }
+
+[triggers.nominer]
+miner = "No Such"
+type = "poll"
+settings = { every = "1h" }
+
+[triggers.twocreds]
+miner = "docs"
+type = "webhook"
+credential = { env = "A", file = "/b" }
+`, root, root, root, root, root)
+	d, cfg := withConfig(t, text)
+	for name, says := range map[string]string{"negative": "max_documents", "Upper": "miner name", "twocreds": "credential",
+		"vianosource": `source configuration "nosource": source is required`} {
+		r := d.do("GET", "/api/miners/"+name, nil)
+		if r.status != 200 || r.body["state"] != "unavailable" || !strings.Contains(get[string](r.body, "reason"), says) {
+			t.Errorf("miner %s: %d %s", name, r.status, r.raw)
+		}
+	}
+	for name, says := range map[string]string{"cron": "type", "Upper": "trigger name", "nominer": "miner name", "twocreds": "credential"} {
+		r := d.do("GET", "/api/triggers/"+name, nil)
+		if setup := get[[]any](r.body, "setup"); r.status != 200 || len(setup) == 0 || !strings.Contains(fmt.Sprint(setup), says) {
+			t.Errorf("trigger %s: %d %s", name, r.status, r.raw)
+		}
+	}
+	if r := d.do("GET", "/api/triggers/cron", nil); r.body["status"] != "unavailable" {
+		t.Errorf("an enabled trigger of an unknown type: %s", r.raw)
+	}
+	if r := d.do("POST", "/api/miners/docs/run", nil); r.status != 202 {
+		t.Fatalf("the good miner: %d %s", r.status, r.raw)
+	}
+	out, errOut, code := runCLI(d.home, "", []string{"--addr", d.addr, "miner", "list"}, []string{"LOCI_CONFIG=" + cfg})
+	if code != 0 || !strings.Contains(out, "negative") {
+		t.Fatalf("loci miner list with the same file: %d %s %s", code, out, errOut)
+	}
+}
