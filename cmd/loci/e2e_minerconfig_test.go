@@ -51,6 +51,9 @@ func TestMinersAndTriggersOnAFreshInstall(t *testing.T) {
 	if r.status != 200 || r.body["config_file"] != want || r.body["config_file_to_create"] != nil || len(get[[]any](r.body, "miners")) != 1 {
 		t.Fatalf("miners after the first save: %d %s", r.status, r.raw)
 	}
+	if r := d.do("GET", "/api/config", nil); r.body["config_file"] != want {
+		t.Fatalf("the effective configuration names no file: %s", r.raw)
+	}
 	// The file is read from now on: a trigger is saved into it, and so are
 	// miners saved at the same moment (none lost).
 	r = d.do("PUT", "/api/triggers/hourly", map[string]any{"miner": "docs", "type": "schedule", "settings": map[string]any{"every": "1h"}})
