@@ -165,6 +165,7 @@ func TestCredentialFileInside(t *testing.T) {
 		os.Symlink("token", filepath.Join(dir, "inner")),
 		os.Symlink("sub/../token", filepath.Join(dir, "inner2")),
 		os.Symlink("../creds/token", filepath.Join(dir, "roundtrip")),
+		os.Symlink(filepath.Join(dir, "token"), filepath.Join(dir, "absinner")),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -199,6 +200,7 @@ func TestCredentialFileInside(t *testing.T) {
 		{dir, filepath.Join(dir, "rel", "exists"), false},
 		{dir, filepath.Join(dir, "rel", "nope"), false},
 		{dir, filepath.Join(dir, "roundtrip"), false},
+		{dir, filepath.Join(dir, "absinner"), false},
 		{"", filepath.Join(dir, "token"), false},
 		{"creds", filepath.Join(dir, "token"), false},
 	} {
