@@ -4,16 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/triggers"
 )
 
 // Miner states.
@@ -39,10 +44,26 @@ type Miners struct {
 	Configs map[string]config.SourceConfig
 	// Load reads the configuration file again (Reload).
 	Load func() (config.Config, error)
+	// NewFile is the configuration file the daemon reads at its next
+	// start, for a daemon that read none (config.DefaultFile): the first
+	// change creates it. "" refuses changes while no file was read.
+	NewFile string
+	// Writer names the daemon in the header of a file it creates.
+	Writer string
+	// Log notes a configuration file created (nil: not noted).
+	Log *slog.Logger
+	// CredentialsDir is credentials.dir: a credential file named through
+	// the API must lie inside it ("" refuses every one). Taken again at
+	// each reload.
+	CredentialsDir string
 
 	mu sync.RWMutex
 	// lastErr is why the last reload failed ("" when it did not).
 	lastErr string
+	// editMu serialises the changes of the configuration file (miners,
+	// source configurations and triggers): each reads the file and
+	// writes it back whole.
+	editMu sync.Mutex
 }
 
 // Snapshot is the miners now, the configuration file and why the last
@@ -51,6 +72,16 @@ func (m *Miners) Snapshot() (defined map[string]config.Miner, file, lastErr stri
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.Defined, m.File, m.lastErr
+}
+
+// FileToCreate is, while the daemon has read no configuration file, the
+// one the first change creates ("" once a file was read, or when none can
+// be created).
+func (m *Miners) FileToCreate() string {
+	if _, file, _ := m.Snapshot(); file != "" {
+		return ""
+	}
+	return m.NewFile
 }
 
 // Reloaded is what a reload changed, by miner name.
@@ -112,7 +143,7 @@ func (m *Miners) Take(c config.Config, err error) (Reloaded, error) {
 	for _, l := range []*[]string{&r.Added, &r.Removed, &r.Changed, &r.Enabled, &r.Disabled, &r.Broadened} {
 		sort.Strings(*l)
 	}
-	m.Defined, m.Configs, m.File, m.lastErr = next, c.SourceConfigs, file, ""
+	m.Defined, m.Configs, m.File, m.lastErr, m.CredentialsDir = next, c.SourceConfigs, file, "", c.Credentials.Dir
 	return r, nil
 }
 
@@ -182,6 +213,14 @@ func (m *Miners) info(name string, def config.Miner) MinerInfo {
 	}
 	if !def.Enabled {
 		in.State = MinerDisabled
+	}
+	if err := checkDefinition(name, def); err != nil {
+		in.State, in.Reason = MinerUnavailable, fault.As(err).Msg
+		return in
+	}
+	if err := m.checkSourceConfig(def); err != nil {
+		in.State, in.Reason = MinerUnavailable, fault.As(err).Msg
+		return in
 	}
 	a, err := m.Sources.Adapter(in.Source)
 	if err == nil {
@@ -277,10 +316,122 @@ func (m *Miners) credentialAvailable(c *config.CredentialRef) bool {
 		v, ok := env(c.Env)
 		return ok && v != ""
 	case "file":
+		// Readable by the daemon, not only there: a file it may not open
+		// (a path written by hand) is not available.
 		st, err := os.Stat(c.File)
-		return err == nil && st.Mode().IsRegular() && st.Size() > 0
+		if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+			return false
+		}
+		f, err := os.Open(c.File)
+		if err != nil {
+			return false
+		}
+		f.Close()
+		return true
 	}
 	return false // oauth sign-in is not supported yet
+}
+
+// checkDefinition is the first problem of a miner's definition itself,
+// whatever the machine it would run on, with the error its run gives: a
+// wing name that cannot name a wing is loci::palace::path_invalid (as the
+// mine job refuses it); a bad name, no locator, a credential not naming
+// exactly one place, a negative max_documents or a schedule that is not
+// one are loci::miner::invalid. A miner with such a problem reads
+// unavailable, and saving, enabling or running it is refused.
+func checkDefinition(name string, def config.Miner) error {
+	bad := func(problem, help string) error { return fault.New(fault.MinerInvalid, problem, help) }
+	if p := config.MinerName(name); p != "" {
+		return bad(fmt.Sprintf("miner name %q %s", name, p), "name miners with lowercase letters, digits, - and _")
+	}
+	if def.Locator == "" {
+		return bad("locator: is required: what the source reads (for the directory source, an absolute path)", "give the miner a locator")
+	}
+	if def.Credential != nil && places(def.Credential) != 1 {
+		return bad("credential: names where a secret is read: exactly one of env, file or oauth", "correct the credential")
+	}
+	if def.MaxDocuments != nil && *def.MaxDocuments < 0 {
+		return bad(fmt.Sprintf("max_documents: %d is negative (0 is unlimited)", *def.MaxDocuments), "give max_documents as 0 or more, or unset it")
+	}
+	if s := def.Schedule; s != nil && (s.Every != "" || s.At != "") {
+		raw := map[string]string{"every": s.Every}
+		if s.At != "" {
+			raw["at"] = s.At
+		}
+		if _, err := triggers.Check(triggers.Schedule, raw); err != nil {
+			return bad("schedule."+strings.TrimPrefix(fault.As(err).Msg, "settings."),
+				"correct the miner's schedule: every is a number and a unit (s, m, h or d), at least 1s; at is HH:MM UTC, with whole days only")
+		}
+	}
+	if def.Wing == "" {
+		if base := filepath.Base(filepath.Clean(def.Locator)); store.CheckPlace("wing", base) != nil {
+			return bad(fmt.Sprintf("wing: is required: the locator's last name %q cannot name a wing", base), "give the miner a wing")
+		}
+	} else if _, isID := store.CanonicalUUID(def.Wing); !isID {
+		if err := store.CheckPlace("wing", def.Wing); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// places is how many places a credential reference names (1 when right).
+func places(c *config.CredentialRef) int {
+	n := 0
+	for _, set := range []bool{c.Env != "", c.File != "", c.OAuth} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+// checkSourceConfig is the first problem of the source configuration a
+// miner names, if it names one (loci::miner::invalid): an id that cannot
+// be one, no source, a credential not naming exactly one place.
+func (m *Miners) checkSourceConfig(def config.Miner) error {
+	m.mu.RLock()
+	sc, ok := m.Configs[def.Source]
+	m.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	bad := func(problem string) error {
+		return fault.Newf(fault.MinerInvalid, "correct [source_configs."+def.Source+"] in the configuration file (PUT /api/source-configs/"+def.Source+")",
+			"source configuration %q: %s", def.Source, problem)
+	}
+	switch {
+	case config.MinerName(def.Source) != "":
+		return bad("the id " + config.MinerName(def.Source))
+	case sc.Source == "":
+		return bad("source is required: the source it configures")
+	case sc.Credential != nil && places(sc.Credential) != 1:
+		return bad("credential: give exactly one of env, file or oauth")
+	}
+	return nil
+}
+
+// checkCredentialFile refuses a credential file named through the API
+// (REST, and the CLI through it) that does not lie inside credentials.dir
+// (config.CredentialFileInside), as code (the caller's invalid code). Every
+// such path gets the same answer, so that whether a file exists is never
+// told. A path written by hand in the configuration file is not checked.
+func (m *Miners) checkCredentialFile(code fault.Code, c *config.CredentialRef) error {
+	if c == nil || c.File == "" {
+		return nil
+	}
+	m.mu.RLock()
+	dir := m.CredentialsDir
+	m.mu.RUnlock()
+	if dir == "" {
+		return fault.New(code, "credential.file: credentials.dir is not set, so no credential file can be named through the API",
+			"set credentials.dir in the configuration file and put the secret in a file inside it, or name an environment variable instead (credential env)")
+	}
+	if !config.CredentialFileInside(dir, c.File) {
+		return fault.Newf(code, "put the secret in a file inside "+dir+" and name that file, or name an environment variable instead (credential env); a path written by hand in the configuration file is not limited",
+			"credential.file: a credential file named through the API must be an absolute path inside credentials.dir (%s), through no link leading out of it", dir)
+	}
+	return nil
 }
 
 // MinerRun is what a run of a miner may add: a full re-read, who asked,
@@ -311,6 +462,9 @@ func (m *Miners) Run(ctx context.Context, name string, run MinerRun) (*store.Job
 func (m *Miners) Request(ctx context.Context, name string, run MinerRun, join bool) (*store.Job, bool, error) {
 	in, err := m.Get(name)
 	if err != nil {
+		return nil, false, err
+	}
+	if err := checkDefinition(name, in.Miner); err != nil {
 		return nil, false, err
 	}
 	switch in.State {
@@ -360,6 +514,11 @@ func (m *Miners) SetEnabled(name string, on bool) (MinerInfo, error) {
 	if err != nil {
 		return in, err
 	}
+	if on {
+		if err := checkDefinition(name, in.Miner); err != nil {
+			return in, err
+		}
+	}
 	if in.Miner.Enabled == on {
 		return in, nil
 	}
@@ -371,7 +530,7 @@ func (m *Miners) SetEnabled(name string, on bool) (MinerInfo, error) {
 				"miner %q cannot run: %s", name, would.Reason)
 		}
 	}
-	if err := m.edit(func(file string) error { return config.SetMinerEnabled(file, name, on) }); err != nil {
+	if _, err := m.edit(func(file string) error { return config.SetMinerEnabled(file, name, on) }); err != nil {
 		return in, err
 	}
 	return m.Get(name)
@@ -386,23 +545,38 @@ type MinerChange struct {
 	Wing         *string
 	Enabled      *bool
 	Credential   *config.CredentialRef
+	MaxDocuments *int
 	Options      map[string]string
 	UnsetOptions []string
 	Unset        []string
 	AllowBroaden bool
 }
 
+// Saved is what a PUT did: whether it created the entry and changed it,
+// whether a miner's source identity (where its cursor lives) changed, and
+// the configuration file it was written to (or that was read, when nothing
+// changed; "" for none), FileCreated when the change created that file.
+type Saved struct {
+	Created, Changed, IdentityChanged bool
+	File                              string
+	FileCreated                       bool
+}
+
 // Put creates a miner or changes the fields named, in the configuration
-// file (the miner's table only), then reloads. It reports whether the
-// miner was created, whether anything changed, and whether its source
-// identity (where its cursor lives) changed. A change that may widen what
-// it reads needs AllowBroaden (loci::miner::scope_broadened); enabling
-// one that cannot run is loci::miner::not_runnable.
-func (m *Miners) Put(name string, c MinerChange) (info MinerInfo, created, changed, identityChanged bool, err error) {
+// file (the miner's table only; the file is created when the daemon read
+// none), then reloads. Every field is checked first, and a refusal changes
+// nothing: the definition itself (checkDefinition: a wing that cannot be
+// one is loci::palace::path_invalid, as its run would say), a credential
+// file named here outside credentials.dir, the source, its options and
+// the locator it must resolve (loci::miner::invalid). A change that may
+// widen what it reads needs AllowBroaden (loci::miner::scope_broadened);
+// enabling one that cannot run is loci::miner::not_runnable.
+func (m *Miners) Put(name string, c MinerChange) (info MinerInfo, saved Saved, err error) {
 	if p := config.MinerName(name); p != "" {
-		return info, false, false, false, fault.Newf(fault.MinerInvalid, "name miners with lowercase letters, digits, - and _", "miner name %q %s", name, p)
+		return info, saved, fault.Newf(fault.MinerInvalid, "name miners with lowercase letters, digits, - and _", "miner name %q %s", name, p)
 	}
-	defined, _, _ := m.Snapshot()
+	defined, file, _ := m.Snapshot()
+	saved.File = file
 	prev, exists := defined[name]
 	next := prev
 	next.Options = mergeOptions(prev.Options, c.Options, c.UnsetOptions)
@@ -421,6 +595,10 @@ func (m *Miners) Put(name string, c MinerChange) (info MinerInfo, created, chang
 	if c.Credential != nil {
 		next.Credential = c.Credential
 	}
+	if c.MaxDocuments != nil {
+		n := *c.MaxDocuments
+		next.MaxDocuments = &n
+	}
 	for _, f := range c.Unset {
 		switch f {
 		case "wing":
@@ -434,46 +612,52 @@ func (m *Miners) Put(name string, c MinerChange) (info MinerInfo, created, chang
 		case "schedule":
 			next.Schedule = nil
 		default:
-			return info, false, false, false, fault.Newf(fault.MinerInvalid, "unset takes wing, credential, source, max_documents or schedule",
+			return info, saved, fault.Newf(fault.MinerInvalid, "unset takes wing, credential, source, max_documents or schedule",
 				"unset: %q is not a field that can be unset", f)
 		}
 	}
-	if next.Locator == "" {
-		return info, false, false, false, fault.New(fault.MinerInvalid, "locator is required: what the source reads (for the directory source, an absolute path)",
-			"give the miner a locator")
+	if err := checkDefinition(name, next); err != nil {
+		return info, saved, err
 	}
-	if k := next.Credential.Kind(); next.Credential != nil && k == "" {
-		return info, false, false, false, fault.New(fault.MinerInvalid, "credential names where a secret is read: exactly one of env, file or oauth",
-			"correct the credential")
+	if err := m.checkCredentialFile(fault.MinerInvalid, c.Credential); err != nil {
+		return info, saved, err
+	}
+	if err := m.checkSourceConfig(next); err != nil {
+		return info, saved, err
 	}
 	src, opts, _ := m.effective(next)
 	a, err := m.Sources.Adapter(src)
 	if err != nil {
-		return info, false, false, false, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
+		return info, saved, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
 	}
 	if err := sources.CheckOptions(a, opts); err != nil {
-		return info, false, false, false, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
+		return info, saved, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
+	}
+	if _, err := a.Resolve(next.Locator, opts); err != nil {
+		return info, saved, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, "correct the locator or the options: what the source is to read must resolve now")
 	}
 	if exists && broadens(prev, next) && !c.AllowBroaden {
-		return info, false, false, false, fault.Newf(fault.MinerScopeBroadened, "pass allow_broaden to let the miner read more than it was saved to",
+		return info, saved, fault.Newf(fault.MinerScopeBroadened, "pass allow_broaden to let the miner read more than it was saved to",
 			"the change to miner %q may widen what it reads", name)
 	}
 	if next.Enabled && (!exists || !prev.Enabled) {
 		if would := m.info(name, next); would.State == MinerUnavailable {
-			return info, false, false, false, fault.Newf(fault.MinerNotRunnable, "correct the miner, or save it disabled",
+			return info, saved, fault.Newf(fault.MinerNotRunnable, "correct the miner, or save it disabled",
 				"miner %q cannot run: %s", name, would.Reason)
 		}
 	}
-	created = !exists
-	changed = created || !reflect.DeepEqual(prev, next)
-	identityChanged = exists && (prev.Source != next.Source || prev.Locator != next.Locator || prev.Options["dir"] != next.Options["dir"])
-	if changed {
-		if err := m.edit(func(file string) error { return config.PutMinerTable(file, name, next) }); err != nil {
-			return info, false, false, false, err
+	saved.Created = !exists
+	saved.Changed = saved.Created || !reflect.DeepEqual(prev, next)
+	saved.IdentityChanged = exists && (prev.Source != next.Source || prev.Locator != next.Locator || prev.Options["dir"] != next.Options["dir"])
+	if saved.Changed {
+		w, err := m.edit(func(file string) error { return config.PutMinerTable(file, name, next) })
+		saved.File, saved.FileCreated = w.File, w.Created
+		if err != nil {
+			return info, saved, err
 		}
 	}
 	info, err = m.Get(name)
-	return info, created, changed, identityChanged, err
+	return info, saved, err
 }
 
 // Delete removes a miner's table from the configuration file and reloads.
@@ -482,7 +666,8 @@ func (m *Miners) Delete(name string) error {
 	if _, err := m.Get(name); err != nil {
 		return err
 	}
-	return m.edit(func(file string) error { return config.DeleteMinerTable(file, name) })
+	_, err := m.edit(func(file string) error { return config.DeleteMinerTable(file, name) })
+	return err
 }
 
 // SourceConfigChange is a PUT of a source configuration: source (required
@@ -497,13 +682,16 @@ type SourceConfigChange struct {
 }
 
 // PutSourceConfig creates a source configuration or changes it, in its
-// table of the configuration file, then reloads.
-func (m *Miners) PutSourceConfig(id string, c SourceConfigChange) (info SourceConfigInfo, created, changed bool, err error) {
+// table of the configuration file (created when the daemon read none),
+// then reloads. A credential file named here must lie inside
+// credentials.dir (loci::miner::invalid).
+func (m *Miners) PutSourceConfig(id string, c SourceConfigChange) (info SourceConfigInfo, saved Saved, err error) {
 	if p := config.MinerName(id); p != "" {
-		return info, false, false, fault.Newf(fault.MinerInvalid, "name source configurations with lowercase letters, digits, - and _", "source configuration id %q %s", id, p)
+		return info, saved, fault.Newf(fault.MinerInvalid, "name source configurations with lowercase letters, digits, - and _", "source configuration id %q %s", id, p)
 	}
 	m.mu.RLock()
 	prev, exists := m.Configs[id]
+	saved.File = m.File
 	m.mu.RUnlock()
 	next := prev
 	next.Options = mergeOptions(prev.Options, c.Options, c.UnsetOptions)
@@ -512,7 +700,10 @@ func (m *Miners) PutSourceConfig(id string, c SourceConfigChange) (info SourceCo
 	}
 	if c.Credential != nil {
 		if c.Credential.Kind() == "" {
-			return info, false, false, fault.New(fault.MinerInvalid, "credential names where a secret is read: exactly one of env, file or oauth", "correct the credential")
+			return info, saved, fault.New(fault.MinerInvalid, "credential names where a secret is read: exactly one of env, file or oauth", "correct the credential")
+		}
+		if err := m.checkCredentialFile(fault.MinerInvalid, c.Credential); err != nil {
+			return info, saved, err
 		}
 		next.Credential = c.Credential
 	}
@@ -520,23 +711,25 @@ func (m *Miners) PutSourceConfig(id string, c SourceConfigChange) (info SourceCo
 		next.Credential = nil
 	}
 	if next.Source == "" {
-		return info, false, false, fault.New(fault.MinerInvalid, "source is required for a new source configuration: the adapter it configures", "give source")
+		return info, saved, fault.New(fault.MinerInvalid, "source is required for a new source configuration: the adapter it configures", "give source")
 	}
 	a, err := m.Sources.Adapter(next.Source)
 	if err != nil {
-		return info, false, false, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
+		return info, saved, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
 	}
 	if err := sources.CheckOptions(a, next.Options); err != nil {
-		return info, false, false, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
+		return info, saved, fault.Wrap(fault.MinerInvalid, err, fault.As(err).Msg, fault.As(err).Help)
 	}
-	created, changed = !exists, !exists || !reflect.DeepEqual(prev, next)
-	if changed {
-		if err := m.edit(func(file string) error { return config.PutSourceConfigTable(file, id, next) }); err != nil {
-			return info, false, false, err
+	saved.Created, saved.Changed = !exists, !exists || !reflect.DeepEqual(prev, next)
+	if saved.Changed {
+		w, err := m.edit(func(file string) error { return config.PutSourceConfigTable(file, id, next) })
+		saved.File, saved.FileCreated = w.File, w.Created
+		if err != nil {
+			return info, saved, err
 		}
 	}
 	info, err = m.SourceConfig(id)
-	return info, created, changed, err
+	return info, saved, err
 }
 
 // DeleteSourceConfig removes an explicit source configuration's table
@@ -551,7 +744,8 @@ func (m *Miners) DeleteSourceConfig(id string) error {
 		return fault.Newf(fault.MinerInvalid, "implicit configurations come with their source; nothing to remove",
 			"%q is the implicit configuration of a source", id)
 	}
-	return m.edit(func(file string) error { return config.DeleteSourceConfigTable(file, id) })
+	_, err = m.edit(func(file string) error { return config.DeleteSourceConfigTable(file, id) })
+	return err
 }
 
 // SetSchedule opts a miner in to or out of its configured schedule (the
@@ -578,20 +772,58 @@ func (m *Miners) SetSchedule(name string, on bool) (MinerInfo, error) {
 	s := *sc
 	s.Enabled = on
 	next.Schedule = &s
-	if err := m.edit(func(file string) error { return config.PutMinerTable(file, name, next) }); err != nil {
+	if _, err := m.edit(func(file string) error { return config.PutMinerTable(file, name, next) }); err != nil {
 		return in, err
 	}
 	return m.Get(name)
 }
 
 // edit changes the configuration file (fn gets its path), then reloads it.
-func (m *Miners) edit(fn func(file string) error) error {
-	_, file, _ := m.Snapshot()
-	if err := fn(file); err != nil {
+func (m *Miners) edit(fn func(file string) error) (FileWrite, error) {
+	return m.write(fn, func() error {
+		_, err := m.Reload()
 		return err
+	})
+}
+
+// FileWrite is the configuration file a change was written to, and
+// whether the change created it.
+type FileWrite struct {
+	File    string
+	Created bool
+}
+
+// write changes the configuration file, one change at a time: fn gets its
+// path, then reload reads it again, both under the edit lock. A daemon
+// that read no file creates the one it reads at its next start (NewFile,
+// config.CreateFile) first, and notes it in the log.
+func (m *Miners) write(fn func(file string) error, reload func() error) (FileWrite, error) {
+	m.editMu.Lock()
+	defer m.editMu.Unlock()
+	_, file, _ := m.Snapshot()
+	var w FileWrite
+	if file == "" {
+		if m.NewFile == "" {
+			return w, fault.New(fault.MinerConfigFile, "no configuration file was read, so there is no file to write to",
+				"create one (it may be empty), name it with --config or LOCI_CONFIG, and restart")
+		}
+		created, err := config.CreateFile(m.NewFile, m.Writer, time.Now())
+		if err != nil {
+			return w, err
+		}
+		file, w.Created = m.NewFile, created
+		if created && m.Log != nil {
+			m.Log.Info("created the configuration file, which the daemon reads from now on and at its next start", "file", file)
+		}
 	}
-	_, err := m.Reload()
-	return err
+	w.File = file
+	if err := fn(file); err != nil {
+		if w.Created {
+			_ = reload() // the file exists now, even if the change failed
+		}
+		return w, err
+	}
+	return w, reload()
 }
 
 // mergeOptions is base with set over it and unset removed, as a new map

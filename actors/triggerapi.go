@@ -65,7 +65,7 @@ func (t *Triggers) SetEnabled(ctx context.Context, name string, on bool) (Trigge
 	if on && len(in.Setup) > 0 {
 		return in, notActivatable(name, in.Setup)
 	}
-	if err := t.edit(ctx, func(file string) error { return config.SetTriggerEnabled(file, name, on) }); err != nil {
+	if _, err := t.edit(ctx, func(file string) error { return config.SetTriggerEnabled(file, name, on) }); err != nil {
 		return in, err
 	}
 	return t.Get(ctx, name)
@@ -90,16 +90,18 @@ type TriggerChange struct {
 }
 
 // Put creates a trigger (disabled unless Enabled says otherwise) or
-// changes the fields named, in its table of the configuration file, then
-// brings the supervisor to it. A bad field is loci::trigger::invalid naming
-// it; enabling one whose prerequisites do not hold is
-// loci::trigger::not_activatable.
-func (t *Triggers) Put(ctx context.Context, name string, c TriggerChange) (info TriggerInfo, created, changed bool, err error) {
+// changes the fields named, in its table of the configuration file
+// (created when the daemon read none), then brings the supervisor to it.
+// A bad field is loci::trigger::invalid naming it, a credential file
+// outside credentials.dir included; enabling one whose prerequisites do
+// not hold is loci::trigger::not_activatable.
+func (t *Triggers) Put(ctx context.Context, name string, c TriggerChange) (info TriggerInfo, saved Saved, err error) {
 	bad := func(key, problem, help string) error { return fault.New(fault.TriggerInvalid, key+": "+problem, help) }
 	if p := triggers.Name(name); p != "" {
-		return info, false, false, bad("name", "the trigger name "+p, "name triggers with lowercase letters, digits, - and _")
+		return info, saved, bad("name", "the trigger name "+p, "name triggers with lowercase letters, digits, - and _")
 	}
-	defined, _, _ := t.Snapshot()
+	defined, file, _ := t.Snapshot()
+	saved.File = file
 	prev, exists := defined[name]
 	next := prev
 	settings := prev.SettingStrings()
@@ -123,29 +125,32 @@ func (t *Triggers) Put(ctx context.Context, name string, c TriggerChange) (info 
 	}
 	for _, f := range c.Unset {
 		if f != "credential" {
-			return info, false, false, bad("unset", "\""+f+"\" is not a field that can be unset", "unset takes credential (settings are removed with unset_settings)")
+			return info, saved, bad("unset", "\""+f+"\" is not a field that can be unset", "unset takes credential (settings are removed with unset_settings)")
 		}
 		next.Credential = nil
 	}
 	if p := config.MinerName(next.Miner); p != "" {
-		return info, false, false, bad("miner", "the miner name "+p, "name the miner the trigger runs")
+		return info, saved, bad("miner", "the miner name "+p, "name the miner the trigger runs")
 	}
 	if next.Type == "" {
-		return info, false, false, bad("type", "is required: schedule, poll, watch or webhook", "give the trigger a type")
+		return info, saved, bad("type", "is required: schedule, poll, watch or webhook", "give the trigger a type")
 	}
 	if k := secretSetting(settings); k != "" {
-		return info, false, false, bad("settings."+k, "reads like a secret, and settings are stored in plain text",
+		return info, saved, bad("settings."+k, "reads like a secret, and settings are stored in plain text",
 			"keep the secret in an environment variable or a file and name it in the trigger's credential")
 	}
 	set, err := triggers.Check(next.Type, settings)
 	if err != nil {
-		return info, false, false, err
+		return info, saved, err
 	}
 	if k := next.Credential.Kind(); next.Credential != nil && k != "env" && k != "file" || next.Credential != nil && next.Credential.Env != "" && next.Credential.File != "" {
-		return info, false, false, bad("credential", "names where the webhook's shared secret is read: exactly one of env or file", "correct the credential")
+		return info, saved, bad("credential", "names where the webhook's shared secret is read: exactly one of env or file", "correct the credential")
 	}
 	if next.Credential != nil && set.Type != triggers.Webhook {
-		return info, false, false, bad("credential", "only a webhook trigger takes a credential", "unset it")
+		return info, saved, bad("credential", "only a webhook trigger takes a credential", "unset it")
+	}
+	if err := t.Miners.checkCredentialFile(fault.TriggerInvalid, c.Credential); err != nil {
+		return info, saved, err
 	}
 	next.Settings = nil
 	if len(settings) > 0 {
@@ -160,18 +165,20 @@ func (t *Triggers) Put(ctx context.Context, name string, c TriggerChange) (info 
 	}
 	if next.Enabled && (!exists || !prev.Enabled) {
 		if need := t.setup(next); len(need) > 0 {
-			return info, false, false, notActivatable(name, need)
+			return info, saved, notActivatable(name, need)
 		}
 	}
-	created = !exists
-	changed = created || !reflect.DeepEqual(prev, next)
-	if changed {
-		if err := t.edit(ctx, func(file string) error { return config.PutTriggerTable(file, name, next) }); err != nil {
-			return info, false, false, err
+	saved.Created = !exists
+	saved.Changed = saved.Created || !reflect.DeepEqual(prev, next)
+	if saved.Changed {
+		w, err := t.edit(ctx, func(file string) error { return config.PutTriggerTable(file, name, next) })
+		saved.File, saved.FileCreated = w.File, w.Created
+		if err != nil {
+			return info, saved, err
 		}
 	}
 	info, err = t.Get(ctx, name)
-	return info, created, changed, err
+	return info, saved, err
 }
 
 // Delete removes a trigger's table from the configuration file; the
@@ -180,22 +187,22 @@ func (t *Triggers) Delete(ctx context.Context, name string) error {
 	if _, err := t.Get(ctx, name); err != nil {
 		return err
 	}
-	return t.edit(ctx, func(file string) error { return config.DeleteTriggerTable(file, name) })
+	_, err := t.edit(ctx, func(file string) error { return config.DeleteTriggerTable(file, name) })
+	return err
 }
 
-// edit changes the configuration file, then syncs.
-func (t *Triggers) edit(ctx context.Context, fn func(file string) error) error {
-	_, file, _ := t.Snapshot()
-	if err := fn(file); err != nil {
-		return err
-	}
-	if err := t.Sync(ctx); err != nil {
-		return err
-	}
-	if _, _, lastErr := t.Snapshot(); lastErr != "" {
-		return fault.New(fault.MinerConfigFile, "the configuration file cannot be used after the change: "+lastErr, "correct the file by hand")
-	}
-	return nil
+// edit changes the configuration file (Miners.write: one change at a
+// time, the file created when the daemon read none), then syncs.
+func (t *Triggers) edit(ctx context.Context, fn func(file string) error) (FileWrite, error) {
+	return t.Miners.write(fn, func() error {
+		if err := t.Sync(ctx); err != nil {
+			return err
+		}
+		if _, _, lastErr := t.Snapshot(); lastErr != "" {
+			return fault.New(fault.MinerConfigFile, "the configuration file cannot be used after the change: "+lastErr, "correct the file by hand")
+		}
+		return nil
+	})
 }
 
 // secretSetting is the first setting that reads like a secret ("" when

@@ -378,7 +378,7 @@ func (t *Triggers) sync(c actor.Context) {
 	defined := t.defined
 	t.mu.Unlock()
 	for name, def := range defined {
-		if !def.Enabled || len(t.setup(def)) > 0 {
+		if !def.Enabled || len(t.setupOf(name, def)) > 0 {
 			continue
 		}
 		if set, err := triggers.Check(def.Type, def.SettingStrings()); err == nil {
@@ -543,14 +543,30 @@ func (t *Triggers) listen(on bool) {
 	}
 }
 
-// setup is what a trigger needs before it can run: its miner defined,
+// setupOf is what the trigger of that name needs before it can run: a
+// name that can be one (a table written by hand may hold another), and
+// its setup.
+func (t *Triggers) setupOf(name string, def config.Trigger) []string {
+	if p := triggers.Name(name); p != "" {
+		return append([]string{"the trigger name " + p + ": rename its table [triggers.<name>] (lowercase letters, digits, - and _)"}, t.setup(def)...)
+	}
+	return t.setup(def)
+}
+
+// setup is what a trigger needs before it can run: a definition that can
+// be one (a miner name, a credential naming one place), its miner defined,
 // enabled and able to run; a source declaring the type (watch, webhook);
 // the watched directory; the webhook listener, its bind rule and the
 // shared secret.
 func (t *Triggers) setup(def config.Trigger) []string {
 	var need []string
+	if c := def.Credential; c != nil && (c.Kind() != "env" && c.Kind() != "file" || c.Env != "" && c.File != "") {
+		need = append(need, "credential: give exactly one of env or file (the webhook's shared secret)")
+	}
 	mi, err := t.Miners.Get(def.Miner)
 	switch {
+	case config.MinerName(def.Miner) != "":
+		need = append(need, "miner: the miner name "+config.MinerName(def.Miner))
 	case err != nil:
 		need = append(need, fmt.Sprintf("miner %q: define it ([miners.%s] in the configuration file)", def.Miner, def.Miner))
 	case mi.State == MinerDisabled:
@@ -655,7 +671,7 @@ func (t *Triggers) Get(ctx context.Context, name string) (TriggerInfo, error) {
 }
 
 func (t *Triggers) info(ctx context.Context, name string, def config.Trigger) TriggerInfo {
-	in := TriggerInfo{Name: name, Trigger: def, Settings: def.SettingStrings(), Setup: t.setup(def)}
+	in := TriggerInfo{Name: name, Trigger: def, Settings: def.SettingStrings(), Setup: t.setupOf(name, def)}
 	if def.Credential != nil {
 		in.CredentialKind, in.CredentialAvailable = def.Credential.Kind(), len(t.secret(def.Credential)) > 0
 	}

@@ -588,7 +588,10 @@ type DemoResult struct {
 type MinerList struct {
 	Miners     []Miner `json:"miners"`
 	ConfigFile string  `json:"config_file,omitempty"`
-	Error      string  `json:"error,omitempty"`
+	// ConfigFileToCreate is, while no file was read, the one the first
+	// change creates (the file the daemon reads at its next start).
+	ConfigFileToCreate string `json:"config_file_to_create,omitempty"`
+	Error              string `json:"error,omitempty"`
 }
 
 // Miner is a saved definition of what to mine, with its state (ready,
@@ -664,7 +667,9 @@ type TriggerList struct {
 	Triggers   []Trigger       `json:"triggers"`
 	Webhook    WebhookListener `json:"webhook"`
 	ConfigFile string          `json:"config_file,omitempty"`
-	Error      string          `json:"error,omitempty"`
+	// ConfigFileToCreate is as in MinerList.
+	ConfigFileToCreate string `json:"config_file_to_create,omitempty"`
+	Error              string `json:"error,omitempty"`
 }
 
 // WebhookListener is the webhook listener's settings and whether it

@@ -122,11 +122,14 @@ type ModeSet struct {
 
 // MinerPut is the body of PUT /api/miners/{name}: the fields named change.
 type MinerPut struct {
-	Source       *string           `json:"source,omitempty"`
-	Enabled      *bool             `json:"enabled,omitempty"`
-	Locator      *string           `json:"locator,omitempty"`
-	Wing         *string           `json:"wing,omitempty"`
-	Credential   *CredentialRef    `json:"credential,omitempty"`
+	Source     *string        `json:"source,omitempty"`
+	Enabled    *bool          `json:"enabled,omitempty"`
+	Locator    *string        `json:"locator,omitempty"`
+	Wing       *string        `json:"wing,omitempty"`
+	Credential *CredentialRef `json:"credential,omitempty"`
+	// MaxDocuments overrides mining.max_documents for the miner's runs
+	// (0: unlimited).
+	MaxDocuments *int              `json:"max_documents,omitempty"`
 	Options      map[string]string `json:"options,omitempty"`
 	UnsetOptions []string          `json:"unset_options,omitempty"`
 	Unset        []string          `json:"unset,omitempty"`
@@ -147,6 +150,15 @@ type MinerPutResult struct {
 	Created         bool  `json:"created"`
 	Changed         bool  `json:"changed"`
 	IdentityChanged bool  `json:"identity_changed"`
+	ConfigWritten
+}
+
+// ConfigWritten says where a change of the configuration file went: the
+// file (read or written), and whether this change created it (a daemon
+// that read none creates the one it reads at its next start).
+type ConfigWritten struct {
+	ConfigFile        string `json:"config_file,omitempty"`
+	ConfigFileCreated bool   `json:"config_file_created,omitempty"`
 }
 
 // MinerRemoved is the answer of DELETE /api/miners/{name}.
@@ -168,6 +180,7 @@ type SourceConfigPutResult struct {
 	Config  SourceConfig `json:"config"`
 	Created bool         `json:"created"`
 	Changed bool         `json:"changed"`
+	ConfigWritten
 }
 
 // TriggerPut is the body of PUT /api/triggers/{name}: the fields named
@@ -187,6 +200,7 @@ type TriggerPutResult struct {
 	Trigger Trigger `json:"trigger"`
 	Created bool    `json:"created"`
 	Changed bool    `json:"changed"`
+	ConfigWritten
 }
 
 // MentionLink is the body of POST /api/drawers/{id}/mentions.

@@ -18,7 +18,7 @@ func (a *app) minerCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			return show(a, c.Context(), http.MethodGet, "/api/miners", nil, func(out *api.MinerList) {
 				if len(out.Miners) == 0 {
-					a.printf("no miners (define [miners.<name>] in the configuration file)\n")
+					a.printf("no miners (loci miner set NAME --locator DIR, or [miners.<name>] in the configuration file)\n")
 				}
 				for _, mi := range out.Miners {
 					state := mi.State
@@ -48,6 +48,9 @@ func (a *app) minerCmd() *cobra.Command {
 				}
 				if mi.Credential != nil {
 					a.printf("credential: %s (available: %v)\n", mi.Credential.Kind, mi.Credential.Available)
+				}
+				if mi.MaxDocuments != nil {
+					a.printf("max documents: %d\n", *mi.MaxDocuments)
 				}
 				a.printf("enabled:   %v\nstate:     %s\n", mi.Enabled, mi.State)
 				if mi.Reason != "" {
@@ -80,6 +83,7 @@ func (a *app) minerCmd() *cobra.Command {
 	}
 	var setSource, setLocator, setWing, credEnv, credFile string
 	var setEnable, setDisable, setAllow bool
+	var setMax int
 	var setOpts, unsetOpts, unset []string
 	set := &cobra.Command{
 		Use: "set NAME", Short: "Create a miner or change the fields given (written to its table in the configuration file)", Args: cobra.ExactArgs(1),
@@ -102,7 +106,10 @@ func (a *app) minerCmd() *cobra.Command {
 				body.Enabled = &on
 			}
 			if credEnv != "" || credFile != "" {
-				body.Credential = &api.CredentialRef{Env: credEnv, File: credFile}
+				body.Credential = &api.CredentialRef{Env: credEnv, File: absPath(credFile)}
+			}
+			if c.Flags().Changed("max-documents") {
+				body.MaxDocuments = &setMax
 			}
 			var err error
 			if body.Options, err = keyValues(setOpts); err != nil {
@@ -124,6 +131,7 @@ func (a *app) minerCmd() *cobra.Command {
 				if out.IdentityChanged {
 					a.printf("its source identity changed: the next run reads from a cursor of its own\n")
 				}
+				a.printConfigWritten(out.ConfigWritten)
 			})
 		},
 	}
@@ -133,7 +141,8 @@ func (a *app) minerCmd() *cobra.Command {
 	set.Flags().BoolVar(&setEnable, "enable", false, "enable it (checks it can run)")
 	set.Flags().BoolVar(&setDisable, "disable", false, "disable it")
 	set.Flags().StringVar(&credEnv, "credential-env", "", "read its credential from this environment variable")
-	set.Flags().StringVar(&credFile, "credential-file", "", "read its credential from this file")
+	set.Flags().StringVar(&credFile, "credential-file", "", "read its credential from this file, inside credentials.dir (made absolute)")
+	set.Flags().IntVar(&setMax, "max-documents", 0, "stop each run after this many documents, the next run going on (0: unlimited; default mining.max_documents)")
 	set.Flags().StringArrayVarP(&setOpts, "option", "o", nil, "set an option, key=value; repeatable")
 	set.Flags().StringArrayVar(&unsetOpts, "unset-option", nil, "remove an option; repeatable")
 	set.Flags().StringArrayVar(&unset, "unset", nil, "remove a field: wing, credential, source, max_documents, schedule; repeatable")
@@ -193,4 +202,24 @@ func (a *app) minerCmd() *cobra.Command {
 	run.Flags().BoolVar(&noWait, "no-wait", false, "queue the job and return")
 	m.AddCommand(run)
 	return m
+}
+
+// absPath is a path given on the command line made absolute ("" stays
+// ""): the daemon reads it on its machine, from its own directory.
+func absPath(p string) string {
+	if p == "" {
+		return p
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// printConfigWritten says that a change created the configuration file,
+// and where.
+func (a *app) printConfigWritten(w api.ConfigWritten) {
+	if w.ConfigFileCreated {
+		a.printf("created the configuration file %s (the daemon reads it from now on and at its next start)\n", w.ConfigFile)
+	}
 }

@@ -106,7 +106,7 @@ func (a *app) triggerCmd() *cobra.Command {
 				body.Enabled = &on
 			}
 			if credEnv != "" || credFile != "" {
-				body.Credential = &api.CredentialRef{Env: credEnv, File: credFile}
+				body.Credential = &api.CredentialRef{Env: credEnv, File: absPath(credFile)}
 			}
 			kv, err := keyValues(settings)
 			if err != nil {
@@ -130,6 +130,7 @@ func (a *app) triggerCmd() *cobra.Command {
 				for _, s := range out.Trigger.Setup {
 					a.printf("  enabling needs: %s\n", s)
 				}
+				a.printConfigWritten(out.ConfigWritten)
 			})
 		},
 	}
@@ -138,7 +139,7 @@ func (a *app) triggerCmd() *cobra.Command {
 	set.Flags().BoolVar(&enable, "enable", false, "enable it (checks every prerequisite)")
 	set.Flags().BoolVar(&disable, "disable", false, "disable it")
 	set.Flags().StringVar(&credEnv, "credential-env", "", "a webhook's shared secret: this environment variable")
-	set.Flags().StringVar(&credFile, "credential-file", "", "a webhook's shared secret: this file")
+	set.Flags().StringVar(&credFile, "credential-file", "", "a webhook's shared secret: this file, inside credentials.dir (made absolute)")
 	set.Flags().StringArrayVarP(&settings, "setting", "s", nil, "set a setting, key=value; repeatable")
 	set.Flags().StringArrayVar(&unsetSettings, "unset-setting", nil, "remove a setting; repeatable")
 	set.Flags().StringArrayVar(&unset, "unset", nil, "remove a field: credential")

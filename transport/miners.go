@@ -104,12 +104,19 @@ func putMiner(m *actors.Miners, name string, w http.ResponseWriter, r *http.Requ
 		return err
 	}
 	c := actors.MinerChange{Source: b.Source, Locator: b.Locator, Wing: b.Wing, Enabled: b.Enabled, Options: b.Options,
-		UnsetOptions: b.UnsetOptions, Unset: b.Unset, AllowBroaden: b.AllowBroaden, Credential: credentialRef(b.Credential)}
-	in, created, changed, identity, err := m.Put(name, c)
+		UnsetOptions: b.UnsetOptions, Unset: b.Unset, AllowBroaden: b.AllowBroaden, Credential: credentialRef(b.Credential),
+		MaxDocuments: b.MaxDocuments}
+	in, saved, err := m.Put(name, c)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, createdStatus(created), api.MinerPutResult{Miner: apiMiner(in), Created: created, Changed: changed, IdentityChanged: identity})
+	return writeJSON(w, createdStatus(saved.Created), api.MinerPutResult{Miner: apiMiner(in), Created: saved.Created, Changed: saved.Changed,
+		IdentityChanged: saved.IdentityChanged, ConfigWritten: configWritten(saved)})
+}
+
+// configWritten is where a PUT's change went.
+func configWritten(s actors.Saved) api.ConfigWritten {
+	return api.ConfigWritten{ConfigFile: s.File, ConfigFileCreated: s.FileCreated}
 }
 
 // deleteMiner is DELETE /api/miners/{name}: {removed: name}; what the
@@ -141,12 +148,13 @@ func putSourceConfig(m *actors.Miners, id string, w http.ResponseWriter, r *http
 	if err := decodeBody(r, &b, true); err != nil {
 		return err
 	}
-	in, created, changed, err := m.PutSourceConfig(id, actors.SourceConfigChange{Source: b.Source, Options: b.Options,
+	in, saved, err := m.PutSourceConfig(id, actors.SourceConfigChange{Source: b.Source, Options: b.Options,
 		UnsetOptions: b.UnsetOptions, UnsetCredential: b.UnsetCredential, Credential: credentialRef(b.Credential)})
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, createdStatus(created), api.SourceConfigPutResult{Config: apiSourceConfig(in), Created: created, Changed: changed})
+	return writeJSON(w, createdStatus(saved.Created), api.SourceConfigPutResult{Config: apiSourceConfig(in), Created: saved.Created, Changed: saved.Changed,
+		ConfigWritten: configWritten(saved)})
 }
 
 // deleteSourceConfig is DELETE /api/source-configs/{id}: only the
@@ -206,7 +214,7 @@ func (s *Server) miners() (*actors.Miners, error) {
 func apiMiners(m *actors.Miners) api.MinerList {
 	list := m.List()
 	_, file, lastErr := m.Snapshot()
-	out := api.MinerList{Miners: make([]api.Miner, len(list)), ConfigFile: file, Error: lastErr}
+	out := api.MinerList{Miners: make([]api.Miner, len(list)), ConfigFile: file, ConfigFileToCreate: m.FileToCreate(), Error: lastErr}
 	for i, in := range list {
 		out.Miners[i] = apiMiner(in)
 	}

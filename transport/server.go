@@ -403,8 +403,15 @@ func (s *Server) config(w http.ResponseWriter, r *http.Request) error {
 }
 
 // configReport is the effective configuration as GET /api/config shows it.
+// Its file is the one the daemon reads now: a daemon that read none at
+// start has created one since with its first change of a miner, trigger
+// or source configuration (the settings shown are those it started with,
+// as always).
 func (s *Server) configReport() api.Config {
 	c := s.Config
+	if s.Miners != nil && c.File == "" {
+		_, c.File, _ = s.Miners.Snapshot()
+	}
 	return api.Config{
 		Listener:  api.Listener{Bind: c.Server.Bind, Port: c.Server.Port, Address: s.Address},
 		Palace:    c.Palace.Path,

@@ -65,12 +65,13 @@ func putTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http.
 			return fault.New(fault.TriggerInvalid, "settings."+k+": must be a string, a boolean or a number", "correct settings."+k)
 		}
 	}
-	in, created, changed, err := t.Put(r.Context(), name, actors.TriggerChange{Miner: b.Miner, Type: b.Type, Enabled: b.Enabled,
+	in, saved, err := t.Put(r.Context(), name, actors.TriggerChange{Miner: b.Miner, Type: b.Type, Enabled: b.Enabled,
 		Credential: credentialRef(b.Credential), Settings: settings, UnsetSettings: b.UnsetSettings, Unset: b.Unset})
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, createdStatus(created), api.TriggerPutResult{Trigger: apiTrigger(in), Created: created, Changed: changed})
+	return writeJSON(w, createdStatus(saved.Created), api.TriggerPutResult{Trigger: apiTrigger(in), Created: saved.Created, Changed: saved.Changed,
+		ConfigWritten: configWritten(saved)})
 }
 
 // deleteTrigger is DELETE /api/triggers/{name}: {removed: name}.
@@ -121,7 +122,7 @@ func apiTriggers(ctx context.Context, t *actors.Triggers) api.TriggerList {
 	list := t.List(ctx)
 	_, file, lastErr := t.Snapshot()
 	wh := t.Webhook
-	out := api.TriggerList{Triggers: make([]api.Trigger, len(list)), ConfigFile: file, Error: lastErr,
+	out := api.TriggerList{Triggers: make([]api.Trigger, len(list)), ConfigFile: file, ConfigFileToCreate: t.Miners.FileToCreate(), Error: lastErr,
 		Webhook: api.WebhookListener{Enabled: wh.Enable, Bind: wh.Bind, Port: wh.Port, AllowRemote: wh.AllowRemote}}
 	if wh.Enable && t.Listener != nil {
 		on := t.Listener.Addr() != ""

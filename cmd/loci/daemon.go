@@ -219,8 +219,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// Miners and the trigger supervisor: what is enabled in the
 	// configuration file starts asking for runs now (recovering webhook
 	// deliveries accepted but not queued before the last stop).
+	// With no file read (the default file is optional), the first change
+	// of a miner, trigger or source configuration creates the default
+	// file, the one this daemon reads again and reads at its next start:
+	// a file named with --config or LOCI_CONFIG must exist to start.
 	miners := &actors.Miners{Defined: cfg.Miners, Configs: cfg.SourceConfigs, File: cfg.File, Sources: srcs, Jobs: jobs,
-		Load: func() (config.Config, error) { return config.Load(cfg.File, os.LookupEnv) }}
+		Load:           func() (config.Config, error) { return config.Load(cfg.File, os.LookupEnv) },
+		CredentialsDir: cfg.Credentials.Dir, Log: log.With("component", "miners"),
+		Writer: fmt.Sprintf("loci %s, pid %d", version, os.Getpid())}
+	if cfg.File == "" {
+		miners.NewFile = config.DefaultFile(os.LookupEnv)
+	}
 	trig := &actors.Triggers{Miners: miners, DB: db, Sys: sys, Log: log, Webhook: cfg.Webhook, AuthEnabled: cfg.Auth.Enabled}
 	if cfg.Webhook.Enable {
 		trig.Listener = &transport.Webhooks{Triggers: trig, Config: cfg.Webhook, Log: log.With("component", "webhooks")}

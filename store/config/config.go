@@ -19,7 +19,6 @@ import (
 
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/store/names"
-	"github.com/loci-dev/loci/triggers"
 )
 
 // Config is the whole configuration.
@@ -408,6 +407,12 @@ func ConfigDir(env func(string) (string, bool)) string {
 	return xdg(env, "XDG_CONFIG_HOME", ".config")
 }
 
+// DefaultFile is the optional configuration file read when none is named
+// (--config, LOCI_CONFIG): config.toml in ConfigDir.
+func DefaultFile(env func(string) (string, bool)) string {
+	return filepath.Join(ConfigDir(env), "config.toml")
+}
+
 // DataDir is $XDG_DATA_HOME/loci or ~/.local/share/loci.
 func DataDir(env func(string) (string, bool)) string {
 	return xdg(env, "XDG_DATA_HOME", filepath.Join(".local", "share"))
@@ -435,7 +440,7 @@ func load(file string, env func(string) (string, bool)) (Config, error) {
 		if v, ok := env("LOCI_CONFIG"); ok && v != "" {
 			file, explicit = v, true
 		} else {
-			file = filepath.Join(ConfigDir(env), "config.toml")
+			file = DefaultFile(env)
 		}
 	}
 	raw, err := os.ReadFile(file)
@@ -608,12 +613,9 @@ func (c *Config) Validate() error {
 	case x.TimeoutSecs < 0:
 		return fault.New(fault.ConfigInvalid, "extraction.timeout_secs: must not be negative", "correct it")
 	}
-	if err := c.checkTriggers(); err != nil {
-		return err
-	}
-	if err := c.checkMiners(); err != nil {
-		return err
-	}
+	// Miners, source configurations and triggers are not checked here: a
+	// bad one is reported by the daemon as unavailable with its reason, at
+	// start as at a reload, and does not stop the daemon or the CLI.
 	if err := c.checkProfiles(); err != nil {
 		return err
 	}
@@ -716,76 +718,6 @@ func (c *Config) Validate() error {
 // Addr is the main listener's host:port.
 func (c *Config) Addr() string {
 	return net.JoinHostPort(c.Server.Bind, strconv.Itoa(c.Server.Port))
-}
-
-// checkMiners checks what a miner definition alone can be checked for;
-// whether its source exists and its locator reads is its state (ready or
-// unavailable with a reason), decided by the daemon.
-func (c *Config) checkMiners() error {
-	for id, sc := range c.SourceConfigs {
-		key := "source_configs." + id
-		if p := MinerName(id); p != "" {
-			return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file", "%s: the id %s", key, p)
-		}
-		if sc.Source == "" {
-			return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file", "%s.source: is required", key)
-		}
-		if sc.Credential != nil && sc.Credential.Kind() == "" {
-			return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file", "%s.credential: give exactly one of env, file or oauth", key)
-		}
-	}
-	for name, m := range c.Miners {
-		key := "miners." + name
-		bad := func(field, format string, args ...any) error {
-			return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file", "%s: "+format, append([]any{key + field}, args...)...)
-		}
-		if p := MinerName(name); p != "" {
-			return bad("", "the name %s", p)
-		}
-		if m.Credential != nil {
-			n := 0
-			for _, set := range []bool{m.Credential.Env != "", m.Credential.File != "", m.Credential.OAuth} {
-				if set {
-					n++
-				}
-			}
-			if n != 1 {
-				return bad(".credential", "give exactly one of env, file or oauth")
-			}
-		}
-		if m.MaxDocuments != nil && *m.MaxDocuments < 0 {
-			return bad(".max_documents", "must not be negative (0 is unlimited)")
-		}
-	}
-	return nil
-}
-
-// checkTriggers checks each trigger definition: its name, a miner named,
-// the type's settings (triggers.Check) and the credential's shape. Whether
-// its miner exists and can run is its status, decided by the daemon.
-func (c *Config) checkTriggers() error {
-	for name, t := range c.Triggers {
-		key := "triggers." + name
-		bad := func(field, problem string) error {
-			return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file", "%s%s: %s", key, field, problem)
-		}
-		if p := triggers.Name(name); p != "" {
-			return bad("", "the name "+p)
-		}
-		if p := MinerName(t.Miner); p != "" {
-			return bad(".miner", "the miner name "+p)
-		}
-		if _, err := triggers.Check(t.Type, t.SettingStrings()); err != nil {
-			return bad("", fault.As(err).Msg)
-		}
-		if t.Credential != nil && t.Credential.Kind() != "env" && t.Credential.Kind() != "file" {
-			return bad(".credential", "give exactly one of env or file (the webhook's shared secret)")
-		}
-		if t.Credential != nil && t.Credential.Env != "" && t.Credential.File != "" {
-			return bad(".credential", "give exactly one of env or file")
-		}
-	}
-	return nil
 }
 
 func (c *Config) checkProfiles() error {

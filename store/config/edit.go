@@ -1,12 +1,15 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/triggers"
@@ -82,30 +85,106 @@ func setEnabled(file, section, name string, enabled bool) error {
 }
 
 // writeAtomic replaces a file by a synced temporary file renamed over it,
-// keeping its mode.
+// keeping its mode (0600 for a new file), then syncs the directory so
+// that the rename survives a crash.
 func writeAtomic(file string, data []byte) error {
 	mode := os.FileMode(0o600)
 	if st, err := os.Stat(file); err == nil {
 		mode = st.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
+	tmp, err := tempBeside(file, data, mode)
 	if err != nil {
-		return fault.Wrap(fault.MinerConfigFile, err, "cannot write beside "+file+": "+err.Error(), "check the daemon may write the file's directory")
+		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err == nil {
-		err = tmp.Sync()
-	}
-	if err := tmp.Close(); err != nil {
-		return fault.Wrap(fault.MinerConfigFile, err, "cannot write "+file+": "+err.Error(), "check the disk")
-	}
-	if err := os.Chmod(tmp.Name(), mode); err != nil {
-		return fault.Wrap(fault.MinerConfigFile, err, "cannot write "+file+": "+err.Error(), "check the disk")
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
+	defer os.Remove(tmp)
+	if err := os.Rename(tmp, file); err != nil {
 		return fault.Wrap(fault.MinerConfigFile, err, "cannot replace "+file+": "+err.Error(), "check the daemon may write the file's directory")
 	}
+	return syncDir(filepath.Dir(file))
+}
+
+// tempBeside writes data to a new temporary file in file's directory,
+// synced and with the mode given, and returns its path.
+func tempBeside(file string, data []byte, mode os.FileMode) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
+	if err != nil {
+		return "", fault.Wrap(fault.MinerConfigFile, err, "cannot write beside "+file+": "+err.Error(), "check the daemon may write the file's directory")
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), mode)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", fault.Wrap(fault.MinerConfigFile, err, "cannot write "+file+": "+err.Error(), "check the disk")
+	}
+	return tmp.Name(), nil
+}
+
+// syncDir syncs a directory, making the entries renamed or linked into it
+// durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err == nil {
+		err = d.Sync()
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fault.Wrap(fault.MinerConfigFile, err, "cannot sync the directory "+dir+": "+err.Error(), "check the disk")
+	}
 	return nil
+}
+
+// CreateFile creates the configuration file the daemon reads at its next
+// start when it does not exist yet (the default file is optional, so a
+// fresh install has none): missing directories are made private (0700),
+// the file private (0600), holding only a header comment naming its
+// writer (by) and the moment. It is written as a synced temporary file
+// linked into place, so an existing file, even one created at the same
+// moment, is never replaced; created says whether this call made it.
+func CreateFile(file, by string, at time.Time) (created bool, err error) {
+	if _, err := os.Lstat(file); err == nil {
+		return false, nil
+	}
+	dir := filepath.Dir(file)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return false, fault.Wrap(fault.MinerConfigFile, err, "cannot create the configuration directory "+dir+": "+err.Error(),
+			"check the daemon may write there, or name a file that exists with --config or LOCI_CONFIG")
+	}
+	header := fmt.Sprintf("# loci configuration file, created by the loci daemon (%s) on %s\n"+
+		"# when a miner, trigger or source configuration was first saved through its API.\n"+
+		"# Settings are described in the README; edit by hand at will: the daemon keeps\n"+
+		"# every line outside the [miners.*], [triggers.*] and [source_configs.*] tables\n"+
+		"# it changes, and reads the file again within seconds.\n",
+		by, at.UTC().Format(time.RFC3339))
+	tmp, err := tempBeside(file, []byte(header), 0o600)
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp)
+	switch err := os.Link(tmp, file); {
+	case err == nil:
+	case errors.Is(err, fs.ErrExist):
+		return false, nil
+	default:
+		// A file system without hard links: renamed instead, which would
+		// replace a file created in the same instant.
+		if _, serr := os.Lstat(file); serr == nil {
+			return false, nil
+		}
+		if err := os.Rename(tmp, file); err != nil {
+			return false, fault.Wrap(fault.MinerConfigFile, err, "cannot create "+file+": "+err.Error(), "check the daemon may write the file's directory")
+		}
+	}
+	return true, syncDir(dir)
 }
 
 // PutMinerTable writes a miner's table into a configuration file: it

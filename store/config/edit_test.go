@@ -3,7 +3,9 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -87,5 +89,123 @@ func TestPutAndDeleteMinerTable(t *testing.T) {
 	b, _ = os.ReadFile(file)
 	if want := "# mine\n[server]\nport = 8421\n\n# the next table\n[miners.other]\nlocator = \"/o\"\n\n" + MinerTable("fresh", Miner{Locator: "/f"}); string(b) != want {
 		t.Fatalf("after delete:\n%s\nwant\n%s", b, want)
+	}
+}
+
+// The file the daemon reads at its next start is created on the first
+// change: its directory made private when missing, the file private, a
+// header naming its writer and the moment; an existing file is never
+// replaced, and nothing temporary is left.
+func TestCreateFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "home", ".config", "loci")
+	file := filepath.Join(dir, "config.toml")
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	created, err := CreateFile(file, "loci 1.2.3 (pid 42)", at)
+	if err != nil || !created {
+		t.Fatalf("create: %v %v", created, err)
+	}
+	st, err := os.Stat(file)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("file: %v %v", st, err)
+	}
+	for d := dir; d != filepath.Dir(filepath.Dir(dir)); d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err != nil || st.Mode().Perm() != 0o700 {
+			t.Fatalf("directory %s: %v %v", d, st, err)
+		}
+	}
+	b, _ := os.ReadFile(file)
+	if !strings.HasPrefix(string(b), "# loci configuration file, created by the loci daemon (loci 1.2.3 (pid 42)) on 2026-03-04T05:06:07Z") {
+		t.Fatalf("header:\n%s", b)
+	}
+	if c, err := Load(file, func(string) (string, bool) { return "", false }); err != nil || c.File != file {
+		t.Fatalf("the created file does not load: %v", err)
+	}
+	if err := PutMinerTable(file, "docs", Miner{Locator: "/p"}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(file)
+	if created, err := CreateFile(file, "another", at); err != nil || created {
+		t.Fatalf("create again: %v %v", created, err)
+	}
+	if after, _ := os.ReadFile(file); string(after) != string(before) {
+		t.Fatalf("an existing file was replaced:\n%s", after)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("temporary files left: %v", entries)
+	}
+	// A directory that exists keeps its mode.
+	open := t.TempDir()
+	if err := os.Chmod(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CreateFile(filepath.Join(open, "config.toml"), "x", at); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(open); st.Mode().Perm() != 0o755 {
+		t.Fatalf("an existing directory's mode changed: %v", st.Mode())
+	}
+}
+
+// A credential file given through the API lies inside credentials.dir:
+// no "..", no relative path, no link inside leading out, whether or not
+// what it leads to exists.
+func TestCredentialFileInside(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "creds")
+	outside := filepath.Join(base, "outside")
+	for _, err := range []error{
+		os.MkdirAll(filepath.Join(dir, "sub"), 0o700),
+		os.MkdirAll(outside, 0o700),
+		os.WriteFile(filepath.Join(dir, "token"), []byte("x"), 0o600),
+		os.WriteFile(filepath.Join(outside, "exists"), []byte("x"), 0o600),
+		os.Symlink(outside, filepath.Join(dir, "out")),
+		os.Symlink(filepath.Join(outside, "exists"), filepath.Join(dir, "leak")),
+		os.Symlink(filepath.Join(outside, "nope"), filepath.Join(dir, "leak-nope")),
+		os.Symlink("../outside", filepath.Join(dir, "rel")),
+		os.Symlink("token", filepath.Join(dir, "inner")),
+		os.Symlink("sub/../token", filepath.Join(dir, "inner2")),
+		os.Symlink("../creds/token", filepath.Join(dir, "roundtrip")),
+		os.Symlink(filepath.Join(dir, "token"), filepath.Join(dir, "absinner")),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		dir, file string
+		inside    bool
+	}{
+		{dir, filepath.Join(dir, "token"), true},
+		{dir, filepath.Join(dir, "inner"), true},
+		{dir, filepath.Join(dir, "inner2"), true},
+		{dir, filepath.Join(dir, "sub", "later"), true},
+		{dir, filepath.Join(dir, "new", "later"), true},
+		{dir, filepath.Join(dir, "token", "x"), true},
+		{dir + "/", filepath.Join(dir, "token"), true},
+		{filepath.Join(base, "absent"), filepath.Join(base, "absent", "token"), true},
+		{dir, dir, false},
+		{dir, dir + "/", false},
+		{dir, "token", false},
+		{dir, "creds/token", false},
+		{dir, "", false},
+		{dir, filepath.Join(outside, "exists"), false},
+		{dir, filepath.Join(outside, "nope"), false},
+		{dir, dir + "/../outside/exists", false},
+		{dir, dir + "/sub/../../outside/nope", false},
+		{dir, dir + "x/token", false},
+		{dir, filepath.Join(dir, "out", "exists"), false},
+		{dir, filepath.Join(dir, "out", "nope"), false},
+		{dir, filepath.Join(dir, "leak"), false},
+		{dir, filepath.Join(dir, "leak-nope"), false},
+		{dir, filepath.Join(dir, "rel", "exists"), false},
+		{dir, filepath.Join(dir, "rel", "nope"), false},
+		{dir, filepath.Join(dir, "roundtrip"), false},
+		{dir, filepath.Join(dir, "absinner"), false},
+		{"", filepath.Join(dir, "token"), false},
+		{"creds", filepath.Join(dir, "token"), false},
+	} {
+		if got := CredentialFileInside(c.dir, c.file); got != c.inside {
+			t.Errorf("CredentialFileInside(%q, %q) = %v, want %v", c.dir, c.file, got, c.inside)
+		}
 	}
 }

@@ -1,0 +1,46 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// CredentialFileInside reports whether file, a credential file named
+// through the API, lies inside dir (credentials.dir): both absolute, file
+// below dir once cleaned (no ".." out of it), and no symbolic link met on
+// the way from dir leading out of it (absolute link targets count as
+// leading out). Links are followed with os.Root, which refuses one leading
+// out as soon as it meets it, before looking at what it leads to, so the
+// answer never depends on whether a file outside dir exists. What inside
+// dir does not exist yet is inside (its credential is unavailable until
+// the file is put there).
+func CredentialFileInside(dir, file string) bool {
+	if dir == "" || file == "" || !filepath.IsAbs(dir) || !filepath.IsAbs(file) {
+		return false
+	}
+	dir, file = filepath.Clean(dir), filepath.Clean(file)
+	rel, err := filepath.Rel(dir, file)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return false
+	}
+	root, err := os.OpenRoot(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true // nothing is inside yet, no link either
+	}
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	_, err = root.Stat(rel)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOTDIR):
+		// Met inside dir: the walk stops at the first link leading out
+		// with its own error, before anything beyond it.
+		return true
+	}
+	return false
+}
