@@ -143,6 +143,12 @@ func loadGitleaks(data []byte) (*gitleaksRules, error) {
 			r.lits = append(r.lits, strings.ToLower(k))
 		}
 		r.after = linesAfter(fr.Regex)
+		if r.gate = keywordGate(fr.Regex, r.lits); r.gate == nil {
+			// A keyword need not be in a match (airtable's token is
+			// "pat...", its keyword "airtable"): as gitleaks does, the
+			// rule runs on the whole document holding one.
+			r.whole = true
+		}
 		if fr.Path != "" {
 			if r.path, err = regexp.Compile(fr.Path); err != nil {
 				skip(fr.ID, "path does not compile: "+err.Error())
@@ -273,14 +279,14 @@ func (a allowlist) allows(secret, match, line, name string) bool {
 }
 
 // maxFollowing bounds the lines after a keyword's line that a rule's span
-// reaches when its expression allows newlines without a bound.
-const maxFollowing = 0
+// reaches.
+const maxFollowing = 20
 
 // linesAfter is how many lines after a keyword's line a match of expr can
-// reach (toEnd: to the document's end): 0 for an expression that matches no
-// newline, or one only as its final delimiter; the bounded count of
-// newlines otherwise, capped at maxFollowing. An expression starting with
-// its keyword and unbounded (a private key's body) runs to the end.
+// reach: 0 for an expression that matches no newline, or one only as the
+// delimiter after the secret; else the most newlines a match can hold,
+// capped at maxFollowing; toEnd (to the document's end) when that has no
+// bound, as a private key's body has not.
 func linesAfter(expr string) int {
 	p, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
@@ -395,8 +401,12 @@ func opensWith(re *syntax.Regexp, lits []string) bool {
 	return true
 }
 
-// maxStarts bounds the strings literalStarts spells out.
-const maxStarts = 256
+// maxStarts bounds the strings literalStarts spells out, maxClass the
+// characters of a class it spells each of.
+const (
+	maxStarts = 256
+	maxClass  = 16
+)
 
 // literalStarts are lower-case strings one of which begins every match of
 // re (ok false when re does not open with literals; "" is among them when
@@ -406,21 +416,22 @@ func literalStarts(re *syntax.Regexp) (starts []string, ok bool) {
 	case syntax.OpLiteral:
 		return []string{strings.ToLower(string(re.Rune))}, true
 	case syntax.OpCharClass:
-		// A class of one letter in either case ([Aa]).
-		set := map[string]bool{}
+		// A small class ([Aa], [pousr]): each of its characters.
+		n := 0
 		for i := 0; i+1 < len(re.Rune); i += 2 {
-			if re.Rune[i+1]-re.Rune[i] > 1 {
-				return nil, false
-			}
-			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
-				set[strings.ToLower(string(r))] = true
-			}
+			n += int(re.Rune[i+1]-re.Rune[i]) + 1
 		}
-		if len(set) != 1 {
+		if n > maxClass {
 			return nil, false
 		}
-		for s := range set {
-			starts = append(starts, s)
+		set := map[string]bool{}
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if l := strings.ToLower(string(r)); !set[l] {
+					set[l] = true
+					starts = append(starts, l)
+				}
+			}
 		}
 		return starts, true
 	case syntax.OpCapture:

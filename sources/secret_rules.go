@@ -6,23 +6,26 @@ import (
 	"strings"
 )
 
-// lociRules are loci's own formats: those gitleaks' rule file lacks (loci's
-// own token, a password in a URL) and broader forms of formats it has
-// (a private key cut off before its end, shorter GitHub tokens), listed
-// before gitleaks' rules so that on a tie they name the finding. Each rule
-// is tested with a true and a false case.
+// lociRules are loci's own formats, listed before gitleaks' rules so that
+// on a tie they name the finding: those gitleaks' rule file lacks (an AWS
+// secret key, Azure connection-string keys, loci's own token, a password
+// in a URL) and broader shapes of formats it has, so that a token is
+// redacted whole even when it is not exactly gitleaks' length (a private
+// key cut off before its end, shorter or older GitHub, GitLab, Slack,
+// Anthropic and OpenAI tokens, JWTs with base64url headers). Each rule is
+// tested with a true and a false case.
 var lociRules = []secretRule{
 	{kind: "private_key", lits: []string{"-----begin"}, after: toEnd, re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`)},
-	{kind: "aws_access_key_id", lits: []string{"akia", "asia", "abia", "acca"}, re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
 	{kind: "aws_secret_access_key", lits: []string{"aws"}, re: regexp.MustCompile(`(?i)aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})\b`), group: 1},
 	{kind: "github_token", lits: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`)},
 	{kind: "gitlab_token", lits: []string{"glpat-"}, re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
 	{kind: "slack_token", lits: []string{"xox"}, re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`)},
 	{kind: "slack_webhook", lits: []string{"hooks.slack.com"}, re: regexp.MustCompile(`https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}`)},
-	{kind: "stripe_key", lits: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, re: regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b`)},
-	{kind: "google_api_key", lits: []string{"aiza"}, re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
 	{kind: "anthropic_key", lits: []string{"sk-ant-"}, re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{32,}\b`)},
 	{kind: "openai_key", lits: []string{"sk-"}, re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,}\b`)},
+	// Azure storage and Service Bus connection strings: AccountKey=...,
+	// SharedAccessKey=... (gitleaks has no rule for them).
+	{kind: "azure_key", lits: []string{"accountkey", "sharedaccesskey"}, group: 1, entropy: 3, check: notPlaceholder, re: regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*([A-Za-z0-9+/]{40,}={0,2})`)},
 	{kind: "loci_token", lits: []string{"loci_"}, re: regexp.MustCompile(`\bloci_[0-9a-f]{64}\b`)},
 	{kind: "jwt", lits: []string{"eyj"}, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`)},
 	{kind: "url_password", lits: []string{"://"}, re: regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^\s:/@]+:([^\s@/]{6,})@`), group: 1, entropy: 2.5, check: notPlaceholder},
@@ -39,7 +42,7 @@ var lociGenericRules = []secretRule{
 	// <value>", the word standing alone (not in a name, a path or an ARN).
 	// The value must look like a password (proseSecret).
 	{kind: "prose_password", lits: []string{"pass", "secret"}, check: proseSecret, group: 1, re: regexp.MustCompile(
-		`(?i)(?:^|[^\w:/.@${])(?:pass(?:word|phrase|wd|code)|secret)s?\b[^\n:=.;!?]{0,40}?(?:\b(?:is|was|are|were|becomes|remains)\b[ \t]*:?|:|=)[ \t]*["'\x60“‘]?([^\s"'\x60”’<>()\[\]{},;]{6,64}?)["'\x60”’]?[.,;:!?)]*(?:\s|$)`)},
+		`(?i)(?:^|[^\w:/.@${])(?:pass(?:word|phrase|wd|code)|secret)s?\b[^\n:=.;!?]{0,40}?(?:\b(?:is|was|are|were|becomes|remains)\b[ \t]*:?|:|=)[ \t]*["'\x60“‘]?([^\s"'\x60”’<>()\[\]{},;]{6,64}?)[.,;:!?)"'\x60”’]*(?:\s|$)`)},
 	// Anywhere: a secret-like name beside a quoted, high-entropy string.
 	{kind: "high_entropy", lits: []string{"password", "passwd", "secret", "token", "api", "access", "private", "client"}, entropy: 3.5, check: notWords, group: 1, re: regexp.MustCompile(
 		`(?i)(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret)[A-Za-z0-9_]*["']?\s*(?::=|=>|[:=])\s*["']([A-Za-z0-9+/=_\-.~]{16,})["']`)},

@@ -55,6 +55,9 @@ type secretRule struct {
 	// after is how many lines after a keyword's line a match can reach
 	// (toEnd: to the document's end, a private key's body).
 	after int
+	// whole rules run on the whole document when it holds a keyword: a
+	// match need not hold one.
+	whole bool
 	// allow are the rule's allowlists (values that are not secrets).
 	allow []allowlist
 }
@@ -107,7 +110,9 @@ var rules = sync.OnceValue(func() *ruleSet {
 	var lits []string
 	for i := range s.rules {
 		r := &s.rules[i]
-		r.gate = keywordGate(r.re.String(), r.lits)
+		if r.id == "" {
+			r.gate = keywordGate(r.re.String(), r.lits)
+		}
 		for _, l := range r.lits {
 			k, ok := index[l]
 			if !ok {
@@ -147,8 +152,10 @@ func Scan(text string) []Finding { return ScanFile("", text) }
 // ScanFile finds secrets in a document named name: Scan's rules, and in
 // configuration files also secret-like names assigned a value. Findings
 // come in order and do not overlap.
-func ScanFile(name, text string) []Finding {
-	s := rules()
+func ScanFile(name, text string) []Finding { return rules().scan(name, text) }
+
+// scan is ScanFile with this rule set.
+func (s *ruleSet) scan(name, text string) []Finding {
 	cfg := name != "" && configFile(name)
 	// Where each rule's keywords are, from one pass over the text.
 	hits := make([][]int, len(s.rules))
@@ -164,6 +171,10 @@ func ScanFile(name, text string) []Finding {
 		r := &s.rules[i]
 		if len(hits[i]) == 0 || r.configOnly && !cfg || r.path != nil && (name == "" || !r.path.MatchString(name)) ||
 			r.skipName != nil && name != "" && r.skipName.MatchString(name) {
+			continue
+		}
+		if r.whole {
+			out = append(out, s.find(r, name, text, 0, len(text))...)
 			continue
 		}
 		pos := hits[i]
