@@ -1,14 +1,14 @@
 package sources
 
 import (
-	"sync"
-
-	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"math"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
 )
 
 // Finding is a secret found in a text: its kind and where the secret
@@ -25,10 +25,10 @@ type secretRule struct {
 	// findings are also judged by the file's global allowlist.
 	id string
 	re *regexp.Regexp
-	// gate, when set, is re anchored at a keyword (without a leading part
-	// that may match nothing): a match of re holds a match of gate that
-	// starts at a keyword, so re runs only on the lines where gate
-	// matches at one of the line's keywords.
+	// gate, when set, is re without its leading parts, anchored: a match
+	// of re holds a match of gate that starts at a keyword, so re runs
+	// only on the lines where gate matches at one of the keywords
+	// (keywordGate).
 	gate *regexp.Regexp
 	// group is the submatch that is the secret: 0 is the whole match,
 	// firstGroup the first non-empty numbered (unnamed) submatch, or the
@@ -71,17 +71,17 @@ const (
 // automaton over every rule's keywords so that a document is read once to
 // know which rules to run where.
 type ruleSet struct {
-	rules   []secretRule
-	global  []allowlist
-	skipped []skippedRule
-	trie    *ahocorasick.Trie
+	rules  []secretRule
+	global []allowlist
+	trie   *ahocorasick.Trie
 	// litRules are, for each keyword of the automaton, the rules having it.
 	litRules [][]int
 }
 
-// rules compiles the scanner on first use: loci's own rules, gitleaks'
-// rules from the embedded file, and the generic rules last, so that on a
-// tie the specific format names the finding.
+// rules compiles the scanner on first use: loci's own formats, gitleaks'
+// formats from the embedded file, then the rules that know a secret by the
+// name beside it (loci's, then gitleaks' generic rule), so that on a tie
+// the specific format names the finding.
 var rules = sync.OnceValue(func() *ruleSet {
 	g, err := loadGitleaks(gitleaksTOML)
 	if err != nil {
@@ -89,7 +89,7 @@ var rules = sync.OnceValue(func() *ruleSet {
 		// a build defect.
 		panic(err)
 	}
-	s := &ruleSet{global: g.global, skipped: g.skipped}
+	s := &ruleSet{global: g.global}
 	s.rules = append(s.rules, lociRules...)
 	var generic []secretRule
 	for _, r := range g.rules {
@@ -149,9 +149,10 @@ func configFile(name string) bool {
 // fixed formats and secret-like names beside high-entropy strings.
 func Scan(text string) []Finding { return ScanFile("", text) }
 
-// ScanFile finds secrets in a document named name: Scan's rules, and in
-// configuration files also secret-like names assigned a value. Findings
-// come in order and do not overlap.
+// ScanFile finds secrets in a document named name: Scan's rules, in
+// configuration files also secret-like names assigned a value, and the
+// rules for one kind of file (Kubernetes YAML, nuget.config) in files of
+// that kind. Findings come in order and do not overlap.
 func ScanFile(name, text string) []Finding { return rules().scan(name, text) }
 
 // scan is ScanFile with this rule set.
