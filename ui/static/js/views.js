@@ -403,7 +403,8 @@ const mining = {
         h('p', {}, 'Webhook endpoint: ', wh.enabled
           ? [h('code', { id: 'webhook-url' }, hook), ' ', h('button', { type: 'button', class: 'plain', onclick: (e) => copy(hook, e.target) }, 'Copy')]
           : h('span', { class: 'muted' }, 'off (set webhook.enable to receive deliveries)'))),
-      m.config_file ? h('p', { class: 'muted' }, 'Miners and triggers live in ' + m.config_file + '.') : null);
+      m.config_file ? h('p', { class: 'muted' }, 'Miners and triggers live in ' + m.config_file + '.')
+        : m.config_file_to_create ? h('p', { class: 'muted' }, 'No configuration file yet: the first miner or trigger saved (loci miner set, loci trigger set) creates ' + m.config_file_to_create + '.') : null);
   },
   frames(fs, r) {
     if (fs.some((f) => ['trigger', 'job', 'resync'].includes(f.kind))) throttle('mining', () => redraw('mining'), 500);
