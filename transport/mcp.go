@@ -197,7 +197,7 @@ type (
 	}
 	wakeUpArgs struct {
 		AgentIdentity string `json:"agent_identity" jsonschema:"who is waking up: the agent's name as it writes its diary (e.g. claude)"`
-		Wing          string `json:"wing,omitempty" jsonschema:"the wing of the agent's diary; with it the latest diary entry comes too"`
+		Wing          string `json:"wing,omitempty" jsonschema:"only this wing (name or id): its diary entry and checkpoints; absent: the agent's newest diary entry in any wing and its checkpoints in every wing"`
 		MaxItems      int    `json:"max_items,omitempty" jsonschema:"items at most (0 or absent: the default, 10)"`
 		MaxBytes      int    `json:"max_bytes,omitempty" jsonschema:"bytes of content at most, whole drawers (0 or absent: the default, 8192)"`
 	}
@@ -339,7 +339,7 @@ func (s *Server) mcpTools() []mcpTool {
 				}
 				return s.factHistory(ctx, g, in.RelationshipID, asOf, knownAt)
 			}),
-		tool("loci_wake_up", "Session-start context: the agent's latest diary entry and recent checkpoints.", readHints, reads,
+		tool("loci_wake_up", "Session-start context for this agent: its own latest diary entry and the recent checkpoints it signed (source.agent), then checkpoints nobody signed, marked unattributed; never another agent's.", readHints, reads,
 			map[string][]refine{"agent_identity": {notBlank}, "max_items": {byDefault(10), atLeast(0)}, "max_bytes": {byDefault(8192), atLeast(0)}},
 			func(ctx context.Context, _ *mcpCall, in wakeUpArgs) (any, error) {
 				if in.MaxItems < 0 {
