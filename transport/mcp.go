@@ -292,7 +292,7 @@ func (s *Server) mcpTools() []mcpTool {
 			func(ctx context.Context, call *mcpCall, _ noArgs) (any, error) {
 				return s.statusReport(ctx, call.mode), nil
 			}),
-		tool("loci_search", "Search memories (BM25, vectors or both); returns stored drawers verbatim with score and signals.", searchHints, reads, searchRefinements,
+		tool("loci_search", "Search memories (BM25, vectors or both); returns stored drawers verbatim, each with its wing and room names, score and signals.", searchHints, reads, searchRefinements,
 			func(ctx context.Context, _ *mcpCall, in searchArgs) (any, error) {
 				q, err := in.query()
 				if err != nil {

@@ -52,7 +52,7 @@ var settingDocs = map[string]string{
 	"mining.source_timeout_secs":             "Seconds a source may take to answer before the job fails.",
 	"mining.registries":                      "Source registries (source packages).",
 	"mining.secrets":                         "What mining does with a document holding a credential: redact (each replaced by a marker naming its kind), skip (not filed) or allow.",
-	"credentials.dir":                        "Directory of credential files: a file credential set through REST, MCP or the CLI must lie under it.",
+	"credentials.dir":                        "Directory of credential files: a file credential set through REST or the CLI must lie under it (\"\": none may be set that way).",
 	"credentials.backend":                    "Where credentials are kept: auto or file.",
 	"assets.dir":                             "Runtime assets root (overrides the built-in assets).",
 	"embedding.default":                      "The profile search, auto ranking and the embed job use when none is named (\"\": lexical search only).",
