@@ -42,7 +42,7 @@ var lociGenericRules = []secretRule{
 	// <value>", the word standing alone (not in a name, a path or an ARN).
 	// The value must look like a password (proseSecret).
 	{kind: "prose_password", lits: []string{"pass", "secret"}, check: proseSecret, group: 1, re: regexp.MustCompile(
-		`(?i)(?:^|[^\w:/.@${])(?:pass(?:word|phrase|wd|code)|secret)s?\b[^\n:=.;!?]{0,40}?(?:\b(?:is|was|are|were|becomes|remains)\b[ \t]*:?|:|=)[ \t]*["'\x60“‘]?([^\s"'\x60”’<>()\[\]{},;]{6,64}?)[.,;:!?)"'\x60”’]*(?:\s|$)`)},
+		`(?i)(?:^|[^\w:/.@${])(?:pass(?:word|phrase|wd|code)|secret)s?\b[^\n:=.;!?]{0,40}?(?:\b(?:is|was|are|were|becomes|remains)\b[ \t]*:?|:|=)[ \t]*["'\x60“‘]?([^\s"'\x60”’<>()\[\]{},;]{6,64}?[!#$%&*+=?@^~|]*)[.,;:!?)"'\x60”’]*(?:\s|$)`)},
 	// Anywhere: a secret-like name beside a quoted, high-entropy string.
 	{kind: "high_entropy", lits: []string{"password", "passwd", "secret", "token", "api", "access", "private", "client"}, entropy: 3.5, check: notWords, group: 1, re: regexp.MustCompile(
 		`(?i)(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret)[A-Za-z0-9_]*["']?\s*(?::=|=>|[:=])\s*["']([A-Za-z0-9+/=_\-.~]{16,})["']`)},

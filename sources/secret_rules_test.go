@@ -20,6 +20,11 @@ func TestScanFindsProsePasswords(t *testing.T) {
 		{"The door code / password is 20481632", "20481632"},
 		{"The secret is \"Zx9-Kw2-Pq7\" (rotated monthly)", "Zx9-Kw2-Pq7"},
 		{`cs := "Server=db;User Id=sa;Password=Hq7!xw2Lp;"`, "Hq7!xw2Lp"},
+		// A password ending in a symbol keeps it: no character of it
+		// stays beside the marker.
+		{"the admin password is: hunter2-Xq9!", "hunter2-Xq9!"},
+		{"The admin password is hunter2-Xq9!.", "hunter2-Xq9!"},
+		{"root password: S3cure#pass$ (do not share)", "S3cure#pass$"},
 	} {
 		for _, name := range []string{"notes.md", "main.go", "chat.txt"} {
 			f := ScanFile(name, c.text)
