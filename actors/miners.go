@@ -469,7 +469,7 @@ func (m *Miners) Request(ctx context.Context, name string, run MinerRun, join bo
 	}
 	switch in.State {
 	case MinerDisabled:
-		return nil, false, fault.Newf(fault.MinerDisabled, "enable it in the configuration file (enabled = true), then reload", "miner %q is disabled", name)
+		return nil, false, fault.Newf(fault.MinerDisabled, "enable it first: loci miner enable "+name+" (POST /api/miners/"+name+"/enable)", "miner %q is disabled", name)
 	case MinerUnavailable:
 		return nil, false, fault.Newf(fault.MinerNotRunnable, "correct the miner in the configuration file", "miner %q cannot run: %s", name, in.Reason)
 	}

@@ -219,6 +219,9 @@ type (
 	}
 	jobListArgs struct {
 		Status string `json:"status,omitempty" jsonschema:"only jobs in this status (default: every job)"`
+		// Automatic narrows to the daemon's own follow-up jobs or leaves
+		// them out.
+		Automatic *bool `json:"automatic,omitempty" jsonschema:"false: leave out the jobs the daemon queued on its own (embed after writes, extract after mining; requested_by daemon); true: only those; absent: every job"`
 	}
 )
 
@@ -436,7 +439,7 @@ func (s *Server) mcpTools() []mcpTool {
 			}),
 		tool("loci_job_list", "List jobs, newest first.", readHints, ungated, map[string][]refine{"status": {allowed(store.JobStatuses...)}},
 			func(ctx context.Context, _ *mcpCall, in jobListArgs) (any, error) {
-				jobs, err := s.Jobs.List(ctx, in.Status, "", 0)
+				jobs, err := s.Jobs.ListFiltered(ctx, actors.JobFilter{Status: in.Status, Automatic: in.Automatic})
 				if err != nil {
 					return nil, err
 				}
@@ -450,7 +453,7 @@ func (s *Server) mcpTools() []mcpTool {
 		job("loci_job_pause", "Pause a running job.", controlHints, (*actors.Jobs).Pause),
 		job("loci_job_resume", "Resume a paused job.", controlHints, (*actors.Jobs).Resume),
 		job("loci_job_cancel", "Cancel a job.", hints{false, true, true, false}, (*actors.Jobs).Cancel),
-		job("loci_job_retry", "Retry a failed or cancelled job from its checkpoint.", controlHints, (*actors.Jobs).Retry),
+		job("loci_job_retry", "Queue a failed job again, from its checkpoint (a cancelled or completed job cannot be retried).", controlHints, (*actors.Jobs).Retry),
 	}, s.kindTools()...)
 }
 

@@ -289,6 +289,8 @@ func TestMCPToolSchemasAgreeWithTheTools(t *testing.T) {
 		{"loci_diary_read", `{"agent_identity":"claude","wing":" "}`, false},
 		{"loci_job_list", `{"status":"completed"}`, true},
 		{"loci_job_list", `{"status":"done"}`, false},
+		{"loci_job_list", `{"automatic":false}`, true},
+		{"loci_job_list", `{"automatic":"no"}`, false},
 		{"loci_job_get", `{"id":"` + id + `"}`, true},
 		{"loci_job_get", `{}`, false},
 		{"loci_checkpoint", `{"payload":` + string(exampleText) + `}`, true},

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,6 +83,13 @@ func TestJobListHidesAutomaticJobs(t *testing.T) {
 	}
 	if r := d.do("GET", "/api/jobs?automatic=maybe", nil); r.status != 400 || !strings.Contains(r.raw, "automatic") {
 		t.Fatalf("automatic=maybe: %d %s", r.status, r.raw)
+	}
+	s := mcpSession(t, d)
+	if ans, isErr := callTool(t, s, "loci_job_list", map[string]any{"automatic": false}); isErr || strings.Contains(fmt.Sprint(ans), embedID) || !strings.Contains(fmt.Sprint(ans), "audit") {
+		t.Fatalf("loci_job_list automatic=false: %v", ans)
+	}
+	if ans, isErr := callTool(t, s, "loci_job_list", map[string]any{"automatic": true}); isErr || !strings.Contains(fmt.Sprint(ans), embedID) {
+		t.Fatalf("loci_job_list automatic=true: %v", ans)
 	}
 	out, _, code := d.cli("", "job", "list")
 	if code != 0 || strings.Contains(out, embedID) || !strings.Contains(out, "audit") || !strings.Contains(out, "automatic jobs hidden") {
