@@ -134,9 +134,17 @@ func (a *app) daemonCmd() *cobra.Command {
 	var rf listenerFlags
 	restart := &cobra.Command{
 		Use:   "restart",
-		Short: "Stop the daemon if it runs, then start it",
+		Short: "Stop the daemon if it runs, then start it (the dashboard stays on if it was)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			// The dashboard a running daemon serves stays on: a restart
+			// to pick up a change should not turn it off.
+			if cl, err := a.client(); err == nil && !rf.web {
+				var st api.Status
+				if _, err := cl.Do(c.Context(), http.MethodGet, "/api/status", nil, &st); err == nil && st.Dashboard != "" {
+					rf.web = true
+				}
+			}
 			if err := a.stop(c.Context()); err != nil {
 				return err
 			}

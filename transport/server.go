@@ -70,6 +70,10 @@ func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.recoverer, s.pathGuard, s.limits, s.hostGuard, s.auth, s.palaceGuard, s.mode)
 	r.NotFound(s.h(func(w http.ResponseWriter, r *http.Request) error {
+		if p := r.URL.Path; p == "/ui" || strings.HasPrefix(p, "/ui/") {
+			return fault.Newf(fault.ServerRouteNotFound, "the dashboard is off: start the daemon with --web (loci daemon restart --web, loci serve --web) or set web.enable = true in the configuration file",
+				"no route %s", p)
+		}
 		return fault.Newf(fault.ServerRouteNotFound, routesHelp, "no route %s", r.URL.Path)
 	}))
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {

@@ -149,6 +149,10 @@ func TestDaemonStartStop(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
+	// A plain restart keeps it on.
+	if out, _, code = runCLI(home, "", []string{"daemon", "restart"}, envs); code != 0 || !strings.Contains(out, "/ui/") {
+		t.Fatalf("restart of a daemon serving the dashboard: %d %s", code, out)
+	}
 	if out, _, code = runCLI(home, "", []string{"daemon", "stop"}, envs); code != 0 || !strings.Contains(out, "stopped") {
 		t.Fatalf("stop: %d %s", code, out)
 	}

@@ -43,7 +43,7 @@ func TestDashboardIsServedOnlyWhenEnabled(t *testing.T) {
 	if r := off.do("GET", "/ui/", nil); r.status != 401 {
 		t.Fatalf("dashboard off: /ui/ must be guarded: %d %s", r.status, r.raw)
 	}
-	if r := off.do("GET", "/ui/", nil, "Authorization", "Bearer "+secret); r.status != 404 || !strings.Contains(r.raw, "no route /ui/") {
+	if r := off.do("GET", "/ui/", nil, "Authorization", "Bearer "+secret); r.status != 404 || !strings.Contains(r.raw, "no route /ui/") || !strings.Contains(r.raw, "the dashboard is off") {
 		t.Fatalf("dashboard off, with the token: %d %s", r.status, r.raw)
 	}
 }
