@@ -120,7 +120,7 @@ func TestMCPSession(t *testing.T) {
 		"loci_checkpoint":   {"emergency", "payload"},
 		"loci_mine":         {"full", "locator", "options", "path", "source", "wing"},
 		"loci_repair":       {"based_on_job", "dry_run"},
-		"loci_job_list":     {"status"},
+		"loci_job_list":     {"automatic", "status"},
 		"loci_job_cancel":   {"id"},
 		"loci_status":       nil,
 	} {
