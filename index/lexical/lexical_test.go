@@ -276,3 +276,34 @@ func TestTokenCountMatchesTheAnalyzer(t *testing.T) {
 		}
 	}
 }
+
+// Tokens gives the index's own terms, each at the bytes of the word it
+// came from: "Deploying" is the term "deploy" the query "deploys" asks
+// for, and a stop word is not a token.
+func TestTokensAreTheIndexsTerms(t *testing.T) {
+	x, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	a := x.idx.Mapping().AnalyzerNamed(en.AnalyzerName)
+	text := "The Deploying of ünïcödé queues: it's John's job."
+	got := Tokens(text)
+	want := a.Analyze([]byte(text))
+	if len(got) != len(want) || len(got) == 0 {
+		t.Fatalf("%d tokens, the index has %d", len(got), len(want))
+	}
+	for i, tk := range got {
+		if tk.Term != string(want[i].Term) || tk.Position != want[i].Position {
+			t.Fatalf("token %d: %+v, the index has %q at %d", i, tk, want[i].Term, want[i].Position)
+		}
+	}
+	if got[0].Term != Tokens("deploys")[0].Term || text[got[0].Start:got[0].End] != "Deploying" {
+		t.Fatalf("first token %+v (%q)", got[0], text[got[0].Start:got[0].End])
+	}
+	for _, tk := range got {
+		if tk.Term == "the" || tk.Term == "of" {
+			t.Fatalf("stop word %q is a token", tk.Term)
+		}
+	}
+}
