@@ -231,7 +231,7 @@ func (ps *Passage) Window(limit int) (start, end int) {
 		return 0, 0
 	}
 	s, e := ps.span(limit)
-	return frame(c, s, e, limit)
+	return frame(c, s, min(e, len(c)), limit)
 }
 
 // span is the passage's span for a window of limit bytes.

@@ -76,3 +76,21 @@ func TestWindowOfASemanticHit(t *testing.T) {
 		t.Fatalf("no embedding: [%d, %d)", s, e)
 	}
 }
+
+// Any content, query and limit: the window lies in the content, is at
+// most the limit, and cuts no rune.
+func FuzzWindow(f *testing.F) {
+	f.Add("We keep the job queue in the palace itself.", "job queue", 10)
+	f.Add("Supercalifragilisticexpialidocious job", "supercalifragilisticexpialidocious", 5)
+	f.Add("東京 🙂 ünï\n\ncödé queue", "queue 東京", 3)
+	f.Fuzz(func(t *testing.T, content, query string, limit int) {
+		if !utf8.ValidString(content) || limit < 1 {
+			t.Skip()
+		}
+		p := newPassages(query, nil, nil, nil).of(context.Background(), "f", content)
+		s, e := p.Window(limit)
+		if s < 0 || e > len(content) || s > e || (limit < len(content) && e-s > limit) || !utf8.ValidString(content[s:e]) {
+			t.Fatalf("limit %d: [%d, %d) of %d bytes", limit, s, e, len(content))
+		}
+	})
+}

@@ -271,7 +271,8 @@ func (s *Server) mcpTools() []mcpTool {
 			}),
 		tool("loci_search", "Search memories (BM25, vectors or both). Each hit: id, wing, room, name or document and chunk, valid_from, score, content. "+
 			"The answer fits max_bytes (default 8192): a longer hit keeps a verbatim window around the passage that matched, "+
-			"marked truncated with full_bytes and window (byte offsets); loci_history with the hit's id gives the whole drawer.", searchHints, reads,
+			"marked truncated with full_bytes and window (byte offsets); loci_history with the hit's id gives the whole drawer. "+
+			"Hits that do not fit even clipped are left out and counted in omitted.", searchHints, reads,
 			map[string]any{"limit": actors.SearchLimit, "ranking": "auto", "max_bytes": MCPSearchBytes},
 			func(ctx context.Context, _ *mcpCall, in searchArgs) (any, error) {
 				return s.mcpSearch(ctx, in, false)
