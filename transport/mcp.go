@@ -541,7 +541,7 @@ func localHost(host string) bool {
 
 // toolResult renders a tool's answer, or its failure as {error, code,
 // help}, as compact JSON text (an agent reads every byte of it: pretty
-// printing cost a fifth of an answer).
+// printing was 28 to 31% of a status or a search answer's bytes).
 func toolResult(out any, err error) *mcp.CallToolResult {
 	if err != nil {
 		b, _ := compactJSON(fault.As(err).Body())

@@ -37,7 +37,7 @@ func callTool(t *testing.T, s *mcp.ClientSession, name string, args map[string]a
 	}
 	text := res.Content[0].(*mcp.TextContent).Text
 	// Every tool answers compact JSON (issue 36: an agent reads every
-	// byte; the spec's pretty printing cost a fifth of an answer).
+	// byte; the spec's pretty printing was about 30% of an answer).
 	if strings.Contains(text, "\n") {
 		t.Fatalf("%s: not compact JSON: %s", name, text)
 	}
