@@ -115,14 +115,10 @@ func (p *passages) of(ctx context.Context, id, content string) *Passage {
 	p.mu.Unlock()
 	p.once.Do(p.weigh)
 	ps := &Passage{content: content}
-	if len(p.weights) > 0 {
-		for _, t := range lexical.Tokens(content) {
-			if w, ok := p.weights[t.Term]; ok {
-				ps.matches = append(ps.matches, match{start: t.Start, end: t.End, pos: t.Position, weight: w, order: p.order[t.Term]})
-				if len(ps.matches) == maxMatches {
-					break
-				}
-			}
+	for _, t := range lexical.Matching(content, p.terms) {
+		ps.matches = append(ps.matches, match{start: t.Start, end: t.End, pos: t.Position, weight: p.weights[t.Term], order: p.order[t.Term]})
+		if len(ps.matches) == maxMatches {
+			break
 		}
 	}
 	if len(ps.matches) == 0 {
@@ -245,7 +241,11 @@ func (ps *Passage) span(limit int) (int, int) {
 		return s, e
 	}
 	bestI, bestJ, best := 0, 0, -1.0
-	seen := map[int]int{}
+	terms := 0
+	for _, x := range m {
+		terms = max(terms, x.order+1)
+	}
+	seen := make([]int, terms) // occurrences by query term
 	for i := range m {
 		clear(seen)
 		score := 0.0

@@ -94,3 +94,15 @@ func FuzzWindow(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPassages is the cost of finding the passages of ten hits of
+// about 5 KB of code each and one window in each.
+func BenchmarkPassages(b *testing.B) {
+	content := strings.Repeat("\t// Submit validates a submission through its kind and queues the job.\n\tjob, _, err := j.submit(ctx, s, false)\n", 45)
+	for b.Loop() {
+		p := newPassages("job queue", nil, nil, nil)
+		for i := range 10 {
+			p.of(context.Background(), string(rune('a'+i)), content).Window(600)
+		}
+	}
+}

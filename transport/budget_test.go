@@ -148,3 +148,14 @@ func TestClippedAnswersRender(t *testing.T) {
 	}
 	sameAnswer(t, "search brief", brief)
 }
+
+// BenchmarkBriefSearch is the cost of fitting and rendering ten long hits
+// into MCP's default budget (windows from the content's start).
+func BenchmarkBriefSearch(b *testing.B) {
+	res := budgetResult(10)
+	for b.Loop() {
+		if _, err := briefSearch(context.Background(), res, budget{answer: MCPSearchBytes}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -304,6 +305,39 @@ func TestTokensAreTheIndexsTerms(t *testing.T) {
 	for _, tk := range got {
 		if tk.Term == "the" || tk.Term == "of" {
 			t.Fatalf("stop word %q is a token", tk.Term)
+		}
+	}
+}
+
+// Matching finds exactly the tokens Tokens has for the terms asked, though
+// it stems only the words that could be theirs.
+func TestMatchingIsTokensOfTheTerms(t *testing.T) {
+	mt := markov.NewText()
+	r := rand.New(rand.NewPCG(3, 4))
+	texts := []string{"Sensibility, sensible relational relate happiness happy queues queuing jobs Job's it's"}
+	for range 300 {
+		texts = append(texts, mt.Sentence(r)+" "+mt.Sentence(r)+" "+mt.Sentence(r))
+	}
+	for _, text := range texts {
+		all := Tokens(text)
+		var terms []string
+		for i, tk := range all {
+			if i%3 == 0 {
+				terms = append(terms, tk.Term)
+			}
+		}
+		want := map[string]bool{}
+		for _, tm := range terms {
+			want[tm] = true
+		}
+		var exp []Token
+		for _, tk := range all {
+			if want[tk.Term] {
+				exp = append(exp, tk)
+			}
+		}
+		if got := Matching(text, terms); !reflect.DeepEqual(got, exp) {
+			t.Fatalf("%q, terms %v:\n got  %v\n want %v", text, terms, got, exp)
 		}
 	}
 }
