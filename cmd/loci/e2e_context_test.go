@@ -74,6 +74,7 @@ func TestSearchAnswersFitAnAgentsContext(t *testing.T) {
 		"how does the daemon recover its jobs after a crash": regexp.MustCompile(`(?i)\bdaemons?\b|\brecover|\bjobs?\b|\bcrash`),
 	} {
 		text := toolText(t, s, "loci_search", map[string]any{"query": query})
+		t.Logf("%q: %d bytes", query, len(text))
 		if len(text) > 8192 {
 			t.Errorf("%q: the default answer is %d bytes, over 8192", query, len(text))
 		}
@@ -242,7 +243,9 @@ func TestShortMemoriesCostLittleOverMCP(t *testing.T) {
 			t.Fatalf("hit: %+v", h)
 		}
 	}
-	if over := (len(text) - content) / len(out.Hits); over > 250 {
+	over := (len(text) - content) / len(out.Hits)
+	t.Logf("%d bytes for %d hits, %d bytes a hit besides the memory", len(text), len(out.Hits), over)
+	if over > 250 {
 		t.Fatalf("%d bytes a hit besides the memory (%d in all): %s", over, len(text), text)
 	}
 }
