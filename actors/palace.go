@@ -1,8 +1,10 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -28,6 +31,13 @@ type Palace struct {
 	// key (28 ms at 100,000 drawers) for each status a dashboard polls.
 	countsMu sync.Mutex
 	counted  *countsAt
+	// winged caches WingCounts the same way.
+	winged *wingsAt
+}
+
+type wingsAt struct {
+	seq   uint64
+	wings []api.WingCount
 }
 
 type countsAt struct {
@@ -581,6 +591,45 @@ func (p *Palace) Counts(ctx context.Context) (store.Counts, error) {
 		return err
 	})
 	return c, err
+}
+
+// WingCounts names every wing with its current drawers, most first (ties
+// by name), cached for the change-log sequence it was read at.
+func (p *Palace) WingCounts(ctx context.Context) ([]api.WingCount, error) {
+	var out []api.WingCount
+	err := p.view(ctx, func(r store.Reader) error {
+		seq, err := r.LastSeq()
+		if err != nil {
+			return err
+		}
+		p.countsMu.Lock()
+		defer p.countsMu.Unlock()
+		if p.winged != nil && p.winged.seq == seq {
+			out = p.winged.wings
+			return nil
+		}
+		wings, err := r.Wings()
+		if err != nil {
+			return err
+		}
+		out = make([]api.WingCount, 0, len(wings))
+		for i := range wings {
+			info, err := wingInfo(r, &wings[i], false)
+			if err != nil {
+				return err
+			}
+			out = append(out, api.WingCount{Name: info.Name, Drawers: info.DrawerCount})
+		}
+		slices.SortFunc(out, func(a, b api.WingCount) int {
+			if a.Drawers != b.Drawers {
+				return cmp.Compare(b.Drawers, a.Drawers)
+			}
+			return strings.Compare(a.Name, b.Name)
+		})
+		p.winged = &wingsAt{seq: seq, wings: out}
+		return nil
+	})
+	return out, err
 }
 
 // The bounds of a Filed count.

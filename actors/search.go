@@ -63,7 +63,13 @@ type Hit struct {
 	// WingName and RoomName name the drawer's wing and room as the search's
 	// own read of the store has them.
 	WingName, RoomName string
-	Score              float64
+	// Document and Chunk say where a mined drawer sits in its document:
+	// the document's path (its name at its source) and the chunk's
+	// number, from 1 (0: not a mined chunk). Only the first chunk of a
+	// document carries its name; every chunk has these.
+	Document string
+	Chunk    int
+	Score    float64
 	// Signals say which legs found it (nil: none to say).
 	Signals *api.HitSignals
 	// Via names the entities an expanded hit was reached through.
@@ -75,6 +81,18 @@ type SearchResult struct {
 	Query   string
 	Ranking string
 	Hits    []Hit
+	// passages finds where each hit matched (nil: windows start at the
+	// content's start).
+	passages *passages
+}
+
+// Passage is where hit h of this result matched its query, to clip its
+// content around.
+func (r *SearchResult) Passage(ctx context.Context, h *Hit) *Passage {
+	if r.passages == nil {
+		return &Passage{content: h.Content}
+	}
+	return r.passages.of(ctx, h.ID, h.Content)
 }
 
 // Search is the search service over the palace's indexes.
@@ -242,12 +260,43 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 				return err
 			}
 		}
+		locateHits(out.Hits)
 		return s.nameHits(r, out.Hits)
 	})
 	if err != nil {
 		return nil, err
 	}
+	out.passages = newPassages(q.Text, s.Indexer.Lex.DocFreqs, s.sentenceEmbedder(profile), qvec)
 	return out, nil
+}
+
+// sentenceEmbedder embeds a clipped semantic hit's sentences to find the
+// one closest to the query: only with a provider in the daemon itself
+// (the built-in static one, or hash), never one that costs a call to a
+// model server per search (nil then).
+func (s *Search) sentenceEmbedder(profile string) func(context.Context, []string) ([][]float32, error) {
+	if s.Vectors == nil || profile == "" {
+		return nil
+	}
+	p, err := s.Vectors.Profile(profile)
+	if err != nil || p == nil {
+		return nil
+	}
+	switch p.Provider.(type) {
+	case *embed.Static, embed.Hash:
+		return p.EmbedChecked
+	}
+	return nil
+}
+
+// locateHits reads where each mined hit sits in its document from its
+// source's origin (the miner records the document's path and the chunk's
+// index there, for every chunk).
+func locateHits(hits []Hit) {
+	for i := range hits {
+		h := &hits[i]
+		h.Document, h.Chunk = store.ChunkPlace(h.Source)
+	}
 }
 
 // searchScope resolves a query's wing and room to their ids ("" when not

@@ -196,6 +196,21 @@ type Status struct {
 	// Indexes is how far the derived indexes have followed the store; nil
 	// when it could not be read.
 	Indexes *Indexes `json:"indexes"`
+	// Wings names the palace's wings with their current drawers, most
+	// first (at most MaxStatusWings; WingsOmitted counts the rest). Only
+	// loci_status sends them: an agent has no other way to learn the
+	// names it can scope a search to (REST has GET /api/wings).
+	Wings        []WingCount `json:"wings,omitempty"`
+	WingsOmitted int         `json:"wings_omitted,omitempty"`
+}
+
+// MaxStatusWings bounds the wings loci_status names.
+const MaxStatusWings = 100
+
+// WingCount is a wing's name and its current drawers.
+type WingCount struct {
+	Name    string `json:"name"`
+	Drawers int    `json:"drawers"`
 }
 
 // Datastore is the store the daemon uses and whether it answers.
@@ -339,13 +354,59 @@ type WakeUpItem struct {
 // it.
 type Hit struct {
 	Drawer
-	Wing    string      `json:"wing"`
-	Room    string      `json:"room"`
-	Score   float64     `json:"score"`
-	Signals *HitSignals `json:"signals,omitempty"`
+	Wing string `json:"wing"`
+	Room string `json:"room"`
+	// Document and Chunk say where a mined drawer sits: its document's
+	// path and the chunk's number from 1 (only the first chunk carries
+	// the document's name). Absent on drawers that were not mined.
+	Document string      `json:"document,omitempty"`
+	Chunk    int         `json:"chunk,omitempty"`
+	Score    float64     `json:"score"`
+	Signals  *HitSignals `json:"signals,omitempty"`
 	// Via names the entities an expanded hit was reached through (only on
 	// expanded hits).
 	Via []string `json:"via,omitempty"`
+	Clip
+}
+
+// Clip marks a hit whose content was clipped to a byte budget: Content
+// is then the verbatim window [Window[0], Window[1]) (byte offsets) of
+// the drawer's FullBytes bytes, around the passage that matched. The
+// whole drawer is one request away (GET /api/drawers/{id}/history,
+// loci_history). Absent on a hit sent whole.
+type Clip struct {
+	Truncated bool    `json:"truncated,omitempty"`
+	FullBytes int     `json:"full_bytes,omitempty"`
+	Window    *[2]int `json:"window,omitempty"`
+}
+
+// BriefHit is a search hit as MCP sends it by default: where it lives in
+// words, one timestamp (valid_from, and valid_to once it ended), the
+// score and the content (clipped to the answer's budget); everything
+// else is one call away (loci_history with its id).
+type BriefHit struct {
+	ID        string   `json:"id"`
+	Wing      string   `json:"wing"`
+	Room      string   `json:"room"`
+	Name      string   `json:"name,omitempty"`
+	Document  string   `json:"document,omitempty"`
+	Chunk     int      `json:"chunk,omitempty"`
+	ValidFrom string   `json:"valid_from"`
+	ValidTo   string   `json:"valid_to,omitempty"`
+	Score     float64  `json:"score"`
+	Tags      []string `json:"tags,omitempty"`
+	Via       []string `json:"via,omitempty"`
+	Content   string   `json:"content"`
+	Clip
+}
+
+// BriefResult is a search answer as MCP sends it by default.
+type BriefResult struct {
+	Ranking string     `json:"ranking"`
+	Hits    []BriefHit `json:"hits"`
+	// Omitted counts the hits left out because even clipped they did not
+	// fit the answer's budget (the lowest ranked).
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // HitSignals say which legs found a hit, and where it ranked in each.
@@ -392,6 +453,9 @@ type SearchResult struct {
 	Query   string `json:"query"`
 	Ranking string `json:"ranking"`
 	Hits    []Hit  `json:"hits"`
+	// Omitted counts the hits left out because even clipped they did not
+	// fit max_bytes (the lowest ranked).
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // Config is GET /api/config: the effective configuration, without any

@@ -63,6 +63,11 @@ type SearchRequest struct {
 	Expand         bool          `json:"expand,omitempty"`
 	// KnownAt (RFC 3339 or a date) answers as loci would have then.
 	KnownAt string `json:"known_at,omitempty"`
+	// MaxBytes bounds the whole answer, MaxHitBytes one hit's content
+	// (0: no bound): a hit past them is clipped around the passage that
+	// matched.
+	MaxBytes    int `json:"max_bytes,omitempty"`
+	MaxHitBytes int `json:"max_hit_bytes,omitempty"`
 }
 
 // SearchFilter narrows a search. Temporal is "current", "all",

@@ -424,25 +424,52 @@ func (a *app) wakeUpCmd() *cobra.Command {
 	return cmd
 }
 
-// hitTitle is a hit's title line: where it lives (wing/room/name, or
-// wing/room and its source file when it has no name), the day it is valid
-// from and its id.
+// cliExcerpt is the bytes of a hit's content the CLI shows by default:
+// the daemon's window around the passage that matched.
+const cliExcerpt = 280
+
+// hitTitle is a hit's title line: where it lives in words (its address
+// wing/room/name, or wing/room and its document's path and chunk number,
+// or its source file), the day it is valid from and its score.
 func hitTitle(h *api.Hit) string {
 	place := h.Wing + "/" + h.Room
 	switch {
 	case h.Name != "":
 		place += "/" + h.Name
+	case h.Document != "":
+		place += fmt.Sprintf("  %s #%d", h.Document, h.Chunk)
 	case h.Source.URI != "":
 		place += "  " + h.Source.URI
 	}
-	return place + "  " + h.ValidFrom.Local().Format("2006-01-02") + "  " + h.ID
+	return fmt.Sprintf("%s  %s  score %.3g", place, h.ValidFrom.Local().Format("2006-01-02"), h.Score)
+}
+
+// excerpt shows a hit's content window as an indented block without
+// blank lines, with an ellipsis where the drawer goes on.
+func excerpt(h *api.Hit) string {
+	var lines []string
+	for _, l := range strings.Split(h.Content, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, "   "+l)
+		}
+	}
+	if len(lines) == 0 {
+		return "   (blank)"
+	}
+	if h.Window != nil && h.Window[0] > 0 {
+		lines[0] = "   …" + lines[0][3:]
+	}
+	if h.Window != nil && h.Window[1] < h.FullBytes {
+		lines[len(lines)-1] += "…"
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (a *app) searchCmd(recall bool) *cobra.Command {
 	var wing, room, ranking, kind, asOf, from, until, profile string
 	var tags []string
-	var limit int
-	var historical, expand bool
+	var limit, maxBytes, maxHitBytes int
+	var historical, expand, full bool
 	use, short, path := "search TEXT...", "Search drawers (lexical, semantic or hybrid; filters apply before ranking)", "/api/search"
 	if recall {
 		use, short, path = "recall TEXT...", "Recall across a wing or the whole palace (like search, room ignored)", "/api/recall"
@@ -472,14 +499,25 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 				filter.Temporal = json.RawMessage(`"all"`)
 			}
 			body := api.SearchRequest{Text: strings.Join(args, " "), Ranking: ranking, Limit: limit, Filter: filter,
-				Expand: expand, Profile: profile}
+				Expand: expand, Profile: profile, MaxBytes: maxBytes, MaxHitBytes: maxHitBytes}
+			brief := !full && !a.jsonOut
+			if brief && maxHitBytes == 0 {
+				body.MaxHitBytes = cliExcerpt
+			}
 			return show(a, c.Context(), http.MethodPost, path, body, func(out *api.SearchResult) {
 				if len(out.Hits) == 0 {
 					a.printf("nothing found\n")
 				}
 				for i := range out.Hits {
 					h := &out.Hits[i]
-					a.printf("%d. %s  (score %.3f)\n%s\n\n", i+1, hitTitle(h), h.Score, h.Content)
+					if brief {
+						a.printf("%d. %s\n%s\n   drawer %s\n\n", i+1, hitTitle(h), excerpt(h), h.ID)
+					} else {
+						a.printf("%d. %s  %s\n%s\n\n", i+1, hitTitle(h), h.ID, h.Content)
+					}
+				}
+				if out.Omitted > 0 {
+					a.printf("%d more hits did not fit --max-bytes\n", out.Omitted)
 				}
 			})
 		},
@@ -499,5 +537,8 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 	f.BoolVar(&historical, "all", false, "current and superseded drawers, no time filter")
 	f.StringVar(&profile, "profile", "", "embedding profile")
 	f.BoolVar(&expand, "expand", false, "append drawers related through the knowledge graph")
+	f.BoolVar(&full, "full", false, "print whole drawers (by default each hit shows an excerpt around what matched)")
+	f.IntVar(&maxBytes, "max-bytes", 0, "the whole answer in at most this many bytes, hits clipped around what matched (512 or more)")
+	f.IntVar(&maxHitBytes, "max-hit-bytes", 0, fmt.Sprintf("each hit's content in at most this many bytes (64 or more; the excerpt: %d)", cliExcerpt))
 	return cmd
 }

@@ -182,6 +182,8 @@ type (
 		IncludeHistorical bool     `json:"include_historical,omitempty" jsonschema:"also superseded and expired drawers (default false: only current ones); not with as_of or from/until"`
 		Expand            bool     `json:"expand,omitempty" jsonschema:"after the direct hits, add drawers that mention the same entities or ones a fact away in the knowledge graph (each with via: the entities)"`
 		KnownAt           string   `json:"known_at,omitempty" jsonschema:"answer as loci would have at this instant (record time), RFC 3339 or a date"`
+		MaxBytes          int      `json:"max_bytes,omitempty" jsonschema:"bytes of the whole answer at most, 512 to 16777216 (0: the default, 8192)"`
+		MaxHitBytes       int      `json:"max_hit_bytes,omitempty" jsonschema:"bytes of one hit's content at most, 64 or more (0: no bound but max_bytes)"`
 	}
 	searchArgs struct {
 		recallArgs
@@ -266,6 +268,35 @@ var searchRefinements = map[string][]refine{
 	"ranking":     {byDefault(actors.RankAuto), allowed(actors.RankAuto, actors.RankLexical, actors.RankSemantic, actors.RankHybrid)},
 	"source_kind": {allowed(store.SourceKinds...)},
 	"as_of":       {instant}, "from": {instant}, "until": {instant}, "known_at": {instant},
+	"max_bytes": {byDefault(MCPSearchBytes), atLeast(0)}, "max_hit_bytes": {atLeast(0)},
+}
+
+// mcpSearch runs loci_search or loci_recall: brief hits, compact, within
+// the budget (max_bytes 8192 unless given).
+func (s *Server) mcpSearch(ctx context.Context, in searchArgs, recall bool) (any, error) {
+	q, err := in.query()
+	if err != nil {
+		return nil, err
+	}
+	if in.MaxBytes < 0 {
+		return nil, fault.Invalid("max_bytes", "must be 0 or more (0 means the default, 8192)")
+	}
+	if in.MaxBytes == 0 {
+		in.MaxBytes = MCPSearchBytes
+	}
+	b, err := searchBudget(in.MaxBytes, in.MaxHitBytes, "the default, 8192")
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Search.Search(ctx, q, recall)
+	if err != nil {
+		return nil, err
+	}
+	out, err := briefSearch(ctx, res, b)
+	if err != nil {
+		return nil, fault.Wrap(fault.SerializationFailed, err, "cannot encode the answer", "report it")
+	}
+	return json.RawMessage(out), nil
 }
 
 // mcpTools is the tool list, in the spec's order.
@@ -291,27 +322,28 @@ func (s *Server) mcpTools() []mcpTool {
 				s.mcpModes.Store(call.session, m)
 				return api.ModeSet{Mode: string(m)}, nil
 			}),
-		tool("loci_status", "Daemon status: version, uptime, pid, address, palace, datastore and migration state, counts, this session's mode.", readHints, ungated, nil,
+		tool("loci_status", "Daemon status: version, uptime, pid, address, palace, datastore and migration state, counts, this session's mode, "+
+			"and the wings by name with their drawers (the names a search's wing takes).", readHints, ungated, nil,
 			func(ctx context.Context, call *mcpCall, _ noArgs) (any, error) {
-				return s.statusReport(ctx, call.mode), nil
+				st := s.statusReport(ctx, call.mode)
+				if wings, err := s.Palace.WingCounts(ctx); err == nil {
+					st.Wings = wings
+					if len(wings) > api.MaxStatusWings {
+						st.Wings, st.WingsOmitted = wings[:api.MaxStatusWings], len(wings)-api.MaxStatusWings
+					}
+				}
+				return st, nil
 			}),
-		tool("loci_search", "Search memories (BM25, vectors or both); returns stored drawers verbatim, each with its wing and room names, score and signals.", searchHints, reads, searchRefinements,
+		tool("loci_search", "Search memories (BM25, vectors or both). Each hit: id, wing, room, name or document and chunk, valid_from, score, content. "+
+			"The answer fits max_bytes (default 8192): a longer hit keeps a verbatim window around the passage that matched, "+
+			"marked truncated with full_bytes and window (byte offsets); loci_history with the hit's id gives the whole drawer. "+
+			"Hits that do not fit even clipped are left out and counted in omitted.", searchHints, reads, searchRefinements,
 			func(ctx context.Context, _ *mcpCall, in searchArgs) (any, error) {
-				q, err := in.query()
-				if err != nil {
-					return nil, err
-				}
-				res, err := s.Search.Search(ctx, q, false)
-				return apiSearch(res), err
+				return s.mcpSearch(ctx, in, false)
 			}),
-		tool("loci_recall", "Verbatim recall: search across a wing's rooms.", searchHints, reads, searchRefinements,
+		tool("loci_recall", "Verbatim recall: search every room (of wing, when given); hits and max_bytes as loci_search.", searchHints, reads, searchRefinements,
 			func(ctx context.Context, _ *mcpCall, in recallArgs) (any, error) {
-				q, err := searchArgs{recallArgs: in}.query()
-				if err != nil {
-					return nil, err
-				}
-				res, err := s.Search.Search(ctx, q, true)
-				return apiSearch(res), err
+				return s.mcpSearch(ctx, searchArgs{recallArgs: in}, true)
 			}),
 		tool("loci_history", "A drawer's whole supersession chain, oldest first.", readHints, reads, nil,
 			func(ctx context.Context, _ *mcpCall, in historyArgs) (any, error) {
@@ -504,7 +536,7 @@ func mcpInstructions(tools []mcpTool) string {
 	b.WriteString("loci is a local memory for agents: a palace of wings, rooms and drawers of verbatim text, " +
 		"searchable by words and meaning, with jobs that file memories in the background. " +
 		"Search before you answer from memory; write a diary entry or a checkpoint when you learn something worth keeping. " +
-		"Every tool answers pretty-printed JSON; a failure is {error, code, help}.\n\nTools:\n")
+		"Every tool answers compact JSON; a failure is {error, code, help}.\n\nTools:\n")
 	for _, t := range tools {
 		fmt.Fprintf(&b, "- %s: %s\n", t.name, t.desc)
 	}
@@ -583,15 +615,16 @@ func localHost(host string) bool {
 }
 
 // toolResult renders a tool's answer, or its failure as {error, code,
-// help}, as pretty-printed JSON text.
+// help}, as compact JSON text (an agent reads every byte of it: pretty
+// printing was 28 to 31% of a status or a search answer's bytes).
 func toolResult(out any, err error) *mcp.CallToolResult {
 	if err != nil {
-		b, _ := json.MarshalIndent(fault.As(err).Body(), "", "  ")
+		b, _ := compactJSON(fault.As(err).Body())
 		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 		res.SetError(err)
 		return res
 	}
-	b, merr := json.MarshalIndent(out, "", "  ")
+	b, merr := compactJSON(out)
 	if merr != nil {
 		return toolResult(nil, fault.Wrap(fault.SerializationFailed, merr, "cannot encode the answer", "report it"))
 	}

@@ -142,7 +142,8 @@ func apiSearch(res *actors.SearchResult) *api.SearchResult {
 	out := &api.SearchResult{Query: res.Query, Ranking: res.Ranking, Hits: make([]api.Hit, len(res.Hits))}
 	for i := range res.Hits {
 		h := &res.Hits[i]
-		out.Hits[i] = api.Hit{Drawer: apiDrawer(&h.Drawer), Wing: h.WingName, Room: h.RoomName, Score: h.Score, Signals: h.Signals, Via: h.Via}
+		out.Hits[i] = api.Hit{Drawer: apiDrawer(&h.Drawer), Wing: h.WingName, Room: h.RoomName, Document: h.Document, Chunk: h.Chunk,
+			Score: h.Score, Signals: h.Signals, Via: h.Via}
 	}
 	return out
 }

@@ -96,7 +96,11 @@ func (s *Server) searchPost(recall bool) handler {
 				return err
 			}
 		}
-		return s.runSearch(w, r, q, recall)
+		bud, err := searchBudget(b.MaxBytes, b.MaxHitBytes, "no bound")
+		if err != nil {
+			return err
+		}
+		return s.runSearch(w, r, q, recall, bud)
 	}
 }
 
@@ -111,12 +115,32 @@ func (s *Server) searchGet(recall bool) handler {
 			}
 			q.Text = t
 		}
-		if l := v.Get("limit"); l != "" {
+		whole := func(name string) (int, error) {
+			l := v.Get(name)
+			if l == "" {
+				return 0, nil
+			}
 			n, err := strconv.Atoi(l)
 			if err != nil {
-				return fault.Invalid("limit", strconv.Quote(l)+" is not a whole number")
+				return 0, fault.Invalid(name, strconv.Quote(l)+" is not a whole number")
 			}
-			q.Limit = n
+			return n, nil
+		}
+		var err error
+		if q.Limit, err = whole("limit"); err != nil {
+			return err
+		}
+		maxBytes, err := whole("max_bytes")
+		if err != nil {
+			return err
+		}
+		maxHitBytes, err := whole("max_hit_bytes")
+		if err != nil {
+			return err
+		}
+		bud, err := searchBudget(maxBytes, maxHitBytes, "no bound")
+		if err != nil {
+			return err
 		}
 		if t := v.Get("tags"); t != "" {
 			for _, tag := range strings.Split(t, ",") {
@@ -132,7 +156,6 @@ func (s *Server) searchGet(recall bool) handler {
 			t, err := ParseInstant(name, v.Get(name))
 			return &t, err
 		}
-		var err error
 		if q.AsOf, err = instant("as_of"); err != nil {
 			return err
 		}
@@ -151,16 +174,24 @@ func (s *Server) searchGet(recall bool) handler {
 		if q.KnownAt, err = instant("known_at"); err != nil {
 			return err
 		}
-		return s.runSearch(w, r, q, recall)
+		return s.runSearch(w, r, q, recall, bud)
 	}
 }
 
-func (s *Server) runSearch(w http.ResponseWriter, r *http.Request, q actors.SearchQuery, recall bool) error {
+// runSearch answers a search: verbatim, or fitted to the budget asked.
+func (s *Server) runSearch(w http.ResponseWriter, r *http.Request, q actors.SearchQuery, recall bool, b budget) error {
 	res, err := s.Search.Search(r.Context(), q, recall)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, apiSearch(res))
+	out, err := restSearch(r.Context(), res, b)
+	if err != nil {
+		return fault.Wrap(fault.SerializationFailed, err, "cannot encode the answer", "report it")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, err = w.Write(out)
+	return err
 }
 
 func (s *Server) putEmbedding(w http.ResponseWriter, r *http.Request) error {

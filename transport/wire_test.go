@@ -38,7 +38,8 @@ func TestClientTypesReadEveryAnswer(t *testing.T) {
 		"mention linked": func() any { return new(api.MentionLinked) }, "fact list": func() any { return new(api.FactList) },
 		"fact history": func() any { return new(api.FactHistory) }, "graph": func() any { return new(api.Graph) },
 		"trigger": func() any { return new(api.Trigger) }, "trigger fired": func() any { return new(api.TriggerFired) },
-		"filed": func() any { return new(api.Filed) },
+		"filed":          func() any { return new(api.Filed) },
+		"search clipped": func() any { return new(api.SearchResult) }, "search brief": func() any { return new(api.BriefResult) },
 	}
 	b, err := os.ReadFile(goldenFile)
 	if err != nil {

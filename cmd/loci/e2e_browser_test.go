@@ -187,6 +187,12 @@ func TestDashboardInABrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A document longer than a drawer: its second chunk has no name.
+	long := "# Long\n\n" + strings.Repeat("A paragraph of filler that says nothing about the sea or its ships at all.\n\n", 90) +
+		"The lighthouse keeper logs every passing ship.\n"
+	if err := os.WriteFile(filepath.Join(dir, "long.md"), []byte(long), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	run("the jobs page", chromedp.Navigate(base+"#/jobs"), waitText(`document.querySelector('main h1')?.textContent === 'Jobs'`))
 	m := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "path": dir}, auth...)
 	if m.status != 202 {
@@ -231,14 +237,16 @@ func TestDashboardInABrowser(t *testing.T) {
 	run("resume", chromedp.Click(row+` button`, chromedp.ByQuery),
 		waitText(fmt.Sprintf(`!!document.querySelector('%s[data-status="completed"]')`, row)))
 
-	// Mined files are titled by their wing, room and name; an unnamed
-	// drawer by its source file.
+	// Mined files are titled by their wing, room and name, a later chunk
+	// of a long file by its path and number; an unnamed drawer by its
+	// source file.
 	wing := filepath.Base(dir)
 	if r := d.do("POST", "/api/wings/work/rooms/sources/drawers", map[string]any{"content": "The harbour master's log of town 9.",
 		"source": map[string]any{"kind": "file", "uri": "/srv/logs/harbour.txt"}}, auth...); r.status != 201 {
 		t.Fatalf("file: %s", r.raw)
 	}
-	for _, c := range []struct{ q, title string }{{"harbour town 1 dawn", wing + " / files / doc1.md"}, {"harbour master log", "work / sources / /srv/logs/harbour.txt"}} {
+	for _, c := range []struct{ q, title string }{{"harbour town 1 dawn", wing + " / files / doc1.md"},
+		{"lighthouse keeper ship", wing + " / files / long.md #2"}, {"harbour master log", "work / sources / /srv/logs/harbour.txt"}} {
 		found := get[[]any](d.do("GET", "/api/search?ranking=lexical&q="+strings.ReplaceAll(c.q, " ", "+"), nil, auth...).body, "hits")
 		if len(found) == 0 {
 			t.Fatalf("%s: nothing found", c.q)

@@ -144,7 +144,8 @@ func TestSearchOverRESTAndCLI(t *testing.T) {
 		t.Errorf("disabled mode: %d %s", r.status, r.raw)
 	}
 
-	// CLI: the hit's address first, then the day it is valid from.
+	// CLI: one block a hit: the hit's address first, then the day it is
+	// valid from and its score; an excerpt; the drawer's id.
 	rb := d.do("GET", "/api/search?q=rollback+engineer", nil)
 	rollback := get[[]any](rb.body, "hits")[0].(map[string]any)
 	from, err := time.Parse(time.RFC3339Nano, get[string](rollback, "valid_from"))
@@ -152,7 +153,8 @@ func TestSearchOverRESTAndCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := d.cli("", "search", "rollback", "engineer")
-	if want := "1. projects/ops/rollback  " + from.Local().Format("2006-01-02") + "  " + get[string](rollback, "id") + "  (score "; code != 0 || !strings.HasPrefix(out, want) {
+	if want := "1. projects/ops/rollback  " + from.Local().Format("2006-01-02") + "  score "; code != 0 || !strings.HasPrefix(out, want) ||
+		!strings.Contains(out, "\n   Rollbacks need the on-call engineer.\n   drawer "+get[string](rollback, "id")+"\n") {
 		t.Fatalf("loci search (the hit's address first): %d\n%s\nwant it to start %q\n%s", code, out, want, errOut)
 	}
 	out, _, code = d.cli("", "--json", "recall", "--wing", "people", "deploy")

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -273,6 +274,70 @@ func TestTokenCountMatchesTheAnalyzer(t *testing.T) {
 	for _, s := range texts {
 		if got, want := x.tokenCount(s), uint64(len(a.Analyze([]byte(s)))); got != want {
 			t.Fatalf("%q: %d tokens counted, the analyzer has %d", s, got, want)
+		}
+	}
+}
+
+// Tokens gives the index's own terms, each at the bytes of the word it
+// came from: "Deploying" is the term "deploy" the query "deploys" asks
+// for, and a stop word is not a token.
+func TestTokensAreTheIndexsTerms(t *testing.T) {
+	x, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	a := x.idx.Mapping().AnalyzerNamed(en.AnalyzerName)
+	text := "The Deploying of ünïcödé queues: it's John's job."
+	got := Tokens(text)
+	want := a.Analyze([]byte(text))
+	if len(got) != len(want) || len(got) == 0 {
+		t.Fatalf("%d tokens, the index has %d", len(got), len(want))
+	}
+	for i, tk := range got {
+		if tk.Term != string(want[i].Term) || tk.Position != want[i].Position {
+			t.Fatalf("token %d: %+v, the index has %q at %d", i, tk, want[i].Term, want[i].Position)
+		}
+	}
+	if got[0].Term != Tokens("deploys")[0].Term || text[got[0].Start:got[0].End] != "Deploying" {
+		t.Fatalf("first token %+v (%q)", got[0], text[got[0].Start:got[0].End])
+	}
+	for _, tk := range got {
+		if tk.Term == "the" || tk.Term == "of" {
+			t.Fatalf("stop word %q is a token", tk.Term)
+		}
+	}
+}
+
+// Matching finds exactly the tokens Tokens has for the terms asked, though
+// it stems only the words that could be theirs.
+func TestMatchingIsTokensOfTheTerms(t *testing.T) {
+	mt := markov.NewText()
+	r := rand.New(rand.NewPCG(3, 4))
+	texts := []string{"Sensibility, sensible relational relate happiness happy queues queuing jobs Job's it's"}
+	for range 300 {
+		texts = append(texts, mt.Sentence(r)+" "+mt.Sentence(r)+" "+mt.Sentence(r))
+	}
+	for _, text := range texts {
+		all := Tokens(text)
+		var terms []string
+		for i, tk := range all {
+			if i%3 == 0 {
+				terms = append(terms, tk.Term)
+			}
+		}
+		want := map[string]bool{}
+		for _, tm := range terms {
+			want[tm] = true
+		}
+		var exp []Token
+		for _, tk := range all {
+			if want[tk.Term] {
+				exp = append(exp, tk)
+			}
+		}
+		if got := Matching(text, terms); !reflect.DeepEqual(got, exp) {
+			t.Fatalf("%q, terms %v:\n got  %v\n want %v", text, terms, got, exp)
 		}
 	}
 }

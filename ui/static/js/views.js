@@ -230,10 +230,11 @@ function hit(x) {
   if (s.semantic) legs.push(`semantic #${s.semantic.rank} (similarity ${s.semantic.similarity.toFixed(2)})`);
   if (s.context) legs.push(`context from ${s.context.neighbour.slice(-8)} (+${s.context.added.toFixed(2)})`);
   if (s.graph) legs.push(`graph: ${s.graph.hops} hops, ${s.graph.entities} entities` + (x.via ? ' via ' + x.via.join(', ') : ''));
-  // The title line: where the hit lives (wing / room / name, or its source
-  // file when it has no name) and the day it is valid from (to, when it no
-  // longer is).
-  const where = [x.wing, x.room, x.name || (x.source && x.source.uri)].filter(Boolean).join(' / ') || x.id.slice(-8);
+  // The title line: where the hit lives (wing / room / name; a later
+  // chunk of a mined document by its path and number; else its source
+  // file) and the day it is valid from (to, when it no longer is).
+  const place = x.name || (x.document ? `${x.document} #${x.chunk}` : x.source && x.source.uri);
+  const where = [x.wing, x.room, place].filter(Boolean).join(' / ') || x.id.slice(-8);
   return h('div', { class: 'hit' },
     h('div', { class: 'hit-title' }, h('a', { href: '#/drawer/' + esc(x.id) }, h('b', {}, where)), ' · ', day(x.valid_from),
       x.valid_to ? [' → ', day(x.valid_to)] : null),
