@@ -166,6 +166,10 @@ func TestDashboardInABrowser(t *testing.T) {
 		waitText(`document.querySelector('#results > p.muted')?.textContent === '1 hit, ranking hybrid (auto chose it)'`),
 		chromedp.Click(`#results .hit a`, chromedp.ByQuery),
 		waitText(`document.getElementById('drawer-content')?.textContent === 'The kettle in the kitchen is broken again.' && document.querySelector('.crumbs')?.textContent === 'Palace › work › notes'`))
+	// A link's own limit and expand=1 show in the form, so searching again
+	// from it asks the same.
+	run("search form from a link", chromedp.Navigate(base+"#/search?q=kettle&expand=1&limit=3"),
+		waitText(`document.getElementById('s-expand')?.checked === true && document.getElementById('s-limit')?.value === '3'`))
 
 	// Supersede it from its page and see the history.
 	list := d.do("GET", "/api/wings/work/rooms/notes/drawers", nil, auth...)

@@ -196,9 +196,14 @@ const search = {
     };
     const ranking = h('select', { id: 's-ranking' }, ['auto', 'lexical', 'semantic', 'hybrid'].map((m) => h('option', { value: m, selected: p.get('ranking') === m }, m)));
     const kind = h('select', { id: 's-kind' }, ['', 'file', 'manual', 'transcript', 'note', 'other'].map((m) => h('option', { value: m, selected: p.get('source_kind') === m }, m || 'any')));
-    const limit = h('select', { id: 's-limit' }, ['10', '20', '50', '100'].map((n) => h('option', { value: n, selected: (p.get('limit') || '10') === n }, n)));
-    const hist = h('input', { type: 'checkbox', id: 's-hist', checked: p.get('include_historical') === 'true' });
-    const expand = h('input', { type: 'checkbox', id: 's-expand', checked: p.get('expand') === 'true' });
+    // The form shows what the URL asks (a link may carry any limit, and
+    // 1 for true), so searching again from it asks the same.
+    const on = (v) => v === 'true' || v === '1';
+    const askedLimit = p.get('limit') || '10';
+    const limits = ['10', '20', '50', '100'].includes(askedLimit) ? ['10', '20', '50', '100'] : [askedLimit, '10', '20', '50', '100'];
+    const limit = h('select', { id: 's-limit' }, limits.map((n) => h('option', { value: n, selected: askedLimit === n }, n)));
+    const hist = h('input', { type: 'checkbox', id: 's-hist', checked: on(p.get('include_historical')) });
+    const expand = h('input', { type: 'checkbox', id: 's-expand', checked: on(p.get('expand')) });
     const results = h('div', { id: 'results' });
     const form = h('form', { class: 'card', role: 'search', onsubmit: (e) => {
       e.preventDefault();
@@ -229,7 +234,12 @@ function hit(x) {
   if (s.lexical) legs.push(`lexical #${s.lexical.rank} (${s.lexical.score.toFixed(2)}${s.lexical.all_words ? ', every word' : ''})`);
   if (s.semantic) legs.push(`semantic #${s.semantic.rank} (similarity ${s.semantic.similarity.toFixed(2)})`);
   if (s.context) legs.push(`context from ${s.context.neighbour.slice(-8)} (+${s.context.added.toFixed(2)})`);
-  if (s.graph) legs.push(`graph: ${s.graph.hops} hops, ${s.graph.entities} entities` + (x.via ? ' via ' + x.via.join(', ') : ''));
+  if (s.graph) {
+    const n = s.graph.entities;
+    const through = x.via ? ` (${x.via.join(', ')})` : '';
+    legs.push(s.graph.hops ? `graph: ${s.graph.hops} ${s.graph.hops === 1 ? 'fact' : 'facts'} away${through}`
+      : `graph: shares ${n} ${n === 1 ? 'entity' : 'entities'}${through}`);
+  }
   // The title line: where the hit lives (wing / room / name; a later
   // chunk of a mined document by its path and number; else its source
   // file) and the day it is valid from (to, when it no longer is).
