@@ -441,7 +441,12 @@ func hitTitle(h *api.Hit) string {
 	case h.Source.URI != "":
 		place += "  " + h.Source.URI
 	}
-	return fmt.Sprintf("%s  %s  score %.3g", place, h.ValidFrom.Local().Format("2006-01-02"), h.Score)
+	title := fmt.Sprintf("%s  %s  score %.3g", place, h.ValidFrom.Local().Format("2006-01-02"), h.Score)
+	if len(h.Via) > 0 {
+		// An expanded hit: added after the direct ones, through these.
+		title += "  (linked through " + strings.Join(h.Via, ", ") + ")"
+	}
+	return title
 }
 
 // excerpt shows a hit's content window as an indented block without

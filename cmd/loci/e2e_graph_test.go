@@ -295,6 +295,10 @@ func TestSearchExpand(t *testing.T) {
 	if r := d.do("POST", "/api/search", map[string]any{"query": "lamp kickoff", "ranking": "lexical", "expand": true, "limit": 1}); len(ids(r)) != 2 {
 		t.Fatalf("limit 1 expands by at most 1: %v", ids(r))
 	}
+	// The CLI says what an expanded hit was reached through.
+	if out, _, code := d.cli("", "search", "--ranking", "lexical", "--expand", "--wing", "w", "lamp", "kickoff"); code != 0 || !strings.Contains(out, "(linked through Caroline)") {
+		t.Fatalf("loci search --expand: %d %s", code, out)
+	}
 }
 
 // With extraction.provider = heuristic, a mine queues an extract job that
