@@ -155,9 +155,10 @@ func names(words []word, idents map[string]bool, program bool, lower map[string]
 			continue
 		}
 		// A title in quotes ("A Dance with Dragons", "Finding Home") is
-		// one name, whatever its words.
-		if k := quotedTitle(words, i); k > 0 {
-			if name := joinWords(words[i+1 : k]); !codeWords(words[i+1:k], idents) && !(k-i == 2 && (program || lower[words[i+1].lower])) {
+		// one name, whatever its words; not in a program's text, where
+		// quotes hold literals and examples.
+		if k := quotedTitle(words, i); k > 0 && !program {
+			if name := joinWords(words[i+1 : k]); !codeWords(words[i+1:k], idents) && !(k-i == 2 && lower[words[i+1].lower]) {
 				out = append(out, span{start: i + 1, end: k, name: name, kind: graph.KindOther, conf: 0.6})
 			}
 			i = k + 1
