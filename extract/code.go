@@ -107,13 +107,13 @@ func splitCode(text string) (string, map[string]bool, bool) {
 		if line != "" && (line[0] == '\t' || strings.HasPrefix(line, "    ") && !listItemRE.MatchString(t)) {
 			code(line)
 			codeLines++
-			b.WriteString("\n")
+			b.WriteString("\n\n")
 			continue
 		}
 		if codeRE.MatchString(t) {
 			code(t)
 			codeLines++
-			b.WriteString("\n")
+			b.WriteString("\n\n")
 			continue
 		}
 		if commented {
@@ -121,8 +121,13 @@ func splitCode(text string) (string, map[string]bool, bool) {
 		} else if t != "" {
 			plain++
 		}
-		// A table's cells are read apart, each opening a clause.
-		line = strings.ReplaceAll(literalRE.ReplaceAllString(line, " , "), "|", "\n")
+		// A blank line and a list item start a sentence; a table's cells
+		// are read apart; other lines continue the one before (wrapped
+		// prose: "RFC\n7235" is one name).
+		if t == "" || listItemRE.MatchString(t) {
+			b.WriteString("\n\n")
+		}
+		line = strings.ReplaceAll(literalRE.ReplaceAllString(line, " , "), "|", "\n\n")
 		b.WriteString(line)
 		b.WriteString("\n")
 	}

@@ -42,7 +42,9 @@ type span struct {
 	weak bool
 }
 
-var sentenceEnd = regexp.MustCompile(`[.!?]+(\s+|$)|\n+`)
+// sentenceEnd ends a sentence: its mark, or a blank line (splitCode
+// makes one before list items, table cells and code).
+var sentenceEnd = regexp.MustCompile(`[.!?]+(\s+|$)|\n\s*\n`)
 
 // lowerWordRE is a word written in lower case.
 var lowerWordRE = regexp.MustCompile(`\b\p{Ll}[\p{Ll}'’]*\b`)
@@ -207,7 +209,7 @@ func names(words []word, idents map[string]bool, program bool, lower map[string]
 		// title, a kind word: conf 0.8 and up), or when its text writes
 		// it only with a capital ("Jobs" beside "jobs" is a word); in a
 		// program's text, only when something says so, acronyms too.
-		if j-i == 1 && (kindWord(w.lower) || conf < 0.8 && (program || !shouted(name) && (lower[w.lower] || demonym(words, i) || utf8.RuneCountInString(name) < 3))) {
+		if j-i == 1 && (kindWord(w.lower) || conf < 0.8 && (program || shoutedWord(name, lower) || !shouted(name) && (lower[w.lower] || demonym(words, i) || utf8.RuneCountInString(name) < 3))) {
 			i = j
 			continue
 		}
@@ -290,6 +292,21 @@ func demonym(words []word, i int) bool {
 		return false
 	}
 	return i+1 < len(words) && unicode.IsLower([]rune(words[i+1].text)[0])
+}
+
+// shoutedWord reports a word of five letters or more in capitals that
+// its text also writes in lower case (BENCHMARKS beside "benchmarks",
+// LIBRARY-NOTES): a word or a file's name, no acronym.
+func shoutedWord(w string, lower map[string]bool) bool {
+	if !shouted(w) || utf8.RuneCountInString(w) < 5 {
+		return false
+	}
+	for _, p := range strings.Split(strings.ToLower(w), "-") {
+		if !lower[p] {
+			return false
+		}
+	}
+	return true
 }
 
 // kindWord reports a word that says a name's kind (Inc, University,
