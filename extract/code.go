@@ -163,7 +163,7 @@ func junk(words []word, i int) bool {
 		return false
 	}
 	if strings.Contains(w, "_") || joined(w) || hashLike(w) || dotted(w) || strings.EqualFold(w, "redacted") ||
-		strings.HasPrefix(w, "X-") || httpMethods[w] {
+		strings.HasPrefix(w, "X-") || httpMethods[w] || httpHeaders[strings.ToLower(w)] {
 		return true
 	}
 	if parts := strings.Split(w, "-"); len(parts) > 1 {
@@ -197,6 +197,13 @@ func junk(words []word, i int) bool {
 // httpMethods are HTTP's methods in capitals (GET /api/graph): protocol
 // words, not names.
 var httpMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "OPTIONS": true, "CONNECT": true, "TRACE": true}
+
+// httpHeaders are HTTP's header names of several words: protocol words.
+var httpHeaders = map[string]bool{
+	"content-type": true, "content-length": true, "content-encoding": true, "content-security-policy": true,
+	"user-agent": true, "www-authenticate": true, "retry-after": true, "last-modified": true, "if-none-match": true,
+	"cache-control": true, "accept-encoding": true, "accept-language": true, "set-cookie": true, "transfer-encoding": true,
+}
 
 // namePrefixes may join a capitalised surname (McDonald, DeShawn, LeBron).
 var namePrefixes = []string{"Mc", "Mac", "De", "Di", "Da", "La", "Le", "Van", "Von", "Du"}

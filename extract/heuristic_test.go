@@ -183,6 +183,7 @@ func TestHeuristicSkipsCodeAndJunk(t *testing.T) {
 		"Dates follow RFC 3339; press Ctrl-C, said Irish fans of UTF-8 and MCP 571 in Game 7.":                                                                                                                                           "RFC 3339/other UTF-8/other MCP/other Game/other",
 		"// Titles in quotes (\"A Dance with Dragons\", \"Run D\") are examples here.\nfunc title() {}\n":                                                                                                                                "",
 		"See BENCHMARKS for the benchmarks, and RFC\n7235 for the HTTP\nauthentication scheme.":                                                                                                                                          "RFC 7235/other HTTP/other",
+		"Lines end in CRLF, not LF; the Content-Type is JSON, said Grace.":                                                                                                                                                               "JSON/other Grace/person",
 		"Q and M are letters, not names.":                                     "",
 		"Nate: Ugh, that's so frustrating. Setbacks can help us, right?":      "",
 		"Maria: Cozy and inviting, the cabin near Denver.":                    "Maria/person Denver/place",

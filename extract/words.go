@@ -279,9 +279,10 @@ var personVerbs = map[string]bool{
 	"works": true, "writes": true, "wrote": true,
 }
 
-// orgContext precedes an organisation.
+// orgContext precedes an organisation ("for" alone does not: "Global
+// Vectors for Word Representation").
 var orgContext = map[string]bool{
-	"at": true, "employed by": true, "for": true, "hired by": true, "interned at": true,
+	"at": true, "employed by": true, "hired by": true, "interned at": true, "works for": true, "work for": true, "working for": true,
 	"joined": true, "work at": true, "worked at": true, "working at": true, "works at": true,
 }
 
@@ -365,6 +366,8 @@ var openers = map[string]bool{
 var commonAbbrevs = []string{
 	"yo", "btw", "lol", "omg", "tbh", "imo", "fyi", "haha", "hmm", "umm", "ugh", "nah",
 	"ai", "llm", "llms", "readme",
+	// ASCII's control characters by name.
+	"nul", "lf", "cr", "crlf", "esc", "bom",
 	"api", "apis", "cli", "cpu", "cpus", "gpu", "ram", "os", "vm", "vms", "sdk", "url", "urls", "uri",
 	"id", "ids", "ui", "faq", "kb", "mb", "gb", "tb", "ms", "ns", "pm", "am", "tv", "diy", "diys",
 }
