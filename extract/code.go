@@ -36,6 +36,17 @@ var (
 	listItemRE = regexp.MustCompile(`^(?:[-*+]|\d+[.)])\s`)
 )
 
+// codeLike reports a line of code (codeRE), the expression run only on
+// lines with one of the marks it needs.
+func codeLike(t string) bool {
+	if !strings.ContainsAny(t, "=&|<>+{}[]()\"") && !strings.Contains(t, "::") &&
+		!strings.HasPrefix(t, "package ") && !strings.HasPrefix(t, "import ") && !strings.HasPrefix(t, "func ") &&
+		!strings.HasPrefix(t, "def ") && !strings.HasPrefix(t, "fn ") {
+		return false
+	}
+	return codeRE.MatchString(t)
+}
+
 // commentMarks open a line of comment (prose inside code), longest first;
 // "#" is also a Markdown heading, prose too.
 var commentMarks = []string{"<!--", "///", "//!", "//", "/**", "/*", "*/", "-->", `"""`, "'''", "--", ";;", "#", "*"}
@@ -45,7 +56,9 @@ var commentMarks = []string{"<!--", "///", "//!", "//", "/**", "/*", "*/", "-->"
 // it is a program's text: more lines of code and comments than of plain
 // prose (Markdown's code blocks and spans do not count).
 func splitCode(text string) (string, map[string]bool, bool) {
-	text = redactionRE.ReplaceAllString(text, " , ")
+	if strings.Contains(text, "[") {
+		text = redactionRE.ReplaceAllString(text, " , ")
+	}
 	var idents map[string]bool
 	// Lines of code and of comments, and of plain prose: a program's
 	// text has more of the former (its prose is in comments).
@@ -93,10 +106,13 @@ func splitCode(text string) (string, map[string]bool, bool) {
 			lines[k] = ""
 		}
 	}
-	text = inlineCodeRE.ReplaceAllStringFunc(strings.Join(lines, "\n"), func(s string) string {
-		code(s)
-		return " , " + strings.Repeat("\n", strings.Count(s, "\n"))
-	})
+	text = strings.Join(lines, "\n")
+	if strings.Contains(text, "`") {
+		text = inlineCodeRE.ReplaceAllStringFunc(text, func(s string) string {
+			code(s)
+			return " , " + strings.Repeat("\n", strings.Count(s, "\n"))
+		})
+	}
 	var b strings.Builder
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
@@ -110,7 +126,7 @@ func splitCode(text string) (string, map[string]bool, bool) {
 			b.WriteString("\n\n")
 			continue
 		}
-		if codeRE.MatchString(t) {
+		if codeLike(t) {
 			code(t)
 			codeLines++
 			b.WriteString("\n\n")
@@ -127,7 +143,10 @@ func splitCode(text string) (string, map[string]bool, bool) {
 		if t == "" || listItemRE.MatchString(t) {
 			b.WriteString("\n\n")
 		}
-		line = strings.ReplaceAll(literalRE.ReplaceAllString(line, " , "), "|", "\n\n")
+		if strings.ContainsAny(line, "/$=<>@\\_") {
+			line = literalRE.ReplaceAllString(line, " , ")
+		}
+		line = strings.ReplaceAll(line, "|", "\n\n")
 		b.WriteString(line)
 		b.WriteString("\n")
 	}

@@ -46,9 +46,6 @@ type span struct {
 // makes one before list items, table cells and code).
 var sentenceEnd = regexp.MustCompile(`[.!?]+(\s+|$)|\n\s*\n`)
 
-// lowerWordRE is a word written in lower case.
-var lowerWordRE = regexp.MustCompile(`\b\p{Ll}[\p{Ll}'’]*\b`)
-
 // numberRE is a standard's number.
 var numberRE = regexp.MustCompile(`^\d+$`)
 
@@ -59,20 +56,57 @@ var standards = map[string]bool{"RFC": true, "ISO": true, "IEC": true, "IEEE": t
 // romanRE is a Roman numeral (Warrior II, Henry VIII).
 var romanRE = regexp.MustCompile(`^[IVXLC]+$`)
 
-// abbrevDot is the dot of an initial or an abbreviation (J. K. Rowling,
-// Mr. Smith), which ends no sentence.
-var abbrevDot = regexp.MustCompile(`\b(\p{Lu}|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Mt|vs|etc)\.(\s+\p{Lu})`)
+// abbrevs are the abbreviations whose dot ends no sentence (Mr. Smith).
+var abbrevs = map[string]bool{"Mr": true, "Mrs": true, "Ms": true, "Dr": true, "Prof": true, "St": true, "Jr": true, "Sr": true, "Mt": true, "vs": true, "etc": true}
+
+// dropAbbrevDots removes the dot of an initial or an abbreviation before
+// a capital (J. K. Rowling, George R. R. Martin, Mr. Smith), which ends
+// no sentence.
+func dropAbbrevDots(s string) string {
+	var b strings.Builder
+	last := 0
+	for i := strings.IndexByte(s, '.'); i >= 0; {
+		start := i
+		for start > 0 {
+			r, n := utf8.DecodeLastRuneInString(s[:start])
+			if !unicode.IsLetter(r) {
+				break
+			}
+			start -= n
+		}
+		word := s[start:i]
+		before, _ := utf8.DecodeLastRuneInString(s[:start])
+		rest := strings.TrimLeftFunc(s[i+1:], unicode.IsSpace)
+		next, _ := utf8.DecodeRuneInString(rest)
+		initial := utf8.RuneCountInString(word) == 1 && unicode.IsUpper([]rune(word)[0])
+		if (initial || abbrevs[word]) && (start == 0 || !unicode.IsLetter(before) && !unicode.IsDigit(before)) && len(rest) < len(s[i+1:]) && unicode.IsUpper(next) {
+			b.WriteString(s[last:i])
+			last = i + 1
+		}
+		k := strings.IndexByte(s[i+1:], '.')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
 
 func (h Heuristic) one(text string) Result {
 	var res Result
 	seen := map[string]int{}
 	prose, idents, program := splitCode(text)
 	lower := map[string]bool{}
-	for _, w := range lowerWordRE.FindAllString(text, -1) {
-		lower[w] = true
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' }) {
+		if r, _ := utf8.DecodeRuneInString(w); unicode.IsLower(r) {
+			lower[w] = true
+		}
 	}
-	// Twice: initials in a row share their spaces (George R. R. Martin).
-	prose = abbrevDot.ReplaceAllString(abbrevDot.ReplaceAllString(prose, "$1$2"), "$1$2")
+	prose = dropAbbrevDots(prose)
 	for _, sent := range sentenceEnd.Split(prose, -1) {
 		words := tokenize(sent)
 		spans := names(words, idents, program, lower)

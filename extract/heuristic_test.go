@@ -184,6 +184,7 @@ func TestHeuristicSkipsCodeAndJunk(t *testing.T) {
 		"// Titles in quotes (\"A Dance with Dragons\", \"Run D\") are examples here.\nfunc title() {}\n":                                                                                                                                "",
 		"See BENCHMARKS for the benchmarks, and RFC\n7235 for the HTTP\nauthentication scheme.":                                                                                                                                          "RFC 7235/other HTTP/other",
 		"Lines end in CRLF, not LF; the Content-Type is JSON, said Grace.":                                                                                                                                                               "JSON/other Grace/person",
+		"Tim: Have you read George R. R. Martin's books? Mr. Smith has.":                                                                                                                                                                 "Tim/person George R R Martin/person Smith/person",
 		"Q and M are letters, not names.":                                     "",
 		"Nate: Ugh, that's so frustrating. Setbacks can help us, right?":      "",
 		"Maria: Cozy and inviting, the cabin near Denver.":                    "Maria/person Denver/place",
