@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -151,12 +152,23 @@ func (g *Graph) Candidates(ctx context.Context, id string) ([]Candidate, error) 
 }
 
 // Fact is a relationship as read: the fact, its two entities, whether it
-// holds at the time asked, and whether its evidence drawer is current.
+// holds at the time asked, whether an evidence drawer is current, and
+// every assertion of it (the first one, then the later ones known then).
 type Fact struct {
 	store.Relationship
 	Subject, Object store.Entity
 	Current         bool
 	EvidenceCurrent bool
+	Assertions      []Assertion
+}
+
+// Assertion is one assertion of a fact: its evidence drawer (and whether
+// that drawer is current), job, extractor and record time. (The fact's
+// confidence is the highest asserted.)
+type Assertion struct {
+	Drawer, Job, Extractor string
+	RecordedAt             time.Time
+	DrawerCurrent          bool
 }
 
 // Relationships is an entity's facts: those current now (default), all of
@@ -220,15 +232,32 @@ func factOf(r store.Reader, rel *store.Relationship, t, now time.Time) (Fact, er
 			*p.dst = *e
 		}
 	}
-	if rel.Drawer != "" {
-		d, err := r.Drawer(rel.Drawer)
+	// The evidence drawers as known then: recorded, not yet closed. A
+	// fact holds while one of them is current; one without a drawer
+	// holds on its own.
+	current := func(id string) (bool, error) {
+		if id == "" {
+			return true, nil
+		}
+		d, err := r.Drawer(id)
+		return err == nil && d != nil && !d.CreatedAt.After(now) && (d.ValidTo == nil || d.ValidTo.After(now)), err
+	}
+	first, err := current(rel.Drawer)
+	if err != nil {
+		return f, err
+	}
+	f.EvidenceCurrent = first
+	f.Assertions = []Assertion{{Drawer: rel.Drawer, Job: rel.Job, Extractor: rel.Extractor, RecordedAt: rel.RecordedAt, DrawerCurrent: first}}
+	for _, e := range rel.Evidence {
+		if e.RecordedAt.After(now) {
+			continue
+		}
+		ok, err := current(e.Drawer)
 		if err != nil {
 			return f, err
 		}
-		// The evidence drawer as known then: recorded, not yet closed.
-		f.EvidenceCurrent = d != nil && !d.CreatedAt.After(now) && (d.ValidTo == nil || d.ValidTo.After(now))
-	} else {
-		f.EvidenceCurrent = true
+		f.EvidenceCurrent = f.EvidenceCurrent || ok
+		f.Assertions = append(f.Assertions, Assertion{Drawer: e.Drawer, Job: e.Job, Extractor: e.Extractor, RecordedAt: e.RecordedAt, DrawerCurrent: ok})
 	}
 	f.Current = rel.CurrentAt(t, now, f.EvidenceCurrent)
 	return f, nil
@@ -318,16 +347,124 @@ func (g *Graph) History(ctx context.Context, id string, asOf, knownAt *time.Time
 }
 
 // Neighbourhood is GET /api/graph: entities (nodes) and the open facts
-// among them (edges).
+// among them (edges), from Start when one was asked for.
 type Neighbourhood struct {
+	Start     *store.Entity
 	Nodes     []store.Entity
 	Edges     []Fact
 	Truncated bool
 }
 
-// Neighbourhood walks the open (current) facts from an entity, both
-// directions, depth hops out, at most limit nodes; without an entity it
-// takes the first limit entities by name and the open facts among them.
+// FindEntity resolves an entity by id or by name: the entities of the
+// name's key (case, punctuation and spacing aside; the one spelled
+// exactly first, then the one with the most open facts), else an alias,
+// else the one entity whose name contains it (any case, as the entity
+// list's name search). Several containing it is loci::input::invalid
+// naming them; none is loci::graph::entity_not_found.
+func (g *Graph) FindEntity(ctx context.Context, ref string) (*store.Entity, error) {
+	var e *store.Entity
+	err := g.DB.View(ctx, func(r store.Reader) error {
+		var err error
+		e, err = findEntity(r, ref, time.Now().UTC())
+		return err
+	})
+	return e, err
+}
+
+func findEntity(r store.Reader, ref string, now time.Time) (*store.Entity, error) {
+	if id, ok := store.CanonicalUUID(ref); ok {
+		return entityIn(r, id)
+	}
+	name := strings.TrimSpace(ref)
+	if name == "" {
+		return nil, fault.Invalid("entity", "is blank: give an entity's name or id")
+	}
+	byIndex := func(index store.EntityIndex, v string) ([]*store.Entity, error) {
+		ids, err := r.EntityIDs(index, v)
+		var out []*store.Entity
+		for _, id := range ids {
+			if err != nil {
+				break
+			}
+			var e *store.Entity
+			if e, err = r.Entity(id); e != nil {
+				out = append(out, e)
+			}
+		}
+		return out, err
+	}
+	key := graph.Key(name)
+	for _, index := range []store.EntityIndex{store.EntityByKey, store.EntityByAlias} {
+		es, err := byIndex(index, key)
+		if err != nil || len(es) == 0 {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		best, bestFacts := es[0], -1
+		for _, e := range es {
+			if e.Name == name {
+				return e, nil
+			}
+			n, err := openFactCount(r, e.ID, now)
+			if err != nil {
+				return nil, err
+			}
+			if n > bestFacts {
+				best, bestFacts = e, n
+			}
+		}
+		return best, nil
+	}
+	needle := strings.ToLower(name)
+	var found []store.Entity
+	err := r.Entities(func(e *store.Entity) bool {
+		if strings.Contains(strings.ToLower(e.Name), needle) {
+			found = append(found, *e)
+		}
+		return len(found) <= 5
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case len(found) == 1:
+		return &found[0], nil
+	case len(found) == 0:
+		return nil, fault.Newf(fault.GraphEntityNotFound, "list the entities (GET /api/entities?name=..., loci entity list --name ...) to see their names and ids",
+			"no entity is named %q or has it in its name", name)
+	}
+	names := make([]string, 0, len(found))
+	for i, e := range found {
+		if i == 5 {
+			names = append(names, "...")
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", e.Name, e.Kind))
+	}
+	return nil, fault.Invalid("entity", fmt.Sprintf("%q is in several entities' names: %s; give the whole name or the id", name, strings.Join(names, ", ")))
+}
+
+// openFactCount is the number of an entity's facts that hold now as
+// known now (recorded, not retracted, valid), whatever their evidence
+// drawers (reading those for every fact of every entity would make the
+// overview slow; the edges drawn are checked in full).
+func openFactCount(r store.Reader, id string, now time.Time) (int, error) {
+	n := 0
+	err := r.EntityRelationships(id, func(rel *store.Relationship) bool {
+		if rel.CurrentAt(now, now, true) {
+			n++
+		}
+		return true
+	})
+	return n, err
+}
+
+// Neighbourhood walks the open (current) facts from an entity (an id or a
+// name, FindEntity), both directions, depth hops out, at most limit nodes;
+// without an entity it takes the limit entities with the most open facts
+// (ties by name; the first by name when no entity has a fact) and the
+// open facts among them.
 func (g *Graph) Neighbourhood(ctx context.Context, entity string, depth, limit int, knownAt *time.Time) (Neighbourhood, error) {
 	var n Neighbourhood
 	now, _ := instants(nil, knownAt)
@@ -347,7 +484,18 @@ func (g *Graph) Neighbourhood(ctx context.Context, entity string, depth, limit i
 			return true
 		}
 		if entity == "" {
-			if err := r.Entities(func(e *store.Entity) bool { return add(e) }); err != nil {
+			busiest, more, err := busiestEntities(r, limit, now)
+			if err != nil {
+				return err
+			}
+			if len(busiest) == 0 {
+				err = r.Entities(func(e *store.Entity) bool { return add(e) })
+			}
+			for i := range busiest {
+				add(&busiest[i])
+			}
+			n.Truncated = n.Truncated || more
+			if err != nil {
 				return err
 			}
 			for _, e := range n.Nodes {
@@ -366,10 +514,11 @@ func (g *Graph) Neighbourhood(ctx context.Context, entity string, depth, limit i
 			}
 			return nil
 		}
-		start, err := entityIn(r, entity)
+		start, err := findEntity(r, entity, now)
 		if err != nil {
 			return err
 		}
+		n.Start = start
 		add(start)
 		frontier := []string{start.ID}
 		for hop := 0; hop < depth && len(frontier) > 0 && !n.Truncated; hop++ {
@@ -402,6 +551,39 @@ func (g *Graph) Neighbourhood(ctx context.Context, entity string, depth, limit i
 		return nil
 	})
 	return n, err
+}
+
+// busiestEntities is the limit entities with the most open facts as
+// known at now (ties by name), and whether more entities have one.
+func busiestEntities(r store.Reader, limit int, now time.Time) ([]store.Entity, bool, error) {
+	type counted struct {
+		e store.Entity
+		n int
+	}
+	var all []counted
+	var inner error
+	err := r.Entities(func(e *store.Entity) bool {
+		c, err := openFactCount(r, e.ID, now)
+		if err != nil {
+			inner = err
+			return false
+		}
+		if c > 0 {
+			all = append(all, counted{*e, c})
+		}
+		return true
+	})
+	if err == nil {
+		err = inner
+	}
+	// Entities come in name order: a stable sort keeps it among equals.
+	sort.SliceStable(all, func(i, j int) bool { return all[i].n > all[j].n })
+	more := len(all) > limit
+	out := make([]store.Entity, 0, min(limit, len(all)))
+	for _, c := range all[:min(limit, len(all))] {
+		out = append(out, c.e)
+	}
+	return out, more, err
 }
 
 // openFacts visits the facts of an entity that hold at t as known at now,

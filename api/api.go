@@ -867,19 +867,34 @@ type EntityRef struct {
 // valid_to; recorded_at, retracted_at), with its provenance and whether it
 // holds at the time asked.
 type Fact struct {
-	ID           string         `json:"id"`
-	Subject      EntityRef      `json:"subject"`
-	Predicate    string         `json:"predicate"`
-	Object       EntityRef      `json:"object"`
-	Confidence   float64        `json:"confidence"`
-	ValidFrom    time.Time      `json:"valid_from"`
-	ValidTo      *time.Time     `json:"valid_to,omitempty"`
-	RecordedAt   time.Time      `json:"recorded_at"`
-	RetractedAt  *time.Time     `json:"retracted_at,omitempty"`
-	Provenance   FactProvenance `json:"provenance"`
+	ID          string         `json:"id"`
+	Subject     EntityRef      `json:"subject"`
+	Predicate   string         `json:"predicate"`
+	Object      EntityRef      `json:"object"`
+	Confidence  float64        `json:"confidence"`
+	ValidFrom   time.Time      `json:"valid_from"`
+	ValidTo     *time.Time     `json:"valid_to,omitempty"`
+	RecordedAt  time.Time      `json:"recorded_at"`
+	RetractedAt *time.Time     `json:"retracted_at,omitempty"`
+	Provenance  FactProvenance `json:"provenance"`
+	// Evidence is every assertion of the fact, the first (provenance)
+	// first: an identical fact asserted again while this one is open
+	// adds to it.
+	Evidence     []FactEvidence `json:"evidence"`
 	SupersededBy string         `json:"superseded_by,omitempty"`
 	Reason       string         `json:"reason,omitempty"`
 	Current      bool           `json:"current"`
+}
+
+// FactEvidence is one assertion of a fact: its evidence drawer (and
+// whether that drawer is current), the job, the extractor and when it was
+// recorded.
+type FactEvidence struct {
+	Drawer        string    `json:"drawer,omitempty"`
+	DrawerCurrent bool      `json:"drawer_current"`
+	Job           string    `json:"job,omitempty"`
+	Extractor     string    `json:"extractor,omitempty"`
+	RecordedAt    time.Time `json:"recorded_at"`
 }
 
 // FactProvenance is where a fact came from: its evidence drawer (and
@@ -918,6 +933,9 @@ type RelatedFact struct {
 
 // Graph is GET /api/graph: entities and the open facts among them.
 type Graph struct {
+	// Entity is the entity the walk started from, when one was given
+	// (by id or name).
+	Entity    *Entity  `json:"entity,omitempty"`
 	Nodes     []Entity `json:"nodes"`
 	Edges     []Fact   `json:"edges"`
 	Truncated bool     `json:"truncated"`

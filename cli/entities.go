@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -139,14 +140,18 @@ func (a *app) printFact(prefix string, f *api.Fact) {
 	case !f.Current:
 		state = "not current"
 	}
-	a.printf("%s%s %s %s  [%s, %s, confidence %.2f]  %s\n", prefix, f.Subject.Name, f.Predicate, f.Object.Name, valid, state, f.Confidence, f.ID)
+	seen := ""
+	if n := len(f.Evidence); n > 1 {
+		seen = fmt.Sprintf(", asserted %d times", n)
+	}
+	a.printf("%s%s %s %s  [%s, %s, confidence %.2f%s]  %s\n", prefix, f.Subject.Name, f.Predicate, f.Object.Name, valid, state, f.Confidence, seen, f.ID)
 }
 
 func (a *app) graphCmd() *cobra.Command {
 	var entity string
 	var depth, limit int
 	g := &cobra.Command{
-		Use: "graph", Short: "The knowledge graph: an entity's neighbourhood of open facts (--entity, --depth 1-3), or the first entities and their facts", Args: cobra.NoArgs,
+		Use: "graph", Short: "The knowledge graph: an entity's neighbourhood of open facts (--entity NAME or ID, --depth 1-3), or the entities with the most facts and the facts among them", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			q := url.Values{}
 			if entity != "" {
@@ -159,6 +164,11 @@ func (a *app) graphCmd() *cobra.Command {
 				q.Set("limit", strconv.Itoa(limit))
 			}
 			return show(a, c.Context(), http.MethodGet, "/api/graph?"+q.Encode(), nil, func(out *api.Graph) {
+				if out.Entity != nil {
+					a.printf("around %s (%s, %s): ", out.Entity.Name, out.Entity.Kind, out.Entity.ID)
+				} else if len(out.Edges) > 0 {
+					a.printf("the entities with the most facts: ")
+				}
 				a.printf("%d entities, %d facts\n", len(out.Nodes), len(out.Edges))
 				for _, f := range out.Edges {
 					a.printFact("", &f)
@@ -169,7 +179,7 @@ func (a *app) graphCmd() *cobra.Command {
 			})
 		},
 	}
-	g.Flags().StringVar(&entity, "entity", "", "start from this entity id")
+	g.Flags().StringVar(&entity, "entity", "", "start from this entity: its name (the exact one first, else the one name containing it) or id")
 	g.Flags().IntVar(&depth, "depth", 0, "hops out from the entity: 1 to 3 (default 1)")
 	g.Flags().IntVar(&limit, "limit", 0, "at most this many entities (default 50, max 200)")
 	return g

@@ -142,7 +142,7 @@ func TestHeuristicKeepsChatterOut(t *testing.T) {
 		"Congrats Melanie! Definitely a big step.":      "Melanie/person",
 		"Seeing my family at the lake made my day.":     "",
 		"Yep, can’t wait. Cool idea, Nate said so too.": "Nate/person",
-		"Simone grew up in Naples.":                     "Simone/other Naples/place",
+		"Simone grew up in Naples.":                     "Simone/person Naples/place",
 	} {
 		res, err := Heuristic{}.Extract(context.Background(), []string{text})
 		if err != nil {
@@ -154,6 +154,81 @@ func TestHeuristicKeepsChatterOut(t *testing.T) {
 		}
 		if strings.Join(got, " ") != want {
 			t.Errorf("%q: entities %q, want %q", text, strings.Join(got, " "), want)
+		}
+	}
+}
+
+// What a mined source tree holds besides prose is no entity: hashes and
+// base64, redaction markers, regular-expression classes, code identifiers
+// (joined words, snake case, the names a text's own code declares),
+// literals in code (Go's layout date), and text in capitals (licences);
+// the names of its prose still are.
+func TestHeuristicSkipsCodeAndJunk(t *testing.T) {
+	for text, want := range map[string]string{
+		"github.com/dgraph-io/ristretto v0.2.0 h1:DhzuOOF2ATzADvBadXxruRBLzYTpT36CKvDb3+aBEFg=\n": "",
+		"Token GzmPZNa9cw7GZIQxd5qRjwij9tHY and WM03sfUOENvvKexOLp were rotated.":                 "",
+		"export AWS_ACCESS_KEY_ID=[REDACTED:aws_access_key_id] before Caroline runs Terraform.":   "Caroline/person Terraform/tool",
+		"The key was [REDACTED:github_token], said Melanie.":                                      "Melanie/person",
+		"Names match [A-Za-z0-9]+ here, as Kevin wrote.":                                          "Kevin/person",
+		"ActorLogLevel is the level; ResolveEntity reads LOCI_DB_BIND and HTTPServer too.":        "",
+		"\tlayout := \"2006-01-02\"\n\treturn t.Format(layout)\n":                                 "",
+		"THE SOFTWARE IS PROVIDED \"AS IS\", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY. IN NO EVENT SHALL THE AUTHORS BE LIABLE IN CONNECTION WITH THE SOFTWARE.": "",
+		"// Reader is the read side of the store.\ntype Reader interface {\n\tEntity(id string) (*Entity, error)\n}\n":                                                                                                                   "",
+		"Wiring is in `actors.Palace` and `store_key`; Priya moved it to Berlin.":                                                                                                                                                        "Priya/person Berlin/place",
+		"```go\nfunc Open(dir string) (*DB, error)\n```\nOpen was written by Daniel in Lisbon.":                                                                                                                                          "Daniel/person Lisbon/place",
+		"Call DB.Update from README.md, then GET /api/graph as $HOME/bin says; Caroline agreed.":                                                                                                                                         "Caroline/person",
+		"| Figure | Target | Measured |\n|---|---|---|\n| search | 10 ms | 8 ms |\n":                                                                                                                                                     "",
+		"// Package actors holds the services (Palace, Search, Auth, Jobs) of Badger.\npackage actors\n":                                                                                                                                 "Badger/tool",
+		"Examples (\"Bye Caroline\", \"Inc\", \"University\") came from Stanford University.":                                                                                                                                            "Caroline/person Stanford University/organization",
+		"Dates follow RFC 3339; press Ctrl-C, said Irish fans of UTF-8 and MCP 571 in Game 7.":                                                                                                                                           "RFC 3339/other UTF-8/other MCP/other Game/other",
+		"// Titles in quotes (\"A Dance with Dragons\", \"Run D\") are examples here.\nfunc title() {}\n":                                                                                                                                "",
+		"See BENCHMARKS for the benchmarks, and RFC\n7235 for the HTTP\nauthentication scheme.":                                                                                                                                          "RFC 7235/other HTTP/other",
+		"Lines end in CRLF, not LF; the Content-Type is JSON, said Grace.":                                                                                                                                                               "JSON/other Grace/person",
+		"Tim: Have you read George R. R. Martin's books? Mr. Smith has.":                                                                                                                                                                 "Tim/person George R R Martin/person Smith/person",
+		"Q and M are letters, not names.":                                     "",
+		"Nate: Ugh, that's so frustrating. Setbacks can help us, right?":      "",
+		"Maria: Cozy and inviting, the cabin near Denver.":                    "Maria/person Denver/place",
+		"Jon: Ah ha ha, yeah, JUST DOING IT! The NASA launch was on Tuesday.": "Jon/person NASA/other Tuesday/date",
+	} {
+		res, err := Heuristic{}.Extract(context.Background(), []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range res[0].Entities {
+			got = append(got, e.Name+"/"+e.Kind)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%q: entities %q, want %q", text, strings.Join(got, " "), want)
+		}
+	}
+}
+
+// Lockfiles, generated and minified files are not read at all.
+func TestUnreadFiles(t *testing.T) {
+	for _, c := range []struct {
+		path, head string
+		unread     bool
+	}{
+		{"go.sum", "github.com/a/b v1.0.0 h1:abc=\n", true},
+		{"web/package-lock.json", "{\"lockfileVersion\": 3}", true},
+		{"yarn.lock", "# yarn lockfile v1\n", true},
+		{"Cargo.lock", "[[package]]\n", true},
+		{"poetry.lock", "", true},
+		{"pnpm-lock.yaml", "lockfileVersion: '6.0'\n", true},
+		{"Gemfile.lock", "GEM\n", true},
+		{"api/api.pb.go", "// Code generated by protoc-gen-go. DO NOT EDIT.\n\npackage api\n", true},
+		{"sum.go", "// Code generated by go run ./gen; DO NOT EDIT.\n\npackage glove\n", true},
+		{"gen.py", "# Code generated by hand. DO NOT EDIT.\nx = 1\n", true},
+		{"ui/app.min.js", "function a(){}", true},
+		{"ui/bundle.js", "var a=1;" + strings.Repeat("b(a);", 400), true},
+		{"extract/words.go", "// Code generated by hand from general word lists (not from any benchmark).\n\npackage extract\n", false},
+		{"docs/DECISIONS.md", "# Decisions\n\nCaroline works at Acme.\n", false},
+		{"main.go", "// Package main runs loci.\npackage main\n", false},
+		{"README.md", "The lockfile (go.sum) is checked in.", false},
+	} {
+		if got := Unread(c.path, c.head) != ""; got != c.unread {
+			t.Errorf("Unread(%q): %v, want %v", c.path, got, c.unread)
 		}
 	}
 }

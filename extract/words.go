@@ -263,23 +263,26 @@ var placeWords = map[string]bool{
 	"state": true, "street": true, "town": true, "valley": true, "village": true,
 }
 
-// personVerbs follow a person's name.
+// personVerbs follow a person's name. Auxiliaries (is, has, can, will,
+// was...) and "and" are not among them: they follow any noun ("Setbacks
+// can help", "Balance is key", "Nike and Adidas").
 var personVerbs = map[string]bool{
 	"founded": true, "built": true, "created": true, "visited": true, "traveled": true, "travelled": true, "met": true, "leads": true,
 	"manages": true, "owns": true, "prefers": true, "enjoys": true, "hates": true, "knows": true, "reports": true, "uses": true,
-	"agreed": true, "and": true, "asked": true, "asks": true, "called": true, "calls": true,
-	"can": true, "could": true, "cried": true, "decided": true, "feels": true, "felt": true,
-	"goes": true, "had": true, "has": true, "is": true, "joined": true, "laughed": true,
+	"agreed": true, "asked": true, "asks": true, "called": true, "calls": true,
+	"cried": true, "decided": true, "feels": true, "felt": true, "got": true,
+	"goes": true, "joined": true, "laughed": true,
 	"liked": true, "likes": true, "lived": true, "lives": true, "loved": true, "loves": true,
 	"married": true, "mentioned": true, "moved": true, "replied": true, "said": true, "says": true,
 	"shared": true, "smiled": true, "tells": true, "thinks": true, "thought": true, "told": true,
-	"wanted": true, "wants": true, "was": true, "went": true, "will": true, "worked": true,
-	"works": true, "would": true, "writes": true, "wrote": true,
+	"wanted": true, "wants": true, "went": true, "worked": true,
+	"works": true, "writes": true, "wrote": true,
 }
 
-// orgContext precedes an organisation.
+// orgContext precedes an organisation ("for" alone does not: "Global
+// Vectors for Word Representation").
 var orgContext = map[string]bool{
-	"at": true, "employed by": true, "for": true, "hired by": true, "interned at": true,
+	"at": true, "employed by": true, "hired by": true, "interned at": true, "works for": true, "work for": true, "working for": true,
 	"joined": true, "work at": true, "worked at": true, "working at": true, "works at": true,
 }
 
@@ -312,5 +315,71 @@ var fillers = map[string]bool{
 	"the": true, "then": true, "was": true, "were": true, "will": true, "would": true,
 }
 
-// personContext precedes a person's name.
-var personContext = map[string]bool{"with": true, "met": true, "married": true, "knows": true, "told": true, "asked": true, "thanked": true}
+// personContext precedes a person's name ("with" does not: "deals with
+// Nike").
+var personContext = map[string]bool{"met": true, "married": true, "knows": true, "told": true, "asked": true, "thanked": true}
+
+// commonTools are tool names that are also common English words: a tool
+// only when capitalised and not a clause's first word.
+var commonTools = map[string]bool{
+	"airflow": true, "badger": true, "bun": true, "docker": true, "elixir": true, "excel": true,
+	"flask": true, "go": true, "jenkins": true, "notion": true, "pandas": true, "prometheus": true,
+	"python": true, "rails": true, "react": true, "ruby": true, "rust": true, "slack": true,
+	"spark": true, "swift": true, "windows": true, "zoom": true,
+}
+
+// titleSmall are the short words a title leaves in lower case.
+var titleSmall = map[string]bool{
+	"a": true, "an": true, "and": true, "as": true, "at": true, "but": true, "by": true, "for": true,
+	"from": true, "in": true, "into": true, "of": true, "on": true, "or": true, "the": true, "to": true,
+	"with": true, "is": true, "my": true, "your": true, "our": true,
+}
+
+// placeFirst open a place's name (Lake Tahoe, Mount Fuji, Fort Wayne).
+var placeFirst = map[string]bool{
+	"bay": true, "cape": true, "fort": true, "isle": true, "lake": true, "mount": true, "mt": true,
+	"port": true, "saint": true, "st": true, "lac": true, "rio": true, "san": true, "santa": true,
+}
+
+// openers are more capitalised words that name nothing when they open a
+// sentence, a heading or a table cell: prepositions, quantities,
+// adjectives, imperatives and chat interjections. Inside a name they may
+// belong to it (Under Armour).
+var openers = map[string]bool{
+	"above": true, "across": true, "against": true, "along": true, "among": true, "another": true,
+	"anytime": true, "around": true, "below": true, "beside": true, "besides": true, "between": true,
+	"beyond": true, "both": true, "check": true, "despite": true, "either": true, "else": true,
+	"few": true, "five": true, "four": true, "full": true, "half": true, "imagine": true, "inside": true,
+	"instead": true, "into": true, "less": true, "look": true, "many": true, "more": true, "most": true,
+	"much": true, "neither": true, "nine": true, "none": true, "onto": true, "other": true, "others": true,
+	"outside": true, "over": true, "per": true, "plain": true, "pure": true, "random": true,
+	"remember": true, "same": true, "see": true, "seven": true, "several": true, "simple": true,
+	"six": true, "such": true, "take": true, "ten": true, "three": true, "through": true,
+	"throughout": true, "tell": true, "try": true, "turn": true, "two": true, "under": true,
+	"unknown": true, "unlike": true, "upon": true, "valid": true, "via": true, "whether": true,
+	"within": true, "without": true, "yet": true, "wait": true, "guess": true, "note": true,
+	"example": true, "default": true,
+}
+
+// commonAbbrevs are chat interjections and abbreviations of common nouns
+// and units, no names wherever they are.
+var commonAbbrevs = []string{
+	"yo", "btw", "lol", "omg", "tbh", "imo", "fyi", "haha", "hmm", "umm", "ugh", "nah",
+	"ai", "llm", "llms", "readme",
+	// ASCII's control characters by name.
+	"nul", "lf", "cr", "crlf", "esc", "bom",
+	"api", "apis", "cli", "cpu", "cpus", "gpu", "ram", "os", "vm", "vms", "sdk", "url", "urls", "uri",
+	"id", "ids", "ui", "faq", "kb", "mb", "gb", "tb", "ms", "ns", "pm", "am", "tv", "diy", "diys",
+}
+
+// weekdayShort are the abbreviations of weekdays that are no other word.
+var weekdayShort = []string{"tue", "tues", "thu", "thur", "thurs", "fri"}
+
+func init() {
+	for _, w := range commonAbbrevs {
+		starters[w] = true
+	}
+	for _, w := range weekdayShort {
+		weekdays[w] = true
+	}
+}

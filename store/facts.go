@@ -28,6 +28,77 @@ type Relationship struct {
 	// ClosedBy (the evidence drawer) say why it was superseded or
 	// invalidated.
 	SupersededBy, Reason, ClosedBy string
+	// Evidence is the later assertions of the same fact (same subject,
+	// predicate and object while it was open), after the first one
+	// (Drawer, Job, Extractor).
+	Evidence []Evidence
+}
+
+// Evidence is one more assertion of a fact: its id (the fact it would
+// have made), the drawer it was read in or filed with, the job, the
+// extractor, its confidence and when it was recorded.
+type Evidence struct {
+	ID, Drawer, Job, Extractor string
+	Confidence                 float64
+	RecordedAt                 time.Time
+}
+
+// Open reports a fact not closed: not retracted, not superseded, with no
+// end of validity.
+func (r *Relationship) Open() bool {
+	return r.RetractedAt == nil && r.SupersededBy == "" && r.ValidTo == nil
+}
+
+// Drawers is the fact's evidence drawers: the first assertion's, then the
+// later ones'.
+func (r *Relationship) Drawers() []string {
+	out := make([]string, 0, 1+len(r.Evidence))
+	if r.Drawer != "" {
+		out = append(out, r.Drawer)
+	}
+	for _, e := range r.Evidence {
+		out = append(out, e.Drawer)
+	}
+	return out
+}
+
+// openTwin is the open fact stating the same subject, predicate and
+// object; nil when none.
+func openTwin(tx Tx, subject, predicate, object string) (*Relationship, error) {
+	var twin *Relationship
+	err := tx.EntityRelationships(subject, func(r *Relationship) bool {
+		if r.Subject == subject && r.Predicate == predicate && r.Object == object && r.Open() {
+			twin = r
+			return false
+		}
+		return true
+	})
+	return twin, err
+}
+
+// assertAgain records an assertion of a fact identical to an open one as
+// more evidence of it (its confidence the highest asserted, its validity
+// from the earliest); false when this assertion (ev.ID) was recorded
+// already.
+func assertAgain(tx Tx, r *Relationship, ev Evidence, validFrom time.Time) (bool, error) {
+	if r.ID == ev.ID {
+		return false, nil
+	}
+	for _, e := range r.Evidence {
+		if e.ID == ev.ID {
+			return false, nil
+		}
+	}
+	prev := *r
+	r.Evidence = append(append([]Evidence(nil), r.Evidence...), ev)
+	r.Confidence = max(r.Confidence, ev.Confidence)
+	if validFrom.Before(r.ValidFrom) {
+		r.ValidFrom = validFrom
+	}
+	if err := tx.PutRelationship(r, &prev); err != nil {
+		return false, err
+	}
+	return true, tx.Log(ChangeRelationship, ActionUpdated, r.ID)
 }
 
 // RelationshipLink is a lifecycle link between facts (confirms,
@@ -172,7 +243,9 @@ func relationshipEntities(tx Tx, r *Relationship, at string) ([]spelled, error) 
 // ApplyFact applies a checkpoint item's fact operation with the item's
 // drawer as evidence; ids derive from the job id and item index. The
 // drawer mentions the subject and object of the fact it adds, supersedes
-// with or invalidates.
+// with or invalidates. An add identical to an open fact (same subject,
+// predicate and object) records more evidence of it instead of a second
+// fact.
 func ApplyFact(tx Tx, f *FactOp, drawer, job string, index int, fuzzy bool) error {
 	at := fmt.Sprintf("items[%d].fact", index)
 	id := RelationshipID(job, index)
@@ -222,6 +295,13 @@ func ApplyFact(tx Tx, f *FactOp, drawer, job string, index int, fuzzy bool) erro
 			return err
 		}
 		if err := mentionFact(tx, drawer, job, s, o); err != nil {
+			return err
+		}
+		// The same statement as an open fact is more evidence of it.
+		if twin, err := openTwin(tx, s.entity.ID, p, o.entity.ID); err != nil || twin != nil {
+			if err == nil {
+				_, err = assertAgain(tx, twin, Evidence{ID: id, Drawer: drawer, Job: job, Extractor: "checkpoint", Confidence: conf, RecordedAt: now}, validFrom)
+			}
 			return err
 		}
 		return put(&Relationship{ID: id, Subject: s.entity.ID, Predicate: p, Object: o.entity.ID, Confidence: conf, ValidFrom: validFrom,
@@ -316,8 +396,10 @@ type ExtractedFact struct {
 
 // AddExtractedFact records a fact read in a drawer, the drawer its
 // evidence; its id derives from the drawer and the fact's place in the
-// drawer's reading, so reading the drawer again adds nothing. A predicate
-// outside the vocabulary or a kind outside the kinds is skipped (false).
+// drawer's reading, so reading the drawer again adds nothing. A fact
+// identical to an open one (same subject, predicate and object) is more
+// evidence of it (true when added). A predicate outside the vocabulary or
+// a kind outside the kinds is skipped (false).
 func AddExtractedFact(tx Tx, f ExtractedFact, drawer string, index int, job, extractor string, fuzzy bool) (bool, error) {
 	if !graph.CheckPredicate(f.Predicate) || !graph.CheckKind(orOther(f.SubjectKind)) || !graph.CheckKind(orOther(f.ObjectKind)) {
 		return false, nil
@@ -336,6 +418,12 @@ func AddExtractedFact(tx Tx, f ExtractedFact, drawer string, index int, job, ext
 	}
 	conf := min(max(f.Confidence, 0), 1)
 	now := tx.Now()
+	if twin, err := openTwin(tx, s.Entity.ID, f.Predicate, o.Entity.ID); err != nil || twin != nil {
+		if err != nil {
+			return false, err
+		}
+		return assertAgain(tx, twin, Evidence{ID: id, Drawer: drawer, Job: job, Extractor: extractor, Confidence: conf, RecordedAt: now}, now)
+	}
 	r := &Relationship{ID: id, Subject: s.Entity.ID, Predicate: f.Predicate, Object: o.Entity.ID, Confidence: conf,
 		ValidFrom: now, RecordedAt: now, Drawer: drawer, Job: job, Extractor: extractor}
 	if err := tx.PutRelationship(r, nil); err != nil {

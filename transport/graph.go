@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/loci-dev/loci/actors"
@@ -266,15 +267,21 @@ func instantParam(r *http.Request, name string) (*time.Time, error) {
 }
 
 func apiFact(f *actors.Fact) api.Fact {
+	ev := make([]api.FactEvidence, len(f.Assertions))
+	for i, a := range f.Assertions {
+		ev[i] = api.FactEvidence{Drawer: a.Drawer, DrawerCurrent: a.DrawerCurrent, Job: a.Job, Extractor: a.Extractor, RecordedAt: a.RecordedAt}
+	}
 	return api.Fact{ID: f.ID, Subject: api.EntityRef{ID: f.Subject.ID, Name: f.Subject.Name, Kind: f.Subject.Kind}, Predicate: f.Predicate,
 		Object: api.EntityRef{ID: f.Object.ID, Name: f.Object.Name, Kind: f.Object.Kind}, Confidence: f.Confidence,
 		ValidFrom: f.ValidFrom, ValidTo: f.ValidTo, RecordedAt: f.RecordedAt, RetractedAt: f.RetractedAt,
 		Provenance:   api.FactProvenance{Drawer: f.Drawer, DrawerCurrent: f.EvidenceCurrent, Job: f.Job, Extractor: f.Extractor, ClosedByDrawer: f.ClosedBy},
+		Evidence:     ev,
 		SupersededBy: f.SupersededBy, Reason: f.Reason, Current: f.Current}
 }
 
-// graphRead is GET /api/graph: entity, depth (1 to 3, default 1), limit
-// (default 50, max 200).
+// graphRead is GET /api/graph: entity (an id or a name), depth (1 to 3,
+// default 1), limit (default 50, max 200); without an entity, the
+// entities with the most open facts.
 func (s *Server) graphRead(w http.ResponseWriter, r *http.Request) error {
 	g, err := s.graph()
 	if err != nil {
@@ -291,13 +298,10 @@ func (s *Server) graphRead(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// entity is an id or a name (Graph.FindEntity).
 	entity := q.Get("entity")
-	if entity != "" {
-		cid, ok := store.CanonicalUUID(entity)
-		if !ok {
-			return fault.Newf(fault.GraphEntityNotFound, "list the entities (GET /api/entities, loci entity list) to see their ids", "no entity %s", entity)
-		}
-		entity = cid
+	if q.Has("entity") && strings.TrimSpace(entity) == "" {
+		return fault.Invalid("entity", "is blank: give an entity's name or id, or leave entity out for the entities with the most facts")
 	}
 	knownAt, err := instantParam(r, "known_at")
 	if err != nil {
@@ -308,6 +312,10 @@ func (s *Server) graphRead(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := api.Graph{Nodes: make([]api.Entity, len(n.Nodes)), Edges: make([]api.Fact, len(n.Edges)), Truncated: n.Truncated}
+	if n.Start != nil {
+		start := apiEntity(n.Start)
+		out.Entity = &start
+	}
 	for i := range n.Nodes {
 		out.Nodes[i] = apiEntity(&n.Nodes[i])
 	}

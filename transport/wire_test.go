@@ -271,7 +271,9 @@ func TestGraphAndTriggerAnswersRender(t *testing.T) {
 	o := store.Entity{ID: "e2", Name: "Caroline", Kind: "person", Key: "caroline", CreatedAt: now}
 	f := actors.Fact{Relationship: store.Relationship{ID: "f1", Subject: "e2", Predicate: "uses", Object: "e1", Confidence: 0.8,
 		ValidFrom: now, ValidTo: &later, RecordedAt: now, Drawer: "d1", Job: "j1", Extractor: "checkpoint", SupersededBy: "f2", Reason: "moved", ClosedBy: "d2"},
-		Subject: o, Object: e, Current: false, EvidenceCurrent: true}
+		Subject: o, Object: e, Current: false, EvidenceCurrent: true,
+		Assertions: []actors.Assertion{{Drawer: "d1", Job: "j1", Extractor: "checkpoint", RecordedAt: now, DrawerCurrent: true},
+			{Drawer: "d3", Job: "j3", Extractor: "heuristic", RecordedAt: later}}}
 	m := store.Mention{Drawer: "d1", Entity: "e1", Name: "postgre sql", Rule: "normalized", Confidence: 1, Extractor: "manual", Origin: "http", CreatedAt: now}
 	tr := actors.TriggerInfo{Name: "hook", Trigger: config.Trigger{Miner: "docs", Type: "webhook", Enabled: true},
 		Settings: map[string]string{"delivery_header": "x-github-delivery"}, Status: "active", Running: true,

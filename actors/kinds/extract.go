@@ -32,6 +32,9 @@ type extractState struct {
 	Drawers  int    `json:"drawers"`
 	Mentions int    `json:"mentions"`
 	Facts    int    `json:"facts"`
+	// Skipped is the drawers of files not read (lockfiles, generated
+	// and minified files).
+	Skipped int `json:"skipped,omitempty"`
 }
 
 // ExtractCursorKey is the meta key of the palace's extraction cursor: the
@@ -129,6 +132,7 @@ func runExtract(ctx context.Context, r *actors.Run, x extract.Extractor) (any, e
 		// The next drawers created past the position, current and of the
 		// kinds read.
 		var drawers []*store.Drawer
+		skipped := 0
 		next := st.Seq
 		err := r.DB().View(ctx, func(rd store.Reader) error {
 			var ids []string
@@ -148,6 +152,10 @@ func runExtract(ctx context.Context, r *actors.Run, x extract.Extractor) (any, e
 			ds, err := rd.DrawersByID(ids)
 			for _, d := range ds {
 				if d != nil && d.Current() && (wingID == "" || d.WingID == wingID) && extracted(d, rd) {
+					if unread(d, rd) != "" {
+						skipped++
+						continue
+					}
 					drawers = append(drawers, d)
 				}
 			}
@@ -174,6 +182,7 @@ func runExtract(ctx context.Context, r *actors.Run, x extract.Extractor) (any, e
 		err = r.Write(ctx, func(tx store.Tx) error {
 			n := st
 			n.Seq = next
+			n.Skipped += skipped
 			for i, d := range drawers {
 				for _, e := range results[i].Entities {
 					kind := e.Kind
@@ -214,5 +223,30 @@ func runExtract(ctx context.Context, r *actors.Run, x extract.Extractor) (any, e
 	}
 	// One entity notice for the pass.
 	_ = r.Write(ctx, func(tx store.Tx) error { return tx.Log(store.ChangeEntity, store.ActionUpdated, "") }, &st, store.Progress{Current: int64(st.Drawers), Message: "done"})
-	return map[string]int{"drawers": st.Drawers, "mentions": st.Mentions, "facts": st.Facts}, nil
+	return map[string]int{"drawers": st.Drawers, "mentions": st.Mentions, "facts": st.Facts, "skipped": st.Skipped}, nil
+}
+
+// unread says why a mined file's drawer is not read (extract.Unread: a
+// lockfile, a generated or minified file), judged on the document's path
+// and its first chunk.
+func unread(d *store.Drawer, r store.Reader) string {
+	if d.Source.Kind != store.KindFile {
+		return ""
+	}
+	var o struct {
+		Path  string `json:"path"`
+		Chunk int    `json:"chunk"`
+	}
+	_ = json.Unmarshal(d.Source.Origin, &o)
+	p := o.Path
+	if p == "" {
+		p = d.Source.URI
+	}
+	head := d.Content
+	if o.Chunk > 0 && o.Path != "" {
+		if first, err := r.DrawerByName(d.RoomID, o.Path); err == nil && first != nil {
+			head = first.Content
+		}
+	}
+	return extract.Unread(p, head)
 }

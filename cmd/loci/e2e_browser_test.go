@@ -393,6 +393,22 @@ func TestDashboardInABrowser(t *testing.T) {
 		chromedp.Click(fmt.Sprintf(`#facts li[data-fact=%q] button`, acme), chromedp.ByQuery),
 		waitText(`document.getElementById('fact-history')?.textContent.includes('superseded_by (she changed jobs)') && document.getElementById('fact-history').textContent.includes('Initech')`),
 		shot("graph"))
+	// Opened without a name, the view starts from the entities with the
+	// most facts, not from the first name (a date without facts); a name
+	// is resolved by the daemon, the exact one first.
+	first := d.do("POST", "/api/wings/project/rooms/notes/drawers", map[string]any{"content": "The layout 2006-01-02 is Go's."}, auth...)
+	if r := d.do("POST", "/api/drawers/"+get[string](first.body, "drawer", "id")+"/mentions", map[string]any{"name": "2006-01-02", "kind": "date"}, auth...); r.status != 201 {
+		t.Fatalf("mention: %s", r.raw)
+	}
+	fact("Melanie knows Caroline.", map[string]any{"op": "add", "subject": "Melanie", "subject_kind": "person", "predicate": "knows", "object": "Caroline", "object_kind": "person"})
+	fact("Caroline knows Melanie, again.", map[string]any{"op": "add", "subject": "Melanie", "subject_kind": "person", "predicate": "knows", "object": "Caroline", "object_kind": "person"})
+	run("the graph's overview", chromedp.Navigate(base+"#/graph"),
+		waitText(fmt.Sprintf(`document.querySelector('#graph g[data-entity=%q] circle.center') !== null`, caroline)),
+		waitText(`document.getElementById('graph-start')?.textContent.includes('most facts') && !document.getElementById('graph').textContent.includes('2006-01-02')`),
+		waitText(`document.querySelectorAll('#graph line').length === 3 && [...document.querySelectorAll('#facts li')].some((li) => li.textContent.includes('asserted 2 times'))`),
+		shot("graph-overview"))
+	run("the graph by name", chromedp.Navigate(base+"#/graph?name=Melanie"),
+		waitText(`document.querySelector('#graph circle.center')?.parentElement.textContent.startsWith('Melanie')`))
 
 	// Dark mode follows the system.
 	var bg string

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -395,5 +396,135 @@ func TestKnownAt(t *testing.T) {
 	}
 	if res, isErr := callTool(t, s, "loci_search", map[string]any{"query": "deploys happen", "ranking": "lexical", "known_at": before}); isErr || !strings.Contains(fmt.Sprint(res), "Fridays") {
 		t.Fatalf("loci_search known_at: %v", res)
+	}
+}
+
+// The graph a newcomer sees: without an entity, GET /api/graph and loci
+// graph start from the entities with the most open facts (not the first
+// names, which had no facts); --entity and ?entity= take a name, the
+// exact one first, then one the name search finds alone; an identical
+// fact asserted again is one fact with more evidence.
+func TestGraphStartsFromTheBusiestEntities(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	w := d.do("POST", "/api/wings/notes/rooms/misc/drawers", map[string]any{"content": "Dates like 2006-01-02 and names like Aaron mean nothing here."})
+	drawer := get[string](w.body, "drawer", "id")
+	// Entities early by name, without facts.
+	for _, date := range []string{"1999-12-31", "2006-01-02", "2010-05-17", "2013-08-24", "2017-03-09", "2020-11-28"} {
+		if r := d.do("POST", "/api/drawers/"+drawer+"/mentions", map[string]any{"name": date, "kind": "date"}); r.status != 201 {
+			t.Fatalf("mention: %s", r.raw)
+		}
+	}
+	kinds := map[string]string{"Caroline": "person", "Melanie": "person", "Acme": "organization", "Lisbon": "place", "Carla": "person"}
+	for _, f := range [][3]string{{"Caroline", "works_at", "Acme"}, {"Caroline", "lives_in", "Lisbon"}, {"Melanie", "works_with", "Caroline"},
+		{"Melanie", "lives_in", "Lisbon"}, {"Caroline", "works_at", "Acme"}, {"Caroline", "works_at", "Acme"}} {
+		checkpointFact(t, d, f[0]+" "+f[1]+" "+f[2]+".", map[string]any{"op": "add", "subject": f[0], "subject_kind": kinds[f[0]],
+			"predicate": f[1], "object": f[2], "object_kind": kinds[f[2]]})
+	}
+	checkpointFact(t, d, "Carla joined.", map[string]any{"op": "add", "subject": "Carla", "subject_kind": "person", "predicate": "works_at", "object": "Globex", "object_kind": "organization"})
+
+	g := d.do("GET", "/api/graph?limit=3", nil)
+	nodes := get[[]any](g.body, "nodes")
+	if g.status != 200 || len(nodes) != 3 || get[string](nodes[0].(map[string]any), "name") != "Caroline" || len(get[[]any](g.body, "edges")) != 3 || !get[bool](g.body, "truncated") {
+		t.Fatalf("the graph without an entity: %d %s", g.status, g.raw)
+	}
+	for _, n := range nodes {
+		if strings.HasPrefix(get[string](n.(map[string]any), "name"), "20") {
+			t.Fatalf("an entity without facts in the overview: %s", g.raw)
+		}
+	}
+	out, errOut, code := d.cli("", "graph")
+	if code != 0 || !strings.Contains(out, "6 entities, 5 facts") || !strings.Contains(out, "Caroline works_at Acme") {
+		t.Fatalf("loci graph: %d\n%s\n%s", code, out, errOut)
+	}
+
+	// Three assertions of "Caroline works_at Acme": one fact, three pieces
+	// of evidence.
+	caroline := get[string](nodes[0].(map[string]any), "id")
+	rels := d.do("GET", "/api/entities/"+caroline+"/relationships", nil)
+	works := 0
+	for _, r := range get[[]any](rels.body, "relationships") {
+		if f := r.(map[string]any); get[string](f, "predicate") == "works_at" {
+			works++
+			if ev := get[[]any](f, "evidence"); len(ev) != 3 || get[string](ev[0].(map[string]any), "drawer") != get[string](f, "provenance", "drawer") {
+				t.Fatalf("the fact's evidence: %v", f)
+			}
+		}
+	}
+	if works != 1 {
+		t.Fatalf("%d works_at facts, want one: %s", works, rels.raw)
+	}
+
+	// By name: exact first (Caroline, not Carla), then a unique match.
+	for _, c := range []struct{ ref, centre, count string }{{"Caroline", "Caroline", "4 entities, 3 facts"}, {"caroline", "Caroline", "4 entities, 3 facts"},
+		{"mela", "Melanie", "3 entities, 2 facts"}, {caroline, "Caroline", "4 entities, 3 facts"}} {
+		g := d.do("GET", "/api/graph?entity="+url.QueryEscape(c.ref), nil)
+		if g.status != 200 || get[string](g.body, "entity", "name") != c.centre {
+			t.Fatalf("?entity=%s: %d %s", c.ref, g.status, g.raw)
+		}
+		out, errOut, code := d.cli("", "graph", "--entity", c.ref)
+		if code != 0 || !strings.Contains(out, c.count) || !strings.Contains(out, c.centre) {
+			t.Fatalf("loci graph --entity %s: %d\n%s\n%s", c.ref, code, out, errOut)
+		}
+	}
+	// Several names contain "car" and none is it: refused, naming them.
+	if g := d.do("GET", "/api/graph?entity=car", nil); g.status != 400 || g.code() != "loci::input::invalid" || !strings.Contains(g.raw, "Carla") {
+		t.Fatalf("an ambiguous name: %d %s", g.status, g.raw)
+	}
+	if g := d.do("GET", "/api/graph?entity=Nobody", nil); g.status != 404 || g.code() != "loci::graph::entity_not_found" {
+		t.Fatalf("an unknown name: %d %s", g.status, g.raw)
+	}
+	if _, errOut, code := d.cli("", "graph", "--entity", "car"); code == 0 || !strings.Contains(errOut, "Caroline") || !strings.Contains(errOut, "loci::input::invalid") {
+		t.Fatalf("loci graph --entity car: %d %s", code, errOut)
+	}
+}
+
+// Mining a source tree with the heuristic extractor files its prose's
+// names, not its junk: no lockfile hashes, generated files, redaction
+// markers, identifiers, regular-expression classes, layout dates or
+// licence text in capitals.
+func TestExtractFilesNamesNotJunk(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"go.sum":        "github.com/dgraph-io/badger/v4 v4.5.1 h1:DhzuOOF2ATzADvBadXxruRBLzYTpT36CKvDb3+aBEFg=\n",
+		"api/api.pb.go": "// Code generated by protoc-gen-go. DO NOT EDIT.\n\npackage api\n\n// Melanie Jones wrote it in Lisbon.\ntype Request struct{}\n",
+		"cmd/main.go": "// Package main starts the server that Caroline wrote in Berlin.\npackage main\n\n// ActorLogLevel is the level of the actors' log.\n" +
+			"var ActorLogLevel = 1\n\n// Reader is the read side.\ntype Reader interface{ Get(id string) string }\n\nvar layout = \"2006-01-02\"\nvar name = regexp.MustCompile(`[A-Za-z0-9]+`)\n",
+		"deploy.env": "AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP\n",
+		"LICENSE":    "THE SOFTWARE IS PROVIDED \"AS IS\", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED. IN NO EVENT SHALL THE AUTHORS BE LIABLE IN CONNECTION WITH THE SOFTWARE.\n",
+		"README.md":  "# Tour\n\nPriya Patel keeps the `ActorLogLevel` setting in PostgreSQL; see Daniel in Paris.\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, _ := withConfig(t, "[extraction]\nprovider = \"heuristic\"\n")
+	r := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "path": root})
+	waitJob(t, d, get[string](r.body, "id"), 20*time.Second, finished)
+	eventually(t, 20*time.Second, "the extract job after the mine", func() bool {
+		for _, j := range get[[]any](d.do("GET", "/api/jobs?kind=extract&automatic=true", nil).body, "jobs") {
+			if get[string](j.(map[string]any), "status") == "completed" {
+				return true
+			}
+		}
+		return false
+	})
+	var names []string
+	for _, e := range get[[]any](d.do("GET", "/api/entities?limit=200", nil).body, "entities") {
+		names = append(names, get[string](e.(map[string]any), "name"))
+	}
+	got := strings.Join(names, ", ")
+	for _, want := range []string{"Caroline", "Berlin", "Priya Patel", "PostgreSQL", "Daniel", "Paris"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s is not among the entities: %s", want, got)
+		}
+	}
+	for _, junk := range []string{"DhzuOOF2", "Melanie", "Lisbon", "ActorLogLevel", "Reader", "2006-01-02", "A-Za-z0-9", "REDACTED", "ACCESS", "SOFTWARE", "WARRANTY", "CONNECTION"} {
+		if strings.Contains(got, junk) {
+			t.Errorf("junk among the entities (%s): %s", junk, got)
+		}
 	}
 }

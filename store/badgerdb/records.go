@@ -385,18 +385,38 @@ type relationshipRecord struct {
 	SupersededBy string     `json:"superseded_by,omitempty"`
 	Reason       string     `json:"reason,omitempty"`
 	ClosedBy     string     `json:"closed_by,omitempty"`
+	// Evidence is the later assertions of the same fact.
+	Evidence []evidenceRecord `json:"evidence,omitempty"`
+}
+
+// evidenceRecord is one more assertion of a fact.
+type evidenceRecord struct {
+	ID         string    `json:"id"`
+	Drawer     string    `json:"drawer,omitempty"`
+	Job        string    `json:"job,omitempty"`
+	Extractor  string    `json:"extractor,omitempty"`
+	Confidence float64   `json:"confidence"`
+	RecordedAt time.Time `json:"recorded_at"`
 }
 
 func relationshipRec(r *store.Relationship) *relationshipRecord {
-	return &relationshipRecord{ID: r.ID, Subject: r.Subject, Predicate: r.Predicate, Object: r.Object, Confidence: r.Confidence,
+	rec := &relationshipRecord{ID: r.ID, Subject: r.Subject, Predicate: r.Predicate, Object: r.Object, Confidence: r.Confidence,
 		ValidFrom: r.ValidFrom, ValidTo: r.ValidTo, RecordedAt: r.RecordedAt, RetractedAt: r.RetractedAt, Drawer: r.Drawer,
 		Job: r.Job, Extractor: r.Extractor, SupersededBy: r.SupersededBy, Reason: r.Reason, ClosedBy: r.ClosedBy}
+	for _, e := range r.Evidence {
+		rec.Evidence = append(rec.Evidence, evidenceRecord(e))
+	}
+	return rec
 }
 
 func (r *relationshipRecord) relationship() *store.Relationship {
-	return &store.Relationship{ID: r.ID, Subject: r.Subject, Predicate: r.Predicate, Object: r.Object, Confidence: r.Confidence,
+	rel := &store.Relationship{ID: r.ID, Subject: r.Subject, Predicate: r.Predicate, Object: r.Object, Confidence: r.Confidence,
 		ValidFrom: r.ValidFrom, ValidTo: r.ValidTo, RecordedAt: r.RecordedAt, RetractedAt: r.RetractedAt, Drawer: r.Drawer,
 		Job: r.Job, Extractor: r.Extractor, SupersededBy: r.SupersededBy, Reason: r.Reason, ClosedBy: r.ClosedBy}
+	for _, e := range r.Evidence {
+		rel.Evidence = append(rel.Evidence, store.Evidence(e))
+	}
+	return rel
 }
 
 // relationshipLinkRecord is a lifecycle link (rll/<fact>\x00<link>, under

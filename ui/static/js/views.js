@@ -437,21 +437,33 @@ async function copy(text, button) {
 const graph = {
   async render(el, r) {
     const p = r.params;
-    const name = h('input', { id: 'g-name', type: 'search', value: p.get('name') || '' });
+    const field = h('input', { id: 'g-name', type: 'search', value: p.get('name') || '' });
     const depth = h('select', { id: 'g-depth' }, [1, 2, 3].map((d) => h('option', { value: d, selected: String(d) === (p.get('depth') || '1') }, d)));
     const expired = h('input', { id: 'g-expired', type: 'checkbox', checked: p.get('expired') === '1' });
     const out = h('div');
-    fill(el, h('h1', {}, 'Graph'), h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); location.hash = '#/graph' + q({ name: name.value, depth: depth.value, expired: expired.checked ? '1' : '' }); } },
-      h('div', { class: 'row' }, h('div', {}, h('label', { for: 'g-name' }, 'Entity name contains'), name), h('div', {}, h('label', { for: 'g-depth' }, 'Depth'), depth),
+    fill(el, h('h1', {}, 'Graph'), h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); location.hash = '#/graph' + q({ name: field.value, depth: depth.value, expired: expired.checked ? '1' : '' }); } },
+      h('div', { class: 'row' }, h('div', {}, h('label', { for: 'g-name' }, 'Entity name'), field), h('div', {}, h('label', { for: 'g-depth' }, 'Depth'), depth),
         h('div', {}, h('label', { for: 'g-expired' }, expired, ' facts no longer valid too')), h('button', { type: 'submit' }, 'Find'))), out);
-    const es = (await get('/api/entities' + q({ name: p.get('name'), limit: 20 }))).entities || [];
-    if (!es.length) return out.replaceChildren(h('p', { class: 'empty' }, p.get('name') ? 'No entity matches.' : 'No entities yet: they come from checkpoints with facts and from the extract job.'));
-    const want = (p.get('name') || '').trim().toLowerCase();
-    const pick = p.get('entity') || (es.find((e) => e.name.toLowerCase() === want) || es[0]).id;
+    // The start: an entity picked from the list (its id), else the name
+    // typed (resolved by the daemon: the exact name first, else the one
+    // name containing it), else the entities with the most facts.
+    const name = (p.get('name') || '').trim();
+    const ref = p.get('entity') || name;
+    let g;
+    try {
+      g = await get('/api/graph' + q({ entity: ref, depth: depth.value }));
+    } catch (e) {
+      if (!name || p.get('entity') || (e.code !== 'loci::input::invalid' && e.code !== 'loci::graph::entity_not_found')) throw e;
+      g = null;
+    }
+    const es = name ? (await get('/api/entities' + q({ name, limit: 20 }))).entities || [] : g.nodes || [];
+    if (!es.length) return out.replaceChildren(h('p', { class: 'empty' }, name ? 'No entity matches.' : 'No entities yet: they come from checkpoints with facts and from the extract job.'));
+    const pick = g ? (g.entity ? g.entity.id : g.nodes[0].id) : null;
     const link = (e) => '#/graph' + q({ name: p.get('name'), depth: depth.value, expired: p.get('expired'), entity: e.id });
-    out.replaceChildren(h('ul', { class: 'entities' }, es.map((e) => h('li', {}, h('a', { href: link(e), 'aria-current': e.id === pick ? 'true' : null }, e.name), ` (${e.kind})`))));
-    const [g, rels] = await Promise.all([get('/api/graph' + q({ entity: pick, depth: depth.value })),
-      get('/api/entities/' + esc(pick) + '/relationships' + q({ include_expired: p.get('expired') === '1' ? 'true' : '' }))]);
+    out.replaceChildren(h('p', { class: 'muted', id: 'graph-start' }, g && !g.entity ? 'The entities with the most facts:' : name ? 'Entities whose name contains it:' : ''),
+      h('ul', { class: 'entities' }, es.map((e) => h('li', {}, h('a', { href: link(e), 'aria-current': e.id === pick ? 'true' : null }, e.name), ` (${e.kind})`))));
+    if (!g) return out.append(h('p', { class: 'empty' }, 'Several entities match: pick one.'));
+    const rels = await get('/api/entities/' + esc(pick) + '/relationships' + q({ include_expired: p.get('expired') === '1' ? 'true' : '' }));
     const history = h('div', { id: 'fact-history' });
     const facts = rels.relationships || [];
     out.append(drawGraph(g, pick, link), h('div', { class: 'card' }, h('h2', {}, `Facts of ${rels.entity ? rels.entity.name : 'the entity'}`),
@@ -464,7 +476,8 @@ const graph = {
 function factLine(f) {
   return [h('b', {}, f.subject.name), ` ${f.predicate.replaceAll('_', ' ')} `, h('b', {}, f.object.name),
     h('span', { class: 'muted' }, ` · valid ${when(f.valid_from)} → ${f.valid_to ? when(f.valid_to) : 'now'}` +
-      (f.current ? '' : ' · not current') + (f.retracted_at ? ` · retracted ${when(f.retracted_at)}` : '') + ` · recorded ${when(f.recorded_at)}`)];
+      (f.current ? '' : ' · not current') + (f.retracted_at ? ` · retracted ${when(f.retracted_at)}` : '') + ` · recorded ${when(f.recorded_at)}` +
+      ((f.evidence || []).length > 1 ? ` · asserted ${f.evidence.length} times` : ''))];
 }
 
 async function showHistory(box, id) {
@@ -480,8 +493,8 @@ async function showHistory(box, id) {
 }
 
 // drawGraph places the entity in the middle and the others on rings by
-// how many facts away they are (1 to 3), each a link to its own
-// neighbourhood.
+// how many facts away they are (1 to 3; those no fact joins to it
+// outside), each a link to its own neighbourhood.
 function drawGraph(g, center, link) {
   const nodes = g.nodes || [];
   const edges = g.edges || [];
@@ -494,9 +507,13 @@ function drawGraph(g, center, link) {
       }
     }
   }
+  // The entities no fact joins to the centre (the overview's) go on a
+  // ring of their own, outside.
+  const far = Math.max(...hops.values(), 0) + 1;
+  for (const n of nodes) if (!hops.has(n.id)) hops.set(n.id, far);
   const W = 800, H = 460, cx = W / 2, cy = H / 2;
   const pos = new Map([[center, [cx, cy]]]);
-  for (let d = 1; d <= 3; d++) {
+  for (let d = 1; d <= far; d++) {
     const ring = nodes.filter((n) => hops.get(n.id) === d);
     const rx = (W / 2 - 90) * d / Math.max(...hops.values(), 1), ry = (H / 2 - 30) * d / Math.max(...hops.values(), 1);
     ring.forEach((n, i) => {

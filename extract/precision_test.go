@@ -1,0 +1,207 @@
+package extract
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loci-dev/loci/graph"
+	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/store"
+)
+
+// judged is an entity of a labelled sample: its name and kind as
+// extracted, and whether a reader would file it (right: the proper name
+// of a person, organisation, place, tool, product, standard, algorithm,
+// dataset, language, event, work or date, of that kind or "other";
+// wrong: an identifier or literal, a fragment, a common word, a label, a
+// misspelled example, or a wrong kind).
+type judged struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"`
+	Right bool   `json:"right"`
+}
+
+func readJudged(t *testing.T, path string) []judged {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []judged
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var j judged
+		if err := json.Unmarshal(sc.Bytes(), &j); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// extracted is the entities read in texts, by key, with their kinds.
+type extracted map[string]map[string]bool
+
+func extractAll(t *testing.T, texts []string) extracted {
+	t.Helper()
+	out := extracted{}
+	for i := 0; i < len(texts); i += 32 {
+		res, err := Heuristic{}.Extract(context.Background(), texts[i:min(i+32, len(texts))])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			for _, e := range r.Entities {
+				k := graph.Key(e.Name)
+				if out[k] == nil {
+					out[k] = map[string]bool{}
+				}
+				out[k][e.Kind] = true
+			}
+		}
+	}
+	return out
+}
+
+// has reports the judged entity among those extracted: the same key, of
+// its kind, or either "other" (the palace resolves them to one entity).
+func (x extracted) has(j judged) bool {
+	kinds := x[graph.Key(j.Name)]
+	return kinds[j.Kind] || len(kinds) > 0 && (j.Kind == graph.KindOther || kinds[graph.KindOther])
+}
+
+// score checks a labelled sample against what the heuristic extracts now:
+// precision over the judged entities it still extracts at least least, at
+// least 80 % of them still extracted, and at most most entities in all.
+func score(t *testing.T, sample []judged, x extracted, least float64, most int) {
+	t.Helper()
+	found, right := 0, 0
+	for _, j := range sample {
+		if !x.has(j) {
+			t.Logf("no longer extracted: %s/%s (right %v)", j.Name, j.Kind, j.Right)
+			continue
+		}
+		found++
+		if j.Right {
+			right++
+		}
+	}
+	all := 0
+	for _, kinds := range x {
+		all += len(kinds)
+	}
+	precision := float64(right) / float64(max(found, 1))
+	t.Logf("%d of %d judged entities still extracted, precision %.2f; %d entities in all", found, len(sample), precision, all)
+	if found*5 < len(sample)*4 {
+		t.Fatalf("only %d of the %d judged entities are still extracted: label a new sample", found, len(sample))
+	}
+	if precision < least {
+		t.Fatalf("precision %.2f, below %.2f", precision, least)
+	}
+	if all > most {
+		t.Fatalf("%d entities, more than %d: what is new is likely junk", all, most)
+	}
+}
+
+// TestPrecisionOnThisRepository mines this repository's tree as the
+// daemon would (the directory source, secrets redacted, 6,000-character
+// chunks, lockfiles and generated files unread) and scores the heuristic
+// against every entity it extracted from it when the rules were last
+// changed, each judged by hand (testdata/repo-entities.jsonl: 93 entities,
+// 82 right, 0.88).
+func TestPrecisionOnThisRepository(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := sources.Directory{MaxFileBytes: 2 << 20}
+	id := store.SourceIdentity{Adapter: sources.DirectoryName, Locator: root}
+	refs, err := dir.Discover(context.Background(), id, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, ref := range refs {
+		if ref.Filtered != "" {
+			continue
+		}
+		doc, err := dir.Read(context.Background(), id, ref)
+		if err != nil {
+			continue
+		}
+		units := make([]string, len(doc.Units))
+		for i, u := range doc.Units {
+			units[i], _ = sources.Redact(u, sources.ScanFile(doc.Name, u))
+		}
+		chunks := sources.Chunk(units, 6000)
+		if len(chunks) == 0 || Unread(doc.Name, chunks[0]) != "" {
+			continue
+		}
+		texts = append(texts, chunks...)
+	}
+	if len(texts) < 100 {
+		t.Fatalf("only %d chunks read from %s", len(texts), root)
+	}
+	score(t, readJudged(t, "testdata/repo-entities.jsonl"), extractAll(t, texts), 0.85, 300)
+}
+
+// TestPrecisionOnLoCoMo scores the heuristic on the turns of the LoCoMo
+// public file (../shared/bench, never committed; skipped when absent),
+// read as the benchmark files them ("speaker: text [shares caption]"),
+// against 100 of the entities it extracted when the rules were last
+// changed, sampled at random and judged by hand
+// (testdata/locomo-entities.jsonl holds only names, kinds and labels: 90
+// right).
+func TestPrecisionOnLoCoMo(t *testing.T) {
+	path := ""
+	dir, _ := os.Getwd()
+	for range 6 {
+		p := filepath.Join(dir, "..", "shared", "bench", "locomo", "locomo-public.json")
+		if _, err := os.Stat(p); err == nil {
+			path = p
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	if path == "" {
+		t.Skip("../shared/bench/locomo/locomo-public.json is not here")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var convs []struct {
+		Conversation map[string]json.RawMessage `json:"conversation"`
+	}
+	if err := json.Unmarshal(raw, &convs); err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, c := range convs {
+		for k, v := range c.Conversation {
+			if !strings.HasPrefix(k, "session_") || strings.HasSuffix(k, "date_time") {
+				continue
+			}
+			var turns []struct {
+				Speaker, Text string
+				Caption       string `json:"blip_caption"`
+			}
+			if json.Unmarshal(v, &turns) == nil {
+				for _, tu := range turns {
+					s := tu.Speaker + ": " + tu.Text
+					if tu.Caption != "" {
+						s += " [shares " + tu.Caption + "]"
+					}
+					texts = append(texts, s)
+				}
+			}
+		}
+	}
+	score(t, readJudged(t, "testdata/locomo-entities.jsonl"), extractAll(t, texts), 0.9, 250)
+}
