@@ -640,6 +640,19 @@ type MinedSource struct {
 type CheckpointResult struct {
 	Items      int `json:"items"`
 	Duplicates int `json:"duplicates"`
+	// Facts are the items' facts, in item order, with the ids a later
+	// supersede, invalidate, link or fact history names them by.
+	Facts []CheckpointFact `json:"facts,omitempty"`
+}
+
+// CheckpointFact is what one item's fact operation is about now: the fact
+// it added (or the open identical one it is more evidence of), the fact a
+// supersede recorded, the fact it invalidated; a link's id.
+type CheckpointFact struct {
+	Item           int    `json:"item"`
+	Op             string `json:"op"`
+	RelationshipID string `json:"relationship_id,omitempty"`
+	LinkID         string `json:"link_id,omitempty"`
 }
 
 // DemoResult is a demo job's result.

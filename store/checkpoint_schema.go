@@ -83,7 +83,7 @@ func FactOpSchema() *jsonschema.Schema {
 				Description: "When it became true in the world: RFC 3339 (2026-03-01T09:00:00Z) or a date (2026-03-01); default now."}
 		},
 		"relationship_id": func() *jsonschema.Schema {
-			return &jsonschema.Schema{Type: "string", Format: "uuid", Description: "The id (a UUID) of an existing fact (relationship), as the entity and graph reads show it."}
+			return &jsonschema.Schema{Type: "string", Format: "uuid", Description: "The id (a UUID) of an existing fact (relationship), as the checkpoint job that stated it answers in result.facts, or the graph reads show it."}
 		},
 		"other_id": func() *jsonschema.Schema {
 			return &jsonschema.Schema{Type: "string", Format: "uuid", Description: "The id (a UUID) of the other fact the link points to."}

@@ -247,6 +247,21 @@ func relationshipEntities(tx Tx, r *Relationship, at string) ([]spelled, error) 
 // predicate and object) records more evidence of it instead of a second
 // fact.
 func ApplyFact(tx Tx, f *FactOp, drawer, job string, index int, fuzzy bool) error {
+	_, err := ApplyFactID(tx, f, drawer, job, index, fuzzy)
+	return err
+}
+
+// ApplyFactID is ApplyFact, answering the id of the fact the item is
+// about now: the fact it added (or the open one it is more evidence of),
+// the fact a supersede recorded, the fact it invalidated; for a link, the
+// link's id. A replayed item answers the same id.
+func ApplyFactID(tx Tx, f *FactOp, drawer, job string, index int, fuzzy bool) (held string, err error) {
+	held = RelationshipID(job, index)
+	err = applyFact(tx, f, drawer, job, index, fuzzy, &held)
+	return held, err
+}
+
+func applyFact(tx Tx, f *FactOp, drawer, job string, index int, fuzzy bool, held *string) error {
 	at := fmt.Sprintf("items[%d].fact", index)
 	id := RelationshipID(job, index)
 	if done, err := tx.Relationship(id); err != nil || done != nil {
@@ -300,6 +315,7 @@ func ApplyFact(tx Tx, f *FactOp, drawer, job string, index int, fuzzy bool) erro
 		// The same statement as an open fact is more evidence of it.
 		if twin, err := openTwin(tx, s.entity.ID, p, o.entity.ID); err != nil || twin != nil {
 			if err == nil {
+				*held = twin.ID
 				_, err = assertAgain(tx, twin, Evidence{ID: id, Drawer: drawer, Job: job, Extractor: "checkpoint", Confidence: conf, RecordedAt: now}, validFrom)
 			}
 			return err
@@ -321,6 +337,7 @@ func ApplyFact(tx Tx, f *FactOp, drawer, job string, index int, fuzzy bool) erro
 		}
 		old.Reason, old.ClosedBy = reason, drawer
 		if f.Op == "invalidate" {
+			*held = old.ID
 			ents, err := relationshipEntities(tx, old, at)
 			if err != nil {
 				return err

@@ -193,7 +193,7 @@ type (
 		DrawerID string `json:"drawer_id" jsonschema:"a drawer's id (a UUID), as search hits give it"`
 	}
 	factHistoryArgs struct {
-		RelationshipID string `json:"relationship_id" jsonschema:"a fact's id (a UUID): a relationship of the knowledge graph"`
+		RelationshipID string `json:"relationship_id" jsonschema:"a fact's id (a UUID): a relationship of the knowledge graph, as a checkpoint job's result.facts gives it"`
 		AsOf           string `json:"as_of,omitempty" jsonschema:"judge validity at this instant, RFC 3339 (2026-03-01T09:00:00Z) or a date (2026-03-01); default now"`
 		KnownAt        string `json:"known_at,omitempty" jsonschema:"answer as loci would have at this instant (record time), RFC 3339 or a date"`
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -28,7 +29,7 @@ const CheckpointExample = `{"items": [{"destination": "project", "content": "Ali
 // last.
 const checkpointDescription = "Submit a checkpoint job: memories (preferences, project notes, diary entries, general notes), " +
 	"each filed verbatim as a drawer in the room checkpoints of its wing, optionally with a knowledge-graph fact it is the evidence for " +
-	"(add, supersede, invalidate or link; see the payload schema). Returns the job at once; loci_job_get follows it. " +
+	"(add, supersede, invalidate or link; see the payload schema). Returns the job at once; loci_job_get follows it, and the finished job's result.facts gives each fact's relationship_id. " +
 	"Example payload: " + CheckpointExample
 
 // payloadSchema is the payload argument's schema: the checkpoint object,
@@ -92,9 +93,10 @@ func Checkpoint(j *actors.Jobs) actors.Kind {
 }
 
 type checkpointState struct {
-	NextIndex  int `json:"next_index"`
-	Items      int `json:"items"`
-	Duplicates int `json:"duplicates"`
+	NextIndex  int                  `json:"next_index"`
+	Items      int                  `json:"items"`
+	Duplicates int                  `json:"duplicates"`
+	Facts      []api.CheckpointFact `json:"facts,omitempty"`
 }
 
 // CheckpointInput is a checkpoint job's stored input.
@@ -161,6 +163,7 @@ func checkpoint(ctx context.Context, r *actors.Run) (any, error) {
 		next := st
 		err := r.Write(ctx, func(tx store.Tx) error {
 			next = st
+			next.Facts = slices.Clone(st.Facts)
 			for k, d := range ins {
 				i := st.NextIndex + k
 				res, err := store.CreateDrawer(tx, d, pal.Dedup)
@@ -179,9 +182,15 @@ func checkpoint(ctx context.Context, r *actors.Run) (any, error) {
 					if err := tx.PutJobFact(r.Job.ID, i, b); err != nil {
 						return err
 					}
-					if err := store.ApplyFact(tx, f, res.Drawer.ID, r.Job.ID, i, pal.Dedup.EntityFuzzy); err != nil {
+					held, err := store.ApplyFactID(tx, f, res.Drawer.ID, r.Job.ID, i, pal.Dedup.EntityFuzzy)
+					if err != nil {
 						return err
 					}
+					cf := api.CheckpointFact{Item: i, Op: f.Op, RelationshipID: held}
+					if f.Op == "link" {
+						cf.RelationshipID, cf.LinkID = "", held
+					}
+					next.Facts = append(next.Facts, cf)
 				}
 				next.Items++
 			}
@@ -195,5 +204,5 @@ func checkpoint(ctx context.Context, r *actors.Run) (any, error) {
 		// state is what the committed run computed.
 		st = next
 	}
-	return api.CheckpointResult{Items: st.Items, Duplicates: st.Duplicates}, nil
+	return api.CheckpointResult{Items: st.Items, Duplicates: st.Duplicates, Facts: st.Facts}, nil
 }
