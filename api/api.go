@@ -579,12 +579,16 @@ type SourceCapabilities struct {
 	Triggers         []string `json:"triggers"`
 }
 
-// MinedSource is a source mined at least once.
+// MinedSource is a source mined at least once into a wing (a source mined
+// into two wings is listed twice, once per wing: each has its own cursor).
 type MinedSource struct {
-	Key       string    `json:"key"`
-	Adapter   string    `json:"adapter"`
-	Account   string    `json:"account,omitempty"`
-	Locator   string    `json:"locator"`
+	Key     string `json:"key"`
+	Adapter string `json:"adapter"`
+	Account string `json:"account,omitempty"`
+	Locator string `json:"locator"`
+	// Wing and WingID are the wing it is mined into.
+	Wing      string    `json:"wing"`
+	WingID    string    `json:"wing_id"`
 	Documents int       `json:"documents"`
 	LastJob   string    `json:"last_job,omitempty"`
 	LastRun   time.Time `json:"last_run"`

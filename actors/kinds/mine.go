@@ -24,7 +24,7 @@ type mineParams struct {
 	Path    string            `json:"path,omitempty" jsonschema:"absolute path of a directory to mine (or give source)"`
 	Source  string            `json:"source,omitempty" jsonschema:"a source by name, with its locator (or give path)"`
 	Locator string            `json:"locator,omitempty" jsonschema:"what the source should read"`
-	Options map[string]string `json:"options,omitempty" jsonschema:"source options: key=value strings the source declares"`
+	Options map[string]string `json:"options,omitempty" jsonschema:"source options: key=value strings the source declares (directory: dir, since, prune=true closes the drawers of files gone)"`
 	Full    bool              `json:"full,omitempty" jsonschema:"read everything again (nothing is duplicated), not only what changed"`
 	Wing    string            `json:"wing,omitempty" jsonschema:"wing to file into (default: the directory's name)"`
 	// MaxDocuments overrides mining.max_documents for this job (a miner's

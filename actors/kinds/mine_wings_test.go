@@ -249,3 +249,62 @@ func TestMinePrunesVanishedFiles(t *testing.T) {
 		}
 	}
 }
+
+// "mined 0 of 0" said four things; the result's outcome and note tell
+// them apart, and say to mine with full when that is what helps.
+func TestMineSaysWhatNothingMeans(t *testing.T) {
+	j := mineRuntime(t, 0)
+	empty := t.TempDir()
+	write(t, empty, ".git/config", "[core]\n", 1)
+	res := mineOnce(t, j, `{"path":"`+empty+`","wing":"e"}`)
+	if res.Outcome != "empty" || res.Mode != "first" || res.Discovered != 0 || !strings.Contains(res.Note, "lists no documents") {
+		t.Fatalf("an empty folder: %+v", res)
+	}
+	binary := t.TempDir()
+	write(t, binary, "x.bin", "a\x00b", 1)
+	res = mineOnce(t, j, `{"path":"`+binary+`","wing":"b"}`)
+	if res.Outcome != "nothing_filed" || res.Discovered != 1 || res.Filtered != 1 || !strings.Contains(res.Note, "None of the 1 documents found could be filed") {
+		t.Fatalf("a folder of nothing to file: %+v", res)
+	}
+	root := threeFiles(t)
+	res = mineOnce(t, j, `{"path":"`+root+`","wing":"wa"}`)
+	if res.Outcome != "changed" || res.Mode != "first" || res.Wing != "wa" || res.Tracked != 3 || !strings.Contains(res.Note, `first mine of this source into wing "wa"`) {
+		t.Fatalf("a first mine: %+v", res)
+	}
+	res = mineOnce(t, j, `{"path":"`+root+`","wing":"wa"}`)
+	if res.Outcome != "up_to_date" || res.Mode != "incremental" || res.Tracked != 3 ||
+		!strings.Contains(res.Note, `Up to date: nothing changed since the last mine of this source into wing "wa" (3 documents filed there)`) ||
+		!strings.Contains(res.Note, "loci mine --full") {
+		t.Fatalf("an unchanged folder: %+v", res)
+	}
+	res = mineOnce(t, j, `{"path":"`+root+`","wing":"wb"}`)
+	if res.Outcome != "changed" || res.Mode != "first" || res.Created != 6 {
+		t.Fatalf("a new wing: %+v", res)
+	}
+	res = mineOnce(t, j, `{"path":"`+root+`","wing":"wa","full":true}`)
+	if res.Outcome != "unchanged" || res.Mode != "full" || res.Unchanged != 3 || !strings.Contains(res.Note, `as last filed in wing "wa"`) {
+		t.Fatalf("a full mine of an unchanged folder: %+v", res)
+	}
+	if _, err := j.Palace.DeleteWing(context.Background(), "wa"); err != nil {
+		t.Fatal(err)
+	}
+	res = mineOnce(t, j, `{"path":"`+root+`","wing":"wa"}`)
+	if res.Outcome != "changed" || res.Mode != "first" || res.Created != 6 {
+		t.Fatalf("a deleted wing: %+v", res)
+	}
+	if _, err := j.Palace.DeleteDrawer(context.Background(), "wa", "files", "b.md"); err != nil {
+		t.Fatal(err)
+	}
+	res = mineOnce(t, j, `{"path":"`+root+`","wing":"wa"}`)
+	if res.Outcome != "changed" || res.Refiled != 1 || res.Created != 1 || !strings.Contains(res.Note, "1 documents were read again because drawers of theirs had been deleted") {
+		t.Fatalf("a deleted drawer: %+v", res)
+	}
+	if err := os.Remove(filepath.Join(root, "b.md")); err != nil {
+		t.Fatal(err)
+	}
+	res = mineOnce(t, j, `{"path":"`+root+`","wing":"wa","options":{"prune":"true"}}`)
+	if res.Outcome != "changed" || res.Pruned != 1 || res.Retired != 1 || res.Tracked != 2 ||
+		!strings.Contains(res.Note, "1 documents are gone from the source: their 1 drawers were closed") {
+		t.Fatalf("a pruned file: %+v", res)
+	}
+}
