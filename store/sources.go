@@ -335,17 +335,20 @@ func ForgetSomeMined(tx Tx, wingID string, limit int) (removed int, more bool, e
 	}
 	for _, key := range states {
 		var docs, stale []string
+		budget := limit - removed
 		if err := tx.SourceDocuments(key, func(d *DocumentState) bool {
 			docs = append(docs, d.ID)
-			return len(docs)+removed < limit
+			return len(docs) < budget
 		}); err != nil {
 			return removed, false, err
 		}
-		if err := tx.StaleDocuments(key, func(doc string) bool {
-			stale = append(stale, doc)
-			return len(docs)+len(stale)+removed < limit
-		}); err != nil {
-			return removed, false, err
+		if len(docs) < budget {
+			if err := tx.StaleDocuments(key, func(doc string) bool {
+				stale = append(stale, doc)
+				return len(docs)+len(stale) < budget
+			}); err != nil {
+				return removed, false, err
+			}
 		}
 		for _, d := range docs {
 			if err := tx.DeleteSourceDocument(key, d); err != nil {

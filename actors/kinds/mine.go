@@ -156,16 +156,15 @@ const (
 // source was never mined into the wing) and the documents to file again
 // because drawers of theirs were deleted.
 type target struct {
-	key    string
-	wing   *store.Wing
-	state  *store.SourceState
-	stale  map[string]bool
-	source string
+	key   string
+	wing  *store.Wing
+	state *store.SourceState
+	stale map[string]bool
 }
 
 // readTarget reads the source's state in the wing.
 func readTarget(r store.Reader, source, wing string) (target, error) {
-	t := target{source: source, stale: map[string]bool{}}
+	t := target{stale: map[string]bool{}}
 	w, err := store.FindWing(r, wing)
 	if fault.Is(err, fault.PalaceWingNotFound) {
 		return t, nil
