@@ -206,12 +206,12 @@ func TestDataStepMiningPerWing(t *testing.T) {
 				t.Errorf("%s: %d states, want 3 (one source in wa, the other in wa and wb)", when, len(keys))
 			}
 			st, err := r.Source(store.TargetKey(one.Key(), wa))
-			if err != nil || st == nil || st.WingID != wa || st.Identity != one || string(st.Cursor) != `{"mtime_ns":5,"path":"b.md"}` || st.LastJob != "j1" {
+			if err != nil || st == nil || st.WingID != wa || st.Identity != one || string(st.Cursor) != `{"mtime_ns":5,"path":"b.md"}` || st.LastJob != "j1" || st.Documents != 2 {
 				t.Errorf("%s: the one-wing source's state %+v %v", when, st, err)
 			}
 			for _, w := range []string{wa, wb} {
 				st, err := r.Source(store.TargetKey(spread.Key(), w))
-				if err != nil || st == nil || st.Cursor != nil {
+				if err != nil || st == nil || st.Cursor != nil || st.Documents != 1 {
 					t.Errorf("%s: the spread source's state in %s: %+v %v", when, w, st, err)
 				}
 			}

@@ -47,10 +47,13 @@ type SourceState struct {
 	Key      string
 	Identity SourceIdentity
 	// WingID is the wing the source is mined into.
-	WingID  string
-	Cursor  json.RawMessage
-	LastJob string
-	LastRun time.Time
+	WingID string
+	Cursor json.RawMessage
+	// Documents counts the documents' states (kept as they are written
+	// and pruned, so that a mine need not count them).
+	Documents int
+	LastJob   string
+	LastRun   time.Time
 }
 
 // DocumentState is the last revision of a document filed from a source
@@ -132,7 +135,10 @@ func PrepareDocument(r Reader, in *MinedDocument, dd Dedup) {
 
 // MinedResult is what filing one document changed.
 type MinedResult struct {
-	Unchanged  bool
+	Unchanged bool
+	// New: no revision of the document was filed from the source into
+	// the wing before (the state's document count grows by one).
+	New        bool
 	Created    int
 	Superseded int
 	Retired    int
@@ -180,6 +186,7 @@ func FileDocument(tx Tx, in MinedDocument, dd Dedup) (MinedResult, error) {
 	if err != nil {
 		return res, err
 	}
+	res.New = prev == nil
 	// The drawers of the last revision that are still current, by chunk;
 	// a revision filed in another wing is not this one's.
 	var old []*Drawer
@@ -417,11 +424,12 @@ type Delivery struct {
 
 // PruneDocument closes the current drawers of a document's last filed
 // revision (a document gone from its source) and forgets its state; the
-// drawers stay for history and as_of. It reports how many it closed.
-func PruneDocument(tx Tx, target, doc, requestedBy, jobID string, dd Dedup) (int, error) {
+// drawers stay for history and as_of. It reports how many drawers it
+// closed and whether the document had a state to forget.
+func PruneDocument(tx Tx, target, doc, requestedBy, jobID string, dd Dedup) (closed int, found bool, err error) {
 	st, err := tx.SourceDocument(target, doc)
 	if err != nil || st == nil {
-		return 0, err
+		return 0, false, err
 	}
 	ids := make([]string, len(st.Chunks))
 	for i, c := range st.Chunks {
@@ -429,20 +437,19 @@ func PruneDocument(tx Tx, target, doc, requestedBy, jobID string, dd Dedup) (int
 	}
 	ds, err := tx.DrawersByID(ids)
 	if err != nil {
-		return 0, err
+		return 0, true, err
 	}
-	closed := 0
 	for _, d := range ds {
 		if d == nil || !d.Current() {
 			continue
 		}
 		if _, err := Supersede(tx, Supersession{DrawerID: d.ID, RequestedBy: requestedBy, JobID: jobID}, dd); err != nil {
-			return closed, err
+			return closed, true, err
 		}
 		closed++
 	}
 	if err := tx.DeleteStaleDocument(target, doc); err != nil {
-		return closed, err
+		return closed, true, err
 	}
-	return closed, tx.DeleteSourceDocument(target, doc)
+	return closed, true, tx.DeleteSourceDocument(target, doc)
 }

@@ -187,6 +187,7 @@ func stepMiningPerWing(ctx context.Context, db DB) error {
 	for _, old := range legacy {
 		var ids []string
 		wings := map[string]bool{}
+		per := map[string]int{}
 		err := db.View(ctx, func(r Reader) error {
 			var docs []*DocumentState
 			if err := r.SourceDocuments(old.Key, func(d *DocumentState) bool { docs = append(docs, d); return true }); err != nil {
@@ -194,6 +195,7 @@ func stepMiningPerWing(ctx context.Context, db DB) error {
 			}
 			for _, d := range docs {
 				ids = append(ids, d.ID)
+				per[d.WingID]++
 				if _, seen := wings[d.WingID]; seen || d.WingID == "" {
 					continue
 				}
@@ -224,7 +226,7 @@ func stepMiningPerWing(ctx context.Context, db DB) error {
 				if have != nil {
 					continue // written by a run cut short
 				}
-				st := &SourceState{Key: key, Identity: old.Identity, WingID: w, LastJob: old.LastJob, LastRun: old.LastRun}
+				st := &SourceState{Key: key, Identity: old.Identity, WingID: w, Documents: per[w], LastJob: old.LastJob, LastRun: old.LastRun}
 				if len(wings) == 1 {
 					st.Cursor = old.Cursor
 				}

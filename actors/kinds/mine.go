@@ -410,15 +410,22 @@ func (m Mining) prune(ctx context.Context, r *actors.Run, a sources.Adapter, id 
 		err := r.Write(ctx, func(tx store.Tx) error {
 			s := base
 			for _, doc := range part {
-				closed, err := store.PruneDocument(tx, tkey, doc, r.Job.RequestedBy, r.Job.ID, dd)
+				closed, found, err := store.PruneDocument(tx, tkey, doc, r.Job.RequestedBy, r.Job.ID, dd)
 				if err != nil {
 					return err
 				}
-				s.Pruned++
+				if found {
+					s.Pruned++
+				}
 				s.Retired += closed
 			}
 			next.Stats = s
-			return nil
+			src, err := tx.Source(tkey)
+			if err != nil || src == nil {
+				return err
+			}
+			src.Documents = max(0, src.Documents-(s.Pruned-base.Pruned))
+			return tx.PutSource(src)
 		}, &next, store.Progress{Current: int64(base.Documents), Message: fmt.Sprintf("pruning: %d documents gone from the source", len(gone))})
 		if err != nil {
 			return "", err
@@ -438,8 +445,10 @@ func (m Mining) finish(ctx context.Context, r *actors.Run, in MineInput, key str
 			return err
 		}
 		s.Wing = t.wing.Name
-		s.Tracked, err = rd.CountSourceDocuments(t.key)
-		return err
+		if t.state != nil {
+			s.Tracked = t.state.Documents
+		}
+		return nil
 	})
 	if err != nil {
 		return s, err
@@ -569,11 +578,15 @@ func (m Mining) commit(ctx context.Context, r *actors.Run, next *mineState, docs
 	base := next.Stats
 	return r.Write(ctx, func(tx store.Tx) error {
 		s := base
+		added := 0
 		for _, d := range docs {
 			res, err := store.FileDocument(tx, d, dd)
 			if err != nil {
 				e := fault.As(err)
 				return fault.Wrap(e.Code, err, fmt.Sprintf("%s: %s", d.ID, e.Msg), e.Help)
+			}
+			if res.New {
+				added++
 			}
 			switch {
 			case res.Unchanged:
@@ -601,7 +614,13 @@ func (m Mining) commit(ctx context.Context, r *actors.Run, next *mineState, docs
 				return err
 			}
 		}
-		return tx.PutSource(&store.SourceState{Key: tkey, Identity: id, WingID: w.ID, Cursor: next.Cursor, LastJob: r.Job.ID, LastRun: tx.Now()})
+		if was, err := tx.Source(tkey); err != nil {
+			return err
+		} else if was != nil {
+			added += was.Documents
+		}
+		return tx.PutSource(&store.SourceState{Key: tkey, Identity: id, WingID: w.ID, Cursor: next.Cursor, Documents: added,
+			LastJob: r.Job.ID, LastRun: tx.Now()})
 	}, next, progress)
 }
 

@@ -793,7 +793,7 @@ func testSources(t *testing.T, b Backend) {
 		return nil
 	})
 	// A state per wing; chunk owners; marks to file again; deletes.
-	wst := store.SourceState{Key: store.TargetKey(id.Key(), "w"), Identity: id, WingID: "w", LastRun: at}
+	wst := store.SourceState{Key: store.TargetKey(id.Key(), "w"), Identity: id, WingID: "w", Documents: 7, LastRun: at}
 	update(t, db, func(tx store.Tx) error {
 		for _, f := range []func() error{
 			func() error { return tx.PutSource(&wst) },
@@ -824,7 +824,7 @@ func testSources(t *testing.T, b Backend) {
 	})
 	view(t, db, func(r store.Reader) error {
 		got, err := r.Source(wst.Key)
-		if err != nil || got == nil || got.WingID != "w" || got.Identity != id {
+		if err != nil || got == nil || got.WingID != "w" || got.Identity != id || got.Documents != 7 {
 			return fmt.Errorf("a state in a wing: %+v %v", got, err)
 		}
 		if src, doc, err := r.ChunkOwner("d1"); err != nil || src != wst.Key || doc != "src/a b.go" {
