@@ -200,6 +200,10 @@ func (p *Palace) DeleteWing(ctx context.Context, ref string) (store.Removed, err
 				return done, true, nil
 			}
 		}
+		// What mining kept for the wing goes too, in batches as well.
+		if _, more, err := store.ForgetSomeMined(tx, w.ID, 10*store.DeleteBatch); err != nil || more {
+			return done, more, err
+		}
 		n, err := store.DeleteWing(tx, w)
 		n.Drawers += done.Drawers
 		return n, false, err

@@ -16,19 +16,21 @@ type Sources struct {
 	Registry *sources.Registry
 }
 
-// MinedSource is a source mined at least once: its identity, how many
-// documents were filed from it, and the last job and time that advanced
-// its cursor.
+// MinedSource is a source mined at least once into a wing: its identity,
+// the wing, how many documents were filed from it there, and the last job
+// and time that advanced its cursor.
 type MinedSource struct {
 	Key       string
 	Identity  store.SourceIdentity
+	WingID    string
+	Wing      string
 	Documents int
 	LastJob   string
 	LastRun   time.Time
 }
 
-// List is every adapter (by name) and every mined source (by adapter,
-// then locator).
+// List is every adapter (by name) and every source mined into a wing (by
+// adapter, locator, then wing).
 func (s *Sources) List(ctx context.Context) ([]sources.Info, []MinedSource, error) {
 	var infos []sources.Info
 	for _, name := range s.Registry.Names() {
@@ -46,7 +48,13 @@ func (s *Sources) List(ctx context.Context) ([]sources.Info, []MinedSource, erro
 			if err != nil {
 				return err
 			}
-			mined = append(mined, MinedSource{Key: st.Key, Identity: st.Identity, Documents: n, LastJob: st.LastJob, LastRun: st.LastRun})
+			ms := MinedSource{Key: st.Key, Identity: st.Identity, WingID: st.WingID, Documents: n, LastJob: st.LastJob, LastRun: st.LastRun}
+			if w, err := r.Wing(st.WingID); err != nil {
+				return err
+			} else if w != nil {
+				ms.Wing = w.Name
+			}
+			mined = append(mined, ms)
 		}
 		return nil
 	})
@@ -55,7 +63,10 @@ func (s *Sources) List(ctx context.Context) ([]sources.Info, []MinedSource, erro
 		if a.Adapter != b.Adapter {
 			return a.Adapter < b.Adapter
 		}
-		return a.Locator < b.Locator
+		if a.Locator != b.Locator {
+			return a.Locator < b.Locator
+		}
+		return mined[i].Wing < mined[j].Wing
 	})
 	return infos, mined, err
 }

@@ -597,7 +597,40 @@ type MineResult struct {
 	Limit *int `json:"limit"`
 	// Bytes is what was read.
 	Bytes int64 `json:"bytes"`
+	// Wing is the wing mined into; Mode how the source was read: first
+	// (never mined into this wing: everything), incremental (past the
+	// cursor) or full (asked).
+	Wing string `json:"wing"`
+	Mode string `json:"mode"`
+	// Refiled were gone through again because drawers of theirs had been
+	// deleted; Pruned were gone from the source, their drawers closed
+	// (the prune option).
+	Refiled int `json:"refiled"`
+	Pruned  int `json:"pruned"`
+	// Tracked is how many documents of the source are filed in the wing
+	// as the job ends.
+	Tracked int `json:"tracked"`
+	// Outcome says what the counts mean: changed, up_to_date (an
+	// incremental read found nothing new), unchanged (a first or full
+	// read found everything as filed), empty (the source lists no
+	// documents) or nothing_filed (documents found, none could be filed);
+	// Note says it in a sentence, with what to do when there is something.
+	Outcome string `json:"outcome"`
+	Note    string `json:"note"`
 }
+
+// Mine outcomes (MineResult.Outcome) and modes (MineResult.Mode).
+const (
+	MineChanged      = "changed"
+	MineUpToDate     = "up_to_date"
+	MineUnchanged    = "unchanged"
+	MineEmpty        = "empty"
+	MineNothingFiled = "nothing_filed"
+
+	MineFirst       = "first"
+	MineIncremental = "incremental"
+	MineFull        = "full"
+)
 
 // SourceList is GET /api/sources: the adapters the daemon offers and the
 // sources mined so far.
@@ -624,12 +657,16 @@ type SourceCapabilities struct {
 	Triggers         []string `json:"triggers"`
 }
 
-// MinedSource is a source mined at least once.
+// MinedSource is a source mined at least once into a wing (a source mined
+// into two wings is listed twice, once per wing: each has its own cursor).
 type MinedSource struct {
-	Key       string    `json:"key"`
-	Adapter   string    `json:"adapter"`
-	Account   string    `json:"account,omitempty"`
-	Locator   string    `json:"locator"`
+	Key     string `json:"key"`
+	Adapter string `json:"adapter"`
+	Account string `json:"account,omitempty"`
+	Locator string `json:"locator"`
+	// Wing and WingID are the wing it is mined into.
+	Wing      string    `json:"wing"`
+	WingID    string    `json:"wing_id"`
 	Documents int       `json:"documents"`
 	LastJob   string    `json:"last_job,omitempty"`
 	LastRun   time.Time `json:"last_run"`

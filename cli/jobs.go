@@ -51,7 +51,12 @@ func (a *app) printJob(j *api.Job) {
 			m.Documents, m.Discovered, m.Ingested, m.Unchanged, m.Filtered, m.Skipped)
 		a.printf("drawers: %d created, %d superseded, %d closed; %d similar; %d secrets redacted\n",
 			m.Created, m.Superseded, m.Retired, m.Similar, m.Redacted)
-		if m.Truncated && m.Limit != nil {
+		if m.Pruned > 0 || m.Refiled > 0 {
+			a.printf("documents: %d filed again (drawers had been deleted), %d gone from the source (pruned)\n", m.Refiled, m.Pruned)
+		}
+		if m.Note != "" {
+			a.printf("%s\n", m.Note)
+		} else if m.Truncated && m.Limit != nil {
 			a.printf("stopped at the limit of %d documents: mine again to go on\n", *m.Limit)
 		}
 	}
@@ -309,14 +314,16 @@ func (a *app) repairCmd() *cobra.Command {
 
 func (a *app) mineCmd() *cobra.Command {
 	var wing string
-	var full, noWait bool
+	var full, noWait, prune bool
 	var opts []string
 	cmd := &cobra.Command{
 		Use:   "mine PATH",
 		Short: "Mine a directory into drawers (room files of a wing); mine again to file what changed",
 		Long: "Mine a directory: each file becomes drawers in room files of a wing (by default the directory's name),\n" +
-			"named by its path under the directory. Mining again files only what changed since: edited files supersede\n" +
-			"their drawers, shortened ones close the rest; --full reads everything again without duplicating.\n" +
+			"named by its path under the directory. Mining again files only what changed since, in that wing (each wing\n" +
+			"has its own cursor, so a new wing gets everything): edited files supersede their drawers, shortened ones close\n" +
+			"the rest, and files whose drawers were deleted are filed again; --full reads everything again without\n" +
+			"duplicating. Deleted files stay current unless --prune closes their drawers (history and as_of keep them).\n" +
 			"The daemon reads the directory, so it must be on the daemon's machine. Secrets found in files are\n" +
 			"redacted (mining.secrets).",
 		Args: cobra.ExactArgs(1),
@@ -336,6 +343,12 @@ func (a *app) mineCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if prune {
+				if m == nil {
+					m = map[string]string{}
+				}
+				m["prune"] = "true"
+			}
 			if m != nil {
 				body["options"] = m
 			}
@@ -344,7 +357,8 @@ func (a *app) mineCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&wing, "wing", "", "wing to file into (default: the directory's name)")
 	cmd.Flags().BoolVar(&full, "full", false, "read everything again, not only what changed (nothing is duplicated)")
-	cmd.Flags().StringArrayVarP(&opts, "option", "o", nil, "a source option, key=value (dir=PATTERN, since=DATE); repeatable")
+	cmd.Flags().BoolVar(&prune, "prune", false, "close the drawers of files gone from the directory (the option prune=true; by default they stay current)")
+	cmd.Flags().StringArrayVarP(&opts, "option", "o", nil, "a source option, key=value (dir=PATTERN, since=DATE, prune=true); repeatable")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "queue the job and return (follow it with loci job watch)")
 	return cmd
 }

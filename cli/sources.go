@@ -29,7 +29,7 @@ func (a *app) sourceCmd() *cobra.Command {
 				}
 				a.printf("sources:\n")
 				for _, src := range out.Sources {
-					a.printf("  %-12s %s  %d documents, last run %s (job %s)\n", src.Adapter, src.Locator, src.Documents, ago(src.LastRun), src.LastJob)
+					a.printf("  %-12s %s  %d documents in wing %s, last run %s (job %s)\n", src.Adapter, src.Locator, src.Documents, src.Wing, ago(src.LastRun), src.LastJob)
 				}
 			})
 		},

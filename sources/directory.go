@@ -50,10 +50,11 @@ type dirCursor struct {
 }
 
 // Info declares the options since (RFC 3339 instant or YYYY-MM-DD: only
-// files modified since then) and dir (a pattern over directories under the
-// root; * matches any run of characters, / included).
+// files modified since then), dir (a pattern over directories under the
+// root; * matches any run of characters, / included) and prune (true:
+// the drawers of files gone from the root are closed; see Lister).
 func (Directory) Info() Info {
-	return Info{Name: DirectoryName, Options: []string{"dir", "since"},
+	return Info{Name: DirectoryName, Options: []string{"dir", OptionPrune, "since"},
 		Capabilities: Capabilities{Incremental: true, Triggers: []string{"watch", "webhook"}}}
 }
 
@@ -75,6 +76,9 @@ func (Directory) Resolve(locator string, opts map[string]string) (store.SourceId
 		return store.SourceIdentity{}, fault.Invalid("path", fmt.Sprintf("%q is not a directory", root))
 	}
 	if _, err := sinceOf(opts); err != nil {
+		return store.SourceIdentity{}, err
+	}
+	if _, err := Prune(opts); err != nil {
 		return store.SourceIdentity{}, err
 	}
 	loc := root
@@ -173,22 +177,47 @@ func (d Directory) Discover(ctx context.Context, id store.SourceIdentity, opts m
 	if err != nil {
 		return nil, err
 	}
+	refs, _, err := d.walk(ctx, id, opts, func(f found) bool {
+		if !since.IsZero() && f.mtime < since.UnixNano() {
+			return false
+		}
+		return cur == nil || f.mtime > cur.MTime || (f.mtime == cur.MTime && f.rel > cur.Path)
+	})
+	return refs, err
+}
+
+// List lists every file Discover would list without a cursor, whatever
+// since says; complete is false when a directory under the root could not
+// be read.
+func (d Directory) List(ctx context.Context, id store.SourceIdentity, opts map[string]string) ([]Ref, bool, error) {
+	return d.walk(ctx, id, opts, func(found) bool { return true })
+}
+
+// found is a file the walk met: its path under the root, modification
+// time (Unix nanoseconds) and size.
+type found struct {
+	rel   string
+	mtime int64
+	size  int64
+}
+
+// walk lists the regular files under the root that the dir option and
+// keep select, in cursor order; complete is false when an entry under the
+// root could not be read (it is left out).
+func (d Directory) walk(ctx context.Context, id store.SourceIdentity, opts map[string]string, keep func(found) bool) ([]Ref, bool, error) {
 	match, err := dirMatcher(opts["dir"])
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	root := rootOf(id)
-	type found struct {
-		rel   string
-		mtime int64
-		size  int64
-	}
+	complete := true
 	var files []found
 	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root {
 				return err
 			}
+			complete = false
 			return nil // an unreadable entry is left out
 		}
 		if ctx.Err() != nil {
@@ -205,6 +234,7 @@ func (d Directory) Discover(ctx context.Context, id store.SourceIdentity, opts m
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {
+			complete = false
 			return nil
 		}
 		rel = filepath.ToSlash(rel)
@@ -213,24 +243,20 @@ func (d Directory) Discover(ctx context.Context, id store.SourceIdentity, opts m
 		}
 		info, err := e.Info()
 		if err != nil {
+			complete = false
 			return nil
 		}
-		mt := info.ModTime()
-		if !since.IsZero() && mt.Before(since) {
-			return nil
+		f := found{rel: rel, mtime: info.ModTime().UnixNano(), size: info.Size()}
+		if keep(f) {
+			files = append(files, f)
 		}
-		f := found{rel: rel, mtime: mt.UnixNano(), size: info.Size()}
-		if cur != nil && (f.mtime < cur.MTime || (f.mtime == cur.MTime && f.rel <= cur.Path)) {
-			return nil
-		}
-		files = append(files, f)
 		return nil
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		}
-		return nil, fault.Wrap(fault.SourceFailed, err, fmt.Sprintf("cannot read %s: %v", root, err), "check the directory exists and the daemon may read it")
+		return nil, false, fault.Wrap(fault.SourceFailed, err, fmt.Sprintf("cannot read %s: %v", root, err), "check the directory exists and the daemon may read it")
 	}
 	sort.Slice(files, func(i, j int) bool {
 		if files[i].mtime != files[j].mtime {
@@ -251,7 +277,7 @@ func (d Directory) Discover(ctx context.Context, id store.SourceIdentity, opts m
 			refs[i].Filtered = "unnameable"
 		}
 	}
-	return refs, nil
+	return refs, complete, nil
 }
 
 // Read reads one file: not UTF-8 or blank is filtered; a UTF-8 byte-order

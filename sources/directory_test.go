@@ -171,3 +171,40 @@ func TestDirectoryOptions(t *testing.T) {
 		}
 	}
 }
+
+// List is the whole listing whatever the cursor and since say (what prune
+// compares with); prune is true or false and never changes the identity.
+func TestDirectoryListAndPrune(t *testing.T) {
+	root := t.TempDir()
+	tree(t, root, map[string]string{"a.md": "a", "sub/b.md": "b", "other/c.md": "c", ".git/x": "x"}, []string{"a.md", "sub/b.md", "other/c.md", ".git/x"})
+	d := Directory{MaxFileBytes: 100}
+	ctx := context.Background()
+	id, err := d.Resolve(root, map[string]string{"prune": "true", "since": "2099-01-01"})
+	if err != nil || id.Locator != root {
+		t.Fatalf("resolve with prune: %+v %v", id, err)
+	}
+	refs, err := d.Discover(ctx, id, map[string]string{"since": "2099-01-01"}, nil)
+	if err != nil || len(refs) != 0 {
+		t.Fatalf("discover since 2099: %v %v", ids(refs), err)
+	}
+	cursor, _ := json.Marshal(dirCursor{MTime: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()})
+	if refs, err = d.Discover(ctx, id, nil, cursor); err != nil || len(refs) != 0 {
+		t.Fatalf("discover past a later cursor: %v %v", ids(refs), err)
+	}
+	all, complete, err := d.List(ctx, id, map[string]string{"since": "2099-01-01"})
+	if err != nil || !complete || !slices.Equal(ids(all), []string{"a.md", "sub/b.md", "other/c.md"}) {
+		t.Fatalf("list: %v %v %v", ids(all), complete, err)
+	}
+	sub, _ := d.Resolve(root, map[string]string{"dir": "sub"})
+	if all, _, err = d.List(ctx, sub, map[string]string{"dir": "sub"}); err != nil || !slices.Equal(ids(all), []string{"sub/b.md"}) {
+		t.Fatalf("list of dir=sub: %v %v", ids(all), err)
+	}
+	for _, bad := range []string{"yes", "TRUE", "1", ""} {
+		if _, err := d.Resolve(root, map[string]string{"prune": bad}); fault.As(err).Code != fault.InputInvalid || !strings.Contains(err.Error(), "prune") {
+			t.Fatalf("prune=%q: %v", bad, err)
+		}
+	}
+	if _, err := d.Resolve(root, map[string]string{"prune": "false"}); err != nil {
+		t.Fatal(err)
+	}
+}

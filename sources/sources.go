@@ -105,6 +105,33 @@ type Adapter interface {
 	Read(ctx context.Context, id store.SourceIdentity, ref Ref) (*Document, error)
 }
 
+// Lister is an adapter that can list every document its source holds now,
+// whatever the cursor and the options that narrow discovery (since): the
+// mine job asks it when it prunes (OptionPrune) and when documents whose
+// drawers were deleted are to be filed again. complete is false when part
+// of the source could not be listed; nothing is pruned then.
+type Lister interface {
+	List(ctx context.Context, id store.SourceIdentity, opts map[string]string) (refs []Ref, complete bool, err error)
+}
+
+// OptionPrune is the option (a Lister's) asking a mine job to close the
+// drawers of documents gone from the source: "true" or "false" (the
+// default: vanished documents stay current).
+const OptionPrune = "prune"
+
+// Prune reads the prune option: absent or "false" is false, "true" true,
+// anything else loci::input::invalid.
+func Prune(opts map[string]string) (bool, error) {
+	v, ok := opts[OptionPrune]
+	switch {
+	case !ok || v == "false":
+		return false, nil
+	case v == "true":
+		return true, nil
+	}
+	return false, fault.Invalid("options", fmt.Sprintf("prune is \"true\" or \"false\", not %q", v))
+}
+
 // Registry is the adapters a daemon offers, by name.
 type Registry struct {
 	adapters map[string]Adapter

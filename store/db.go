@@ -183,6 +183,15 @@ type SourceReader interface {
 	SourceDocument(source, id string) (*DocumentState, error)
 	// CountSourceDocuments counts the documents filed from a source.
 	CountSourceDocuments(source string) (int, error)
+	// SourceDocuments visits a state's documents, by id, until fn returns
+	// false.
+	SourceDocuments(source string, fn func(*DocumentState) bool) error
+	// ChunkOwner is the state key and document id a drawer was filed as a
+	// chunk of; "" when it was not mined.
+	ChunkOwner(drawer string) (source, doc string, err error)
+	// StaleDocuments visits the ids of a state's documents whose drawers
+	// were deleted since they were filed, until fn returns false.
+	StaleDocuments(source string, fn func(doc string) bool) error
 }
 
 // Tx is a read-write transaction: every family's reads (seeing its own
@@ -316,6 +325,19 @@ type SourceWriter interface {
 	PutSource(s *SourceState) error
 	// PutSourceDocument stores a document's filed revision (replacing it).
 	PutSourceDocument(d *DocumentState) error
+	// DeleteSource removes a state's record (its cursor); its documents'
+	// records are removed one by one.
+	DeleteSource(key string) error
+	// DeleteSourceDocument removes a document's filed revision.
+	DeleteSourceDocument(source, id string) error
+	// PutChunkOwner records the document a drawer is a chunk of;
+	// DeleteChunkOwner forgets it.
+	PutChunkOwner(drawer, source, doc string) error
+	DeleteChunkOwner(drawer string) error
+	// PutStaleDocument marks a document to be filed again;
+	// DeleteStaleDocument clears the mark.
+	PutStaleDocument(source, doc string) error
+	DeleteStaleDocument(source, doc string) error
 }
 
 // LogWriter appends to the change log.

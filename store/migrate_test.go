@@ -141,3 +141,105 @@ func TestDataSteps(t *testing.T) {
 		})
 	})
 }
+
+// Step 4 moves mining's per-source state (before cursors were per wing)
+// to per source and wing: one wing keeps the cursor, a source spread over
+// wings starts each without one, a dead wing's documents are forgotten,
+// chunk owners are written and a document whose drawer was deleted is
+// marked to be filed again. Running it again changes nothing.
+func TestDataStepMiningPerWing(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	one := store.SourceIdentity{Adapter: "directory", Locator: "/home/u/one"}
+	spread := store.SourceIdentity{Adapter: "directory", Locator: "/home/u/spread"}
+	at := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	var wa, wb, kept string
+	err := db.Update(ctx, func(tx store.Tx) error {
+		a, _, _ := store.EnsureWing(tx, "wa", "")
+		b, _, _ := store.EnsureWing(tx, "wb", "")
+		wa, wb = a.ID, b.ID
+		rm, _, _ := store.EnsureRoom(tx, a, "files", "")
+		d := &store.Drawer{ID: store.NewID(), WingID: a.ID, RoomID: rm.ID, Name: "a.md", Content: "a", ValidFrom: at, CreatedAt: at,
+			Source: store.Source{Kind: store.KindFile}}
+		kept = d.ID
+		if err := tx.PutDrawer(d, nil); err != nil {
+			return err
+		}
+		doc := func(src store.SourceIdentity, id, wing, drawer string) *store.DocumentState {
+			return &store.DocumentState{Source: src.Key(), ID: id, WingID: wing, Revision: "r", Meta: "m",
+				Chunks: []store.ChunkState{{Drawer: drawer, Hash: "h"}}}
+		}
+		for _, f := range []func() error{
+			func() error {
+				return tx.PutSource(&store.SourceState{Key: one.Key(), Identity: one, Cursor: []byte(`{"mtime_ns":5,"path":"b.md"}`), LastJob: "j1", LastRun: at})
+			},
+			func() error {
+				return tx.PutSource(&store.SourceState{Key: spread.Key(), Identity: spread, Cursor: []byte(`{"mtime_ns":9,"path":"z"}`), LastRun: at})
+			},
+			func() error { return tx.PutSourceDocument(doc(one, "a.md", wa, kept)) },
+			func() error { return tx.PutSourceDocument(doc(one, "b.md", wa, store.NewID())) }, // its drawer deleted
+			func() error { return tx.PutSourceDocument(doc(spread, "x", wa, store.NewID())) },
+			func() error { return tx.PutSourceDocument(doc(spread, "y", wb, store.NewID())) },
+			func() error { return tx.PutSourceDocument(doc(spread, "z", store.NewID(), store.NewID())) }, // a deleted wing
+		} {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &store.Migrator{DB: db, Schema: "v1", Steps: store.Steps()}
+	if _, err := m.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		err := db.View(ctx, func(r store.Reader) error {
+			var keys []string
+			if err := r.Sources(func(s *store.SourceState) bool { keys = append(keys, s.Key); return true }); err != nil {
+				return err
+			}
+			if len(keys) != 3 {
+				t.Errorf("%s: %d states, want 3 (one source in wa, the other in wa and wb)", when, len(keys))
+			}
+			st, err := r.Source(store.TargetKey(one.Key(), wa))
+			if err != nil || st == nil || st.WingID != wa || st.Identity != one || string(st.Cursor) != `{"mtime_ns":5,"path":"b.md"}` || st.LastJob != "j1" || st.Documents != 2 {
+				t.Errorf("%s: the one-wing source's state %+v %v", when, st, err)
+			}
+			for _, w := range []string{wa, wb} {
+				st, err := r.Source(store.TargetKey(spread.Key(), w))
+				if err != nil || st == nil || st.Cursor != nil || st.Documents != 1 {
+					t.Errorf("%s: the spread source's state in %s: %+v %v", when, w, st, err)
+				}
+			}
+			if n, _ := r.CountSourceDocuments(store.TargetKey(one.Key(), wa)); n != 2 {
+				t.Errorf("%s: %d documents of the one-wing source, want 2", when, n)
+			}
+			for key, want := range map[string]int{one.Key(): 0, spread.Key(): 0, store.TargetKey(spread.Key(), wa): 1, store.TargetKey(spread.Key(), wb): 1} {
+				if n, _ := r.CountSourceDocuments(key); n != want {
+					t.Errorf("%s: %d documents under %s, want %d", when, n, key, want)
+				}
+			}
+			if src, doc, err := r.ChunkOwner(kept); err != nil || src != store.TargetKey(one.Key(), wa) || doc != "a.md" {
+				t.Errorf("%s: a.md's drawer's owner %q %q %v", when, src, doc, err)
+			}
+			var stale []string
+			_ = r.StaleDocuments(store.TargetKey(one.Key(), wa), func(doc string) bool { stale = append(stale, doc); return true })
+			if len(stale) != 1 || stale[0] != "b.md" {
+				t.Errorf("%s: documents to file again %v, want [b.md]", when, stale)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after the step")
+	if err := store.Steps()[3].Run(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	check("after running it again")
+}

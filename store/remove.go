@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math"
 	"time"
 
 	"github.com/loci-dev/loci/store/fault"
@@ -15,7 +16,9 @@ type Removed struct {
 
 // DeleteDrawer removes a drawer with its dedup record and similar_to links
 // (deleting the newer drawer undoes its dedup call). A supersession chain
-// through it is spliced so history stays walkable.
+// through it is spliced so history stays walkable. A mined chunk of a
+// document's last revision marks the document to be filed again by the
+// next mine.
 func DeleteDrawer(tx Tx, d *Drawer) error {
 	if rec, err := tx.DedupRecord(d.ID); err != nil {
 		return err
@@ -37,6 +40,9 @@ func DeleteDrawer(tx Tx, d *Drawer) error {
 		}
 	}
 	if err := splice(tx, d); err != nil {
+		return err
+	}
+	if err := forgetChunk(tx, d.ID); err != nil {
 		return err
 	}
 	if err := tx.DeleteDrawer(d); err != nil {
@@ -147,7 +153,8 @@ func DeleteRoom(tx Tx, rm *Room) (Removed, error) {
 	return Removed{Rooms: 1, Drawers: len(ds)}, tx.Log(ChangeRoom, ActionDeleted, rm.ID)
 }
 
-// DeleteWing removes a wing with its rooms and drawers.
+// DeleteWing removes a wing with its rooms and drawers, and what mining
+// kept for it (ForgetSomeMined).
 func DeleteWing(tx Tx, w *Wing) (Removed, error) {
 	rooms, err := tx.Rooms(w.ID)
 	if err != nil {
@@ -161,6 +168,9 @@ func DeleteWing(tx Tx, w *Wing) (Removed, error) {
 		}
 		total.Rooms += n.Rooms
 		total.Drawers += n.Drawers
+	}
+	if _, _, err := ForgetSomeMined(tx, w.ID, math.MaxInt); err != nil {
+		return Removed{}, err
 	}
 	if err := tx.DeleteWing(w); err != nil {
 		return Removed{}, err

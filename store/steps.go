@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 )
 
 // Steps is the ordered, immutable list of numbered data steps. Never
@@ -11,6 +12,7 @@ func Steps() []Step {
 		{N: 1, Name: "diary requested_by", Run: stepDiaryRequestedBy},
 		{N: 2, Name: "pair supersession links", Run: stepPairSupersession},
 		{N: 3, Name: "derive dedup keys", Run: stepDedupKeys},
+		{N: 4, Name: "mining state per source and wing", Run: stepMiningPerWing},
 	}
 }
 
@@ -156,4 +158,124 @@ func stepDedupKeys(ctx context.Context, db DB) error {
 		}
 		return tx.PutDedup(newDedupRecord(d))
 	})
+}
+
+// Step 4: mining's state was kept per source (src/<source>, sd/<source>/…,
+// each document's state naming its wing); it is now per source and wing
+// (TargetKey). Each document's state moves to its wing's state, with its
+// chunks' owners (a document whose drawers were deleted is marked to be
+// filed again); documents of a wing that no longer exists are forgotten.
+// The cursor goes to the wing when every document is filed in one wing
+// (the usual case: nothing is read again); when the documents are spread
+// over wings (a source mined into several), each wing's state starts
+// without a cursor, so that its next mine reads everything once and
+// duplicates nothing. A run cut short resumes: the new states are written
+// first, and kept when found; the old record goes last.
+func stepMiningPerWing(ctx context.Context, db DB) error {
+	var legacy []*SourceState
+	err := db.View(ctx, func(r Reader) error {
+		return r.Sources(func(s *SourceState) bool {
+			if s.WingID == "" {
+				legacy = append(legacy, s)
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, old := range legacy {
+		var ids []string
+		wings := map[string]bool{}
+		per := map[string]int{}
+		err := db.View(ctx, func(r Reader) error {
+			var docs []*DocumentState
+			if err := r.SourceDocuments(old.Key, func(d *DocumentState) bool { docs = append(docs, d); return true }); err != nil {
+				return err
+			}
+			for _, d := range docs {
+				ids = append(ids, d.ID)
+				per[d.WingID]++
+				if _, seen := wings[d.WingID]; seen || d.WingID == "" {
+					continue
+				}
+				w, err := r.Wing(d.WingID)
+				if err != nil {
+					return err
+				}
+				wings[d.WingID] = w != nil
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		var alive []string
+		for w, ok := range wings {
+			if ok {
+				alive = append(alive, w)
+			}
+		}
+		if err := db.Update(ctx, func(tx Tx) error {
+			for _, w := range alive {
+				key := TargetKey(old.Key, w)
+				have, err := tx.Source(key)
+				if err != nil {
+					return err
+				}
+				if have != nil {
+					continue // written by a run cut short
+				}
+				st := &SourceState{Key: key, Identity: old.Identity, WingID: w, Documents: per[w], LastJob: old.LastJob, LastRun: old.LastRun}
+				if len(wings) == 1 {
+					st.Cursor = old.Cursor
+				}
+				if err := tx.PutSource(st); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		err = applyInChunks(ctx, db, ids, func(tx Tx, id string) error {
+			d, err := tx.SourceDocument(old.Key, id)
+			if err != nil || d == nil {
+				return err
+			}
+			if err := tx.DeleteSourceDocument(old.Key, id); err != nil {
+				return err
+			}
+			if !wings[d.WingID] {
+				return nil
+			}
+			d.Source = TargetKey(old.Key, d.WingID)
+			drawers := make([]string, len(d.Chunks))
+			for i, c := range d.Chunks {
+				drawers[i] = c.Drawer
+				if err := tx.PutChunkOwner(c.Drawer, d.Source, d.ID); err != nil {
+					return err
+				}
+			}
+			// Drawers deleted before this step: the next mine files the
+			// document again.
+			ds, err := tx.DrawersByID(drawers)
+			if err != nil {
+				return err
+			}
+			if slices.Contains(ds, nil) {
+				if err := tx.PutStaleDocument(d.Source, d.ID); err != nil {
+					return err
+				}
+			}
+			return tx.PutSourceDocument(d)
+		})
+		if err != nil {
+			return err
+		}
+		if err := db.Update(ctx, func(tx Tx) error { return tx.DeleteSource(old.Key) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }

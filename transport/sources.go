@@ -31,7 +31,7 @@ func apiSources(infos []sources.Info, mined []actors.MinedSource) api.SourceList
 	}
 	for i, m := range mined {
 		out.Sources[i] = api.MinedSource{Key: m.Key, Adapter: m.Identity.Adapter, Account: m.Identity.Account, Locator: m.Identity.Locator,
-			Documents: m.Documents, LastJob: m.LastJob, LastRun: m.LastRun}
+			Wing: m.Wing, WingID: m.WingID, Documents: m.Documents, LastJob: m.LastJob, LastRun: m.LastRun}
 	}
 	return out
 }

@@ -71,7 +71,7 @@ func TestSubmissionsAreCheckedByTheirKind(t *testing.T) {
 		{"mine", `{"path":"/abs","source":"s"}`, fault.InputInvalid, "exactly one of path (a directory) or source"},
 		{"mine", `{"path":"/no/such/dir/here"}`, fault.InputInvalid, "cannot be read on the daemon's machine"},
 		{"mine", `{"source":"ftp","locator":"x"}`, fault.SourceNotFound, `no source is named "ftp"`},
-		{"mine", `{"path":"/tmp","options":{"depth":"2"}}`, fault.InputInvalid, `"depth" is not an option of the directory source; it accepts: dir, since`},
+		{"mine", `{"path":"/tmp","options":{"depth":"2"}}`, fault.InputInvalid, `"depth" is not an option of the directory source; it accepts: dir, prune, since`},
 		{"mine", `{"path":"/tmp","options":{"api_token":"x"}}`, fault.InputInvalid, "reads like a secret"},
 		{"mine", `{"path":"/tmp","locator":"/tmp"}`, fault.InputInvalid, "locator: goes with source"},
 		{"mine", `{"path":"/"}`, fault.InputInvalid, "wing: is required"},

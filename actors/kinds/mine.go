@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +24,7 @@ type mineParams struct {
 	Path    string            `json:"path,omitempty" jsonschema:"absolute path of a directory to mine (or give source)"`
 	Source  string            `json:"source,omitempty" jsonschema:"a source by name, with its locator (or give path)"`
 	Locator string            `json:"locator,omitempty" jsonschema:"what the source should read"`
-	Options map[string]string `json:"options,omitempty" jsonschema:"source options: key=value strings the source declares"`
+	Options map[string]string `json:"options,omitempty" jsonschema:"source options: key=value strings the source declares (directory: dir, since, prune=true closes the drawers of files gone)"`
 	Full    bool              `json:"full,omitempty" jsonschema:"read everything again (nothing is duplicated), not only what changed"`
 	Wing    string            `json:"wing,omitempty" jsonschema:"wing to file into (default: the directory's name)"`
 	// MaxDocuments overrides mining.max_documents for this job (a miner's
@@ -113,6 +114,11 @@ func (m Mining) plan(p mineParams) (MineInput, store.SourceIdentity, error) {
 	if err := sources.CheckOptions(a, p.Options); err != nil {
 		return MineInput{}, id, err
 	}
+	if prune, err := sources.Prune(p.Options); err != nil {
+		return MineInput{}, id, err
+	} else if _, lists := a.(sources.Lister); prune && !lists {
+		return MineInput{}, id, fault.Invalid("options", fmt.Sprintf("the %s source cannot list all its documents, so it cannot prune", name))
+	}
 	if id, err = a.Resolve(loc, p.Options); err != nil {
 		return MineInput{}, id, err
 	}
@@ -145,10 +151,41 @@ const (
 	mineBatchBytes = 1 << 20
 )
 
-// run mines: discover past the cursor, then read, normalise, chunk and
+// target is where a source stands in the wing a job mines into: the
+// state's key ("" while the wing does not exist), the state (nil when the
+// source was never mined into the wing) and the documents to file again
+// because drawers of theirs were deleted.
+type target struct {
+	key   string
+	wing  *store.Wing
+	state *store.SourceState
+	stale map[string]bool
+}
+
+// readTarget reads the source's state in the wing.
+func readTarget(r store.Reader, source, wing string) (target, error) {
+	t := target{stale: map[string]bool{}}
+	w, err := store.FindWing(r, wing)
+	if fault.Is(err, fault.PalaceWingNotFound) {
+		return t, nil
+	}
+	if err != nil {
+		return t, err
+	}
+	t.wing, t.key = w, store.TargetKey(source, w.ID)
+	if t.state, err = r.Source(t.key); err != nil {
+		return t, err
+	}
+	err = r.StaleDocuments(t.key, func(doc string) bool { t.stale[doc] = true; return true })
+	return t, err
+}
+
+// run mines: discover past the cursor of the source in the wing (and the
+// documents whose drawers were deleted), then read, normalise, chunk and
 // file the documents in order, a batch a transaction, the cursor advanced
-// in the same transaction as the drawers. It stops between batches when
-// asked (pause, cancel, shutdown) and resumes from its checkpoint.
+// in the same transaction as the drawers; with prune, close the drawers of
+// documents gone from the source. It stops between batches when asked
+// (pause, cancel, shutdown) and resumes from its checkpoint.
 func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 	var in MineInput
 	if err := json.Unmarshal(r.Job.Input, &in); err != nil {
@@ -162,24 +199,29 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	prune, err := sources.Prune(in.Options)
+	if err != nil {
+		return nil, err
+	}
 	key := id.Key()
 	var st mineState
 	_ = json.Unmarshal(r.Job.Checkpoint, &st)
 	if in.Limit > 0 {
 		st.Stats.Limit = &in.Limit
 	}
+	var t target
+	if err := r.DB().View(ctx, func(rd store.Reader) (err error) { t, err = readTarget(rd, key, in.Wing); return err }); err != nil {
+		return nil, err
+	}
 	if !st.Started {
-		if !in.Full {
-			err := r.DB().View(ctx, func(rd store.Reader) error {
-				s, err := rd.Source(key)
-				if s != nil {
-					st.Cursor = s.Cursor
-				}
-				return err
-			})
-			if err != nil {
-				return nil, err
-			}
+		switch {
+		case in.Full:
+			st.Stats.Mode = api.MineFull
+		case t.state == nil:
+			st.Stats.Mode = api.MineFirst
+		default:
+			st.Stats.Mode = api.MineIncremental
+			st.Cursor = t.state.Cursor
 		}
 		if err := a.ParseCursor(st.Cursor); err != nil {
 			return nil, err
@@ -187,6 +229,9 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 	}
 	refs, err := a.Discover(ctx, id, in.Options, st.Cursor)
 	if err != nil {
+		return nil, err
+	}
+	if refs, err = m.withStale(ctx, r, a, id, in, t, refs); err != nil {
 		return nil, err
 	}
 	if !st.Started {
@@ -216,15 +261,22 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 		next := st
 		size := int64(0)
 		end := i
+		var stale []string
 		for end < len(refs) && end-i < batch && size < mineBatchBytes && (in.Limit == 0 || next.Stats.Documents < in.Limit) {
 			size += refs[end].Size
 			next.Stats.Documents++
+			if t.stale[refs[end].ID] {
+				stale = append(stale, refs[end].ID)
+				next.Stats.Refiled++
+			}
+			if refs[end].Cursor != nil {
+				next.Cursor = refs[end].Cursor
+			}
 			end++
 		}
-		docs := m.readAll(ctx, a, id, refs[i:end], key, in, r, &next.Stats)
-		next.Cursor = refs[end-1].Cursor
+		docs := m.readAll(ctx, a, id, refs[i:end], key, t.key, in, r, &next.Stats)
 		last := refs[end-1].ID
-		err := m.commit(ctx, r, &next, docs, key, id, progress(next.Stats, last))
+		err := m.commit(ctx, r, &next, docs, stale, key, id, in.Wing, progress(next.Stats, last))
 		if errors.Is(err, store.ErrTxnTooBig) && len(docs) > 1 {
 			batch = max(1, len(docs)/2)
 			continue
@@ -232,7 +284,7 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 		if errors.Is(err, store.ErrTxnTooBig) {
 			// One document too big for a transaction: not filed.
 			next.Stats.Skipped++
-			err = m.commit(ctx, r, &next, nil, key, id, progress(next.Stats, last))
+			err = m.commit(ctx, r, &next, nil, stale, key, id, in.Wing, progress(next.Stats, last))
 		}
 		if err != nil {
 			return nil, err
@@ -244,14 +296,226 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 			break
 		}
 	}
-	return st.Stats, nil
+	pruneNote := ""
+	if prune && !st.Stats.Truncated {
+		if pruneNote, err = m.prune(ctx, r, a, id, in, key, &st); err != nil {
+			return nil, err
+		}
+	}
+	return m.finish(ctx, r, in, key, st.Stats, pruneNote)
+}
+
+// withStale puts before refs the documents whose drawers were deleted
+// since they were filed (past the cursor or not), from a full listing;
+// the marks of those gone from the source are cleared, as nothing is left
+// to file again.
+func (m Mining) withStale(ctx context.Context, r *actors.Run, a sources.Adapter, id store.SourceIdentity, in MineInput,
+	t target, refs []sources.Ref) ([]sources.Ref, error) {
+	if len(t.stale) == 0 {
+		return refs, nil
+	}
+	listing, complete, err := listAll(ctx, a, id, in.Options)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(refs))
+	for _, ref := range refs {
+		seen[ref.ID] = true
+	}
+	var out []sources.Ref
+	listed := map[string]bool{}
+	for _, ref := range listing {
+		listed[ref.ID] = true
+		if t.stale[ref.ID] && !seen[ref.ID] {
+			ref.Cursor = nil // filed again out of order: the cursor stays
+			out = append(out, ref)
+		}
+	}
+	var gone []string
+	for doc := range t.stale {
+		if complete && !listed[doc] {
+			gone = append(gone, doc)
+		}
+	}
+	if len(gone) > 0 {
+		err := r.Write(ctx, func(tx store.Tx) error {
+			for _, doc := range gone {
+				if err := tx.DeleteStaleDocument(t.key, doc); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil, store.Progress{Message: "documents gone from the source: nothing to file again"})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return append(out, refs...), nil
+}
+
+// listAll lists every document the source holds now: its List when it is
+// a Lister, else a discovery without a cursor.
+func listAll(ctx context.Context, a sources.Adapter, id store.SourceIdentity, opts map[string]string) ([]sources.Ref, bool, error) {
+	if l, ok := a.(sources.Lister); ok {
+		return l.List(ctx, id, opts)
+	}
+	refs, err := a.Discover(ctx, id, opts, nil)
+	return refs, err == nil, err
+}
+
+// pruneBatch is how many gone documents one transaction closes.
+const pruneBatch = 64
+
+// prune closes the drawers of the documents filed from the source into
+// the wing that a complete listing no longer holds, and forgets their
+// state; history and as_of still find the drawers. An incomplete listing
+// prunes nothing (the note says so).
+func (m Mining) prune(ctx context.Context, r *actors.Run, a sources.Adapter, id store.SourceIdentity, in MineInput, key string, st *mineState) (string, error) {
+	listing, complete, err := listAll(ctx, a, id, in.Options)
+	if err != nil {
+		return "", err
+	}
+	if !complete {
+		return "Nothing was pruned: part of the source could not be listed (an unreadable directory).", nil
+	}
+	present := make(map[string]bool, len(listing))
+	for _, ref := range listing {
+		present[ref.ID] = true
+	}
+	var tkey string
+	var gone []string
+	err = r.DB().View(ctx, func(rd store.Reader) error {
+		t, err := readTarget(rd, key, in.Wing)
+		if err != nil || t.key == "" {
+			return err
+		}
+		tkey = t.key
+		return rd.SourceDocuments(t.key, func(d *store.DocumentState) bool {
+			if !present[d.ID] {
+				gone = append(gone, d.ID)
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return "", err
+	}
+	dd := r.Palace().Dedup
+	for part := range slices.Chunk(gone, pruneBatch) {
+		if r.Stopping() {
+			return "", actors.ErrStopped
+		}
+		next := *st
+		base := next.Stats
+		err := r.Write(ctx, func(tx store.Tx) error {
+			s := base
+			for _, doc := range part {
+				closed, found, err := store.PruneDocument(tx, tkey, doc, r.Job.RequestedBy, r.Job.ID, dd)
+				if err != nil {
+					return err
+				}
+				if found {
+					s.Pruned++
+				}
+				s.Retired += closed
+			}
+			next.Stats = s
+			src, err := tx.Source(tkey)
+			if err != nil || src == nil {
+				return err
+			}
+			src.Documents = max(0, src.Documents-(s.Pruned-base.Pruned))
+			return tx.PutSource(src)
+		}, &next, store.Progress{Current: int64(base.Documents), Message: fmt.Sprintf("pruning: %d documents gone from the source", len(gone))})
+		if err != nil {
+			return "", err
+		}
+		*st = next
+	}
+	return "", nil
+}
+
+// finish completes a result: the wing's name, the documents tracked in
+// it, the outcome and its note.
+func (m Mining) finish(ctx context.Context, r *actors.Run, in MineInput, key string, s api.MineResult, pruneNote string) (api.MineResult, error) {
+	s.Wing = in.Wing
+	err := r.DB().View(ctx, func(rd store.Reader) error {
+		t, err := readTarget(rd, key, in.Wing)
+		if err != nil || t.key == "" {
+			return err
+		}
+		s.Wing = t.wing.Name
+		if t.state != nil {
+			s.Tracked = t.state.Documents
+		}
+		return nil
+	})
+	if err != nil {
+		return s, err
+	}
+	switch {
+	case s.Ingested > 0 || s.Pruned > 0:
+		s.Outcome = api.MineChanged
+	case s.Mode == api.MineIncremental:
+		s.Outcome = api.MineUpToDate
+	case s.Discovered == 0:
+		s.Outcome = api.MineEmpty
+	case s.Unchanged > 0:
+		s.Outcome = api.MineUnchanged
+	default:
+		s.Outcome = api.MineNothingFiled
+	}
+	s.Note = mineNote(s, pruneNote)
+	return s, nil
+}
+
+// mineNote says in words what a mine job's counts mean, and what to do
+// when something is to be done.
+func mineNote(s api.MineResult, pruneNote string) string {
+	var parts []string
+	switch s.Outcome {
+	case api.MineChanged:
+		switch s.Mode {
+		case api.MineFirst:
+			parts = append(parts, fmt.Sprintf("The first mine of this source into wing %q: nothing of it was filed there before.", s.Wing))
+		case api.MineIncremental:
+			parts = append(parts, fmt.Sprintf("Filed what changed since the last mine of this source into wing %q.", s.Wing))
+		default:
+			parts = append(parts, fmt.Sprintf("Read everything again and filed what changed in wing %q.", s.Wing))
+		}
+	case api.MineUpToDate:
+		parts = append(parts, fmt.Sprintf("Up to date: nothing changed since the last mine of this source into wing %q (%d documents filed there). "+
+			"A file added with an older modification time (copied with its dates, unpacked from an archive) is found only by a full read: "+
+			"mine again with full (loci mine --full), which duplicates nothing.", s.Wing, s.Tracked))
+	case api.MineUnchanged:
+		parts = append(parts, fmt.Sprintf("Every document is as last filed in wing %q.", s.Wing))
+	case api.MineEmpty:
+		parts = append(parts, "Nothing to mine: the source lists no documents (for a directory: no files outside the directories "+
+			"it skips, such as .git, node_modules and those starting with a dot, or none that the dir and since options select).")
+	case api.MineNothingFiled:
+		parts = append(parts, fmt.Sprintf("None of the %d documents found could be filed (%d filtered: empty, too large, binary or not UTF-8; %d skipped); "+
+			"nothing changed.", s.Discovered, s.Filtered, s.Skipped))
+	}
+	if s.Refiled > 0 {
+		parts = append(parts, fmt.Sprintf("%d documents were read again because drawers of theirs had been deleted.", s.Refiled))
+	}
+	if s.Pruned > 0 {
+		parts = append(parts, fmt.Sprintf("%d documents are gone from the source: their %d drawers were closed (history and as_of still find them).", s.Pruned, s.Retired))
+	}
+	if pruneNote != "" {
+		parts = append(parts, pruneNote)
+	}
+	if s.Truncated && s.Limit != nil {
+		parts = append(parts, fmt.Sprintf("Stopped at the limit of %d documents: mine again to go on.", *s.Limit))
+	}
+	return strings.Join(parts, " ")
 }
 
 // readAll reads and prepares a batch's documents, on every core: reading,
 // the secret scan, chunking and the near-duplicate judging are most of a
 // mine job's work, and one document's never waits for another's. The
 // documents and counts come back in the batch's order.
-func (m Mining) readAll(ctx context.Context, a sources.Adapter, id store.SourceIdentity, refs []sources.Ref, key string,
+func (m Mining) readAll(ctx context.Context, a sources.Adapter, id store.SourceIdentity, refs []sources.Ref, key, target string,
 	in MineInput, r *actors.Run, s *api.MineResult) []store.MinedDocument {
 	type result struct {
 		md       store.MinedDocument
@@ -280,7 +544,7 @@ func (m Mining) readAll(ctx context.Context, a sources.Adapter, id store.SourceI
 					continue
 				}
 				res.stats.Bytes += doc.Bytes
-				res.md, res.ok = m.prepare(doc, key, in, r, &res.stats)
+				res.md, res.ok = m.prepare(doc, key, target, in, r, &res.stats)
 			}
 		})
 	}
@@ -304,19 +568,25 @@ func (m Mining) readAll(ctx context.Context, a sources.Adapter, id store.SourceI
 	return docs
 }
 
-// commit files a batch of documents, the source's cursor and the job's
-// checkpoint in one transaction; next's counts become the committed ones.
-func (m Mining) commit(ctx context.Context, r *actors.Run, next *mineState, docs []store.MinedDocument, key string,
-	id store.SourceIdentity, progress store.Progress) error {
+// commit files a batch of documents, the source's cursor in the wing, the
+// clearing of the batch's marks to file again and the job's checkpoint in
+// one transaction; next's counts become the committed ones. Nothing is
+// remembered for a wing that nothing made.
+func (m Mining) commit(ctx context.Context, r *actors.Run, next *mineState, docs []store.MinedDocument, stale []string, key string,
+	id store.SourceIdentity, wing string, progress store.Progress) error {
 	dd := r.Palace().Dedup
 	base := next.Stats
 	return r.Write(ctx, func(tx store.Tx) error {
 		s := base
+		added := 0
 		for _, d := range docs {
 			res, err := store.FileDocument(tx, d, dd)
 			if err != nil {
 				e := fault.As(err)
 				return fault.Wrap(e.Code, err, fmt.Sprintf("%s: %s", d.ID, e.Msg), e.Help)
+			}
+			if res.New {
+				added++
 			}
 			switch {
 			case res.Unchanged:
@@ -330,18 +600,34 @@ func (m Mining) commit(ctx context.Context, r *actors.Run, next *mineState, docs
 			s.Similar += res.Similar
 			s.Redacted += res.Redacted
 		}
-		if err := tx.PutSource(&store.SourceState{Key: key, Identity: id, Cursor: next.Cursor, LastJob: r.Job.ID, LastRun: tx.Now()}); err != nil {
+		next.Stats = s
+		w, err := store.FindWing(tx, wing)
+		if fault.Is(err, fault.PalaceWingNotFound) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
-		next.Stats = s
-		return nil
+		tkey := store.TargetKey(key, w.ID)
+		for _, doc := range stale {
+			if err := tx.DeleteStaleDocument(tkey, doc); err != nil {
+				return err
+			}
+		}
+		if was, err := tx.Source(tkey); err != nil {
+			return err
+		} else if was != nil {
+			added += was.Documents
+		}
+		return tx.PutSource(&store.SourceState{Key: tkey, Identity: id, WingID: w.ID, Cursor: next.Cursor, Documents: added,
+			LastJob: r.Job.ID, LastRun: tx.Now()})
 	}, next, progress)
 }
 
 // prepare turns a read document into what store.FileDocument files: its
 // secrets handled by the policy (redacted, or the document skipped), then
 // chunked. It reports false for a document not to file.
-func (m Mining) prepare(doc *sources.Document, key string, in MineInput, r *actors.Run, s *api.MineResult) (store.MinedDocument, bool) {
+func (m Mining) prepare(doc *sources.Document, sourceKey, target string, in MineInput, r *actors.Run, s *api.MineResult) (store.MinedDocument, bool) {
 	units := doc.Units
 	origin := doc.Origin
 	var redactions []sources.Redaction
@@ -374,7 +660,7 @@ func (m Mining) prepare(doc *sources.Document, key string, in MineInput, r *acto
 		s.Filtered++
 		return store.MinedDocument{}, false
 	}
-	md := store.MinedDocument{SourceKey: key, ID: doc.ID, Name: doc.Name,
+	md := store.MinedDocument{SourceKey: sourceKey, Target: target, ID: doc.ID, Name: doc.Name,
 		Source: store.Source{Kind: doc.Kind, URI: doc.URI, Origin: origin}, Meta: doc.Meta,
 		Revision: store.ContentHash(strings.Join(chunks, "")), Chunks: chunks, Wing: in.Wing, Room: doc.Room,
 		JobID: r.Job.ID, Requested: r.Job.RequestedBy, Redactions: len(redactions)}

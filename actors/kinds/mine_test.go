@@ -144,11 +144,17 @@ func TestMineDirectoryLifecycle(t *testing.T) {
 	params := `{"path":"` + root + `","wing":"proj"}`
 	check := func(what string, got, want api.MineResult) {
 		t.Helper()
+		want.Wing = "proj"
+		if got.Note == "" {
+			t.Fatalf("%s: no note", what)
+		}
+		got.Note = ""
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s:\n got %+v\nwant %+v", what, got, want)
 		}
 	}
-	check("first mine", mineOnce(t, j, params), api.MineResult{Documents: 8, Discovered: 8, Filtered: 4, Ingested: 4, Created: 7, Redacted: 2})
+	check("first mine", mineOnce(t, j, params), api.MineResult{Documents: 8, Discovered: 8, Filtered: 4, Ingested: 4, Created: 7, Redacted: 2,
+		Mode: api.MineFirst, Tracked: 4, Outcome: api.MineChanged})
 	ds := files(t, j, "proj")
 	byName := map[string]store.Drawer{}
 	for _, d := range ds {
@@ -165,26 +171,30 @@ func TestMineDirectoryLifecycle(t *testing.T) {
 		t.Fatalf(".env filed as %q, origin %s", env.Content, env.Source.Origin)
 	}
 
-	check("nothing changed", mineOnce(t, j, params), api.MineResult{})
+	check("nothing changed", mineOnce(t, j, params), api.MineResult{Mode: api.MineIncremental, Tracked: 4, Outcome: api.MineUpToDate})
 	touch(t, root, "a.md", 20)
-	check("a.md touched", mineOnce(t, j, params), api.MineResult{Documents: 1, Discovered: 1, Unchanged: 1})
+	check("a.md touched", mineOnce(t, j, params), api.MineResult{Documents: 1, Discovered: 1, Unchanged: 1,
+		Mode: api.MineIncremental, Tracked: 4, Outcome: api.MineUpToDate})
 
 	edited := paragraph("first") + "\n\n" + paragraph("second") + "\n\n" + paragraph("third") + "\n\n" + paragraph("FOURTH") + "\n"
 	write(t, root, "long.txt", edited, 21)
-	check("long.txt's last paragraph edited", mineOnce(t, j, params), api.MineResult{Documents: 1, Discovered: 1, Ingested: 1, Superseded: 1})
+	check("long.txt's last paragraph edited", mineOnce(t, j, params), api.MineResult{Documents: 1, Discovered: 1, Ingested: 1, Superseded: 1,
+		Mode: api.MineIncremental, Tracked: 4, Outcome: api.MineChanged})
 	write(t, root, "long.txt", paragraph("first")+"\n\n"+paragraph("second")+"\n\n", 22)
-	check("long.txt shortened", mineOnce(t, j, params), api.MineResult{Documents: 1, Discovered: 1, Ingested: 1, Retired: 2})
+	check("long.txt shortened", mineOnce(t, j, params), api.MineResult{Documents: 1, Discovered: 1, Ingested: 1, Retired: 2,
+		Mode: api.MineIncremental, Tracked: 4, Outcome: api.MineChanged})
 	if err := os.Chmod(filepath.Join(root, "sub", "b.go"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	touch(t, root, "sub/b.go", 23)
-	check("b.go's mode changed", mineOnce(t, j, params), api.MineResult{Documents: 1, Discovered: 1, Ingested: 1, Superseded: 1})
+	check("b.go's mode changed", mineOnce(t, j, params), api.MineResult{Documents: 1, Discovered: 1, Ingested: 1, Superseded: 1,
+		Mode: api.MineIncremental, Tracked: 4, Outcome: api.MineChanged})
 	ds = files(t, j, "proj")
 	if len(ds) != 5 {
 		t.Fatalf("%d current drawers, want 5: %+v", len(ds), ds)
 	}
 	check("full", mineOnce(t, j, `{"path":"`+root+`","wing":"proj","full":true}`),
-		api.MineResult{Documents: 8, Discovered: 8, Filtered: 4, Unchanged: 4})
+		api.MineResult{Documents: 8, Discovered: 8, Filtered: 4, Unchanged: 4, Mode: api.MineFull, Tracked: 4, Outcome: api.MineUnchanged})
 	if n := len(files(t, j, "proj")); n != 5 {
 		t.Fatalf("a full mine left %d current drawers, want 5", n)
 	}
@@ -201,12 +211,18 @@ func TestMineTruncatesAndContinues(t *testing.T) {
 	params := `{"path":"` + root + `"}`
 	two := 2
 	for i, want := range []api.MineResult{
-		{Documents: 2, Discovered: 5, Ingested: 2, Created: 2, Truncated: true, Limit: &two},
-		{Documents: 2, Discovered: 3, Ingested: 2, Created: 2, Truncated: true, Limit: &two},
-		{Documents: 1, Discovered: 1, Ingested: 1, Created: 1, Limit: &two},
-		{Limit: &two},
+		{Documents: 2, Discovered: 5, Ingested: 2, Created: 2, Truncated: true, Limit: &two, Mode: api.MineFirst, Tracked: 2, Outcome: api.MineChanged},
+		{Documents: 2, Discovered: 3, Ingested: 2, Created: 2, Truncated: true, Limit: &two, Mode: api.MineIncremental, Tracked: 4, Outcome: api.MineChanged},
+		{Documents: 1, Discovered: 1, Ingested: 1, Created: 1, Limit: &two, Mode: api.MineIncremental, Tracked: 5, Outcome: api.MineChanged},
+		{Limit: &two, Mode: api.MineIncremental, Tracked: 5, Outcome: api.MineUpToDate},
 	} {
-		if got := mineOnce(t, j, params); !reflect.DeepEqual(got, want) {
+		want.Wing = filepath.Base(root)
+		got := mineOnce(t, j, params)
+		if strings.Contains(got.Note, "Stopped at the limit") != want.Truncated {
+			t.Fatalf("job %d's note: %q", i+1, got.Note)
+		}
+		got.Note = ""
+		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("job %d: %+v, want %+v", i+1, got, want)
 		}
 	}

@@ -166,7 +166,7 @@ func TestMigrateCommand(t *testing.T) {
 		DataVersion int   `json:"data_version"`
 	}
 	json.Unmarshal([]byte(out), &rep)
-	if len(rep.Ran) != 3 || rep.DataVersion != 3 {
+	if len(rep.Ran) != 4 || rep.DataVersion != 4 {
 		t.Fatalf("first migrate %s", out)
 	}
 	out, _, _ = runCLI(home, "", []string{"migrate", "--palace", palace}, nil)

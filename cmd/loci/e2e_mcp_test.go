@@ -218,7 +218,7 @@ func TestMCPSession(t *testing.T) {
 	wantError(t, s, "loci_mine", map[string]any{"path": "relative/dir"}, "loci::input::invalid", "absolute")
 	wantError(t, s, "loci_mine", map[string]any{"path": "/tmp", "source": "git"}, "loci::input::invalid", "exactly one")
 	wantError(t, s, "loci_mine", map[string]any{"path": "/no/such/dir"}, "loci::input::invalid", "cannot be read")
-	wantError(t, s, "loci_mine", map[string]any{"path": "/tmp", "options": map[string]any{"depth": "2"}}, "loci::input::invalid", "accepts: dir, since")
+	wantError(t, s, "loci_mine", map[string]any{"path": "/tmp", "options": map[string]any{"depth": "2"}}, "loci::input::invalid", "accepts: dir, prune, since")
 	wantError(t, s, "loci_fact_history", map[string]any{"relationship_id": "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2a"}, "loci::graph::relationship_not_found", "no relationship")
 	wantError(t, s, "loci_trigger_get", map[string]any{"name": "nightly"}, "loci::trigger::not_found", "no trigger")
 	if list, isErr := callTool(t, s, "loci_trigger_list", nil); isErr || list["triggers"] == nil || list["webhook"] == nil {

@@ -221,25 +221,35 @@ type embeddingMeta struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// sourceRecord is a source's state (src/<key>).
+// sourceRecord is a source's state in a wing (src/<key>); a record
+// written before states were per wing has no wing_id.
 type sourceRecord struct {
-	Key     string          `json:"key"`
-	Adapter string          `json:"adapter"`
-	Account string          `json:"account,omitempty"`
-	Locator string          `json:"locator"`
-	Cursor  json.RawMessage `json:"cursor,omitempty"`
-	LastJob string          `json:"last_job,omitempty"`
-	LastRun time.Time       `json:"last_run"`
+	Key       string          `json:"key"`
+	Adapter   string          `json:"adapter"`
+	Account   string          `json:"account,omitempty"`
+	Locator   string          `json:"locator"`
+	WingID    string          `json:"wing_id,omitempty"`
+	Cursor    json.RawMessage `json:"cursor,omitempty"`
+	Documents int             `json:"documents,omitempty"`
+	LastJob   string          `json:"last_job,omitempty"`
+	LastRun   time.Time       `json:"last_run"`
 }
 
 func sourceRec(s *store.SourceState) *sourceRecord {
 	return &sourceRecord{Key: s.Key, Adapter: s.Identity.Adapter, Account: s.Identity.Account, Locator: s.Identity.Locator,
-		Cursor: s.Cursor, LastJob: s.LastJob, LastRun: s.LastRun}
+		WingID: s.WingID, Cursor: s.Cursor, Documents: s.Documents, LastJob: s.LastJob, LastRun: s.LastRun}
 }
 
 func (r *sourceRecord) state() *store.SourceState {
 	return &store.SourceState{Key: r.Key, Identity: store.SourceIdentity{Adapter: r.Adapter, Account: r.Account, Locator: r.Locator},
-		Cursor: r.Cursor, LastJob: r.LastJob, LastRun: r.LastRun}
+		WingID: r.WingID, Cursor: r.Cursor, Documents: r.Documents, LastJob: r.LastJob, LastRun: r.LastRun}
+}
+
+// chunkOwnerRecord is the state and document a drawer was filed as a
+// chunk of (sdo/<drawer>).
+type chunkOwnerRecord struct {
+	Source string `json:"source"`
+	Doc    string `json:"doc"`
 }
 
 // documentRecord is a document's filed revision (sd/<source>/<document>).

@@ -12,7 +12,7 @@ import (
 // Schema is the declarative layout of the key space. Its content hash is
 // tracked by the migration runner: changing it is a schema change, applied
 // by SyncSchema.
-const Schema = `badger key space v8
+const Schema = `badger key space v9
 w/<wing> wn/<name> r/<room> rn/<wing>/<name> rw/<wing>/<room>
 d/<drawer> dn/<room>/<name> dt/<room>/<created>/<drawer>
 xh/<scope>/<hash> xf/<scope>/<fingerprint> (posting lists of id+length) xs/<scope>/<drawer> (near-index record: 40 band keys, 160 minimums, bag) dd/<drawer> ds/<drawer> (MinHash minimums, normalised text)
@@ -21,7 +21,7 @@ log/<seq>
 meta/<key>
 auth_state (the generated token's digest)
 j/<job> ji/<job> (input) jt/<created>/<job> jq/<priority>/<created>/<job> (queued) ja/<created>/<job> (queued, running or paused) jf/<job>/<index>
-src/<source> (cursor) sd/<source>/<document> (filed revision and chunks)
+src/<source+wing> (cursor) sd/<source+wing>/<document> (filed revision and chunks) sdo/<drawer> (its document) sds/<source+wing>/<document> (drawers deleted: file again)
 tg/<trigger> (state) tgd/<trigger>/<delivery> (accepted webhook deliveries)
 en/<entity> enn/<name> enk/<key> ena/<alias key> end/<deletion> (posting lists of entity ids) enl/<entity>\x00<link> mde/<drawer>\x00<entity> mne/<entity>\x00<drawer> rel/<fact> rle/<entity>\x00<fact> rll/<fact>\x00<link>
 `
@@ -36,6 +36,9 @@ en/<entity> enn/<name> enk/<key> ena/<alias key> end/<deletion> (posting lists o
 // (four-character runs, 40 bands of 4, one-permutation MinHash), from the
 // normalised text each sketch value keeps; trigger state (tg/, tgd/) and
 // entities (en/ and their indexes) are new, nothing to derive.
+// v8 -> v9: mining's state is per source and wing (src/, sd/ keyed by
+// store.TargetKey; data step 4 moves the v8 states), with the chunk owners
+// (sdo/) and the documents to file again (sds/).
 func (db *DB) SyncSchema(ctx context.Context) error {
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()

@@ -797,6 +797,65 @@ func testSources(t *testing.T, b Backend) {
 		if c, err := r.CountSourceDocuments(id.Key()); err != nil || c != 2 {
 			return fmt.Errorf("documents of the source: %d %v", c, err)
 		}
+		var ids []string
+		if err := r.SourceDocuments(id.Key(), func(d *store.DocumentState) bool { ids = append(ids, d.ID); return true }); err != nil ||
+			fmt.Sprint(ids) != "[README src/a b.go]" {
+			return fmt.Errorf("documents listed: %v %v", ids, err)
+		}
+		return nil
+	})
+	// A state per wing; chunk owners; marks to file again; deletes.
+	wst := store.SourceState{Key: store.TargetKey(id.Key(), "w"), Identity: id, WingID: "w", Documents: 7, LastRun: at}
+	update(t, db, func(tx store.Tx) error {
+		for _, f := range []func() error{
+			func() error { return tx.PutSource(&wst) },
+			func() error { return tx.PutChunkOwner("d1", wst.Key, "src/a b.go") },
+			func() error { return tx.PutChunkOwner("d2", wst.Key, "src/a b.go") },
+			func() error { return tx.PutStaleDocument(wst.Key, "src/a b.go") },
+			func() error { return tx.PutStaleDocument(wst.Key, "README") },
+			func() error { return tx.PutStaleDocument(other.Key(), "x") },
+		} {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	update(t, db, func(tx store.Tx) error {
+		for _, f := range []func() error{
+			func() error { return tx.DeleteChunkOwner("d2") },
+			func() error { return tx.DeleteStaleDocument(wst.Key, "README") },
+			func() error { return tx.DeleteSourceDocument(id.Key(), "README") },
+			func() error { return tx.DeleteSource(other.Key()) },
+		} {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	view(t, db, func(r store.Reader) error {
+		got, err := r.Source(wst.Key)
+		if err != nil || got == nil || got.WingID != "w" || got.Identity != id || got.Documents != 7 {
+			return fmt.Errorf("a state in a wing: %+v %v", got, err)
+		}
+		if src, doc, err := r.ChunkOwner("d1"); err != nil || src != wst.Key || doc != "src/a b.go" {
+			return fmt.Errorf("chunk owner: %q %q %v", src, doc, err)
+		}
+		if src, doc, err := r.ChunkOwner("d2"); err != nil || src != "" || doc != "" {
+			return fmt.Errorf("a forgotten chunk owner: %q %q %v", src, doc, err)
+		}
+		var stale []string
+		if err := r.StaleDocuments(wst.Key, func(doc string) bool { stale = append(stale, doc); return true }); err != nil ||
+			fmt.Sprint(stale) != "[src/a b.go]" {
+			return fmt.Errorf("documents to file again: %v %v", stale, err)
+		}
+		if none, err := r.Source(other.Key()); err != nil || none != nil {
+			return fmt.Errorf("a deleted state: %+v %v", none, err)
+		}
+		if c, err := r.CountSourceDocuments(id.Key()); err != nil || c != 1 {
+			return fmt.Errorf("documents after a delete: %d %v", c, err)
+		}
 		return nil
 	})
 }
