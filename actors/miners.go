@@ -214,7 +214,7 @@ func (m *Miners) info(name string, def config.Miner) MinerInfo {
 	if !def.Enabled {
 		in.State = MinerDisabled
 	}
-	if err := checkDefinition(name, def); err != nil {
+	if err := m.check(name, def); err != nil {
 		in.State, in.Reason = MinerUnavailable, fault.As(err).Msg
 		return in
 	}
@@ -332,13 +332,33 @@ func (m *Miners) credentialAvailable(c *config.CredentialRef) bool {
 	return false // oauth sign-in is not supported yet
 }
 
-// checkDefinition is the first problem of a miner's definition itself,
-// whatever the machine it would run on, with the error its run gives: a
+// check is the first problem of a miner's definition itself, with the
+// error its run gives: a
 // wing name that cannot name a wing is loci::palace::path_invalid (as the
 // mine job refuses it); a bad name, no locator, a credential not naming
 // exactly one place, a negative max_documents or a schedule that is not
-// one are loci::miner::invalid. A miner with such a problem reads
+// one are loci::miner::invalid; a wing id no wing has is
+// loci::palace::wing_not_found. A miner with such a problem reads
 // unavailable, and saving, enabling or running it is refused.
+func (m *Miners) check(name string, def config.Miner) error {
+	if err := checkDefinition(name, def); err != nil {
+		return err
+	}
+	// A wing named by its id must be one: else every run fails at its
+	// first document (a name makes the wing; an id cannot).
+	if _, isID := store.CanonicalUUID(def.Wing); isID && m.Jobs != nil {
+		return checkWing(m.Jobs.DB, def.Wing)
+	}
+	return nil
+}
+
+// checkWing refuses a wing id no wing has (loci::palace::wing_not_found).
+func checkWing(db store.DB, wing string) error {
+	return db.View(context.Background(), func(r store.Reader) error { _, err := store.FindWing(r, wing); return err })
+}
+
+// checkDefinition is check without the palace: the miner's own fields,
+// whatever the machine it would run on.
 func checkDefinition(name string, def config.Miner) error {
 	bad := func(problem, help string) error { return fault.New(fault.MinerInvalid, problem, help) }
 	if p := config.MinerName(name); p != "" {
@@ -464,7 +484,7 @@ func (m *Miners) Request(ctx context.Context, name string, run MinerRun, join bo
 	if err != nil {
 		return nil, false, err
 	}
-	if err := checkDefinition(name, in.Miner); err != nil {
+	if err := m.check(name, in.Miner); err != nil {
 		return nil, false, err
 	}
 	switch in.State {
@@ -515,7 +535,7 @@ func (m *Miners) SetEnabled(name string, on bool) (MinerInfo, error) {
 		return in, err
 	}
 	if on {
-		if err := checkDefinition(name, in.Miner); err != nil {
+		if err := m.check(name, in.Miner); err != nil {
 			return in, err
 		}
 	}
@@ -616,7 +636,7 @@ func (m *Miners) Put(name string, c MinerChange) (info MinerInfo, saved Saved, e
 				"unset: %q is not a field that can be unset", f)
 		}
 	}
-	if err := checkDefinition(name, next); err != nil {
+	if err := m.check(name, next); err != nil {
 		return info, saved, err
 	}
 	if err := m.checkCredentialFile(fault.MinerInvalid, c.Credential); err != nil {

@@ -32,6 +32,9 @@ const (
 // All is every kind, in the order messages list them. j is the runtime
 // they are registered with; x the extraction provider (nil: none).
 func All(j *actors.Jobs, m Mining, x extract.Extractor) []actors.Kind {
+	if m.DB == nil {
+		m.DB = j.DB
+	}
 	return []actors.Kind{Checkpoint(j), Audit(j), Repair(j), Demo(), Mine(m), Embed(j), Extract(j, x)}
 }
 

@@ -42,6 +42,9 @@ type Mining struct {
 	MaxDocuments int
 	// Secrets is mining.secrets: redact, skip or allow.
 	Secrets string
+	// DB, when set, checks at submission that a wing given by its id is
+	// one (kinds.All sets it).
+	DB store.DB
 }
 
 // Secret policies (mining.secrets).
@@ -84,6 +87,13 @@ func Mine(m Mining) actors.Kind {
 			in, id, err := m.plan(p)
 			if err != nil {
 				return actors.Plan{}, err
+			}
+			if _, isID := store.CanonicalUUID(in.Wing); isID && m.DB != nil {
+				// A name makes its wing; an id must be one already, or
+				// every document of the run would fail.
+				if err := checkWing(ctx, m.DB, in.Wing); err != nil {
+					return actors.Plan{}, err
+				}
 			}
 			// One mine job at a time per source: its cursor is one.
 			return actors.Plan{Input: in, Lane: "source:" + id.Key()}, nil

@@ -373,3 +373,37 @@ credential = { env = "A", file = "/b" }
 		t.Fatalf("loci miner list with the same file: %d %s %s", code, out, errOut)
 	}
 }
+
+// A wing given by an id no wing has is refused when a miner is saved or a
+// mine submitted (it was saved, enabled as ready, and every run failed at
+// its first document, suggesting a retry that could not help); an id that
+// is a wing's is taken.
+func TestWingIDsMustNameAWing(t *testing.T) {
+	root := mineTree(t)
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	const nowhere = "123e4567-e89b-12d3-a456-426614174000"
+	if r := d.do("PUT", "/api/miners/ghost", map[string]any{"locator": root, "wing": nowhere}); r.status != 404 || r.code() != "loci::palace::wing_not_found" {
+		t.Fatalf("miner with an unknown wing id: %d %s", r.status, r.raw)
+	}
+	if r := d.do("GET", "/api/miners/ghost", nil); r.status != 404 {
+		t.Fatalf("the refused miner was saved: %d %s", r.status, r.raw)
+	}
+	if r := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "path": root, "wing": nowhere}); r.status != 404 || r.code() != "loci::palace::wing_not_found" {
+		t.Fatalf("mine into an unknown wing id: %d %s", r.status, r.raw)
+	}
+	if _, stderr, code := d.cli("", "mine", root, "--wing", nowhere); code != 1 || !strings.Contains(stderr, "wing_not_found") {
+		t.Fatalf("loci mine --wing <unknown id>: %d %s", code, stderr)
+	}
+	w := d.do("POST", "/api/wings", map[string]any{"name": "real"})
+	id := get[string](w.body, "wing", "id")
+	if id == "" {
+		t.Fatalf("wing: %s", w.raw)
+	}
+	if r := d.do("PUT", "/api/miners/byid", map[string]any{"locator": root, "wing": id}); r.status != 201 {
+		t.Fatalf("miner with a wing's id: %d %s", r.status, r.raw)
+	}
+	if r := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "path": root, "wing": id}); r.status != 202 {
+		t.Fatalf("mine into a wing's id: %d %s", r.status, r.raw)
+	}
+}
