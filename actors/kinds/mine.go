@@ -286,7 +286,7 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 		}
 		docs := m.readAll(ctx, a, id, refs[i:end], key, t.key, in, r, &next.Stats)
 		last := refs[end-1].ID
-		err := m.commit(ctx, r, &next, docs, stale, key, id, in.Wing, progress(next.Stats, last))
+		err := m.commit(ctx, r, &next, docs, stale, key, id, in.Wing, progress(next.Stats, m.shown(last)))
 		if errors.Is(err, store.ErrTxnTooBig) && len(docs) > 1 {
 			batch = max(1, len(docs)/2)
 			continue
@@ -294,7 +294,7 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 		if errors.Is(err, store.ErrTxnTooBig) {
 			// One document too big for a transaction: not filed.
 			next.Stats.Skipped++
-			err = m.commit(ctx, r, &next, nil, stale, key, id, in.Wing, progress(next.Stats, last))
+			err = m.commit(ctx, r, &next, nil, stale, key, id, in.Wing, progress(next.Stats, m.shown(last)))
 		}
 		if err != nil {
 			return nil, err
@@ -670,8 +670,15 @@ func (m Mining) prepare(doc *sources.Document, sourceKey, target string, in Mine
 		s.Filtered++
 		return store.MinedDocument{}, false
 	}
-	md := store.MinedDocument{SourceKey: sourceKey, Target: target, ID: doc.ID, Name: doc.Name,
-		Source: store.Source{Kind: doc.Kind, URI: doc.URI, Origin: origin}, Meta: doc.Meta,
+	// A secret in a file's name or path is a secret too: what the palace
+	// shows of it (the drawer's name, source.uri, the origin's path) is
+	// redacted like its text; the document's own id, which only the
+	// mining state keys, stays as the source gave it.
+	if o := m.shown(string(origin)); o != string(origin) {
+		origin = json.RawMessage(o)
+	}
+	md := store.MinedDocument{SourceKey: sourceKey, Target: target, ID: doc.ID, Name: m.shown(doc.Name),
+		Source: store.Source{Kind: doc.Kind, URI: m.shown(doc.URI), Origin: origin}, Meta: doc.Meta,
 		Revision: store.ContentHash(strings.Join(chunks, "")), Chunks: chunks, Wing: in.Wing, Room: doc.Room,
 		JobID: r.Job.ID, Requested: r.Job.RequestedBy, Redactions: len(redactions)}
 	// The near-duplicate judging against what is stored is done here, in
@@ -681,6 +688,25 @@ func (m Mining) prepare(doc *sources.Document, sourceKey, target string, in Mine
 		return nil
 	})
 	return md, true
+}
+
+// shown is a name or path as loci shows and stores it: its secrets
+// redacted unless mining.secrets allows them.
+func (m Mining) shown(s string) string {
+	if m.Secrets == SecretsAllow || s == "" {
+		return s
+	}
+	// A token's rule wants it to end at a space, a quote or the text's
+	// end; in a path it ends at a dot or a slash: read those as spaces
+	// (one byte for one, so the findings' offsets hold in s).
+	spaced := strings.Map(func(c rune) rune {
+		if c == '.' || c == '/' || c == '\\' {
+			return ' '
+		}
+		return c
+	}, s)
+	red, _ := sources.Redact(s, sources.ScanFile("", spaced))
+	return red
 }
 
 func megabytes(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }

@@ -185,3 +185,47 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return strings.Trim(string(b), `"`)
 }
+
+// A secret in a file's name is redacted where the palace shows the file
+// (its drawer's name, source.uri, the origin's path) and in the job's
+// progress (found trying loci as an attacker: a Hugging Face token named
+// a file and reached the drawer name, the store and the job list).
+func TestSecretsInFileNamesNeverReachThePalace(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	root := t.TempDir()
+	token := "hf_" + strings.Repeat("AbCdEfGhIjKlMnOpQ", 2)
+	if err := os.WriteFile(filepath.Join(root, token+".txt"), []byte("The meeting notes of Tuesday."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(home, "", []string{"--addr", d.addr, "mine", root, "--wing", "named"}, nil)
+	if code != 0 || strings.Contains(out+errOut, token) {
+		t.Fatalf("loci mine: %d\n%s\n%s", code, out, errOut)
+	}
+	list := d.do("GET", "/api/wings/named/rooms/files/drawers", nil)
+	if list.status != 200 || !strings.Contains(list.raw, "[REDACTED:huggingface_access_token]") || strings.Contains(list.raw, token) {
+		t.Fatalf("listing: %d %s", list.status, list.raw)
+	}
+	id := get[string](get[[]any](list.body, "drawers")[0].(map[string]any), "id")
+	for _, path := range []string{"/api/wings/named/rooms/files/drawers/" + id, "/api/search?q=meeting+notes"} {
+		if r := d.do("GET", path, nil); r.status != 200 || strings.Contains(r.raw, token) {
+			t.Fatalf("%s shows the token: %d %s", path, r.status, r.raw)
+		}
+	}
+	// The job's progress names the last file redacted. (Its checkpoint's
+	// cursor is the source's own position and still holds the path: the
+	// mining state is keyed by it.)
+	jobs := d.do("GET", "/api/jobs?kind=mine", nil)
+	for _, j := range get[[]any](jobs.body, "jobs") {
+		if msg := get[string](j.(map[string]any), "progress", "message"); strings.Contains(msg, token) || !strings.Contains(msg, "[REDACTED:") {
+			t.Fatalf("the job's progress: %s", msg)
+		}
+	}
+	// Mining again changes nothing: the redacted name is the same each time.
+	if out, _, code := runCLI(home, "", []string{"--addr", d.addr, "mine", root, "--wing", "named", "--full"}, nil); code != 0 || !strings.Contains(out, "0 changed the palace") {
+		t.Fatalf("mine again: %d %s", code, out)
+	}
+	if strings.Contains(d.log.String(), token) {
+		t.Fatal("the daemon's log shows the token")
+	}
+}
