@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -446,12 +447,19 @@ func joinWords(ws []word) string {
 
 var isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
+// realDate reports an ISO date that is a day of the calendar (2026-13-45
+// is an example of a bad input, not a date).
+func realDate(s string) bool {
+	_, err := time.Parse("2006-01-02", s)
+	return err == nil
+}
+
 // dateAt is a date starting at words[i] and its length in words: an ISO
 // date, a weekday, or a month with an optional day and year.
 func dateAt(words []word, i int) (string, int) {
 	w := words[i]
 	switch {
-	case isoDate.MatchString(w.text):
+	case isoDate.MatchString(w.text) && realDate(w.text):
 		return w.text, 1
 	case weekdays[w.lower] && capitalised(w):
 		return w.text, 1

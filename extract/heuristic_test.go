@@ -143,6 +143,9 @@ func TestHeuristicKeepsChatterOut(t *testing.T) {
 		"Seeing my family at the lake made my day.":     "",
 		"Yep, can’t wait. Cool idea, Nate said so too.": "Nate/person",
 		"Simone grew up in Naples.":                     "Simone/person Naples/place",
+		// A date of the calendar is one; 2026-13-45 is not.
+		"Simone moved on 2026-11-25.":     "Simone/person 2026-11-25/date",
+		"The date 2026-13-45 is refused.": "",
 	} {
 		res, err := Heuristic{}.Extract(context.Background(), []string{text})
 		if err != nil {

@@ -176,7 +176,9 @@ func Resolve(l Lookup, name, kind string, fuzzy bool) (Resolution, error) {
 		}
 		var fit []Candidate
 		for _, c := range near {
-			if Compatible(c.Kind, kind) {
+			// An edit of a digit is another number, date or version,
+			// never a typo of it (2026-11-22 is not 2026-11-25).
+			if Compatible(c.Kind, kind) && digitsOf(c.Key) == digitsOf(key) {
 				fit = append(fit, c)
 			}
 		}
@@ -252,3 +254,14 @@ func CheckKind(kind string) bool { return slices.Contains(Kinds, kind) }
 
 // CheckPredicate reports a predicate of the vocabulary.
 func CheckPredicate(p string) bool { return slices.Contains(Predicates, p) }
+
+// digitsOf is the digits of a key in their order.
+func digitsOf(key string) string {
+	var b strings.Builder
+	for _, r := range key {
+		if unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -54,7 +54,7 @@ func TestResolve(t *testing.T) {
 		ent("e01", "C", KindTool), ent("e02", "C++", KindTool), ent("e03", "C#", KindTool),
 		ent("e04", "PostgreSQL", KindTool), ent("e05", "Caroline", KindPerson), ent("e06", "Paris", KindPlace),
 		ent("e07", "Melanie", KindPerson), ent("e08", "Melania", KindPerson), ent("e09", "Jon", KindPerson),
-		ent("e10", "Kubernetes", KindTool), ent("e11", "Mystery", KindOther),
+		ent("e10", "Kubernetes", KindTool), ent("e11", "Mystery", KindOther), ent("e12", "2026-11-25", KindDate),
 	}, aliases: map[string][]string{"e10": {"k8s"}, "e05": {"caro"}}}
 	cases := []struct {
 		name, kind string
@@ -76,6 +76,8 @@ func TestResolve(t *testing.T) {
 		{"Carolline", KindPerson, true, "e05", RuleTypo, nil},
 		{"Carolin", KindPerson, true, "e05", RuleTypo, nil},
 		{"Kubernetis", KindTool, false, "", "", nil}, // fuzzy off: new, nothing linked
+		// An edit of a digit is another date, never a typo of one.
+		{"2026-11-22", KindDate, true, "", "", []string{"e12"}},
 		// One edit from two entities: new, linked to both.
 		{"Melanio", KindPerson, true, "", "", []string{"e07", "e08"}},
 		// Too short for the typo rule: new, resembling.
