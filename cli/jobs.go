@@ -456,6 +456,14 @@ func hitTitle(h *api.Hit) string {
 		place += "  " + h.Source.URI
 	}
 	title := fmt.Sprintf("%s  %s  score %.3g", place, h.ValidFrom.Local().Format("2006-01-02"), h.Score)
+	// Found with --all or a time window: say it is not current.
+	if h.ValidTo != nil {
+		if h.SupersededBy != "" {
+			title += fmt.Sprintf("  [superseded %s by %s]", h.ValidTo.Local().Format("2006-01-02"), h.SupersededBy)
+		} else {
+			title += fmt.Sprintf("  [closed %s]", h.ValidTo.Local().Format("2006-01-02"))
+		}
+	}
 	if len(h.Via) > 0 {
 		// An expanded hit: added after the direct ones, through these.
 		title += "  (linked through " + strings.Join(h.Via, ", ") + ")"

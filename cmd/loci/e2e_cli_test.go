@@ -255,6 +255,10 @@ func TestDrawerCommandsTakeNames(t *testing.T) {
 	if out, stderr, code = d.cli("", "drawer", "duplicates", "--wing", "w", "--room", "r", "notes/deploy"); code != 0 {
 		t.Fatalf("duplicates by name: %d %s %s", code, out, stderr)
 	}
+	// Search with --all says which hit is no longer current.
+	if out, _, code = d.cli("", "search", "--all", "--ranking", "lexical", "deploy", "Tuesdays"); code != 0 || !strings.Contains(out, "[superseded ") {
+		t.Fatalf("search --all marks the superseded version: %d %s", code, out)
+	}
 	// A name without a room says how to give one; an unknown name is the
 	// daemon's drawer_not_found.
 	if _, stderr, code = d.cli("", "drawer", "history", "notes/deploy"); code != 1 || !strings.Contains(stderr, "--wing and --room") {
