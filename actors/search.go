@@ -761,3 +761,11 @@ func (s *Search) recovered(what string, p any) error {
 	}
 	return fault.Newf(fault.ServerFailed, "see the daemon log", "%s failed: %v", what, p)
 }
+
+// PlaceNames names a wing and a room by their ids, from the names cache
+// hits use (reading what it lacks).
+func (s *Search) PlaceNames(ctx context.Context, wingID, roomID string) (wing, room string, err error) {
+	hits := []Hit{{Drawer: store.Drawer{WingID: wingID, RoomID: roomID}}}
+	err = s.DB.View(ctx, func(r store.Reader) error { return s.nameHits(r, hits) })
+	return hits[0].WingName, hits[0].RoomName, err
+}

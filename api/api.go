@@ -400,6 +400,25 @@ type BriefHit struct {
 	Clip
 }
 
+// BriefHistory is loci_history's answer: a drawer's versions, oldest
+// first, each verbatim once, where they live by name.
+type BriefHistory struct {
+	Wing     string         `json:"wing"`
+	Room     string         `json:"room"`
+	Versions []BriefVersion `json:"versions"`
+}
+
+// BriefVersion is one version of a drawer in a BriefHistory.
+type BriefVersion struct {
+	ID           string   `json:"id"`
+	Name         string   `json:"name,omitempty"`
+	ValidFrom    string   `json:"valid_from"`
+	ValidTo      string   `json:"valid_to,omitempty"`
+	SupersededBy string   `json:"superseded_by,omitempty"`
+	Tags         []string `json:"tags,omitempty"`
+	Content      string   `json:"content"`
+}
+
 // BriefResult is a search answer as MCP sends it by default.
 type BriefResult struct {
 	Ranking string     `json:"ranking"`

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
 
@@ -246,4 +247,27 @@ func compactJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// briefHistory is loci_history's answer: the versions once each, with
+// what an agent uses (names over ids, instants to the second); REST's
+// GET /api/drawers/{id}/history keeps the whole records.
+func (s *Server) briefHistory(ctx context.Context, d *store.Drawer, versions []store.Drawer) (api.BriefHistory, error) {
+	out := api.BriefHistory{Versions: make([]api.BriefVersion, len(versions))}
+	if s.Search != nil && d != nil {
+		w, r, err := s.Search.PlaceNames(ctx, d.WingID, d.RoomID)
+		if err != nil {
+			return out, err
+		}
+		out.Wing, out.Room = w, r
+	}
+	for i, v := range versions {
+		bv := api.BriefVersion{ID: v.ID, Name: v.Name, ValidFrom: v.ValidFrom.UTC().Format(time.RFC3339),
+			SupersededBy: v.SupersededBy, Tags: v.Tags, Content: v.Content}
+		if v.ValidTo != nil {
+			bv.ValidTo = v.ValidTo.UTC().Format(time.RFC3339)
+		}
+		out.Versions[i] = bv
+	}
+	return out, nil
 }

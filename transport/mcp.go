@@ -345,13 +345,13 @@ func (s *Server) mcpTools() []mcpTool {
 			func(ctx context.Context, _ *mcpCall, in recallArgs) (any, error) {
 				return s.mcpSearch(ctx, searchArgs{recallArgs: in}, true)
 			}),
-		tool("loci_history", "A drawer's whole supersession chain, oldest first.", readHints, reads, nil,
+		tool("loci_history", "A drawer whole, with its supersession chain: every version oldest first, each verbatim once, with its wing and room names (the whole text of a clipped search hit).", readHints, reads, nil,
 			func(ctx context.Context, _ *mcpCall, in historyArgs) (any, error) {
 				d, versions, err := s.Palace.History(ctx, in.DrawerID)
 				if err != nil {
 					return nil, err
 				}
-				return apiHistory(d, versions), nil
+				return s.briefHistory(ctx, d, versions)
 			}),
 		tool("loci_fact_history", "An assertion of the knowledge graph with its confirmations, conflicts and corrections.", readHints, reads,
 			map[string][]refine{"relationship_id": {notBlank}, "as_of": {instant}, "known_at": {instant}},

@@ -110,7 +110,17 @@ func TestSearchAnswersFitAnAgentsContext(t *testing.T) {
 			}
 			clipped++
 			hist, isErr := callTool(t, s, "loci_history", map[string]any{"drawer_id": h.ID})
-			full := get[string](hist, "drawer", "content")
+			// The whole drawer, once, by name: the answer costs little
+			// beyond the drawer's own text.
+			full := ""
+			for _, v := range get[[]any](hist, "versions") {
+				if v := v.(map[string]any); v["id"] == h.ID {
+					full, _ = v["content"].(string)
+				}
+			}
+			if b, _ := json.Marshal(hist); len(get[[]any](hist, "versions")) == 1 && len(b) > len(full)+len(full)/10+400 || hist["wing"] != h.Wing || hist["room"] != h.Room {
+				t.Errorf("%q: loci_history of %s answers %d bytes for %d of content (wing %v, room %v)", query, h.ID, len(b), len(full), hist["wing"], hist["room"])
+			}
 			if isErr || len(full) != h.FullBytes || len(h.Window) != 2 || h.Window[0] < 0 || h.Window[1] > len(full) ||
 				full[h.Window[0]:h.Window[1]] != h.Content {
 				t.Fatalf("%q: clipped hit %s is not the verbatim window %v of its %d bytes (history has %d)", query, h.ID, h.Window, h.FullBytes, len(full))
