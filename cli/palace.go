@@ -287,8 +287,20 @@ func (a *app) drawerCmd() *cobra.Command {
 	d.AddCommand(list)
 
 	get := &cobra.Command{
-		Use: "get DRAWER", Short: "Show one drawer in full (name or id)", Args: cobra.ExactArgs(1),
+		Use: "get DRAWER", Short: "Show one drawer in full (an id alone, or a name or id with --wing and --room)", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if _, err := uuid.Parse(args[0]); err == nil && wing == "" && room == "" {
+				// An id needs no room: read it through its history.
+				var h api.History
+				if _, err := a.call(c.Context(), http.MethodGet, "/api/drawers/"+client.Esc(args[0])+"/history", nil, &h); err != nil {
+					return err
+				}
+				if a.jsonOut {
+					return a.out(h.Drawer)
+				}
+				a.printDrawer(&h.Drawer)
+				return nil
+			}
 			p, err := place()
 			if err != nil {
 				return err

@@ -255,6 +255,15 @@ func TestDrawerCommandsTakeNames(t *testing.T) {
 	if out, stderr, code = d.cli("", "drawer", "duplicates", "--wing", "w", "--room", "r", "notes/deploy"); code != 0 {
 		t.Fatalf("duplicates by name: %d %s %s", code, out, stderr)
 	}
+	// drawer get takes an id alone.
+	list := d.do("GET", "/api/wings/w/rooms/r/drawers", nil)
+	cur := get[string](get[[]any](list.body, "drawers")[0].(map[string]any), "id")
+	if out, _, code = d.cli("", "drawer", "get", cur); code != 0 || !strings.Contains(out, "Thursdays") {
+		t.Fatalf("drawer get by id alone: %d %s", code, out)
+	}
+	if out, _, code = d.cli("", "--json", "drawer", "get", cur); code != 0 || !strings.Contains(out, `"id": "`+cur+`"`) || strings.Contains(out, "versions") {
+		t.Fatalf("drawer get --json by id alone: %d %s", code, out)
+	}
 	// Search with --all says which hit is no longer current.
 	if out, _, code = d.cli("", "search", "--all", "--ranking", "lexical", "deploy", "Tuesdays"); code != 0 || !strings.Contains(out, "[superseded ") {
 		t.Fatalf("search --all marks the superseded version: %d %s", code, out)
