@@ -6,9 +6,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"fmt"
 	"io"
+	"math"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
@@ -80,6 +83,40 @@ func NewAuth(ctx context.Context, db store.DB, sys *System, secret string) (*Aut
 		return nil
 	})
 	return a, err
+}
+
+// Weak-secret thresholds: a configured secret may be 16 characters (the
+// spec's floor), but a human-chosen one that short can be guessed.
+const (
+	SecretMinChars   = 32
+	SecretMinBitsPer = 3.0
+)
+
+// SecretWeakness says why a configured secret is weak ("" when it is not):
+// fewer than SecretMinChars characters, or fewer than SecretMinBitsPer
+// bits per character by the frequency of its characters (Shannon). The
+// reason never quotes the secret.
+func SecretWeakness(secret string) string {
+	n := utf8.RuneCountInString(secret)
+	if n == 0 {
+		return ""
+	}
+	freq := map[rune]int{}
+	for _, r := range secret {
+		freq[r]++
+	}
+	bits := 0.0
+	for _, c := range freq {
+		p := float64(c) / float64(n)
+		bits -= p * math.Log2(p)
+	}
+	switch {
+	case n < SecretMinChars:
+		return fmt.Sprintf("it is %d characters long; use at least %d random ones (or `loci auth generate`)", n, SecretMinChars)
+	case bits < SecretMinBitsPer:
+		return fmt.Sprintf("its characters carry %.1f bits each (at least %.0f wanted): it repeats a few; use random ones (or `loci auth generate`)", bits, SecretMinBitsPer)
+	}
+	return ""
 }
 
 // SecretConfigured reports that a shared secret was configured.

@@ -54,3 +54,28 @@ func TestGeneratedTokenDigestAndRotation(t *testing.T) {
 		t.Fatalf("revoke: %v", err)
 	}
 }
+
+// A configured secret shorter than 32 characters or of fewer than 3 bits
+// per character is named weak (a warning at start; the spec allows 16).
+func TestSecretWeakness(t *testing.T) {
+	for _, c := range []struct {
+		secret string
+		weak   bool
+	}{
+		{"correct-horse-16", true},                               // 16 characters
+		{"passwordpasswordpasswordpassword", true},               // 32, 2.75 bits each
+		{strings.Repeat("ab", 20), true},                         // 40, 1 bit each
+		{"xK9#mQ2$vL7@pR4!nT8&wY3*zB6^cF1%", false},              // 32 distinct
+		{"loci_" + strings.Repeat("0123456789abcdef", 4), false}, // a generated token
+		{"Tr0ub4dor&3-correct-horse-battery-staple", false},      // a long passphrase
+		{strings.Repeat("é", 40), true},                          // one character, repeated
+	} {
+		why := SecretWeakness(c.secret)
+		if (why != "") != c.weak {
+			t.Errorf("%q: weakness %q, want weak %v", c.secret, why, c.weak)
+		}
+		if strings.Contains(why, c.secret) {
+			t.Errorf("the reason quotes the secret: %q", why)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -54,12 +55,17 @@ type Server struct {
 	Reporter *actors.Reporter
 	// Limits are the HTTP timeouts (defaults when zero).
 	Limits Limits
+	// AuthThrottle shapes the answers to refused tokens per client address
+	// (DefaultThrottle where zero); read at the first refusal.
+	AuthThrottle ThrottleLimits
 
 	// MCPIdle and MCPMax override the MCP session limits (MCPSessionIdle,
 	// MCPMaxSessions) when set.
 	MCPIdle time.Duration
 	MCPMax  int
 
+	thrOnce   sync.Once
+	thr       *throttle
 	mcpModes  sync.Map // MCP session id -> Mode
 	mcpServer *mcp.Server
 	mcpCreds  mcpCreds
@@ -257,7 +263,10 @@ func (s *Server) hostGuard(next http.Handler) http.Handler {
 // auth checks the bearer token when authentication is enabled: every
 // route, an unknown path too (401 before any 404), except GET /api/health
 // and, with the dashboard on, GET and HEAD of /ui. A missing, malformed or
-// wrong token get the same answer.
+// wrong token get the same answer. The token is checked first: a valid one
+// is never slowed or refused. A request that sent an Authorization header
+// and was refused counts against its client address (throttle): past the
+// free ones its answer waits, then becomes 429 loci::auth::throttled.
 func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.Config.Auth.Enabled || open(r, s.Config.Web.Enable) {
@@ -266,6 +275,17 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		got, ok := bearer(r)
 		if !ok || s.Auth == nil || !s.Auth.Check(got) {
+			if _, sent := r.Header["Authorization"]; sent {
+				v := s.throttle().refused(clientKey(r))
+				if !throttleRefusal(w, r, v) {
+					return
+				}
+				if v.throttled {
+					renderError(s.Log, w, r, fault.New(fault.AuthThrottled, "too many refused tokens from this address",
+						fmt.Sprintf("wait %d s (Retry-After) and send a valid token; a valid token is never throttled", v.retryAfter)))
+					return
+				}
+			}
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			renderError(s.Log, w, r, fault.New(fault.AuthUnauthorized, "a valid bearer token is required",
 				"send Authorization: Bearer <token>; the CLI reads it from LOCI_AUTH_TOKEN or auth.token"))
@@ -273,6 +293,12 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credKey{}, actors.Digest(got))))
 	})
+}
+
+// throttle is the record of refused tokens, made at its first use.
+func (s *Server) throttle() *throttle {
+	s.thrOnce.Do(func() { s.thr = newThrottle(s.AuthThrottle, s.Log) })
+	return s.thr
 }
 
 // palaceGuard refuses a request meant for another palace (the CLI names

@@ -142,6 +142,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if err != nil {
 		return err
 	}
+	if why := actors.SecretWeakness(cfg.Auth.Token); cfg.Auth.Enabled && why != "" {
+		log.Warn("the configured secret (LOCI_AUTH_TOKEN or auth.token) is weak: " + why +
+			"; refused tokens are throttled per client address, but a short or repetitive secret can still be guessed")
+	}
 	cfg.Auth.Token = "" // only its hash is kept (in auth)
 	if cfg.Auth.Enabled && !auth.Configured() {
 		return fault.New(fault.AuthNotConfigured, "authentication is enabled but no credential exists: no configured secret and no generated token",

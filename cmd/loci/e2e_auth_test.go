@@ -1,6 +1,9 @@
 package main_test
 
 import (
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,5 +96,72 @@ func TestWarningBeyondLoopbackWithoutAuth(t *testing.T) {
 	d := start(t, home, palace, "LOCI_BIND=0.0.0.0")
 	if !strings.Contains(d.log.String(), "beyond loopback with authentication disabled") {
 		t.Fatalf("no warning: %s", d.log.String())
+	}
+}
+
+// TestAuthThrottleEndToEnd: a start with a short configured secret warns
+// (without it); wrong tokens from one address are answered 401 at once,
+// then after a growing delay, then 429 loci::auth::throttled with
+// Retry-After (REST and /mcp); the valid secret from that address is
+// answered at once all along; the refusals are warned about once, without
+// the guesses. A long random secret starts without the warning.
+func TestAuthThrottleEndToEnd(t *testing.T) {
+	home, palace := newPalace(t)
+	const secret = "sixteen-chars-ok"
+	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+secret)
+	if !strings.Contains(d.log.String(), "is weak: it is 16 characters long") {
+		t.Fatalf("no warning about a 16-character secret:\n%s", d.log.String())
+	}
+	valid := func(when string) {
+		t.Helper()
+		began := time.Now()
+		if r := d.do("GET", "/api/status", nil, "Authorization", "Bearer "+secret); r.status != 200 || time.Since(began) > 250*time.Millisecond {
+			t.Fatalf("the valid secret %s: %d in %v", when, r.status, time.Since(began))
+		}
+	}
+	guess := func(i int) string { return fmt.Sprintf("guess-%03d-%s", i, secret) }
+	var took []time.Duration
+	for i := 0; i < 10; i++ {
+		began := time.Now()
+		r := d.do("GET", "/api/wings", nil, "Authorization", "Bearer "+guess(i))
+		took = append(took, time.Since(began))
+		if r.status != 401 || r.code() != "loci::auth::unauthorized" {
+			t.Fatalf("wrong token %d: %d %s", i, r.status, r.raw)
+		}
+		valid(fmt.Sprintf("after %d wrong tokens", i+1))
+	}
+	if took[4] > 250*time.Millisecond || took[5] < 50*time.Millisecond || took[9] < time.Second || took[8] >= took[9] {
+		t.Fatalf("the refusals' delays do not grow: %v", took)
+	}
+	for i, path := range []string{"/api/status", "/mcp"} {
+		req, _ := http.NewRequest("POST", "http://"+d.addr+path, strings.NewReader("{}"))
+		req.Header.Set("Authorization", "Bearer "+guess(10+i))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "60" || !strings.Contains(string(body), "loci::auth::throttled") {
+			t.Fatalf("%s throttled: %d Retry-After %q %s", path, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+	valid("while throttled")
+	log := d.log.String()
+	if n := strings.Count(log, "refused authentication"); n != 1 || !strings.Contains(log, "level=WARN") {
+		t.Fatalf("%d warnings about refused tokens, want 1:\n%s", n, log)
+	}
+	for i := 0; i < 12; i++ {
+		if strings.Contains(log, guess(i)) || strings.Contains(log, secret) {
+			t.Fatal("a guess or the secret reached the log")
+		}
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	d.wait(30 * time.Second)
+
+	d = start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN=k3J9x2Lq8ZrT5vW1mN7bC4hF6dG0sY2pA9eU")
+	if strings.Contains(d.log.String(), "is weak") {
+		t.Fatalf("a long random secret was called weak:\n%s", d.log.String())
 	}
 }

@@ -29,6 +29,9 @@ const (
 	AuthUnauthorized       Code = "loci::auth::unauthorized"
 	AuthNotConfigured      Code = "loci::auth::not_configured"
 	AuthEntropyUnavailable Code = "loci::auth::entropy_unavailable"
+	// AuthThrottled: too many refused tokens came from the client's
+	// address; a valid token is still accepted.
+	AuthThrottled Code = "loci::auth::throttled"
 
 	PalaceWingNotFound     Code = "loci::palace::wing_not_found"
 	PalaceRoomNotFound     Code = "loci::palace::room_not_found"
@@ -98,6 +101,7 @@ var statuses = map[Code]int{
 	AuthUnauthorized:          401,
 	AuthNotConfigured:         500,
 	AuthEntropyUnavailable:    500,
+	AuthThrottled:             429,
 	PalaceWingNotFound:        404,
 	PalaceRoomNotFound:        404,
 	PalaceDrawerNotFound:      404,
