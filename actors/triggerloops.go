@@ -63,20 +63,28 @@ func runPoll(ctx context.Context, set triggers.Settings, ask func() error, show 
 }
 
 // runWatch watches a directory (watch.Dir) and asks after each
-// debounced burst of changes. A watch that cannot be set up, or fails, is
-// set up again after a growing wait (1 s, doubling, at most a minute);
-// setup reports each failure and (nil) each success.
-func runWatch(ctx context.Context, set triggers.Settings, ask func(), setup func(error)) {
+// debounced burst of changes. A watch that cannot be set up, or fails (its
+// directory removed or moved, say), is set up again after a growing wait
+// (1 s, doubling, at most a minute); setup reports each failure and (nil)
+// each success. Each arm after a failure asks for a run at once, once the
+// watches are set: files made while nothing watched would otherwise wait
+// for some later change. rescan asks so at the first arm too (the
+// supervisor's word that the trigger was waiting, its directory missing).
+func runWatch(ctx context.Context, set triggers.Settings, rescan bool, ask func(), setup func(error)) {
 	wait := time.Second
 	for {
 		err := watch.Dir(ctx, set, ask, func() {
 			setup(nil)
 			wait = time.Second
+			if rescan {
+				ask()
+			}
 		})
 		if ctx.Err() != nil {
 			return
 		}
 		setup(err)
+		rescan = true
 		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -3,7 +3,10 @@ package actors
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -120,4 +123,109 @@ func TestPollBackoff(t *testing.T) {
 			t.Fatalf("after recovery polls at %v", at)
 		}
 	})
+}
+
+// A watch asks for a run at once when it arms again after losing its
+// directory (removed and made again, with files, in one step, so that no
+// later change would fire), and when it first arms with rescan (the
+// supervisor's word that it was waiting for its directory); a plain first
+// arm asks nothing.
+func TestWatchRescanOnRearm(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "w")
+	// remake puts dir back, holding a file, by one rename.
+	remake := func(name string) {
+		t.Helper()
+		tmp, err := os.MkdirTemp(base, "next")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, name), []byte("made before the watch"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, _ := triggers.Check(triggers.Watch, map[string]string{"path": dir, "debounce": "100ms"})
+	start := func(rescan bool) (asked *atomic.Int32, armed chan struct{}, failed chan error, stop func()) {
+		asked, armed, failed = &atomic.Int32{}, make(chan struct{}, 10), make(chan error, 10)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runWatch(ctx, set, rescan, func() { asked.Add(1) }, func(err error) {
+				if err != nil {
+					failed <- err
+				} else {
+					armed <- struct{}{}
+				}
+			})
+		}()
+		return asked, armed, failed, func() { cancel(); <-done }
+	}
+	within := func(c any, what string) {
+		t.Helper()
+		var ok bool
+		switch c := c.(type) {
+		case chan struct{}:
+			select {
+			case <-c:
+				ok = true
+			case <-time.After(5 * time.Second):
+			}
+		case chan error:
+			select {
+			case <-c:
+				ok = true
+			case <-time.After(5 * time.Second):
+			}
+		}
+		if !ok {
+			t.Fatalf("%s: not within 5s", what)
+		}
+	}
+	askedWithin := func(asked *atomic.Int32, want int32, what string) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Second)
+		for asked.Load() < want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: asked %d times, want %d", what, asked.Load(), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	// The directory missing at the start, then made with a file in it.
+	asked, armed, failed, stop := start(false)
+	within(failed, "a missing directory reported")
+	remake("a.txt")
+	within(armed, "armed once the directory is back")
+	askedWithin(asked, 1, "the re-arm's rescan")
+
+	// Removed and made again at once: the watch notices, arms again and
+	// asks.
+	os.RemoveAll(dir)
+	remake("b.txt")
+	within(failed, "the removal reported")
+	within(armed, "armed again")
+	askedWithin(asked, 2, "the second re-arm's rescan")
+	time.Sleep(300 * time.Millisecond)
+	if n := asked.Load(); n != 2 {
+		t.Fatalf("asked %d times for two re-arms and no change", n)
+	}
+	stop()
+
+	// A plain first arm asks nothing; a first arm with rescan asks once.
+	asked, armed, _, stop = start(false)
+	within(armed, "armed")
+	time.Sleep(300 * time.Millisecond)
+	if n := asked.Load(); n != 0 {
+		t.Fatalf("a first arm asked %d times", n)
+	}
+	stop()
+	asked, armed, _, stop = start(true)
+	within(armed, "armed with rescan")
+	askedWithin(asked, 1, "the rescan of a first arm after waiting for the directory")
+	stop()
 }

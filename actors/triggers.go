@@ -86,11 +86,14 @@ type Triggers struct {
 	// request (crash-recovery tests only).
 	DeliveryDelay time.Duration
 
-	mu        sync.Mutex
-	defined   map[string]config.Trigger
-	file      string
-	lastErr   string
-	running   map[string]*triggerRun
+	mu      sync.Mutex
+	defined map[string]config.Trigger
+	file    string
+	lastErr string
+	running map[string]*triggerRun
+	// waiting are the enabled watch triggers found unable to run (their
+	// directory missing, say): each asks for a run when it arms.
+	waiting   map[string]bool
 	listenErr string
 	sup       *actor.PID
 	root      *actor.RootContext
@@ -109,7 +112,9 @@ type triggerRun struct {
 	cancel   context.CancelFunc
 	nextDue  *time.Time
 	setupErr string
-	lock     sync.Mutex // one request at a time
+	// rescan: a watch that waited to run asks for a run when it arms.
+	rescan bool
+	lock   sync.Mutex // one request at a time
 }
 
 // TriggerInfo is a trigger as read: its definition, parsed settings and
@@ -148,6 +153,7 @@ func (t *Triggers) Start(ctx context.Context, initial config.Config) error {
 	t.Log = t.Log.With("component", "triggers")
 	t.defined, t.file = initial.Triggers, initial.File
 	t.running = map[string]*triggerRun{}
+	t.waiting = map[string]bool{}
 	t.started = time.Now()
 	t.quit = make(chan struct{})
 	t.root = t.Sys.as.Root
@@ -265,7 +271,7 @@ func (t *Triggers) loop(name string, r *triggerRun) {
 			t.mu.Unlock()
 		})
 	case triggers.Watch:
-		runWatch(r.ctx, r.set, func() { _ = ask("watch") }, func(err error) {
+		runWatch(r.ctx, r.set, r.rescan, func() { _ = ask("watch") }, func(err error) {
 			t.mu.Lock()
 			r.setupErr = ""
 			if err != nil {
@@ -377,8 +383,17 @@ func (t *Triggers) sync(c actor.Context) {
 	t.mu.Lock()
 	defined := t.defined
 	t.mu.Unlock()
+	waiting := map[string]bool{}
 	for name, def := range defined {
-		if !def.Enabled || len(t.setupOf(name, def)) > 0 {
+		if !def.Enabled {
+			continue
+		}
+		if len(t.setupOf(name, def)) > 0 {
+			// A watch that cannot run now (its directory removed, say)
+			// rescans when it can: files made meanwhile fire nothing.
+			if def.Type == triggers.Watch {
+				waiting[name] = true
+			}
 			continue
 		}
 		if set, err := triggers.Check(def.Type, def.SettingStrings()); err == nil {
@@ -406,6 +421,14 @@ func (t *Triggers) sync(c actor.Context) {
 		desired[MinerSchedulePrefix+name] = want{def, set}
 	}
 	t.mu.Lock()
+	for name := range t.waiting {
+		if d, ok := defined[name]; !ok || !d.Enabled || d.Type != triggers.Watch {
+			delete(t.waiting, name)
+		}
+	}
+	for name := range waiting {
+		t.waiting[name] = true
+	}
 	for name, r := range t.running {
 		if w, ok := desired[name]; !ok || !reflect.DeepEqual(w.def, r.def) {
 			r.cancel()
@@ -418,7 +441,8 @@ func (t *Triggers) sync(c actor.Context) {
 			continue
 		}
 		rctx, cancel := context.WithCancel(context.Background())
-		r := &triggerRun{def: w.def, set: w.set, ctx: rctx, cancel: cancel}
+		r := &triggerRun{def: w.def, set: w.set, ctx: rctx, cancel: cancel, rescan: t.waiting[name]}
+		delete(t.waiting, name)
 		t.running[name] = r
 		n := name
 		r.pid = c.Spawn(actor.PropsFromProducer(func() actor.Actor { return &triggerActor{t: t, name: n, run: r} }))

@@ -89,7 +89,8 @@ func (a *app) triggerCmd() *cobra.Command {
 		Short: "Create a trigger (disabled unless --enable) or change the fields given",
 		Long: "Create a trigger or change the fields given; it is written to its table in the configuration file.\n\n" +
 			"Settings by type (-s key=value):\n  schedule: every (s, m, h, d; at least 1s), at (HH:MM UTC, whole-day intervals)\n" +
-			"  poll:     every, max_backoff (default eight intervals)\n  watch:    path (absolute), debounce (100ms to 1h, default 2s), recursive (default true)\n" +
+			"  poll:     every, max_backoff (default eight intervals)\n  watch:    path (absolute), debounce (100ms to 1h, default 2s), recursive (default true),\n" +
+			"            max_wait (the longest wait for a run while changes keep coming: the debounce to 1d, default 30s)\n" +
 			"  webhook:  auth (hmac-sha256 or token), header, prefix, encoding (hex or base64), delivery_header;\n" +
 			"            its shared secret is read from --credential-env or --credential-file",
 		Args: cobra.ExactArgs(1),

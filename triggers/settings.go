@@ -32,7 +32,7 @@ var Types = []string{Schedule, Poll, Watch, Webhook}
 var keys = map[string][]string{
 	Schedule: {"every", "at"},
 	Poll:     {"every", "max_backoff"},
-	Watch:    {"path", "debounce", "recursive"},
+	Watch:    {"path", "debounce", "recursive", "max_wait"},
 	Webhook:  {"auth", "header", "prefix", "encoding", "delivery_header"},
 }
 
@@ -52,6 +52,8 @@ const (
 	DefaultDebounce    = 2 * time.Second
 	MinDebounce        = 100 * time.Millisecond
 	MaxDebounce        = time.Hour
+	DefaultMaxWait     = 30 * time.Second
+	MaxMaxWait         = 24 * time.Hour
 	BackoffIntervals   = 8
 	DefaultHMACHeader  = "x-hub-signature-256"
 	DefaultTokenHeader = "x-loci-token"
@@ -68,10 +70,14 @@ type Settings struct {
 	At int
 	// MaxBackoff is a poll's longest wait after failures.
 	MaxBackoff time.Duration
-	// Path, Debounce and Recursive are a watch's.
+	// Path, Debounce, Recursive and MaxWait are a watch's.
 	Path      string
 	Debounce  time.Duration
 	Recursive bool
+	// MaxWait is a watch's longest wait after the first change of a burst:
+	// changes that never leave the debounce's quiet still ask for a run
+	// then.
+	MaxWait time.Duration
 	// Auth, Header, Prefix, Encoding and DeliveryHeader are a webhook's.
 	Auth, Header, Prefix, Encoding, DeliveryHeader string
 }
@@ -184,6 +190,14 @@ func Check(typ string, raw map[string]string) (Settings, error) {
 				return s, bad("settings.recursive", fmt.Sprintf("%q is not true or false", v))
 			}
 			s.Recursive = b
+		}
+		s.MaxWait = max(DefaultMaxWait, s.Debounce)
+		if v, ok := raw["max_wait"]; ok {
+			d, ok := ParseDuration(v)
+			if !ok || d < s.Debounce || d > MaxMaxWait {
+				return s, bad("settings.max_wait", fmt.Sprintf("%q is not between the debounce (%s) and 1d", v, FormatDuration(s.Debounce)))
+			}
+			s.MaxWait = d
 		}
 	case Webhook:
 		s.Auth = AuthHMAC

@@ -120,3 +120,35 @@ func TestVerifyGitHubSignature(t *testing.T) {
 		t.Fatal("token auth")
 	}
 }
+
+// max_wait: default 30 s (or the debounce when that is longer), at least
+// the debounce, at most a day.
+func TestWatchMaxWait(t *testing.T) {
+	for _, c := range []struct {
+		raw  map[string]string
+		want time.Duration
+	}{
+		{map[string]string{"path": "/x"}, 30 * time.Second},
+		{map[string]string{"path": "/x", "debounce": "1m"}, time.Minute},
+		{map[string]string{"path": "/x", "max_wait": "3s"}, 3 * time.Second},
+		{map[string]string{"path": "/x", "debounce": "100ms", "max_wait": "100ms"}, 100 * time.Millisecond},
+		{map[string]string{"path": "/x", "max_wait": "1d"}, 24 * time.Hour},
+	} {
+		s, err := Check(Watch, c.raw)
+		if err != nil || s.MaxWait != c.want {
+			t.Errorf("%v: max_wait %s (%v), want %s", c.raw, s.MaxWait, err, c.want)
+		}
+	}
+	for _, raw := range []map[string]string{
+		{"path": "/x", "max_wait": "1s"},
+		{"path": "/x", "debounce": "10s", "max_wait": "5s"},
+		{"path": "/x", "max_wait": "25h"},
+		{"path": "/x", "max_wait": "soon"},
+		{"path": "/x", "max_wait": "0s"},
+	} {
+		_, err := Check(Watch, raw)
+		if e := fault.As(err); err == nil || e.Code != fault.TriggerInvalid || !strings.HasPrefix(e.Msg, "settings.max_wait:") {
+			t.Errorf("%v: %v, want loci::trigger::invalid naming settings.max_wait", raw, err)
+		}
+	}
+}

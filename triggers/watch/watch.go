@@ -1,7 +1,8 @@
 // Package watch is the file watch of watch triggers: fsnotify on a
 // directory tree (new subdirectories followed, the directory source's
 // skipped directories ignored) with a debounce, so that a burst of changes
-// asks for one run.
+// asks for one run, and a maximum wait, so that changes that never stop
+// still ask for one now and then.
 package watch
 
 import (
@@ -21,9 +22,11 @@ import (
 // Dir watches s.Path (and, when s.Recursive, every directory under it
 // that the directory source would read: skipped directories such as .git
 // are neither watched nor able to fire) and calls fire once a change has
-// been followed by s.Debounce of quiet. It returns when ctx ends (nil) or
-// when watching fails (the caller retries with a growing wait). ready, if
-// not nil, is called once the watches are set.
+// been followed by s.Debounce of quiet, or s.MaxWait after the first
+// change of a burst that never quiets. It returns when ctx ends (nil) or
+// when watching fails or s.Path is removed or moved (the caller retries
+// with a growing wait). ready, if not nil, is called once the watches are
+// set.
 func Dir(ctx context.Context, s triggers.Settings, fire func(), ready func()) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -37,6 +40,7 @@ func Dir(ctx context.Context, s triggers.Settings, fire func(), ready func()) er
 	if !info.IsDir() {
 		return errors.New(s.Path + " is not a directory")
 	}
+	root := filepath.Clean(s.Path)
 	if err := add(w, s.Path, s.Recursive); err != nil {
 		return err
 	}
@@ -56,7 +60,7 @@ func Dir(ctx context.Context, s triggers.Settings, fire func(), ready func()) er
 	defer stop()
 	go func() {
 		defer close(done)
-		Debounce(dctx, changes, s.Debounce, fire)
+		Debounce(dctx, changes, s.Debounce, s.MaxWait, fire)
 	}()
 	for {
 		select {
@@ -74,6 +78,12 @@ func Dir(ctx context.Context, s triggers.Settings, fire func(), ready func()) er
 		case ev, ok := <-w.Events:
 			if !ok {
 				return errors.New("the watcher closed")
+			}
+			if ev.Name == root && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+				// fsnotify drops the watch of a removed directory and
+				// follows a moved one elsewhere: nothing more would come.
+				// The caller sets the watch up again once it is back.
+				return errors.New(s.Path + " was removed or moved")
 			}
 			if skipped(s.Path, ev.Name) {
 				continue
@@ -94,18 +104,31 @@ func Dir(ctx context.Context, s triggers.Settings, fire func(), ready func()) er
 }
 
 // Debounce calls fire once changes has been quiet for d after a signal,
-// until ctx ends: a burst of changes is one call.
-func Debounce(ctx context.Context, changes <-chan struct{}, d time.Duration, fire func()) {
+// or once maxWait has passed since the first signal of a burst if the
+// signals never leave d of quiet (maxWait 0: no maximum), until ctx ends:
+// a burst of changes is one call, and a file written more often than d
+// still asks for a run every maxWait.
+func Debounce(ctx context.Context, changes <-chan struct{}, d, maxWait time.Duration, fire func()) {
 	timer := time.NewTimer(d)
 	timer.Stop()
 	defer timer.Stop()
+	var deadline time.Time // the burst's latest run; zero between bursts
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-changes:
-			timer.Reset(d)
+			wait := d
+			if maxWait > 0 {
+				now := time.Now()
+				if deadline.IsZero() {
+					deadline = now.Add(maxWait)
+				}
+				wait = max(0, min(d, deadline.Sub(now)))
+			}
+			timer.Reset(wait)
 		case <-timer.C:
+			deadline = time.Time{}
 			fire()
 		}
 	}
