@@ -41,8 +41,9 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(MAKE) bench-quality
 	$(MAKE) bench-million
 
-soak: ## 100 kill -9 trials under mixed load against the real binary (SOAK_TRIALS; make test runs 5)
+soak: ## 100 kill -9 trials under mixed load against the real binary (SOAK_TRIALS; make test runs 5); 20,000 unsigned webhook requests beside signed ones (SOAK_WEBHOOK_FLOOD; make test sends 2,000)
 	LOCI_SOAK_TRIALS=$${SOAK_TRIALS:-100} $(GO) test -run '^TestSoakKill9$$' -count=1 -timeout 120m -v ./cmd/loci
+	LOCI_SOAK_WEBHOOK_FLOOD=$${SOAK_WEBHOOK_FLOOD:-20000} $(GO) test -run '^TestWebhookStalledAndUnsigned$$' -count=1 -timeout 10m -v ./cmd/loci
 
 bench-million: build ## the 1,000,000-drawer run (about 20 minutes; KEEP=dir reuses a filled palace)
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only million -fill 1000000 $${KEEP:+-keep $$KEEP}

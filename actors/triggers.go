@@ -771,16 +771,37 @@ func (t *Triggers) Fire(ctx context.Context, name, by string) (string, *store.Jo
 // false for anything wrong with it (unknown, disabled or not running
 // trigger, no secret, bad or absent signature): the listener answers the
 // same empty 401. A repeated delivery id is a duplicate and not run; a
-// delivery that could not be queued is forgotten (err).
+// delivery that could not be queued is forgotten (err). It is Verify then
+// Accept.
 func (t *Triggers) Deliver(ctx context.Context, name string, header func(string) string, body []byte) (outcome string, job *store.Job, ok bool, err error) {
+	d, ok := t.Verify(name, header, body)
+	if !ok {
+		return "", nil, false, nil
+	}
+	outcome, job, err = t.Accept(ctx, d)
+	return outcome, job, true, err
+}
+
+// VerifiedDelivery is a webhook delivery whose signature checked out, ready
+// for Accept.
+type VerifiedDelivery struct {
+	name, id string
+	r        *triggerRun
+}
+
+// Verify checks a webhook delivery for trigger name (see Deliver): ok is
+// false for anything wrong with it. It reads the trigger's secret and
+// writes nothing, so a listener can check a delivery before giving it any
+// of the slots it keeps for verified work.
+func (t *Triggers) Verify(name string, header func(string) string, body []byte) (VerifiedDelivery, bool) {
 	t.mu.Lock()
 	r := t.running[name]
 	t.mu.Unlock()
 	if r == nil || r.set.Type != triggers.Webhook {
-		return "", nil, false, nil
+		return VerifiedDelivery{}, false
 	}
 	if !r.set.Verify(t.secret(r.def.Credential), body, header(r.set.Header)) {
-		return "", nil, false, nil
+		return VerifiedDelivery{}, false
 	}
 	id := ""
 	if r.set.DeliveryHeader != "" {
@@ -789,6 +810,17 @@ func (t *Triggers) Deliver(ctx context.Context, name string, header func(string)
 	if id == "" {
 		id = "generated-" + uuid.NewString()
 	}
+	return VerifiedDelivery{name: name, id: id, r: r}, true
+}
+
+// Accept records a verified delivery and asks for its run: a repeated
+// delivery id is a duplicate and not run; a delivery that could not be
+// queued is forgotten (err).
+func (t *Triggers) Accept(ctx context.Context, d VerifiedDelivery) (outcome string, job *store.Job, err error) {
+	if d.r == nil {
+		return "", nil, fault.New(fault.ServerFailed, "a webhook delivery was accepted without being verified", "report it")
+	}
+	name, id, r := d.name, d.id, d.r
 	v, err := t.Sys.Write(ctx, func(tx store.Tx) (any, error) {
 		if d, err := tx.Delivery(name, id); err != nil || d != nil {
 			return d, err
@@ -807,18 +839,19 @@ func (t *Triggers) Deliver(ctx context.Context, name string, header func(string)
 		return nil, tx.PutDelivery(&store.Delivery{Trigger: name, ID: id, AcceptedAt: tx.Now()})
 	})
 	if err != nil {
-		return "", nil, true, err
+		return "", nil, err
 	}
 	if d, _ := v.(*store.Delivery); d != nil {
 		if d.Job != "" {
 			job, _ = t.Miners.Jobs.Get(ctx, d.Job)
 		}
-		return OutcomeDuplicate, job, true, nil
+		return OutcomeDuplicate, job, nil
 	}
 	if t.DeliveryDelay > 0 {
 		time.Sleep(t.DeliveryDelay)
 	}
-	return t.queueDelivery(ctx, name, id, r)
+	outcome, job, _, err = t.queueDelivery(ctx, name, id, r)
+	return outcome, job, err
 }
 
 // queueDelivery asks for an accepted delivery's run and remembers its job;

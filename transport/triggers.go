@@ -155,8 +155,16 @@ func apiTrigger(in actors.TriggerInfo) api.Trigger {
 // supervisor when the first webhook trigger starts and closed when the
 // last stops. It answers POST /hooks/<trigger> only; anything wrong with a
 // delivery is the same empty 401, a body over max_body_bytes 413, more
-// than max_concurrent deliveries at once 429 with Retry-After, and a
-// delivery that could not be queued 503 (it was forgotten: send it again).
+// than max_concurrent verified deliveries at once 429 with Retry-After,
+// and a delivery that could not be queued 503 (it was forgotten: send it
+// again).
+//
+// Nobody who merely reaches the port can starve signed deliveries: a
+// request must be read whole (headers and body) within WebhookReadTimeout
+// of its connection being accepted; at most WebhookMaxReading connections
+// are still reading at once (more wait in the kernel's backlog); a
+// connection carries one request; and a max_concurrent slot is taken only
+// once the signature has checked out.
 type Webhooks struct {
 	Triggers *actors.Triggers
 	Config   config.Webhook
@@ -167,6 +175,14 @@ type Webhooks struct {
 	addr string
 	sem  chan struct{}
 }
+
+// WebhookReadTimeout bounds the reading of a webhook request, headers and
+// body, from its connection's accept; WebhookMaxReading is how many
+// connections may be reading at once.
+const (
+	WebhookReadTimeout = 5 * time.Second
+	WebhookMaxReading  = 512
+)
 
 // Start listens on webhook.bind and webhook.port.
 func (h *Webhooks) Start() error {
@@ -183,11 +199,15 @@ func (h *Webhooks) Start() error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /hooks/{name}", h.deliver)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) })
-	h.srv = &http.Server{Handler: mux, ReadHeaderTimeout: HeaderTimeout, ReadTimeout: time.Minute, IdleTimeout: time.Minute}
+	h.srv = &http.Server{Handler: mux, ReadHeaderTimeout: WebhookReadTimeout, ReadTimeout: WebhookReadTimeout,
+		WriteTimeout: 2 * WebhookReadTimeout, ConnContext: withReadingConn}
+	// One request a connection: a connection done reading never reads
+	// again, so the bound on readers holds, and no idle connection waits.
+	h.srv.SetKeepAlivesEnabled(false)
 	h.addr = ln.Addr().String()
-	srv := h.srv
+	srv, rl := h.srv, newReadingListener(ln, WebhookMaxReading)
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(rl); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			h.Log.Error("the webhook listener failed", "err", err)
 		}
 	}()
@@ -218,15 +238,8 @@ func (h *Webhooks) Addr() string {
 }
 
 func (h *Webhooks) deliver(w http.ResponseWriter, r *http.Request) {
-	select {
-	case h.sem <- struct{}{}:
-		defer func() { <-h.sem }()
-	default:
-		w.Header().Set("Retry-After", "1")
-		w.WriteHeader(http.StatusTooManyRequests)
-		return
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.Config.MaxBodyBytes))
+	doneRead(r.Context())
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -236,13 +249,23 @@ func (h *Webhooks) deliver(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
-	// The body is only verified: nothing keeps it.
-	outcome, job, ok, err := h.Triggers.Deliver(r.Context(), r.PathValue("name"), r.Header.Get, body)
-	switch {
-	case !ok:
+	// The body is only verified: nothing keeps it. A slot is for verified
+	// work only.
+	d, ok := h.Triggers.Verify(r.PathValue("name"), r.Header.Get, body)
+	if !ok {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
-	case err != nil:
+	}
+	select {
+	case h.sem <- struct{}{}:
+		defer func() { <-h.sem }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		return
+	}
+	outcome, job, err := h.Triggers.Accept(r.Context(), d)
+	if err != nil {
 		h.Log.Warn("a webhook delivery could not be queued; forgotten", "trigger", r.PathValue("name"), "err", fault.As(err).Msg)
 		w.Header().Set("Retry-After", "5")
 		w.WriteHeader(http.StatusServiceUnavailable)
