@@ -98,7 +98,7 @@ var settingDocs = map[string]string{
 	"triggers.<name>.type":                   "schedule, poll, watch or webhook.",
 	"triggers.<name>.enabled":                "Whether the trigger runs (default false).",
 	"triggers.<name>.credential":             "The webhook's shared secret: {env = \"VAR\"} or {file = \"path\"}.",
-	"triggers.<name>.settings":               "The type's settings: schedule every/at; poll every/max_backoff; watch path/debounce/recursive; webhook auth/header/prefix/encoding/delivery_header.",
+	"triggers.<name>.settings":               "The type's settings: schedule every/at; poll every/max_backoff; watch path/debounce/recursive/max_wait (default 30s: a run at the latest this long after a change however often the tree changes); webhook auth/header/prefix/encoding/delivery_header.",
 }
 
 // Settings lists every setting of Config in the order of its fields, with
