@@ -16,8 +16,12 @@ import (
 // "&" between them, and C++-style tokens); each is classed by gazetteers
 // (tools, places, first names), by its words (Inc, University, Street...)
 // and by the words around it (in, at, project, Mr...); dates are month
-// names, weekdays and ISO dates. Facts are two names with one of the
-// predicates' phrasings between them ("works at", "lives in", ...).
+// names, weekdays and ISO dates. A lone word among the 3,000 most
+// frequent English words (common.go, generated from the word-vector
+// table's vocabulary) or made from a verb (-ing, -tion) is a name only
+// when something says so ("Game", "Host", "Hardening" are not). Facts are
+// two names with one of the predicates' phrasings between them ("works
+// at", "lives in", ...).
 type Heuristic struct{}
 
 // Name is the provenance of what it finds.
@@ -248,7 +252,13 @@ func names(words []word, idents map[string]bool, program bool, lower map[string]
 			i = j
 			continue
 		}
-		out = append(out, span{start: i, end: j, name: name, kind: kind, conf: conf, weak: start && j-i == 1 && kind == graph.KindOther})
+		// A lone word in title case that is a common English word
+		// ("Game", "Host", "Run") or a verbal noun ("Hardening",
+		// "Deduplication") with nothing saying what it names is the word
+		// or a section's name, not a name, wherever it stands: an entity
+		// only when a fact names it, like a sentence's first word.
+		weak := j-i == 1 && kind == graph.KindOther && (start || conf <= 0.5 && !shouted(name) && (commonWord(w.lower) || verbalNoun(w.lower)))
+		out = append(out, span{start: i, end: j, name: name, kind: kind, conf: conf, weak: weak})
 		i = j
 	}
 	// Names joined by "and" are of one kind: "Mila and Jonas got married"
