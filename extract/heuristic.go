@@ -340,14 +340,15 @@ func demonym(words []word, i int) bool {
 }
 
 // shoutedWord reports a word of five letters or more in capitals that
-// its text also writes in lower case (BENCHMARKS beside "benchmarks",
-// LIBRARY-NOTES): a word or a file's name, no acronym.
+// its text also writes in lower case (BENCHMARKS beside "benchmarks") or
+// that is one of the most frequent English words (DECISIONS,
+// LIBRARY-NOTES, INTENSE): a word or a file's name, no acronym.
 func shoutedWord(w string, lower map[string]bool) bool {
 	if !shouted(w) || utf8.RuneCountInString(w) < 5 {
 		return false
 	}
 	for _, p := range strings.Split(strings.ToLower(w), "-") {
-		if !lower[p] {
+		if !lower[p] && !common[p] {
 			return false
 		}
 	}

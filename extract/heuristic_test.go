@@ -240,12 +240,14 @@ func TestUnreadFiles(t *testing.T) {
 // words, or a noun made from a verb, is the word or a section's name when
 // nothing says what it names, wherever it stands in the sentence; a
 // language's or a people's name, a gazetteer's, a kind word's, a
-// context's or a fact's say otherwise.
+// context's or a fact's say otherwise. A frequent word in capitals is a
+// file's name or a word shouted, no acronym.
 func TestHeuristicCommonWordsAreNoNames(t *testing.T) {
 	for text, want := range map[string]string{
 		"Only the Host names localhost and Game, Three, Run are examples.":              "",
 		"Chunks are cut (DECISIONS.md, Hardening) before Deduplication and Mining run.": "",
 		"Caroline spent Thanksgiving in Chicago, speaking German.":                      "Caroline/person Thanksgiving/other Chicago/place German/other",
+		"Read LIBRARY-NOTES and DECISIONS; it was funded by UNICEF.":                    "UNICEF/other",
 		"Melanie joined Target last year, in Boston.":                                   "Melanie/person Target/organization Boston/place",
 		"They met Simone, who came from Cranfield.":                                     "Simone/person Cranfield/place",
 	} {
