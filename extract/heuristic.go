@@ -16,8 +16,12 @@ import (
 // "&" between them, and C++-style tokens); each is classed by gazetteers
 // (tools, places, first names), by its words (Inc, University, Street...)
 // and by the words around it (in, at, project, Mr...); dates are month
-// names, weekdays and ISO dates. Facts are two names with one of the
-// predicates' phrasings between them ("works at", "lives in", ...).
+// names, weekdays and ISO dates. A lone word among the 3,000 most
+// frequent English words (common.go, generated from the word-vector
+// table's vocabulary) or made from a verb (-ing, -tion) is a name only
+// when something says so ("Game", "Host", "Hardening" are not). Facts are
+// two names with one of the predicates' phrasings between them ("works
+// at", "lives in", ...).
 type Heuristic struct{}
 
 // Name is the provenance of what it finds.
@@ -248,7 +252,13 @@ func names(words []word, idents map[string]bool, program bool, lower map[string]
 			i = j
 			continue
 		}
-		out = append(out, span{start: i, end: j, name: name, kind: kind, conf: conf, weak: start && j-i == 1 && kind == graph.KindOther})
+		// A lone word in title case that is a common English word
+		// ("Game", "Host", "Run") or a verbal noun ("Hardening",
+		// "Deduplication") with nothing saying what it names is the word
+		// or a section's name, not a name, wherever it stands: an entity
+		// only when a fact names it, like a sentence's first word.
+		weak := j-i == 1 && kind == graph.KindOther && (start || conf <= 0.5 && !shouted(name) && (commonWord(w.lower) || verbalNoun(w.lower)))
+		out = append(out, span{start: i, end: j, name: name, kind: kind, conf: conf, weak: weak})
 		i = j
 	}
 	// Names joined by "and" are of one kind: "Mila and Jonas got married"
@@ -330,14 +340,15 @@ func demonym(words []word, i int) bool {
 }
 
 // shoutedWord reports a word of five letters or more in capitals that
-// its text also writes in lower case (BENCHMARKS beside "benchmarks",
-// LIBRARY-NOTES): a word or a file's name, no acronym.
+// its text also writes in lower case (BENCHMARKS beside "benchmarks") or
+// that is one of the most frequent English words (DECISIONS,
+// LIBRARY-NOTES, INTENSE): a word or a file's name, no acronym.
 func shoutedWord(w string, lower map[string]bool) bool {
 	if !shouted(w) || utf8.RuneCountInString(w) < 5 {
 		return false
 	}
 	for _, p := range strings.Split(strings.ToLower(w), "-") {
-		if !lower[p] {
+		if !lower[p] && !common[p] {
 			return false
 		}
 	}

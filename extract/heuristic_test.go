@@ -183,7 +183,7 @@ func TestHeuristicSkipsCodeAndJunk(t *testing.T) {
 		"| Figure | Target | Measured |\n|---|---|---|\n| search | 10 ms | 8 ms |\n":                                                                                                                                                     "",
 		"// Package actors holds the services (Palace, Search, Auth, Jobs) of Badger.\npackage actors\n":                                                                                                                                 "Badger/tool",
 		"Examples (\"Bye Caroline\", \"Inc\", \"University\") came from Stanford University.":                                                                                                                                            "Caroline/person Stanford University/organization",
-		"Dates follow RFC 3339; press Ctrl-C, said Irish fans of UTF-8 and MCP 571 in Game 7.":                                                                                                                                           "RFC 3339/other UTF-8/other MCP/other Game/other",
+		"Dates follow RFC 3339; press Ctrl-C, said Irish fans of UTF-8 and MCP 571 in Game 7.":                                                                                                                                           "RFC 3339/other UTF-8/other MCP/other",
 		"// Titles in quotes (\"A Dance with Dragons\", \"Run D\") are examples here.\nfunc title() {}\n":                                                                                                                                "",
 		"See BENCHMARKS for the benchmarks, and RFC\n7235 for the HTTP\nauthentication scheme.":                                                                                                                                          "RFC 7235/other HTTP/other",
 		"Lines end in CRLF, not LF; the Content-Type is JSON, said Grace.":                                                                                                                                                               "JSON/other Grace/person",
@@ -232,6 +232,35 @@ func TestUnreadFiles(t *testing.T) {
 	} {
 		if got := Unread(c.path, c.head) != ""; got != c.unread {
 			t.Errorf("Unread(%q): %v, want %v", c.path, got, c.unread)
+		}
+	}
+}
+
+// A lone word in title case that is one of the most frequent English
+// words, or a noun made from a verb, is the word or a section's name when
+// nothing says what it names, wherever it stands in the sentence; a
+// language's or a people's name, a gazetteer's, a kind word's, a
+// context's or a fact's say otherwise. A frequent word in capitals is a
+// file's name or a word shouted, no acronym.
+func TestHeuristicCommonWordsAreNoNames(t *testing.T) {
+	for text, want := range map[string]string{
+		"Only the Host names localhost and Game, Three, Run are examples.":              "",
+		"Chunks are cut (DECISIONS.md, Hardening) before Deduplication and Mining run.": "",
+		"Caroline spent Thanksgiving in Chicago, speaking German.":                      "Caroline/person Thanksgiving/other Chicago/place German/other",
+		"Read LIBRARY-NOTES and DECISIONS; it was funded by UNICEF.":                    "UNICEF/other",
+		"Melanie joined Target last year, in Boston.":                                   "Melanie/person Target/organization Boston/place",
+		"They met Simone, who came from Cranfield.":                                     "Simone/person Cranfield/place",
+	} {
+		res, err := Heuristic{}.Extract(context.Background(), []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range res[0].Entities {
+			got = append(got, e.Name+"/"+e.Kind)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%q: entities %q, want %q", text, strings.Join(got, " "), want)
 		}
 	}
 }

@@ -114,7 +114,9 @@ func score(t *testing.T, sample []judged, x extracted, least float64, most int) 
 // chunks, lockfiles and generated files unread) and scores the heuristic
 // against every entity it extracted from it when the rules were last
 // changed, each judged by hand (testdata/repo-entities.jsonl: 93 entities,
-// 82 right, 0.88).
+// 82 right, 0.88 when judged; 0.92 since lone common words, verbal nouns
+// and common words in capitals are no names, 79 right of the 86 still
+// extracted).
 func TestPrecisionOnThisRepository(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -148,7 +150,7 @@ func TestPrecisionOnThisRepository(t *testing.T) {
 	if len(texts) < 100 {
 		t.Fatalf("only %d chunks read from %s", len(texts), root)
 	}
-	score(t, readJudged(t, "testdata/repo-entities.jsonl"), extractAll(t, texts), 0.85, 300)
+	score(t, readJudged(t, "testdata/repo-entities.jsonl"), extractAll(t, texts), 0.91, 300)
 }
 
 // TestPrecisionOnLoCoMo scores the heuristic on the turns of the LoCoMo
