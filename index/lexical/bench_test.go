@@ -105,3 +105,71 @@ func BenchmarkIndexing(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/time.Since(t0).Seconds(), "docs/s")
 }
+
+// BenchmarkSearchDuringIndexing: lexical query latency over 20,000
+// drawers while batches of 2,000 more (the indexer's batch) are applied
+// back to back, as after a burst of writes; reports p50 and p99 (issue
+// 38, point 8: a search waited for the batch in progress).
+func BenchmarkSearchDuringIndexing(b *testing.B) {
+	x, err := Open(filepath.Join(b.TempDir(), "lex"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	text := markov.NewText()
+	r := rand.New(rand.NewPCG(9, 9))
+	n := 0
+	next := func(k int) []Doc {
+		docs := make([]Doc, k)
+		for i := range docs {
+			docs[i] = Doc{ID: fmt.Sprintf("%08d", n), Content: text.Sentence(r), WingID: "w", RoomID: "r"}
+			n++
+		}
+		return docs
+	}
+	for range 10 {
+		if err := x.Apply(next(2000), nil, uint64(n)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	queries := make([]string, 200)
+	for i := range queries {
+		queries[i] = string([]rune(text.Sentence(r))[:20])
+	}
+	batches := make([][]Doc, 200)
+	for i := range batches {
+		batches[i] = next(2000)
+	}
+	seq := uint64(n)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, docs := range batches {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			seq += uint64(len(docs))
+			if err := x.Apply(docs, nil, seq); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	}()
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := x.Search(context.Background(), queries[i%len(queries)], Filter{}, 10, nil); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+		i++
+	}
+	close(stop)
+	<-done
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
+}
