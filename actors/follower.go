@@ -120,11 +120,12 @@ func (f *Follower) Stop(ctx context.Context) {
 
 // Sync waits, up to timeout, until the follower has applied every change
 // up to target (the change log's last sequence when a search began), so
-// that a reader sees its own writes. A waiting Sync cuts a kick's Delay
-// short. It returns early when ctx ends or a catch-up fails.
-func (f *Follower) Sync(ctx context.Context, target uint64, timeout time.Duration) {
+// that a reader sees its own writes, and reports whether it had. A
+// waiting Sync cuts a kick's Delay short. It returns early when ctx ends
+// or a catch-up fails.
+func (f *Follower) Sync(ctx context.Context, target uint64, timeout time.Duration) bool {
 	if f.pos.Load() >= target {
-		return
+		return true
 	}
 	select {
 	case f.urgent <- struct{}{}:
@@ -136,17 +137,20 @@ func (f *Follower) Sync(ctx context.Context, target uint64, timeout time.Duratio
 		f.mu.Lock()
 		moved, failed := f.moved, f.failed
 		f.mu.Unlock()
-		if f.pos.Load() >= target || failed != nil {
-			return
+		if f.pos.Load() >= target {
+			return true
+		}
+		if failed != nil {
+			return false
 		}
 		select {
 		case <-moved:
 		case <-timer.C:
-			return
+			return f.pos.Load() >= target
 		case <-ctx.Done():
-			return
+			return false
 		case <-f.done:
-			return
+			return f.pos.Load() >= target
 		}
 	}
 }

@@ -178,10 +178,10 @@ func (v *Vectors) Start(onNewDrawers func()) {
 // Sync waits, up to timeout, until the follower has applied every change
 // up to target, as Indexer.Sync: a search sees the vectors stored before it
 // (a PUT of a drawer's embedding, an embed job's batch) even when the
-// follower had not caught up yet. Vectors still to be made are not waited
-// for.
-func (v *Vectors) Sync(ctx context.Context, target uint64, timeout time.Duration) {
-	v.f.Sync(ctx, target, timeout)
+// follower had not caught up yet; it reports whether it had. Vectors still
+// to be made are not waited for.
+func (v *Vectors) Sync(ctx context.Context, target uint64, timeout time.Duration) bool {
+	return v.f.Sync(ctx, target, timeout)
 }
 
 // Kick asks for a catch-up.
