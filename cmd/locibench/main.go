@@ -41,7 +41,7 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard or million")
+	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup or million")
 	keep := flag.String("keep", "", "with -only vectors or million: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
 	if f := os.Getenv("LOCIBENCH_CPUPROFILE"); f != "" {
@@ -77,8 +77,10 @@ func main() {
 				err = staticBench(*bin, dir, *fill, *clients)
 			case "dashboard":
 				err = dashboardBench(*bin, dir, *fill, *clients)
+			case "catchup":
+				err = catchUpBench(*bin, dir, *writes, *clients)
 			default:
-				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard or million", *only)
+				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup or million", *only)
 			}
 		}
 		if err != nil {
@@ -243,6 +245,11 @@ func run(bin string, writes, clients, fill, samples int, writesOnly bool) error 
 		return err
 	}
 	fmt.Printf("throughput: %d writes, %d clients, dedup on: %.0f acknowledged writes/s\n", writes, clients, rate)
+	if !writesOnly {
+		if err := catchUp(d.addr, writes); err != nil {
+			return err
+		}
+	}
 	d.stop()
 
 	palace := filepath.Join(dir, "p2")
