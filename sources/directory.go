@@ -36,14 +36,17 @@ func SkippedDir(name string) bool { return skippedDirs[name] || strings.HasPrefi
 
 // Directory is the built-in source: one document per file under a root
 // directory, named by its path under the root, discovered in order of
-// modification time then path.
+// change time (the later of modification and inode change time) then
+// path.
 type Directory struct {
 	// MaxFileBytes bounds the files read (mining.max_file_bytes).
 	MaxFileBytes int64
 }
 
-// dirCursor is the directory source's cursor: the modification time
-// (Unix nanoseconds) and path of the last file mined.
+// dirCursor is the directory source's cursor: the change time (Unix
+// nanoseconds; see changeTime) and path of the last file mined. The JSON
+// names are those of the cursors stored when it was the modification
+// time: such a cursor reads as a change time, which is never earlier.
 type dirCursor struct {
 	MTime int64  `json:"mtime_ns"`
 	Path  string `json:"path"`
@@ -166,45 +169,83 @@ func parseDirCursor(raw json.RawMessage) (*dirCursor, error) {
 
 // Discover walks the root, skipping the directories SkippedDir names and
 // every symlink, and lists the regular files past the cursor, oldest
-// modification first (then by path). Empty files and files over
-// MaxFileBytes are listed as filtered.
+// change first (then by path). Empty files and files over MaxFileBytes
+// are listed as filtered.
 func (d Directory) Discover(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) ([]Ref, error) {
+	refs, _, err := d.DiscoverSuspects(ctx, id, opts, cursor)
+	return refs, err
+}
+
+// DiscoverSuspects is Discover, and also lists (suspects) the files at or
+// before the cursor that sit in a directory changed since it, or under
+// one: a directory moved or renamed into the tree changes its own change
+// time but not its files', which keep their old times. Files filtered
+// without reading (empty, too large) are no suspects: they would not be
+// filed. Without a cursor there are none.
+func (d Directory) DiscoverSuspects(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) (refs, suspects []Ref, err error) {
 	cur, err := parseDirCursor(cursor)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	since, err := sinceOf(opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	refs, _, err := d.walk(ctx, id, opts, func(f found) bool {
+	changedSince := int64(-1)
+	if cur != nil {
+		changedSince = cur.MTime
+	}
+	var maybe []found
+	refs, _, err = d.walk(ctx, id, opts, changedSince, func(f found) bool {
 		if !since.IsZero() && f.mtime < since.UnixNano() {
 			return false
 		}
-		return cur == nil || f.mtime > cur.MTime || (f.mtime == cur.MTime && f.rel > cur.Path)
+		if cur == nil || f.ctime > cur.MTime || (f.ctime == cur.MTime && f.rel > cur.Path) {
+			return true
+		}
+		if f.dirChanged {
+			maybe = append(maybe, f)
+		}
+		return false
 	})
-	return refs, err
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range d.refs(maybe) {
+		if r.Filtered == "" {
+			suspects = append(suspects, r)
+		}
+	}
+	return refs, suspects, nil
 }
 
 // List lists every file Discover would list without a cursor, whatever
 // since says; complete is false when a directory under the root could not
 // be read.
 func (d Directory) List(ctx context.Context, id store.SourceIdentity, opts map[string]string) ([]Ref, bool, error) {
-	return d.walk(ctx, id, opts, func(found) bool { return true })
+	return d.walk(ctx, id, opts, -1, func(found) bool { return true })
 }
 
 // found is a file the walk met: its path under the root, modification
-// time (Unix nanoseconds) and size.
+// and change times (Unix nanoseconds), size, and whether its directory,
+// or one above it under the root, changed after the time the walk
+// was given.
 type found struct {
-	rel   string
-	mtime int64
-	size  int64
+	rel        string
+	mtime      int64
+	ctime      int64
+	size       int64
+	dirChanged bool
 }
 
 // walk lists the regular files under the root that the dir option and
 // keep select, in cursor order; complete is false when an entry under the
-// root could not be read (it is left out).
-func (d Directory) walk(ctx context.Context, id store.SourceIdentity, opts map[string]string, keep func(found) bool) ([]Ref, bool, error) {
+// root could not be read (it is left out). With changedSince >= 0, each
+// file says whether its directory changed since then: the root's own
+// change counts for the files directly in it (a file made, renamed or
+// removed there changes it), a subdirectory's for its whole subtree (a
+// tree moved in changes only its top).
+func (d Directory) walk(ctx context.Context, id store.SourceIdentity, opts map[string]string, changedSince int64, keep func(found) bool) ([]Ref, bool, error) {
 	match, err := dirMatcher(opts["dir"])
 	if err != nil {
 		return nil, false, err
@@ -212,6 +253,9 @@ func (d Directory) walk(ctx context.Context, id store.SourceIdentity, opts map[s
 	root := rootOf(id)
 	complete := true
 	var files []found
+	// changed holds the directories (by absolute path) changed since
+	// changedSince, subtrees included, the root only for itself.
+	changed := map[string]bool{}
 	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root {
@@ -226,6 +270,14 @@ func (d Directory) walk(ctx context.Context, id store.SourceIdentity, opts map[s
 		if e.IsDir() {
 			if p != root && SkippedDir(e.Name()) {
 				return filepath.SkipDir
+			}
+			if changedSince >= 0 {
+				parent := filepath.Dir(p)
+				if p != root && parent != root && changed[parent] {
+					changed[p] = true
+				} else if info, err := e.Info(); err != nil || changeTime(info) > changedSince {
+					changed[p] = true
+				}
 			}
 			return nil
 		}
@@ -246,7 +298,8 @@ func (d Directory) walk(ctx context.Context, id store.SourceIdentity, opts map[s
 			complete = false
 			return nil
 		}
-		f := found{rel: rel, mtime: info.ModTime().UnixNano(), size: info.Size()}
+		f := found{rel: rel, mtime: info.ModTime().UnixNano(), ctime: changeTime(info), size: info.Size(),
+			dirChanged: changedSince >= 0 && changed[filepath.Dir(p)]}
 		if keep(f) {
 			files = append(files, f)
 		}
@@ -258,15 +311,20 @@ func (d Directory) walk(ctx context.Context, id store.SourceIdentity, opts map[s
 		}
 		return nil, false, fault.Wrap(fault.SourceFailed, err, fmt.Sprintf("cannot read %s: %v", root, err), "check the directory exists and the daemon may read it")
 	}
+	return d.refs(files), complete, nil
+}
+
+// refs sorts files in cursor order and makes their refs.
+func (d Directory) refs(files []found) []Ref {
 	sort.Slice(files, func(i, j int) bool {
-		if files[i].mtime != files[j].mtime {
-			return files[i].mtime < files[j].mtime
+		if files[i].ctime != files[j].ctime {
+			return files[i].ctime < files[j].ctime
 		}
 		return files[i].rel < files[j].rel
 	})
 	refs := make([]Ref, len(files))
 	for i, f := range files {
-		c, _ := json.Marshal(dirCursor{MTime: f.mtime, Path: f.rel})
+		c, _ := json.Marshal(dirCursor{MTime: f.ctime, Path: f.rel})
 		refs[i] = Ref{ID: f.rel, Cursor: c, Size: f.size}
 		switch {
 		case f.size == 0:
@@ -277,7 +335,7 @@ func (d Directory) walk(ctx context.Context, id store.SourceIdentity, opts map[s
 			refs[i].Filtered = "unnameable"
 		}
 	}
-	return refs, complete, nil
+	return refs
 }
 
 // Read reads one file: not UTF-8 or blank is filtered; a UTF-8 byte-order

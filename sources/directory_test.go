@@ -14,10 +14,12 @@ import (
 )
 
 // tree writes files under root (slash paths), each with a modification
-// time one second after the last, so that discovery order is known.
+// time one second after the last and a change time after the last file's
+// (the clock that stamps it is coarse), so that discovery order is known.
 func tree(t *testing.T, root string, files map[string]string, order []string) {
 	t.Helper()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	last := int64(0)
 	for _, rel := range order {
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -27,9 +29,26 @@ func tree(t *testing.T, root string, files map[string]string, order []string) {
 			t.Fatal(err)
 		}
 		at = at.Add(time.Second)
+		last = afterTick(t, p, at, last)
+	}
+}
+
+// afterTick sets p's modification time to at, again until its change time
+// is past last, and returns that change time.
+func afterTick(t *testing.T, p string, at time.Time, last int64) int64 {
+	t.Helper()
+	for {
 		if err := os.Chtimes(p, at, at); err != nil {
 			t.Fatal(err)
 		}
+		info, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := changeTime(info); c > last {
+			return c
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

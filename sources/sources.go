@@ -114,6 +114,16 @@ type Lister interface {
 	List(ctx context.Context, id store.SourceIdentity, opts map[string]string) (refs []Ref, complete bool, err error)
 }
 
+// Suspecter is an adapter whose discovery past a cursor can miss
+// documents new to the source that carry times from before it (a
+// directory moved into a tree keeps its files' times): DiscoverSuspects is
+// Discover, and also lists the documents at or before the cursor that may
+// be new. The mine job files those the source's state in the wing does
+// not know, out of cursor order (the cursor stays).
+type Suspecter interface {
+	DiscoverSuspects(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) (refs, suspects []Ref, err error)
+}
+
 // OptionPrune is the option (a Lister's) asking a mine job to close the
 // drawers of documents gone from the source: "true" or "false" (the
 // default: vanished documents stay current).

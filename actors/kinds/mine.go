@@ -237,7 +237,7 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 			return nil, err
 		}
 	}
-	refs, err := a.Discover(ctx, id, in.Options, st.Cursor)
+	refs, err := m.discover(ctx, r, a, id, in, t, st.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -313,6 +313,41 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 		}
 	}
 	return m.finish(ctx, r, in, key, st.Stats, pruneNote)
+}
+
+// discover lists the documents past the cursor and, when the adapter is
+// a Suspecter, puts before them the suspects that the source's state in
+// the wing does not know (a directory moved in with files at old times):
+// they are filed out of order, the cursor staying where it is.
+func (m Mining) discover(ctx context.Context, r *actors.Run, a sources.Adapter, id store.SourceIdentity, in MineInput,
+	t target, cursor json.RawMessage) ([]sources.Ref, error) {
+	sa, ok := a.(sources.Suspecter)
+	if !ok || len(cursor) == 0 {
+		return a.Discover(ctx, id, in.Options, cursor)
+	}
+	refs, suspects, err := sa.DiscoverSuspects(ctx, id, in.Options, cursor)
+	if err != nil || len(suspects) == 0 {
+		return refs, err
+	}
+	var unknown []sources.Ref
+	err = r.DB().View(ctx, func(rd store.Reader) error {
+		for _, ref := range suspects {
+			if t.key != "" {
+				if d, err := rd.SourceDocument(t.key, ref.ID); err != nil {
+					return err
+				} else if d != nil {
+					continue
+				}
+			}
+			ref.Cursor = nil
+			unknown = append(unknown, ref)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(unknown, refs...), nil
 }
 
 // withStale puts before refs the documents whose drawers were deleted
@@ -495,8 +530,8 @@ func mineNote(s api.MineResult, pruneNote string) string {
 		}
 	case api.MineUpToDate:
 		parts = append(parts, fmt.Sprintf("Up to date: nothing changed since the last mine of this source into wing %q (%d documents filed there). "+
-			"A file added with an older modification time (copied with its dates, unpacked from an archive) is found only by a full read: "+
-			"mine again with full (loci mine --full), which duplicates nothing.", s.Wing, s.Tracked))
+			"Files renamed, moved or copied in with old dates are found by their change time; a file whose content changed with none "+
+			"of its times (nor its directory's) changing is found only by a full read: loci mine --full, which duplicates nothing.", s.Wing, s.Tracked))
 	case api.MineUnchanged:
 		parts = append(parts, fmt.Sprintf("Every document is as last filed in wing %q.", s.Wing))
 	case api.MineEmpty:
