@@ -102,6 +102,10 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 		bdb.Close()
 		return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot read the change log", "the store may be damaged; restore a backup")
 	}
+	if err := db.recountIfStale(); err != nil {
+		bdb.Close()
+		return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot count the palace", "the store may be damaged; restore a backup")
+	}
 	return db, nil
 }
 
@@ -173,6 +177,9 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			return store.ErrTxnTooBig
 		}
+		return err
+	}
+	if err := t.keepCounts(db.seq); err != nil {
 		return err
 	}
 	if err := txn.Commit(); err != nil {
