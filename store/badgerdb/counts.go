@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"log/slog"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -112,8 +113,16 @@ func (t *tx) count(key, val []byte, deleting bool) error {
 }
 
 // keepCounts writes the counts as of this write transaction's commit,
-// when its writes changed them or the change log.
+// when its writes changed them or the change log, or the record is stale
+// (then recounted, this transaction's writes included).
 func (t *tx) keepCounts(lastSeq uint64) error {
+	if t.countsStale {
+		c, err := t.Recount()
+		if err != nil {
+			return err
+		}
+		return tooBig(t.txn.Set([]byte(countsKey), encodeCounts(t.seq, c)))
+	}
 	if t.counted == (store.Counts{}) && t.seq == lastSeq {
 		return nil
 	}
@@ -125,8 +134,10 @@ func (t *tx) keepCounts(lastSeq uint64) error {
 }
 
 // recountIfStale recounts the palace when its counts record is missing
-// or not at the change log's last sequence, and keeps the result.
-func (db *DB) recountIfStale() error {
+// or not at the change log's last sequence, and keeps the result. A
+// store that refuses the write (a full disk) still opens, for reads: its
+// counts are recounted on each read until a write rewrites the record.
+func (db *DB) recountIfStale(log *slog.Logger) error {
 	var stale bool
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		_, seq, ok, err := readCounts(txn)
@@ -143,7 +154,11 @@ func (db *DB) recountIfStale() error {
 	}); err != nil {
 		return err
 	}
-	return db.bdb.Update(func(txn *badger.Txn) error {
+	if err := db.bdb.Update(func(txn *badger.Txn) error {
 		return txn.Set([]byte(countsKey), encodeCounts(db.seq, c))
-	})
+	}); err != nil {
+		log.Warn("cannot keep the palace's counts; status counts them on each read until a write succeeds", "err", err)
+		db.countsStale.Store(true)
+	}
+	return nil
 }

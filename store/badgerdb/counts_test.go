@@ -68,3 +68,47 @@ func TestCountsRecountedWhenMissingOrStale(t *testing.T) {
 	reopen("up to date", func(txn *badger.Txn) error { return txn.Set([]byte(countsKey), encodeCounts(db.seq, want)) })
 	db.Close()
 }
+
+// A store that could not rewrite its stale counts record at open (a full
+// disk) counts on each read, and its next write keeps the counts again.
+func TestStaleCountsRecountedUntilAWrite(t *testing.T) {
+	db, err := Open(t.TempDir(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	file := func(content string) {
+		t.Helper()
+		if err := db.Update(context.Background(), func(tx store.Tx) error {
+			_, err := store.CreateDrawer(tx, store.NewDrawer{Wing: "w", Room: "r", Content: content,
+				Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}}, store.Dedup{})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := func(step string, want store.Counts) {
+		t.Helper()
+		var c store.Counts
+		if err := db.View(context.Background(), func(r store.Reader) (err error) { c, err = r.Counts(); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if c != want {
+			t.Fatalf("%s: counts %+v, want %+v", step, c, want)
+		}
+	}
+	file("the first drawer")
+	// As left by a build that did not keep the counts, and not rewritten.
+	if err := db.bdb.Update(func(txn *badger.Txn) error {
+		return txn.Set([]byte(countsKey), encodeCounts(db.seq, store.Counts{Wings: 5}))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.countsStale.Store(true)
+	counts("stale", store.Counts{Wings: 1, Rooms: 1, Drawers: 1, DrawersStored: 1})
+	file("the second drawer")
+	if db.countsStale.Load() {
+		t.Fatal("a write left the counts stale")
+	}
+	counts("kept again", store.Counts{Wings: 1, Rooms: 1, Drawers: 2, DrawersStored: 2})
+}

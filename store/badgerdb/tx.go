@@ -50,8 +50,9 @@ type tx struct {
 	seq          uint64
 	now          time.Time
 	// counted is what this write transaction's writes add to the kept
-	// counts (counts.go).
-	counted store.Counts
+	// counts (counts.go); countsStale is DB.countsStale when it began.
+	counted     store.Counts
+	countsStale bool
 }
 
 func k(parts ...string) []byte {
@@ -500,6 +501,9 @@ func (t *tx) LastSeq() (uint64, error) {
 // Counts is the palace's kept counts (counts.go), as of this view; a
 // write transaction's own writes included.
 func (t *tx) Counts() (store.Counts, error) {
+	if t.countsStale {
+		return t.Recount()
+	}
 	c, _, _, err := readCounts(t.txn)
 	if err != nil {
 		return c, err
