@@ -29,6 +29,7 @@ browser-note:
 
 bench: build ## run the benchmarks (Go benchmarks and load against a real daemon)
 	$(GO) test -run '^$$' -bench 'BigRoom|Sequential|ClaimLatency|JobScans|ResolveEntity100k' -benchtime 2000x -count 1 ./store/... ./actors/...
+	$(GO) test -run '^$$' -bench StatusAfterWrite -benchtime 500x -count 1 ./actors
 	$(GO) test -run '^$$' -bench NearIndex -benchtime 3x -count 1 ./store/badgerdb
 	$(GO) test -run '^$$' -bench DirectoryUnchanged100k -benchtime 3x -count 1 ./sources
 	$(GO) test -run '^$$' -bench SuspectLookups -benchtime 3x -count 1 ./store/badgerdb

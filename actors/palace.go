@@ -26,23 +26,16 @@ type Palace struct {
 	Dedup  store.Dedup
 	Locked func(ctx context.Context, wingID, roomID string) error // palace::busy guard; nil: never busy
 
-	// counted caches Counts for the change-log sequence it was read at:
-	// every change to a count is logged, and counting reads every drawer
-	// key (28 ms at 100,000 drawers) for each status a dashboard polls.
+	// winged caches WingCounts for the change-log sequence it was read
+	// at: every change to a count is logged, and counting a wing reads
+	// each of its drawer keys.
 	countsMu sync.Mutex
-	counted  *countsAt
-	// winged caches WingCounts the same way.
-	winged *wingsAt
+	winged   *wingsAt
 }
 
 type wingsAt struct {
 	seq   uint64
 	wings []api.WingCount
-}
-
-type countsAt struct {
-	seq uint64
-	c   store.Counts
 }
 
 // DiaryRoom is the room of a wing that holds diary entries.
@@ -575,23 +568,12 @@ func (p *Palace) DiaryRead(ctx context.Context, agent, wingRef string, limit int
 	return out, err
 }
 
-// Counts are the palace totals.
+// Counts are the palace totals, kept by the store with every write (not
+// recounted: status is polled).
 func (p *Palace) Counts(ctx context.Context) (store.Counts, error) {
 	var c store.Counts
-	err := p.view(ctx, func(r store.Reader) error {
-		seq, err := r.LastSeq()
-		if err != nil {
-			return err
-		}
-		p.countsMu.Lock()
-		defer p.countsMu.Unlock()
-		if p.counted != nil && p.counted.seq == seq {
-			c = p.counted.c
-			return nil
-		}
-		if c, err = r.Counts(); err == nil {
-			p.counted = &countsAt{seq: seq, c: c}
-		}
+	err := p.view(ctx, func(r store.Reader) (err error) {
+		c, err = r.Counts()
 		return err
 	})
 	return c, err

@@ -103,7 +103,12 @@ type PalaceReader interface {
 	// since+(i+1)*step). It reads only the drawers filed in the window.
 	// Write transactions read the committed snapshot.
 	Filed(since time.Time, step time.Duration, buckets int) ([]int, error)
+	// Counts is the palace's counts, kept by every write (not recounted):
+	// it answers at once whatever the palace's size.
 	Counts() (Counts, error)
+	// Recount counts the palace by scanning it: what Counts must equal
+	// (tests and audits).
+	Recount() (Counts, error)
 	// EachDrawer visits every stored drawer, in no useful order, until fn
 	// returns false (audits).
 	EachDrawer(fn func(*Drawer) bool) error

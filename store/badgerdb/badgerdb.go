@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -32,6 +33,10 @@ type DB struct {
 	near *nearIndex
 	// entityKeys filters lookups of entity index keys (entitykeys.go).
 	entityKeys entityKeys
+	// countsStale is set when the counts record could not be brought up
+	// to date at open (counts.go): Counts recounts until a write rewrites
+	// the record.
+	countsStale atomic.Bool
 }
 
 var (
@@ -102,6 +107,10 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 		bdb.Close()
 		return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot read the change log", "the store may be damaged; restore a backup")
 	}
+	if err := db.recountIfStale(log); err != nil {
+		bdb.Close()
+		return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot count the palace", "the store may be damaged; restore a backup")
+	}
 	return db, nil
 }
 
@@ -153,7 +162,7 @@ func (db *DB) View(ctx context.Context, fn func(store.Reader) error) error {
 		return err
 	}
 	return db.bdb.View(func(txn *badger.Txn) error {
-		return fn(&tx{txn: txn, near: db.near, entityKeys: &db.entityKeys})
+		return fn(&tx{txn: txn, near: db.near, entityKeys: &db.entityKeys, countsStale: db.countsStale.Load()})
 	})
 }
 
@@ -168,11 +177,14 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 	defer txn.Discard()
 	snap := db.bdb.NewTransaction(false)
 	defer snap.Discard()
-	t := &tx{txn: txn, snap: snap, ov: newOverlay(), postingCache: map[string][]byte{}, near: db.near, entityKeys: &db.entityKeys, pending: newNearPending(), write: true, seq: db.seq, now: time.Now().UTC()}
+	t := &tx{txn: txn, snap: snap, ov: newOverlay(), postingCache: map[string][]byte{}, near: db.near, entityKeys: &db.entityKeys, pending: newNearPending(), write: true, seq: db.seq, now: time.Now().UTC(), countsStale: db.countsStale.Load()}
 	if err := fn(t); err != nil {
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			return store.ErrTxnTooBig
 		}
+		return err
+	}
+	if err := t.keepCounts(db.seq); err != nil {
 		return err
 	}
 	if err := txn.Commit(); err != nil {
@@ -185,6 +197,9 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 		return fault.Wrap(fault.StoreBackendFailed, err, "the store refused a commit", "check disk space and the daemon log")
 	}
 	db.seq = t.seq
+	if t.countsStale {
+		db.countsStale.Store(false)
+	}
 	db.applyNear(t.pending)
 	return nil
 }

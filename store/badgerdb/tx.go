@@ -49,6 +49,10 @@ type tx struct {
 	write        bool
 	seq          uint64
 	now          time.Time
+	// counted is what this write transaction's writes add to the kept
+	// counts (counts.go); countsStale is DB.countsStale when it began.
+	counted     store.Counts
+	countsStale bool
 }
 
 func k(parts ...string) []byte {
@@ -104,6 +108,9 @@ func (t *tx) keys(prefix []byte, reverse bool, fn func(key []byte, val valueFn) 
 
 // set and del write through to the transaction and its overlay.
 func (t *tx) set(key, val []byte) error {
+	if err := t.count(key, val, false); err != nil {
+		return err
+	}
 	if t.ov != nil {
 		t.ov.set(key, val)
 	}
@@ -111,6 +118,9 @@ func (t *tx) set(key, val []byte) error {
 }
 
 func (t *tx) del(key []byte) error {
+	if err := t.count(key, nil, true); err != nil {
+		return err
+	}
 	if t.ov != nil {
 		t.ov.del(key)
 	}
@@ -488,19 +498,32 @@ func (t *tx) LastSeq() (uint64, error) {
 	return seq, nil
 }
 
-func (t *tx) count(prefix string) int {
-	n := 0
-	t.keys([]byte(prefix), false, func([]byte, valueFn) bool { n++; return true })
-	return n
+// Counts is the palace's kept counts (counts.go), as of this view; a
+// write transaction's own writes included.
+func (t *tx) Counts() (store.Counts, error) {
+	if t.countsStale {
+		return t.Recount()
+	}
+	c, _, _, err := readCounts(t.txn)
+	if err != nil {
+		return c, err
+	}
+	return addCounts(c, t.counted), nil
 }
 
-func (t *tx) Counts() (store.Counts, error) {
-	c := store.Counts{Wings: t.count(pWing), Rooms: t.count(pRoom), Links: t.count(pLink)}
+// Recount counts the palace by scanning its keys: what Counts keeps.
+func (t *tx) Recount() (store.Counts, error) {
+	n := func(prefix string) int {
+		n := 0
+		t.keys([]byte(prefix), false, func([]byte, valueFn) bool { n++; return true })
+		return n
+	}
+	c := store.Counts{Wings: n(pWing), Rooms: n(pRoom), Links: n(pLink)}
 	var err error
 	t.keys([]byte(pDrawerTime), false, func(key []byte, val valueFn) bool {
 		c.DrawersStored++
 		err = withVal(val, func(b []byte) error {
-			if len(b) == 1 && b[0] == 1 {
+			if isCurrentFlag(b) {
 				c.Drawers++
 			}
 			return nil

@@ -51,6 +51,7 @@ func Run(t *testing.T, b Backend) {
 		{"Links", testLinks},
 		{"Supersession", testSupersession},
 		{"RemovalAndCounts", testRemovalAndCounts},
+		{"KeptCountsEqualARecount", testKeptCounts},
 		{"Neighbours", testNeighbours},
 		{"FiledByTime", testFiled},
 		{"AuthState", testAuthState},
@@ -724,6 +725,115 @@ func testRemovalAndCounts(t *testing.T, b Backend) {
 		}
 		return nil
 	})
+}
+
+// The kept counts equal a recount after every kind of write: drawers
+// filed (new, exact and near duplicates with their links), superseded,
+// invalidated and deleted, a link undone, a wing updated, a failed
+// transaction, a room and a wing deleted, and a reopen.
+func testKeptCounts(t *testing.T, b Backend) {
+	db := open(t, b)
+	check := func(step string, want *store.Counts) {
+		t.Helper()
+		view(t, db, func(r store.Reader) error {
+			kept, err := r.Counts()
+			if err != nil {
+				return err
+			}
+			re, err := r.Recount()
+			if err != nil {
+				return err
+			}
+			if kept != re {
+				return fmt.Errorf("%s: kept counts %+v, a recount %+v", step, kept, re)
+			}
+			if want != nil && kept != *want {
+				return fmt.Errorf("%s: counts %+v, want %+v", step, kept, *want)
+			}
+			return nil
+		})
+	}
+	check("empty", &store.Counts{})
+	lamp := "the lamp in the hall flickers when the heating starts in the morning"
+	a := file(t, db, "home", "hall", "lamp", lamp)
+	file(t, db, "home", "hall", "", lamp) // an exact duplicate
+	near := file(t, db, "home", "hall", "", lamp+" again")
+	file(t, db, "home", "kitchen", "", "the kettle takes four minutes to boil")
+	file(t, db, "work", "deploys", "", "the deploy queue stalls on fridays")
+	check("filed", nil)
+	text := "the lamp in the hall was fixed on tuesday"
+	update(t, db, func(tx store.Tx) error {
+		_, err := store.Supersede(tx, store.Supersession{DrawerID: a.ID, Content: &text, RequestedBy: store.ByCLI}, dd)
+		return err
+	})
+	check("superseded", nil)
+	k := file(t, db, "home", "kitchen", "", "the fridge hums at night")
+	update(t, db, func(tx store.Tx) error {
+		_, err := store.Supersede(tx, store.Supersession{DrawerID: k.ID, RequestedBy: store.ByCLI}, dd)
+		return err
+	})
+	check("invalidated", nil)
+	update(t, db, func(tx store.Tx) error {
+		d, err := tx.Drawer(near.ID)
+		if err != nil {
+			return err
+		}
+		links, err := tx.Links(near.ID)
+		if err != nil || len(links) == 0 {
+			return fmt.Errorf("the near duplicate's links: %+v %v", links, err)
+		}
+		return store.DeleteSimilar(tx, d, links[0].ID)
+	})
+	check("a link undone", nil)
+	remove(t, db, near.ID)
+	check("a drawer deleted", nil)
+	update(t, db, func(tx store.Tx) error {
+		w, err := tx.WingByName("work")
+		if err != nil || w == nil {
+			return fmt.Errorf("wing work: %+v %v", w, err)
+		}
+		return tx.PutWing(w) // written again: no new wing
+	})
+	check("a wing written again", nil)
+	before := lastSeq(t, db)
+	failed := errors.New("abandoned")
+	if err := db.Update(ctx, func(tx store.Tx) error {
+		if _, err := store.CreateDrawer(tx, store.NewDrawer{Wing: "gone", Room: "gone", Content: "never filed",
+			Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}}, dd); err != nil {
+			return err
+		}
+		return failed
+	}); !errors.Is(err, failed) || lastSeq(t, db) != before {
+		t.Fatalf("a failed transaction: %v", err)
+	}
+	check("a failed transaction", nil)
+	update(t, db, func(tx store.Tx) error {
+		w, err := tx.WingByName("home")
+		if err != nil || w == nil {
+			return fmt.Errorf("wing home: %+v %v", w, err)
+		}
+		rm, err := tx.RoomByName(w.ID, "kitchen")
+		if err != nil || rm == nil {
+			return fmt.Errorf("room kitchen: %+v %v", rm, err)
+		}
+		_, err = store.DeleteRoom(tx, rm)
+		return err
+	})
+	check("a room deleted", nil)
+	file(t, db, "attic", "boxes", "", "the winter coats are in the blue box")
+	update(t, db, func(tx store.Tx) error {
+		w, err := tx.WingByName("home")
+		if err != nil || w == nil {
+			return fmt.Errorf("wing home: %+v %v", w, err)
+		}
+		_, err = store.DeleteWing(tx, w)
+		return err
+	})
+	want := store.Counts{Wings: 2, Rooms: 2, Drawers: 2, DrawersStored: 2}
+	check("a wing deleted", &want)
+	db = b.Reopen(t, db)
+	t.Cleanup(func() { _ = db.Close() })
+	check("reopened", &want)
 }
 
 // The credential state reads back as stored and nil removes it.
