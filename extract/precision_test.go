@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/loci-dev/loci/graph"
@@ -161,49 +160,6 @@ func TestPrecisionOnThisRepository(t *testing.T) {
 // (testdata/locomo-entities.jsonl holds only names, kinds and labels: 90
 // right).
 func TestPrecisionOnLoCoMo(t *testing.T) {
-	path := ""
-	dir, _ := os.Getwd()
-	for range 6 {
-		p := filepath.Join(dir, "..", "shared", "bench", "locomo", "locomo-public.json")
-		if _, err := os.Stat(p); err == nil {
-			path = p
-			break
-		}
-		dir = filepath.Dir(dir)
-	}
-	if path == "" {
-		t.Skip("../shared/bench/locomo/locomo-public.json is not here")
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var convs []struct {
-		Conversation map[string]json.RawMessage `json:"conversation"`
-	}
-	if err := json.Unmarshal(raw, &convs); err != nil {
-		t.Fatal(err)
-	}
-	var texts []string
-	for _, c := range convs {
-		for k, v := range c.Conversation {
-			if !strings.HasPrefix(k, "session_") || strings.HasSuffix(k, "date_time") {
-				continue
-			}
-			var turns []struct {
-				Speaker, Text string
-				Caption       string `json:"blip_caption"`
-			}
-			if json.Unmarshal(v, &turns) == nil {
-				for _, tu := range turns {
-					s := tu.Speaker + ": " + tu.Text
-					if tu.Caption != "" {
-						s += " [shares " + tu.Caption + "]"
-					}
-					texts = append(texts, s)
-				}
-			}
-		}
-	}
+	texts := locomoTurns(t, true)
 	score(t, readJudged(t, "testdata/locomo-entities.jsonl"), extractAll(t, texts), 0.9, 250)
 }
