@@ -118,8 +118,17 @@ func TestSearchAnswersFitAnAgentsContext(t *testing.T) {
 					full, _ = v["content"].(string)
 				}
 			}
-			if b, _ := json.Marshal(hist); len(get[[]any](hist, "versions")) == 1 && len(b) > len(full)+len(full)/10+400 || hist["wing"] != h.Wing || hist["room"] != h.Room {
-				t.Errorf("%q: loci_history of %s answers %d bytes for %d of content (wing %v, room %v)", query, h.ID, len(b), len(full), hist["wing"], hist["room"])
+			// Measured as sent against the content as JSON must carry it
+			// (quotes, newlines and tabs escaped; the answer does not
+			// escape HTML): json.Marshal here would add 5 bytes for
+			// every <, > and & that the daemon never sends.
+			sent := toolText(t, s, "loci_history", map[string]any{"drawer_id": h.ID})
+			var enc strings.Builder
+			je := json.NewEncoder(&enc)
+			je.SetEscapeHTML(false)
+			je.Encode(full)
+			if len(get[[]any](hist, "versions")) == 1 && len(sent) > enc.Len()+400 || hist["wing"] != h.Wing || hist["room"] != h.Room {
+				t.Errorf("%q: loci_history of %s answers %d bytes for %d of content, %d as JSON (wing %v, room %v)", query, h.ID, len(sent), len(full), enc.Len(), hist["wing"], hist["room"])
 			}
 			if isErr || len(full) != h.FullBytes || len(h.Window) != 2 || h.Window[0] < 0 || h.Window[1] > len(full) ||
 				full[h.Window[0]:h.Window[1]] != h.Content {
