@@ -52,7 +52,7 @@ func TestFindRefusesBadFiles(t *testing.T) {
 	for name, tc := range map[string]struct{ text, key string }{
 		"unknown key": {"wing = \"a\"\nwnig = \"b\"\n", "wnig"},
 		"bad wing":    {"wing = \"a/b\"\n", "wing"},
-		"bad room":    {"room = \"\"\"\nx\"\"\"\n", "room"},
+		"bad room":    {"room = \"a\\nb\"\n", "room"},
 		"bad mode":    {"mode = \"sometimes\"\n", "mode"},
 		"not toml":    {"wing = \n", ""},
 		"wrong type":  {"wing = 3\n", "wing"},
