@@ -253,14 +253,14 @@ func (b *bridge) handle(ctx context.Context, wg *sync.WaitGroup, msg []byte) {
 			b.forward(ctx, msg, env.ID, b.modeCall(env))
 		}()
 	default:
+		b.forward(ctx, msg, nil, env.Method)
 		if env.Method == "notifications/initialized" {
-			// Kept even when it cannot be forwarded now: a session opened
+			// Kept even when it could not be forwarded: a session opened
 			// later is initialized the same way.
 			b.mu.Lock()
 			b.ready = true
 			b.mu.Unlock()
 		}
-		b.forward(ctx, msg, nil, env.Method)
 	}
 }
 

@@ -354,10 +354,22 @@ func TestMCPBridgeDaemonDown(t *testing.T) {
 	if bad := p.call(t, `{"jsonrpc":"2.0","id":4,`); get[float64](bad, "error", "code") != -32700 {
 		t.Fatalf("a broken line: %v", bad)
 	}
-	p.exit(t, 5*time.Second)
+	// A line beyond 16 MiB is refused without being held whole.
+	huge := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"loci_search","arguments":{"query":"` + strings.Repeat("a", 17<<20) + `"}}}`
+	if body := rpcErrorBody(t, p.call(t, huge)); body["code"] != "loci::input::too_large" {
+		t.Fatalf("a huge line: %v", body)
+	}
 	if _, err := os.Stat(filepath.Join(palace, "daemon.json")); err == nil {
 		t.Fatal("a daemon was started without --start")
 	}
+
+	// A daemon comes up: the next request opens the session the failed
+	// initialize could not, and is answered.
+	startOn(t, port, home, palace)
+	if a := p.call(t, `{"jsonrpc":"2.0","id":6,"method":"tools/list"}`); len(get[[]any](a, "result", "tools")) < 20 {
+		t.Fatalf("tools/list once the daemon runs: %v\n%s", a, p.stderr.String())
+	}
+	p.exit(t, 5*time.Second)
 }
 
 func mustJSON(v any) string {
