@@ -102,6 +102,7 @@ func bridgeBench(bin, dir string, n int) error {
 			return err
 		}
 	}
+	cpu0, _ := procCPU(cmd.Process.Pid)
 	for round := range rounds {
 		for k, call := range []func(int) error{direct, viaBridge} {
 			for j := range per {
@@ -113,10 +114,11 @@ func bridgeBench(bin, dir string, n int) error {
 			}
 		}
 	}
+	cpu1, _ := procCPU(cmd.Process.Pid)
 	p50d, p50b := pct(lat[0], 0.5), pct(lat[1], 0.5)
 	p99d, p99b := pct(lat[0], 0.99), pct(lat[1], 0.99)
-	fmt.Printf("stdio bridge, loci_search (lexical, %d drawers), %d sequential calls each, alternating rounds: HTTP /mcp p50 %s p99 %s; through `loci mcp` p50 %s p99 %s; overhead p50 %s (target < 1 ms)\n",
+	fmt.Printf("stdio bridge, loci_search (lexical, %d drawers), %d sequential calls each, alternating rounds: HTTP /mcp p50 %s p99 %s; through `loci mcp` p50 %s p99 %s; overhead p50 %s (target < 1 ms); the bridge's CPU per call %s\n",
 		n, rounds*per, p50d.Round(time.Microsecond), p99d.Round(time.Microsecond), p50b.Round(time.Microsecond), p99b.Round(time.Microsecond),
-		(p50b - p50d).Round(time.Microsecond))
+		(p50b - p50d).Round(time.Microsecond), ((cpu1 - cpu0) / time.Duration(rounds*per)).Round(time.Microsecond))
 	return nil
 }
