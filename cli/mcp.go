@@ -62,11 +62,7 @@ bridge ends when standard input closes, closing its daemon session.
   claude mcp add loci -- loci mcp --start`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			b, err := a.newBridge(startIt)
-			if err != nil {
-				return err
-			}
-			return b.run(c.Context(), c.InOrStdin())
+			return a.newBridge(startIt).run(c.Context(), c.InOrStdin())
 		},
 	}
 	c.Flags().BoolVar(&startIt, "start", false, "start the daemon in the background when none is running")
@@ -82,6 +78,8 @@ type bridge struct {
 	startIt bool
 	log     *slog.Logger
 	http    *http.Client
+	// broken is the configuration error every request is answered with.
+	broken error
 
 	outMu sync.Mutex
 	out   io.Writer
@@ -102,25 +100,33 @@ type bridge struct {
 	closing context.Context
 }
 
-func (a *app) newBridge(startIt bool) (*bridge, error) {
-	cl, err := a.client()
-	if err != nil {
-		return nil, err
-	}
-	level, err := a.logLevel()
-	if err != nil {
-		return nil, err
-	}
+// newBridge sets a bridge up. A configuration it cannot use (a bad
+// setting, LOCI_MODE or LOCI_LOG) makes a broken bridge: it answers every
+// request with that error, which an agent shows, rather than exiting with
+// it on standard error, which an agent rarely shows.
+func (a *app) newBridge(startIt bool) *bridge {
+	level, lerr := a.logLevel()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil // the daemon is local
 	tr.MaxIdleConnsPerHost = 32
-	b := &bridge{a: a, startIt: startIt, out: a.stdout, cl: cl,
+	b := &bridge{a: a, startIt: startIt, out: a.stdout,
 		log:  slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})),
 		http: &http.Client{Transport: tr}}
+	cl, err := a.client()
+	if err == nil {
+		err = lerr
+	}
+	if err != nil {
+		b.broken = err
+		b.log.Error("the bridge cannot reach a daemon with this configuration; every request is answered with this error",
+			"code", fault.As(err).Code, "error", fault.As(err).Msg)
+		return b
+	}
+	b.cl = cl
 	if cl.Mode != "" && cl.Mode != "full" {
 		b.mode = cl.Mode
 	}
-	return b, nil
+	return b
 }
 
 // envelope is what the bridge reads of a message.
@@ -138,10 +144,7 @@ func (b *bridge) run(ctx context.Context, stdin io.Reader) error {
 	// In-flight calls get bridgeDrain after standard input closes.
 	calls, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelCalls()
-	go func() {
-		<-ctx.Done()
-		cancelCalls()
-	}()
+	defer context.AfterFunc(ctx, cancelCalls)()
 	// Standard input is read apart: a signal ends the bridge while a
 	// read blocks.
 	type read struct {
@@ -224,6 +227,10 @@ func readLine(rd *bufio.Reader) ([]byte, error) {
 // does not hold a cancellation behind it); notifications and answers to
 // the daemon's own requests go in order, before anything read after them.
 func (b *bridge) handle(ctx context.Context, wg *sync.WaitGroup, msg []byte) {
+	if msg[0] == '[' && b.broken != nil {
+		b.answerError(nil, b.broken)
+		return
+	}
 	if msg[0] == '[' {
 		// A batch (protocol versions before 2025-06-18): passed through.
 		b.forward(ctx, msg, nil, "")
@@ -237,6 +244,10 @@ func (b *bridge) handle(ctx context.Context, wg *sync.WaitGroup, msg []byte) {
 	}
 	isCall := env.Method != "" && len(env.ID) > 0 && string(env.ID) != "null"
 	switch {
+	case b.broken != nil:
+		if isCall {
+			b.answerError(env.ID, b.broken)
+		}
 	case env.Method == "initialize" && isCall:
 		b.mu.Lock()
 		old := b.session
@@ -699,6 +710,9 @@ func isRPC(raw []byte) bool {
 
 // closeSession ends the daemon session (DELETE /mcp), bounded.
 func (b *bridge) closeSession() {
+	if b.broken != nil {
+		return
+	}
 	b.mu.Lock()
 	session := b.session
 	b.mu.Unlock()

@@ -372,6 +372,22 @@ func TestMCPBridgeDaemonDown(t *testing.T) {
 	p.exit(t, 5*time.Second)
 }
 
+// TestMCPBridgeBadConfig: a configuration the bridge cannot use (here
+// LOCI_MODE) is the answer to every request, where an agent shows it; the
+// bridge still ends when standard input closes.
+func TestMCPBridgeBadConfig(t *testing.T) {
+	home, _ := newPalace(t)
+	p := runBridge(t, home, []string{"LOCI_MODE=sometimes"}, "mcp")
+	for _, msg := range []string{initMsg, readyMsg, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`} {
+		if a := p.call(t, msg); a != nil {
+			if body := rpcErrorBody(t, a); body["code"] != "loci::input::invalid" || !strings.Contains(body["error"].(string), "LOCI_MODE") {
+				t.Fatalf("%s: %v", msg, body)
+			}
+		}
+	}
+	p.exit(t, 5*time.Second)
+}
+
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
