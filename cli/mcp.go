@@ -275,8 +275,9 @@ func (b *bridge) handle(ctx context.Context, wg *sync.WaitGroup, msg []byte) {
 	}
 }
 
-// modeCall returns "set:<mode>" for a loci_set_mode call (its answer is
-// watched so that a reopened session gets the mode back), else "".
+// modeCall names a call for forward: "set:<mode>" for a loci_set_mode
+// call (its answer is watched so that a reopened session gets the mode
+// back), else its method.
 func (b *bridge) modeCall(env envelope) string {
 	if env.Method != "tools/call" {
 		return env.Method
@@ -355,9 +356,9 @@ func (b *bridge) forward(ctx context.Context, msg, id json.RawMessage, method st
 func (b *bridge) post(ctx context.Context, msg []byte, initialize bool) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		b.mu.Lock()
-		session, ready := b.session, b.initReq != nil
+		session, haveInit := b.session, b.initReq != nil
 		b.mu.Unlock()
-		if !initialize && session == "" && ready && attempt == 0 {
+		if !initialize && session == "" && haveInit && attempt == 0 {
 			// The client's initialize failed (no daemon then): open the
 			// session now that one may answer.
 			if err := b.reopenSession(ctx, ""); err != nil {
