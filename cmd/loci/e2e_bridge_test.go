@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -193,6 +194,29 @@ func TestMCPBridgeGoSDK(t *testing.T) {
 	}
 	if res, isErr := callTool(t, s, "loci_search", map[string]any{"query": "deploys fridays"}); isErr || len(get[[]any](res, "hits")) != 1 {
 		t.Fatalf("loci_search: %v", res)
+	}
+	// Calls in flight at once are each answered (the bridge sends them
+	// concurrently; the client matches the answers by id).
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := []string{"deploys fridays", "review"}[i%2]
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "loci_search", Arguments: map[string]any{"query": q}})
+			if err == nil && (res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "Deploys happen")) {
+				err = fmt.Errorf("call %d: %v", i, res.Content)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	if res, isErr := callTool(t, s, "loci_set_mode", map[string]any{"mode": "read_only"}); isErr || res["mode"] != "read_only" {
 		t.Fatalf("loci_set_mode: %v", res)
