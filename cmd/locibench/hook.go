@@ -111,6 +111,16 @@ func hookBench(bin, dir string, runs int) error {
 		}
 		lat = append(lat, el)
 	}
+	// The floor: the same binary doing nothing but start and exit.
+	base := make([]time.Duration, 0, runs)
+	for range runs {
+		t0 := time.Now()
+		if err := exec.Command(abs, "version").Run(); err != nil {
+			return err
+		}
+		base = append(base, time.Since(t0))
+	}
+	fmt.Printf("process start alone (loci version), %d runs: p50 %s\n", runs, pct(base, 0.5).Round(100*time.Microsecond))
 	fmt.Printf("session-start hook (claude-code), 1,000 checkpoint drawers in the project wing, %d runs, process start included: p50 %s p90 %s p99 %s; %d bytes of hook output\n",
 		runs, pct(lat, 0.5).Round(100*time.Microsecond), pct(lat, 0.9).Round(100*time.Microsecond), pct(lat, 0.99).Round(100*time.Microsecond), len(out))
 	return nil
