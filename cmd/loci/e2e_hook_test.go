@@ -513,3 +513,43 @@ func TestProjectScopeInTheCLI(t *testing.T) {
 		t.Errorf("status with LOCI_PROJECT: %s", out)
 	}
 }
+
+// With authentication on, the hooks take the token the way the CLI does
+// (LOCI_AUTH_TOKEN or the configuration file); without it they say so on
+// stderr and print nothing; the token is never printed (issue 26: auth
+// from the environment).
+func TestHookTakesTheTokenLikeTheCLI(t *testing.T) {
+	home, palace := newPalace(t)
+	const secret = "a-hook-shared-secret-0026"
+	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+secret)
+	r := d.do("POST", "/api/jobs", map[string]any{"type": "checkpoint", "payload": map[string]any{"items": []any{
+		map[string]any{"destination": "project", "wing": "billing", "content": "Invoices round per line.", "tags": []string{},
+			"source": map[string]any{"kind": "manual", "agent": "codex"}}}}}, "Authorization", "Bearer "+secret)
+	if r.status != 202 {
+		t.Fatalf("checkpoint: %s", r.raw)
+	}
+	for {
+		j := d.do("GET", "/api/jobs/"+r.body["id"].(string), nil, "Authorization", "Bearer "+secret)
+		if j.body["status"] == "completed" {
+			break
+		}
+		if j.body["status"] == "failed" {
+			t.Fatalf("checkpoint job: %s", j.raw)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	proj := writeProject(t, "wing = \"billing\"\n")
+	in := jsonText(hookInputs("codex", "session-start", proj))
+	out, errOut, code, _ := runIn(proj, home, in, []string{"hook", "codex", "session-start"}, "LOCI_PALACE_PATH="+palace, "LOCI_AUTH_TOKEN="+secret)
+	if code != 0 || !strings.Contains(out, "Invoices round per line.") || errOut != "" {
+		t.Fatalf("with the token: exit %d, %q, %q", code, out, errOut)
+	}
+	out, errOut, code, _ = runIn(proj, home, in, []string{"hook", "codex", "session-start"}, "LOCI_PALACE_PATH="+palace)
+	if code != 0 || out != "" || !strings.Contains(errOut, "loci::auth::unauthorized") {
+		t.Fatalf("without the token: exit %d, %q, %q", code, out, errOut)
+	}
+	out, errOut, _, _ = runIn(proj, home, in, []string{"hook", "codex", "session-start"}, "LOCI_PALACE_PATH="+palace, "LOCI_AUTH_TOKEN=wrong-"+secret)
+	if out != "" || strings.Contains(errOut, secret) {
+		t.Fatalf("with a wrong token: %q, %q", out, errOut)
+	}
+}
