@@ -139,7 +139,7 @@ func (a *app) daemonCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			// The dashboard a running daemon serves stays on: a restart
 			// to pick up a change should not turn it off.
-			if cl, err := a.client(); err == nil && !rf.web {
+			if cl, err := a.newClient(false); err == nil && !rf.web {
 				var st api.Status
 				if _, err := cl.Do(c.Context(), http.MethodGet, "/api/status", nil, &st); err == nil && st.Dashboard != "" {
 					rf.web = true
@@ -267,7 +267,9 @@ func (a *app) say(format string, args ...any) {
 
 // stop asks the daemon to shut down and waits for its process to end.
 func (a *app) stop(ctx context.Context) error {
-	cl, err := a.client()
+	// Stopping the daemon does not depend on the project file (nor send
+	// its mode): a bad .loci.toml must not keep a daemon running.
+	cl, err := a.newClient(false)
 	if err != nil {
 		return err
 	}

@@ -512,6 +512,11 @@ func TestProjectScopeInTheCLI(t *testing.T) {
 	if !strings.Contains(out, filepath.Join(proj, ".loci.toml")) {
 		t.Errorf("status with LOCI_PROJECT: %s", out)
 	}
+	// Stopping the daemon does not depend on the project file.
+	if _, errOut, code := cli(bad, "daemon", "stop"); code != 0 {
+		t.Errorf("daemon stop with a bad project file: exit %d %s", code, errOut)
+	}
+	d.wait(30 * time.Second)
 }
 
 // With authentication on, the hooks take the token the way the CLI does
