@@ -227,6 +227,39 @@ func TestHookSessionStartGivesTheProjectsWakeUp(t *testing.T) {
 		}
 	}
 
+	// LOCI_WING (the agent's environment) wins over the project file,
+	// as for the CLI.
+	out, _, _, _ := runIn(sub, home, jsonText(hookInputs("codex", "session-start", sub)), []string{"hook", "codex", "session-start"},
+		"LOCI_PALACE_PATH="+palace, "LOCI_WING=search")
+	if !strings.Contains(out, "codex in search:") || strings.Contains(out, " in billing:") {
+		t.Errorf("LOCI_WING=search: %s", out)
+	}
+
+	// A wing of large checkpoints: the context stays within the 8,192
+	// bytes of the wake-up and Claude Code's 10,000 characters.
+	var items []any
+	for i := range 12 {
+		items = append(items, map[string]any{"destination": "project", "wing": "big", "tags": []string{},
+			"content": strings.Repeat("é", 700) + " checkpoint " + itoa(i), "source": map[string]any{"kind": "manual", "agent": "claude-code"}})
+	}
+	r := d.do("POST", "/api/jobs", map[string]any{"type": "checkpoint", "payload": map[string]any{"items": items}})
+	if j := waitJob(t, d, r.body["id"].(string), 20*time.Second, finished); j["status"] != "completed" {
+		t.Fatalf("checkpoint job: %v", j)
+	}
+	big := writeProject(t, "wing = \"big\"\n")
+	out, _, _, _ = runIn(big, home, jsonText(hookInputs("claude-code", "session-start", big)), []string{"hook", "claude-code", "session-start"},
+		"LOCI_PALACE_PATH="+palace)
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("big wing: %q", out)
+	}
+	if err := claude.Validate(got); err != nil {
+		t.Fatalf("big wing: the output breaks Claude Code's schema: %v", err)
+	}
+	if text := get[string](got, "hookSpecificOutput", "additionalContext"); !strings.Contains(text, "more did not fit") || len(text) > 9000 {
+		t.Errorf("big wing: %d bytes of context:\n%s", len(text), text)
+	}
+
 	// A project whose wing does not exist yet, and a project in mode
 	// disabled: nothing to say, nothing printed, exit 0.
 	for _, toml := range []string{"wing = \"newproject\"\n", "wing = \"billing\"\nmode = \"disabled\"\n"} {
