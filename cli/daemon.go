@@ -139,7 +139,7 @@ func (a *app) daemonCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			// The dashboard a running daemon serves stays on: a restart
 			// to pick up a change should not turn it off.
-			if cl, err := a.client(); err == nil && !rf.web {
+			if cl, err := a.newClient(false); err == nil && !rf.web {
 				var st api.Status
 				if _, err := cl.Do(c.Context(), http.MethodGet, "/api/status", nil, &st); err == nil && st.Dashboard != "" {
 					rf.web = true
@@ -267,7 +267,9 @@ func (a *app) say(format string, args ...any) {
 
 // stop asks the daemon to shut down and waits for its process to end.
 func (a *app) stop(ctx context.Context) error {
-	cl, err := a.client()
+	// Stopping the daemon does not depend on the project file (nor send
+	// its mode): a bad .loci.toml must not keep a daemon running.
+	cl, err := a.newClient(false)
 	if err != nil {
 		return err
 	}
@@ -317,9 +319,15 @@ func (a *app) statusCmd() *cobra.Command {
 		Short: "Show the daemon's status (exit 1 on a problem, 3 when no daemon runs)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			cl, err := a.client()
+			// The project file is reported, not needed: a bad one is
+			// shown (and makes the exit 1), the daemon's status still is.
+			scope, scopeErr := a.project()
+			cl, err := a.newClient(false)
 			if err != nil {
 				return err
+			}
+			if cl.Mode == "" && scopeErr == nil {
+				cl.Mode = scope.Mode
 			}
 			var st api.Status
 			if _, err := cl.Do(c.Context(), http.MethodGet, "/api/status", nil, &st); err != nil {
@@ -328,8 +336,12 @@ func (a *app) statusCmd() *cobra.Command {
 				}
 				return err
 			}
+			proj := projectStatus(scope, scopeErr)
 			if a.jsonOut {
-				_ = a.out(st)
+				_ = a.out(struct {
+					api.Status
+					Project projectState `json:"project"`
+				}{st, proj})
 			} else {
 				a.printf("loci %s, pid %d, up %s, on http://%s\n", st.Version, st.PID, time.Duration(st.UptimeSecs)*time.Second, st.Address)
 				a.printf("palace:     %s (%s)\n", st.Palace, st.Datastore.Backend)
@@ -360,6 +372,10 @@ func (a *app) statusCmd() *cobra.Command {
 					}
 				}
 				a.printf("mode:       %s, authentication %s\n", st.Mode, onOff(st.AuthEnabled))
+				a.printf("project:    %s\n", proj.line())
+			}
+			if scopeErr != nil {
+				return &exitError{ExitError, scopeErr}
 			}
 			if !st.Datastore.Healthy || st.Migrations.Pending > 0 || !st.Migrations.SchemaSync {
 				return &exitError{ExitError, nil}
