@@ -197,18 +197,37 @@ func TestDiskFull(t *testing.T) {
 	if !get[bool](st.body, "disk", "full") || get[float64](st.body, "disk", "min_free_bytes") != float64(reserve) {
 		t.Fatalf("status on a full disk: %s", st.raw)
 	}
-	if out, errOut, code := d.cli("", "status"); code != 0 || !strings.Contains(out, "disk full") {
+	if out, errOut, code := d.cli("", "status"); code != 1 || !strings.Contains(out, "disk full") || !strings.Contains(out, palace) {
 		t.Fatalf("loci status on a full disk: %d\n%s\n%s", code, out, errOut)
 	}
+	if out, errOut, code := runCLI(home, "", []string{"doctor"}, []string{"LOCI_PALACE_PATH=" + palace}); code == 0 ||
+		!strings.Contains(out, "disk full") {
+		t.Fatalf("loci doctor on a full disk: %d\n%s\n%s", code, out, errOut)
+	}
+	var someID string
+	for id := range acked {
+		someID = id
+	}
 	for _, w := range []struct{ path, body string }{
-		{"/api/notes", `{"content":"a note on a full disk"}`},
+		{"/api/notes", `{"wing":"log","room":"notes","content":"a note on a full disk"}`},
 		{"/api/wings", `{"name":"more"}`},
 		{"/api/jobs", `{"type":"demo"}`},
+		{"/api/drawers/" + someID + "/mentions", `{"name":"Harbour Master","kind":"person"}`},
 	} {
 		if r := d.do("POST", w.path, w.body); r.status != 507 || r.code() != "loci::store::disk_full" {
 			t.Fatalf("POST %s on a full disk: %d %s", w.path, r.status, r.raw)
 		}
 	}
+	if _, errOut, code := d.cli("", "drawer", "add", "--wing", "log", "--room", "entries", "a drawer from the CLI"); code == 0 ||
+		!strings.Contains(errOut, "loci::store::disk_full") {
+		t.Fatalf("loci drawer add on a full disk: %d %s", code, errOut)
+	}
+	sess := mcpSession(t, d)
+	wantError(t, sess, "loci_diary_write", map[string]any{"agent_identity": "claude", "wing": "log", "content": "a diary entry over MCP"}, "loci::store::disk_full", "free")
+	if out, isErr := callTool(t, sess, "loci_search", map[string]any{"query": "drawernote0001"}); isErr || !strings.Contains(fmt.Sprint(out), "drawernote0001") {
+		t.Fatalf("MCP search on a full disk: %v", out)
+	}
+
 	// The mine job waits for space: still running, saying why.
 	waitFor(t, 10*time.Second, "the mine job waiting for disk space", func() bool {
 		j := d.do("GET", "/api/jobs/"+jobID, nil)
@@ -268,7 +287,7 @@ func TestDiskFull(t *testing.T) {
 	if st := d.do("GET", "/api/status", nil); !get[bool](st.body, "disk", "full") {
 		t.Fatalf("status after a start on a full disk: %s", st.raw)
 	}
-	if r := d.do("POST", "/api/notes", `{"content":"a note on a full disk"}`); r.status != 507 || r.code() != "loci::store::disk_full" {
+	if r := d.do("POST", "/api/notes", `{"wing":"log","room":"notes","content":"a note on a full disk"}`); r.status != 507 || r.code() != "loci::store::disk_full" {
 		t.Fatalf("a write after a start on a full disk: %d %s", r.status, r.raw)
 	}
 	fs.release()
