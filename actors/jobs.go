@@ -250,21 +250,22 @@ func (r *Run) Write(ctx context.Context, fn func(tx store.Tx) error, checkpoint 
 	}
 }
 
-// awaitSpace waits until the write gate lets writes through: false when
-// the job is asked to stop first.
+// awaitSpace waits at least a tick, then until the write gate lets writes
+// through (a commit the store refused for space while the gate passed is
+// tried again after the tick): false when the job is asked to stop first.
 func (r *Run) awaitSpace(ctx context.Context) bool {
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
 		if r.Stopping() || ctx.Err() != nil {
 			return false
 		}
 		if g := r.jobs.Sys.gate.Load(); g == nil || (*g)() == nil {
 			return true
-		}
-		select {
-		case <-t.C:
-		case <-ctx.Done():
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // diskFS is a small tmpfs mounted for one test, filled and freed with a
@@ -124,7 +127,11 @@ func TestDiskFull(t *testing.T) {
 	palace := filepath.Join(fs.dir, "palace")
 	// A reserve far below Badger's own need: the daemon raises it to what
 	// a new memtable and value log file take.
-	extra := []string{"LOCI_STORE_MIN_FREE_BYTES=1048576", "LOCI_TEST_MINE_DELAY=40ms"}
+	cfg := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(cfg, []byte("[web]\nenable = true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	extra := []string{"LOCI_STORE_MIN_FREE_BYTES=1048576", "LOCI_TEST_MINE_DELAY=40ms", "LOCI_CONFIG=" + cfg}
 	d := start(t, home, palace, extra...)
 	st := d.do("GET", "/api/status", nil)
 	reserve := int64(get[float64](st.body, "disk", "min_free_bytes"))
@@ -200,6 +207,7 @@ func TestDiskFull(t *testing.T) {
 	if out, errOut, code := d.cli("", "status"); code != 1 || !strings.Contains(out, "disk full") || !strings.Contains(out, palace) {
 		t.Fatalf("loci status on a full disk: %d\n%s\n%s", code, out, errOut)
 	}
+	dashboardSaysDiskFull(t, "http://"+d.addr+"/ui/#/overview", palace)
 	if out, errOut, code := runCLI(home, "", []string{"doctor"}, []string{"LOCI_PALACE_PATH=" + palace}); code == 0 ||
 		!strings.Contains(out, "disk full") {
 		t.Fatalf("loci doctor on a full disk: %d\n%s\n%s", code, out, errOut)
@@ -302,6 +310,39 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("status once space is back: %s", st.raw)
 	}
 	checkOnce(d)
+}
+
+// dashboardSaysDiskFull opens the dashboard's overview in Chromium (when
+// there is one) and waits for its alert naming the full disk and the
+// palace.
+func dashboardSaysDiskFull(t *testing.T, url, palace string) {
+	t.Helper()
+	browser := ""
+	for _, name := range []string{os.Getenv("LOCI_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); name != "" && err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Log("no Chromium found: the dashboard's disk-full alert is not checked")
+		return
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-quic", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	tctx, c := context.WithTimeout(ctx, 30*time.Second)
+	defer c()
+	var alert string
+	err := chromedp.Run(tctx, chromedp.Navigate(url),
+		chromedp.Poll(`document.querySelector('main [role=alert]')?.textContent.includes('disk is full')`, nil, chromedp.WithPollingTimeout(25*time.Second)),
+		chromedp.Text(`main [role=alert]`, &alert, chromedp.ByQuery))
+	if err != nil || !strings.Contains(alert, palace) || !strings.Contains(alert, "free") {
+		t.Fatalf("the dashboard on a full disk: %v %q", err, alert)
+	}
 }
 
 // waitFor polls cond until it holds or the timeout passes.
