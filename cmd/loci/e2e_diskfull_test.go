@@ -339,9 +339,13 @@ func dashboardSaysDiskFull(t *testing.T, url, palace string) {
 	var alert string
 	err := chromedp.Run(tctx, chromedp.Navigate(url),
 		chromedp.Poll(`document.querySelector('main [role=alert]')?.textContent.includes('disk is full')`, nil, chromedp.WithPollingTimeout(25*time.Second)),
-		chromedp.Text(`main [role=alert]`, &alert, chromedp.ByQuery))
+		chromedp.Text(`main [role=alert]`, &alert, chromedp.ByQuery),
+		// The running mine job is listed, waiting for space.
+		chromedp.Poll(`document.querySelector('#running-jobs')?.textContent.includes('waiting for disk space')`, nil, chromedp.WithPollingTimeout(25*time.Second)))
 	if err != nil || !strings.Contains(alert, palace) || !strings.Contains(alert, "free") {
-		t.Fatalf("the dashboard on a full disk: %v %q", err, alert)
+		var page string
+		_ = chromedp.Run(ctx, chromedp.Evaluate(`document.body.innerText`, &page))
+		t.Fatalf("the dashboard on a full disk: %v %q; the page:\n%s", err, alert, page)
 	}
 }
 

@@ -51,6 +51,19 @@ const overview = {
   },
 };
 
+// jobTable lists jobs briefly (the overview's running jobs): kind, a
+// link to the job, status and progress, whose message says when a job
+// waits for disk space.
+function jobTable(list) {
+  return h('table', { id: 'running-jobs' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'Kind'), h('th', {}, 'Status'), h('th', {}, 'Progress'))),
+    h('tbody', {}, list.map((j) => {
+      const p = j.progress || {};
+      return h('tr', { 'data-job': j.id }, h('td', {}, h('a', { href: '#/jobs' + q({ job: j.id }) }, j.kind)), h('td', {}, j.status),
+        h('td', {}, `${p.current || 0}${p.total ? ' / ' + p.total : ''} ${p.message || ''}`));
+    })));
+}
+
 // bytes writes a size for people: 1.5 GiB, 300.0 MiB, 5 B.
 function bytes(n) {
   if (n < 1024) return `${n} B`;
