@@ -373,16 +373,49 @@ func (a *app) statusCmd() *cobra.Command {
 				}
 				a.printf("mode:       %s, authentication %s\n", st.Mode, onOff(st.AuthEnabled))
 				a.printf("project:    %s\n", proj.line())
+				if st.Disk != nil {
+					a.printf("disk:       %s\n", diskLine(*st.Disk))
+				}
 			}
 			if scopeErr != nil {
 				return &exitError{ExitError, scopeErr}
 			}
-			if !st.Datastore.Healthy || st.Migrations.Pending > 0 || !st.Migrations.SchemaSync {
+			if !st.Datastore.Healthy || st.Migrations.Pending > 0 || !st.Migrations.SchemaSync || (st.Disk != nil && st.Disk.Full) {
 				return &exitError{ExitError, nil}
 			}
 			return nil
 		},
 	}
+}
+
+// diskLine reads "12.0 GiB free (reserve 256.0 MiB)", or says the disk
+// is full.
+func diskLine(d api.Disk) string {
+	switch {
+	case d.FreeBytes < 0:
+		return "free space unknown on this filesystem"
+	case d.ReadOnly:
+		return fmt.Sprintf("disk full: %s free at %s, under the reserve of %s; started read-only, writes resume once space is freed",
+			humanBytes(d.FreeBytes), d.Path, humanBytes(d.MinFreeBytes))
+	case d.Full:
+		return fmt.Sprintf("disk full: %s free at %s, under the reserve of %s (store.min_free_bytes); writes are refused until space is freed, reads go on",
+			humanBytes(d.FreeBytes), d.Path, humanBytes(d.MinFreeBytes))
+	}
+	return fmt.Sprintf("%s free (reserve %s)", humanBytes(d.FreeBytes), humanBytes(d.MinFreeBytes))
+}
+
+// humanBytes writes a size for people: 1.5 GiB, 300.0 MiB, 5 B.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }
 
 // indexState reads "100000 drawers, caught up" or "..., 12 changes behind".
@@ -517,6 +550,16 @@ func (a *app) doctor(ctx context.Context) []Finding {
 			fs = append(fs, Finding{"store", "error", fe.Msg, fe.Help})
 		} else {
 			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: "opens cleanly"})
+		}
+	}
+
+	// Disk: free space against the reserve.
+	if a.local.Disk != nil {
+		d := a.local.Disk(cfg)
+		if d.Full {
+			fs = append(fs, Finding{"disk", "error", diskLine(d), "free space on the disk holding " + d.Path + ", or lower store.min_free_bytes"})
+		} else {
+			fs = append(fs, Finding{Check: "disk", Status: "ok", Detail: diskLine(d)})
 		}
 	}
 

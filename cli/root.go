@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/project"
 	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
@@ -34,6 +35,9 @@ type Local struct {
 	Migrate func(ctx context.Context, cfg config.Config, log *slog.Logger) (MigrateReport, error)
 	// OpenCheck opens and closes the store, for doctor.
 	OpenCheck func(ctx context.Context, cfg config.Config) error
+	// Disk reports the palace's free space against the reserve, for
+	// doctor; nil: not checked.
+	Disk func(cfg config.Config) api.Disk
 }
 
 // MigrateReport says what migrate did.
