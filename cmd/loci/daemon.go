@@ -78,6 +78,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 	lc.startedPlain("the listener", time.Second, func() error { _ = ln.Close(); return nil })
 	addr := ln.Addr().String()
+	maxConns, hookConns, hookReading := connCaps(cfg, log)
 	if ip := net.ParseIP(cfg.Server.Bind); ip != nil && !ip.IsLoopback() && !cfg.Auth.Enabled {
 		log.Warn("listening beyond loopback with authentication disabled; anyone who can reach this address can read and write memory",
 			"address", addr)
@@ -169,6 +170,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		}
 	}
 	bus := actors.NewBus(db, log)
+	bus.Max = cfg.Server.MaxSubscribers
 	if err := bus.Start(ctx); err != nil {
 		return fault.Wrap(fault.StoreBackendFailed, err, "cannot read the change log: "+err.Error(), "run loci doctor")
 	}
@@ -236,7 +238,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 	trig := &actors.Triggers{Miners: miners, DB: db, Sys: sys, Log: log, Webhook: cfg.Webhook, AuthEnabled: cfg.Auth.Enabled}
 	if cfg.Webhook.Enable {
-		trig.Listener = &transport.Webhooks{Triggers: trig, Config: cfg.Webhook, Log: log.With("component", "webhooks")}
+		trig.Listener = &transport.Webhooks{Triggers: trig, Config: cfg.Webhook, Log: log.With("component", "webhooks"),
+			MaxConns: hookConns, MaxReading: hookReading}
 	}
 	if d, ok := os.LookupEnv("LOCI_TEST_DELIVERY_DELAY"); ok {
 		// Crash-recovery tests: hold each delivery between its acceptance
@@ -256,6 +259,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		Palace: palace, Jobs: jobs, Search: search, Sources: &actors.Sources{DB: db, Registry: srcs},
 		Miners: miners, Triggers: trig, Graph: &actors.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
+		StreamStall: time.Duration(cfg.Server.SlowSubscriberSecs) * time.Second,
 		Reporter: &actors.Reporter{Palace: palace, Search: search, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable},
 		Shutdown: func() {
@@ -267,7 +271,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	// Idle and half-open connections give way to new ones at the cap.
+	go func() { served <- hs.Serve(transport.LimitConns(hs, ln, maxConns, true)) }()
 	lc.started("the HTTP server", httpDrain, func(ctx context.Context) error {
 		bus.Close()
 		srv.CloseSessions()
@@ -303,6 +308,35 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		return fault.Wrap(fault.ServerFailed, serveErr, "the HTTP server failed: "+serveErr.Error(), "see the log and start again")
 	}
 	return nil
+}
+
+// connCaps raises the open-file limit where the Go runtime has not, logs
+// it, and sizes the listeners' connection caps against it: the main
+// listener's (server.max_connections, or derived when 0) and the webhook
+// listener's, in all and still reading. A configured cap that leaves the
+// daemon too few descriptors for its own files is warned about, and kept.
+func connCaps(cfg config.Config, log *slog.Logger) (main, webhook, reading int) {
+	soft, hard, raised, err := fileLimit()
+	if err != nil {
+		log.Warn("cannot raise the open-file limit", "err", err, "soft", soft, "hard", hard)
+	}
+	main, webhook, reading = transport.ConnBudget(soft)
+	if cfg.Server.MaxConnections > 0 {
+		main = cfg.Server.MaxConnections
+	}
+	if soft > 0 {
+		log.Info("open files", "limit", soft, "hard_limit", hard, "raised", raised,
+			"max_connections", main, "webhook_connections", webhook, "max_subscribers", cfg.Server.MaxSubscribers)
+		if uint64(main+webhook+transport.FileReserve) > soft {
+			log.Warn("server.max_connections leaves the daemon too few file descriptors for its own files; lower it, or raise the open-file limit (ulimit -n, systemd LimitNOFILE=)",
+				"max_connections", main, "webhook_connections", webhook, "reserve", transport.FileReserve, "limit", soft)
+		}
+	}
+	if cfg.Server.MaxSubscribers >= main {
+		log.Warn("server.max_subscribers is not below server.max_connections: event streams can hold every connection",
+			"max_subscribers", cfg.Server.MaxSubscribers, "max_connections", main)
+	}
+	return main, webhook, reading
 }
 
 // pprofListener listens on LOCI_PPROF's address, a loopback one only: the
