@@ -234,6 +234,37 @@ func TestEventSubscriberCap(t *testing.T) {
 	})
 }
 
+// Streams are never closed to make room for a connection, so they may
+// hold at most half the connections: with server.max_connections = 8, the
+// fifth event stream is refused 503 and a client is still answered at
+// once. Without that bound, eight streams held every connection and the
+// next request waited for one to end.
+func TestStreamsCannotHoldEveryConnection(t *testing.T) {
+	d, _ := withConfig(t, "[server]\nmax_connections = 8\n")
+	cl := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 3 * time.Second}
+	open := 0
+	for range 8 {
+		resp, err := cl.Get("http://" + d.addr + "/api/events")
+		if err != nil {
+			t.Fatalf("stream %d: %v", open+1, err)
+		}
+		if resp.StatusCode != 200 {
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 503 || !strings.Contains(string(raw), "loci::server::busy") {
+				t.Fatalf("stream %d: %d %s", open+1, resp.StatusCode, raw)
+			}
+			break
+		}
+		defer resp.Body.Close()
+		open++
+	}
+	if open != 4 {
+		t.Fatalf("%d streams open beside a cap of 8 connections, want 4", open)
+	}
+	promptly(t, d, "GET", "/api/health", "", 200)
+}
+
 // A subscriber that stops reading is dropped once it has stayed behind for
 // server.slow_subscriber_secs: its stream ends and the daemon frees it,
 // while a subscriber that reads keeps receiving every event. Before, the

@@ -31,7 +31,7 @@ var settingDocs = map[string]string{
 	"web.enable":                             "Serve the web dashboard on /ui/ (also `loci serve --web`).",
 	"db.bind":                                "Bind address of the database admin listener.",
 	"server.max_connections":                 "Connections the main listener keeps open at once (0: derived from the open-file limit, at most 4096). At the cap a new connection closes the one idle longest, or waits in the backlog while every one is busy.",
-	"server.max_subscribers":                 "Event streams (GET /api/events) open at once; past it a new one is refused 503 loci::server::busy.",
+	"server.max_subscribers":                 "Event streams (GET /api/events) open at once, at most half of the connection cap; past it a new one is refused 503 loci::server::busy.",
 	"server.slow_subscriber_secs":            "Seconds an event or MCP stream may stay behind (its client not reading) before it is dropped; the stream ends with a dropped frame when it can still be sent.",
 	"db.port":                                "Port of the database admin listener; 0 lets the OS choose; must differ from server.port.",
 	"db.allow_remote":                        "Allow the database admin listener beyond loopback (needs authentication).",
