@@ -311,3 +311,30 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	return w.b.Write(p)
 }
+
+// An MCP stream's writer fails a write its client does not take within
+// the stall bound, and says so once (the guard then ends the request).
+func TestStallWriterFailsAtTheBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &pacedRecorder{streamRecorder: streamRecorder{header: http.Header{}}}
+		var fails []error
+		sw := &stallWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: time.Second,
+			fail: func(err error) { fails = append(fails, err) }}
+		if _, err := sw.Write([]byte("event: message\n\n")); err != nil {
+			t.Fatal(err)
+		}
+		if err := sw.FlushError(); err != nil || len(fails) != 0 {
+			t.Fatalf("a flush the client takes: %v %v", err, fails)
+		}
+		w.stuck.Store(true)
+		began := time.Now()
+		sw.Flush()
+		if took := time.Since(began); took != time.Second {
+			t.Fatalf("a flush the client does not take failed after %s, want 1s", took)
+		}
+		_ = sw.FlushError()
+		if len(fails) != 1 || !errors.Is(fails[0], os.ErrDeadlineExceeded) {
+			t.Fatalf("fail called with %v, want once with the deadline", fails)
+		}
+	})
+}
