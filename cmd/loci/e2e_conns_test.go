@@ -106,7 +106,7 @@ func idleConns(addr string, n int) (opened int, close func()) {
 }
 
 // promptly sends a request on a new connection and fails unless it is
-// answered with want within a second and a half.
+// answered with want within 3 s (the idle connections held it 10 s).
 func promptly(t *testing.T, d *daemon, method, path, body string, want int) {
 	t.Helper()
 	cl := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
@@ -122,8 +122,8 @@ func promptly(t *testing.T, d *daemon, method, path, body string, want int) {
 	}
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != want || took > 1500*time.Millisecond {
-		t.Fatalf("%s %s beside idle connections: %d after %s (want %d within 1.5 s): %s", method, path, resp.StatusCode, took, want, raw)
+	if resp.StatusCode != want || took > 3*time.Second {
+		t.Fatalf("%s %s beside idle connections: %d after %s (want %d within 3 s): %s", method, path, resp.StatusCode, took, want, raw)
 	}
 }
 
