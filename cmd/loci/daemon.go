@@ -186,6 +186,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 	lc.startedPlain("the listener", time.Second, func() error { _ = ln.Close(); return nil })
 	addr := ln.Addr().String()
+	caps := connCaps(cfg, log)
 	if ip := net.ParseIP(cfg.Server.Bind); ip != nil && !ip.IsLoopback() && !cfg.Auth.Enabled {
 		log.Warn("listening beyond loopback with authentication disabled; anyone who can reach this address can read and write memory",
 			"address", addr)
@@ -312,6 +313,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		}
 	}
 	bus := actors.NewBus(db, log)
+	bus.Max = caps.subscribers
 	if err := bus.Start(ctx); err != nil {
 		return fault.Wrap(fault.StoreBackendFailed, err, "cannot read the change log: "+err.Error(), "run loci doctor")
 	}
@@ -392,7 +394,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 	trig := &actors.Triggers{Miners: miners, DB: db, Sys: sys, Log: log, Webhook: cfg.Webhook, AuthEnabled: cfg.Auth.Enabled}
 	if cfg.Webhook.Enable {
-		trig.Listener = &transport.Webhooks{Triggers: trig, Config: cfg.Webhook, Log: log.With("component", "webhooks")}
+		trig.Listener = &transport.Webhooks{Triggers: trig, Config: cfg.Webhook, Log: log.With("component", "webhooks"),
+			MaxConns: caps.webhook, MaxReading: caps.reading}
 	}
 	if d, ok := os.LookupEnv("LOCI_TEST_DELIVERY_DELAY"); ok {
 		// Crash-recovery tests: hold each delivery between its acceptance
@@ -436,6 +439,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		Palace: palace, Jobs: jobs, Search: search, Sources: &actors.Sources{DB: db, Registry: srcs},
 		Miners: miners, Triggers: trig, Graph: &actors.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
+		StreamStall: time.Duration(cfg.Server.SlowSubscriberSecs) * time.Second, MCPMax: caps.mcp,
 		Reporter: &actors.Reporter{Palace: palace, Search: search, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable,
 			Disk: func() api.Disk { return diskState(cfg.Palace.Path, guard, db) }},
@@ -443,7 +447,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	// Idle and half-open connections give way to new ones at the cap.
+	go func() { served <- hs.Serve(transport.LimitConns(hs, ln, caps.main, true)) }()
 	lc.started("the HTTP server", httpDrain, func(ctx context.Context) error {
 		bus.Close()
 		srv.CloseSessions()
@@ -479,6 +484,50 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		return fault.Wrap(fault.ServerFailed, serveErr, "the HTTP server failed: "+serveErr.Error(), "see the log and start again")
 	}
 	return nil
+}
+
+// caps are the daemon's bounds on connections and streams.
+type caps struct {
+	main             int // the main listener's connections
+	webhook, reading int // the webhook listener's, in all and still reading
+	subscribers      int // event streams
+	mcp              int // MCP sessions (each may hold a stream)
+}
+
+// connCaps raises the open-file limit where the Go runtime has not, logs
+// it, and sizes the caps against it: the main listener's
+// (server.max_connections, or derived when 0) and the webhook listener's.
+// A configured cap that leaves the daemon too few descriptors for its own
+// files is warned about, and kept. Streams are never closed to make room
+// for a connection, so event streams are held to half the main cap and
+// MCP sessions to a quarter: they cannot take every connection.
+func connCaps(cfg config.Config, log *slog.Logger) caps {
+	soft, hard, raised, err := fileLimit()
+	if err != nil {
+		log.Warn("cannot raise the open-file limit", "err", err, "soft", soft, "hard", hard)
+	}
+	var c caps
+	c.main, c.webhook, c.reading = transport.ConnBudget(soft)
+	if cfg.Server.MaxConnections > 0 {
+		c.main = cfg.Server.MaxConnections
+	}
+	c.subscribers = min(cfg.Server.MaxSubscribers, max(c.main/2, 1))
+	c.mcp = min(transport.MCPMaxSessions, max(c.main/4, 1))
+	if c.subscribers < cfg.Server.MaxSubscribers {
+		log.Warn("server.max_subscribers lowered to half of server.max_connections: event streams must not hold every connection",
+			"max_subscribers", c.subscribers, "configured", cfg.Server.MaxSubscribers, "max_connections", c.main)
+	}
+	attrs := []any{"max_connections", c.main, "webhook_connections", c.webhook, "max_subscribers", c.subscribers, "mcp_sessions", c.mcp}
+	if soft == 0 {
+		log.Info("connection caps", attrs...)
+		return c
+	}
+	log.Info("open files", append([]any{"limit", soft, "hard_limit", hard, "raised", raised}, attrs...)...)
+	if uint64(c.main+c.webhook+transport.FileReserve) > soft {
+		log.Warn("server.max_connections leaves the daemon too few file descriptors for its own files; lower it, or raise the open-file limit (ulimit -n, systemd LimitNOFILE=)",
+			"max_connections", c.main, "webhook_connections", c.webhook, "reserve", transport.FileReserve, "limit", soft)
+	}
+	return c
 }
 
 // pprofListener listens on LOCI_PPROF's address, a loopback one only: the

@@ -57,6 +57,15 @@ type Config struct {
 type Server struct {
 	Bind string `toml:"bind" json:"bind"`
 	Port int    `toml:"port" json:"port"`
+	// MaxConnections caps the listener's open connections; 0 derives the
+	// cap from the process's open-file limit (transport.ConnBudget).
+	MaxConnections int `toml:"max_connections" json:"max_connections"`
+	// MaxSubscribers caps the event streams (GET /api/events) open at
+	// once; past it a new one is refused 503 loci::server::busy.
+	MaxSubscribers int `toml:"max_subscribers" json:"max_subscribers"`
+	// SlowSubscriberSecs is how long an event or MCP stream may stay
+	// behind (its client not reading) before it is dropped.
+	SlowSubscriberSecs int `toml:"slow_subscriber_secs" json:"slow_subscriber_secs"`
 }
 
 // Palace is where the embedded store lives.
@@ -388,7 +397,7 @@ type Assets struct {
 func Default(env func(string) (string, bool)) Config {
 	data := DataDir(env)
 	return Config{
-		Server:      Server{Bind: "127.0.0.1", Port: 8420},
+		Server:      Server{Bind: "127.0.0.1", Port: 8420, MaxSubscribers: 256, SlowSubscriberSecs: 30},
 		Palace:      Palace{Path: filepath.Join(data, "palace")},
 		Store:       Store{MinFreeBytes: DefaultMinFreeBytes},
 		DB:          DB{Bind: "127.0.0.1", Port: 8000},
@@ -681,6 +690,14 @@ func (c *Config) Validate() error {
 		return bad("db.port", "%d is also server.port; they must differ", c.DB.Port)
 	case c.Webhook.Port != 0 && (c.Webhook.Port == c.Server.Port || c.Webhook.Port == c.DB.Port):
 		return bad("webhook.port", "%d is also server.port or db.port; they must differ", c.Webhook.Port)
+	case c.Server.MaxConnections < 0:
+		return bad("server.max_connections", "must not be negative (0 derives it from the open-file limit)")
+	case c.Server.MaxConnections > 0 && c.Server.MaxConnections < 8:
+		return bad("server.max_connections", "%d is too few to serve a dashboard and a client; use at least 8 (0 derives it from the open-file limit)", c.Server.MaxConnections)
+	case c.Server.MaxSubscribers < 1:
+		return bad("server.max_subscribers", "must be at least 1")
+	case c.Server.SlowSubscriberSecs < 1:
+		return bad("server.slow_subscriber_secs", "must be at least 1")
 	case c.Webhook.MaxBodyBytes <= 0:
 		return bad("webhook.max_body_bytes", "must be positive")
 	case c.Webhook.MaxConcurrent <= 0:
