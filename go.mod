@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/BobuSumisu/aho-corasick v1.0.3
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
+	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/blevesearch/bleve/v2 v2.6.1
 	github.com/blevesearch/bleve_index_api v1.4.1

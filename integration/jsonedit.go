@@ -381,3 +381,9 @@ func (d *jsonDoc) removeElement(path []string, i int) error {
 	}
 	return nil
 }
+
+// gjsonResult is a located JSON value.
+type gjsonResult = gjson.Result
+
+// stripJSONC blanks a JSONC document's comments and trailing commas.
+func stripJSONC(src []byte) []byte { return jsonc.ToJSON(src) }
