@@ -379,9 +379,20 @@ func pruneEmpty(doc *jsonDoc, path []string, n int) {
 	}
 }
 
+// isEmptyJSON says whether a JSON object holds nothing but metadata: a
+// file loci created that holds no more once loci's parts are out goes,
+// even when the agent added its "$schema" to it meanwhile (OpenCode does).
 func isEmptyJSON(src []byte) bool {
 	var v map[string]any
-	return json.Unmarshal(stripJSONC(src), &v) == nil && len(v) == 0
+	if json.Unmarshal(stripJSONC(src), &v) != nil {
+		return false
+	}
+	for k := range v {
+		if !strings.HasPrefix(k, "$") {
+			return false
+		}
+	}
+	return true
 }
 
 // Install writes loci's integration into the agent's files (or, when it
