@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/actors"
-	"github.com/loci-dev/loci/assets"
 	"github.com/loci-dev/loci/actors/kinds"
+	"github.com/loci-dev/loci/assets"
 	"github.com/loci-dev/loci/cli"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/lexical"
