@@ -102,3 +102,35 @@ func TestCorruptJSONRefused(t *testing.T) {
 		}
 	}
 }
+
+func FuzzJSONSplice(f *testing.F) {
+	f.Add("{\n  \"a\": 1\n}")
+	f.Add(`{"mcpServers": {"x": {}}, "b": [1, {"c": null}]}`)
+	f.Add("{\n  // c\n  \"mcpServers\": {},\n}")
+	f.Fuzz(func(t *testing.T, in string) {
+		d, err := parseJSON([]byte(in))
+		if err != nil {
+			return
+		}
+		path := []string{"mcpServers", "loci"}
+		if err := d.set(path, orderedObject{{"type", "http"}}); err != nil {
+			return // mcpServers is not an object: refused
+		}
+		if _, err := parseJSON(d.src); err != nil {
+			t.Fatalf("%q -> %q: %v", in, d.src, err)
+		}
+		got, err := d.get(path)
+		if err != nil || !jsonEqual(got, map[string]any{"type": "http"}) {
+			t.Fatalf("%q -> %q: loci is %s (%v)", in, d.src, got, err)
+		}
+		if err := d.remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := parseJSON(d.src); err != nil {
+			t.Fatalf("%q: after remove %q: %v", in, d.src, err)
+		}
+		if got, _ := d.get(path); got != nil {
+			t.Fatalf("%q: still there after remove: %q", in, d.src)
+		}
+	})
+}

@@ -44,8 +44,6 @@ func mdSet(src, agent, body string) string {
 	switch {
 	case src == "":
 		return block
-	case strings.HasSuffix(src, "\n\n"):
-		return src + block
 	case strings.HasSuffix(src, "\n"):
 		return src + "\n" + block
 	default:

@@ -154,8 +154,6 @@ func tomlSetTable(src string, key []string, text string) string {
 	switch {
 	case src == "":
 		return text
-	case strings.HasSuffix(src, "\n\n"):
-		return src + text
 	case strings.HasSuffix(src, "\n"):
 		return src + "\n" + text
 	default:

@@ -13,6 +13,7 @@ func TestTOMLSpliceKeepsComments(t *testing.T) {
 		"",
 		"model = \"o3\" # my model\n",
 		"model = \"o3\"",
+		"model = \"o3\"\n\n",
 		"# top\nmodel = \"o3\"\n\n[mcp_servers.other] # theirs\ncommand = \"x\"\n\n# about profiles\n[profiles.fast]\nmodel = \"o4\"\n",
 		"notes = \"\"\"\n[mcp_servers.loci]\n\"\"\"\n",
 	} {
