@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +15,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The integrations are tested against the agents' own command-line tools,
@@ -225,8 +222,9 @@ func TestIntegrationInstallTwiceRemoveRestoresEveryByte(t *testing.T) {
 }
 
 // listsLoci runs the agent's own listing of MCP servers in dir and says
-// whether loci is there and connected; codex's list does not connect, so
-// for it the entry's URL and bearer variable are checked instead.
+// whether loci is there and connected. Codex's `mcp list` does not
+// connect: `codex debug prompt-input` does (it renders the model's input,
+// which carries each connected server's instructions, offline).
 func listsLoci(t *testing.T, agent, home, dir string, extraEnv []string) (listed, connected bool, out string) {
 	t.Helper()
 	switch agent {
@@ -255,8 +253,9 @@ func listsLoci(t *testing.T, agent, home, dir string, extraEnv []string) (listed
 			t.Fatalf("codex mcp list --json:\n%s", out)
 		}
 		for _, s := range servers {
-			if s.Name == "loci" {
-				return true, s.Enabled, out
+			if s.Name == "loci" && s.Enabled {
+				prompt, _ := runAgent(t, home, dir, extraEnv, "codex", "debug", "prompt-input")
+				return true, strings.Contains(prompt, "mcp__loci: loci is a local memory"), out + prompt
 			}
 		}
 	case "opencode":
@@ -307,17 +306,8 @@ func TestIntegrationAgentsConnect(t *testing.T) {
 				if !listed || !connected {
 					t.Fatalf("%s does not list loci connected:\n%s", agent, out)
 				}
-				if agent == "codex" {
-					// Codex's list does not connect: the entry it lists must
-					// name this daemon and the token's variable, and that
-					// endpoint must answer an MCP client with that token.
-					want := "http://" + d.addr + "/mcp"
-					if transport == "http" && (!strings.Contains(out, want) || !strings.Contains(out, "LOCI_AUTH_TOKEN")) {
-						t.Fatalf("codex lists loci without %s and LOCI_AUTH_TOKEN:\n%s", want, out)
-					}
-					if transport == "http" {
-						mcpConnectWithToken(t, want, token)
-					}
+				if want := "http://" + d.addr + "/mcp"; agent == "codex" && transport == "http" && (!strings.Contains(out, want) || !strings.Contains(out, "LOCI_AUTH_TOKEN")) {
+					t.Fatalf("codex lists loci without %s and LOCI_AUTH_TOKEN:\n%s", want, out)
 				}
 				if out, errOut, code := integ(t, home, work, auth, "remove", agent); code != 0 {
 					t.Fatalf("remove: %d\n%s\n%s", code, out, errOut)
@@ -328,30 +318,6 @@ func TestIntegrationAgentsConnect(t *testing.T) {
 			})
 		}
 	}
-}
-
-// mcpConnectWithToken connects the SDK's MCP client to url with the token
-// and lists the tools.
-func mcpConnectWithToken(t *testing.T, url, token string) {
-	t.Helper()
-	hc := &http.Client{Transport: bearer{token}}
-	c := mcp.NewClient(&mcp.Implementation{Name: "loci-test", Version: "1"}, nil)
-	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("mcp connect %s: %v", url, err)
-	}
-	defer s.Close()
-	if _, err := s.ListTools(context.Background(), nil); err != nil {
-		t.Fatalf("list tools: %v", err)
-	}
-}
-
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 // TestIntegrationConflictAndCorrupt: an entry named loci that loci did
