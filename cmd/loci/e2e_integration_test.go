@@ -200,6 +200,24 @@ func TestIntegrationInstallTwiceRemoveRestoresEveryByte(t *testing.T) {
 					t.Fatalf("install: %d\n%s\n%s", code, out, errOut)
 				}
 				installed := treeHash(t, home)
+				out, errOut, code = integ(t, home, work, nil, "list", "--json")
+				var list []struct {
+					Agent, Version string
+					Found          bool
+					Installed      []struct{ Scope, URL string }
+				}
+				if code != 0 || json.Unmarshal([]byte(out), &list) != nil {
+					t.Fatalf("list: %d\n%s\n%s", code, out, errOut)
+				}
+				for _, s := range list {
+					if !s.Found || s.Version == "" || (s.Agent == agent) != (len(s.Installed) == 1) {
+						t.Fatalf("list after installing %s:\n%s", agent, out)
+					}
+					if s.Agent == agent && (s.Installed[0].Scope != "user" || s.Installed[0].URL != "http://127.0.0.1:8499/mcp") {
+						t.Fatalf("list after installing %s:\n%s", agent, out)
+					}
+				}
+				sameTree(t, "list", installed, treeHash(t, home))
 				out, errOut, code = integ(t, home, work, nil, append([]string{"install", agent}, addr...)...)
 				if code != 0 || !strings.Contains(out, "nothing to change") {
 					t.Fatalf("second install: %d\n%s\n%s", code, out, errOut)
@@ -485,5 +503,81 @@ func TestIntegrationRefusals(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, "palace")); err == nil {
 		t.Fatal("serve created the palace before refusing")
+	}
+}
+
+// TestIntegrationOpenCodePlugin runs the installed OpenCode plugin in
+// Node the way OpenCode calls it: each event reaches `loci hook opencode
+// <event>` with the session's JSON on stdin, the session-start answer is
+// added to the system prompt and the pre-compact answer to the
+// compaction's context; a loci that cannot run breaks nothing.
+func TestIntegrationOpenCodePlugin(t *testing.T) {
+	agentsBin(t, "opencode")
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed (it comes with the agents: run: npm ci --prefix .ci/npm)")
+	}
+	home := t.TempDir()
+	if out, errOut, code := integ(t, home, home, nil, "--addr", "127.0.0.1:8499", "install", "opencode"); code != 0 {
+		t.Fatalf("install: %d\n%s\n%s", code, out, errOut)
+	}
+	installed, err := os.ReadFile(filepath.Join(home, ".config", "opencode", "plugin", "loci.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := json.Marshal(bin)
+	if !bytes.Contains(installed, []byte("const LOCI = "+string(q)+";")) {
+		t.Fatalf("the plugin does not run this loci (%s):\n%s", bin, installed)
+	}
+	// A stand-in for `loci hook` that logs what it gets and answers as
+	// the hook does.
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "calls")
+	fake := filepath.Join(dir, "fake-loci")
+	writeFiles(t, dir, map[string]string{"fake-loci": "#!/bin/sh\n{ echo \"$*\"; cat; echo; } >> " + logFile + "\n" +
+		`printf '{"hookSpecificOutput":{"hookEventName":"x","additionalContext":"CTX %s"}}' "$3"` + "\n"})
+	os.Chmod(fake, 0o755)
+	driver := `const m = await import(process.argv[2]);
+const p = await m.LociPlugin({ directory: "/work/proj" });
+const ev = (type) => p.event({ event: { type, properties: { sessionID: "s1", info: { id: "s1" } } } });
+await ev("session.created");
+const sys = { system: ["base"] };
+await p["experimental.chat.system.transform"]({ sessionID: "s1", model: {} }, sys);
+const other = { system: [] };
+await p["experimental.chat.system.transform"]({ sessionID: "s2", model: {} }, other);
+const comp = { context: [], prompt: undefined };
+await p["experimental.session.compacting"]({ sessionID: "s1" }, comp);
+await ev("session.deleted");
+console.log(JSON.stringify({ system: sys.system, other: other.system, context: comp.context }));
+`
+	for _, c := range []struct {
+		name, loci, want string
+	}{
+		{"hook answers", fake, `{"system":["base","CTX session-start"],"other":[],"context":["CTX pre-compact"]}`},
+		{"loci missing", filepath.Join(dir, "no-such-loci"), `{"system":["base"],"other":[],"context":[]}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lq, _ := json.Marshal(c.loci)
+			plugin := bytes.Replace(installed, []byte("const LOCI = "+string(q)+";"), []byte("const LOCI = "+string(lq)+";"), 1)
+			writeFiles(t, dir, map[string]string{"plugin.mjs": string(plugin), "driver.mjs": driver})
+			os.Remove(logFile)
+			out, err := exec.Command(node, filepath.Join(dir, "driver.mjs"), filepath.Join(dir, "plugin.mjs")).CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != c.want {
+				t.Fatalf("plugin: %v\n%s\nwant %s", err, out, c.want)
+			}
+			if c.loci != fake {
+				return
+			}
+			calls, _ := os.ReadFile(logFile)
+			for _, want := range []string{
+				`hook opencode session-start` + "\n" + `{"session_id":"s1","cwd":"/work/proj","hook_event_name":"SessionStart","source":"startup"}`,
+				`hook opencode pre-compact` + "\n" + `{"session_id":"s1","cwd":"/work/proj","hook_event_name":"PreCompact","trigger":"auto"}`,
+				`hook opencode session-end` + "\n" + `{"session_id":"s1","cwd":"/work/proj","hook_event_name":"SessionEnd","reason":"deleted"}`,
+			} {
+				if !strings.Contains(string(calls), want) {
+					t.Fatalf("the hook did not get %s:\n%s", want, calls)
+				}
+			}
+		})
 	}
 }

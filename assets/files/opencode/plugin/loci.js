@@ -59,20 +59,24 @@ function contextOf(out) {
 
 export const LociPlugin = async ({ directory }) => {
   const wake = new Map();
+  let last = "";
   const payload = (sessionID, name, extra) =>
     Object.assign({ session_id: sessionID || "", cwd: directory, hook_event_name: name }, extra || {});
   return {
     event: async ({ event }) => {
       const id = event && event.properties && (event.properties.sessionID || (event.properties.info && event.properties.info.id));
       if (event.type === "session.created") {
-        wake.set(id || "", contextOf(await hook("session-start", payload(id, "SessionStart", { source: "startup" }))));
+        last = contextOf(await hook("session-start", payload(id, "SessionStart", { source: "startup" })));
+        wake.set(id || "", last);
       } else if (event.type === "session.deleted") {
         await hook("session-end", payload(id, "SessionEnd", { reason: "deleted" }));
         wake.delete(id || "");
       }
     },
     "experimental.chat.system.transform": async (input, output) => {
-      const text = wake.get((input && input.sessionID) || "") || wake.get("") || "";
+      // Without a session (a title or summary call) the latest wake-up.
+      const sid = input && input.sessionID;
+      const text = sid ? wake.get(sid) || "" : last;
       if (text && output && Array.isArray(output.system)) output.system.push(text);
     },
     "experimental.session.compacting": async (input, output) => {
