@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -218,5 +219,8 @@ func (a *app) printIntegration(res *integration.Result) {
 		a.printf("(dry run: nothing was written)\n")
 	case !res.Changed:
 		a.printf("%s (%s): nothing to change\n", res.Agent, res.Scope)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(a.stderr, "note: %s\n", safeText(n))
 	}
 }

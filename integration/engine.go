@@ -109,6 +109,9 @@ type Result struct {
 	Changed bool     `json:"changed"`
 	Version string   `json:"agent_version,omitempty"`
 	Changes []Change `json:"changes"`
+	// Notes say what the person still has to do (export the token, approve
+	// the server or the hooks in the agent).
+	Notes []string `json:"notes,omitempty"`
 }
 
 func unified(path string, before, after []byte) string {
@@ -449,7 +452,7 @@ func (e *Env) install(ctx context.Context, name string, opt Options, update bool
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Agent: a.Name, Scope: scope, DryRun: opt.DryRun, Version: found.Version}
+	res := &Result{Agent: a.Name, Scope: scope, DryRun: opt.DryRun, Version: found.Version, Notes: notes(a, p)}
 	next := &Manifest{Agent: a.Name, Scope: scope, Transport: transport, URL: e.URL, Loci: e.Loci, AgentVersion: found.Version}
 	if m != nil {
 		next.Dirs = m.Dirs
@@ -546,6 +549,27 @@ func (e *Env) install(ctx context.Context, name string, opt Options, update bool
 		}
 	}
 	return res, e.writeManifest(next, opt.Project)
+}
+
+// notes are what a person still has to do after an install.
+func notes(a Agent, p *plan) []string {
+	var out []string
+	if p.Auth {
+		out = append(out, "authentication is on: "+a.Name+" reads the token from "+TokenEnv+"; export it where "+a.Command+" runs (the token is not written to any file)")
+	}
+	switch {
+	case a.Name == "claude-code" && p.project != "":
+		out = append(out, "Claude Code asks once to approve the project's MCP server loci (.mcp.json) when it starts in the project")
+	case a.Name == "codex":
+		out = append(out, "Codex runs new hooks only once you trust them: review them with /hooks in Codex")
+		if p.project != "" {
+			out = append(out, "Codex reads <project>/.codex/config.toml only in a project it trusts")
+		}
+	}
+	if p.transport == TransportStdio {
+		out = append(out, "the stdio transport runs `"+p.Loci+" mcp`, which needs the daemon running (or `loci daemon start`)")
+	}
+	return out
 }
 
 func appendNew(list []string, more ...string) []string {
