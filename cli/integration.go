@@ -147,6 +147,9 @@ func (a *app) integrationEnv(inProject bool) (*integration.Env, integration.Opti
 		URL:      "http://" + dialable(a.address(cfg)) + "/mcp",
 		Auth:     cfg.Auth.Enabled,
 	}
+	if !inProject {
+		return env, opt, nil
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil, opt, fault.Wrap(fault.ServerFailed, err, "cannot read the working directory", "")
@@ -155,10 +158,8 @@ func (a *app) integrationEnv(inProject bool) (*integration.Env, integration.Opti
 	if err != nil {
 		return nil, opt, err
 	}
-	if inProject {
-		env.Wing, env.Room = scope.Wing, scope.Room
-		opt.Project = projectDir(wd, scope)
-	}
+	env.Wing, env.Room = scope.Wing, scope.Room
+	opt.Project = projectDir(wd, scope)
 	return env, opt, nil
 }
 
