@@ -492,6 +492,14 @@ func TestIntegrationRefusals(t *testing.T) {
 	}
 	sameTree(t, "refusals", before, treeHash(t, home))
 
+	bad := filepath.Join(home, "badproj")
+	writeFiles(t, bad, map[string]string{".loci.toml": "wing = 3\n"})
+	before = treeHash(t, home)
+	if _, errOut, code := integ(t, home, bad, nil, "install", "claude-code", "--project", "--json"); code == 0 || !strings.Contains(errOut, "loci::project::invalid") {
+		t.Fatalf("invalid project file: %d %s", code, errOut)
+	}
+	sameTree(t, "invalid project file", before, treeHash(t, home))
+
 	missing := filepath.Join(assetsDir, "nope")
 	_, errOut, code = integ(t, home, home, []string{"LOCI_ASSETS_DIR=" + missing}, "list", "--json")
 	if code == 0 || !strings.Contains(errOut, "loci::assets::not_found") {
