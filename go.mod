@@ -104,3 +104,5 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
 )
+
+replace github.com/dgraph-io/ristretto/v2 => ./third_party/ristretto

@@ -25,6 +25,7 @@ import (
 type Config struct {
 	Server      Server      `toml:"server" json:"server"`
 	Palace      Palace      `toml:"palace" json:"palace"`
+	Store       Store       `toml:"store" json:"store"`
 	Auth        Auth        `toml:"auth" json:"auth"`
 	Web         Web         `toml:"web" json:"web"`
 	DB          DB          `toml:"db" json:"db"`
@@ -61,6 +62,19 @@ type Server struct {
 // Palace is where the embedded store lives.
 type Palace struct {
 	Path string `toml:"path" json:"path"`
+}
+
+// DefaultMinFreeBytes is store.min_free_bytes's default: 256 MiB, above
+// what Badger takes to start a new memtable log and value log file and
+// flush the full memtable (store/badgerdb.Headroom, 224 MiB with its
+// sizes of today); the daemon keeps the larger of the two.
+const DefaultMinFreeBytes int64 = 256 << 20
+
+// Store is the embedded store.
+type Store struct {
+	// MinFreeBytes is the reserve: writes are refused with
+	// loci::store::disk_full while the palace's filesystem has less free.
+	MinFreeBytes int64 `toml:"min_free_bytes" json:"min_free_bytes"`
 }
 
 // Auth is bearer-token authentication.
@@ -376,6 +390,7 @@ func Default(env func(string) (string, bool)) Config {
 	return Config{
 		Server:      Server{Bind: "127.0.0.1", Port: 8420},
 		Palace:      Palace{Path: filepath.Join(data, "palace")},
+		Store:       Store{MinFreeBytes: DefaultMinFreeBytes},
 		DB:          DB{Bind: "127.0.0.1", Port: 8000},
 		Webhook:     Webhook{Bind: "127.0.0.1", Port: 8787, MaxBodyBytes: 1 << 20, MaxConcurrent: 16},
 		Dedup:       Dedup{Enabled: true, NearThreshold: 0.9, EntityFuzzy: true},
@@ -513,6 +528,7 @@ var envSettings = []struct{ env, key string }{
 	{"LOCI_BIND", "server.bind"},
 	{"LOCI_PORT", "server.port"},
 	{"LOCI_PALACE_PATH", "palace.path"},
+	{"LOCI_STORE_MIN_FREE_BYTES", "store.min_free_bytes"},
 	{"LOCI_AUTH_ENABLED", "auth.enabled"},
 	{"LOCI_AUTH_TOKEN", "auth.token"},
 	{"LOCI_DB_BIND", "db.bind"},
@@ -565,6 +581,12 @@ func (c *Config) set(key, value, source string) error {
 		return parseInt(&c.Server.Port)
 	case "palace.path":
 		c.Palace.Path = value
+	case "store.min_free_bytes":
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		if err != nil {
+			return bad("a number of bytes")
+		}
+		c.Store.MinFreeBytes = n
 	case "auth.enabled":
 		return parseBool(&c.Auth.Enabled)
 	case "auth.token":
@@ -649,6 +671,8 @@ func (c *Config) Validate() error {
 		return bad("palace.path", "is empty; an absolute path is required")
 	case !filepath.IsAbs(c.Palace.Path):
 		return bad("palace.path", "%q is relative; an absolute path is required", c.Palace.Path)
+	case c.Store.MinFreeBytes < 0:
+		return bad("store.min_free_bytes", "%d is negative; give a number of bytes (0: the store's own need only)", c.Store.MinFreeBytes)
 	case c.Auth.Token != "" && len(c.Auth.Token) < 16:
 		return bad("auth.token", "is shorter than 16 characters")
 	case secretProblem(c.Auth.Token) != "":

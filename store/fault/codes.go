@@ -22,6 +22,10 @@ const (
 	StoreBackendFailed Code = "loci::store::backend_failed"
 	StoreMalformed     Code = "loci::store::malformed"
 	StoreSchemaSync    Code = "loci::store::schema_sync"
+	// StoreDiskFull: the palace's filesystem has less free space than
+	// the reserve (store.min_free_bytes); writes wait until space is
+	// freed, reads go on.
+	StoreDiskFull Code = "loci::store::disk_full"
 
 	MigrateFailed Code = "loci::migrate::failed"
 	MigrateLocked Code = "loci::migrate::locked"
@@ -116,6 +120,7 @@ var statuses = map[Code]int{
 	StoreBackendFailed:          500,
 	StoreMalformed:              500,
 	StoreSchemaSync:             500,
+	StoreDiskFull:               507,
 	MigrateFailed:               500,
 	MigrateLocked:               500,
 	AuthUnauthorized:            401,
