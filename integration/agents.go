@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"text/template"
 
@@ -32,6 +33,17 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// bridgeArgs are the stdio entry's arguments: the bridge, pinned to the
+// daemon the HTTP entry would name (an agent runs it with its own
+// environment, where the daemon's registry file may not be found).
+func (p *plan) bridgeArgs() []string {
+	args := []string{"mcp"}
+	if u, err := url.Parse(p.URL); err == nil && u.Host != "" {
+		args = append(args, "--addr", u.Host)
+	}
+	return args
 }
 
 // hookCommand is the command line a hook runs.

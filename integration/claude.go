@@ -41,7 +41,7 @@ func claudeFiles(p *plan) ([]File, error) {
 		entry = append(entry, field{"headers", orderedObject{{"Authorization", "Bearer ${" + TokenEnv + "}"}}})
 	}
 	if p.transport == TransportStdio {
-		entry = orderedObject{{"type", "stdio"}, {"command", p.Loci}, {"args", []string{"mcp"}}}
+		entry = orderedObject{{"type", "stdio"}, {"command", p.Loci}, {"args", p.bridgeArgs()}}
 	}
 	instr, err := p.instructions()
 	if err != nil {

@@ -33,7 +33,7 @@ func codexFiles(p *plan) ([]File, error) {
 	b.WriteString("[mcp_servers.loci]\n")
 	if p.transport == TransportStdio {
 		b.WriteString("command = " + tomlString(p.Loci) + "\n")
-		b.WriteString("args = " + tomlStrings([]string{"mcp"}) + "\n")
+		b.WriteString("args = " + tomlStrings(p.bridgeArgs()) + "\n")
 		if p.Auth {
 			b.WriteString("env_vars = " + tomlStrings([]string{TokenEnv}) + "\n")
 		}

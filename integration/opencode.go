@@ -47,7 +47,7 @@ func opencodeFiles(p *plan) ([]File, error) {
 		entry = append(entry, field{"headers", orderedObject{{"Authorization", "Bearer {env:" + TokenEnv + "}"}}})
 	}
 	if p.transport == TransportStdio {
-		entry = orderedObject{{"type", "local"}, {"command", []string{p.Loci, "mcp"}}}
+		entry = orderedObject{{"type", "local"}, {"command", append([]string{p.Loci}, p.bridgeArgs()...)}}
 	}
 	entry = append(entry, field{"enabled", true})
 	plugin, err := p.Assets.Read("opencode/plugin/loci.js")
