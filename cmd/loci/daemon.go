@@ -16,6 +16,7 @@ import (
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/actors/kinds"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/assets"
 	"github.com/loci-dev/loci/cli"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/lexical"
@@ -177,6 +178,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			log.Info("loci stopped")
 		}
 	}()
+
+	// 0. An assets.dir override that names no directory refuses the start
+	// (loci::assets::not_found): the hooks and integrations read it.
+	if _, err := assets.Open(cfg.Assets.Dir); err != nil {
+		return err
+	}
 
 	// 1. Bind first: a taken address fails before anything is created.
 	ln, err := net.Listen("tcp", cfg.Addr())

@@ -58,7 +58,7 @@ var settingDocs = map[string]string{
 	"mining.secrets":                         "What mining does with a document holding a credential: redact (each replaced by a marker naming its kind), skip (not filed) or allow.",
 	"credentials.dir":                        "Directory of credential files: a file credential set through REST or the CLI must lie under it (\"\": none may be set that way).",
 	"credentials.backend":                    "Where credentials are kept: auto or file.",
-	"assets.dir":                             "Runtime assets root (overrides the built-in assets).",
+	"assets.dir":                             "Directory replacing the built-in assets of the agent integrations (instruction snippets, hook and plugin scripts, supported agent versions), laid out like them: <agent>/versions.json, <agent>/instructions.md, opencode/plugin/loci.js. Absolute; a directory that does not exist stops the daemon from starting (loci::assets::not_found).",
 	"embedding.default":                      "The profile search, auto ranking and the embed job use when none is named (\"\": lexical search only).",
 	"embedding.save_secs":                    "Seconds between saves of the vector indexes of a running daemon (a graceful stop always saves).",
 	"embedding.profiles.<name>.provider":     "static (built in), http (OpenAI-compatible or Ollama), command (a program, JSON on stdin and stdout, no shell) or hash (tests only).",
