@@ -170,7 +170,7 @@ func TestDiskFull(t *testing.T) {
 			case <-d.exited:
 			case <-time.After(5 * time.Second):
 			}
-			t.Fatalf("the daemon is gone while the disk filled (%v): %v\n%s", d.err, err, tail(d.log.String()))
+			t.Fatalf("the daemon is gone while the disk filled (%v): %v\n%s", d.err, err, tail(d.log.String(), 4000))
 		}
 		if r.status == 507 {
 			refused = r
@@ -359,12 +359,4 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// tail is the end of a log.
-func tail(s string) string {
-	if len(s) > 4000 {
-		return s[len(s)-4000:]
-	}
-	return s
 }

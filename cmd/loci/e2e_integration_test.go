@@ -546,7 +546,7 @@ func TestIntegrationOpenCodePlugin(t *testing.T) {
 		`printf '{"hookSpecificOutput":{"hookEventName":"x","additionalContext":"CTX %s"}}' "$3"` + "\n"})
 	os.Chmod(fake, 0o755)
 	driver := `const m = await import(process.argv[2]);
-const p = await m.LociPlugin({ directory: "/work/proj" });
+const p = await m.LociPlugin({ directory: process.argv[3] || "/work/proj" });
 const ev = (type) => p.event({ event: { type, properties: { sessionID: "s1", info: { id: "s1" } } } });
 await ev("session.created");
 const sys = { system: ["base"] };
@@ -588,4 +588,29 @@ console.log(JSON.stringify({ system: sys.system, other: other.system, context: c
 			}
 		})
 	}
+	// The plugin with the real `loci hook opencode` against a running
+	// daemon: the project's wake-up reaches the session's system prompt.
+	t.Run("real hook", func(t *testing.T) {
+		dhome, palace := newPalace(t)
+		d := start(t, dhome, palace)
+		r := d.do("POST", "/api/jobs", map[string]any{"type": "checkpoint", "payload": map[string]any{"items": []any{
+			map[string]any{"destination": "project", "wing": "billing", "content": "opencode in billing: the ledger is append-only.", "tags": []string{},
+				"source": map[string]any{"kind": "manual", "agent": "opencode"}}}}})
+		if r.status != 202 {
+			t.Fatalf("checkpoint: %s", r.raw)
+		}
+		if j := waitJob(t, d, r.body["id"].(string), 20*time.Second, finished); j["status"] != "completed" {
+			t.Fatalf("checkpoint job: %v", j)
+		}
+		proj := t.TempDir()
+		writeFiles(t, proj, map[string]string{".loci.toml": "wing = \"billing\"\n"})
+		writeFiles(t, dir, map[string]string{"plugin.mjs": string(installed), "driver.mjs": driver})
+		cmd := exec.Command(node, filepath.Join(dir, "driver.mjs"), filepath.Join(dir, "plugin.mjs"), proj)
+		cmd.Env = env(dhome, "LOCI_PALACE_PATH="+palace)
+		out, err := cmd.CombinedOutput()
+		var got struct{ System []string }
+		if err != nil || json.Unmarshal(out, &got) != nil || len(got.System) != 2 || !strings.Contains(got.System[1], "the ledger is append-only") {
+			t.Fatalf("the real hook's wake-up did not reach the system prompt: %v\n%s", err, out)
+		}
+	})
 }

@@ -1,8 +1,9 @@
 // loci's OpenCode plugin, written by `loci integration install opencode`
 // (remove it with `loci integration remove opencode`). It hands OpenCode's
 // session events to `loci hook opencode <event>`: the JSON object the hook
-// reads on stdin, the text it prints (plain, or a hook output object with
-// hookSpecificOutput.additionalContext) added to the session's context.
+// reads on stdin, the text it prints (loci's {"context": "..."}, plain
+// text, or a hook output object with hookSpecificOutput.additionalContext)
+// added to the session's context.
 // A hook that fails or is slow is ignored: the session never breaks
 // because loci is not running.
 
@@ -50,7 +51,7 @@ function contextOf(out) {
   if (!text) return "";
   try {
     const v = JSON.parse(text);
-    const c = v && v.hookSpecificOutput && v.hookSpecificOutput.additionalContext;
+    const c = v && (typeof v.context === "string" ? v.context : v.hookSpecificOutput && v.hookSpecificOutput.additionalContext);
     return typeof c === "string" ? c : "";
   } catch {
     return text;
