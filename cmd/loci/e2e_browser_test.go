@@ -299,11 +299,14 @@ func TestDashboardInABrowser(t *testing.T) {
 	// Keyboard: Tab from the page start reaches the views' links in order.
 	var focused string
 	run("keyboard", chromedp.Navigate(base+"#/overview"), waitText(`document.querySelector('main h1')?.textContent === 'Overview'`),
-		chromedp.Evaluate(`document.activeElement.blur()`, nil),
-		chromedp.KeyEvent("\t"), chromedp.KeyEvent("\t"),
+		chromedp.Evaluate(`window.lociTrail = [document.activeElement.outerHTML.slice(0, 80)]; document.activeElement.blur()`, nil),
+		chromedp.KeyEvent("\t"), chromedp.Evaluate(`window.lociTrail.push(document.activeElement.outerHTML.slice(0, 80))`, nil),
+		chromedp.KeyEvent("\t"), chromedp.Evaluate(`window.lociTrail.push(document.activeElement.outerHTML.slice(0, 80))`, nil),
 		chromedp.Evaluate(`document.activeElement.textContent`, &focused))
 	if focused != "Overview" {
-		t.Fatalf("the second Tab should reach the Overview link, reached %q", focused)
+		var trail []string
+		chromedp.Run(ctx, chromedp.Evaluate(`window.lociTrail`, &trail))
+		t.Fatalf("the second Tab should reach the Overview link, reached %q (focus before the blur, after each Tab: %q)", focused, trail)
 	}
 
 	// A narrow window.
