@@ -50,11 +50,11 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 	opts := badger.DefaultOptions(dir).
 		WithSyncWrites(true).
 		WithLogger(badgerLogger{log}).
-		WithMemTableSize(64 << 20).
-		// 64 MB of block cache instead of 256: its hit ratio was 0.28 in a
-		// room of a million drawers, and at 100,000 the smaller cache cost
-		// nothing measurable on writes or searches (BENCHMARKS.md).
-		WithBlockCacheSize(64 << 20).
+		// The sizes that hold memory are budget.go's.
+		WithMemTableSize(MemTableSize).
+		WithNumMemtables(NumMemtables).
+		WithBlockCacheSize(BlockCacheSize).
+		WithBaseTableSize(BaseTableSize).
 		// Zstandard instead of Snappy: tables 27 % smaller on a palace of
 		// Markov text, and Badger maps every table it writes into memory,
 		// so a smaller store is a smaller resident set (a million drawers:
@@ -68,13 +68,10 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 		// set jump by half a gigabyte at a million drawers.
 		WithNumCompactors(2).
 		WithZSTDCompressionLevel(1).
-		WithValueLogFileSize(64 << 20).
+		WithValueLogFileSize(ValueLogFileSize).
 		WithNumVersionsToKeep(1).
 		WithCompactL0OnClose(false)
-	// Every table 2 MB, at every level: a compaction builds up to eight or
-	// more tables at once, each whole in memory before it is written, and
-	// tables that doubled with each level (16-64 MB at a million drawers)
-	// made its buffers jump by 250-800 MB.
+	// Every table BaseTableSize, at every level (budget.go).
 	opts.TableSizeMultiplier = 1
 	bdb, err := badger.Open(opts)
 	if err != nil && emptyMemtable(err) {
