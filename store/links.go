@@ -15,20 +15,21 @@ import "github.com/loci-dev/loci/store/dedup"
 // linkRank orders the kinds of link, strongest first.
 var linkRank = map[dedup.Verdict]int{dedup.Exact: 0, dedup.Normalized: 1, dedup.Near: 2}
 
-// strongerLink reports whether a is a closer match than b: a stronger kind,
-// then a higher similarity.
-func strongerLink(a, b *Link) bool {
-	if ra, rb := linkRank[a.Kind], linkRank[b.Kind]; ra != rb {
+// strongerEnd reports whether a is a closer match than b: a stronger
+// kind, then a higher similarity.
+func strongerEnd(aKind dedup.Verdict, aSim float64, b *LinkEnd) bool {
+	if ra, rb := linkRank[aKind], linkRank[b.Kind]; ra != rb {
 		return ra < rb
 	}
-	return a.Signals.Similarity > b.Signals.Similarity
+	return aSim > b.Similarity
 }
 
-// weakestLink is the index of the weakest of links (the newest of equals).
-func weakestLink(links []Link) int {
+// weakestEnd is the index of the weakest of ends (the newest of equals).
+func weakestEnd(ends []LinkEnd) int {
 	w := 0
-	for i := 1; i < len(links); i++ {
-		if strongerLink(&links[w], &links[i]) || (!strongerLink(&links[i], &links[w]) && links[i].CreatedAt.After(links[w].CreatedAt)) {
+	for i := 1; i < len(ends); i++ {
+		a, b := &ends[i], &ends[w]
+		if strongerEnd(b.Kind, b.Similarity, a) || (!strongerEnd(a.Kind, a.Similarity, b) && a.CreatedAt.After(b.CreatedAt)) {
 			w = i
 		}
 	}
@@ -39,34 +40,46 @@ func weakestLink(links []Link) int {
 // first, each to the drawer other(l), the ones it records: at most room,
 // each to a drawer with fewer than MaxLinksPerDrawer links or whose weakest
 // is weaker than it; that weakest link is deleted (and the deletion logged)
-// to make room.
+// to make room. It looks at the first maxTried candidates only. The other drawers' links are ranked from their link index
+// (LinkEnds), not read one by one.
 func admitLinks(tx Tx, cands []Link, room int, other func(*Link) string) ([]Link, error) {
 	var out []Link
 	for i := range cands {
-		if len(out) >= room {
+		if len(out) >= room || i >= maxTried {
 			break
 		}
 		c := &cands[i]
-		have, err := tx.Links(other(c))
+		have, err := tx.LinkEnds(other(c))
 		if err != nil {
 			return nil, err
 		}
 		if len(have) >= MaxLinksPerDrawer {
-			w := weakestLink(have)
-			if !strongerLink(c, &have[w]) {
+			w := weakestEnd(have)
+			if !strongerEnd(c.Kind, c.Signals.Similarity, &have[w]) {
 				continue
 			}
-			if err := tx.DeleteLink(&have[w]); err != nil {
+			weak, err := tx.Link(have[w].ID)
+			if err != nil {
 				return nil, err
 			}
-			if err := tx.Log(ChangeLink, ActionDeleted, have[w].ID); err != nil {
-				return nil, err
+			if weak != nil {
+				if err := tx.DeleteLink(weak); err != nil {
+					return nil, err
+				}
+				if err := tx.Log(ChangeLink, ActionDeleted, weak.ID); err != nil {
+					return nil, err
+				}
 			}
 		}
 		out = append(out, *c)
 	}
 	return out, nil
 }
+
+// maxTried bounds the candidates admitLinks looks at for one write: in a
+// room of near-identical drawers most are full, and each costs a scan of
+// its link index.
+const maxTried = 2 * MaxLinksPerDrawer
 
 // olderEnd is the end of a write's candidate link that is not the new drawer.
 func olderEnd(l *Link) string { return l.Older }
