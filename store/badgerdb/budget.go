@@ -16,7 +16,8 @@ const (
 	// MemTableSize is one memtable's size. Badger bounds one transaction
 	// at 15 % of it (ErrTxnTooBig): 32 MB allows 4.8 MB, room for a
 	// drawer of MaxContentBytes with its records, and for the drawers of
-	// one mined file of the default 2 MiB max_file_bytes.
+	// one mined file of the default 2 MiB max_file_bytes, text or markup,
+	// with dedup on; 24 MB did not hold that file (mine tests).
 	MemTableSize = 32 << 20
 	// NumMemtables is how many memtables may be held: the one written and
 	// the ones waiting to be flushed. Writes wait when all are full, which
