@@ -42,6 +42,8 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only static
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only dashboard
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only rss
+	$(GO) run ./cmd/locibench -bin ./$(BIN) -only bridge
+	$(GO) run ./cmd/locibench -bin ./$(BIN) -only hook
 	$(MAKE) bench-quality
 	$(MAKE) bench-million
 
@@ -64,6 +66,8 @@ lint: ## gofmt and vet
 
 fuzz: ## run each fuzz target for a while (FUZZTIME, default 30s)
 	$(GO) test -run '^$$' -fuzz FuzzNames -fuzztime $${FUZZTIME:-30s} ./store/names
+	$(GO) test -run '^$$' -fuzz FuzzJSONSplice -fuzztime $${FUZZTIME:-30s} ./integration
+	$(GO) test -run '^$$' -fuzz FuzzTOMLSplice -fuzztime $${FUZZTIME:-30s} ./integration
 	$(GO) test -run '^$$' -fuzz FuzzOSA -fuzztime $${FUZZTIME:-30s} ./store/dedup
 	$(GO) test -run '^$$' -fuzz FuzzNormalizeCompare -fuzztime $${FUZZTIME:-30s} ./store/dedup
 	$(GO) test -run '^$$' -fuzz FuzzDecodeArgs -fuzztime $${FUZZTIME:-30s} ./transport

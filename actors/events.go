@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -46,6 +47,14 @@ type Subscription struct {
 	Done chan struct{}
 }
 
+// Subscribe's refusals.
+var (
+	// ErrBusClosed: the daemon is stopping.
+	ErrBusClosed = errors.New("the event bus is closed")
+	// ErrBusFull: Max subscribers are listening.
+	ErrBusFull = errors.New("the event bus has its most subscribers")
+)
+
 // Bus publishes change notices after they are saved: it follows the change
 // log (kicked by every commit) and fans each entry out to the subscribers
 // without ever waiting for one. It runs beside the writer, which it never
@@ -53,6 +62,9 @@ type Subscription struct {
 type Bus struct {
 	DB  store.DB
 	Log *slog.Logger
+	// Max caps the subscribers (0: no cap); set before the first
+	// Subscribe.
+	Max int
 
 	mu     sync.Mutex
 	subs   map[*Subscription]struct{}
@@ -89,16 +101,20 @@ func (b *Bus) Start(ctx context.Context) error {
 // Kick asks for a catch-up (the writer's commit hook; never blocks).
 func (b *Bus) Kick() { b.f.Kick() }
 
-// Subscribe adds a listener; nil once the bus is closed.
-func (b *Bus) Subscribe() *Subscription {
+// Subscribe adds a listener; ErrBusClosed once the bus is closed,
+// ErrBusFull while Max listeners are subscribed.
+func (b *Bus) Subscribe() (*Subscription, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return nil
+		return nil, ErrBusClosed
+	}
+	if b.Max > 0 && len(b.subs) >= b.Max {
+		return nil, ErrBusFull
 	}
 	s := &Subscription{C: make(chan []byte, SubscriptionBuffer), Done: b.done}
 	b.subs[s] = struct{}{}
-	return s
+	return s, nil
 }
 
 // Unsubscribe removes a listener.

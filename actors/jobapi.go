@@ -201,7 +201,7 @@ func (j *Jobs) control(ctx context.Context, id string, ev, request store.JobEven
 		return nil, err
 	}
 	j.awaitRun(ctx, cid)
-	v, err := j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+	v, err := j.Sys.Write(Bookkeeping(ctx), func(tx store.Tx) (any, error) {
 		job, err := tx.Job(cid)
 		if err != nil || job == nil {
 			return nil, jobNotFound(cid, err)

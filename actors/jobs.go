@@ -113,7 +113,7 @@ func (j *Jobs) Start(ctx context.Context) error {
 
 // recover applies the crash-recovery event to running jobs that match.
 func (j *Jobs) recover(ctx context.Context, match func(*store.Job) bool) (int, error) {
-	v, err := j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+	v, err := j.Sys.Write(Bookkeeping(ctx), func(tx store.Tx) (any, error) {
 		var running []*store.Job
 		if err := tx.ActiveJobs(func(job *store.Job) bool {
 			if job.Status == store.JobRunning && match(job) {
@@ -217,7 +217,60 @@ func (r *Run) Save(ctx context.Context, checkpoint any, progress store.Progress)
 // Write runs fn and records checkpoint and progress in the same
 // transaction, so that records are never ahead of the checkpoint: a
 // replay after a crash starts after what was written.
+//
+// On a full disk (loci::store::disk_full) the job waits: its progress
+// says so, and Write tries again once the gate lets writes through, so a
+// job pauses instead of failing and nothing is lost or written twice (the
+// refused write changed nothing). A stop requested meanwhile (pause,
+// cancel, shutdown) ends the wait with ErrStopped: the handler stops at
+// its last checkpoint.
 func (r *Run) Write(ctx context.Context, fn func(tx store.Tx) error, checkpoint any, progress store.Progress) error {
+	waited := false
+	for {
+		err := r.write(ctx, fn, checkpoint, progress)
+		if !fault.Is(err, fault.StoreDiskFull) {
+			if waited && err == nil {
+				r.jobs.Log.Info("disk space is back; the job goes on", "job", r.Job.ID)
+			}
+			return err
+		}
+		if !waited {
+			waited = true
+			r.jobs.Log.Warn("the disk is full; the job waits for space", "job", r.Job.ID, "err", fault.As(err).Help)
+			wait := progress
+			wait.Message = "waiting for disk space: " + fault.As(err).Help
+			// A small record of the runtime's own, passing the gate.
+			if werr := r.write(Bookkeeping(ctx), nil, nil, wait); werr != nil {
+				r.jobs.Log.Warn("recording that a job waits for disk space failed", "job", r.Job.ID, "err", werr)
+			}
+		}
+		if !r.awaitSpace(ctx) {
+			return ErrStopped
+		}
+	}
+}
+
+// awaitSpace waits at least a tick, then until the write gate lets writes
+// through (a commit the store refused for space while the gate passed is
+// tried again after the tick): false when the job is asked to stop first.
+func (r *Run) awaitSpace(ctx context.Context) bool {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		if r.Stopping() || ctx.Err() != nil {
+			return false
+		}
+		if g := r.jobs.Sys.gate.Load(); g == nil || (*g)() == nil {
+			return true
+		}
+	}
+}
+
+func (r *Run) write(ctx context.Context, fn func(tx store.Tx) error, checkpoint any, progress store.Progress) error {
 	_, err := r.jobs.Sys.Write(ctx, func(tx store.Tx) (any, error) {
 		job, err := tx.Job(r.Job.ID)
 		if err != nil || job == nil {
@@ -351,7 +404,7 @@ func (d *dispatcher) claim(c actor.Context) {
 		if n >= total {
 			return
 		}
-		v, err := j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
+		v, err := j.Sys.Write(Bookkeeping(context.Background()), func(tx store.Tx) (any, error) {
 			var pick *store.Job
 			err := tx.QueuedJobs(func(job *store.Job) bool {
 				if j.background(job.Kind) && bg >= bgMax || busy[job.Lane] {
@@ -467,7 +520,7 @@ func (d *dispatcher) heartbeat() {
 		return
 	}
 	lost := map[string]bool{}
-	_, err := j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
+	_, err := j.Sys.Write(Bookkeeping(context.Background()), func(tx store.Tx) (any, error) {
 		for _, id := range ids {
 			job, err := tx.Job(id)
 			if err != nil {
@@ -596,7 +649,7 @@ func (r *Run) conclude(result any, err error) {
 func (r *Run) finish(ev store.JobEvent) {
 	defer close(r.done)
 	ev.Owner = r.jobs.Owner
-	_, err := r.jobs.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
+	_, err := r.jobs.Sys.Write(Bookkeeping(context.Background()), func(tx store.Tx) (any, error) {
 		job, err := tx.Job(r.Job.ID)
 		if err != nil || job == nil {
 			return nil, jobNotFound(r.Job.ID, err)

@@ -140,7 +140,9 @@ func (l *LateNear) judge(batch []string) (n int, err error) {
 			err = panicError(p)
 		}
 	}()
-	_, err = l.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
+	// The judgment of drawers already written: small, and it passes the
+	// disk's gate so that a full disk loses no similar_to link.
+	_, err = l.Sys.Write(Bookkeeping(context.Background()), func(tx store.Tx) (any, error) {
 		n = 0
 		for _, id := range batch {
 			k, err := store.LinkNear(tx, id, l.Dedup)

@@ -25,6 +25,8 @@ type Reporter struct {
 	AuthEnabled bool
 	// Dashboard is whether the web dashboard is served on /ui/.
 	Dashboard bool
+	// Disk, when set, reports the palace's free space against the reserve.
+	Disk func() api.Disk
 }
 
 // Status is the report for a caller whose memory mode is mode. A store
@@ -50,6 +52,10 @@ func (rp *Reporter) Status(ctx context.Context, mode string) api.Status {
 		}
 		st.Migrations = api.Migrations{SchemaHash: mig.SchemaHash, SchemaSync: mig.SchemaSync, DataVersion: mig.DataVersion,
 			Latest: mig.Latest, Pending: mig.Pending, LastRun: mig.LastRun}
+	}
+	if rp.Disk != nil {
+		d := rp.Disk()
+		st.Disk = &d
 	}
 	if rp.Search != nil {
 		if ix, err := rp.Search.Indexes(ctx); err == nil {

@@ -22,6 +22,31 @@ type System struct {
 	closed bool
 	// onCommit is called by the writer after every durable commit.
 	onCommit atomic.Pointer[func()]
+	// gate, when set, is asked before a write is sent to the writer: an
+	// error refuses the write (the disk's reserve, SetGate).
+	gate atomic.Pointer[func() error]
+}
+
+// SetGate sets the check every write but the job runtime's own records
+// (Bookkeeping) passes before it is sent to the writer: the free-space
+// reserve, so that a full disk refuses writes with
+// loci::store::disk_full before space runs out. It must be cheap.
+func (s *System) SetGate(fn func() error) { s.gate.Store(&fn) }
+
+type bookkeepingKey struct{}
+
+// Bookkeeping marks ctx's writes as the job runtime's own small records
+// (claims, leases, ends of jobs, pause and cancel requests, the progress
+// message of a job waiting for space): they pass the gate, taking a
+// little of the reserve, so that a job on a full disk waits instead of
+// losing its lease or failing.
+func Bookkeeping(ctx context.Context) context.Context {
+	return context.WithValue(ctx, bookkeepingKey{}, true)
+}
+
+func isBookkeeping(ctx context.Context) bool {
+	b, _ := ctx.Value(bookkeepingKey{}).(bool)
+	return b
 }
 
 // OnCommit sets the function the writer calls after every durable commit
@@ -55,6 +80,11 @@ func Start(db store.DB, log *slog.Logger, level slog.Level) *System {
 // make every check before its first write: a function failing after it
 // wrote makes the writer run the batch again without it.
 func (s *System) Write(ctx context.Context, fn func(store.Tx) (any, error)) (any, error) {
+	if g := s.gate.Load(); g != nil && !isBookkeeping(ctx) {
+		if err := (*g)(); err != nil {
+			return nil, err
+		}
+	}
 	req := &writeReq{fn: fn, reply: make(chan writeResp, 1)}
 	s.mu.RLock()
 	if s.closed {

@@ -112,7 +112,7 @@ type triggerRun struct {
 	cancel   context.CancelFunc
 	nextDue  *time.Time
 	setupErr string
-	// rescan: a watch that waited to run asks for a run when it arms.
+	// rescan: the watch asks for a run when it arms (every watch does).
 	rescan bool
 	lock   sync.Mutex // one request at a time
 }
@@ -441,7 +441,12 @@ func (t *Triggers) sync(c actor.Context) {
 			continue
 		}
 		rctx, cancel := context.WithCancel(context.Background())
-		r := &triggerRun{def: w.def, set: w.set, ctx: rctx, cancel: cancel, rescan: t.waiting[name]}
+		// A watch rescans whenever it starts, not only after waiting for
+		// its directory: at the daemon's start (files changed while it was
+		// down or just before a crash fire nothing) and when it is
+		// enabled or changed. An incremental mine of an unchanged tree
+		// creates nothing and costs a directory walk.
+		r := &triggerRun{def: w.def, set: w.set, ctx: rctx, cancel: cancel, rescan: t.waiting[name] || w.def.Type == triggers.Watch}
 		delete(t.waiting, name)
 		t.running[name] = r
 		n := name

@@ -202,6 +202,28 @@ type Status struct {
 	// names it can scope a search to (REST has GET /api/wings).
 	Wings        []WingCount `json:"wings,omitempty"`
 	WingsOmitted int         `json:"wings_omitted,omitempty"`
+	// Disk is the free space of the palace's filesystem against the
+	// reserve; nil when the daemon does not watch it.
+	Disk *Disk `json:"disk,omitempty"`
+}
+
+// Disk is the free space of the palace's filesystem against the reserve
+// (store.min_free_bytes): while less is free, writes are refused with
+// loci::store::disk_full and jobs wait.
+type Disk struct {
+	// Path is the palace directory whose filesystem is watched.
+	Path string `json:"path"`
+	// FreeBytes is what an unprivileged writer may still use; -1 when the
+	// filesystem cannot say (never full then).
+	FreeBytes int64 `json:"free_bytes"`
+	// MinFreeBytes is the reserve in force: the setting, raised to what
+	// the store needs to start its next files.
+	MinFreeBytes int64 `json:"min_free_bytes"`
+	// Full: less than the reserve is free, or the store is read-only.
+	Full bool `json:"full"`
+	// ReadOnly: the daemon started on a full disk and opened the store
+	// read-only; it is opened for writing once space is back.
+	ReadOnly bool `json:"read_only,omitempty"`
 }
 
 // MaxStatusWings bounds the wings loci_status names.

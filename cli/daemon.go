@@ -139,7 +139,7 @@ func (a *app) daemonCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			// The dashboard a running daemon serves stays on: a restart
 			// to pick up a change should not turn it off.
-			if cl, err := a.client(); err == nil && !rf.web {
+			if cl, err := a.newClient(false); err == nil && !rf.web {
 				var st api.Status
 				if _, err := cl.Do(c.Context(), http.MethodGet, "/api/status", nil, &st); err == nil && st.Dashboard != "" {
 					rf.web = true
@@ -267,7 +267,9 @@ func (a *app) say(format string, args ...any) {
 
 // stop asks the daemon to shut down and waits for its process to end.
 func (a *app) stop(ctx context.Context) error {
-	cl, err := a.client()
+	// Stopping the daemon does not depend on the project file (nor send
+	// its mode): a bad .loci.toml must not keep a daemon running.
+	cl, err := a.newClient(false)
 	if err != nil {
 		return err
 	}
@@ -317,9 +319,15 @@ func (a *app) statusCmd() *cobra.Command {
 		Short: "Show the daemon's status (exit 1 on a problem, 3 when no daemon runs)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			cl, err := a.client()
+			// The project file is reported, not needed: a bad one is
+			// shown (and makes the exit 1), the daemon's status still is.
+			scope, scopeErr := a.project()
+			cl, err := a.newClient(false)
 			if err != nil {
 				return err
+			}
+			if cl.Mode == "" && scopeErr == nil {
+				cl.Mode = scope.Mode
 			}
 			var st api.Status
 			if _, err := cl.Do(c.Context(), http.MethodGet, "/api/status", nil, &st); err != nil {
@@ -328,8 +336,12 @@ func (a *app) statusCmd() *cobra.Command {
 				}
 				return err
 			}
+			proj := projectStatus(scope, scopeErr)
 			if a.jsonOut {
-				_ = a.out(st)
+				_ = a.out(struct {
+					api.Status
+					Project projectState `json:"project"`
+				}{st, proj})
 			} else {
 				a.printf("loci %s, pid %d, up %s, on http://%s\n", st.Version, st.PID, time.Duration(st.UptimeSecs)*time.Second, st.Address)
 				a.printf("palace:     %s (%s)\n", st.Palace, st.Datastore.Backend)
@@ -360,13 +372,50 @@ func (a *app) statusCmd() *cobra.Command {
 					}
 				}
 				a.printf("mode:       %s, authentication %s\n", st.Mode, onOff(st.AuthEnabled))
+				a.printf("project:    %s\n", proj.line())
+				if st.Disk != nil {
+					a.printf("disk:       %s\n", diskLine(*st.Disk))
+				}
 			}
-			if !st.Datastore.Healthy || st.Migrations.Pending > 0 || !st.Migrations.SchemaSync {
+			if scopeErr != nil {
+				return &exitError{ExitError, scopeErr}
+			}
+			if !st.Datastore.Healthy || st.Migrations.Pending > 0 || !st.Migrations.SchemaSync || (st.Disk != nil && st.Disk.Full) {
 				return &exitError{ExitError, nil}
 			}
 			return nil
 		},
 	}
+}
+
+// diskLine reads "12.0 GiB free (reserve 256.0 MiB)", or says the disk
+// is full.
+func diskLine(d api.Disk) string {
+	switch {
+	case d.FreeBytes < 0:
+		return "free space unknown on this filesystem"
+	case d.ReadOnly:
+		return fmt.Sprintf("disk full: %s free at %s, under the reserve of %s; started read-only, writes resume once space is freed",
+			humanBytes(d.FreeBytes), d.Path, humanBytes(d.MinFreeBytes))
+	case d.Full:
+		return fmt.Sprintf("disk full: %s free at %s, under the reserve of %s (store.min_free_bytes); writes are refused until space is freed, reads go on",
+			humanBytes(d.FreeBytes), d.Path, humanBytes(d.MinFreeBytes))
+	}
+	return fmt.Sprintf("%s free (reserve %s)", humanBytes(d.FreeBytes), humanBytes(d.MinFreeBytes))
+}
+
+// humanBytes writes a size for people: 1.5 GiB, 300.0 MiB, 5 B.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }
 
 // indexState reads "100000 drawers, caught up" or "..., 12 changes behind".
@@ -501,6 +550,16 @@ func (a *app) doctor(ctx context.Context) []Finding {
 			fs = append(fs, Finding{"store", "error", fe.Msg, fe.Help})
 		} else {
 			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: "opens cleanly"})
+		}
+	}
+
+	// Disk: free space against the reserve.
+	if a.local.Disk != nil {
+		d := a.local.Disk(cfg)
+		if d.Full {
+			fs = append(fs, Finding{"disk", "error", diskLine(d), "free space on the disk holding " + d.Path + ", or lower store.min_free_bytes"})
+		} else {
+			fs = append(fs, Finding{Check: "disk", Status: "ok", Detail: diskLine(d)})
 		}
 	}
 

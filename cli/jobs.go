@@ -405,6 +405,10 @@ func (a *app) wakeUpCmd() *cobra.Command {
 				return err
 			}
 			q := url.Values{"agent_identity": {agent}}
+			wing, err := a.filterWing(c, wing)
+			if err != nil {
+				return err
+			}
 			if wing != "" {
 				q.Set("wing", wing)
 			}
@@ -432,7 +436,7 @@ func (a *app) wakeUpCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "agent identity (required)")
-	cmd.Flags().StringVar(&wing, "wing", "", "wing of the agent's diary")
+	cmd.Flags().StringVar(&wing, "wing", "", "wing of the agent's diary (default: the project's, from .loci.toml; --wing= for every wing)")
 	cmd.Flags().IntVar(&items, "max-items", 0, "at most this many checkpoint drawers (default 10)")
 	cmd.Flags().IntVar(&bytes, "max-bytes", 0, "at most this many bytes of content (default 8192)")
 	return cmd
@@ -504,6 +508,10 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: use, Short: short, Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			wing, err := a.filterWing(c, wing)
+			if err != nil {
+				return err
+			}
 			filter := &api.SearchFilter{Wing: wing, Tags: tags, SourceKind: kind}
 			if !recall {
 				filter.Room = room
@@ -550,7 +558,7 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&wing, "wing", "", "only this wing")
+	f.StringVar(&wing, "wing", "", "only this wing (default: the project's, from .loci.toml; --wing= for every wing)")
 	if !recall {
 		f.StringVar(&room, "room", "", "only this room (needs --wing)")
 	}

@@ -141,7 +141,7 @@ func (a *app) remove(ctx context.Context, path string) error {
 func (a *app) roomCmd() *cobra.Command {
 	r := &cobra.Command{Use: "room", Short: "List, show, create and delete rooms of a wing"}
 	var wing string
-	r.PersistentFlags().StringVar(&wing, "wing", "", "wing (LOCI_WING)")
+	r.PersistentFlags().StringVar(&wing, "wing", "", "wing (LOCI_WING, else the project's .loci.toml)")
 	w := func() (string, error) { return a.defaultPlace(wing, "LOCI_WING", "wing") }
 	r.AddCommand(&cobra.Command{
 		Use: "list", Short: "List a wing's rooms", Args: cobra.NoArgs,
@@ -218,8 +218,8 @@ func (a *app) drawerCmd() *cobra.Command {
 		return "/api/wings/" + client.Esc(wn) + "/rooms/" + client.Esc(rn) + "/drawers", nil
 	}
 	placeFlags := func(c *cobra.Command) {
-		c.Flags().StringVar(&wing, "wing", "", "wing (LOCI_WING)")
-		c.Flags().StringVar(&room, "room", "", "room (LOCI_ROOM)")
+		c.Flags().StringVar(&wing, "wing", "", "wing (LOCI_WING, else the project's .loci.toml)")
+		c.Flags().StringVar(&room, "room", "", "room (LOCI_ROOM, else the project's .loci.toml)")
 	}
 	// drawerID is the id of the drawer ref names: a UUID as it is, unless
 	// --wing or --room is given; else a name (or UUID) in the room those
@@ -477,8 +477,8 @@ func (a *app) noteCmd() *cobra.Command {
 			return nil
 		},
 	}
-	add.Flags().StringVar(&wing, "wing", "", "wing (LOCI_WING)")
-	add.Flags().StringVar(&room, "room", "", "room (LOCI_ROOM)")
+	add.Flags().StringVar(&wing, "wing", "", "wing (LOCI_WING, else the project's .loci.toml)")
+	add.Flags().StringVar(&room, "room", "", "room (LOCI_ROOM, else the project's .loci.toml)")
 	add.Flags().StringVar(&uri, "uri", "", "where the note comes from")
 	n.AddCommand(add)
 	return n
@@ -489,7 +489,7 @@ func (a *app) diaryCmd() *cobra.Command {
 	var agent, wing string
 	var limit int
 	d.PersistentFlags().StringVar(&agent, "agent", "", "agent identity (required)")
-	d.PersistentFlags().StringVar(&wing, "wing", "", "wing (LOCI_WING)")
+	d.PersistentFlags().StringVar(&wing, "wing", "", "wing (LOCI_WING, else the project's .loci.toml)")
 	d.AddCommand(&cobra.Command{
 		Use: "write [TEXT...]", Short: "Write a diary entry",
 		RunE: func(c *cobra.Command, args []string) error {

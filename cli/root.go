@@ -17,6 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/project"
 	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
@@ -33,6 +35,9 @@ type Local struct {
 	Migrate func(ctx context.Context, cfg config.Config, log *slog.Logger) (MigrateReport, error)
 	// OpenCheck opens and closes the store, for doctor.
 	OpenCheck func(ctx context.Context, cfg config.Config) error
+	// Disk reports the palace's free space against the reserve, for
+	// doctor; nil: not checked.
+	Disk func(cfg config.Config) api.Disk
 }
 
 // MigrateReport says what migrate did.
@@ -63,6 +68,11 @@ type app struct {
 	addr       string
 
 	cfg *config.Config
+	// scope is the project scope, read once (scopeRead); scopeErr is
+	// its loci::project::invalid.
+	scope     project.Scope
+	scopeErr  error
+	scopeRead bool
 }
 
 // exitError carries an exit code other than ExitError.
@@ -128,6 +138,7 @@ Connect an agent in one line, e.g. Claude Code:
 	root.AddCommand(a.serveCmd(), a.daemonCmd(), a.statusCmd(), a.migrateCmd(), a.doctorCmd(),
 		a.wingCmd(), a.roomCmd(), a.drawerCmd(), a.noteCmd(), a.diaryCmd(), a.jobCmd(), a.checkpointCmd(),
 		a.auditCmd(), a.repairCmd(), a.mineCmd(), a.minerCmd(), a.triggerCmd(), a.entityCmd(), a.factCmd(), a.graphCmd(), a.sourceCmd(), a.demoCmd(), a.wakeUpCmd(), a.statsCmd(), a.searchCmd(false), a.searchCmd(true), a.benchCmd(), a.authCmd(), a.eventsCmd(), a.versionCmd())
+	root.AddCommand(a.mcpCmd(), a.hookCmd(), a.integrationCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.New(fault.InputInvalid, err.Error(), "see `"+c.CommandPath()+" --help`")
 	})
@@ -222,8 +233,16 @@ func (a *app) config() (*config.Config, error) {
 }
 
 // client makes a daemon client: the address from --addr, else a live
-// registry file of the palace, else the configured listener.
+// registry file of the palace, else the configured listener; the memory
+// mode from --mode, else LOCI_MODE, else the project file.
 func (a *app) client() (*client.Client, error) {
+	return a.newClient(true)
+}
+
+// newClient makes a daemon client; with useProject the project file's
+// mode applies (and an invalid project file is its error), without it
+// only --mode and LOCI_MODE do.
+func (a *app) newClient(useProject bool) (*client.Client, error) {
 	cfg, err := a.config()
 	if err != nil {
 		return nil, err
@@ -236,6 +255,13 @@ func (a *app) client() (*client.Client, error) {
 	case "", "full", "read_only", "disabled":
 	default:
 		return nil, fault.Newf(fault.InputInvalid, "use full, read_only or disabled", "--mode/LOCI_MODE: %q is not a memory mode", mode)
+	}
+	if mode == "" && useProject {
+		scope, err := a.project()
+		if err != nil {
+			return nil, err
+		}
+		mode = scope.Mode
 	}
 	cl := client.New(a.address(cfg), cfg.Auth.Token, mode)
 	if a.addr == "" {
@@ -282,15 +308,15 @@ func (a *app) printError(err error) {
 	}
 }
 
-// defaultPlace reads a wing or room from a flag, else the environment.
+// defaultPlace reads a wing or room from a flag, else the environment,
+// else the project file (.loci.toml).
 func (a *app) defaultPlace(flag, env, what string) (string, error) {
-	if flag != "" {
-		return flag, nil
+	v, err := a.optionalPlace(flag, env, what)
+	if err != nil || v != "" {
+		return v, err
 	}
-	if v, ok := a.env(env); ok && strings.TrimSpace(v) != "" {
-		return v, nil
-	}
-	return "", fault.Newf(fault.InputInvalid, "pass --"+what+" or set "+env, "no %s given", what)
+	return "", fault.Newf(fault.InputInvalid, "pass --"+what+", set "+env+", or set "+what+" in a "+project.FileName+" of the project",
+		"no %s given", what)
 }
 
 func (a *app) versionCmd() *cobra.Command {

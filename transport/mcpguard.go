@@ -3,7 +3,9 @@ package transport
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -142,6 +144,18 @@ func (s *Server) guardMCP(h http.Handler) http.Handler {
 			ctx, cancel := s.endOnRevoke(r)
 			defer cancel()
 			r = r.WithContext(ctx)
+			// The session's stream of notifications: a client that takes
+			// nothing for the stall bound ends it.
+			boundSendBuffer(r)
+			rc := http.NewResponseController(w)
+			defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+			w = &stallWriter{ResponseWriter: w, rc: rc, stall: s.streamStall(), fail: func(err error) {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					s.Log.Warn("dropped an MCP stream that stayed behind", "client", r.RemoteAddr,
+						"reason", "its client took nothing for "+s.streamStall().String())
+				}
+				cancel()
+			}}
 		}
 		pw := &plainErrors{ResponseWriter: w}
 		h.ServeHTTP(pw, r)
@@ -155,6 +169,44 @@ func (s *Server) guardMCP(h http.Handler) http.Handler {
 		}
 	})
 }
+
+// stallWriter gives each write of a stream the stall bound to be taken by
+// its client; a write that fails calls fail (once), which ends the
+// request.
+type stallWriter struct {
+	http.ResponseWriter
+	rc    *http.ResponseController
+	stall time.Duration
+	fail  func(error)
+	once  sync.Once
+}
+
+func (w *stallWriter) failed(err error) {
+	if err != nil {
+		w.once.Do(func() { w.fail(err) })
+	}
+}
+
+func (w *stallWriter) Write(b []byte) (int, error) {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
+	n, err := w.ResponseWriter.Write(b)
+	w.failed(err)
+	return n, err
+}
+
+// Flush sends what is buffered within the stall bound.
+func (w *stallWriter) Flush() { _ = w.FlushError() }
+
+// FlushError is Flush with its failure (http.ResponseController uses it).
+func (w *stallWriter) FlushError() error {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall))
+	err := w.rc.Flush()
+	w.failed(err)
+	return err
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // plainErrors holds back a plain-text failure the SDK writes (http.Error)
 // so that it can be answered as {error, code, help} with the same status.

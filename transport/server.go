@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -63,6 +64,11 @@ type Server struct {
 	// MCPMaxSessions) when set.
 	MCPIdle time.Duration
 	MCPMax  int
+	// StreamStall is how long an event or MCP stream may stay behind
+	// before it is dropped (StreamStall where zero).
+	StreamStall time.Duration
+
+	busyWarned atomic.Int64 // when a refused stream was last logged, Unix ns
 
 	thrOnce   sync.Once
 	thr       *throttle

@@ -162,13 +162,18 @@ func apiTrigger(in actors.TriggerInfo) api.Trigger {
 // Nobody who merely reaches the port can starve signed deliveries: a
 // request must be read whole (headers and body) within WebhookReadTimeout
 // of its connection being accepted; at most WebhookMaxReading connections
-// are still reading at once (more wait in the kernel's backlog); a
-// connection carries one request; and a max_concurrent slot is taken only
-// once the signature has checked out.
+// are still reading at once and WebhookMaxConns open in all (more wait in
+// the kernel's backlog); a connection carries one request; and a
+// max_concurrent slot is taken only once the signature has checked out.
 type Webhooks struct {
 	Triggers *actors.Triggers
 	Config   config.Webhook
 	Log      *slog.Logger
+	// MaxConns caps the listener's open connections (WebhookMaxConns
+	// where zero) and MaxReading those still reading their request
+	// (WebhookMaxReading where zero); past either, connections wait in
+	// the backlog (ConnBudget sizes both against the open-file limit).
+	MaxConns, MaxReading int
 
 	mu   sync.Mutex
 	srv  *http.Server
@@ -205,7 +210,14 @@ func (h *Webhooks) Start() error {
 	// again, so the bound on readers holds, and no idle connection waits.
 	h.srv.SetKeepAlivesEnabled(false)
 	h.addr = ln.Addr().String()
-	srv, rl := h.srv, newReadingListener(ln, WebhookMaxReading)
+	conns, reading := h.MaxConns, h.MaxReading
+	if conns <= 0 {
+		conns = WebhookMaxConns
+	}
+	if reading <= 0 {
+		reading = WebhookMaxReading
+	}
+	srv, rl := h.srv, newReadingListener(LimitConns(h.srv, ln, conns, false), reading)
 	go func() {
 		if err := srv.Serve(rl); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			h.Log.Error("the webhook listener failed", "err", err)

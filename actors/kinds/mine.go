@@ -45,6 +45,9 @@ type Mining struct {
 	// DB, when set, checks at submission that a wing given by its id is
 	// one (kinds.All sets it).
 	DB store.DB
+	// DocDelay slows reading by this much a document: end-to-end tests
+	// (LOCI_TEST_MINE_DELAY) that need a mine still running.
+	DocDelay time.Duration
 }
 
 // Secret policies (mining.secrets).
@@ -283,6 +286,9 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 				next.Cursor = refs[end].Cursor
 			}
 			end++
+		}
+		if m.DocDelay > 0 {
+			time.Sleep(m.DocDelay * time.Duration(end-i))
 		}
 		docs := m.readAll(ctx, a, id, refs[i:end], key, t.key, in, r, &next.Stats)
 		last := refs[end-1].ID

@@ -10,10 +10,13 @@ import (
 	_ "net/http/pprof" // served only when LOCI_PPROF is set
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/actors/kinds"
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/assets"
 	"github.com/loci-dev/loci/cli"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/lexical"
@@ -21,6 +24,7 @@ import (
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
 	"github.com/loci-dev/loci/store/config"
+	"github.com/loci-dev/loci/store/disk"
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport"
 )
@@ -49,6 +53,111 @@ func openStore(cfg config.Config, log *slog.Logger) (*badgerdb.DB, error) {
 	return badgerdb.Open(storeDir(cfg), log)
 }
 
+// openServing opens the palace's store for the daemon: read-only on a
+// full disk (badgerdb.OpenServing).
+func openServing(cfg config.Config, log *slog.Logger) (*badgerdb.DB, error) {
+	if err := os.MkdirAll(storeDir(cfg), 0o700); err != nil {
+		return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot create the palace directory "+cfg.Palace.Path,
+			"check palace.path and its permissions")
+	}
+	return badgerdb.OpenServing(storeDir(cfg), log)
+}
+
+// reserve is the free space the daemon keeps on the palace's filesystem:
+// store.min_free_bytes, raised to what the store needs to start its next
+// files (badgerdb.Headroom).
+func reserve(cfg config.Config) int64 { return max(cfg.Store.MinFreeBytes, badgerdb.Headroom) }
+
+// diskState reports the palace's disk: free space, reserve, full.
+func diskState(path string, g *disk.Guard, db *badgerdb.DB) api.Disk {
+	free, ro := g.Free(), db != nil && db.ReadOnly()
+	return api.Disk{Path: path, FreeBytes: free, MinFreeBytes: g.Reserve(), Full: ro || (free >= 0 && free < g.Reserve()), ReadOnly: ro}
+}
+
+// diskCheck is doctor's look at the palace's disk (its nearest existing
+// directory when the palace is not created yet).
+func diskCheck(cfg config.Config) api.Disk {
+	p := cfg.Palace.Path
+	for {
+		if _, err := os.Stat(p); err == nil || filepath.Dir(p) == p {
+			break
+		}
+		p = filepath.Dir(p)
+	}
+	d := diskState(p, disk.New(p, reserve(cfg)), nil)
+	d.Path = cfg.Palace.Path
+	return d
+}
+
+// lateStart holds what a start on a full disk leaves for later: the job
+// runtime and the triggers start once the store is writable again
+// (awaitSpace), unless the daemon is stopping by then.
+type lateStart struct {
+	mu      sync.Mutex
+	stopped bool
+}
+
+// stop marks the daemon stopping, after any late start in progress.
+func (l *lateStart) stop() {
+	l.mu.Lock()
+	l.stopped = true
+	l.mu.Unlock()
+}
+
+// awaitSpace waits, for a store opened read-only on a full disk, until the
+// reserve is free, opens the store for writing and runs what the start
+// left: migrations (none are pending: checked at the start), the job
+// runtime, the triggers, the near-duplicate preload. A store that cannot
+// be opened again stops the daemon.
+func awaitSpace(ctx context.Context, log *slog.Logger, db *badgerdb.DB, g *disk.Guard, late *lateStart, stop func(), then func() error) {
+	for {
+		if g.Wait(ctx) != nil {
+			return
+		}
+		late.mu.Lock()
+		if late.stopped {
+			late.mu.Unlock()
+			return
+		}
+		err := db.Reopen()
+		if err != nil && db.ReadOnly() {
+			late.mu.Unlock()
+			log.Warn("space is back but the store could not be opened for writing yet; trying again", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		if err == nil {
+			err = then()
+		}
+		late.mu.Unlock()
+		if err != nil {
+			log.Error("opening the store for writing once space was back failed; stopping", "err", err)
+			stop()
+			return
+		}
+		log.Info("space is back on the palace's disk: the store is open for writing again", "free", disk.Bytes(g.Free()))
+		return
+	}
+}
+
+// mustBeMigrated refuses a read-only start (a full disk) of a palace that
+// needs a migration: it writes.
+func mustBeMigrated(ctx context.Context, mig *store.Migrator, g *disk.Guard) error {
+	st, err := mig.State(ctx)
+	if err != nil {
+		return err
+	}
+	if st.Pending > 0 || !st.SchemaSync {
+		return fault.New(fault.StoreDiskFull, "the palace needs a migration, which cannot run on a full disk",
+			fmt.Sprintf("%s free at %s: free at least %s there and start again", disk.Bytes(max(g.Free(), 0)), g.Path(), disk.Bytes(g.Reserve())))
+	}
+	return nil
+}
+
 func migrator(db *badgerdb.DB) *store.Migrator {
 	return &store.Migrator{DB: db, Schema: badgerdb.Schema, Sync: db.SyncSchema, Steps: store.Steps()}
 }
@@ -70,6 +179,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		}
 	}()
 
+	// 0. An assets.dir override that names no directory refuses the start
+	// (loci::assets::not_found): the hooks and integrations read it.
+	if _, err := assets.Open(cfg.Assets.Dir); err != nil {
+		return err
+	}
+
 	// 1. Bind first: a taken address fails before anything is created.
 	ln, err := net.Listen("tcp", cfg.Addr())
 	if err != nil {
@@ -78,24 +193,51 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 	lc.startedPlain("the listener", time.Second, func() error { _ = ln.Close(); return nil })
 	addr := ln.Addr().String()
+	caps := connCaps(cfg, log)
 	if ip := net.ParseIP(cfg.Server.Bind); ip != nil && !ip.IsLoopback() && !cfg.Auth.Enabled {
 		log.Warn("listening beyond loopback with authentication disabled; anyone who can reach this address can read and write memory",
 			"address", addr)
 	}
 
-	// 2. Store, schema sync and data steps, failing closed.
-	db, err := openStore(cfg, log)
+	// 2. Store, schema sync and data steps, failing closed. On a full
+	// disk the store opens read-only: reads are served, writes refused
+	// with loci::store::disk_full, and what writes at a start waits for
+	// space (awaitSpace).
+	db, err := openServing(cfg, log)
 	if err != nil {
 		return err
 	}
 	lc.startedPlain("the store", storeWait, db.Close)
-	mig := migrator(db)
-	ran, err := mig.Run(ctx)
-	if err != nil {
-		return err
+	if cfg.Store.MinFreeBytes < badgerdb.Headroom {
+		log.Warn("store.min_free_bytes is below what the store needs to start its next files; that is kept free instead",
+			"min_free_bytes", cfg.Store.MinFreeBytes, "kept", reserve(cfg))
 	}
-	if len(ran) > 0 {
-		log.Info("data steps ran", "steps", ran)
+	guard := disk.New(cfg.Palace.Path, reserve(cfg))
+	if guard.Full() {
+		log.Warn("the palace's disk is full: writes are refused until space is freed; reads and search go on",
+			"path", cfg.Palace.Path, "free", disk.Bytes(guard.Free()), "reserve", disk.Bytes(guard.Reserve()))
+	}
+	pending := &lateStart{}
+	stopReq := make(chan struct{}, 1)
+	requestStop := func() {
+		select {
+		case stopReq <- struct{}{}:
+		default:
+		}
+	}
+	mig := migrator(db)
+	if db.ReadOnly() {
+		if err := mustBeMigrated(ctx, mig, guard); err != nil {
+			return err
+		}
+	} else {
+		ran, err := mig.Run(ctx)
+		if err != nil {
+			return err
+		}
+		if len(ran) > 0 {
+			log.Info("data steps ran", "steps", ran)
+		}
 	}
 
 	if a, ok := os.LookupEnv("LOCI_PPROF"); ok && a != "" {
@@ -136,6 +278,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 	sys := actors.Start(db, log, level)
 	lc.started("the writer", storeWait, sys.Stop)
+	// Every write but the job runtime's own records is refused with
+	// loci::store::disk_full while less than the reserve is free, or the
+	// store is read-only.
+	sys.SetGate(func() error {
+		if err := guard.Check(); err != nil {
+			return err
+		}
+		return db.CheckWritable()
+	})
 	// Credentials: the configured secret's hash and the stored digest of a
 	// generated token; enabled with neither refuses to serve.
 	auth, err := actors.NewAuth(ctx, db, sys, cfg.Auth.Token)
@@ -169,6 +320,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		}
 	}
 	bus := actors.NewBus(db, log)
+	bus.Max = caps.subscribers
 	if err := bus.Start(ctx); err != nil {
 		return fault.Wrap(fault.StoreBackendFailed, err, "cannot read the change log: "+err.Error(), "run loci doctor")
 	}
@@ -197,8 +349,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}, vectors)
 	srcs := sources.NewRegistry(sources.Directory{MaxFileBytes: cfg.Mining.MaxFileBytes})
 	extractor := kinds.Extractor(cfg.Extraction)
-	jobs.Register(kinds.All(jobs, kinds.Mining{Sources: srcs, ChunkChars: cfg.Mining.ChunkChars,
-		MaxDocuments: cfg.Mining.MaxDocuments, Secrets: cfg.Mining.Secrets}, extractor)...)
+	mining := kinds.Mining{Sources: srcs, ChunkChars: cfg.Mining.ChunkChars,
+		MaxDocuments: cfg.Mining.MaxDocuments, Secrets: cfg.Mining.Secrets}
+	if d, ok := os.LookupEnv("LOCI_TEST_MINE_DELAY"); ok {
+		// Tests that need a mine still running: this long a document.
+		mining.DocDelay, _ = time.ParseDuration(d)
+	}
+	jobs.Register(kinds.All(jobs, mining, extractor)...)
 	if extractor != nil {
 		// After a mine job completes, the drawers it filed are read.
 		jobs.AfterMine = func(ctx context.Context) {
@@ -209,10 +366,18 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		}
 	}
 	palace.Locked = jobs.Busy
-	if err := jobs.Start(ctx); err != nil {
-		return fault.Wrap(fault.StoreBackendFailed, err, "recovering jobs failed: "+err.Error(), "see the log; run loci doctor")
+	startJobs := func() error {
+		if err := jobs.Start(ctx); err != nil {
+			return fault.Wrap(fault.StoreBackendFailed, err, "recovering jobs failed: "+err.Error(), "see the log; run loci doctor")
+		}
+		return nil
 	}
-	lc.started("jobs", drain+time.Second, func(ctx context.Context) error { jobs.Stop(ctx); return nil })
+	if !db.ReadOnly() {
+		if err := startJobs(); err != nil {
+			return err
+		}
+	}
+	lc.started("jobs", drain+time.Second, func(ctx context.Context) error { pending.stop(); jobs.Stop(ctx); return nil })
 	if vectors != nil {
 		// After the dispatcher: once loaded and caught up, the follower
 		// queues an embed job for vectors missing since the last run.
@@ -236,38 +401,61 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 	trig := &actors.Triggers{Miners: miners, DB: db, Sys: sys, Log: log, Webhook: cfg.Webhook, AuthEnabled: cfg.Auth.Enabled}
 	if cfg.Webhook.Enable {
-		trig.Listener = &transport.Webhooks{Triggers: trig, Config: cfg.Webhook, Log: log.With("component", "webhooks")}
+		trig.Listener = &transport.Webhooks{Triggers: trig, Config: cfg.Webhook, Log: log.With("component", "webhooks"),
+			MaxConns: caps.webhook, MaxReading: caps.reading}
 	}
 	if d, ok := os.LookupEnv("LOCI_TEST_DELIVERY_DELAY"); ok {
 		// Crash-recovery tests: hold each delivery between its acceptance
 		// and its request.
 		trig.DeliveryDelay, _ = time.ParseDuration(d)
 	}
-	if err := trig.Start(ctx, cfg); err != nil {
-		return fault.Wrap(fault.ServerFailed, err, "starting the triggers failed: "+err.Error(), "see the log")
+	startTriggers := func() error {
+		if err := trig.Start(ctx, cfg); err != nil {
+			return fault.Wrap(fault.ServerFailed, err, "starting the triggers failed: "+err.Error(), "see the log")
+		}
+		return nil
 	}
-	lc.started("the triggers", 10*time.Second, func(ctx context.Context) error { trig.Stop(ctx); return nil })
+	if !db.ReadOnly() {
+		if err := startTriggers(); err != nil {
+			return err
+		}
+	}
+	lc.started("the triggers", 10*time.Second, func(ctx context.Context) error { pending.stop(); trig.Stop(ctx); return nil })
+	if db.ReadOnly() {
+		// A start on a full disk: what writes starts once space is back.
+		go awaitSpace(ctx, log, db, guard, pending, requestStop, func() error {
+			if _, err := mig.Run(ctx); err != nil {
+				return err
+			}
+			if err := startJobs(); err != nil {
+				return err
+			}
+			if err := startTriggers(); err != nil {
+				return err
+			}
+			nears.PreloadNear()
+			jobs.EnsureEmbed(context.Background())
+			return nil
+		})
+	}
 
 	// 4. Serve. Event streams and MCP sessions end first at a stop, so the
 	// HTTP server can drain its other requests.
-	stopReq := make(chan struct{}, 1)
 	started := time.Now()
 	srv := &transport.Server{
 		Palace: palace, Jobs: jobs, Search: search, Sources: &actors.Sources{DB: db, Registry: srcs},
 		Miners: miners, Triggers: trig, Graph: &actors.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
+		StreamStall: time.Duration(cfg.Server.SlowSubscriberSecs) * time.Second, MCPMax: caps.mcp,
 		Reporter: &actors.Reporter{Palace: palace, Search: search, Migrator: mig, Version: version, Started: started,
-			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable},
-		Shutdown: func() {
-			select {
-			case stopReq <- struct{}{}:
-			default:
-			}
-		},
+			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable,
+			Disk: func() api.Disk { return diskState(cfg.Palace.Path, guard, db) }},
+		Shutdown: requestStop,
 	}
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	// Idle and half-open connections give way to new ones at the cap.
+	go func() { served <- hs.Serve(transport.LimitConns(hs, ln, caps.main, true)) }()
 	lc.started("the HTTP server", httpDrain, func(ctx context.Context) error {
 		bus.Close()
 		srv.CloseSessions()
@@ -303,6 +491,50 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		return fault.Wrap(fault.ServerFailed, serveErr, "the HTTP server failed: "+serveErr.Error(), "see the log and start again")
 	}
 	return nil
+}
+
+// caps are the daemon's bounds on connections and streams.
+type caps struct {
+	main             int // the main listener's connections
+	webhook, reading int // the webhook listener's, in all and still reading
+	subscribers      int // event streams
+	mcp              int // MCP sessions (each may hold a stream)
+}
+
+// connCaps raises the open-file limit where the Go runtime has not, logs
+// it, and sizes the caps against it: the main listener's
+// (server.max_connections, or derived when 0) and the webhook listener's.
+// A configured cap that leaves the daemon too few descriptors for its own
+// files is warned about, and kept. Streams are never closed to make room
+// for a connection, so event streams are held to half the main cap and
+// MCP sessions to a quarter: they cannot take every connection.
+func connCaps(cfg config.Config, log *slog.Logger) caps {
+	soft, hard, raised, err := fileLimit()
+	if err != nil {
+		log.Warn("cannot raise the open-file limit", "err", err, "soft", soft, "hard", hard)
+	}
+	var c caps
+	c.main, c.webhook, c.reading = transport.ConnBudget(soft)
+	if cfg.Server.MaxConnections > 0 {
+		c.main = cfg.Server.MaxConnections
+	}
+	c.subscribers = min(cfg.Server.MaxSubscribers, max(c.main/2, 1))
+	c.mcp = min(transport.MCPMaxSessions, max(c.main/4, 1))
+	if c.subscribers < cfg.Server.MaxSubscribers {
+		log.Warn("server.max_subscribers lowered to half of server.max_connections: event streams must not hold every connection",
+			"max_subscribers", c.subscribers, "configured", cfg.Server.MaxSubscribers, "max_connections", c.main)
+	}
+	attrs := []any{"max_connections", c.main, "webhook_connections", c.webhook, "max_subscribers", c.subscribers, "mcp_sessions", c.mcp}
+	if soft == 0 {
+		log.Info("connection caps", attrs...)
+		return c
+	}
+	log.Info("open files", append([]any{"limit", soft, "hard_limit", hard, "raised", raised}, attrs...)...)
+	if uint64(c.main+c.webhook+transport.FileReserve) > soft {
+		log.Warn("server.max_connections leaves the daemon too few file descriptors for its own files; lower it, or raise the open-file limit (ulimit -n, systemd LimitNOFILE=)",
+			"max_connections", c.main, "webhook_connections", c.webhook, "reserve", transport.FileReserve, "limit", soft)
+	}
+	return c
 }
 
 // pprofListener listens on LOCI_PPROF's address, a loopback one only: the

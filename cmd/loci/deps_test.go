@@ -32,6 +32,9 @@ func TestDependencyDirection(t *testing.T) {
 		{"api/...", []string{mod + "store", mod + "actors", mod + "transport", mod + "cli", mod + "index", mod + "sources", mod + "cmd"}},
 		// The CLI is an HTTP client: wire types, the client, the error type
 		// and the configuration, never the store's backends or the actors.
+		// The agent integrations edit files: no daemon, store or transport.
+		{"integration", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", mod + "store/badgerdb", "github.com/spf13/cobra", "net/http"}},
+		{"assets", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", mod + "store/badgerdb", mod + "integration", "github.com/spf13/cobra"}},
 		{"cli/...", []string{mod + "actors", mod + "store/badgerdb", mod + "index", mod + "sources", "github.com/dgraph-io/badger/v4", "github.com/asynkron/protoactor-go", mod + "cmd"}},
 	}
 	for _, r := range rules {
@@ -69,7 +72,7 @@ func TestDependencyDirection(t *testing.T) {
 	for _, imp := range strings.Fields(string(out)) {
 		if strings.HasPrefix(imp, mod) {
 			switch strings.TrimPrefix(imp, mod) {
-			case "transport/client", "api", "store/fault", "store/config":
+			case "transport/client", "api", "store/fault", "store/config", "project", "assets", "integration":
 			default:
 				t.Errorf("cli imports %s", imp)
 			}

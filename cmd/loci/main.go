@@ -22,6 +22,7 @@ func main() {
 		Serve:     serve,
 		Migrate:   migrate,
 		OpenCheck: openCheck,
+		Disk:      diskCheck,
 	}, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

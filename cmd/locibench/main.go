@@ -43,7 +43,7 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, rss or million")
+	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, rss or million")
 	keep := flag.String("keep", "", "with -only vectors or million: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
 	if f := os.Getenv("LOCIBENCH_CPUPROFILE"); f != "" {
@@ -83,8 +83,12 @@ func main() {
 				err = catchUpBench(*bin, dir, *writes, *clients)
 			case "rss":
 				err = rssBench(*bin, dir, *writes, 10000)
+			case "bridge":
+				err = bridgeBench(*bin, dir, 10000)
+			case "hook":
+				err = hookBench(*bin, dir, 200)
 			default:
-				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, rss or million", *only)
+				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, rss or million", *only)
 			}
 		}
 		if err != nil {

@@ -15,23 +15,33 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
 
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/disk"
 	"github.com/loci-dev/loci/store/fault"
 )
 
 // DB is the Badger backend of store.DB.
 type DB struct {
-	bdb  *badger.DB
-	dir  string
-	mu   sync.Mutex // guards seq across Updates
-	seq  uint64
-	once sync.Once
-	near *nearIndex
+	bdb *badger.DB
+	// swap is held for reading by everything that uses bdb, and for
+	// writing by Reopen, which replaces a read-only bdb (a start on a full
+	// disk) by a writable one.
+	swap sync.RWMutex
+	// readOnly: bdb was opened read-only because the disk was full; every
+	// write is refused with loci::store::disk_full until Reopen.
+	readOnly atomic.Bool
+	log      *slog.Logger
+	dir      string
+	mu       sync.Mutex // guards seq across Updates
+	seq      uint64
+	once     sync.Once
+	near     *nearIndex
 	// entityKeys filters lookups of entity index keys (entitykeys.go).
 	entityKeys entityKeys
 	// countsStale is set when the counts record could not be brought up
@@ -45,10 +55,81 @@ var (
 	_ store.NearLoader = (*DB)(nil)
 )
 
+// Badger's file sizes. Every file Badger writes through a memory map is
+// allocated before it is mapped (third_party/ristretto: fallocate, not a
+// sparse ftruncate), so a full disk is an error, never SIGBUS; but Badger
+// cannot go on without its next memtable log, which is created inside a
+// commit. Headroom is the free space that creation, a new value log file
+// and the flush of the full memtable take; the reserve the daemon keeps
+// (store.min_free_bytes) is at least this much, and a start with less
+// free opens the store read-only.
+// The sizes are budget.go's.
+const (
+	// Headroom: a memtable log (twice the memtable), a value log file
+	// (twice its size), and the table of a flushed memtable. 128 MiB.
+	Headroom int64 = 2*MemTableSize + 2*ValueLogFileSize + MemTableSize
+)
+
 // Open opens (creating when needed) the Badger store in dir. A store held
 // by another process is loci::store::backend_failed.
 func Open(dir string, log *slog.Logger) (*DB, error) {
+	return open(dir, log, writable)
+}
+
+// How Badger is opened.
+type openMode int
+
+const (
+	writable openMode = iota
+	// readOnly: Badger's read-only mode, which creates no file.
+	readOnly
+	// cutOnly: writable, with a 1 MB memtable and value log file, on a
+	// full disk whose last run left its memtable log uncut (a kill): Badger
+	// in read-only mode refuses to open it, a writable open cuts it to its
+	// end (freeing the rest of its 128 MB) and needs only 2 MB for its own
+	// new log. Writes are refused as in read-only mode.
+	cutOnly
+)
+
+// OpenServing opens the store for the daemon: writable when the disk has
+// Headroom free, else read-only (writes refused with
+// loci::store::disk_full until Reopen), so that a start on a full disk
+// serves reads instead of failing.
+func OpenServing(dir string, log *slog.Logger) (*DB, error) {
+	if free := disk.FreeBytes(dir); free >= 0 && free < Headroom {
+		log.Warn("the palace's disk is full: the store opens read-only; writes resume once space is freed",
+			"dir", dir, "free", disk.Bytes(free), "needed", disk.Bytes(Headroom))
+		return openFull(dir, log)
+	}
+	db, err := open(dir, log, writable)
+	if err != nil && noSpace(err) {
+		log.Warn("the palace's disk filled while the store opened: it opens read-only; writes resume once space is freed", "dir", dir, "err", err)
+		return openFull(dir, log)
+	}
+	return db, err
+}
+
+// openFull opens the store on a full disk for reads: read-only, or, when
+// the last run's memtable log must be cut first, writable with a small
+// memtable (cutOnly); writes are refused either way until Reopen.
+func openFull(dir string, log *slog.Logger) (*DB, error) {
+	db, err := open(dir, log, readOnly)
+	if err != nil && strings.Contains(err.Error(), "Log truncate required") {
+		log.Info("the memtable log of the last run must be cut to its end before a read-only open; opening with a small memtable to cut it", "dir", dir)
+		db, err = open(dir, log, cutOnly)
+	}
+	return db, err
+}
+
+// noSpace reports an error of a full filesystem. Badger formats causes
+// into text, so the text is what is left to match.
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), syscall.ENOSPC.Error())
+}
+
+func badgerOptions(dir string, log *slog.Logger, mode openMode) badger.Options {
 	opts := badger.DefaultOptions(dir).
+		WithReadOnly(mode == readOnly).
 		WithSyncWrites(true).
 		WithLogger(badgerLogger{log}).
 		// The sizes that hold memory are budget.go's.
@@ -74,6 +155,17 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 		WithCompactL0OnClose(false)
 	// Every table BaseTableSize, at every level (budget.go).
 	opts.TableSizeMultiplier = 1
+	if mode == cutOnly {
+		// No write is let through: the value threshold only has to fit
+		// the small memtable's batches.
+		opts = opts.WithMemTableSize(1 << 20).WithValueLogFileSize(1 << 20).WithValueThreshold(1 << 16)
+	}
+	return opts
+}
+
+// openBadger opens Badger, once more after a memtable file left empty.
+func openBadger(dir string, log *slog.Logger, mode openMode) (*badger.DB, error) {
+	opts := badgerOptions(dir, log, mode)
 	bdb, err := badger.Open(opts)
 	if err != nil && emptyMemtable(err) {
 		// A kill -9 right after Badger created its next memtable file left
@@ -85,12 +177,26 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 	}
 	if err != nil {
 		help := "check that the palace path is a writable directory"
-		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+		switch {
+		case strings.Contains(err.Error(), "Cannot acquire directory lock"):
 			help = "another loci process holds this palace; stop it (loci daemon stop) or use another palace.path"
+		case noSpace(err):
+			return nil, fault.Wrap(fault.StoreDiskFull, err, fmt.Sprintf("cannot open the store at %s: the disk is full", dir),
+				fmt.Sprintf("free space on the disk holding %s (%s free; the store needs %s to open for writing)",
+					dir, disk.Bytes(max(disk.FreeBytes(dir), 0)), disk.Bytes(Headroom)))
 		}
 		return nil, fault.Wrap(fault.StoreBackendFailed, err, fmt.Sprintf("cannot open the store at %s: %v", dir, err), help)
 	}
-	db := &DB{bdb: bdb, dir: dir, near: newNearIndex()}
+	return bdb, nil
+}
+
+func open(dir string, log *slog.Logger, mode openMode) (*DB, error) {
+	bdb, err := openBadger(dir, log, mode)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{bdb: bdb, dir: dir, log: log, near: newNearIndex()}
+	db.readOnly.Store(mode != writable)
 	db.near.bdb, db.near.log = bdb, log
 	err = bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte(pLog)})
@@ -110,6 +216,55 @@ func Open(dir string, log *slog.Logger) (*DB, error) {
 		return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot count the palace", "the store may be damaged; restore a backup")
 	}
 	return db, nil
+}
+
+// ReadOnly reports that the store was opened read-only on a full disk and
+// refuses writes until Reopen.
+func (db *DB) ReadOnly() bool { return db.readOnly.Load() }
+
+// Reopen makes a store opened read-only (OpenServing on a full disk)
+// writable, once space is back: reads in progress finish, then the
+// read-only store is closed and opened again for writing (reads wait for
+// that; writes are refused until it is done). Nothing happens to a
+// writable store. If the writable open fails, the store is opened
+// read-only again and the error returned.
+func (db *DB) Reopen() error {
+	if !db.readOnly.Load() {
+		return nil
+	}
+	db.swap.Lock()
+	defer db.swap.Unlock()
+	if err := db.bdb.Close(); err != nil {
+		db.log.Warn("closing the read-only store", "err", err)
+	}
+	bdb, err := openBadger(db.dir, db.log, writable)
+	if err != nil {
+		ro, rerr := openBadger(db.dir, db.log, readOnly)
+		if rerr != nil {
+			return fault.Wrap(fault.StoreBackendFailed, errors.Join(err, rerr), "cannot open the store again: "+rerr.Error(),
+				"start the daemon again once the disk has space")
+		}
+		db.bdb, db.near.bdb = ro, ro
+		return err
+	}
+	db.bdb, db.near.bdb = bdb, bdb
+	if err := db.recountIfStale(db.log); err != nil {
+		db.log.Warn("recounting the palace after reopening the store", "err", err)
+	}
+	db.readOnly.Store(false)
+	return nil
+}
+
+// CheckWritable is nil for a writable store, loci::store::disk_full
+// while it is read-only (OpenServing on a full disk, until Reopen).
+func (db *DB) CheckWritable() error {
+	if !db.readOnly.Load() {
+		return nil
+	}
+	free := disk.FreeBytes(db.dir)
+	return fault.New(fault.StoreDiskFull, "the palace's disk is full: the store is read-only until space is freed",
+		fmt.Sprintf("%s free at %s; the store needs %s to open for writing: free space there, writes resume by themselves",
+			disk.Bytes(max(free, 0)), db.dir, disk.Bytes(Headroom)))
 }
 
 // emptyMemtable reports Badger's refusal to open a store whose newest
@@ -134,6 +289,8 @@ func (db *DB) Close() error {
 		// Background loads of the near-duplicate index stop first.
 		db.near.stopping.Store(true)
 		db.near.wg.Wait()
+		db.swap.Lock()
+		defer db.swap.Unlock()
 		err = db.bdb.Close()
 	})
 	return err
@@ -148,7 +305,12 @@ func (db *DB) OnLateNear(fn func(ids []string)) { db.near.late = fn }
 // PreloadNear starts loading, in the background, the near-duplicate index
 // of every scope big enough to load in the background (SetBigScope), so
 // that writes after a start find it ready sooner.
-func (db *DB) PreloadNear() { db.near.preload(&db.mu) }
+func (db *DB) PreloadNear() {
+	if db.readOnly.Load() {
+		return // nothing is written; Reopen's caller preloads
+	}
+	db.near.preload(&db.mu)
+}
 
 // SetBigScope sets the number of drawers from which a scope's index loads
 // in the background (default DefaultBigScope); for tests.
@@ -159,6 +321,8 @@ func (db *DB) View(ctx context.Context, fn func(store.Reader) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	db.swap.RLock()
+	defer db.swap.RUnlock()
 	return db.bdb.View(func(txn *badger.Txn) error {
 		return fn(&tx{txn: txn, near: db.near, entityKeys: &db.entityKeys, countsStale: db.countsStale.Load()})
 	})
@@ -169,6 +333,11 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := db.CheckWritable(); err != nil {
+		return err
+	}
+	db.swap.RLock()
+	defer db.swap.RUnlock()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	txn := db.bdb.NewTransaction(true)
@@ -192,6 +361,10 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 		if errors.Is(err, badger.ErrConflict) {
 			return store.ErrConflict
 		}
+		if noSpace(err) {
+			return fault.Wrap(fault.StoreDiskFull, err, "the palace's disk is full: the store refused a commit",
+				fmt.Sprintf("%s free at %s: free space there and write again", disk.Bytes(max(disk.FreeBytes(db.dir), 0)), db.dir))
+		}
 		return fault.Wrap(fault.StoreBackendFailed, err, "the store refused a commit", "check disk space and the daemon log")
 	}
 	db.seq = t.seq
@@ -204,7 +377,14 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 
 // Sync flushes Badger's write-ahead log; commits are already synced, this
 // is for shutdown.
-func (db *DB) Sync() error { return db.bdb.Sync() }
+func (db *DB) Sync() error {
+	if db.readOnly.Load() {
+		return nil
+	}
+	db.swap.RLock()
+	defer db.swap.RUnlock()
+	return db.bdb.Sync()
+}
 
 const metaPrefix = "meta/"
 
@@ -212,6 +392,8 @@ const metaPrefix = "meta/"
 func (db *DB) GetMeta(ctx context.Context, key string) (string, bool, error) {
 	var v string
 	var ok bool
+	db.swap.RLock()
+	defer db.swap.RUnlock()
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		item, err := txn.Get([]byte(metaPrefix + key))
 		if errors.Is(err, badger.ErrKeyNotFound) {
@@ -228,17 +410,32 @@ func (db *DB) GetMeta(ctx context.Context, key string) (string, bool, error) {
 
 // PutMeta writes an operational record, synced.
 func (db *DB) PutMeta(ctx context.Context, key, value string) error {
+	if err := db.CheckWritable(); err != nil {
+		return err
+	}
+	db.swap.RLock()
+	defer db.swap.RUnlock()
 	return db.bdb.Update(func(txn *badger.Txn) error { return txn.Set([]byte(metaPrefix+key), []byte(value)) })
 }
 
 // DeleteMeta removes an operational record.
 func (db *DB) DeleteMeta(ctx context.Context, key string) error {
+	if err := db.CheckWritable(); err != nil {
+		return err
+	}
+	db.swap.RLock()
+	defer db.swap.RUnlock()
 	return db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete([]byte(metaPrefix + key)) })
 }
 
 // CompareAndSwapMeta sets key to value when it currently holds old.
 func (db *DB) CompareAndSwapMeta(ctx context.Context, key, old, value string) (bool, error) {
 	swapped := false
+	if err := db.CheckWritable(); err != nil {
+		return false, err
+	}
+	db.swap.RLock()
+	defer db.swap.RUnlock()
 	err := db.bdb.Update(func(txn *badger.Txn) error {
 		cur := ""
 		item, err := txn.Get([]byte(metaPrefix + key))

@@ -31,8 +31,11 @@ const (
 	// decompressed (Zstandard, 4 KB).
 	BlockCacheSize = 16 << 20
 	// ValueLogFileSize is the size of one value log file, which Badger
-	// maps into memory whole; only values of 1 MB and more are kept there.
-	ValueLogFileSize = 64 << 20
+	// maps into memory whole; only values of 1 MB and more are kept there
+	// (large drawers, checkpoint payloads). Each file is allocated at
+	// twice its size before it is mapped (a full disk: badgerdb.go), so
+	// it is kept small.
+	ValueLogFileSize = 16 << 20
 	// BaseTableSize is every table's size, at every level: a compaction
 	// builds up to eight or more tables at once, each whole in memory
 	// before it is written, and tables that doubled with each level (16-64

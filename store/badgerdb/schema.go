@@ -40,6 +40,11 @@ en/<entity> enn/<name> enk/<key> ena/<alias key> end/<deletion> (posting lists o
 // store.TargetKey; data step 4 moves the v8 states), with the chunk owners
 // (sdo/) and the documents to file again (sds/).
 func (db *DB) SyncSchema(ctx context.Context) error {
+	if err := db.CheckWritable(); err != nil {
+		return err
+	}
+	db.swap.RLock()
+	defer db.swap.RUnlock()
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
 	err := db.bdb.View(func(txn *badger.Txn) error {

@@ -25,6 +25,7 @@ import (
 type Config struct {
 	Server      Server      `toml:"server" json:"server"`
 	Palace      Palace      `toml:"palace" json:"palace"`
+	Store       Store       `toml:"store" json:"store"`
 	Auth        Auth        `toml:"auth" json:"auth"`
 	Web         Web         `toml:"web" json:"web"`
 	DB          DB          `toml:"db" json:"db"`
@@ -56,11 +57,33 @@ type Config struct {
 type Server struct {
 	Bind string `toml:"bind" json:"bind"`
 	Port int    `toml:"port" json:"port"`
+	// MaxConnections caps the listener's open connections; 0 derives the
+	// cap from the process's open-file limit (transport.ConnBudget).
+	MaxConnections int `toml:"max_connections" json:"max_connections"`
+	// MaxSubscribers caps the event streams (GET /api/events) open at
+	// once; past it a new one is refused 503 loci::server::busy.
+	MaxSubscribers int `toml:"max_subscribers" json:"max_subscribers"`
+	// SlowSubscriberSecs is how long an event or MCP stream may stay
+	// behind (its client not reading) before it is dropped.
+	SlowSubscriberSecs int `toml:"slow_subscriber_secs" json:"slow_subscriber_secs"`
 }
 
 // Palace is where the embedded store lives.
 type Palace struct {
 	Path string `toml:"path" json:"path"`
+}
+
+// DefaultMinFreeBytes is store.min_free_bytes's default: 256 MiB, above
+// what Badger takes to start a new memtable log and value log file and
+// flush the full memtable (store/badgerdb.Headroom, 128 MiB with its
+// sizes of today); the daemon keeps the larger of the two.
+const DefaultMinFreeBytes int64 = 256 << 20
+
+// Store is the embedded store.
+type Store struct {
+	// MinFreeBytes is the reserve: writes are refused with
+	// loci::store::disk_full while the palace's filesystem has less free.
+	MinFreeBytes int64 `toml:"min_free_bytes" json:"min_free_bytes"`
 }
 
 // Auth is bearer-token authentication.
@@ -374,8 +397,9 @@ type Assets struct {
 func Default(env func(string) (string, bool)) Config {
 	data := DataDir(env)
 	return Config{
-		Server:      Server{Bind: "127.0.0.1", Port: 8420},
+		Server:      Server{Bind: "127.0.0.1", Port: 8420, MaxSubscribers: 256, SlowSubscriberSecs: 30},
 		Palace:      Palace{Path: filepath.Join(data, "palace")},
+		Store:       Store{MinFreeBytes: DefaultMinFreeBytes},
 		DB:          DB{Bind: "127.0.0.1", Port: 8000},
 		Webhook:     Webhook{Bind: "127.0.0.1", Port: 8787, MaxBodyBytes: 1 << 20, MaxConcurrent: 16},
 		Dedup:       Dedup{Enabled: true, NearThreshold: 0.9, EntityFuzzy: true},
@@ -513,6 +537,7 @@ var envSettings = []struct{ env, key string }{
 	{"LOCI_BIND", "server.bind"},
 	{"LOCI_PORT", "server.port"},
 	{"LOCI_PALACE_PATH", "palace.path"},
+	{"LOCI_STORE_MIN_FREE_BYTES", "store.min_free_bytes"},
 	{"LOCI_AUTH_ENABLED", "auth.enabled"},
 	{"LOCI_AUTH_TOKEN", "auth.token"},
 	{"LOCI_DB_BIND", "db.bind"},
@@ -565,6 +590,12 @@ func (c *Config) set(key, value, source string) error {
 		return parseInt(&c.Server.Port)
 	case "palace.path":
 		c.Palace.Path = value
+	case "store.min_free_bytes":
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		if err != nil {
+			return bad("a number of bytes")
+		}
+		c.Store.MinFreeBytes = n
 	case "auth.enabled":
 		return parseBool(&c.Auth.Enabled)
 	case "auth.token":
@@ -649,6 +680,8 @@ func (c *Config) Validate() error {
 		return bad("palace.path", "is empty; an absolute path is required")
 	case !filepath.IsAbs(c.Palace.Path):
 		return bad("palace.path", "%q is relative; an absolute path is required", c.Palace.Path)
+	case c.Store.MinFreeBytes < 0:
+		return bad("store.min_free_bytes", "%d is negative; give a number of bytes (0: the store's own need only)", c.Store.MinFreeBytes)
 	case c.Auth.Token != "" && len(c.Auth.Token) < 16:
 		return bad("auth.token", "is shorter than 16 characters")
 	case secretProblem(c.Auth.Token) != "":
@@ -657,6 +690,14 @@ func (c *Config) Validate() error {
 		return bad("db.port", "%d is also server.port; they must differ", c.DB.Port)
 	case c.Webhook.Port != 0 && (c.Webhook.Port == c.Server.Port || c.Webhook.Port == c.DB.Port):
 		return bad("webhook.port", "%d is also server.port or db.port; they must differ", c.Webhook.Port)
+	case c.Server.MaxConnections < 0:
+		return bad("server.max_connections", "must not be negative (0 derives it from the open-file limit)")
+	case c.Server.MaxConnections > 0 && c.Server.MaxConnections < 8:
+		return bad("server.max_connections", "%d is too few to serve a dashboard and a client; use at least 8 (0 derives it from the open-file limit)", c.Server.MaxConnections)
+	case c.Server.MaxSubscribers < 1:
+		return bad("server.max_subscribers", "must be at least 1")
+	case c.Server.SlowSubscriberSecs < 1:
+		return bad("server.slow_subscriber_secs", "must be at least 1")
 	case c.Webhook.MaxBodyBytes <= 0:
 		return bad("webhook.max_body_bytes", "must be positive")
 	case c.Webhook.MaxConcurrent <= 0:

@@ -131,6 +131,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"palace.path", func(c *Config) { c.Palace.Path = "relative/palace" }},
 		{"palace.path", func(c *Config) { c.Palace.Path = "" }},
+		{"store.min_free_bytes", func(c *Config) { c.Store.MinFreeBytes = -1 }},
 		{"server.bind", func(c *Config) { c.Server.Bind = "localhost" }},
 		{"server.bind", func(c *Config) { c.Server.Bind = "127.0.0.1:80" }},
 		{"server.port", func(c *Config) { c.Server.Port = 70000 }},
@@ -162,5 +163,30 @@ func TestTokenNeverInJSON(t *testing.T) {
 	b, _ := json.Marshal(c)
 	if strings.Contains(string(b), "super-secret") {
 		t.Fatal("token serialised")
+	}
+}
+
+// The disk reserve: 256 MiB by default, set by the file or
+// LOCI_STORE_MIN_FREE_BYTES (which wins), refused when not a number.
+func TestMinFreeBytes(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.toml")
+	if err := os.WriteFile(file, []byte("[store]\nmin_free_bytes = 1000000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c := Default(envOf(map[string]string{"HOME": dir})); c.Store.MinFreeBytes != 256<<20 {
+		t.Fatalf("default %d", c.Store.MinFreeBytes)
+	}
+	c, err := Load(file, envOf(map[string]string{"HOME": dir}))
+	if err != nil || c.Store.MinFreeBytes != 1000000 {
+		t.Fatalf("from the file: %d %v", c.Store.MinFreeBytes, err)
+	}
+	c, err = Load(file, envOf(map[string]string{"HOME": dir, "LOCI_STORE_MIN_FREE_BYTES": "2048"}))
+	if err != nil || c.Store.MinFreeBytes != 2048 {
+		t.Fatalf("from the environment: %d %v", c.Store.MinFreeBytes, err)
+	}
+	_, err = Load(file, envOf(map[string]string{"HOME": dir, "LOCI_STORE_MIN_FREE_BYTES": "lots"}))
+	if fe := fault.As(err); err == nil || fe.Code != fault.ConfigInvalid || !strings.Contains(fe.Msg, "LOCI_STORE_MIN_FREE_BYTES") {
+		t.Fatalf("a bad value: %v", err)
 	}
 }

@@ -22,6 +22,10 @@ const (
 	StoreBackendFailed Code = "loci::store::backend_failed"
 	StoreMalformed     Code = "loci::store::malformed"
 	StoreSchemaSync    Code = "loci::store::schema_sync"
+	// StoreDiskFull: the palace's filesystem has less free space than
+	// the reserve (store.min_free_bytes); writes wait until space is
+	// freed, reads go on.
+	StoreDiskFull Code = "loci::store::disk_full"
 
 	MigrateFailed Code = "loci::migrate::failed"
 	MigrateLocked Code = "loci::migrate::locked"
@@ -81,72 +85,100 @@ const (
 	TriggerNotActivatable     Code = "loci::trigger::not_activatable"
 	TriggerDisabled           Code = "loci::trigger::disabled"
 	TriggerNotFound           Code = "loci::trigger::not_found"
+
+	// ProjectInvalid: a project scope file (.loci.toml) or LOCI_PROJECT is
+	// unreadable or holds a bad key; the message names the file and key.
+	ProjectInvalid Code = "loci::project::invalid"
+	// AssetsNotFound: the assets.dir override names no directory; the
+	// daemon refuses to start.
+	AssetsNotFound Code = "loci::assets::not_found"
+	// IntegrationIncompatible: the agent's version is outside the range
+	// the integration declares.
+	IntegrationIncompatible Code = "loci::integration::incompatible"
+	// IntegrationAgentNotFound: the agent is not installed here.
+	IntegrationAgentNotFound Code = "loci::integration::agent_not_found"
+	// IntegrationConflict: an entry named loci that loci did not write.
+	IntegrationConflict Code = "loci::integration::conflict"
+	// IntegrationAssetsMissing: an asset the integration needs is absent
+	// from the assets in use.
+	IntegrationAssetsMissing Code = "loci::integration::assets_missing"
+	// IntegrationValidationFailed: the agent would not accept the file
+	// after the edit (or it is unreadable now); nothing was written.
+	IntegrationValidationFailed Code = "loci::integration::validation_failed"
 )
 
 // statuses is the one table of HTTP statuses, one per code.
 var statuses = map[Code]int{
-	ClientNotRunning:          503,
-	ClientRemoteRejected:      400,
-	ClientRequestFailed:       502,
-	ServerBindFailed:          500,
-	ServerFailed:              500,
-	ServerBusy:                503,
-	ServerRouteNotFound:       404,
-	ServerMethodNotAllowed:    405,
-	StoreBackendFailed:        500,
-	StoreMalformed:            500,
-	StoreSchemaSync:           500,
-	MigrateFailed:             500,
-	MigrateLocked:             500,
-	AuthUnauthorized:          401,
-	AuthNotConfigured:         500,
-	AuthEntropyUnavailable:    500,
-	AuthThrottled:             429,
-	PalaceWingNotFound:        404,
-	PalaceRoomNotFound:        404,
-	PalaceDrawerNotFound:      404,
-	PalacePathInvalid:         400,
-	PalaceDrawerNameTaken:     409,
-	PalaceBusy:                409,
-	PalaceDrawerSuperseded:    409,
-	PalaceMismatch:            409,
-	JobsIDInvalid:             400,
-	JobsNotFound:              404,
-	JobsTransitionInvalid:     400,
-	JobsContended:             409,
-	JobsOrphaned:              409,
-	JobsLeaseLost:             409,
-	ModeForbidden:             403,
-	InputInvalid:              400,
-	InputTooLarge:             413,
-	ConfigInvalid:             400,
-	IOFailed:                  500,
-	CLIAborted:                400,
-	CLIPromptFailed:           400,
-	SerializationFailed:       500,
-	SearchSemanticUnavail:     400,
-	RepairBasedOnJobInvalid:   400,
-	EmbedNotConfigured:        400,
-	EmbedFailed:               502,
-	EmbedDimensionMismatch:    400,
-	ExtractNotConfigured:      400,
-	ExtractFailed:             502,
-	GraphEmptyLabel:           400,
-	GraphRelationshipNotFound: 404,
-	GraphEntityNotFound:       404,
-	SourceNotFound:            404,
-	SourceCursorInvalid:       400,
-	SourceFailed:              500,
-	MinerInvalid:              400,
-	MinerNotFound:             404,
-	MinerScopeBroadened:       409,
-	MinerConfigFile:           409,
-	MinerNotRunnable:          409,
-	MinerDisabled:             409,
-	TriggerInvalid:            400,
-	TriggerNotActivatable:     409,
-	TriggerDisabled:           409,
-	TriggerNotFound:           404,
+	ClientNotRunning:            503,
+	ClientRemoteRejected:        400,
+	ClientRequestFailed:         502,
+	ServerBindFailed:            500,
+	ServerFailed:                500,
+	ServerBusy:                  503,
+	ServerRouteNotFound:         404,
+	ServerMethodNotAllowed:      405,
+	StoreBackendFailed:          500,
+	StoreMalformed:              500,
+	StoreSchemaSync:             500,
+	StoreDiskFull:               507,
+	MigrateFailed:               500,
+	MigrateLocked:               500,
+	AuthUnauthorized:            401,
+	AuthNotConfigured:           500,
+	AuthEntropyUnavailable:      500,
+	AuthThrottled:               429,
+	PalaceWingNotFound:          404,
+	PalaceRoomNotFound:          404,
+	PalaceDrawerNotFound:        404,
+	PalacePathInvalid:           400,
+	PalaceDrawerNameTaken:       409,
+	PalaceBusy:                  409,
+	PalaceDrawerSuperseded:      409,
+	PalaceMismatch:              409,
+	JobsIDInvalid:               400,
+	JobsNotFound:                404,
+	JobsTransitionInvalid:       400,
+	JobsContended:               409,
+	JobsOrphaned:                409,
+	JobsLeaseLost:               409,
+	ModeForbidden:               403,
+	InputInvalid:                400,
+	InputTooLarge:               413,
+	ConfigInvalid:               400,
+	IOFailed:                    500,
+	CLIAborted:                  400,
+	CLIPromptFailed:             400,
+	SerializationFailed:         500,
+	SearchSemanticUnavail:       400,
+	RepairBasedOnJobInvalid:     400,
+	EmbedNotConfigured:          400,
+	EmbedFailed:                 502,
+	EmbedDimensionMismatch:      400,
+	ExtractNotConfigured:        400,
+	ExtractFailed:               502,
+	GraphEmptyLabel:             400,
+	GraphRelationshipNotFound:   404,
+	GraphEntityNotFound:         404,
+	SourceNotFound:              404,
+	SourceCursorInvalid:         400,
+	SourceFailed:                500,
+	MinerInvalid:                400,
+	MinerNotFound:               404,
+	MinerScopeBroadened:         409,
+	MinerConfigFile:             409,
+	MinerNotRunnable:            409,
+	MinerDisabled:               409,
+	TriggerInvalid:              400,
+	TriggerNotActivatable:       409,
+	TriggerDisabled:             409,
+	TriggerNotFound:             404,
+	ProjectInvalid:              400,
+	AssetsNotFound:              500,
+	IntegrationIncompatible:     409,
+	IntegrationAgentNotFound:    404,
+	IntegrationConflict:         409,
+	IntegrationAssetsMissing:    500,
+	IntegrationValidationFailed: 400,
 }
 
 // Status is the HTTP status of the code; 500 for a code not in the table.

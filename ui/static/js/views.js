@@ -23,13 +23,17 @@ const overview = {
     const c = st.counts || {};
     const ix = st.indexes || {};
     const vectors = Object.entries(ix.vectors || {}).map(([n, v]) => h('li', {}, `vectors ${n}: ${v.drawers} drawers, ${v.behind ? v.behind + ' changes behind' : 'caught up'}`));
+    const dk = st.disk;
     fill(el, 
       h('h1', {}, 'Overview'),
+      dk && dk.full ? errorBox({ message: 'The palace\'s disk is full: writes are refused (loci::store::disk_full) and jobs wait until space is freed; reads and search go on.',
+        help: `${bytes(dk.free_bytes)} free at ${dk.path}, under the reserve of ${bytes(dk.min_free_bytes)} (store.min_free_bytes)${dk.read_only ? '; started read-only' : ''}. Free space there: writes resume by themselves.` }) : null,
       h('div', { class: 'grid' },
         stat('Drawers', c.drawers, `${c.drawers_stored} stored`),
         stat('Wings', c.wings), stat('Rooms', c.rooms), stat('Similar links', c.similar_links),
         stat('Version', st.version, 'up ' + duration(st.uptime_secs || 0)),
-        stat('Mode', st.mode, 'authentication ' + (st.auth_enabled ? 'on' : 'off'))),
+        stat('Mode', st.mode, 'authentication ' + (st.auth_enabled ? 'on' : 'off')),
+        dk ? stat('Disk free', dk.free_bytes < 0 ? 'unknown' : bytes(dk.free_bytes), (dk.full ? 'FULL: ' : '') + 'reserve ' + bytes(dk.min_free_bytes)) : null),
       h('div', { class: 'card' }, h('h2', {}, 'Palace'), h('p', {}, st.palace, ' ', h('span', { class: 'muted' }, `(${st.datastore && st.datastore.backend})`)),
         h('ul', {}, h('li', {}, `lexical: ${ix.lexical ? ix.lexical.drawers + ' drawers, ' + (ix.lexical.behind ? ix.lexical.behind + ' changes behind' : 'caught up') : 'n/a'}`), vectors),
         ix.switch ? h('p', {}, `Switching the default embedding profile from ${ix.switch.from} to ${ix.switch.to}: `, h('progress', { max: ix.switch.total, value: ix.switch.embedded }), ` ${ix.switch.embedded} of ${ix.switch.total}`) : null),
@@ -46,6 +50,27 @@ const overview = {
     if (fs.some((f) => f.kind === 'job' || f.kind === 'drawer' || f.kind === 'resync')) throttle('overview', () => redraw('overview'), 1000);
   },
 };
+
+// jobTable lists jobs briefly (the overview's running jobs): kind, a
+// link to the job, status and progress, whose message says when a job
+// waits for disk space.
+function jobTable(list) {
+  return h('table', { id: 'running-jobs' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'Kind'), h('th', {}, 'Status'), h('th', {}, 'Progress'))),
+    h('tbody', {}, list.map((j) => {
+      const p = j.progress || {};
+      return h('tr', { 'data-job': j.id }, h('td', {}, h('a', { href: '#/jobs' + q({ job: j.id }) }, j.kind)), h('td', {}, j.status),
+        h('td', {}, `${p.current || 0}${p.total ? ' / ' + p.total : ''} ${p.message || ''}`));
+    })));
+}
+
+// bytes writes a size for people: 1.5 GiB, 300.0 MiB, 5 B.
+function bytes(n) {
+  if (n < 1024) return `${n} B`;
+  let v = n / 1024, i = 0;
+  while (v >= 1024 && i < 4) { v /= 1024; i++; }
+  return `${v.toFixed(1)} ${'KMGTP'[i]}iB`;
+}
 
 function stat(label, value, sub) {
   return h('div', { class: 'card stat' }, h('span', { class: 'muted' }, label), h('b', {}, value ?? '–'), sub ? h('span', { class: 'muted' }, sub) : null);

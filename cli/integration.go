@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loci-dev/loci/assets"
+	"github.com/loci-dev/loci/integration"
+	"github.com/loci-dev/loci/project"
+	"github.com/loci-dev/loci/store/config"
+	"github.com/loci-dev/loci/store/fault"
+)
+
+// integrationCmd is `loci integration list|install|update|remove`: local
+// commands (no daemon needed) that write loci into an agent's own
+// configuration files and take it out again.
+func (a *app) integrationCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "integration",
+		Short: "Plug loci into an agent (claude-code, codex, opencode): MCP entry, hooks, instructions",
+		Long: `Plug loci into an agent in one command, and take it out again.
+
+install writes, in the agent's own files and format: the MCP server entry for
+this daemon's /mcp (or the stdio bridge "loci mcp" with --transport stdio),
+hooks that call "loci hook <agent> <event>" at session start, before
+compaction and at session end, and a short instructions block. Every edit is
+made in place (other bytes of the file stay as they are), after a backup, and
+recorded in a manifest under the loci configuration directory: update rewrites
+only loci's parts, remove restores the files (a file loci created is deleted).
+These commands run without the daemon; the MCP URL is the daemon's address
+(--addr, the running daemon's registry file, else server.bind/port).`,
+	}
+	var project, dryRun, force bool
+	var transport string
+	scopeFlags := func(c *cobra.Command) {
+		c.Flags().BoolVar(&project, "project", false, "the current project (its .loci.toml's directory, else the repository root, else the working directory) instead of the user's own configuration")
+		c.Flags().BoolVar(&dryRun, "dry-run", false, "print the changes as a unified diff and write nothing")
+	}
+	run := func(op func(*integration.Env, context.Context, string, integration.Options) (*integration.Result, error)) func(*cobra.Command, []string) error {
+		return func(c *cobra.Command, args []string) error {
+			env, opt, err := a.integrationEnv(project)
+			if err != nil {
+				return err
+			}
+			opt.DryRun, opt.Force, opt.Transport = dryRun, force, transport
+			res, err := op(env, c.Context(), args[0], opt)
+			if err != nil {
+				return err
+			}
+			a.printIntegration(res)
+			return nil
+		}
+	}
+	install := &cobra.Command{
+		Use:   "install <agent>",
+		Short: "Write loci's MCP entry, hooks and instructions into the agent's configuration",
+		Args:  cobra.ExactArgs(1),
+		RunE:  run((*integration.Env).Install),
+	}
+	scopeFlags(install)
+	install.Flags().BoolVar(&force, "force", false, "replace an entry named loci that loci did not write (remove puts it back)")
+	install.Flags().StringVar(&transport, "transport", "", "how the agent reaches loci: http (the daemon's /mcp, default) or stdio (`loci mcp`)")
+	update := &cobra.Command{
+		Use:   "update <agent>",
+		Short: "Rewrite loci's parts of an installed integration (address, binary path, assets)",
+		Args:  cobra.ExactArgs(1),
+		RunE:  run((*integration.Env).Update),
+	}
+	scopeFlags(update)
+	update.Flags().StringVar(&transport, "transport", "", "http or stdio (default: as installed)")
+	remove := &cobra.Command{
+		Use:   "remove <agent>",
+		Short: "Take loci out of the agent's configuration, restoring the files",
+		Args:  cobra.ExactArgs(1),
+		RunE:  run((*integration.Env).Remove),
+	}
+	scopeFlags(remove)
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Show each supported agent: found here or not, its version, and what loci installed there",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			env, _, err := a.integrationEnv(false)
+			if err != nil {
+				return err
+			}
+			st := env.List(c.Context())
+			if a.jsonOut {
+				return a.out(st)
+			}
+			for _, s := range st {
+				found := "not found"
+				if s.Found {
+					found = s.Path
+					if s.Version != "" {
+						found += " (" + s.Version + ")"
+					}
+				}
+				a.printf("%s\t%s\tsupported %s\n", s.Agent, found, s.Supported)
+				if s.Problem != "" && s.Found {
+					a.printf("  problem: %s\n", s.Problem)
+				}
+				for _, in := range s.Installed {
+					a.printf("  installed (%s, %s %s): %s\n", in.Scope, in.Transport, in.URL, strings.Join(in.Files, ", "))
+				}
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(list, install, update, remove)
+	return cmd
+}
+
+// integrationEnv builds the engine's environment from the configuration,
+// the flags and the process.
+func (a *app) integrationEnv(inProject bool) (*integration.Env, integration.Options, error) {
+	var opt integration.Options
+	cfg, err := a.config()
+	if err != nil {
+		return nil, opt, err
+	}
+	set, err := assets.Open(cfg.Assets.Dir)
+	if err != nil {
+		return nil, opt, err
+	}
+	getenv := func(k string) string { v, _ := a.env(k); return v }
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		return nil, opt, fault.Wrap(fault.ServerFailed, err, "cannot tell where this loci binary is", "run loci by its path")
+	}
+	env := &integration.Env{
+		Getenv:   getenv,
+		LookPath: exec.LookPath,
+		StateDir: filepath.Join(config.ConfigDir(a.env), "integrations"),
+		Assets:   set,
+		Loci:     self,
+		URL:      "http://" + dialable(a.address(cfg)) + "/mcp",
+		Auth:     cfg.Auth.Enabled,
+	}
+	if !inProject {
+		return env, opt, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, opt, fault.Wrap(fault.ServerFailed, err, "cannot read the working directory", "")
+	}
+	scope, err := project.Find(wd, getenv)
+	if err != nil {
+		return nil, opt, err
+	}
+	env.Wing, env.Room = scope.Wing, scope.Room
+	opt.Project = projectDir(wd, scope)
+	return env, opt, nil
+}
+
+// projectDir is the project a --project integration goes into: the
+// directory of the .loci.toml that applies, else the repository root
+// (the nearest parent holding .git), else the working directory.
+func projectDir(wd string, scope project.Scope) string {
+	if scope.File != "" {
+		return filepath.Dir(scope.File)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return wd
+		}
+	}
+}
+
+// dialable turns a listener address on every interface (0.0.0.0, ::) into
+// the loopback address a client on this machine dials.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if ip.To4() != nil {
+			host = "127.0.0.1"
+		} else {
+			host = "::1"
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// printIntegration prints what an install, update or remove did (or, with
+// --dry-run, would do).
+func (a *app) printIntegration(res *integration.Result) {
+	if a.jsonOut {
+		_ = a.out(res)
+		return
+	}
+	for _, ch := range res.Changes {
+		if res.DryRun {
+			if ch.Diff != "" {
+				a.printf("%s", ch.Diff)
+			}
+			continue
+		}
+		a.printf("%-9s %s\n", ch.Action, ch.Path)
+	}
+	switch {
+	case res.DryRun && !res.Changed:
+		a.printf("%s (%s): nothing to change\n", res.Agent, res.Scope)
+	case res.DryRun:
+		a.printf("(dry run: nothing was written)\n")
+	case !res.Changed:
+		a.printf("%s (%s): nothing to change\n", res.Agent, res.Scope)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(a.stderr, "note: %s\n", safeText(n))
+	}
+}
