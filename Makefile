@@ -41,6 +41,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) run ./cmd/locibench -bin ./$(BIN)
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only static
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only dashboard
+	$(GO) run ./cmd/locibench -bin ./$(BIN) -only rss
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only bridge
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only hook
 	$(MAKE) bench-quality

@@ -131,6 +131,9 @@ type DedupReader interface {
 	// text; nil minimums when it has none.
 	DedupSketch(drawerID string) (mins []uint16, norm string, err error)
 	Links(drawerID string) ([]Link, error)
+	// LinkEnds is a drawer's similar_to links as its link index holds
+	// them: enough to count and rank them without reading each link.
+	LinkEnds(drawerID string) ([]LinkEnd, error)
 	Link(id string) (*Link, error)
 }
 

@@ -11,7 +11,7 @@ import (
 // right after a start), and records the similar_to links its write would
 // have recorded: exact and normalised copies were linked at the write, from
 // their own keys; near ones are linked now, newer to older, keeping at most
-// maxLinks links per drawer. A drawer gone or no longer current is left
+// MaxLinksPerDrawer links per drawer, both sides counted (links.go). A drawer gone or no longer current is left
 // alone. It returns the links made.
 func LinkNear(tx Tx, id string, dd Dedup) (int, error) {
 	if !dd.Enabled {
@@ -54,8 +54,9 @@ func LinkNear(tx Tx, id string, dd Dedup) (int, error) {
 		}
 		return near[i].id < near[j].id
 	})
-	near = near[:min(len(near), maxLinks-len(have))]
 	now := tx.Now()
+	links := make([]Link, 0, len(near))
+	newer := map[string]bool{} // candidates written after d
 	for _, m := range near {
 		other, err := tx.Drawer(m.id)
 		if err != nil {
@@ -64,9 +65,16 @@ func LinkNear(tx Tx, id string, dd Dedup) (int, error) {
 		if other == nil {
 			continue
 		}
-		l := Link{ID: NewID(), Older: m.id, Newer: id, Kind: dedup.Near, Signals: m.sig, CreatedAt: now}
-		if other.CreatedAt.After(d.CreatedAt) {
-			l.Older, l.Newer = id, m.id
+		newer[m.id] = other.CreatedAt.After(d.CreatedAt)
+		links = append(links, Link{ID: NewID(), Older: m.id, Newer: id, Kind: dedup.Near, Signals: m.sig, CreatedAt: now})
+	}
+	// Older is the candidate's end until the links are admitted.
+	if links, err = admitLinks(tx, links, maxLinks-len(have), olderEnd); err != nil {
+		return 0, err
+	}
+	for _, l := range links {
+		if newer[l.Older] {
+			l.Older, l.Newer = id, l.Older
 		}
 		if err := tx.PutLink(&l); err != nil {
 			return 0, err
@@ -75,5 +83,5 @@ func LinkNear(tx Tx, id string, dd Dedup) (int, error) {
 			return 0, err
 		}
 	}
-	return len(near), nil
+	return len(links), nil
 }

@@ -21,8 +21,12 @@ const MaxContentBytes = 1 << 20
 // MaxTags bounds the tags of one drawer.
 const MaxTags = 64
 
+// MaxLinksPerDrawer bounds the similar_to links of one drawer, both sides
+// counted (links.go).
+const MaxLinksPerDrawer = 10
+
 // maxLinks bounds the similar_to links recorded for one write.
-const maxLinks = 10
+const maxLinks = MaxLinksPerDrawer
 
 // maxVerified bounds the candidates one write verifies with the exact rule.
 // In a scope of many near-identical drawers (templated lines, logs) every
@@ -409,6 +413,9 @@ func CreateDrawer(tx Tx, in NewDrawer, dd Dedup) (*WriteResult, error) {
 			return nil, err
 		}
 	}
+	if links, err = admitLinks(tx, links, maxLinks, olderEnd); err != nil {
+		return nil, err
+	}
 	for i := range links {
 		links[i].Newer = d.ID
 		links[i].CreatedAt = now
@@ -449,7 +456,8 @@ func newDedupRecord(d *Drawer) *DedupRecord {
 
 // findDuplicates compares a new drawer with the current drawers of its
 // scope. It returns the oldest exact copy (if any) and the links to record:
-// exact, normalized and near matches, strongest first, at most maxLinks.
+// exact, normalized and near matches, strongest first; the caller admits
+// at most maxLinks of them (admitLinks).
 func findDuplicates(r Reader, d *Drawer, rec *DedupRecord, threshold float64, judged map[string]Judgement) (*Drawer, []Link, error) {
 	type match struct {
 		id   string
@@ -509,8 +517,8 @@ func findDuplicates(r Reader, d *Drawer, rec *DedupRecord, threshold float64, ju
 		}
 		return matches[i].id < matches[j].id
 	})
-	if len(matches) > maxLinks {
-		matches = matches[:maxLinks]
+	if len(matches) > maxVerified {
+		matches = matches[:maxVerified]
 	}
 	links := make([]Link, len(matches))
 	for i, m := range matches {

@@ -110,6 +110,9 @@ func Supersede(tx Tx, in Supersession, dd Dedup) (*SupersedeResult, error) {
 				return nil, err
 			}
 		}
+		if links, err = admitLinks(tx, links, maxLinks, olderEnd); err != nil {
+			return nil, err
+		}
 		for i := range links {
 			links[i].Newer, links[i].CreatedAt = repl.ID, now
 			if err := tx.PutLink(&links[i]); err != nil {

@@ -156,6 +156,14 @@ type Link struct {
 	CreatedAt time.Time
 }
 
+// LinkEnd is a similar_to link as a drawer's link index holds it.
+type LinkEnd struct {
+	ID         string
+	Kind       dedup.Verdict
+	Similarity float64
+	CreatedAt  time.Time
+}
+
 // Change is one entry of the change log. Derived indexes apply the log in
 // sequence order and remember the last sequence they applied.
 type Change struct {

@@ -11,8 +11,9 @@ func TestLimitFor(t *testing.T) {
 		want int64
 	}{
 		{0, base},
-		{600 << 20, base},
+		{100 << 20, base},
 		{base / 3 * 2, base}, // exactly the headroom
+		{600 << 20, 900 << 20},
 		{1000 << 20, 1500 << 20},
 		{4 << 30, 6 << 30},
 	} {

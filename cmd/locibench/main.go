@@ -5,7 +5,9 @@
 //   - write latency p50/p99 in a room that already holds 100,000 drawers;
 //   - daemon start to ready with those drawers stored, and the first write
 //     into the big room after a start;
-//   - checkpoint ingestion: 100 jobs of 100 items, drawers per second.
+//   - checkpoint ingestion: 100 jobs of 100 items, drawers per second;
+//   - with -only rss, the resident set per 10,000 near-identical mined
+//     files (-writes of them, default 20,000).
 //
 // It prints one line per figure; docs/BENCHMARKS.md records them.
 package main
@@ -41,7 +43,7 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook or million")
+	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, rss or million")
 	keep := flag.String("keep", "", "with -only vectors or million: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
 	if f := os.Getenv("LOCIBENCH_CPUPROFILE"); f != "" {
@@ -79,12 +81,14 @@ func main() {
 				err = dashboardBench(*bin, dir, *fill, *clients)
 			case "catchup":
 				err = catchUpBench(*bin, dir, *writes, *clients)
+			case "rss":
+				err = rssBench(*bin, dir, *writes, 10000)
 			case "bridge":
 				err = bridgeBench(*bin, dir, 10000)
 			case "hook":
 				err = hookBench(*bin, dir, 200)
 			default:
-				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook or million", *only)
+				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, rss or million", *only)
 			}
 		}
 		if err != nil {

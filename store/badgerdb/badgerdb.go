@@ -5,6 +5,7 @@
 package badgerdb
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -62,15 +63,11 @@ var (
 // and the flush of the full memtable take; the reserve the daemon keeps
 // (store.min_free_bytes) is at least this much, and a start with less
 // free opens the store read-only.
+// The sizes are budget.go's.
 const (
-	memTableSize = 64 << 20
-	// The value log holds only values over Badger's 1 MB threshold (large
-	// drawers, checkpoint payloads); each file is allocated at twice its
-	// size, so it is kept small.
-	valueLogFileSize = 16 << 20
 	// Headroom: a memtable log (twice the memtable), a value log file
-	// (twice its size), and the table of a flushed memtable. 224 MiB.
-	Headroom int64 = 2*memTableSize + 2*valueLogFileSize + memTableSize
+	// (twice its size), and the table of a flushed memtable. 128 MiB.
+	Headroom int64 = 2*MemTableSize + 2*ValueLogFileSize + MemTableSize
 )
 
 // Open opens (creating when needed) the Badger store in dir. A store held
@@ -135,11 +132,11 @@ func badgerOptions(dir string, log *slog.Logger, mode openMode) badger.Options {
 		WithReadOnly(mode == readOnly).
 		WithSyncWrites(true).
 		WithLogger(badgerLogger{log}).
-		WithMemTableSize(memTableSize).
-		// 64 MB of block cache instead of 256: its hit ratio was 0.28 in a
-		// room of a million drawers, and at 100,000 the smaller cache cost
-		// nothing measurable on writes or searches (BENCHMARKS.md).
-		WithBlockCacheSize(64 << 20).
+		// The sizes that hold memory are budget.go's.
+		WithMemTableSize(MemTableSize).
+		WithNumMemtables(NumMemtables).
+		WithBlockCacheSize(BlockCacheSize).
+		WithBaseTableSize(BaseTableSize).
 		// Zstandard instead of Snappy: tables 27 % smaller on a palace of
 		// Markov text, and Badger maps every table it writes into memory,
 		// so a smaller store is a smaller resident set (a million drawers:
@@ -153,13 +150,10 @@ func badgerOptions(dir string, log *slog.Logger, mode openMode) badger.Options {
 		// set jump by half a gigabyte at a million drawers.
 		WithNumCompactors(2).
 		WithZSTDCompressionLevel(1).
-		WithValueLogFileSize(valueLogFileSize).
+		WithValueLogFileSize(ValueLogFileSize).
 		WithNumVersionsToKeep(1).
 		WithCompactL0OnClose(false)
-	// Every table 2 MB, at every level: a compaction builds up to eight or
-	// more tables at once, each whole in memory before it is written, and
-	// tables that doubled with each level (16-64 MB at a million drawers)
-	// made its buffers jump by 250-800 MB.
+	// Every table BaseTableSize, at every level (budget.go).
 	opts.TableSizeMultiplier = 1
 	if mode == cutOnly {
 		// No write is let through: the value threshold only has to fit
@@ -470,12 +464,19 @@ func (db *DB) CompareAndSwapMeta(ctx context.Context, key, old, value string) (b
 }
 
 // encode is the versioned value encoding: one version byte, then JSON.
+// encode is a record's stored form: version byte 1, then JSON. HTML's
+// characters (<, > and &) are kept as they are, not escaped to six bytes
+// each: a mined file of markup took up to six times its size in its
+// transaction, which Badger bounds (budget.go).
 func encode(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	buf.WriteByte(1)
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, fault.Wrap(fault.SerializationFailed, err, "cannot encode a record", "report this as a bug")
 	}
-	return append([]byte{1}, b...), nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 func decode(b []byte, v any) error {

@@ -91,6 +91,27 @@ func (s *scopeIndex) rec(o int32) []byte {
 	return c[i : i+recLen : i+recLen]
 }
 
+// roomFor makes room for entry o's record. The first chunk starts at
+// firstRecs records and doubles up to recChunk, so a room of a few drawers
+// holds a few records, not a whole chunk (786 KB: a palace of a thousand
+// small rooms held 265 KB a drawer); the chunks after it are whole.
+func (s *scopeIndex) roomFor(o int32) {
+	c, need := int(o)/recChunk, (int(o)%recChunk+1)*recLen
+	switch {
+	case c == len(s.recs) && c > 0:
+		s.recs = append(s.recs, make([]byte, recChunkB))
+	case c == len(s.recs):
+		s.recs = append(s.recs, make([]byte, firstRecs*recLen))
+	case len(s.recs[c]) < need:
+		grown := make([]byte, min(recChunkB, max(need, 2*len(s.recs[c]))))
+		copy(grown, s.recs[c])
+		s.recs[c] = grown
+	}
+}
+
+// firstRecs is the records the first chunk of a scope starts with.
+const firstRecs = 8
+
 // live reports whether entry o is current.
 func (s *scopeIndex) live(o int32) bool { return s.lens[o] != 0 }
 
@@ -178,9 +199,7 @@ func (s *scopeIndex) add(e nearEntry) {
 	ord := int32(len(s.ids))
 	s.ids = append(s.ids, e.id)
 	s.lens = append(s.lens, e.n)
-	if int(ord)%recChunk == 0 {
-		s.recs = append(s.recs, make([]byte, recChunkB))
-	}
+	s.roomFor(ord)
 	r := s.rec(ord)
 	copy(r, e.mins)
 	copy(r[minsLen:], e.bag)
@@ -643,9 +662,13 @@ func (t *bandTable) at(k uint32) *bandSlot {
 	return &t.slots[t.slot(k)]
 }
 
+// minBandSlots is a band table's least size: a room of a few drawers
+// holds a few hundred band pairs.
+const minBandSlots = 128
+
 func (t *bandTable) grow(size int) {
 	old := t.slots
-	t.slots, t.n = make([]bandSlot, max(1024, size)), 0
+	t.slots, t.n = make([]bandSlot, max(minBandSlots, size)), 0
 	for _, s := range old {
 		if s.key != 0 {
 			t.put(s.key, s.val)

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
 
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/dedup"
 )
 
 // Key families.
@@ -29,7 +31,7 @@ const (
 	pDedup      = "dd/"  // dd/<drawerID> -> DedupRecord
 	pSketch     = "ds/"  // ds/<drawerID> -> MinHash minimums, 2 bytes each
 	pLink       = "l/"   // l/<linkID> -> Link
-	pDrawerLink = "ld/"  // ld/<drawerID>/<linkID>
+	pDrawerLink = "ld/"  // ld/<drawerID>/<linkID> -> the link's kind, similarity, time (linkEndValue; empty before issue 38)
 	pLog        = "log/" // log/<seq BE> -> Change
 )
 
@@ -458,6 +460,67 @@ func (t *tx) Links(drawerID string) ([]store.Link, error) {
 	return out, nil
 }
 
+// LinkEnds reads a drawer's link index: each key's value ranks its link
+// (linkEndValue); a key written before values were kept has none, and
+// its link is read instead.
+func (t *tx) LinkEnds(drawerID string) ([]store.LinkEnd, error) {
+	prefix := k(pDrawerLink, drawerID, "/")
+	var out []store.LinkEnd
+	var old []string
+	var err error
+	t.keys(prefix, false, func(key []byte, val valueFn) bool {
+		id := string(key[len(prefix):])
+		var b []byte
+		if b, err = val(); err != nil {
+			return false
+		}
+		if e, ok := decodeLinkEnd(id, b); ok {
+			out = append(out, e)
+		} else {
+			old = append(old, id)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range old {
+		l, err := t.Link(id)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			out = append(out, store.LinkEnd{ID: l.ID, Kind: l.Kind, Similarity: l.Signals.Similarity, CreatedAt: l.CreatedAt})
+		}
+	}
+	return out, nil
+}
+
+// linkKinds codes a link's kind in its index value.
+var linkKinds = []dedup.Verdict{1: dedup.Exact, 2: dedup.Normalized, 3: dedup.Near}
+
+// linkEndValue is a link index key's value: its kind (one byte), its
+// similarity (float64 bits) and creation time (Unix nanoseconds).
+func linkEndValue(l *store.Link) []byte {
+	b := make([]byte, 17)
+	for i, v := range linkKinds {
+		if v == l.Kind && i > 0 {
+			b[0] = byte(i)
+		}
+	}
+	binary.BigEndian.PutUint64(b[1:], math.Float64bits(l.Signals.Similarity))
+	binary.BigEndian.PutUint64(b[9:], uint64(l.CreatedAt.UnixNano()))
+	return b
+}
+
+func decodeLinkEnd(id string, b []byte) (store.LinkEnd, bool) {
+	if len(b) != 17 || b[0] == 0 || int(b[0]) >= len(linkKinds) {
+		return store.LinkEnd{}, false
+	}
+	return store.LinkEnd{ID: id, Kind: linkKinds[b[0]], Similarity: math.Float64frombits(binary.BigEndian.Uint64(b[1:])),
+		CreatedAt: time.Unix(0, int64(binary.BigEndian.Uint64(b[9:]))).UTC()}, true
+}
+
 func (t *tx) Link(id string) (*store.Link, error) {
 	var l linkRecord
 	ok, err := t.get(k(pLink, id), &l)
@@ -706,10 +769,11 @@ func (t *tx) PutLink(l *store.Link) error {
 	if err := t.put(k(pLink, l.ID), linkRec(l)); err != nil {
 		return err
 	}
-	if err := t.set(k(pDrawerLink, l.Older, "/", l.ID), nil); err != nil {
+	end := linkEndValue(l)
+	if err := t.set(k(pDrawerLink, l.Older, "/", l.ID), end); err != nil {
 		return err
 	}
-	return t.set(k(pDrawerLink, l.Newer, "/", l.ID), nil)
+	return t.set(k(pDrawerLink, l.Newer, "/", l.ID), end)
 }
 
 func (t *tx) DeleteLink(l *store.Link) error {

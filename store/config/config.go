@@ -75,7 +75,7 @@ type Palace struct {
 
 // DefaultMinFreeBytes is store.min_free_bytes's default: 256 MiB, above
 // what Badger takes to start a new memtable log and value log file and
-// flush the full memtable (store/badgerdb.Headroom, 224 MiB with its
+// flush the full memtable (store/badgerdb.Headroom, 128 MiB with its
 // sizes of today); the daemon keeps the larger of the two.
 const DefaultMinFreeBytes int64 = 256 << 20
 

@@ -26,7 +26,7 @@ var settingDocs = map[string]string{
 	"server.bind":                            "IP address the REST, MCP and dashboard listener binds (no port). Beyond loopback, turn authentication on.",
 	"server.port":                            "Port of that listener; 0 lets the OS choose (the address is then in <palace>/daemon.json and `loci status`).",
 	"palace.path":                            "Directory of the embedded palace (absolute).",
-	"store.min_free_bytes":                   "Free space kept on the palace's filesystem: below it writes are refused with loci::store::disk_full (507) and jobs wait, reads and search go on, and writes resume by themselves once space is freed. Raised to what the store needs to start its next files (a memtable log, a value log file, a flushed table: 224 MiB today); `loci status` shows the reserve in force.",
+	"store.min_free_bytes":                   "Free space kept on the palace's filesystem: below it writes are refused with loci::store::disk_full (507) and jobs wait, reads and search go on, and writes resume by themselves once space is freed. Raised to what the store needs to start its next files (a memtable log, a value log file, a flushed table: 128 MiB today); `loci status` shows the reserve in force.",
 	"auth.enabled":                           "Require a bearer token on every route but GET /api/health (and the dashboard's files).",
 	"auth.token":                             "The shared secret, at least 16 characters; the environment beats the file. `loci auth generate` makes a token kept only as a digest.",
 	"web.enable":                             "Serve the web dashboard on /ui/ (also `loci serve --web`).",
