@@ -72,7 +72,11 @@ const (
 const weekStuck = 3 * time.Minute
 
 // weekReserve is store.min_free_bytes in the fill phase, and weekFillLeft
-// what a fill leaves free: inside the reserve, short of the last byte.
+// what every other fill leaves free: inside the reserve, short of the last
+// byte. The fills between go to the last byte, as another program filling
+// the disk would; no kill falls in those (a start needs a few pages for
+// its registry file and the store's open), a start into the reserve is
+// tested by the kills that fall in the others.
 const (
 	weekReserve  = 64 << 20
 	weekFillLeft = weekReserve / 4
@@ -126,7 +130,9 @@ type week struct {
 	// killing is set just before each kill -9: an exit without it is an
 	// unbidden one.
 	killing atomic.Bool
-	filling atomic.Bool
+	// lastByte is set while a fill to the last byte holds (the main
+	// goroutine's own).
+	lastByte bool
 
 	client *http.Client
 	stop   chan struct{}
@@ -424,11 +430,11 @@ func (w *week) run() {
 	nextFill, fillUntil := time.Now().Add(fillEvery(w.rng)), time.Time{}
 	for now := time.Now(); now.Before(end); now = time.Now() {
 		switch {
-		case !now.Before(nextKill):
+		case !now.Before(nextKill) && !w.lastByte:
 			w.kill9()
 			nextKill = time.Now().Add(every(killLo, killHi)(w.rng))
 		case w.fill && fillUntil.IsZero() && !now.Before(nextFill):
-			w.fillUp()
+			w.fillUp(w.fillCount%2 == 1)
 			fillUntil = time.Now().Add(fillFor(w.rng))
 		case !fillUntil.IsZero() && !now.Before(fillUntil):
 			w.free()
@@ -448,34 +454,39 @@ func (w *week) run() {
 // filler is the file that fills the palace's filesystem.
 func (w *week) filler() string { return filepath.Join(w.fsDir, "filler") }
 
-// fillUp fills the palace's filesystem until weekFillLeft bytes are free:
-// inside the daemon's reserve.
-func (w *week) fillUp() {
+// fillUp fills the palace's filesystem until weekFillLeft bytes are free
+// (inside the daemon's reserve), or to the last byte.
+func (w *week) fillUp(last bool) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(w.fsDir, &st); err != nil {
 		w.t.Fatal(err)
 	}
 	free := int64(st.Bavail) * int64(st.Bsize)
 	want := free - weekFillLeft
-	if want <= 0 {
-		return
+	if last {
+		want = free + 1<<20
 	}
 	f, err := os.OpenFile(w.filler(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	buf := bytes.Repeat([]byte{'x'}, 1<<20)
+	written := int64(0)
 	for want > 0 {
 		n, err := f.Write(buf[:min(int64(len(buf)), want)])
 		want -= int64(n)
+		written += int64(n)
 		if err != nil {
-			break // the daemon took some meanwhile: full enough
+			break // no space left: the last byte, or the daemon took some meanwhile
 		}
 	}
 	f.Close()
-	w.filling.Store(true)
+	w.lastByte = last
 	w.fillCount++
-	w.t.Logf("week: %s: the palace's filesystem filled (%d MiB written, %d MiB free)", time.Since(w.began).Round(time.Second), (free-weekFillLeft)>>20, weekFillLeft>>20)
+	if err := syscall.Statfs(w.fsDir, &st); err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Logf("week: %s: the palace's filesystem filled (%d MiB written, %d KiB free)", time.Since(w.began).Round(time.Second), written>>20, int64(st.Bavail)*int64(st.Bsize)>>10)
 }
 
 // free removes the filler.
@@ -483,7 +494,7 @@ func (w *week) free() {
 	if err := os.Remove(w.filler()); err != nil {
 		w.t.Fatal(err)
 	}
-	w.filling.Store(false)
+	w.lastByte = false
 	w.t.Logf("week: %s: the palace's filesystem freed", time.Since(w.began).Round(time.Second))
 }
 
