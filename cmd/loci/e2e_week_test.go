@@ -40,11 +40,13 @@ import (
 //   - REST drawer writes with unique contents, searches (with a
 //     read-your-write check) and MCP sessions calling loci_search and
 //     loci_status;
-//   - kill -9 every 60 to 90 s (shorter runs: four kills), and a restart;
+//   - kill -9 every 60 to 90 s (runs under 5 minutes: every fifth to
+//     fourth of the run), and a restart;
 //   - the palace's filesystem (a tmpfs the test mounts, as root on Linux)
-//     filled into the daemon's reserve and freed again: writes are then
-//     refused with 507 loci::store::disk_full, which is expected and not
-//     an acknowledgement.
+//     filled, into the daemon's reserve and to the last byte by turns,
+//     and freed again: writes are then refused with 507
+//     loci::store::disk_full, which is expected and not an
+//     acknowledgement.
 //
 // At the end, after a last kill -9 and restart and once the jobs and
 // indexes settled: every file on disk is searchable in its wing, every
@@ -55,8 +57,9 @@ import (
 //
 // LOCI_SOAK_WEEK sets the duration (make soak: SOAK_WEEK, default 10m;
 // make test: 30s); LOCI_SOAK_WEEK_FILL=0 leaves out the fill phase (on by
-// default; it needs root on Linux, else it is skipped with a message);
-// LOCI_SOAK_SEED replays a run's choices.
+// default; it needs root on Linux, else it is skipped with a message;
+// LOCI_SOAK_WEEK_FS sizes its tmpfs, default 1g); LOCI_SOAK_SEED replays
+// a run's choices.
 
 // weekRSSBound is the daemon's resident memory bound while the palace
 // holds at most weekRSSDrawers drawers: issue 38 (point 10) measured RSS
