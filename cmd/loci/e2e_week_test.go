@@ -352,13 +352,6 @@ func (w *week) checkLog(d *daemon) {
 	}
 }
 
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "..." + s[len(s)-n:]
-	}
-	return s
-}
-
 // excused reports that a request begun in epoch e0 may have failed for a
 // kill: the daemon was down then or has been killed since.
 func (w *week) excused(e0 int64) bool {
