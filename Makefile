@@ -21,11 +21,14 @@ test: ## vet, then every test with the race detector (unit, integration, end-to-
 	$(GO) test -race -count=1 -timeout 20m ./...
 	@$(MAKE) --no-print-directory browser-note
 
-# browser-note says, visibly, when the dashboard's browser tests skip for
-# want of Chromium (go test prints a skip only with -v).
+# browser-note says, visibly, when the dashboard's browser tests or the
+# agents' integration tests skip for want of Chromium or the agents' tools
+# (go test prints a skip only with -v).
 browser-note:
 	@if [ -z "$$LOCI_CHROMIUM" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; then \
 		echo "*** NOTE: no Chromium found: the dashboard's browser tests are SKIPPED. Install it with 'apt-get install chromium' (.ci/run does), or set LOCI_CHROMIUM. ***"; fi
+	@if [ ! -x .ci/npm/node_modules/.bin/claude ] || [ ! -x .ci/npm/node_modules/.bin/codex ] || [ ! -x .ci/npm/node_modules/.bin/opencode ]; then \
+		echo "*** NOTE: the agents' command-line tools are not installed: the integration and bridge tests against Claude Code, Codex, OpenCode and the MCP TypeScript SDK are SKIPPED. Install them with 'npm ci --prefix .ci/npm' (.ci/run does; needs Node.js and npm). ***"; fi
 
 bench: build ## run the benchmarks (Go benchmarks and load against a real daemon)
 	$(GO) test -run '^$$' -bench 'BigRoom|Sequential|ClaimLatency|JobScans|ResolveEntity100k' -benchtime 2000x -count 1 ./store/... ./actors/...
