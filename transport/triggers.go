@@ -277,6 +277,13 @@ func (h *Webhooks) deliver(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	outcome, job, err := h.Triggers.Accept(r.Context(), d)
+	if err != nil && fault.Is(err, fault.StoreDiskFull) {
+		// The sender proved itself: it gets the reason, like any client,
+		// and sends the delivery again once space is freed.
+		w.Header().Set("Retry-After", "60")
+		renderError(h.Log, w, r, err)
+		return
+	}
 	if err != nil {
 		h.Log.Warn("a webhook delivery could not be queued; forgotten", "trigger", r.PathValue("name"), "err", fault.As(err).Msg)
 		w.Header().Set("Retry-After", "5")
