@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,11 +84,14 @@ const (
 	writable openMode = iota
 	// readOnly: Badger's read-only mode, which creates no file.
 	readOnly
-	// cutOnly: writable, with a 1 MB memtable and value log file, on a
-	// full disk whose last run left its memtable log uncut (a kill): Badger
-	// in read-only mode refuses to open it, a writable open cuts it to its
-	// end (freeing the rest of its 128 MB) and needs only 2 MB for its own
-	// new log. Writes are refused as in read-only mode.
+	// cutOnly: writable, on a full disk whose last run left its memtable
+	// log uncut (a kill): Badger in read-only mode refuses to open it, a
+	// writable open replays it into a memtable as large as the one it was
+	// written for (a smaller arena is a fatal error in Badger) and cuts it
+	// to its end, freeing the rest of the file. The open then creates its
+	// own new log, which the freed space may not hold: openFull opens
+	// read-only after that failure (the old log is cut by then). Writes
+	// are refused as in read-only mode.
 	cutOnly
 )
 
@@ -115,10 +119,30 @@ func OpenServing(dir string, log *slog.Logger) (*DB, error) {
 func openFull(dir string, log *slog.Logger) (*DB, error) {
 	db, err := open(dir, log, readOnly)
 	if err != nil && strings.Contains(err.Error(), "Log truncate required") {
-		log.Info("the memtable log of the last run must be cut to its end before a read-only open; opening with a small memtable to cut it", "dir", dir)
+		log.Info("the memtable log of the last run must be cut to its end before a read-only open; opening writable to cut it", "dir", dir)
 		db, err = open(dir, log, cutOnly)
+		if err != nil && noSpace(err) {
+			log.Info("the cut memtable log left too little space for a new one; opening read-only", "dir", dir)
+			db, err = open(dir, log, readOnly)
+		}
 	}
 	return db, err
+}
+
+// largestMemtableLog is the size of the largest memtable log (*.mem) in
+// dir: Badger creates each at twice the memtable size of its run.
+func largestMemtableLog(dir string) int64 {
+	var largest int64
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".mem") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.Size() > largest {
+			largest = fi.Size()
+		}
+	}
+	return largest
 }
 
 // noSpace reports an error of a full filesystem. Badger formats causes
@@ -156,9 +180,10 @@ func badgerOptions(dir string, log *slog.Logger, mode openMode) badger.Options {
 	// Every table BaseTableSize, at every level (budget.go).
 	opts.TableSizeMultiplier = 1
 	if mode == cutOnly {
-		// No write is let through: the value threshold only has to fit
-		// the small memtable's batches.
-		opts = opts.WithMemTableSize(1 << 20).WithValueLogFileSize(1 << 20).WithValueThreshold(1 << 16)
+		// The last run's logs replay into memtables of the size they were
+		// written for (a smaller build's or this one's); no write is let
+		// through, so the value log file can be small.
+		opts = opts.WithMemTableSize(max(int64(MemTableSize), largestMemtableLog(dir)/2)).WithValueLogFileSize(1 << 20).WithValueThreshold(1 << 16)
 	}
 	return opts
 }

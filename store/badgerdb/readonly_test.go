@@ -2,9 +2,12 @@ package badgerdb
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -96,5 +99,57 @@ func TestMappedFilesAreAllocated(t *testing.T) {
 	}
 	if seen < 2 {
 		t.Fatalf("%d memtable and value log files", seen)
+	}
+}
+
+// A kill with megabytes in the memtable log, then a start on a full disk:
+// the log must be replayed into a memtable as large as the one it was
+// written for (a smaller arena is a fatal error in Badger: the daemon
+// exited at every start), and what it held is served.
+func TestFullDiskOpenAfterAKillWithMegabytesInTheLog(t *testing.T) {
+	dir := t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	db, err := Open(dir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 400 // about 4 MB of drawers, all in the memtable log
+	for i := range n {
+		if err := db.Update(context.Background(), func(tx store.Tx) error {
+			_, err := store.CreateDrawer(tx, store.NewDrawer{Wing: "w", Room: "r",
+				Content: fmt.Sprintf("drawer %d: %s", i, strings.Repeat(fmt.Sprintf("word%d ", i), 1500)),
+				Source:  store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}}, store.Dedup{})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The files as a kill -9 leaves them: copied while the store is open.
+	killed := t.TempDir()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(killed, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if largestMemtableLog(killed) < 2*MemTableSize {
+		t.Fatalf("no memtable log of %d bytes in the copy", 2*MemTableSize)
+	}
+	db, err = openFull(killed, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var c store.Counts
+	if err := db.View(context.Background(), func(r store.Reader) (err error) { c, err = r.Counts(); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if !db.ReadOnly() || c.Drawers != n {
+		t.Fatalf("read-only %v, %d drawers of %d", db.ReadOnly(), c.Drawers, n)
 	}
 }
