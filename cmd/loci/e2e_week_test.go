@@ -168,6 +168,7 @@ type week struct {
 	firstOver              string
 	drawers                atomic.Int64
 	nErr                   atomic.Int64
+	ended                  atomic.Bool // the test has ended: errorf drops late failures
 	began                  time.Time
 	fillCount              int
 	kills                  int
@@ -277,6 +278,9 @@ credential = { env = "LOCI_TEST_HOOK_SECRET" }
 
 // errorf fails the run (from any goroutine), logging the first 30 errors.
 func (w *week) errorf(format string, args ...any) {
+	if w.ended.Load() {
+		return // a goroutine late after the test ended (it failed early)
+	}
 	if w.nErr.Add(1) <= 30 {
 		w.t.Errorf(format, args...)
 	} else {
@@ -412,6 +416,20 @@ func every(lo, hi time.Duration) func(r *rand.Rand) time.Duration {
 // the time is up, stops the load, and kills and restarts once more.
 func (w *week) run() {
 	w.began = time.Now()
+	// A run that fails early (t.Fatal) still stops its load before the
+	// test ends: a goroutine failing the test after it completed panics
+	// and takes every later test of the package with it.
+	var halt sync.Once
+	stop := func() {
+		halt.Do(func() {
+			close(w.stop)
+			w.wg.Wait()
+		})
+	}
+	w.t.Cleanup(func() {
+		stop()
+		w.ended.Store(true)
+	})
 	w.up()
 	w.treeLoad()
 	w.hookLoad()
@@ -445,8 +463,7 @@ func (w *week) run() {
 	if !fillUntil.IsZero() {
 		w.free()
 	}
-	close(w.stop)
-	w.wg.Wait()
+	stop()
 	// The last kill, with whatever the load left in flight, then a start.
 	w.kill9()
 }
