@@ -244,6 +244,10 @@ func notAvailable(what string) error {
 }
 
 func (q searchArgs) query() (actors.SearchQuery, error) {
+	if strings.TrimSpace(q.Query) == "" {
+		// Named as the tool names it (the search itself says "text").
+		return actors.SearchQuery{}, fault.Invalid("query", "is required: the words to search for")
+	}
 	out := actors.SearchQuery{Text: q.Query, Limit: q.Limit, Wing: q.Wing, Room: q.Room, Ranking: q.Ranking,
 		Profile: q.Profile, Tags: q.Tags, SourceKind: q.SourceKind, Historical: q.IncludeHistorical, Expand: q.Expand}
 	var err error

@@ -323,11 +323,19 @@ func TestMCPToolSchemasAgreeWithTheTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var body struct{ Code string }
+		var body struct{ Code, Error string }
 		json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &body)
 		refused := res.IsError && slices.Contains([]string{"loci::input::invalid", "loci::graph::empty_label", "loci::palace::path_invalid"}, body.Code)
 		if (schemaErr == nil) != c.ok || refused == c.ok {
 			t.Errorf("%s %s: schema %v; tool refused it %v (%s); want both to accept: %v", c.tool, c.args, schemaErr, refused, body.Code, c.ok)
+		}
+		// An invalid-input refusal names the argument as the tool's schema
+		// does (REST's names differ: "text" for loci_search's "query").
+		if name, why, ok := strings.Cut(body.Error, ":"); refused && body.Code == "loci::input::invalid" && ok && !strings.Contains(name, " ") &&
+			!strings.Contains(why, "is not an argument of this tool") {
+			if top, _, _ := strings.Cut(name, "."); s.Properties[top] == nil && top != "arguments" {
+				t.Errorf("%s %s: the refusal names %q, not an argument of the tool: %s", c.tool, c.args, name, body.Error)
+			}
 		}
 	}
 }

@@ -29,7 +29,7 @@ const CheckpointExample = `{"items": [{"destination": "project", "content": "Ali
 // last.
 const checkpointDescription = "Submit a checkpoint job: memories (preferences, project notes, diary entries, general notes), " +
 	"each filed verbatim as a drawer in the room checkpoints of its wing, optionally with a knowledge-graph fact it is the evidence for " +
-	"(add, supersede, invalidate or link; see the payload schema). Returns the job at once; loci_job_get follows it, and the finished job's result.facts gives each fact's relationship_id. " +
+	"(add, supersede, invalidate or link; see the payload schema). Returns the job at once (queued): its memories are searchable once loci_job_get says it completed, and the finished job's result.facts gives each fact's relationship_id. " +
 	"Example payload: " + CheckpointExample
 
 // payloadSchema is the payload argument's schema: the checkpoint object,
