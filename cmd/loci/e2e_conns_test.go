@@ -30,41 +30,10 @@ func startWithFileLimit(t *testing.T, nofile int, text string) *daemon {
 	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{t: t, palace: palace, home: home, log: &syncBuffer{}, exited: make(chan struct{})}
 	// The shell sets the limit and becomes the daemon (same process).
-	d.cmd = exec.Command("sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, nofile), bin, "serve", "--port", "0", "--palace", palace)
-	d.cmd.Env = env(home, "LOCI_CONFIG="+cfg)
-	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { d.err = d.cmd.Wait(); close(d.exited) }()
-	t.Cleanup(func() {
-		d.cmd.Process.Kill()
-		<-d.exited
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-d.exited:
-			t.Fatalf("daemon exited during start: %v\n%s", d.err, d.log.String())
-		default:
-		}
-		b, err := os.ReadFile(filepath.Join(palace, "daemon.json"))
-		if err == nil {
-			var reg struct {
-				PID     int    `json:"pid"`
-				Address string `json:"address"`
-			}
-			if json.Unmarshal(b, &reg) == nil && reg.PID == d.cmd.Process.Pid {
-				d.addr = reg.Address
-				return d
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("daemon not ready:\n%s", d.log.String())
-	return nil
+	cmd := exec.Command("sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, nofile), bin, "serve", "--port", "0", "--palace", palace)
+	cmd.Env = env(home, "LOCI_CONFIG="+cfg)
+	return startCmd(t, cmd, home, palace)
 }
 
 // idleConns opens n connections to addr from 32 dialers: every fourth

@@ -86,9 +86,16 @@ func start(t *testing.T, home, palace string, extraEnv ...string) *daemon {
 // is ready.
 func startOn(t *testing.T, port, home, palace string, extraEnv ...string) *daemon {
 	t.Helper()
-	d := &daemon{t: t, palace: palace, home: home, log: &syncBuffer{}, exited: make(chan struct{})}
-	d.cmd = exec.Command(bin, "serve", "--port", port, "--palace", palace)
-	d.cmd.Env = env(home, extraEnv...)
+	cmd := exec.Command(bin, "serve", "--port", port, "--palace", palace)
+	cmd.Env = env(home, extraEnv...)
+	return startCmd(t, cmd, home, palace)
+}
+
+// startCmd starts a daemon command serving palace (a `loci serve`, perhaps
+// wrapped) and waits until its registry file names it.
+func startCmd(t *testing.T, cmd *exec.Cmd, home, palace string) *daemon {
+	t.Helper()
+	d := &daemon{t: t, palace: palace, home: home, log: &syncBuffer{}, exited: make(chan struct{}), cmd: cmd}
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
