@@ -614,3 +614,16 @@ console.log(JSON.stringify({ system: sys.system, other: other.system, context: c
 		}
 	})
 }
+
+// TestIntegrationHelpNamesTransportValues: the --transport flag's value
+// shows as http|stdio in the help (cobra takes a backticked word of the
+// usage as the value's name).
+func TestIntegrationHelpNamesTransportValues(t *testing.T) {
+	home := t.TempDir()
+	for _, sub := range []string{"install", "update"} {
+		out, errOut, code := integ(t, home, home, nil, sub, "--help")
+		if code != 0 || !strings.Contains(out, "--transport http|stdio") {
+			t.Fatalf("%s --help: %d\n%s\n%s", sub, code, out, errOut)
+		}
+	}
+}
