@@ -627,3 +627,39 @@ func TestIntegrationHelpNamesTransportValues(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegrationProjectLinksOut: in a project whose CLAUDE.md is a link
+// to a file outside it, install --project is refused with
+// loci::integration::conflict and writes nothing, there or in the
+// project; remove without --project after a project install says to add
+// --project.
+func TestIntegrationProjectLinksOut(t *testing.T) {
+	agentsBin(t, "claude")
+	home := t.TempDir()
+	proj := filepath.Join(home, "proj")
+	writeFiles(t, proj, map[string]string{".loci.toml": "wing = \"acme\"\n", ".git/HEAD": "ref: refs/heads/main\n"})
+	victim := filepath.Join(home, "victim.txt")
+	writeFiles(t, home, map[string]string{"victim.txt": "precious\n"})
+	if err := os.Symlink(victim, filepath.Join(proj, "CLAUDE.md")); err != nil {
+		t.Fatal(err)
+	}
+	before := treeHash(t, home)
+	_, errOut, code := integ(t, home, proj, nil, "--addr", "127.0.0.1:8499", "install", "claude-code", "--project", "--json")
+	var e struct{ Error, Code, Help string }
+	if code == 0 || json.Unmarshal([]byte(errOut), &e) != nil || e.Code != "loci::integration::conflict" ||
+		!strings.Contains(e.Error, "outside the project") || !strings.Contains(e.Help, "nothing was written") {
+		t.Fatalf("install through a link: %d\n%s", code, errOut)
+	}
+	sameTree(t, "refused install", before, treeHash(t, home))
+	os.Remove(filepath.Join(proj, "CLAUDE.md"))
+	if out, errOut, code := integ(t, home, proj, nil, "--addr", "127.0.0.1:8499", "install", "claude-code", "--project"); code != 0 {
+		t.Fatalf("install: %d\n%s\n%s", code, out, errOut)
+	}
+	_, errOut, code = integ(t, home, proj, nil, "remove", "claude-code", "--json")
+	if code == 0 || json.Unmarshal([]byte(errOut), &e) != nil || e.Code != "loci::input::invalid" || !strings.Contains(e.Help, "--project") {
+		t.Fatalf("remove without --project: %d\n%s", code, errOut)
+	}
+	if out, errOut, code := integ(t, home, proj, nil, "remove", "claude-code", "--project"); code != 0 {
+		t.Fatalf("remove: %d\n%s\n%s", code, out, errOut)
+	}
+}
