@@ -66,7 +66,7 @@ These commands run without the daemon; the MCP URL is the daemon's address
 	}
 	scopeFlags(install)
 	install.Flags().BoolVar(&force, "force", false, "replace an entry named loci that loci did not write (remove puts it back)")
-	install.Flags().StringVar(&transport, "transport", "", "how the agent reaches loci: http (the daemon's /mcp, default) or stdio (`loci mcp`)")
+	install.Flags().StringVar(&transport, "transport", "", "how the agent reaches loci, `http|stdio`: http (the daemon's /mcp, default) or stdio (the bridge \"loci mcp\")")
 	update := &cobra.Command{
 		Use:   "update <agent>",
 		Short: "Rewrite loci's parts of an installed integration (address, binary path, assets)",
@@ -74,7 +74,7 @@ These commands run without the daemon; the MCP URL is the daemon's address
 		RunE:  run((*integration.Env).Update),
 	}
 	scopeFlags(update)
-	update.Flags().StringVar(&transport, "transport", "", "http or stdio (default: as installed)")
+	update.Flags().StringVar(&transport, "transport", "", "how the agent reaches loci, `http|stdio` (default: as installed)")
 	remove := &cobra.Command{
 		Use:   "remove <agent>",
 		Short: "Take loci out of the agent's configuration, restoring the files",

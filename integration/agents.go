@@ -51,6 +51,9 @@ func (p *plan) hookCommand(event string) string {
 	return shellQuote(p.Loci) + " hook " + p.agent.Name + " " + event
 }
 
+// hookEvent maps an agent's hook event onto loci's.
+type hookEvent struct{ agentName, event string }
+
 // hookGroup is a Claude-style matcher group running one command (Claude
 // Code's settings.json and Codex's hooks.json share this shape).
 func (p *plan) hookGroup(event string) any {
@@ -62,14 +65,16 @@ func (p *plan) hookGroup(event string) any {
 }
 
 // hookParts are the json_hook parts for the three events, under the
-// agents' names for them.
-func (p *plan) hookParts() []Part {
+// agents' names for them; more are further agent events mapped onto
+// loci's (Claude Code's PostCompact, the one hook input that carries the
+// compaction's summary, runs pre-compact, which files it).
+func (p *plan) hookParts(more ...hookEvent) []Part {
 	var parts []Part
-	for _, ev := range []struct{ agentName, event string }{
+	for _, ev := range append([]hookEvent{
 		{"SessionStart", EventSessionStart},
 		{"PreCompact", EventPreCompact},
 		{"SessionEnd", EventSessionEnd},
-	} {
+	}, more...) {
 		parts = append(parts, Part{Kind: KindJSONHook, Path: []string{"hooks", ev.agentName},
 			Command: p.hookCommand(ev.event), Value: p.hookGroup(ev.event)})
 	}

@@ -6,11 +6,15 @@ import "path/filepath"
 // entries):
 //
 //	user     MCP      ~/.claude.json                mcpServers.loci
-//	         hooks    ~/.claude/settings.json       hooks.SessionStart|PreCompact|SessionEnd
+//	         hooks    ~/.claude/settings.json       hooks.SessionStart|PreCompact|PostCompact|SessionEnd
 //	         text     ~/.claude/CLAUDE.md
 //	project  MCP      <project>/.mcp.json           mcpServers.loci (Claude asks once to approve it)
 //	         hooks    <project>/.claude/settings.local.json (personal: the hook runs this machine's loci)
 //	         text     <project>/CLAUDE.md
+//
+// PostCompact runs `loci hook claude-code pre-compact` too: its input
+// carries compact_summary, which the hook files (PreCompact's and
+// SessionEnd's carry no summary).
 //
 // CLAUDE_CONFIG_DIR moves the user files (.claude.json, settings.json,
 // CLAUDE.md) into that directory, as Claude Code does.
@@ -51,7 +55,7 @@ func claudeFiles(p *plan) ([]File, error) {
 		{Path: mcpFile, Format: FormatJSON, Check: func(b []byte) error { return checkServers(b, "mcpServers") },
 			Parts: []Part{{Kind: KindJSONKey, Path: []string{"mcpServers", "loci"}, Value: entry}}},
 		{Path: settings, Format: FormatJSON, Check: func(b []byte) error { return checkHooks(b, "hooks") },
-			Parts: p.hookParts()},
+			Parts: p.hookParts(hookEvent{"PostCompact", EventPreCompact})},
 		{Path: text, Format: FormatMarkdown, Parts: []Part{instr}},
 	}, nil
 }

@@ -16,6 +16,10 @@ import (
 //	         hooks    <project>/.codex/hooks.json
 //	         text     <project>/AGENTS.md
 //
+// Codex's PostCompact input has no summary (its schema in 0.169.0 allows
+// none), so it is not registered; PreCompact runs pre-compact as for
+// Claude Code.
+//
 // CODEX_HOME moves ~/.codex, as Codex does. The hooks go to hooks.json,
 // not to [hooks] tables of config.toml: Codex reads both, and a JSON file
 // of its own is edited without touching the user's TOML.

@@ -422,7 +422,7 @@ func (e *Env) install(ctx context.Context, name string, opt Options, update bool
 	m, err := e.readManifest(a.Name, opt.Project)
 	if errors.Is(err, errNotInstalled) {
 		if update {
-			return nil, notInstalled(a.Name, scope)
+			return nil, e.notInstalled(a.Name, "update", opt.Project)
 		}
 		m, err = nil, nil
 	}
@@ -467,6 +467,9 @@ func (e *Env) install(ctx context.Context, name string, opt Options, update bool
 	}
 	var writes []write
 	for _, f := range files {
+		if err := confined(opt.Project, f.Path); err != nil {
+			return nil, err
+		}
 		cur, existed, err := readCurrent(f.Path)
 		if err != nil {
 			return nil, err
@@ -527,7 +530,7 @@ func (e *Env) install(ctx context.Context, name string, opt Options, update bool
 	for i := range writes {
 		w := &writes[i]
 		if !w.existed || !bytes.Equal(w.cur, w.out) {
-			made, err := mkdirs(filepath.Dir(w.f.Path), 0o755)
+			made, err := mkdirs(filepath.Dir(w.f.Path), dirMode(opt.Project))
 			if err != nil {
 				return nil, err
 			}
@@ -609,13 +612,16 @@ func (e *Env) Remove(ctx context.Context, name string, opt Options) (*Result, er
 	scope := scopeName(opt.Project)
 	m, err := e.readManifest(a.Name, opt.Project)
 	if errors.Is(err, errNotInstalled) {
-		return nil, notInstalled(a.Name, scope)
+		return nil, e.notInstalled(a.Name, "remove", opt.Project)
 	}
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Agent: a.Name, Scope: scope, DryRun: opt.DryRun}
 	for _, rec := range m.Files {
+		if err := confined(opt.Project, rec.Path); err != nil {
+			return nil, err
+		}
 		cur, exists, err := readCurrent(rec.Path)
 		if err != nil {
 			return nil, err
@@ -742,4 +748,78 @@ func (e *Env) List(ctx context.Context) []Status {
 		out = append(out, s)
 	}
 	return out
+}
+
+// dirMode is the mode of the directories loci creates: 0700 in the
+// user's own configuration (as the agents create theirs), 0755 in a
+// project (its directories are shared like the rest of the tree).
+func dirMode(project string) fs.FileMode {
+	if project == "" {
+		return 0o700
+	}
+	return 0o755
+}
+
+// confined refuses, for a project's install, update or remove, a file
+// that is, or lies under a directory that is, a symbolic link leading out
+// of the project: loci would write where --project does not reach (a
+// CLAUDE.md linked to a file elsewhere gains loci's block). A link that
+// stays in the project is followed. The user's own files are not
+// confined: dotfile managers link them, and loci edits the target.
+func confined(project, path string) error {
+	if project == "" {
+		return nil
+	}
+	root, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		root = project
+	}
+	rel, err := filepath.Rel(project, path)
+	if err != nil || !inside(rel) {
+		return errOutside(path, path, project)
+	}
+	cur := project
+	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, c)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fault.Wrap(fault.IntegrationValidationFailed, err, fmt.Sprintf("cannot read %s: %v", cur, err),
+				"check the file's permissions; nothing was written")
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		target, err := filepath.EvalSymlinks(cur)
+		if err != nil {
+			return errOutside(path, cur, project)
+		}
+		if r, err := filepath.Rel(root, target); err != nil || !inside(r) {
+			return errOutside(path, cur, project)
+		}
+	}
+	return nil
+}
+
+// inside says whether a relative path stays in its base.
+func inside(rel string) bool {
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// errOutside is loci::integration::conflict for a project file that is
+// (or lies under) a symbolic link leading out of the project.
+func errOutside(path, link, project string) error {
+	to, err := os.Readlink(link)
+	if err != nil {
+		to = "(not a link: the path itself)"
+	}
+	help := "a --project integration writes only inside the project: replace the link with a file of the project's own, or install for the user (without --project); nothing was written"
+	if link != path {
+		return fault.Newf(fault.IntegrationConflict, help,
+			"a symbolic link leads outside the project: %s lies under %s, a link to %s (project %s)", path, link, to, project)
+	}
+	return fault.Newf(fault.IntegrationConflict, help,
+		"a symbolic link leads outside the project: %s is a link to %s (project %s)", path, to, project)
 }

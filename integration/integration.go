@@ -225,10 +225,30 @@ func errInvalid(path string, err error) error {
 
 var errNotInstalled = errors.New("not installed")
 
-// notInstalled is the error of update and remove without an install.
-func notInstalled(agent, scope string) error {
-	return fault.Newf(fault.InputInvalid, "run `loci integration install "+agent+"` first (see `loci integration list`)",
-		"loci is not installed for %s (%s)", agent, scope)
+// notInstalled is the error of update and remove (op) without an install
+// in the scope asked for; when loci is installed in the other scope, the
+// help says how to reach it.
+func (e *Env) notInstalled(agent, op, project string) error {
+	help := "run `loci integration install " + agent + "` first (see `loci integration list`)"
+	var projects []string
+	user := false
+	for _, m := range e.manifests(agent) {
+		if m.Scope == "user" {
+			user = true
+		} else {
+			projects = append(projects, m.Scope)
+		}
+	}
+	switch {
+	case project == "" && len(projects) > 0:
+		help = "loci is installed for " + agent + " in the project " + strings.Join(projects, ", ") +
+			": run `loci integration " + op + " " + agent + " --project` there"
+	case project != "" && user:
+		help = "loci is installed in your own configuration, not in this project: run `loci integration " + op + " " + agent + "` without --project"
+	case project != "":
+		help = "run `loci integration install " + agent + " --project` first (see `loci integration list`)"
+	}
+	return fault.Newf(fault.InputInvalid, help, "loci is not installed for %s (%s)", agent, scopeName(project))
 }
 
 // scopeName is "user" or the project directory.

@@ -140,14 +140,15 @@ func removeDirs(dirs []string) {
 }
 
 // writeFile replaces path's content atomically (a temporary file renamed
-// over it), keeping its mode; a symbolic link is followed, so the file it
-// points to is written.
+// over it), keeping its mode (a new file is 0600: agents' configuration
+// files hold what only their owner should read); a symbolic link is
+// followed, so the file it points to is written and the link stays.
 func writeFile(path string, data []byte) error {
 	target := path
 	if t, err := filepath.EvalSymlinks(path); err == nil {
 		target = t
 	}
-	mode := fs.FileMode(0o644)
+	mode := fs.FileMode(0o600)
 	if fi, err := os.Stat(target); err == nil {
 		mode = fi.Mode().Perm()
 	}

@@ -19,7 +19,8 @@ import (
 // XDG_CONFIG_HOME moves ~/.config, as OpenCode does. OpenCode has no
 // command hooks: its plugins (JavaScript modules it loads from the
 // plugin/ or plugins/ directory) receive its events, and loci's plugin
-// hands them to `loci hook opencode <event>`.
+// hands them to `loci hook opencode <event>`. Its session.compacted
+// event carries only the session's id, no summary.
 func opencode() Agent {
 	return Agent{Name: "opencode", Command: "opencode", files: opencodeFiles}
 }

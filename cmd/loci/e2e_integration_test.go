@@ -614,3 +614,52 @@ console.log(JSON.stringify({ system: sys.system, other: other.system, context: c
 		}
 	})
 }
+
+// TestIntegrationHelpNamesTransportValues: the --transport flag's value
+// shows as http|stdio in the help (cobra takes a backticked word of the
+// usage as the value's name).
+func TestIntegrationHelpNamesTransportValues(t *testing.T) {
+	home := t.TempDir()
+	for _, sub := range []string{"install", "update"} {
+		out, errOut, code := integ(t, home, home, nil, sub, "--help")
+		if code != 0 || !strings.Contains(out, "--transport http|stdio") {
+			t.Fatalf("%s --help: %d\n%s\n%s", sub, code, out, errOut)
+		}
+	}
+}
+
+// TestIntegrationProjectLinksOut: in a project whose CLAUDE.md is a link
+// to a file outside it, install --project is refused with
+// loci::integration::conflict and writes nothing, there or in the
+// project; remove without --project after a project install says to add
+// --project.
+func TestIntegrationProjectLinksOut(t *testing.T) {
+	agentsBin(t, "claude")
+	home := t.TempDir()
+	proj := filepath.Join(home, "proj")
+	writeFiles(t, proj, map[string]string{".loci.toml": "wing = \"acme\"\n", ".git/HEAD": "ref: refs/heads/main\n"})
+	victim := filepath.Join(home, "victim.txt")
+	writeFiles(t, home, map[string]string{"victim.txt": "precious\n"})
+	if err := os.Symlink(victim, filepath.Join(proj, "CLAUDE.md")); err != nil {
+		t.Fatal(err)
+	}
+	before := treeHash(t, home)
+	_, errOut, code := integ(t, home, proj, nil, "--addr", "127.0.0.1:8499", "install", "claude-code", "--project", "--json")
+	var e struct{ Error, Code, Help string }
+	if code == 0 || json.Unmarshal([]byte(errOut), &e) != nil || e.Code != "loci::integration::conflict" ||
+		!strings.Contains(e.Error, "outside the project") || !strings.Contains(e.Help, "nothing was written") {
+		t.Fatalf("install through a link: %d\n%s", code, errOut)
+	}
+	sameTree(t, "refused install", before, treeHash(t, home))
+	os.Remove(filepath.Join(proj, "CLAUDE.md"))
+	if out, errOut, code := integ(t, home, proj, nil, "--addr", "127.0.0.1:8499", "install", "claude-code", "--project"); code != 0 {
+		t.Fatalf("install: %d\n%s\n%s", code, out, errOut)
+	}
+	_, errOut, code = integ(t, home, proj, nil, "remove", "claude-code", "--json")
+	if code == 0 || json.Unmarshal([]byte(errOut), &e) != nil || e.Code != "loci::input::invalid" || !strings.Contains(e.Help, "--project") {
+		t.Fatalf("remove without --project: %d\n%s", code, errOut)
+	}
+	if out, errOut, code := integ(t, home, proj, nil, "remove", "claude-code", "--project"); code != 0 {
+		t.Fatalf("remove: %d\n%s\n%s", code, out, errOut)
+	}
+}

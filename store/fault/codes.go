@@ -97,7 +97,8 @@ const (
 	IntegrationIncompatible Code = "loci::integration::incompatible"
 	// IntegrationAgentNotFound: the agent is not installed here.
 	IntegrationAgentNotFound Code = "loci::integration::agent_not_found"
-	// IntegrationConflict: an entry named loci that loci did not write.
+	// IntegrationConflict: an entry named loci that loci did not write, or
+	// a project's file that a symbolic link leads out of the project.
 	IntegrationConflict Code = "loci::integration::conflict"
 	// IntegrationAssetsMissing: an asset the integration needs is absent
 	// from the assets in use.
