@@ -133,6 +133,9 @@ type week struct {
 	// killing is set just before each kill -9: an exit without it is an
 	// unbidden one.
 	killing atomic.Bool
+	// readOnlyStart: the daemon last started on a full disk, its
+	// triggers waiting for space.
+	readOnlyStart atomic.Bool
 	// lastByte is set while a fill to the last byte holds (the main
 	// goroutine's own).
 	lastByte bool
@@ -179,7 +182,7 @@ type weekWrite struct {
 	epoch   int64
 }
 
-var weekFigures = []string{"tree ops", "deliveries acked", "deliveries refused 507", "redeliveries", "unsigned 401", "stalled conns",
+var weekFigures = []string{"tree ops", "deliveries acked", "deliveries refused 507", "deliveries unheard (full)", "redeliveries", "unsigned 401", "stalled conns",
 	"writes acked", "writes refused 507", "writes lost in kill", "searches", "fresh reads", "mcp sessions", "mcp calls", "excused errors"}
 
 func newWeek(t *testing.T, dur time.Duration, fill bool, seed uint64) *week {
@@ -303,10 +306,14 @@ func (w *week) up() *daemon {
 		}
 	}()
 	// Up once its triggers are: the watch armed and the webhook listening.
-	eventually(w.t, 30*time.Second, "the watch running and the webhook listening", func() bool {
-		return get[bool](d.do("GET", "/api/triggers/files", nil).body, "running") &&
-			get[bool](d.do("GET", "/api/triggers", nil).body, "webhook", "listening")
-	})
+	// A start on a full disk opens the store read-only and starts the
+	// triggers (and jobs) only once space is back: free waits for them.
+	if get[bool](d.do("GET", "/api/status", nil).body, "disk", "read_only") {
+		w.t.Logf("week: %s: started on a full disk (read-only); the triggers start once space is back", time.Since(w.began).Round(time.Second))
+		w.readOnlyStart.Store(true)
+	} else {
+		w.triggersUp(d)
+	}
 	w.upAt.Store(time.Now().UnixNano())
 	w.epoch.Add(1)
 	return d
@@ -513,6 +520,20 @@ func (w *week) free() {
 	}
 	w.lastByte = false
 	w.t.Logf("week: %s: the palace's filesystem freed", time.Since(w.began).Round(time.Second))
+	if w.readOnlyStart.Swap(false) {
+		w.mu.Lock()
+		d := w.cur
+		w.mu.Unlock()
+		w.triggersUp(d)
+	}
+}
+
+// triggersUp waits for the watch to run and the webhook to listen.
+func (w *week) triggersUp(d *daemon) {
+	eventually(w.t, 30*time.Second, "the watch running and the webhook listening", func() bool {
+		return get[bool](d.do("GET", "/api/triggers/files", nil).body, "running") &&
+			get[bool](d.do("GET", "/api/triggers", nil).body, "webhook", "listening")
+	})
 }
 
 // treeLoad changes the watched tree: new files, cp -p copies with an old
@@ -663,7 +684,7 @@ func (w *week) hookLoad() {
 				e0 := w.epoch.Load()
 				st, raw, err := send(body, id, githubSign(weekSecret, body))
 				switch {
-				case err != nil && w.excused(e0), diskFull(st, raw):
+				case err != nil && w.excused(e0), diskFull(st, raw), err != nil && w.readOnlyStart.Load():
 				case err != nil || st != http.StatusAccepted:
 					w.errorf("redelivery %s: %d %s %v", id, st, raw, err)
 				default:
@@ -685,6 +706,10 @@ func (w *week) hookLoad() {
 		case err != nil && w.excused(e0):
 		case diskFull(st, raw):
 			w.n["deliveries refused 507"].Add(1)
+		case err != nil && w.readOnlyStart.Load():
+			// Started on a full disk: the listener opens once space is
+			// back; the sender tries again later.
+			w.n["deliveries unheard (full)"].Add(1)
 		case err != nil || st != http.StatusAccepted:
 			w.errorf("signed delivery %s: %d %s %v", id, st, raw, err)
 		default:
@@ -704,7 +729,7 @@ func (w *week) hookLoad() {
 		e0 := w.epoch.Load()
 		st, raw, err := send(body, fmt.Sprintf("unsigned-%d", i), sig)
 		switch {
-		case err != nil && w.excused(e0):
+		case err != nil && (w.excused(e0) || w.readOnlyStart.Load()):
 		case err != nil || st != http.StatusUnauthorized:
 			w.errorf("unsigned request %d: %d %s %v", i, st, raw, err)
 		default:
