@@ -591,3 +591,47 @@ func TestHookTakesTheTokenLikeTheCLI(t *testing.T) {
 		t.Fatalf("with a wrong token: %q, %q", out, errOut)
 	}
 }
+
+// The help of a refusal the project file causes says what to type: a
+// missing room points at `loci room list --wing <wing>` (room list takes no
+// argument), and a write refused for the file's read_only mode names the
+// file and the --mode full that overrides it.
+func TestProjectScopeHelpSaysWhatToType(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	d.do("POST", "/api/wings", map[string]any{"name": "billing"})
+	proj := writeProject(t, "wing = \"billing\"\nroom = \"decisions\"\n")
+	cli := func(dir string, args ...string) (string, string, int) {
+		t.Helper()
+		out, errOut, code, _ := runIn(dir, home, "", append([]string{"--addr", d.addr}, args...))
+		return out, errOut, code
+	}
+	_, errOut, code := cli(proj, "drawer", "list")
+	if code == 0 || !strings.Contains(errOut, "room_not_found") || !strings.Contains(errOut, "`loci room list --wing billing`") {
+		t.Fatalf("drawer list of a missing room: %d %s", code, errOut)
+	}
+	if out, errOut, code := cli(proj, "room", "list", "--wing", "billing"); code != 0 {
+		t.Fatalf("the command the help names: %d %s %s", code, out, errOut)
+	}
+
+	ro := writeProject(t, "wing = \"billing\"\nroom = \"decisions\"\nmode = \"read_only\"\n")
+	file := filepath.Join(ro, ".loci.toml")
+	_, errOut, code = cli(ro, "drawer", "add", "x")
+	if code == 0 || !strings.Contains(errOut, "mode") || !strings.Contains(errOut, file) || !strings.Contains(errOut, "--mode full") ||
+		strings.Contains(errOut, "X-Loci-Mode") {
+		t.Fatalf("drawer add in a read_only project: %d %s", code, errOut)
+	}
+	out, errOut, _ := cli(ro, "--json", "drawer", "add", "x")
+	var body map[string]any
+	if json.Unmarshal([]byte(errOut), &body); !strings.Contains(get[string](body, "help"), file) {
+		t.Fatalf("drawer add --json in a read_only project: %s %s", out, errOut)
+	}
+	if out, errOut, code := cli(ro, "--mode", "full", "drawer", "add", "x"); code != 0 {
+		t.Fatalf("--mode full overrides the file: %d %s %s", code, out, errOut)
+	}
+	// A mode given by LOCI_MODE, not the file, keeps the daemon's help.
+	out, errOut, code, _ = runIn(t.TempDir(), home, "", []string{"--addr", d.addr, "drawer", "add", "--wing", "billing", "--room", "r", "x"}, "LOCI_MODE=read_only")
+	if code == 0 || strings.Contains(errOut, ".loci.toml") {
+		t.Fatalf("drawer add with LOCI_MODE=read_only: %d %s %s", code, out, errOut)
+	}
+}
