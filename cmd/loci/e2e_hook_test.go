@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -633,5 +635,40 @@ func TestProjectScopeHelpSaysWhatToType(t *testing.T) {
 	out, errOut, code, _ = runIn(t.TempDir(), home, "", []string{"--addr", d.addr, "drawer", "add", "--wing", "billing", "--room", "r", "x"}, "LOCI_MODE=read_only")
 	if code == 0 || strings.Contains(errOut, ".loci.toml") {
 		t.Fatalf("drawer add with LOCI_MODE=read_only: %d %s %s", code, out, errOut)
+	}
+}
+
+// A FIFO as the project file (a .loci.toml anyone could make in /tmp, or
+// LOCI_PROJECT naming one) is refused at once: the CLI and the hook no
+// longer block opening it.
+func TestAFIFOProjectFileDoesNotHang(t *testing.T) {
+	home := t.TempDir()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, ".loci.toml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	sub := filepath.Join(dir, "repo")
+	os.Mkdir(sub, 0o755)
+	for _, tc := range []struct {
+		extra []string
+		args  []string
+	}{
+		{nil, []string{"--addr", "127.0.0.1:1", "drawer", "list"}},
+		{[]string{"LOCI_PROJECT=" + fifo}, []string{"--addr", "127.0.0.1:1", "drawer", "list"}},
+		{nil, []string{"hook", "claude-code", "session-start"}},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cmd := exec.CommandContext(ctx, bin, tc.args...)
+		cmd.Dir, cmd.Env, cmd.Stdin = sub, env(home, tc.extra...), strings.NewReader("{}")
+		out, err := cmd.CombinedOutput()
+		timedOut := ctx.Err() != nil
+		cancel()
+		if timedOut {
+			t.Fatalf("%v %v still running after 10s", tc.extra, tc.args)
+		}
+		if !strings.Contains(string(out), "not a regular file") || !strings.Contains(string(out), fifo) {
+			t.Fatalf("%v %v: %v %s", tc.extra, tc.args, err, out)
+		}
 	}
 }
