@@ -11,7 +11,7 @@ func TestLimitFor(t *testing.T) {
 		want int64
 	}{
 		{0, base},
-		{80 << 20, base}, // 120 MiB with its headroom, under the 128 MiB base
+		{80 << 20, base},     // 120 MiB with its headroom, under the 128 MiB base
 		{base / 3 * 2, base}, // exactly the headroom
 		{600 << 20, 900 << 20},
 		{1000 << 20, 1500 << 20},
