@@ -22,6 +22,7 @@ import (
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/transport/client"
 )
 
 // listenerFlags are the settings serve and daemon start accept as flags.
@@ -212,20 +213,70 @@ func (a *app) start(ctx context.Context, f *listenerFlags) error {
 			return ctx.Err()
 		case <-tick.C:
 			r, live, _ := config.ReadRegistry(cfg.Palace.Path)
-			if live && r.PID == cmd.Process.Pid && a.healthy(ctx, r.Address) {
-				if a.jsonOut {
-					return a.out(r)
-				}
-				a.printf("loci started (pid %d) on http://%s\n", r.PID, r.Address)
-				a.printf("mcp:        http://%s/mcp\n", r.Address)
-				if cfg.Web.Enable {
-					a.printf("dashboard:  http://%s/ui/\n", r.Address)
-				}
-				a.printf("log:        %s\n", logPath)
-				return nil
+			registered := live && r.PID == cmd.Process.Pid
+			if registered && !a.healthy(ctx, r.Address) {
+				continue
 			}
+			var st api.Status
+			if !registered {
+				// No registry file (yet): a daemon on a full disk
+				// serves, read-only, without one. It is found at the
+				// address it was started on, when that is a fixed
+				// port, and known by its pid.
+				if cfg.Server.Port == 0 || !a.healthy(ctx, cfg.Addr()) {
+					continue
+				}
+				if !a.startedStatus(ctx, cfg, cfg.Addr(), &st) || st.PID != cmd.Process.Pid {
+					continue
+				}
+				r = config.Registry{PID: st.PID, Address: cfg.Addr(), Palace: cfg.Palace.Path, Version: st.Version}
+			} else {
+				a.startedStatus(ctx, cfg, r.Address, &st)
+			}
+			readOnly := st.Disk != nil && (st.Disk.ReadOnly || st.Disk.Full)
+			if a.jsonOut {
+				return a.out(startedJSON{Registry: r, DiskFull: readOnly, ReadOnly: st.Disk != nil && st.Disk.ReadOnly, Registered: registered})
+			}
+			a.printf("loci started (pid %d) on http://%s\n", r.PID, r.Address)
+			a.printf("mcp:        http://%s/mcp\n", r.Address)
+			if cfg.Web.Enable {
+				a.printf("dashboard:  http://%s/ui/\n", r.Address)
+			}
+			a.printf("log:        %s\n", logPath)
+			if readOnly {
+				a.printf("store:      %s\n", diskLine(*st.Disk))
+			}
+			if !registered {
+				a.printf("note:       the registry file %s could not be written; commands find the daemon at the configured address\n",
+					config.RegistryPath(cfg.Palace.Path))
+			}
+			return nil
 		}
 	}
+}
+
+// startedJSON is `loci daemon start --json`: the registry's fields, plus
+// whether the disk is full (the store read-only) and whether the registry
+// file could be written.
+type startedJSON struct {
+	config.Registry
+	// DiskFull: the daemon refuses writes for want of disk space.
+	DiskFull bool `json:"disk_full"`
+	// ReadOnly: the store was opened read-only on a full disk.
+	ReadOnly bool `json:"read_only"`
+	// Registered: the registry file names the daemon.
+	Registered bool `json:"registered"`
+}
+
+// startedStatus reads the status of the daemon just started at addr; it
+// reports whether the daemon answered for this palace.
+func (a *app) startedStatus(ctx context.Context, cfg *config.Config, addr string, st *api.Status) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	cl := client.New(addr, cfg.Auth.Token, "")
+	cl.Palace = cfg.Palace.Path
+	_, err := cl.Do(ctx, http.MethodGet, "/api/status", nil, st)
+	return err == nil
 }
 
 // lastError finds the last error line of the daemon log.

@@ -76,7 +76,10 @@ func (a *app) hook(ctx context.Context, stdin io.Reader, args []string) {
 		return
 	}
 	agent, event := args[0], args[1]
-	in := readHookInput(stdin, start.Add(hookStdinWait))
+	in, tooLarge := readHookInput(stdin, start.Add(hookStdinWait))
+	if tooLarge {
+		fmt.Fprintf(a.stderr, "loci hook %s %s: the hook input on stdin was over 1 MiB and is ignored (nothing from it is filed)\n", agent, event)
+	}
 	dir := in.str("cwd")
 	if dir == "" {
 		dir, _ = os.Getwd()
@@ -168,10 +171,11 @@ type hookInput map[string]any
 
 // readHookInput reads the hook JSON from stdin until it ends or the
 // deadline passes (an agent that never closes stdin costs no more);
-// anything that is not a JSON object is no input.
-func readHookInput(stdin io.Reader, deadline time.Time) hookInput {
+// anything that is not a JSON object is no input. tooLarge reports input
+// over hookMaxInput, which is ignored.
+func readHookInput(stdin io.Reader, deadline time.Time) (in hookInput, tooLarge bool) {
 	if stdin == nil {
-		return nil
+		return nil, false
 	}
 	got := make(chan []byte, 1)
 	go func() {
@@ -182,16 +186,15 @@ func readHookInput(stdin io.Reader, deadline time.Time) hookInput {
 	select {
 	case b = <-got:
 	case <-time.After(time.Until(deadline)):
-		return nil
+		return nil, false
 	}
 	if len(b) > hookMaxInput {
-		return nil
+		return nil, true
 	}
-	var in hookInput
 	if json.Unmarshal(b, &in) != nil {
-		return nil
+		return nil, false
 	}
-	return in
+	return in, false
 }
 
 // str is a string field, trimmed; "" when absent or not a string.

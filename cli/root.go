@@ -73,6 +73,9 @@ type app struct {
 	scope     project.Scope
 	scopeErr  error
 	scopeRead bool
+	// modeFile is the project file the client's memory mode came from;
+	// "" when it came from --mode, LOCI_MODE or nowhere.
+	modeFile string
 }
 
 // exitError carries an exit code other than ExitError.
@@ -262,6 +265,9 @@ func (a *app) newClient(useProject bool) (*client.Client, error) {
 			return nil, err
 		}
 		mode = scope.Mode
+		if mode != "" {
+			a.modeFile = scope.File
+		}
 	}
 	cl := client.New(a.address(cfg), cfg.Auth.Token, mode)
 	if a.addr == "" {
@@ -290,6 +296,14 @@ func (a *app) address(cfg *config.Config) string {
 // else readable lines.
 func (a *app) printError(err error) {
 	fe := fault.As(err)
+	if fe.Remote == fault.ModeForbidden && a.modeFile != "" {
+		// The daemon's help names its header; the mode was the
+		// project file's, which --mode overrides.
+		c := *fe
+		c.Help = fmt.Sprintf("the memory mode %s comes from %s; pass --mode full to override it for one command, or change mode there",
+			a.scope.Mode, a.modeFile)
+		fe = &c
+	}
 	if a.jsonOut {
 		writeJSONTo(a.stderr, fe.Body())
 		return

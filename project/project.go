@@ -6,13 +6,16 @@
 package project
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -46,12 +49,8 @@ type Scope struct {
 	Mode string `json:"mode,omitempty"`
 }
 
-// file is the scope file's layout; a key it does not hold is refused.
-type file struct {
-	Wing string `toml:"wing"`
-	Room string `toml:"room"`
-	Mode string `toml:"mode"`
-}
+// settings are the keys a scope file takes, each a string.
+var settings = []string{"wing", "room", "mode"}
 
 // Find returns the scope for a command run in dir: the file getenv(EnvVar)
 // names if set, else the nearest FileName in dir or a parent. No file is
@@ -87,9 +86,18 @@ func Find(dir string, getenv func(string) string) (Scope, error) {
 	}
 }
 
-// Load reads one scope file.
+// Load reads one scope file. It never blocks: anything but a regular file
+// (a FIFO, a device, a directory) is refused before it is opened, the open
+// does not wait for a FIFO's writer should one be swapped in after that
+// check, and kernel files (under /proc or /sys) are refused, as is a file
+// whose read fails.
 func Load(path string) (Scope, error) {
-	f, err := os.Open(path)
+	if fi, err := os.Stat(path); err != nil {
+		return Scope{}, invalid(path, "", err.Error())
+	} else if !fi.Mode().IsRegular() || kernelFile(path) {
+		return Scope{}, invalid(path, "", "not a regular file")
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return Scope{}, invalid(path, "", err.Error())
 	}
@@ -97,18 +105,15 @@ func Load(path string) (Scope, error) {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return Scope{}, invalid(path, "", "not a regular file")
 	}
-	b := make([]byte, maxFileBytes+1)
-	n, _ := f.Read(b)
-	if n > maxFileBytes {
+	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return Scope{}, invalid(path, "", "cannot be read: "+err.Error())
+	}
+	if len(b) > maxFileBytes {
 		return Scope{}, invalid(path, "", fmt.Sprintf("larger than %d bytes", maxFileBytes))
 	}
-	var raw file
-	dec := toml.NewDecoder(bytes.NewReader(b[:n])).DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
-		var strict *toml.StrictMissingError
-		if errors.As(err, &strict) && len(strict.Errors) > 0 {
-			return Scope{}, invalid(path, strings.Join(strict.Errors[0].Key(), "."), "is not a project setting (wing, room and mode are)")
-		}
+	var doc map[string]any
+	if err := toml.Unmarshal(b, &doc); err != nil {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			row, col := de.Position()
@@ -116,8 +121,24 @@ func Load(path string) (Scope, error) {
 		}
 		return Scope{}, invalid(path, "", err.Error())
 	}
+	keys := make([]string, 0, len(doc))
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	raw := map[string]string{}
+	for _, k := range keys {
+		if !slices.Contains(settings, k) {
+			return Scope{}, invalid(path, k, "is not a project setting (wing, room and mode are)")
+		}
+		v, ok := doc[k].(string)
+		if !ok {
+			return Scope{}, invalid(path, "", k+" must be a string (a quoted name)")
+		}
+		raw[k] = v
+	}
 	abs, _ := filepath.Abs(path)
-	s := Scope{File: abs, Wing: raw.Wing, Room: raw.Room, Mode: raw.Mode}
+	s := Scope{File: abs, Wing: raw["wing"], Room: raw["room"], Mode: raw["mode"]}
 	if s.Wing != "" {
 		if p := names.Place(s.Wing); p != "" {
 			return Scope{}, invalid(path, "wing", string(p))
@@ -134,6 +155,21 @@ func Load(path string) (Scope, error) {
 		return Scope{}, invalid(path, "mode", fmt.Sprintf("%q is not a memory mode (full, read_only or disabled)", s.Mode))
 	}
 	return s, nil
+}
+
+// kernelFile reports a path under /proc or /sys, symbolic links followed:
+// such files stat as regular and empty but are the kernel's (reading
+// /proc/self/mem fails, others change under the reader), never a scope.
+func kernelFile(path string) bool {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	for _, dir := range []string{"/proc", "/sys"} {
+		if path == dir || strings.HasPrefix(path, dir+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // invalid is loci::project::invalid naming the file and, when known, the

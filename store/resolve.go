@@ -1,6 +1,7 @@
 package store
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -47,7 +48,11 @@ func wingNotFound(ref string) error {
 }
 
 func roomNotFound(wing, ref string) error {
-	return fault.Newf(fault.PalaceRoomNotFound, "list the wing's rooms with `loci room list <wing>`",
+	arg := wing
+	if arg == "" || strings.ContainsAny(arg, " \t'\"`$\\*?;&|<>()#~") {
+		arg = strconv.Quote(arg)
+	}
+	return fault.Newf(fault.PalaceRoomNotFound, "list the wing's rooms with `loci room list --wing "+arg+"`",
 		"no room answers to %q in wing %q", ref, wing)
 }
 

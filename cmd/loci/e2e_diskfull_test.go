@@ -360,3 +360,56 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestDaemonStartOnAFullDisk: `loci daemon start` on a disk full to the
+// last byte, where the daemon cannot write its registry file but serves
+// reads from a read-only store, says it started and that the store is
+// read-only (instead of waiting 60 s and reporting a failure), and
+// `loci daemon stop` stops it.
+func TestDaemonStartOnAFullDisk(t *testing.T) {
+	fs := mountTmpfs(t, 640<<20)
+	home := t.TempDir()
+	palace := filepath.Join(fs.dir, "palace")
+	envs := []string{"LOCI_PALACE_PATH=" + palace, fmt.Sprintf("LOCI_PORT=%d", freePort(t))}
+	cli := func(args ...string) (string, string, int) { return runCLI(home, "", args, envs) }
+	t.Cleanup(func() { cli("daemon", "stop") })
+	// The palace is made while there is space; then the disk is filled.
+	if out, errOut, code := cli("daemon", "start"); code != 0 || !strings.Contains(out, "loci started") || strings.Contains(out, "read-only") {
+		t.Fatalf("start with space: %d %s %s", code, out, errOut)
+	}
+	if out, errOut, code := cli("drawer", "add", "--wing", "log", "--room", "entries", "fullstartnote written with space"); code != 0 {
+		t.Fatalf("drawer add: %d %s %s", code, out, errOut)
+	}
+	if out, errOut, code := cli("daemon", "stop"); code != 0 || !strings.Contains(out, "stopped") {
+		t.Fatalf("stop: %d %s %s", code, out, errOut)
+	}
+	fs.grow(1 << 40)
+	if f := fs.free(); f != 0 {
+		t.Fatalf("%d bytes still free", f)
+	}
+
+	t0 := time.Now()
+	out, errOut, code := cli("daemon", "start")
+	took := time.Since(t0)
+	if code != 0 || took > 15*time.Second || !strings.Contains(out, "loci started") || !strings.Contains(out, "read-only") ||
+		!strings.Contains(out, "disk") || !strings.Contains(out, "full") {
+		t.Fatalf("start on a full disk (%s): %d\n%s\n%s", took.Round(time.Millisecond), code, out, errOut)
+	}
+	t.Logf("start on a full disk (%s):\n%s", took.Round(time.Millisecond), out)
+	if _, err := os.Stat(filepath.Join(palace, "daemon.json")); err == nil {
+		t.Logf("the registry file was written after all")
+	}
+	// It serves reads; status says the disk is full.
+	if out, errOut, code := cli("search", "fullstartnote"); code != 0 || !strings.Contains(out, "fullstartnote") {
+		t.Fatalf("search on the full start: %d %s %s", code, out, errOut)
+	}
+	if out, errOut, code := cli("status"); code != 1 || !strings.Contains(out, "disk full") || !strings.Contains(out, "read-only") {
+		t.Fatalf("status on the full start: %d %s %s", code, out, errOut)
+	}
+	if out, errOut, code := cli("daemon", "stop"); code != 0 || !strings.Contains(out, "stopped") {
+		t.Fatalf("stop on a full disk: %d %s %s", code, out, errOut)
+	}
+	if _, errOut, code := cli("status"); code != 3 || !strings.Contains(errOut, "not_running") {
+		t.Fatalf("status after the stop: %d %s", code, errOut)
+	}
+}

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -589,5 +591,84 @@ func TestHookTakesTheTokenLikeTheCLI(t *testing.T) {
 	out, errOut, _, _ = runIn(proj, home, in, []string{"hook", "codex", "session-start"}, "LOCI_PALACE_PATH="+palace, "LOCI_AUTH_TOKEN=wrong-"+secret)
 	if out != "" || strings.Contains(errOut, secret) {
 		t.Fatalf("with a wrong token: %q, %q", out, errOut)
+	}
+}
+
+// The help of a refusal the project file causes says what to type: a
+// missing room points at `loci room list --wing <wing>` (room list takes no
+// argument), and a write refused for the file's read_only mode names the
+// file and the --mode full that overrides it.
+func TestProjectScopeHelpSaysWhatToType(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	d.do("POST", "/api/wings", map[string]any{"name": "billing"})
+	proj := writeProject(t, "wing = \"billing\"\nroom = \"decisions\"\n")
+	cli := func(dir string, args ...string) (string, string, int) {
+		t.Helper()
+		out, errOut, code, _ := runIn(dir, home, "", append([]string{"--addr", d.addr}, args...))
+		return out, errOut, code
+	}
+	_, errOut, code := cli(proj, "drawer", "list")
+	if code == 0 || !strings.Contains(errOut, "room_not_found") || !strings.Contains(errOut, "`loci room list --wing billing`") {
+		t.Fatalf("drawer list of a missing room: %d %s", code, errOut)
+	}
+	if out, errOut, code := cli(proj, "room", "list", "--wing", "billing"); code != 0 {
+		t.Fatalf("the command the help names: %d %s %s", code, out, errOut)
+	}
+
+	ro := writeProject(t, "wing = \"billing\"\nroom = \"decisions\"\nmode = \"read_only\"\n")
+	file := filepath.Join(ro, ".loci.toml")
+	_, errOut, code = cli(ro, "drawer", "add", "x")
+	if code == 0 || !strings.Contains(errOut, "mode") || !strings.Contains(errOut, file) || !strings.Contains(errOut, "--mode full") ||
+		strings.Contains(errOut, "X-Loci-Mode") {
+		t.Fatalf("drawer add in a read_only project: %d %s", code, errOut)
+	}
+	out, errOut, _ := cli(ro, "--json", "drawer", "add", "x")
+	var body map[string]any
+	if json.Unmarshal([]byte(errOut), &body); !strings.Contains(get[string](body, "help"), file) {
+		t.Fatalf("drawer add --json in a read_only project: %s %s", out, errOut)
+	}
+	if out, errOut, code := cli(ro, "--mode", "full", "drawer", "add", "x"); code != 0 {
+		t.Fatalf("--mode full overrides the file: %d %s %s", code, out, errOut)
+	}
+	// A mode given by LOCI_MODE, not the file, keeps the daemon's help.
+	out, errOut, code, _ = runIn(t.TempDir(), home, "", []string{"--addr", d.addr, "drawer", "add", "--wing", "billing", "--room", "r", "x"}, "LOCI_MODE=read_only")
+	if code == 0 || strings.Contains(errOut, ".loci.toml") {
+		t.Fatalf("drawer add with LOCI_MODE=read_only: %d %s %s", code, out, errOut)
+	}
+}
+
+// A FIFO as the project file (a .loci.toml anyone could make in /tmp, or
+// LOCI_PROJECT naming one) is refused at once: the CLI and the hook no
+// longer block opening it.
+func TestAFIFOProjectFileDoesNotHang(t *testing.T) {
+	home := t.TempDir()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, ".loci.toml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	sub := filepath.Join(dir, "repo")
+	os.Mkdir(sub, 0o755)
+	for _, tc := range []struct {
+		extra []string
+		args  []string
+	}{
+		{nil, []string{"--addr", "127.0.0.1:1", "drawer", "list"}},
+		{[]string{"LOCI_PROJECT=" + fifo}, []string{"--addr", "127.0.0.1:1", "drawer", "list"}},
+		{nil, []string{"hook", "claude-code", "session-start"}},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cmd := exec.CommandContext(ctx, bin, tc.args...)
+		cmd.Dir, cmd.Env, cmd.Stdin = sub, env(home, tc.extra...), strings.NewReader("{}")
+		out, err := cmd.CombinedOutput()
+		timedOut := ctx.Err() != nil
+		cancel()
+		if timedOut {
+			t.Fatalf("%v %v still running after 10s", tc.extra, tc.args)
+		}
+		if !strings.Contains(string(out), "not a regular file") || !strings.Contains(string(out), fifo) {
+			t.Fatalf("%v %v: %v %s", tc.extra, tc.args, err, out)
+		}
 	}
 }

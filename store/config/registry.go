@@ -31,6 +31,8 @@ func WriteRegistry(palace string, r Registry) error {
 	path := RegistryPath(palace)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		// A full disk leaves a partial file: remove it.
+		_ = os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, path)
