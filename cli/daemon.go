@@ -21,6 +21,7 @@ import (
 
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store/config"
+	"github.com/loci-dev/loci/store/disk"
 	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
 )
@@ -447,26 +448,12 @@ func diskLine(d api.Disk) string {
 		return "free space unknown on this filesystem"
 	case d.ReadOnly:
 		return fmt.Sprintf("disk full: %s free at %s, under the reserve of %s; started read-only, writes resume once space is freed",
-			humanBytes(d.FreeBytes), d.Path, humanBytes(d.MinFreeBytes))
+			disk.Bytes(d.FreeBytes), d.Path, disk.Bytes(d.MinFreeBytes))
 	case d.Full:
 		return fmt.Sprintf("disk full: %s free at %s, under the reserve of %s (store.min_free_bytes); writes are refused until space is freed, reads go on",
-			humanBytes(d.FreeBytes), d.Path, humanBytes(d.MinFreeBytes))
+			disk.Bytes(d.FreeBytes), d.Path, disk.Bytes(d.MinFreeBytes))
 	}
-	return fmt.Sprintf("%s free (reserve %s)", humanBytes(d.FreeBytes), humanBytes(d.MinFreeBytes))
-}
-
-// humanBytes writes a size for people: 1.5 GiB, 300.0 MiB, 5 B.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+	return fmt.Sprintf("%s free (reserve %s)", disk.Bytes(d.FreeBytes), disk.Bytes(d.MinFreeBytes))
 }
 
 // indexState reads "100000 drawers, caught up" or "..., 12 changes behind".

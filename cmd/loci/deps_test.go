@@ -72,7 +72,7 @@ func TestDependencyDirection(t *testing.T) {
 	for _, imp := range strings.Fields(string(out)) {
 		if strings.HasPrefix(imp, mod) {
 			switch strings.TrimPrefix(imp, mod) {
-			case "transport/client", "api", "store/fault", "store/config", "project", "assets", "integration":
+			case "transport/client", "api", "store/fault", "store/config", "store/disk", "project", "assets", "integration":
 			default:
 				t.Errorf("cli imports %s", imp)
 			}
