@@ -520,11 +520,13 @@ func (w *week) free() {
 	}
 	w.lastByte = false
 	w.t.Logf("week: %s: the palace's filesystem freed", time.Since(w.began).Round(time.Second))
-	if w.readOnlyStart.Swap(false) {
+	if w.readOnlyStart.Load() {
 		w.mu.Lock()
 		d := w.cur
 		w.mu.Unlock()
+		// Refusals stay excused until the listener is back.
 		w.triggersUp(d)
+		w.readOnlyStart.Store(false)
 	}
 }
 
