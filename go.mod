@@ -103,6 +103,7 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
+	howett.net/plist v1.0.1 // indirect
 )
 
 replace github.com/dgraph-io/ristretto/v2 => ./third_party/ristretto

@@ -40,7 +40,7 @@ name that loci did not write is left alone. Where no service manager can be
 used (a container, no user bus), run "loci daemon start" instead, or print the
 file with "loci service install --print" and place it yourself.`,
 	}
-	var f listenerFlags
+	f := listenerFlags{port: -1}
 	var manager string
 	var printOnly bool
 	install := &cobra.Command{

@@ -71,12 +71,18 @@ func Render(m Manager, spec Spec, made []string) ([]byte, error) {
 	}
 	switch m {
 	case Systemd:
+		// systemd refuses an executable named with a quote or a
+		// backslash ("special characters"), however quoted.
+		if strings.ContainsAny(spec.Binary, `"\`) {
+			return nil, fault.Newf(fault.InputInvalid, "move the loci binary to a path without quotes or backslashes",
+				"systemd cannot run a binary whose path %q holds a quote or a backslash", spec.Binary)
+		}
 		return unit(spec, made), nil
 	case Launchd:
 		if !filepath.IsAbs(spec.LogDir) {
 			return nil, fault.Newf(fault.InputInvalid, "set HOME to an absolute path", "the log directory %q is not absolute", spec.LogDir)
 		}
-		return plist(spec, made), nil
+		return agent(spec, made), nil
 	}
 	return nil, fault.Newf(fault.InputInvalid, "use systemd or launchd", "%q is not a service manager", string(m))
 }
@@ -112,12 +118,16 @@ WantedBy=default.target
 }
 
 // execLine quotes a command line for ExecStart: words of plain characters
-// stay bare, others are double-quoted with C escapes; % and $ are doubled
-// so systemd expands neither specifiers nor variables.
+// stay bare, others are double-quoted with C escapes; % is doubled so
+// systemd expands no specifier, and $ in the arguments (not the
+// executable, which systemd takes literally) so it expands no variable.
 func execLine(words []string) string {
 	out := make([]string, len(words))
 	for i, w := range words {
-		w = strings.ReplaceAll(strings.ReplaceAll(w, "%", "%%"), "$", "$$")
+		w = strings.ReplaceAll(w, "%", "%%")
+		if i > 0 {
+			w = strings.ReplaceAll(w, "$", "$$")
+		}
 		if w != "" && strings.IndexFunc(w, func(r rune) bool {
 			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:=@%$", r))
 		}) < 0 {
@@ -143,10 +153,10 @@ func execLine(words []string) string {
 	return strings.Join(out, " ")
 }
 
-// plist is the launchd agent: started at login (RunAtLoad) and restarted
+// agent is the launchd agent: started at login (RunAtLoad) and restarted
 // when it exits with a failure (KeepAlive SuccessfulExit=false), its
 // output in LogDir.
-func plist(spec Spec, made []string) []byte {
+func agent(spec Spec, made []string) []byte {
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
