@@ -236,12 +236,14 @@ func (e *Env) update(ctx context.Context, res *Result, old, want []byte) (*Resul
 	}
 	fail := func(err error) (*Result, error) {
 		_ = writeAtomic(e.Path, old)
+		if e.Manager == Systemd {
+			_, _ = e.Run(ctx, "systemctl", "--user", "daemon-reload")
+		}
 		return nil, fault.Newf(fault.ServiceUnavailable, e.instead(), "cannot restart the service with the new %s (the old one is back): %s", filepath.Base(e.Path), firstLine(err))
 	}
 	if e.Manager == Systemd {
 		for _, args := range [][]string{{"daemon-reload"}, {"enable", UnitName}, {"restart", UnitName}} {
 			if _, err := e.run(ctx, res, args...); err != nil {
-				_, _ = e.Run(ctx, "systemctl", "--user", "daemon-reload")
 				return fail(err)
 			}
 		}

@@ -20,6 +20,8 @@ case "$*" in
 "--user daemon-reload") exit 0 ;;
 "--user enable --now loci.service") : > "$FAKE_STATE/enabled"; : > "$FAKE_STATE/active"; exit 0 ;;
 "--user disable --now loci.service") rm -f "$FAKE_STATE/enabled" "$FAKE_STATE/active"; exit 0 ;;
+"--user enable loci.service") : > "$FAKE_STATE/enabled"; exit 0 ;;
+"--user restart loci.service") : > "$FAKE_STATE/active"; exit 0 ;;
 "--user is-enabled loci.service")
 	if [ -e "$FAKE_STATE/enabled" ]; then echo enabled; exit 0; fi
 	echo disabled; exit 1 ;;
@@ -344,5 +346,34 @@ func TestServiceLaunchdAgent(t *testing.T) {
 	}
 	if !maps.Equal(treeHash(t, home), before) {
 		t.Error("HOME differs after install and remove")
+	}
+}
+
+func TestServiceInstallWithOtherFlagsUpdatesAndRemoveStillRestores(t *testing.T) {
+	home := t.TempDir()
+	before := treeHash(t, home)
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	if out, errOut, code := runCLI(home, "", []string{"service", "install"}, m.env(false)); code != 0 {
+		t.Fatalf("install exit %d\n%s%s", code, out, errOut)
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	out, errOut, code := runCLI(home, "", []string{"service", "install", "--palace", other, "--web"}, m.env(false))
+	if code != 0 || !strings.Contains(out, "updated the login service") {
+		t.Fatalf("install with other flags exit %d\n%s%s", code, out, errOut)
+	}
+	want := []string{"--user daemon-reload", "--user enable --now loci.service",
+		"--user daemon-reload", "--user enable loci.service", "--user restart loci.service"}
+	if got := m.commands(t); !slices.Equal(got, want) {
+		t.Fatalf("ran %q, want %q", got, want)
+	}
+	unit, _ := os.ReadFile(filepath.Join(home, ".config", "systemd", "user", "loci.service"))
+	if !strings.Contains(string(unit), "ExecStart="+bin+" serve --palace "+other+" --web\n") {
+		t.Errorf("unit not updated:\n%s", unit)
+	}
+	if out, errOut, code := runCLI(home, "", []string{"service", "remove"}, m.env(false)); code != 0 {
+		t.Fatalf("remove exit %d\n%s%s", code, out, errOut)
+	}
+	if !maps.Equal(treeHash(t, home), before) {
+		t.Error("HOME differs after install, update and remove")
 	}
 }
