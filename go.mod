@@ -26,6 +26,7 @@ require (
 	github.com/tidwall/jsonc v0.3.3
 	github.com/viterin/vek v0.4.3
 	golang.org/x/term v0.44.0
+	howett.net/plist v1.0.1
 )
 
 require (
@@ -103,7 +104,6 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
-	howett.net/plist v1.0.1 // indirect
 )
 
 replace github.com/dgraph-io/ristretto/v2 => ./third_party/ristretto
