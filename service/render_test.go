@@ -81,7 +81,7 @@ func TestUnitVerifies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, b := range map[string]string{"test binary": testBinary(t), "awkward path": bin} {
-		unit, err := Render(Systemd, Spec{Binary: b, Args: []string{"serve", "--palace", `/tmp/p "a" l\a $HOME 100%`}}, []string{"/x/systemd"})
+		unit, err := Render(Systemd, Spec{Binary: b, Args: []string{"serve", "--palace", `/tmp/p "a" l\a $HOME 100%Zq`}}, []string{"/x/systemd"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -375,5 +376,28 @@ func TestServiceInstallWithOtherFlagsUpdatesAndRemoveStillRestores(t *testing.T)
 	}
 	if !maps.Equal(treeHash(t, home), before) {
 		t.Error("HOME differs after install, update and remove")
+	}
+}
+
+// TestServicePrintedUnitVerifies runs systemd-analyze verify on what
+// `loci service install --print` writes, with a palace path to quote.
+func TestServicePrintedUnitVerifies(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze is not installed here: the printed unit is not verified")
+	}
+	home := t.TempDir()
+	out, errOut, code := runCLI(home, "", []string{"service", "install", "--print", "--palace", filepath.Join(home, `my "palace" 100%Zq $HOME`)}, nil)
+	if code != 0 {
+		t.Fatalf("--print exit %d\n%s", code, errOut)
+	}
+	file := filepath.Join(t.TempDir(), "loci.service")
+	if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(analyze, "--user", "verify", file)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())
+	if msg, err := cmd.CombinedOutput(); err != nil || len(strings.TrimSpace(string(msg))) > 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s\n%s", err, msg, out)
 	}
 }
