@@ -75,7 +75,9 @@ file with "loci service install --print" and place it yourself.`,
 		Short: "Stop the login service and delete what install wrote",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			env, _, err := a.serviceEnv(&f, manager)
+			// remove needs no configuration: a broken file does not keep
+			// the service in place.
+			env, _, err := a.serviceEnv(nil, manager)
 			if err != nil {
 				return err
 			}
@@ -148,6 +150,7 @@ func yesNo(b *bool) string {
 // runs: this binary's `serve` with the configuration file and palace (and
 // listener) the command line and environment name, since the service
 // manager's environment has neither the flags nor the shell's variables.
+// Without f, only the manager and the place are resolved.
 func (a *app) serviceEnv(f *listenerFlags, manager string) (*service.Env, service.Spec, error) {
 	var spec service.Spec
 	m := service.Manager(manager)
@@ -159,6 +162,20 @@ func (a *app) serviceEnv(f *listenerFlags, manager string) (*service.Env, servic
 	}
 	if m != service.Systemd && m != service.Launchd {
 		return nil, spec, fault.Newf(fault.InputInvalid, "use --manager systemd or --manager launchd", "--manager: %q is not a service manager", manager)
+	}
+	home, _ := a.env("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	env := &service.Env{Manager: m, UID: os.Getuid(), LookPath: exec.LookPath, Run: runManager, LogDir: service.LogDir(home)}
+	if m == service.Launchd {
+		env.Path = service.PlistPath(home)
+		spec.LogDir = env.LogDir
+	} else {
+		env.Path = service.UnitPath(filepath.Dir(config.ConfigDir(a.env)))
+	}
+	if f == nil {
+		return env, spec, nil
 	}
 	cfg, err := a.applyFlags(f)
 	if err != nil {
@@ -192,17 +209,6 @@ func (a *app) serviceEnv(f *listenerFlags, manager string) (*service.Env, servic
 	}
 	if f.web {
 		spec.Args = append(spec.Args, "--web")
-	}
-	home, _ := a.env("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	env := &service.Env{Manager: m, UID: os.Getuid(), LookPath: exec.LookPath, Run: runManager, LogDir: service.LogDir(home)}
-	if m == service.Launchd {
-		env.Path = service.PlistPath(home)
-		spec.LogDir = env.LogDir
-	} else {
-		env.Path = service.UnitPath(filepath.Dir(config.ConfigDir(a.env)))
 	}
 	return env, spec, nil
 }

@@ -401,3 +401,28 @@ func TestServicePrintedUnitVerifies(t *testing.T) {
 		t.Errorf("systemd-analyze verify: %v\n%s\n%s", err, msg, out)
 	}
 }
+
+// TestServiceRemoveNeedsNoValidConfiguration: a configuration file broken
+// after install does not keep the service in place.
+func TestServiceRemoveNeedsNoValidConfiguration(t *testing.T) {
+	home := t.TempDir()
+	conf := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(conf, []byte("[server]\nport = 8556\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := treeHash(t, home)
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	env := m.env(false, "LOCI_CONFIG="+conf)
+	if out, errOut, code := runCLI(home, "", []string{"service", "install"}, env); code != 0 {
+		t.Fatalf("install exit %d\n%s%s", code, out, errOut)
+	}
+	if err := os.WriteFile(conf, []byte("[server\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runCLI(home, "", []string{"service", "remove"}, env); code != 0 {
+		t.Fatalf("remove with a broken configuration exit %d\n%s%s", code, out, errOut)
+	}
+	if !maps.Equal(treeHash(t, home), before) {
+		t.Error("HOME differs after install and remove")
+	}
+}
