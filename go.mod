@@ -26,6 +26,7 @@ require (
 	github.com/tidwall/jsonc v0.3.3
 	github.com/viterin/vek v0.4.3
 	golang.org/x/term v0.44.0
+	howett.net/plist v1.0.1
 )
 
 require (

@@ -35,6 +35,9 @@ func TestDependencyDirection(t *testing.T) {
 		// The agent integrations edit files: no daemon, store or transport.
 		{"integration", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", mod + "store/badgerdb", "github.com/spf13/cobra", "net/http"}},
 		{"assets", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", mod + "store/badgerdb", mod + "integration", "github.com/spf13/cobra"}},
+		// The login service writes a unit and runs the service manager: no
+		// daemon, store or HTTP.
+		{"service", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", mod + "store/badgerdb", mod + "integration", "github.com/spf13/cobra", "net/http"}},
 		{"cli/...", []string{mod + "actors", mod + "store/badgerdb", mod + "index", mod + "sources", "github.com/dgraph-io/badger/v4", "github.com/asynkron/protoactor-go", mod + "cmd"}},
 	}
 	for _, r := range rules {
@@ -72,7 +75,7 @@ func TestDependencyDirection(t *testing.T) {
 	for _, imp := range strings.Fields(string(out)) {
 		if strings.HasPrefix(imp, mod) {
 			switch strings.TrimPrefix(imp, mod) {
-			case "transport/client", "api", "store/fault", "store/config", "store/disk", "project", "assets", "integration":
+			case "transport/client", "api", "store/fault", "store/config", "store/disk", "project", "assets", "integration", "service":
 			default:
 				t.Errorf("cli imports %s", imp)
 			}

@@ -106,6 +106,15 @@ const (
 	// IntegrationValidationFailed: the agent would not accept the file
 	// after the edit (or it is unreadable now); nothing was written.
 	IntegrationValidationFailed Code = "loci::integration::validation_failed"
+
+	// ServiceConflict: a login service (systemd user unit or launchd
+	// agent) of loci's name exists that loci did not write; loci leaves it
+	// as it is.
+	ServiceConflict Code = "loci::service::conflict"
+	// ServiceUnavailable: the service manager cannot be used here (no
+	// systemctl or launchctl, no user bus, a container); nothing was
+	// changed.
+	ServiceUnavailable Code = "loci::service::unavailable"
 )
 
 // statuses is the one table of HTTP statuses, one per code.
@@ -180,6 +189,8 @@ var statuses = map[Code]int{
 	IntegrationConflict:         409,
 	IntegrationAssetsMissing:    500,
 	IntegrationValidationFailed: 400,
+	ServiceConflict:             409,
+	ServiceUnavailable:          503,
 }
 
 // Status is the HTTP status of the code; 500 for a code not in the table.

@@ -1,0 +1,428 @@
+package main_test
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// fakeSystemctl answers like systemctl --user for loci.service, keeping
+// its state (enabled, active) in a directory outside HOME and recording
+// every command line in a log.
+const fakeSystemctl = `#!/bin/sh
+echo "$*" >> "$FAKE_LOG"
+case "$*" in
+"--user daemon-reload") exit 0 ;;
+"--user enable --now loci.service") : > "$FAKE_STATE/enabled"; : > "$FAKE_STATE/active"; exit 0 ;;
+"--user disable --now loci.service") rm -f "$FAKE_STATE/enabled" "$FAKE_STATE/active"; exit 0 ;;
+"--user enable loci.service") : > "$FAKE_STATE/enabled"; exit 0 ;;
+"--user restart loci.service") : > "$FAKE_STATE/active"; exit 0 ;;
+"--user is-enabled loci.service")
+	if [ -e "$FAKE_STATE/enabled" ]; then echo enabled; exit 0; fi
+	echo disabled; exit 1 ;;
+"--user is-active loci.service")
+	if [ -e "$FAKE_STATE/active" ]; then echo active; exit 0; fi
+	echo inactive; exit 3 ;;
+esac
+echo "fake systemctl: unexpected arguments: $*" >&2
+exit 1
+`
+
+// noBusSystemctl is systemctl in a container without a user bus.
+const noBusSystemctl = `#!/bin/sh
+echo "$*" >> "$FAKE_LOG"
+echo "Failed to connect to bus: No medium found" >&2
+exit 1
+`
+
+// fakeLaunchctl answers like launchctl for the gui domain's loci agent.
+const fakeLaunchctl = `#!/bin/sh
+echo "$*" >> "$FAKE_LOG"
+case "$1" in
+bootstrap) [ -e "$FAKE_STATE/loaded" ] && { echo "Bootstrap failed: 5: Input/output error" >&2; exit 5; }
+	: > "$FAKE_STATE/loaded"; exit 0 ;;
+bootout) [ -e "$FAKE_STATE/loaded" ] || { echo "Boot-out failed: 3: No such process" >&2; exit 3; }
+	rm -f "$FAKE_STATE/loaded"; exit 0 ;;
+print) [ -e "$FAKE_STATE/loaded" ] || { echo "Could not find service" >&2; exit 113; }
+	printf 'gui/%s/dev.loci.loci = {\n\tstate = running\n}\n' "$(id -u)"; exit 0 ;;
+esac
+echo "fake launchctl: unexpected arguments: $*" >&2
+exit 1
+`
+
+// fakeManager is a directory holding a fake service manager command, its
+// state and its log, outside the test's HOME.
+type fakeManager struct {
+	bin, state, log string
+}
+
+func newFakeManager(t *testing.T, name, script string) *fakeManager {
+	t.Helper()
+	dir := t.TempDir()
+	m := &fakeManager{bin: filepath.Join(dir, "bin"), state: filepath.Join(dir, "state"), log: filepath.Join(dir, "log")}
+	for _, d := range []string{m.bin, m.state} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if script != "" {
+		if err := os.WriteFile(filepath.Join(m.bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+// env puts the fake first on PATH (the shell tools it uses stay
+// reachable); alone, only the fake's directory is on PATH.
+func (m *fakeManager) env(alone bool, extra ...string) []string {
+	path := m.bin + string(os.PathListSeparator) + "/usr/bin:/bin"
+	if alone {
+		path = m.bin
+	}
+	return append([]string{"PATH=" + path, "FAKE_LOG=" + m.log, "FAKE_STATE=" + m.state}, extra...)
+}
+
+// commands are the command lines the fake recorded, in order.
+func (m *fakeManager) commands(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile(m.log)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+}
+
+// errorBody is the {error, code, help} a failing command writes with --json.
+func errorBody(t *testing.T, stderr string) (code, msg, help string) {
+	t.Helper()
+	var b struct{ Error, Code, Help string }
+	if err := json.Unmarshal([]byte(stderr), &b); err != nil {
+		t.Fatalf("stderr is not an error body: %v\n%s", err, stderr)
+	}
+	return b.Code, b.Error, b.Help
+}
+
+func TestServiceInstallTwiceAndRemoveLeavesHomeAsBefore(t *testing.T) {
+	home := t.TempDir()
+	// A file of the user's beside where the unit goes stays as it is.
+	if err := os.MkdirAll(filepath.Join(home, ".config", "loci"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(home, ".config", "loci", "config.toml")
+	if err := os.WriteFile(conf, []byte("[server]\nport = 8555\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := treeHash(t, home)
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	palace := filepath.Join(t.TempDir(), "my palace")
+	env := m.env(false, "LOCI_PALACE_PATH="+palace, "LOCI_AUTH_TOKEN=s3cret-token-value", "LOCI_AUTH_ENABLED=true", "LOCI_CONFIG="+conf)
+
+	out, errOut, code := runCLI(home, "", []string{"service", "install"}, env)
+	if code != 0 {
+		t.Fatalf("install exit %d\n%s%s", code, out, errOut)
+	}
+	want := []string{"--user daemon-reload", "--user enable --now loci.service"}
+	if got := m.commands(t); !slices.Equal(got, want) {
+		t.Fatalf("install ran %q, want %q", got, want)
+	}
+	unitPath := filepath.Join(home, ".config", "systemd", "user", "loci.service")
+	unit, err := os.ReadFile(unitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := os.Stat(unitPath); info.Mode().Perm() != 0o644 {
+		t.Errorf("unit mode %v, want 0644", info.Mode().Perm())
+	}
+	wantExec := "ExecStart=" + bin + " serve --config " + conf + ` --palace "` + palace + `"` + "\n"
+	for _, w := range []string{wantExec, "Restart=on-failure\n", "WantedBy=default.target\n"} {
+		if !strings.Contains(string(unit), w) {
+			t.Errorf("unit lacks %q:\n%s", w, unit)
+		}
+	}
+	if strings.Contains(string(unit), "s3cret") || strings.Contains(out+errOut, "s3cret") {
+		t.Errorf("the token reached the unit or the output:\n%s\n%s%s", unit, out, errOut)
+	}
+	if !strings.Contains(errOut, "LOCI_AUTH_ENABLED and LOCI_AUTH_TOKEN") {
+		t.Errorf("install did not say the environment's authentication stays out of the unit: %q", errOut)
+	}
+	printed, _, code := runCLI(home, "", []string{"service", "install", "--print"}, env)
+	if code != 0 || !strings.Contains(printed, wantExec) {
+		t.Errorf("--print (exit %d) is not the installed unit:\n%s", code, printed)
+	}
+
+	// Installing again changes nothing: it only asks.
+	if out, errOut, code := runCLI(home, "", []string{"service", "install"}, env); code != 0 || !strings.Contains(out, "nothing changed") {
+		t.Fatalf("second install exit %d\n%s%s", code, out, errOut)
+	}
+	want = append(want, "--user is-enabled loci.service", "--user is-active loci.service")
+	if got := m.commands(t); !slices.Equal(got, want) {
+		t.Fatalf("second install ran %q, want %q", got, want)
+	}
+	if again, _ := os.ReadFile(unitPath); string(again) != string(unit) {
+		t.Fatalf("second install changed the unit:\n%s", again)
+	}
+
+	out, errOut, code = runCLI(home, "", []string{"--json", "service", "status"}, env)
+	if code != 0 {
+		t.Fatalf("status exit %d\n%s%s", code, out, errOut)
+	}
+	var st struct {
+		Manager, Path, Address, Logs string
+		Installed, Managed           bool
+		Enabled, Running             *bool
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if st.Manager != "systemd" || st.Path != unitPath || !st.Installed || !st.Managed || st.Enabled == nil || !*st.Enabled ||
+		st.Running == nil || !*st.Running || st.Address != "http://127.0.0.1:8555/" || st.Logs != "journalctl --user -u loci" {
+		t.Errorf("status %s", out)
+	}
+	if out, _, _ := runCLI(home, "", []string{"service", "status"}, env); !strings.Contains(out, "running    yes") || !strings.Contains(out, "(installed)") {
+		t.Errorf("human status:\n%s", out)
+	}
+
+	if out, errOut, code := runCLI(home, "", []string{"service", "remove"}, env); code != 0 {
+		t.Fatalf("remove exit %d\n%s%s", code, out, errOut)
+	}
+	// (status asked twice.)
+	want = append(want, "--user is-enabled loci.service", "--user is-active loci.service", "--user is-enabled loci.service", "--user is-active loci.service",
+		"--user disable --now loci.service", "--user daemon-reload")
+	if got := m.commands(t); !slices.Equal(got, want) {
+		t.Fatalf("remove ran %q, want %q", got, want)
+	}
+	if after := treeHash(t, home); !maps.Equal(after, before) {
+		t.Fatalf("HOME differs after install and remove")
+	}
+	// Removing again: nothing installed, nothing run.
+	if out, _, code := runCLI(home, "", []string{"service", "remove"}, env); code != 0 || !strings.Contains(out, "no login service is installed") {
+		t.Errorf("second remove exit %d: %s", code, out)
+	}
+	if got := m.commands(t); len(got) != len(want) {
+		t.Errorf("second remove ran %q", got[len(want):])
+	}
+}
+
+func TestServiceRespectsXDGConfigHome(t *testing.T) {
+	home := t.TempDir()
+	xdg := filepath.Join(t.TempDir(), "xdg")
+	if err := os.Mkdir(xdg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	before := treeHash(t, xdg)
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	env := m.env(false, "XDG_CONFIG_HOME="+xdg)
+	if out, errOut, code := runCLI(home, "", []string{"service", "install"}, env); code != 0 {
+		t.Fatalf("install exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(xdg, "systemd", "user", "loci.service")); err != nil {
+		t.Fatalf("the unit is not under XDG_CONFIG_HOME: %v", err)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 0 {
+		t.Errorf("install wrote into HOME: %v", entries)
+	}
+	if out, errOut, code := runCLI(home, "", []string{"service", "remove"}, env); code != 0 {
+		t.Fatalf("remove exit %d\n%s%s", code, out, errOut)
+	}
+	if !maps.Equal(treeHash(t, xdg), before) {
+		t.Error("XDG_CONFIG_HOME differs after install and remove")
+	}
+}
+
+func TestServiceHandWrittenUnitIsAConflict(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".config", "systemd", "user")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mine := "[Service]\nExecStart=/usr/local/bin/loci serve --port 9000\n\n[Install]\nWantedBy=default.target\n"
+	if err := os.WriteFile(filepath.Join(dir, "loci.service"), []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := treeHash(t, home)
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	for _, op := range []string{"install", "remove"} {
+		_, errOut, code := runCLI(home, "", []string{"--json", "service", op}, m.env(false))
+		if code == 0 {
+			t.Fatalf("%s over a hand-written unit succeeded", op)
+		}
+		c, msg, help := errorBody(t, errOut)
+		if c != "loci::service::conflict" || !strings.Contains(msg, filepath.Join(dir, "loci.service")) || help == "" {
+			t.Errorf("%s: %s / %s / %s", op, c, msg, help)
+		}
+	}
+	if !maps.Equal(treeHash(t, home), before) {
+		t.Error("the hand-written unit (or its directory) changed")
+	}
+	if got := m.commands(t); len(got) != 0 {
+		t.Errorf("a conflict ran %q", got)
+	}
+}
+
+func TestServiceUnavailableChangesNothing(t *testing.T) {
+	home := t.TempDir()
+	before := treeHash(t, home)
+	check := func(name string, env []string, fake *fakeManager, wantCmds []string) {
+		t.Helper()
+		out, errOut, code := runCLI(home, "", []string{"--json", "service", "install"}, env)
+		if code == 0 {
+			t.Fatalf("%s: install succeeded: %s", name, out)
+		}
+		c, msg, help := errorBody(t, errOut)
+		if c != "loci::service::unavailable" || !strings.Contains(help, "loci daemon start") || !strings.Contains(help, "--print") {
+			t.Errorf("%s: %s / %s / %s", name, c, msg, help)
+		}
+		if !maps.Equal(treeHash(t, home), before) {
+			t.Errorf("%s: HOME changed", name)
+		}
+		if got := fake.commands(t); !slices.Equal(got, wantCmds) {
+			t.Errorf("%s: ran %q, want %q", name, got, wantCmds)
+		}
+	}
+	none := newFakeManager(t, "systemctl", "")
+	check("no systemctl", none.env(true), none, nil)
+	noBus := newFakeManager(t, "systemctl", noBusSystemctl)
+	check("no user bus", noBus.env(false), noBus, []string{"--user daemon-reload", "--user daemon-reload"})
+
+	// Without a service manager, --print still writes the unit.
+	out, errOut, code := runCLI(home, "", []string{"service", "install", "--print"}, none.env(true))
+	if code != 0 || !strings.HasPrefix(out, "# Managed by loci") || !strings.Contains(out, "ExecStart="+bin+" serve\n") {
+		t.Errorf("--print exit %d\n%s%s", code, out, errOut)
+	}
+	if !maps.Equal(treeHash(t, home), before) {
+		t.Error("--print changed HOME")
+	}
+	out, _, code = runCLI(home, "", []string{"--json", "service", "status"}, none.env(true))
+	if code != 0 || !strings.Contains(out, `"installed": false`) || !strings.Contains(out, `"enabled": null`) || !strings.Contains(out, "systemctl is not available") {
+		t.Errorf("status without systemctl (exit %d):\n%s", code, out)
+	}
+}
+
+func TestServiceLaunchdAgent(t *testing.T) {
+	home := t.TempDir()
+	before := treeHash(t, home)
+	m := newFakeManager(t, "launchctl", fakeLaunchctl)
+	env := m.env(false)
+	args := []string{"service", "install", "--manager", "launchd"}
+	if out, errOut, code := runCLI(home, "", args, env); code != 0 {
+		t.Fatalf("install exit %d\n%s%s", code, out, errOut)
+	}
+	plist := filepath.Join(home, "Library", "LaunchAgents", "dev.loci.loci.plist")
+	domain := "gui/" + strconv.Itoa(os.Getuid())
+	want := []string{"bootstrap " + domain + " " + plist}
+	if got := m.commands(t); !slices.Equal(got, want) {
+		t.Fatalf("install ran %q, want %q", got, want)
+	}
+	if info, err := os.Stat(filepath.Join(home, "Library", "Logs", "loci")); err != nil || !info.IsDir() {
+		t.Fatalf("the log directory was not created: %v", err)
+	}
+	if out, errOut, code := runCLI(home, "", args, env); code != 0 || !strings.Contains(out, "nothing changed") {
+		t.Fatalf("second install exit %d\n%s%s", code, out, errOut)
+	}
+	want = append(want, "print "+domain+"/dev.loci.loci")
+	if got := m.commands(t); !slices.Equal(got, want) {
+		t.Fatalf("second install ran %q, want %q", got, want)
+	}
+	out, _, _ := runCLI(home, "", []string{"--json", "service", "status", "--manager", "launchd"}, env)
+	if !strings.Contains(out, `"running": true`) || !strings.Contains(out, filepath.Join(home, "Library", "Logs", "loci", "loci.log")) {
+		t.Errorf("status:\n%s", out)
+	}
+	if out, errOut, code := runCLI(home, "", []string{"service", "remove", "--manager", "launchd"}, env); code != 0 {
+		t.Fatalf("remove exit %d\n%s%s", code, out, errOut)
+	}
+	// (status asked once.)
+	want = append(want, "print "+domain+"/dev.loci.loci", "bootout "+domain+"/dev.loci.loci")
+	if got := m.commands(t); !slices.Equal(got, want) {
+		t.Fatalf("remove ran %q, want %q", got, want)
+	}
+	if !maps.Equal(treeHash(t, home), before) {
+		t.Error("HOME differs after install and remove")
+	}
+}
+
+func TestServiceInstallWithOtherFlagsUpdatesAndRemoveStillRestores(t *testing.T) {
+	home := t.TempDir()
+	before := treeHash(t, home)
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	if out, errOut, code := runCLI(home, "", []string{"service", "install"}, m.env(false)); code != 0 {
+		t.Fatalf("install exit %d\n%s%s", code, out, errOut)
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	out, errOut, code := runCLI(home, "", []string{"service", "install", "--palace", other, "--web"}, m.env(false))
+	if code != 0 || !strings.Contains(out, "updated the login service") {
+		t.Fatalf("install with other flags exit %d\n%s%s", code, out, errOut)
+	}
+	want := []string{"--user daemon-reload", "--user enable --now loci.service",
+		"--user daemon-reload", "--user enable loci.service", "--user restart loci.service"}
+	if got := m.commands(t); !slices.Equal(got, want) {
+		t.Fatalf("ran %q, want %q", got, want)
+	}
+	unit, _ := os.ReadFile(filepath.Join(home, ".config", "systemd", "user", "loci.service"))
+	if !strings.Contains(string(unit), "ExecStart="+bin+" serve --palace "+other+" --web\n") {
+		t.Errorf("unit not updated:\n%s", unit)
+	}
+	if out, errOut, code := runCLI(home, "", []string{"service", "remove"}, m.env(false)); code != 0 {
+		t.Fatalf("remove exit %d\n%s%s", code, out, errOut)
+	}
+	if !maps.Equal(treeHash(t, home), before) {
+		t.Error("HOME differs after install, update and remove")
+	}
+}
+
+// TestServicePrintedUnitVerifies runs systemd-analyze verify on what
+// `loci service install --print` writes, with a palace path to quote.
+func TestServicePrintedUnitVerifies(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze is not installed here: the printed unit is not verified")
+	}
+	home := t.TempDir()
+	out, errOut, code := runCLI(home, "", []string{"service", "install", "--print", "--palace", filepath.Join(home, `my "palace" 100%Zq $HOME`)}, nil)
+	if code != 0 {
+		t.Fatalf("--print exit %d\n%s", code, errOut)
+	}
+	file := filepath.Join(t.TempDir(), "loci.service")
+	if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(analyze, "--user", "verify", file)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())
+	if msg, err := cmd.CombinedOutput(); err != nil || len(strings.TrimSpace(string(msg))) > 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s\n%s", err, msg, out)
+	}
+}
+
+// TestServiceRemoveNeedsNoValidConfiguration: a configuration file broken
+// after install does not keep the service in place.
+func TestServiceRemoveNeedsNoValidConfiguration(t *testing.T) {
+	home := t.TempDir()
+	conf := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(conf, []byte("[server]\nport = 8556\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := treeHash(t, home)
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	env := m.env(false, "LOCI_CONFIG="+conf)
+	if out, errOut, code := runCLI(home, "", []string{"service", "install"}, env); code != 0 {
+		t.Fatalf("install exit %d\n%s%s", code, out, errOut)
+	}
+	if err := os.WriteFile(conf, []byte("[server\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runCLI(home, "", []string{"service", "remove"}, env); code != 0 {
+		t.Fatalf("remove with a broken configuration exit %d\n%s%s", code, out, errOut)
+	}
+	if !maps.Equal(treeHash(t, home), before) {
+		t.Error("HOME differs after install and remove")
+	}
+}
