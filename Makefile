@@ -2,15 +2,19 @@
 GO      ?= go
 BIN     := bin/loci
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X main.version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: help run build test browser-note bench bench-quality bench-million soak lint fuzz clean
+.PHONY: help run build dist test browser-note bench bench-quality bench-million soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 build: ## build bin/loci
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/loci
+
+dist: ## release archives (linux, darwin; amd64, arm64), .deb and .rpm packages and SHA256SUMS into dist/ (cmd/locidist)
+	$(GO) run ./cmd/locidist -out dist -version $(VERSION) -commit $(COMMIT)
 
 run: build ## build and run the daemon in the foreground on the default palace, with the dashboard on /ui
 	./$(BIN) serve --web
@@ -84,4 +88,4 @@ fuzz: ## run each fuzz target for a while (FUZZTIME, default 30s)
 	$(GO) test -run '^$$' -fuzz FuzzBagBound -fuzztime $${FUZZTIME:-30s} ./store/dedup
 
 clean: ## remove build output
-	rm -rf bin
+	rm -rf bin dist
