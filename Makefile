@@ -33,6 +33,10 @@ browser-note:
 		echo "*** NOTE: no Chromium found: the dashboard's browser tests are SKIPPED. Install it with 'apt-get install chromium' (.ci/run does), or set LOCI_CHROMIUM. ***"; fi
 	@if [ ! -x .ci/npm/node_modules/.bin/claude ] || [ ! -x .ci/npm/node_modules/.bin/codex ] || [ ! -x .ci/npm/node_modules/.bin/opencode ]; then \
 		echo "*** NOTE: the agents' command-line tools are not installed: the integration and bridge tests against Claude Code, Codex, OpenCode and the MCP TypeScript SDK are SKIPPED. Install them with 'npm ci --prefix .ci/npm' (.ci/run does; needs Node.js and npm). ***"; fi
+	@if [ "$$(id -u)" != 0 ] || ! command -v dpkg >/dev/null 2>&1; then \
+		echo "*** NOTE: not root or no dpkg: the .deb install test (packaging, TestDebInstall) is SKIPPED. CI runs it as root on Debian. ***"; \
+	elif ! command -v man >/dev/null 2>&1 || ! command -v systemd-analyze >/dev/null 2>&1; then \
+		echo "*** NOTE: no man or no systemd-analyze: the .deb install test leaves out 'man -w 1 loci' or 'systemd-analyze verify' (apt-get install man-db systemd). ***"; fi
 
 bench: build ## run the benchmarks (Go benchmarks and load against a real daemon)
 	$(GO) test -run '^$$' -bench 'BigRoom|Sequential|ClaimLatency|JobScans|ResolveEntity100k' -benchtime 2000x -count 1 ./store/... ./actors/...
