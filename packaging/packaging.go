@@ -203,13 +203,9 @@ type File struct {
 	Data []byte
 }
 
-// Files lists what a package of format "deb" or "rpm" installs, binary
-// being the path of the built loci.
-func (b Build) Files(format, binary string, d Docs) ([]File, error) {
-	bin, err := os.ReadFile(binary)
-	if err != nil {
-		return nil, err
-	}
+// Files lists what a package of format "deb" or "rpm" installs, bin
+// being the built loci.
+func (b Build) Files(format string, bin []byte, d Docs) ([]File, error) {
 	third, err := os.ReadFile(filepath.Join(b.Repo, "THIRD_PARTY.md"))
 	if err != nil {
 		return nil, err
@@ -255,9 +251,10 @@ func PackageVersion(v string) string {
 	return v
 }
 
-// Package writes the format ("deb" or "rpm") package for goarch to w.
+// Package writes the format ("deb" or "rpm") package of binary (built for
+// linux/goarch) to w.
 // It returns the conventional file name.
-func (b Build) Package(format, goarch, binary string, d Docs, w io.Writer) (string, error) {
+func (b Build) Package(format, goarch string, binary []byte, d Docs, w io.Writer) (string, error) {
 	fs, err := b.Files(format, binary, d)
 	if err != nil {
 		return "", err
@@ -307,10 +304,11 @@ func (b Build) ArchiveName(goos, goarch string) string {
 	return fmt.Sprintf("loci_%s_%s_%s", strings.TrimPrefix(b.Version, "v"), goos, goarch)
 }
 
-// Archive writes the .tar.gz release archive for goos/goarch: one folder
+// Archive writes the .tar.gz release archive of binary (built for
+// goos/goarch): one folder
 // holding the binary, README.md, THIRD_PARTY.md, the completions, the
 // manual pages and (Linux) the systemd user unit.
-func (b Build) Archive(goos, goarch, binary string, d Docs, w io.Writer) error {
+func (b Build) Archive(goos, goarch string, binary []byte, d Docs, w io.Writer) error {
 	fs, err := b.Files("deb", binary, d)
 	if err != nil {
 		return err

@@ -1,9 +1,15 @@
 package packaging
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"debug/elf"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,8 +29,7 @@ const testVersion = "0.0.0-pkgtest"
 
 var (
 	hostOnce sync.Once
-	hostBin  string
-	hostDocs Docs
+	hostDir  string
 	hostErr  error
 )
 
@@ -32,42 +37,65 @@ func testBuild() Build {
 	return Build{Repo: "..", Version: testVersion, Commit: "abc1234", MTime: time.Unix(1700000000, 0).UTC()}
 }
 
-// host builds loci for the host's architecture (Linux) once per test run.
-func host(t *testing.T) (Build, string, Docs) {
+// host runs the release tool (cmd/locidist, what make dist runs) for the
+// host's Linux architecture once per test run, outside the race detector
+// (which makes compressing the 30 MB binary slow), and returns its output
+// folder: the archive, the .deb, the .rpm and SHA256SUMS.
+func host(t *testing.T) string {
 	t.Helper()
-	b := testBuild()
 	hostOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "loci-pkgtest-")
-		if err != nil {
-			hostErr = err
+		hostDir, hostErr = os.MkdirTemp("", "loci-pkgtest-")
+		if hostErr != nil {
 			return
 		}
-		hostBin = filepath.Join(dir, "loci")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		if hostErr = b.Binary(ctx, "linux", runtime.GOARCH, hostBin); hostErr != nil {
-			return
+		tool := filepath.Join(hostDir, "locidist")
+		for _, args := range [][]string{
+			{"go", "build", "-o", tool, "./cmd/locidist"},
+			{tool, "-out", filepath.Join(hostDir, "dist"), "-version", testVersion, "-commit", "abc1234", "-platforms", "linux/" + runtime.GOARCH},
+		} {
+			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+			cmd.Dir = ".."
+			if out, err := cmd.CombinedOutput(); err != nil {
+				hostErr = fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, out)
+				return
+			}
 		}
-		hostDocs, hostErr = b.Generate()
 	})
 	if hostErr != nil {
 		t.Fatal(hostErr)
 	}
-	return b, hostBin, hostDocs
+	return filepath.Join(hostDir, "dist")
+}
+
+// artefact is the one file of the host's output matching pattern.
+func artefact(t *testing.T, pattern string) string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(host(t), pattern))
+	if err != nil || len(m) != 1 {
+		t.Fatalf("%s in the release output: %q, %v", pattern, m, err)
+	}
+	return m[0]
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if hostBin != "" {
-		os.RemoveAll(filepath.Dir(hostBin))
+	if hostDir != "" {
+		os.RemoveAll(hostDir)
 	}
 	os.Exit(code)
 }
 
 // wantFiles is what a package of format installs, by path.
-func wantFiles(t *testing.T, b Build, format, bin string, d Docs) []string {
+func wantFiles(t *testing.T, format string) []string {
 	t.Helper()
-	fs, err := b.Files(format, bin, d)
+	b := testBuild()
+	d, err := b.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := b.Files(format, nil, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,22 +131,98 @@ func TestGeneratedDocs(t *testing.T) {
 	}
 }
 
+// TestArchiveAndSums checks the host's release archive and SHA256SUMS:
+// every artefact's sum, the archive's files, and a static binary that
+// prints the stamped version.
+func TestArchiveAndSums(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the release is built and checked on Linux")
+	}
+	dir := host(t)
+	sums, err := os.ReadFile(filepath.Join(dir, "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, line := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q", line)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256(data)); got != sum {
+			t.Errorf("%s: sum %s, file %s", name, sum, got)
+		}
+		listed = append(listed, name)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != len(listed)+1 || len(listed) != 3 {
+		t.Errorf("release output %v, SHA256SUMS lists %q (want the archive, .deb and .rpm)", entries, listed)
+	}
+	top := testBuild().ArchiveName("linux", runtime.GOARCH) + "/"
+	f, err := os.Open(artefact(t, "loci_*_linux_"+runtime.GOARCH+".tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	have := map[string]bool{}
+	bin := filepath.Join(t.TempDir(), "loci")
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		have[h.Name] = true
+		if h.Name == top+"loci" {
+			data, _ := io.ReadAll(tr)
+			if err := os.WriteFile(bin, data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, name := range []string{"loci", "README.md", "THIRD_PARTY.md", "completions/loci.bash", "completions/_loci", "completions/loci.fish", "systemd/loci.service", "man/man1/loci.1.gz", "man/man1/loci-serve.1.gz"} {
+		if !have[top+name] {
+			t.Errorf("archive lacks %s", top+name)
+		}
+	}
+	ef, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("the release binary is dynamically linked (it has an interpreter): not built with CGO_ENABLED=0")
+		}
+	}
+	ef.Close()
+	if out, err := exec.Command(bin, "version").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "loci "+testVersion+" (commit abc1234)" {
+		t.Errorf("archive's loci version: %v: %q", err, out)
+	}
+}
+
 // TestRPM builds the .rpm (no rpmbuild needed) and reads back its file
 // list: the same files as the .deb, with zsh's path of RPM distributions.
 func TestRPM(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the packages are built on Linux")
 	}
-	b, bin, d := host(t)
-	var buf bytes.Buffer
-	name, err := b.Package("rpm", runtime.GOARCH, bin, d, &buf)
+	f, err := os.Open(artefact(t, "loci-*.rpm"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(name, ".rpm") || !strings.HasPrefix(name, "loci-") {
-		t.Errorf("rpm file name %q", name)
-	}
-	r, err := rpmutils.ReadRpm(bytes.NewReader(buf.Bytes()))
+	defer f.Close()
+	r, err := rpmutils.ReadRpm(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,11 +242,11 @@ func TestRPM(t *testing.T) {
 		}
 	}
 	sort.Strings(got)
-	want := wantFiles(t, b, "rpm", bin, d)
+	want := wantFiles(t, "rpm")
 	if !slices.Equal(got, want) {
 		t.Errorf("rpm files\n got %q\nwant %q", got, want)
 	}
-	deb := wantFiles(t, b, "deb", bin, d)
+	deb := wantFiles(t, "deb")
 	for i := range deb {
 		if deb[i] == ZshDebPath {
 			deb[i] = ZshRPMPath
@@ -189,23 +293,14 @@ func TestDebInstall(t *testing.T) {
 			t.Skipf("SKIP: %s exists and belongs to no loci package: not overwriting it", p)
 		}
 	}
-	b, bin, d := host(t)
-	var buf bytes.Buffer
-	name, err := b.Package("deb", runtime.GOARCH, bin, d, &buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	deb := artefact(t, "loci_*.deb")
 	// The directories the package would create: those must go again.
 	existed := map[string]bool{}
-	for _, f := range wantFiles(t, b, "deb", bin, d) {
+	for _, f := range wantFiles(t, "deb") {
 		for dir := filepath.Dir(f); dir != "/"; dir = filepath.Dir(dir) {
 			_, err := os.Lstat(dir)
 			existed[dir] = err == nil
 		}
-	}
-	deb := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(deb, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
 	}
 	run := func(name string, args ...string) (string, error) {
 		out, err := exec.Command(name, args...).CombinedOutput()
@@ -227,7 +322,7 @@ func TestDebInstall(t *testing.T) {
 		t.Fatalf("dpkg -L: %v\n%s", err, listed)
 	}
 	paths := strings.Fields(listed)
-	for _, want := range wantFiles(t, b, "deb", bin, d) {
+	for _, want := range wantFiles(t, "deb") {
 		if !slices.Contains(paths, want) {
 			t.Errorf("dpkg -L lacks %s", want)
 		}

@@ -22,17 +22,18 @@ import (
 	"github.com/loci-dev/loci/packaging"
 )
 
-// targets are the release platforms.
-var targets = [][2]string{{"linux", "amd64"}, {"linux", "arm64"}, {"darwin", "amd64"}, {"darwin", "arm64"}}
+// platforms are the release platforms, os/arch.
+const platforms = "linux/amd64,linux/arm64,darwin/amd64,darwin/arm64"
 
 func main() {
 	out := flag.String("out", "dist", "output folder (emptied of earlier artefacts)")
 	version := flag.String("version", "", "version to stamp (default: git describe --tags --always --dirty)")
 	commit := flag.String("commit", "", "commit to stamp (default: git rev-parse --short HEAD)")
+	only := flag.String("platforms", platforms, "comma-separated os/arch list to build")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *out, *version, *commit); err != nil {
+	if err := run(ctx, *out, *version, *commit, strings.Split(*only, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "locidist:", err)
 		os.Exit(1)
 	}
@@ -46,7 +47,7 @@ func git(args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func run(ctx context.Context, out, version, commit string) error {
+func run(ctx context.Context, out, version, commit string, targets []string) error {
 	repo, err := os.Getwd()
 	if err != nil {
 		return err
@@ -89,13 +90,20 @@ func run(ctx context.Context, out, version, commit string) error {
 		return os.WriteFile(filepath.Join(out, name), data, 0o644)
 	}
 	for _, t := range targets {
-		goos, goarch := t[0], t[1]
+		goos, goarch, ok := strings.Cut(t, "/")
+		if !ok || goos == "" || goarch == "" {
+			return fmt.Errorf("-platforms: %q is not os/arch", t)
+		}
 		bin := filepath.Join(binDir, "loci_"+goos+"_"+goarch)
 		if err := b.Binary(ctx, goos, goarch, bin); err != nil {
 			return err
 		}
+		binary, err := os.ReadFile(bin)
+		if err != nil {
+			return err
+		}
 		var buf bytes.Buffer
-		if err := b.Archive(goos, goarch, bin, docs, &buf); err != nil {
+		if err := b.Archive(goos, goarch, binary, docs, &buf); err != nil {
 			return err
 		}
 		if err := write(b.ArchiveName(goos, goarch)+".tar.gz", buf.Bytes()); err != nil {
@@ -106,7 +114,7 @@ func run(ctx context.Context, out, version, commit string) error {
 		}
 		for _, format := range []string{"deb", "rpm"} {
 			buf.Reset()
-			name, err := b.Package(format, goarch, bin, docs, &buf)
+			name, err := b.Package(format, goarch, binary, docs, &buf)
 			if err != nil {
 				return err
 			}
