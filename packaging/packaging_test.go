@@ -381,3 +381,19 @@ func TestDebInstall(t *testing.T) {
 		t.Errorf("%s is left after dpkg --purge", DocDir)
 	}
 }
+
+// TestLociLeavesOutReleaseTooling keeps nFPM, cobra/doc and this package
+// out of the loci binary: they are the release tool's.
+func TestLociLeavesOutReleaseTooling(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../cmd/loci").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, f := range []string{"github.com/goreleaser/", "github.com/spf13/cobra/doc", "github.com/loci-dev/loci/packaging", "github.com/sassoftware/"} {
+			if strings.HasPrefix(dep, f) {
+				t.Errorf("cmd/loci depends on %s", dep)
+			}
+		}
+	}
+}
