@@ -2,15 +2,19 @@
 GO      ?= go
 BIN     := bin/loci
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X main.version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: help run build test browser-note bench bench-quality bench-million soak lint fuzz clean
+.PHONY: help run build dist test browser-note bench bench-quality bench-million soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 build: ## build bin/loci
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/loci
+
+dist: ## release archives (linux, darwin; amd64, arm64), .deb and .rpm packages and SHA256SUMS into dist/ (cmd/locidist)
+	$(GO) run ./cmd/locidist -out dist -version $(VERSION) -commit $(COMMIT)
 
 run: build ## build and run the daemon in the foreground on the default palace, with the dashboard on /ui
 	./$(BIN) serve --web
@@ -29,6 +33,10 @@ browser-note:
 		echo "*** NOTE: no Chromium found: the dashboard's browser tests are SKIPPED. Install it with 'apt-get install chromium' (.ci/run does), or set LOCI_CHROMIUM. ***"; fi
 	@if [ ! -x .ci/npm/node_modules/.bin/claude ] || [ ! -x .ci/npm/node_modules/.bin/codex ] || [ ! -x .ci/npm/node_modules/.bin/opencode ]; then \
 		echo "*** NOTE: the agents' command-line tools are not installed: the integration and bridge tests against Claude Code, Codex, OpenCode and the MCP TypeScript SDK are SKIPPED. Install them with 'npm ci --prefix .ci/npm' (.ci/run does; needs Node.js and npm). ***"; fi
+	@if [ "$$(id -u)" != 0 ] || ! command -v dpkg >/dev/null 2>&1; then \
+		echo "*** NOTE: not root or no dpkg: the .deb install test (packaging, TestDebInstall) is SKIPPED. CI runs it as root on Debian. ***"; \
+	elif ! command -v man >/dev/null 2>&1 || ! command -v systemd-analyze >/dev/null 2>&1; then \
+		echo "*** NOTE: no man or no systemd-analyze: the .deb install test leaves out 'man -w 1 loci' or 'systemd-analyze verify' (apt-get install man-db systemd). ***"; fi
 
 bench: build ## run the benchmarks (Go benchmarks and load against a real daemon)
 	$(GO) test -run '^$$' -bench 'BigRoom|Sequential|ClaimLatency|JobScans|ResolveEntity100k' -benchtime 2000x -count 1 ./store/... ./actors/...
@@ -84,4 +92,4 @@ fuzz: ## run each fuzz target for a while (FUZZTIME, default 30s)
 	$(GO) test -run '^$$' -fuzz FuzzBagBound -fuzztime $${FUZZTIME:-30s} ./store/dedup
 
 clean: ## remove build output
-	rm -rf bin
+	rm -rf bin dist

@@ -28,6 +28,8 @@ import (
 // composition root (cmd/loci) provides them.
 type Local struct {
 	Version string
+	// Commit is the source commit the binary was built from, or "".
+	Commit string
 	// Serve runs the daemon in the foreground until ctx ends or it is
 	// asked to stop.
 	Serve func(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.Level) error
@@ -341,7 +343,11 @@ func (a *app) versionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if a.jsonOut {
-				return a.out(map[string]string{"version": a.local.Version})
+				return a.out(map[string]string{"version": a.local.Version, "commit": a.local.Commit})
+			}
+			if a.local.Commit != "" {
+				fmt.Fprintf(a.stdout, "loci %s (commit %s)\n", a.local.Version, a.local.Commit)
+				return nil
 			}
 			fmt.Fprintln(a.stdout, "loci", a.local.Version)
 			return nil

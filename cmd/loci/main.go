@@ -15,10 +15,14 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
+// commit is the source commit, set at build time with -ldflags "-X main.commit=...".
+var commit string
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, cli.Local{
 		Version:   version,
+		Commit:    commit,
 		Serve:     serve,
 		Migrate:   migrate,
 		OpenCheck: openCheck,
