@@ -262,6 +262,10 @@ func (a *app) checkpointCmd() *cobra.Command {
 			if !json.Valid(b) {
 				return fault.New(fault.InputInvalid, "correct the payload: a JSON object {\"items\": [...]}", "the checkpoint payload is not valid JSON")
 			}
+			b, err = a.projectCheckpoint(b)
+			if err != nil {
+				return err
+			}
 			body := map[string]any{"type": "checkpoint", "payload": json.RawMessage(b)}
 			if emergency {
 				body["emergency"] = true
@@ -576,4 +580,33 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 	f.IntVar(&maxBytes, "max-bytes", 0, "the whole answer in at most this many bytes, hits clipped around what matched (512 or more)")
 	f.IntVar(&maxHitBytes, "max-hit-bytes", 0, fmt.Sprintf("each hit's content in at most this many bytes (64 or more; the excerpt: %d)", cliExcerpt))
 	return cmd
+}
+
+// projectCheckpoint files a payload's project items that name no wing in
+// the project's wing (LOCI_WING, else .loci.toml), as the agents' hooks
+// do; without a project wing, or for a payload that is not an object of
+// items, the payload goes as written.
+func (a *app) projectCheckpoint(b []byte) ([]byte, error) {
+	wing, err := a.optionalPlace("", "LOCI_WING", "wing")
+	if err != nil || wing == "" {
+		return b, err
+	}
+	var payload map[string]json.RawMessage
+	var items []map[string]json.RawMessage
+	if json.Unmarshal(b, &payload) != nil || json.Unmarshal(payload["items"], &items) != nil {
+		return b, nil
+	}
+	changed := false
+	for _, it := range items {
+		var dest string
+		if json.Unmarshal(it["destination"], &dest) == nil && dest == "project" && it["wing"] == nil {
+			it["wing"], _ = json.Marshal(wing)
+			changed = true
+		}
+	}
+	if !changed {
+		return b, nil
+	}
+	payload["items"], _ = json.Marshal(items)
+	return json.Marshal(payload)
 }

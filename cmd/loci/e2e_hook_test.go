@@ -464,6 +464,16 @@ func TestProjectScopeInTheCLI(t *testing.T) {
 	if _, _, code := cli(t.TempDir(), "drawer", "add", "--wing", "search", "--room", "notes", "Stemming is off."); code != 0 {
 		t.Fatal("drawer add outside the project")
 	}
+	// A checkpoint's project items without a wing go to the project's
+	// wing, as the hooks file them; an item naming its wing keeps it.
+	payload := `{"items":[{"destination":"project","content":"Refunds drain nightly.","tags":[],"source":{"kind":"manual"}},` +
+		`{"destination":"project","wing":"search","content":"Phones are slow.","tags":[],"source":{"kind":"manual"}}]}`
+	if out, errOut, code, _ := runIn(sub, home, payload, []string{"--addr", d.addr, "checkpoint", "--watch"}); code != 0 {
+		t.Fatalf("checkpoint in the project: %d %s %s", code, out, errOut)
+	}
+	if r := d.do("GET", "/api/wings/billing/rooms/checkpoints/drawers", nil); !strings.Contains(r.raw, "Refunds drain nightly") || strings.Contains(r.raw, "Phones are slow") {
+		t.Fatalf("the checkpoint's project item is not in the project's wing alone: %s", r.raw)
+	}
 	// Flags win over the project file.
 	if out, _, code := cli(sub, "--json", "drawer", "list", "--wing", "search", "--room", "notes"); code != 0 || !strings.Contains(out, "Stemming") {
 		t.Fatalf("drawer list with flags in the project: %d %s", code, out)
