@@ -616,7 +616,30 @@ func (a *app) doctor(ctx context.Context) []Finding {
 	if live && !ours {
 		fs = append(fs, Finding{"registry", "warn", fmt.Sprintf("registry names pid %d, which does not answer", reg.PID), "it is overwritten at the next start"})
 	}
-	return fs
+	return append(fs, a.serviceFinding(ctx, ours))
+}
+
+// serviceFinding reports the login service: not installed, installed and
+// running, or installed but not running (the daemon the person expects at
+// login is not there).
+func (a *app) serviceFinding(ctx context.Context, daemonUp bool) Finding {
+	env, _, err := a.serviceEnv(nil, "")
+	if err != nil {
+		return Finding{Check: "service", Status: "ok", Detail: "not checked: " + fault.As(err).Msg}
+	}
+	if _, err := os.Stat(env.Path); err != nil {
+		return Finding{Check: "service", Status: "ok", Detail: "no login service (`loci service install` starts the daemon at login)"}
+	}
+	st := env.Status(ctx)
+	switch {
+	case !st.Managed:
+		return Finding{Check: "service", Status: "ok", Detail: st.Path + " exists and was not written by loci"}
+	case st.Problem != "":
+		return Finding{"service", "warn", "the login service is installed (" + st.Path + ") but its state is unknown: " + st.Problem, "see `loci service status`"}
+	case st.Running != nil && !*st.Running && !daemonUp:
+		return Finding{"service", "warn", "the login service is installed (" + st.Path + ") but not running", "start it with `loci service install` (it enables and starts it), or see its logs: " + st.Logs}
+	}
+	return Finding{Check: "service", Status: "ok", Detail: "installed (" + st.Path + ")" + map[bool]string{true: ", running", false: ""}[st.Running != nil && *st.Running]}
 }
 
 func existingParent(p string) string {

@@ -426,3 +426,39 @@ func TestServiceRemoveNeedsNoValidConfiguration(t *testing.T) {
 		t.Error("HOME differs after install and remove")
 	}
 }
+
+// loci doctor reports a login service that is installed but not running
+// (issue 39, point 1), and says nothing is wrong without one.
+func TestDoctorReportsAStoppedService(t *testing.T) {
+	home := t.TempDir()
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	env := m.env(false, "LOCI_PALACE_PATH="+filepath.Join(t.TempDir(), "palace"), "LOCI_PORT="+strconv.Itoa(freePort(t)))
+	finding := func() map[string]any {
+		t.Helper()
+		out, errOut, _ := runCLI(home, "", []string{"--json", "doctor"}, env)
+		var r struct{ Findings []map[string]any }
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("doctor --json: %v\n%s%s", err, out, errOut)
+		}
+		for _, f := range r.Findings {
+			if f["check"] == "service" {
+				return f
+			}
+		}
+		t.Fatalf("doctor has no service finding: %s", out)
+		return nil
+	}
+	if f := finding(); f["status"] != "ok" || !strings.Contains(f["detail"].(string), "no login service") {
+		t.Errorf("without a service: %v", f)
+	}
+	if out, errOut, code := runCLI(home, "", []string{"service", "install"}, env); code != 0 {
+		t.Fatalf("install: %d %s%s", code, out, errOut)
+	}
+	if f := finding(); f["status"] != "ok" || !strings.Contains(f["detail"].(string), "running") {
+		t.Errorf("installed and running: %v", f)
+	}
+	os.Remove(filepath.Join(m.state, "active")) // it stopped (a crash loop given up, a manual stop)
+	if f := finding(); f["status"] != "warn" || !strings.Contains(f["detail"].(string), "not running") || f["remedy"] == "" {
+		t.Errorf("installed but stopped: %v", f)
+	}
+}
