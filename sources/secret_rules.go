@@ -52,6 +52,11 @@ var lociGenericRules = []secretRule{
 // characters (a letter and a digit or a symbol) as a password has, and not
 // a placeholder, a path, a URL, a reference or a version.
 func proseSecret(v string) bool {
+	// Markdown's emphasis closing on a plain word ("**No secret is
+	// written**") is not a password's symbol.
+	if w := strings.TrimRight(v, "*_"); len(v)-len(w) <= 2 && w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" {
+		return false
+	}
 	letter, digit, symbol := false, false, false
 	for _, c := range v {
 		switch {

@@ -50,6 +50,8 @@ func TestScanFindsProsePasswords(t *testing.T) {
 		"password: <set me>",
 		"\"secret\": \"\\u3299\\ufe0f\",",
 		"the secret is correct-horse-battery-staple",
+		"- **No secret is written**: the token stays in the environment",
+		"the password is __never__ logged",
 	} {
 		if f := ScanFile("notes.md", text); len(f) > 0 {
 			t.Errorf("%q flagged %+v (%q)", text, f, text[f[0].Start:f[0].End])
