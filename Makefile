@@ -32,7 +32,7 @@ browser-note:
 	@if [ -z "$$LOCI_CHROMIUM" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; then \
 		echo "*** NOTE: no Chromium found: the dashboard's browser tests are SKIPPED. Install it with 'apt-get install chromium' (.ci/run does), or set LOCI_CHROMIUM. ***"; fi
 	@if [ ! -x .ci/npm/node_modules/.bin/claude ] || [ ! -x .ci/npm/node_modules/.bin/codex ] || [ ! -x .ci/npm/node_modules/.bin/opencode ]; then \
-		echo "*** NOTE: the agents' command-line tools are not installed: the integration and bridge tests against Claude Code, Codex, OpenCode and the MCP TypeScript SDK are SKIPPED. Install them with 'npm ci --prefix .ci/npm' (.ci/run does; needs Node.js and npm). ***"; fi
+		echo "*** NOTE: the agents' command-line tools are not installed: the integration and bridge tests against Claude Code, Codex, OpenCode and the MCP TypeScript SDK are SKIPPED. Install them with 'npm install --prefix .ci/npm' (.ci/run does; needs Node.js and npm). ***"; fi
 	@if [ "$$(id -u)" != 0 ] || ! command -v dpkg >/dev/null 2>&1; then \
 		echo "*** NOTE: not root or no dpkg: the .deb install test (packaging, TestDebInstall) is SKIPPED. CI runs it as root on Debian. ***"; \
 	elif ! command -v man >/dev/null 2>&1 || ! command -v systemd-analyze >/dev/null 2>&1; then \

@@ -30,7 +30,7 @@ func tsSDK(t *testing.T) string {
 	t.Helper()
 	dir, _ := filepath.Abs(filepath.Join("..", "..", ".ci", "npm", "node_modules", "@modelcontextprotocol", "sdk"))
 	if _, err := os.Stat(filepath.Join(dir, "dist", "esm", "client", "stdio.js")); err != nil {
-		t.Skip("the MCP TypeScript SDK is not installed; run: npm ci --prefix .ci/npm")
+		t.Skip("the MCP TypeScript SDK is not installed; run: npm install --prefix .ci/npm")
 	}
 	return dir
 }

@@ -51,7 +51,7 @@ func codexSchema(t *testing.T, title string) *jsonschema.Resolved {
 	t.Helper()
 	matches, _ := filepath.Glob(filepath.Join(repoRoot(t), ".ci/npm/node_modules/@openai/codex-*/vendor/*/bin/codex"))
 	if len(matches) == 0 {
-		t.Skip("the Codex CLI is not installed; run: npm ci --prefix .ci/npm")
+		t.Skip("the Codex CLI is not installed; run: npm install --prefix .ci/npm")
 	}
 	raw, err := os.ReadFile(matches[0])
 	if err != nil {

@@ -31,7 +31,7 @@ func agentsBin(t *testing.T, names ...string) string {
 	}
 	for _, n := range names {
 		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
-			t.Skipf("the agent %s is not installed for the tests (run: npm ci --prefix .ci/npm)", n)
+			t.Skipf("the agent %s is not installed for the tests (run: npm install --prefix .ci/npm)", n)
 		}
 	}
 	return dir
@@ -523,7 +523,7 @@ func TestIntegrationOpenCodePlugin(t *testing.T) {
 	agentsBin(t, "opencode")
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed (it comes with the agents: run: npm ci --prefix .ci/npm)")
+		t.Skip("node is not installed (it comes with the agents: run: npm install --prefix .ci/npm)")
 	}
 	home := t.TempDir()
 	if out, errOut, code := integ(t, home, home, nil, "--addr", "127.0.0.1:8499", "install", "opencode"); code != 0 {
