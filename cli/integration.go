@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,7 @@ These commands run without the daemon; the MCP URL is the daemon's address
 		c.Flags().BoolVar(&project, "project", false, "the current project (its .loci.toml's directory, else the repository root, else the working directory) instead of the user's own configuration")
 		c.Flags().BoolVar(&dryRun, "dry-run", false, "print the changes as a unified diff and write nothing")
 	}
-	run := func(op func(*integration.Env, context.Context, string, integration.Options) (*integration.Result, error)) func(*cobra.Command, []string) error {
+	run := func(op func(*integration.Env, context.Context, string, integration.Options) (*integration.Result, error), offer bool) func(*cobra.Command, []string) error {
 		return func(c *cobra.Command, args []string) error {
 			env, opt, err := a.integrationEnv(project)
 			if err != nil {
@@ -54,6 +55,11 @@ These commands run without the daemon; the MCP URL is the daemon's address
 			if err != nil {
 				return err
 			}
+			if offer && !res.DryRun {
+				if n := a.serviceOffer(c.Context(), env.URL); n != "" {
+					res.Notes = append(res.Notes, n)
+				}
+			}
 			a.printIntegration(res)
 			return nil
 		}
@@ -62,7 +68,7 @@ These commands run without the daemon; the MCP URL is the daemon's address
 		Use:   "install <agent>",
 		Short: "Write loci's MCP entry, hooks and instructions into the agent's configuration",
 		Args:  cobra.ExactArgs(1),
-		RunE:  run((*integration.Env).Install),
+		RunE:  run((*integration.Env).Install, true),
 	}
 	scopeFlags(install)
 	install.Flags().BoolVar(&force, "force", false, "replace an entry named loci that loci did not write (remove puts it back)")
@@ -71,7 +77,7 @@ These commands run without the daemon; the MCP URL is the daemon's address
 		Use:   "update <agent>",
 		Short: "Rewrite loci's parts of an installed integration (address, binary path, assets)",
 		Args:  cobra.ExactArgs(1),
-		RunE:  run((*integration.Env).Update),
+		RunE:  run((*integration.Env).Update, false),
 	}
 	scopeFlags(update)
 	update.Flags().StringVar(&transport, "transport", "", "how the agent reaches loci, `http|stdio` (default: as installed)")
@@ -79,7 +85,7 @@ These commands run without the daemon; the MCP URL is the daemon's address
 		Use:   "remove <agent>",
 		Short: "Take loci out of the agent's configuration, restoring the files",
 		Args:  cobra.ExactArgs(1),
-		RunE:  run((*integration.Env).Remove),
+		RunE:  run((*integration.Env).Remove, false),
 	}
 	scopeFlags(remove)
 	list := &cobra.Command{
@@ -224,4 +230,20 @@ func (a *app) printIntegration(res *integration.Result) {
 	for _, n := range res.Notes {
 		fmt.Fprintf(a.stderr, "note: %s\n", safeText(n))
 	}
+}
+
+// serviceOffer is install's offer of the login service when no daemon
+// answers at the address the agent was given and no service is installed:
+// the agent's memory is only there if the daemon runs when it starts.
+func (a *app) serviceOffer(ctx context.Context, mcpURL string) string {
+	u, err := url.Parse(mcpURL)
+	if err != nil || a.healthy(ctx, u.Host) {
+		return ""
+	}
+	if env, _, err := a.serviceEnv(nil, ""); err == nil {
+		if _, err := os.Stat(env.Path); err == nil {
+			return ""
+		}
+	}
+	return "no loci daemon answers at " + u.Host + ", so the agent will find no memory: `loci service install` starts it now and at every login (or `loci daemon start` for this session)"
 }

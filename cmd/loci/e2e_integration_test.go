@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -661,5 +662,26 @@ func TestIntegrationProjectLinksOut(t *testing.T) {
 	}
 	if out, errOut, code := integ(t, home, proj, nil, "remove", "claude-code", "--project"); code != 0 {
 		t.Fatalf("remove: %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// Installing an integration while no daemon answers offers the login
+// service (issue 39): the agent would find no memory. With a daemon
+// running, or a service installed, there is nothing to offer.
+func TestIntegrationOffersTheServiceWhenNoDaemonRuns(t *testing.T) {
+	agentsBin(t, "codex")
+	home := t.TempDir()
+	down := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	_, errOut, code := integ(t, home, home, nil, "--addr", down, "install", "codex")
+	if code != 0 || !strings.Contains(errOut, "no loci daemon answers at "+down) || !strings.Contains(errOut, "loci service install") {
+		t.Fatalf("install with no daemon: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, _ := integ(t, home, home, nil, "--addr", down, "remove", "codex"); strings.Contains(errOut, "service install") {
+		t.Errorf("remove offered the service: %q", errOut)
+	}
+	dhome, palace := newPalace(t)
+	d := start(t, dhome, palace)
+	if _, errOut, code := integ(t, home, home, nil, "--addr", d.addr, "install", "codex"); code != 0 || strings.Contains(errOut, "service install") {
+		t.Errorf("install with a daemon running: exit %d, offered the service: %q", code, errOut)
 	}
 }
