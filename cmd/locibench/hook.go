@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +25,7 @@ func hookBench(bin, dir string, runs int) error {
 	}
 	defer d.stop()
 	r := rand.New(rand.NewPCG(26, 26))
-	var ids []string
+	var bodies [][]byte
 	for j := range 10 {
 		items := make([]map[string]any, 100)
 		for i := range items {
@@ -40,36 +39,10 @@ func hookBench(bin, dir string, runs int) error {
 			items[i] = map[string]any{"destination": "project", "wing": "hookproj", "content": sentence(r), "tags": []string{}, "source": src}
 		}
 		b, _ := json.Marshal(map[string]any{"type": "checkpoint", "payload": map[string]any{"items": items}})
-		resp, err := http.Post("http://"+d.addr+"/api/jobs", "application/json", bytes.NewReader(b))
-		if err != nil {
-			return err
-		}
-		var job struct {
-			ID string `json:"id"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&job)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusAccepted {
-			return fmt.Errorf("submit: status %d %v", resp.StatusCode, err)
-		}
-		ids = append(ids, job.ID)
+		bodies = append(bodies, b)
 	}
-	for _, id := range ids {
-		for {
-			var job struct {
-				Status string `json:"status"`
-			}
-			if err := getJSON(d.addr, "/api/jobs/"+id, &job); err != nil {
-				return err
-			}
-			if job.Status == "completed" {
-				break
-			}
-			if job.Status == "failed" || job.Status == "cancelled" {
-				return fmt.Errorf("checkpoint job %s %s", id, job.Status)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+	if err := runJobs(d.addr, bodies); err != nil {
+		return err
 	}
 	if n := stored(d.addr); n < 1000 {
 		return fmt.Errorf("%d drawers stored, want 1000", n)

@@ -495,44 +495,8 @@ func checkpoints(bin, palace string, jobs, items int) error {
 		bodies[j], _ = json.Marshal(map[string]any{"type": "checkpoint", "payload": map[string]any{"items": list}})
 	}
 	t0 := time.Now()
-	var ids []string
-	for _, b := range bodies {
-		resp, err := http.Post("http://"+d.addr+"/api/jobs", "application/json", bytes.NewReader(b))
-		if err != nil {
-			return err
-		}
-		var job struct {
-			ID string `json:"id"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&job)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusAccepted {
-			return fmt.Errorf("submit: status %d %v", resp.StatusCode, err)
-		}
-		ids = append(ids, job.ID)
-	}
-	for _, id := range ids {
-		for {
-			resp, err := http.Get("http://" + d.addr + "/api/jobs/" + id)
-			if err != nil {
-				return err
-			}
-			var job struct {
-				Status string `json:"status"`
-			}
-			err = json.NewDecoder(resp.Body).Decode(&job)
-			resp.Body.Close()
-			if err != nil {
-				return err
-			}
-			if job.Status == "completed" {
-				break
-			}
-			if job.Status == "failed" || job.Status == "cancelled" {
-				return fmt.Errorf("checkpoint job %s %s", id, job.Status)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+	if err := runJobs(d.addr, bodies); err != nil {
+		return err
 	}
 	el := time.Since(t0)
 	fmt.Printf("checkpoint ingestion: %d jobs of %d items in %s: %.0f drawers/s\n", jobs, items, el.Round(time.Millisecond), float64(jobs*items)/el.Seconds())
@@ -598,4 +562,43 @@ func stored(addr string) int {
 	}
 	_ = getJSON(addr, "/api/status", &st)
 	return st.Counts.Drawers
+}
+
+// runJobs submits each job body (POST /api/jobs) and waits until every job
+// completed; a job that failed or was cancelled is an error.
+func runJobs(addr string, bodies [][]byte) error {
+	var ids []string
+	for _, b := range bodies {
+		resp, err := http.Post("http://"+addr+"/api/jobs", "application/json", bytes.NewReader(b))
+		if err != nil {
+			return err
+		}
+		var job struct {
+			ID string `json:"id"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&job)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusAccepted {
+			return fmt.Errorf("submit: status %d %v", resp.StatusCode, err)
+		}
+		ids = append(ids, job.ID)
+	}
+	for _, id := range ids {
+		for {
+			var job struct {
+				Status string `json:"status"`
+			}
+			if err := getJSON(addr, "/api/jobs/"+id, &job); err != nil {
+				return err
+			}
+			if job.Status == "completed" {
+				break
+			}
+			if job.Status == "failed" || job.Status == "cancelled" {
+				return fmt.Errorf("job %s %s", id, job.Status)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return nil
 }
