@@ -631,6 +631,9 @@ type MineResult struct {
 	Similar    int `json:"similar"`
 	// Redacted counts secrets replaced by a marker.
 	Redacted int `json:"redacted"`
+	// UnknownRecords counts the records a transcript source left out
+	// because it does not know their type (never an error).
+	UnknownRecords int `json:"unknown_records,omitempty"`
 	// Truncated: the limit stopped the job with more left; the next job
 	// goes on.
 	Truncated bool `json:"truncated"`
@@ -688,6 +691,11 @@ type SourceAdapter struct {
 	Origin       string             `json:"origin"`
 	Options      []string           `json:"options"`
 	Capabilities SourceCapabilities `json:"capabilities"`
+	// Format is the stated version of the session or export format the
+	// adapter follows (transcript sources).
+	Format string `json:"format,omitempty"`
+	// DefaultLocator is what an empty locator stands for.
+	DefaultLocator string `json:"default_locator,omitempty"`
 }
 
 // SourceCapabilities are what an adapter can do.

@@ -41,6 +41,9 @@ func SkippedDir(name string) bool { return skippedDirs[name] || strings.HasPrefi
 type Directory struct {
 	// MaxFileBytes bounds the files read (mining.max_file_bytes).
 	MaxFileBytes int64
+	// keep, when set, selects the files by their slash-separated path
+	// under the root (a transcript source's session files).
+	keep func(rel string) bool
 }
 
 // dirCursor is the directory source's cursor: the change time (Unix
@@ -290,7 +293,7 @@ func (d Directory) walk(ctx context.Context, id store.SourceIdentity, opts map[s
 			return nil
 		}
 		rel = filepath.ToSlash(rel)
-		if !match(path.Dir(rel)) {
+		if !match(path.Dir(rel)) || (d.keep != nil && !d.keep(rel)) {
 			return nil
 		}
 		info, err := e.Info()

@@ -31,6 +31,13 @@ type Info struct {
 	Name         string
 	Options      []string
 	Capabilities Capabilities
+	// Format is the stated version of the format the adapter reads
+	// ("claude-code/jsonl-2"), shown by GET /api/sources; "" when the
+	// adapter reads no agent's format.
+	Format string
+	// DefaultLocator is the locator an empty one stands for ("~/.claude/
+	// projects"); "" when a locator is required.
+	DefaultLocator string
 }
 
 // Ref is a discovered document: its id within the source, the cursor
@@ -63,6 +70,10 @@ type Document struct {
 	Units []string
 	// Bytes is the size read.
 	Bytes int64
+	// Skipped counts the records the adapter left out because it does not
+	// know their type (a transcript's unknown line types): counted, never
+	// an error.
+	Skipped int
 }
 
 // Text is the document's normalised text: its units joined.

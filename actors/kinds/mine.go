@@ -136,7 +136,9 @@ func (m Mining) plan(p mineParams) (MineInput, store.SourceIdentity, error) {
 		return MineInput{}, id, err
 	}
 	wing := p.Wing
-	if wing == "" {
+	if wing == "" && loc == "" && a.Info().DefaultLocator != "" {
+		wing = name // a transcript source at the agent's own location
+	} else if wing == "" {
 		wing = filepath.Base(filepath.Clean(loc))
 		if store.CheckPlace("wing", wing) != nil {
 			return MineInput{}, id, fault.Invalid("wing", fmt.Sprintf("is required: the directory's name %q cannot name a wing", wing))
@@ -595,6 +597,7 @@ func (m Mining) readAll(ctx context.Context, a sources.Adapter, id store.SourceI
 					continue
 				}
 				res.stats.Bytes += doc.Bytes
+				res.stats.UnknownRecords += doc.Skipped
 				res.md, res.ok = m.prepare(doc, key, target, in, r, &res.stats)
 			}
 		})
@@ -612,6 +615,7 @@ func (m Mining) readAll(ctx context.Context, a sources.Adapter, id store.SourceI
 		s.Skipped += res.stats.Skipped
 		s.Filtered += res.stats.Filtered
 		s.Bytes += res.stats.Bytes
+		s.UnknownRecords += res.stats.UnknownRecords
 		if res.ok {
 			docs = append(docs, res.md)
 		}
