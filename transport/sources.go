@@ -28,7 +28,7 @@ func apiSources(infos []sources.Info, mined []actors.MinedSource) api.SourceList
 		triggers := append([]string{}, c.Triggers...)
 		out.Adapters[i] = api.SourceAdapter{Name: in.Name, State: "enabled", Origin: "built-in", Options: append([]string{}, in.Options...),
 			Capabilities: api.SourceCapabilities{Incremental: c.Incremental, KeepsRaw: c.KeepsRaw, NeedsCredentials: c.NeedsCredentials, Triggers: triggers},
-			Format: in.Format, DefaultLocator: in.DefaultLocator}
+			Format:       in.Format, DefaultLocator: in.DefaultLocator}
 	}
 	for i, m := range mined {
 		out.Sources[i] = api.MinedSource{Key: m.Key, Adapter: m.Identity.Adapter, Account: m.Identity.Account, Locator: m.Identity.Locator,
