@@ -2,9 +2,14 @@ package actors
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 )
@@ -69,4 +74,111 @@ func (s *Sources) List(ctx context.Context) ([]sources.Info, []MinedSource, erro
 		return mined[i].Wing < mined[j].Wing
 	})
 	return infos, mined, err
+}
+
+// Warning kinds of the retention guard (api.SourceWarning.Kind).
+const (
+	WarnExpiringUnmined = "expiring_unmined"
+	WarnDeletedByAgent  = "deleted_by_agent"
+)
+
+// expiryMargin is how long before an agent's cleanup period ends that an
+// unmined session is warned of: a quarter of the period, at most a week.
+func expiryMargin(period time.Duration) time.Duration {
+	return min(period/4, 7*24*time.Hour)
+}
+
+// Warnings is the retention guard: for each transcript source whose agent
+// deletes old sessions (sources.Guarded), at its standard location and
+// wherever it was mined from, the sessions near or past the cleanup period
+// that no wing holds, and per wing the mined sessions the agent has
+// deleted since. mined is List's.
+func (s *Sources) Warnings(ctx context.Context, mined []MinedSource, now time.Time) ([]api.SourceWarning, error) {
+	type place struct{ adapter, root string }
+	var out []api.SourceWarning
+	for _, name := range s.Registry.Names() {
+		a, _ := s.Registry.Adapter(name)
+		g, ok := a.(sources.Guarded)
+		if !ok {
+			continue
+		}
+		// The locations to look at: the agent's own, and each mined one
+		// (by root: a dir or project option narrows the same files).
+		roots := map[string]store.SourceIdentity{}
+		if id, err := a.Resolve("", map[string]string{}); err == nil {
+			roots[rootLocator(id.Locator)] = id
+		}
+		var ofAdapter []MinedSource
+		for _, m := range mined {
+			if m.Identity.Adapter == name {
+				ofAdapter = append(ofAdapter, m)
+				if _, ok := roots[rootLocator(m.Identity.Locator)]; !ok {
+					roots[rootLocator(m.Identity.Locator)] = store.SourceIdentity{Adapter: name, Account: m.Identity.Account, Locator: rootLocator(m.Identity.Locator)}
+				}
+			}
+		}
+		period, setting := g.Retention()
+		for _, root := range slices.Sorted(maps.Keys(roots)) {
+			held, complete, err := g.Sessions(ctx, roots[root])
+			if err != nil || len(held) == 0 && len(ofAdapter) == 0 {
+				continue
+			}
+			heldIDs := make(map[string]bool, len(held))
+			for _, h := range held {
+				heldIDs[h.ID] = true
+			}
+			// What each wing holds of this root, and what any wing does.
+			anyWing := map[string]bool{}
+			for _, m := range ofAdapter {
+				if rootLocator(m.Identity.Locator) != root {
+					continue
+				}
+				var gone int
+				err := s.DB.View(ctx, func(r store.Reader) error {
+					return r.SourceDocuments(m.Key, func(d *store.DocumentState) bool {
+						anyWing[d.ID] = true
+						if complete && !heldIDs[d.ID] {
+							gone++
+						}
+						return true
+					})
+				})
+				if err != nil {
+					return nil, err
+				}
+				if gone > 0 {
+					out = append(out, api.SourceWarning{Kind: WarnDeletedByAgent, Adapter: name, Locator: root, Wing: m.Wing, Sessions: gone,
+						Message: fmt.Sprintf("%d %s sessions mined into wing %q have since been deleted by the agent; loci keeps them", gone, name, m.Wing)})
+				}
+			}
+			if period <= 0 {
+				continue
+			}
+			var expiring int
+			for _, h := range held {
+				if now.Sub(h.Changed) > period-expiryMargin(period) && !anyWing[h.ID] {
+					expiring++
+				}
+			}
+			if expiring > 0 {
+				days := int(period / (24 * time.Hour))
+				out = append(out, api.SourceWarning{Kind: WarnExpiringUnmined, Adapter: name, Locator: root, Sessions: expiring,
+					Message: fmt.Sprintf("%d %s sessions under %s are older than %d days and were never mined; the agent deletes sessions after %d days (%s)",
+						expiring, name, root, days-int(expiryMargin(period)/(24*time.Hour)), days, setting),
+					Help: fmt.Sprintf("mine them now: loci mine --source %s --locator %s --wing %s", name, root, name)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// rootLocator is a locator without its narrowing options (#dir=, #project=).
+func rootLocator(loc string) string {
+	if i := strings.Index(loc, "#dir="); i >= 0 {
+		loc = loc[:i]
+	}
+	if i := strings.Index(loc, "#project="); i >= 0 {
+		loc = loc[:i]
+	}
+	return loc
 }

@@ -681,6 +681,28 @@ const (
 type SourceList struct {
 	Adapters []SourceAdapter `json:"adapters"`
 	Sources  []MinedSource   `json:"sources"`
+	// Warnings are the retention guard's: agents' sessions about to be
+	// deleted unmined, mined sessions the agent has deleted since.
+	Warnings []SourceWarning `json:"warnings"`
+}
+
+// SourceWarning is one finding of the retention guard about an agent's
+// sessions at one location.
+type SourceWarning struct {
+	// Kind is "expiring_unmined" (sessions near or past the agent's
+	// cleanup period that no wing holds: mine them now) or
+	// "deleted_by_agent" (sessions mined into Wing that the agent has
+	// deleted since: loci keeps them).
+	Kind    string `json:"kind"`
+	Adapter string `json:"adapter"`
+	Locator string `json:"locator"`
+	Wing    string `json:"wing,omitempty"`
+	// Sessions is how many sessions it is about.
+	Sessions int `json:"sessions"`
+	// Message says it in a sentence; Help what to do (empty when nothing
+	// needs doing).
+	Message string `json:"message"`
+	Help    string `json:"help,omitempty"`
 }
 
 // SourceAdapter is a source adapter: its state, declared option keys and

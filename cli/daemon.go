@@ -389,11 +389,18 @@ func (a *app) statusCmd() *cobra.Command {
 				return err
 			}
 			proj := projectStatus(scope, scopeErr)
+			// The retention guard's warnings (agents' sessions): a daemon
+			// that cannot say is no reason to fail status.
+			var srcs api.SourceList
+			if _, err := cl.Do(c.Context(), http.MethodGet, "/api/sources", nil, &srcs); err != nil {
+				srcs.Warnings = nil
+			}
 			if a.jsonOut {
 				_ = a.out(struct {
 					api.Status
-					Project projectState `json:"project"`
-				}{st, proj})
+					Project        projectState        `json:"project"`
+					SourceWarnings []api.SourceWarning `json:"source_warnings"`
+				}{st, proj, append([]api.SourceWarning{}, srcs.Warnings...)})
 			} else {
 				a.printf("loci %s, pid %d, up %s, on http://%s\n", st.Version, st.PID, time.Duration(st.UptimeSecs)*time.Second, st.Address)
 				a.printf("palace:     %s (%s)\n", st.Palace, st.Datastore.Backend)
@@ -428,6 +435,7 @@ func (a *app) statusCmd() *cobra.Command {
 				if st.Disk != nil {
 					a.printf("disk:       %s\n", diskLine(*st.Disk))
 				}
+				a.printWarnings(srcs.Warnings)
 			}
 			if scopeErr != nil {
 				return &exitError{ExitError, scopeErr}

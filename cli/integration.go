@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -12,11 +13,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/assets"
 	"github.com/loci-dev/loci/integration"
 	"github.com/loci-dev/loci/project"
 	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/transport/client"
 )
 
 // integrationCmd is `loci integration list|install|update|remove`: local
@@ -38,7 +41,7 @@ only loci's parts, remove restores the files (a file loci created is deleted).
 These commands run without the daemon; the MCP URL is the daemon's address
 (--addr, the running daemon's registry file, else server.bind/port).`,
 	}
-	var project, dryRun, force bool
+	var project, dryRun, force, mineSessions bool
 	var transport string
 	scopeFlags := func(c *cobra.Command) {
 		c.Flags().BoolVar(&project, "project", false, "the current project (its .loci.toml's directory, else the repository root, else the working directory) instead of the user's own configuration")
@@ -59,6 +62,7 @@ These commands run without the daemon; the MCP URL is the daemon's address
 				if n := a.serviceOffer(c.Context(), env.URL); n != "" {
 					res.Notes = append(res.Notes, n)
 				}
+				res.Notes = append(res.Notes, a.sessionsMiner(c.Context(), env, args[0], opt.Project, mineSessions)...)
 			}
 			a.printIntegration(res)
 			return nil
@@ -73,6 +77,7 @@ These commands run without the daemon; the MCP URL is the daemon's address
 	scopeFlags(install)
 	install.Flags().BoolVar(&force, "force", false, "replace an entry named loci that loci did not write (remove puts it back)")
 	install.Flags().StringVar(&transport, "transport", "", "how the agent reaches loci, `http|stdio`: http (the daemon's /mcp, default) or stdio (the bridge \"loci mcp\")")
+	install.Flags().BoolVar(&mineSessions, "mine-sessions", false, "also keep the agent's sessions: a miner of its session history and a watch trigger that mines each session seconds after it changes (needs the daemon)")
 	update := &cobra.Command{
 		Use:   "update <agent>",
 		Short: "Rewrite loci's parts of an installed integration (address, binary path, assets)",
@@ -246,4 +251,63 @@ func (a *app) serviceOffer(ctx context.Context, mcpURL string) string {
 		}
 	}
 	return "no loci daemon answers at " + u.Host + ", so the agent will find no memory: `loci service install` starts it now and at every login (or `loci daemon start` for this session)"
+}
+
+// sessionsMiner is install's retention guard: the agent's sessions are
+// mined by a miner of its transcript source and a watch trigger on its
+// session directory, so they outlive the agent's own cleanup. With
+// --mine-sessions it creates (or leaves as they are) both through the
+// daemon and runs the miner once; without, it offers them when the daemon
+// has no such miner. Per project, the miner keeps only the project's
+// sessions (the project option) and files them in the project's wing.
+func (a *app) sessionsMiner(ctx context.Context, env *integration.Env, agent, project string, create bool) []string {
+	dir, err := env.SessionsDir(agent)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	name, wing := agent+"-sessions", agent
+	opts := map[string]string{}
+	if project != "" {
+		if env.Wing == "" {
+			return nil
+		}
+		name, wing = agent+"-sessions-"+env.Wing, env.Wing
+		opts["project"] = project
+	}
+	u, err := url.Parse(env.URL)
+	if err != nil || !a.healthy(ctx, u.Host) {
+		if create {
+			return []string{"no loci daemon answers, so the sessions' miner was not made: start it (loci daemon start) and run this again with --mine-sessions"}
+		}
+		return []string{fmt.Sprintf("to keep %s's sessions in loci (the agent deletes old ones), run this again with --mine-sessions once the daemon runs: it mines %s now and whenever a session changes", agent, dir)}
+	}
+	var existing api.Miner
+	if _, err := a.call(ctx, http.MethodGet, "/api/miners/"+client.Esc(name), nil, &existing); err == nil {
+		if create {
+			return []string{fmt.Sprintf("the miner %s already mines %s (state %s)", name, existing.Locator, existing.State)}
+		}
+		return nil
+	}
+	if !create {
+		return []string{fmt.Sprintf("to keep %s's sessions in loci (the agent deletes old ones), run this again with --mine-sessions: a miner %s of %s into wing %s and a watch trigger that mines each session seconds after it changes", agent, name, dir, wing)}
+	}
+	on, src := true, agent
+	put := api.MinerPut{Source: &src, Locator: &dir, Wing: &wing, Enabled: &on}
+	if len(opts) > 0 {
+		put.Options = opts
+	}
+	if _, err := a.call(ctx, http.MethodPut, "/api/miners/"+client.Esc(name), put, nil); err != nil {
+		return []string{"the sessions' miner was not made: " + err.Error()}
+	}
+	typ := "watch"
+	trig := api.TriggerPut{Miner: &name, Type: &typ, Enabled: &on, Settings: map[string]any{"path": dir, "recursive": "true"}}
+	if _, err := a.call(ctx, http.MethodPut, "/api/triggers/"+client.Esc(name), trig, nil); err != nil {
+		return []string{"the miner " + name + " was made, but not its watch trigger: " + err.Error()}
+	}
+	var job api.Job
+	notes := []string{fmt.Sprintf("made the miner %s (%s into wing %s) and its watch trigger: sessions are mined seconds after they change", name, dir, wing)}
+	if _, err := a.call(ctx, http.MethodPost, "/api/miners/"+client.Esc(name)+"/run", nil, &job); err == nil {
+		notes = append(notes, "mining the sessions there now: job "+job.ID)
+	}
+	return notes
 }

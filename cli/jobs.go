@@ -317,26 +317,38 @@ func (a *app) repairCmd() *cobra.Command {
 }
 
 func (a *app) mineCmd() *cobra.Command {
-	var wing string
+	var wing, source string
 	var full, noWait, prune bool
 	var opts []string
 	cmd := &cobra.Command{
-		Use:   "mine PATH",
-		Short: "Mine a directory into drawers (room files of a wing); mine again to file what changed",
+		Use:   "mine PATH | mine --source NAME [LOCATOR]",
+		Short: "Mine a directory (or another source, such as an agent's sessions) into drawers; mine again to file what changed",
 		Long: "Mine a directory: each file becomes drawers in room files of a wing (by default the directory's name),\n" +
 			"named by its path under the directory. Mining again files only what changed since, in that wing (each wing\n" +
 			"has its own cursor, so a new wing gets everything): edited files supersede their drawers, shortened ones close\n" +
 			"the rest, and files whose drawers were deleted are filed again; --full reads everything again without\n" +
 			"duplicating. Deleted files stay current unless --prune closes their drawers (history and as_of keep them).\n" +
 			"The daemon reads the directory, so it must be on the daemon's machine. Secrets found in files are\n" +
-			"redacted (mining.secrets).",
-		Args: cobra.ExactArgs(1),
+			"redacted (mining.secrets).\n\n" +
+			"--source mines another source (loci source list shows them): claude-code, codex and opencode read the\n" +
+			"agents' sessions (LOCATOR defaults to the agent's own location, the wing to the source's name).",
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			p, err := filepath.Abs(args[0])
-			if err != nil {
-				return fault.Wrap(fault.InputInvalid, err, "cannot make "+args[0]+" absolute", "give an absolute path")
+			if source == "" && len(args) != 1 {
+				return fault.Invalid("path", "give the directory to mine (or --source NAME for another source)")
 			}
-			body := map[string]any{"type": "mine", "path": p}
+			var loc string
+			if len(args) == 1 {
+				p, err := filepath.Abs(args[0])
+				if err != nil {
+					return fault.Wrap(fault.InputInvalid, err, "cannot make "+args[0]+" absolute", "give an absolute path")
+				}
+				loc = p
+			}
+			body := map[string]any{"type": "mine", "path": loc}
+			if source != "" {
+				body = map[string]any{"type": "mine", "source": source, "locator": loc}
+			}
 			if wing != "" {
 				body["wing"] = wing
 			}
@@ -360,6 +372,7 @@ func (a *app) mineCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&wing, "wing", "", "wing to file into (default: the directory's name)")
+	cmd.Flags().StringVar(&source, "source", "", "mine this source instead of a directory (see loci source list), with LOCATOR as its locator")
 	cmd.Flags().BoolVar(&full, "full", false, "read everything again, not only what changed (nothing is duplicated)")
 	cmd.Flags().BoolVar(&prune, "prune", false, "close the drawers of files gone from the directory (the option prune=true; by default they stay current)")
 	cmd.Flags().StringArrayVarP(&opts, "option", "o", nil, "a source option, key=value (dir=PATTERN, since=DATE, prune=true); repeatable")

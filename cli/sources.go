@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -21,18 +22,37 @@ func (a *app) sourceCmd() *cobra.Command {
 					if len(ad.Options) > 0 {
 						opts = strings.Join(ad.Options, ", ")
 					}
-					a.printf("  %-12s %s, %s; options: %s\n", ad.Name, ad.State, ad.Origin, opts)
+					line := fmt.Sprintf("  %-15s %s, %s; options: %s", ad.Name, ad.State, ad.Origin, opts)
+					if ad.Format != "" {
+						line += "; format " + ad.Format
+					}
+					if ad.DefaultLocator != "" {
+						line += "; default locator " + ad.DefaultLocator
+					}
+					a.printf("%s\n", line)
 				}
+				defer a.printWarnings(out.Warnings)
 				if len(out.Sources) == 0 {
 					a.printf("nothing mined yet (loci mine PATH)\n")
 					return
 				}
 				a.printf("sources:\n")
 				for _, src := range out.Sources {
-					a.printf("  %-12s %s  %d documents in wing %s, last run %s (job %s)\n", src.Adapter, src.Locator, src.Documents, src.Wing, ago(src.LastRun), src.LastJob)
+					a.printf("  %-15s %s  %d documents in wing %s, last run %s (job %s)\n", src.Adapter, src.Locator, src.Documents, src.Wing, ago(src.LastRun), src.LastJob)
 				}
 			})
 		},
 	})
 	return s
+}
+
+// printWarnings prints the retention guard's warnings, one with its help
+// per line pair.
+func (a *app) printWarnings(ws []api.SourceWarning) {
+	for _, w := range ws {
+		a.printf("warning:    %s\n", w.Message)
+		if w.Help != "" {
+			a.printf("            %s\n", w.Help)
+		}
+	}
 }

@@ -270,3 +270,26 @@ func checkTransport(t string) error {
 
 // errorf is fmt.Errorf, for the agents' validators.
 var errorf = fmt.Errorf
+
+// SessionsDir is where an agent keeps its session history, which loci's
+// transcript source of the agent's name mines: Claude Code's projects
+// (under CLAUDE_CONFIG_DIR, else ~/.claude), Codex's sessions (CODEX_HOME,
+// else ~/.codex), OpenCode's data (XDG_DATA_HOME, else ~/.local/share,
+// then opencode).
+func (e *Env) SessionsDir(agent string) (string, error) {
+	a, err := agentNamed(agent)
+	if err != nil {
+		return "", err
+	}
+	home := e.home()
+	if home == "" || !filepath.IsAbs(home) {
+		return "", fault.Invalid("HOME", "is not set to an absolute path, so the agent's session history cannot be found")
+	}
+	switch a.Name {
+	case "claude-code":
+		return filepath.Join(e.envDir("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude")), "projects"), nil
+	case "codex":
+		return filepath.Join(e.envDir("CODEX_HOME", filepath.Join(home, ".codex")), "sessions"), nil
+	}
+	return filepath.Join(e.envDir("XDG_DATA_HOME", filepath.Join(home, ".local", "share")), "opencode"), nil
+}

@@ -239,6 +239,9 @@ type SessionFormat struct {
 	// of types it does not know (counting them in Session.Skipped) and
 	// fail only when the file is not a session at all.
 	Parse func(ctx context.Context, r io.Reader) (*Session, error)
+	// Retention, when set, reads how long the agent keeps a session
+	// (its settings under home) and the setting's name: see Guarded.
+	Retention func(home string) (time.Duration, string)
 }
 
 // MaxSessionBytes bounds a session file SessionFiles reads.

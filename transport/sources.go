@@ -2,6 +2,7 @@ package transport
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
@@ -18,7 +19,14 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, apiSources(infos, mined))
+	out := apiSources(infos, mined)
+	if out.Warnings, err = s.Sources.Warnings(r.Context(), mined, time.Now()); err != nil {
+		return err
+	}
+	if out.Warnings == nil {
+		out.Warnings = []api.SourceWarning{}
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 func apiSources(infos []sources.Info, mined []actors.MinedSource) api.SourceList {
