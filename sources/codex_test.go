@@ -274,3 +274,20 @@ func TestCodexLocationAndProject(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// A marker shortens a long command; the cut never goes through a secret
+// (the secret policy could not find the half left): a secret the cut
+// would split is left out whole.
+func TestCodexMarkerNeverCutsASecret(t *testing.T) {
+	token := "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+	for pad := 90; pad <= 119; pad++ {
+		cmd := strings.Repeat("a", pad) + " " + token + " --verbose"
+		m := ToolMarker("exec_command", codexArgs("exec_command", `{"cmd":"`+cmd+`"}`))
+		if strings.Contains(m, "ghp_") && !strings.Contains(m, token) {
+			t.Fatalf("pad %d: the marker keeps part of the token: %s", pad, m)
+		}
+		if !strings.HasSuffix(m, "…]") || !strings.HasPrefix(m, "[tool exec_command: aaaa") {
+			t.Fatalf("pad %d: %s", pad, m)
+		}
+	}
+}
