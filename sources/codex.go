@@ -25,7 +25,9 @@ const CodexFormat = "rollout-0.169"
 
 // Codex is the codex transcript source: Codex's rollout files, one
 // document per session (a resumed session appends to its file, so it
-// grows and only its new turns are filed). Archived sessions
+// grows and only its new turns are filed). A sub-agent's session (its
+// own rollout file, session_meta.source.subagent) is kept apart, its
+// turns marked as a sub-agent's. Archived sessions
 // (~/.codex/archived_sessions, flat rollout-*.jsonl files) are mined by
 // giving that directory as the locator.
 //
@@ -71,6 +73,20 @@ type codexMeta struct {
 	ID         string `json:"id"`
 	Cwd        string `json:"cwd"`
 	CLIVersion string `json:"cli_version"`
+	// Source is "exec", "cli", "vscode"… or, for a sub-agent's session,
+	// {"subagent": {"thread_spawn": {"parent_thread_id", …}}}.
+	Source json.RawMessage `json:"source"`
+}
+
+// subagent reports a sub-agent's session (spawned by another's
+// spawn_agent call).
+func (m codexMeta) subagent() bool {
+	var src map[string]json.RawMessage
+	if json.Unmarshal(m.Source, &src) != nil {
+		return false
+	}
+	_, ok := src["subagent"]
+	return ok
 }
 
 // codexItem is a response_item payload.
@@ -105,7 +121,7 @@ type codexItem struct {
 // parseCodex reads a rollout file's complete lines into a session.
 func parseCodex(ctx context.Context, r io.Reader) (*Session, error) {
 	s := &Session{Agent: CodexName}
-	meta := false
+	meta, subagent := false, false
 	bad, err := JSONLines(ctx, r, func(n int, line []byte) error {
 		var rec codexRecord
 		if json.Unmarshal(line, &rec) != nil {
@@ -123,6 +139,7 @@ func parseCodex(ctx context.Context, r io.Reader) (*Session, error) {
 			if !meta { // a forked session's file may repeat its parent's
 				meta = true
 				s.ID, s.Project, s.AgentVersion = m.ID, m.Cwd, m.CLIVersion
+				subagent = m.subagent()
 			}
 		case rec.Type == "response_item":
 			var it codexItem
@@ -148,6 +165,9 @@ func parseCodex(ctx context.Context, r io.Reader) (*Session, error) {
 	}
 	if !meta {
 		return nil, errors.New("codex: no session_meta record: not a rollout file")
+	}
+	for i := range s.Turns {
+		s.Turns[i].Sidechain = subagent
 	}
 	return s, nil
 }

@@ -11,15 +11,20 @@ import (
 	"testing"
 )
 
-// codexFixture is the rollout file the real codex CLI wrote (see
+// codexFixture is the resumed session the real codex CLI wrote (see
 // testdata/transcripts/codex/README.md), its bytes, and the generator's
-// record of the project and the line count after each of its three runs.
+// record of the project, the session's path, the line count after each
+// of its three runs and the other sessions (a parent and its sub-agent).
 type codexFixture struct {
-	root, rel string
-	raw       []byte
-	steps     struct {
-		Project string `json:"project"`
-		Lines   []int  `json:"lines_after_run"`
+	root string // the fixture's sessions directory
+	raw  []byte
+	// dir is a sessions directory holding the resumed session alone.
+	dir   string
+	steps struct {
+		Project string   `json:"project"`
+		Session string   `json:"session"`
+		Lines   []int    `json:"lines_after_run"`
+		Others  []string `json:"other_sessions"`
 	}
 }
 
@@ -30,21 +35,29 @@ func loadCodexFixture(t *testing.T) codexFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(root, "*", "*", "*", "rollout-*.jsonl"))
-	if len(files) != 1 {
-		t.Fatalf("the codex fixture: %v", files)
-	}
 	f.root = root
-	f.rel, _ = filepath.Rel(root, files[0])
-	f.rel = filepath.ToSlash(f.rel)
-	if f.raw, err = os.ReadFile(files[0]); err != nil {
-		t.Fatal(err)
-	}
 	b, err := os.ReadFile("testdata/transcripts/codex/steps.json")
-	if err != nil || json.Unmarshal(b, &f.steps) != nil || len(f.steps.Lines) != 3 {
+	if err != nil || json.Unmarshal(b, &f.steps) != nil || len(f.steps.Lines) != 3 || len(f.steps.Others) != 2 {
 		t.Fatalf("steps.json: %s %v", b, err)
 	}
+	if f.raw, err = os.ReadFile(filepath.Join(root, filepath.FromSlash(f.steps.Session))); err != nil {
+		t.Fatal(err)
+	}
+	f.dir = filepath.Join(t.TempDir(), "sessions")
+	f.write(t, f.raw)
 	return f
+}
+
+// write writes the resumed session's file under f.dir.
+func (f codexFixture) write(t *testing.T, b []byte) {
+	t.Helper()
+	file := filepath.Join(f.dir, filepath.FromSlash(f.steps.Session))
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // readCodex reads the one session under root through the source.
@@ -84,7 +97,7 @@ func bodies(t *testing.T, doc *Document) (roles, texts []string) {
 // the session, codex's version and the project.
 func TestCodexTurnsAndMarkers(t *testing.T) {
 	f := loadCodexFixture(t)
-	doc, err := readCodex(t, f.root, map[string]string{})
+	doc, err := readCodex(t, f.dir, map[string]string{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +125,7 @@ func TestCodexTurnsAndMarkers(t *testing.T) {
 	if err := json.Unmarshal(doc.Origin, &origin); err != nil {
 		t.Fatal(err)
 	}
-	sessionID := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).FindString(f.rel)
+	sessionID := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).FindString(f.steps.Session)
 	if sessionID == "" || origin["session_id"] != sessionID || origin["agent"] != "codex" || origin["agent_version"] != "0.169.0" ||
 		origin["format"] != "codex/"+CodexFormat || origin["project"] != f.steps.Project || origin["turns"] != float64(6) ||
 		origin["first"] == nil || origin["last"] == nil || origin["first"] == origin["last"] {
@@ -129,7 +142,7 @@ func TestCodexTurnsAndMarkers(t *testing.T) {
 // and skills blocks it sends as user messages, the image's data.
 func TestCodexLeavesOutReasoningOutputAndInjections(t *testing.T) {
 	f := loadCodexFixture(t)
-	doc, err := readCodex(t, f.root, map[string]string{})
+	doc, err := readCodex(t, f.dir, map[string]string{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +164,7 @@ func TestCodexLeavesOutReasoningOutputAndInjections(t *testing.T) {
 // marker keeps the whole key.
 func TestCodexSecretsReachThePolicy(t *testing.T) {
 	f := loadCodexFixture(t)
-	doc, err := readCodex(t, f.root, map[string]string{})
+	doc, err := readCodex(t, f.dir, map[string]string{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,17 +185,10 @@ func TestCodexSecretsReachThePolicy(t *testing.T) {
 func TestCodexGrowingSessionKeepsItsTurns(t *testing.T) {
 	f := loadCodexFixture(t)
 	lines := bytes.SplitAfter(f.raw, []byte("\n"))
-	dir := filepath.Join(t.TempDir(), "sessions")
-	file := filepath.Join(dir, filepath.FromSlash(f.rel))
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	var before []string
 	for i, n := range f.steps.Lines {
-		if err := os.WriteFile(file, bytes.Join(lines[:n], nil), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		doc, err := readCodex(t, dir, map[string]string{})
+		f.write(t, bytes.Join(lines[:n], nil))
+		doc, err := readCodex(t, f.dir, map[string]string{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,10 +204,8 @@ func TestCodexGrowingSessionKeepsItsTurns(t *testing.T) {
 	}
 	// Half a line (codex writing it) waits for its end.
 	half := append(bytes.Join(lines[:f.steps.Lines[0]], nil), lines[f.steps.Lines[0]+3][:40]...)
-	if err := os.WriteFile(file, half, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if doc, err := readCodex(t, dir, map[string]string{}); err != nil || len(doc.Units) != 2 || doc.Skipped != 0 {
+	f.write(t, half)
+	if doc, err := readCodex(t, f.dir, map[string]string{}); err != nil || len(doc.Units) != 2 || doc.Skipped != 0 {
 		t.Fatalf("with a half-written line: %v %+v", err, doc)
 	}
 }
@@ -241,10 +245,10 @@ func TestCodexUnknownAndOlderRecords(t *testing.T) {
 // GET /api/sources shows the format.
 func TestCodexLocationAndProject(t *testing.T) {
 	f := loadCodexFixture(t)
-	if _, err := readCodex(t, f.root, map[string]string{OptionProject: filepath.Dir(f.steps.Project)}); err != nil {
+	if _, err := readCodex(t, f.dir, map[string]string{OptionProject: filepath.Dir(f.steps.Project)}); err != nil {
 		t.Fatalf("a session under the project: %v", err)
 	}
-	_, err := readCodex(t, f.root, map[string]string{OptionProject: "/srv/elsewhere"})
+	_, err := readCodex(t, f.dir, map[string]string{OptionProject: "/srv/elsewhere"})
 	if r, ok := IsFiltered(err); !ok || r != "other_project" {
 		t.Fatalf("a session of another project: %v", err)
 	}
@@ -259,7 +263,7 @@ func TestCodexLocationAndProject(t *testing.T) {
 	if info.Name != "codex" || info.Format != CodexFormat || info.DefaultLocator != "~/.codex/sessions" {
 		t.Fatalf("info %+v", info)
 	}
-	for rel, want := range map[string]bool{"2026/11/26/rollout-2026-11-26T03-39-31-01a215ef-ddb7-75a0-b8a3-fece5be666ae.jsonl": true,
+	for rel, want := range map[string]bool{f.steps.Session: true,
 		"rollout-2025-06-01T10-00-00-0197a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl": true, "history.jsonl": false, "2026/11/26/rollout-x.json": false} {
 		if codexMatch(rel) != want {
 			t.Errorf("match %s: %v", rel, !want)
@@ -289,5 +293,44 @@ func TestCodexMarkerNeverCutsASecret(t *testing.T) {
 		if !strings.HasSuffix(m, "…]") || !strings.HasPrefix(m, "[tool exec_command: aaaa") {
 			t.Fatalf("pad %d: %s", pad, m)
 		}
+	}
+}
+
+// A session whose assistant spawned a sub-agent: the parent keeps the
+// spawn and wait calls as markers and leaves out the notification codex
+// injects as a user message; the sub-agent's own rollout is a session
+// apart whose every turn is marked a sub-agent's.
+func TestCodexSubAgentKeptApart(t *testing.T) {
+	f := loadCodexFixture(t)
+	src := Codex()
+	id, err := src.Resolve(f.root, map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := src.Discover(context.Background(), id, nil, nil)
+	if err != nil || len(refs) != 3 {
+		t.Fatalf("the fixture's sessions: %+v %v", refs, err)
+	}
+	docs := map[string]*Document{}
+	for _, r := range refs {
+		doc, err := src.Read(context.Background(), id, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[r.ID] = doc
+	}
+	parent, child := docs[f.steps.Others[0]], docs[f.steps.Others[1]]
+	if parent == nil || child == nil {
+		t.Fatalf("the parent and the sub-agent: %v", refs)
+	}
+	if strings.Contains(parent.Text(), "(sub-agent)") || strings.Contains(parent.Text(), "subagent_notification") ||
+		!strings.Contains(parent.Text(), "[tool spawn_agent: {\"message\":\"SUBAGENT-TASK: count the lamps") ||
+		!strings.Contains(parent.Text(), "[tool wait_agent: ") || !strings.Contains(parent.Text(), "The helper counted three lamps in the hall.") {
+		t.Fatalf("the parent:\n%s", parent.Text())
+	}
+	roles, texts := bodies(t, child)
+	if strings.Join(roles, ",") != "user (sub-agent),assistant (sub-agent)" ||
+		texts[0] != "SUBAGENT-TASK: count the lamps in the hall and say how many." || texts[1] != "There are three lamps in the hall." {
+		t.Fatalf("the sub-agent: %q %q", roles, texts)
 	}
 }

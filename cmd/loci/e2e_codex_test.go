@@ -57,21 +57,18 @@ func turnUnits(content string) []string {
 // are counted in unknown_records.
 func TestCodexSessionsEndToEnd(t *testing.T) {
 	fixture := filepath.Join("..", "..", "sources", "testdata", "transcripts", "codex")
-	files, _ := filepath.Glob(filepath.Join(fixture, "sessions", "*", "*", "*", "rollout-*.jsonl"))
-	if len(files) != 1 {
-		t.Fatalf("the codex fixture: %v", files)
-	}
-	raw, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
 	var steps struct {
-		Lines []int `json:"lines_after_run"`
+		Session string `json:"session"`
+		Lines   []int  `json:"lines_after_run"`
 	}
 	if b, err := os.ReadFile(filepath.Join(fixture, "steps.json")); err != nil || json.Unmarshal(b, &steps) != nil || len(steps.Lines) != 3 {
 		t.Fatalf("steps.json: %v", err)
 	}
-	rel, _ := filepath.Rel(filepath.Join(fixture, "sessions"), files[0])
+	rel := filepath.FromSlash(steps.Session)
+	raw, err := os.ReadFile(filepath.Join(fixture, "sessions", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "loci.toml")

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -39,7 +40,18 @@ var prompts = []string{
 	"Check the repo status before the deploy. My GitHub token is " + ghToken + " if you need it; the deploy key goes in AWS_ACCESS_KEY_ID.",
 	"What should the nightly lamp job do next?",
 	"Summarise the plan in one line.",
+	// A new session (codex exec, not resume) whose assistant hands a task
+	// to a sub-agent: the sub-agent's session is a rollout of its own.
+	"Ask a helper to count the lamps in the hall.",
+	"SUBAGENT-TASK: count the lamps in the hall and say how many.",
 }
+
+// lastAgent is the id of the sub-agent spawn_agent started (its output
+// names it); agentID finds it.
+var (
+	lastAgent string
+	agentID   = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+)
 
 // item is one output item of a scripted response.
 type item map[string]any
@@ -56,6 +68,11 @@ func message(id, text string) item {
 
 func patch(id, input string) item {
 	return item{"type": "custom_tool_call", "id": "ctc_" + id, "call_id": "call_" + id, "name": "apply_patch", "input": input, "status": "completed"}
+}
+
+func withNS(it item, ns string) item {
+	it["namespace"] = ns
+	return it
 }
 
 func call(id, name string, args map[string]any) item {
@@ -88,6 +105,16 @@ func script(prompt string, results int) []item {
 		}
 		return []item{reasoning("rs_b3", "REASONING-SENTINEL: suggest a rotation of the copper kettles."),
 			message("msg_b3", "There is no nightly log yet. Next, the nightly lamp job should rotate the copper kettles and log the wick length; I noted it in NOTES.md.")}
+	case strings.Contains(prompt, "Ask a helper"):
+		switch results {
+		case 0:
+			return []item{withNS(call("d1", "spawn_agent", map[string]any{"message": prompts[4]}), "multi_agent_v1")}
+		case 1:
+			return []item{withNS(call("d2", "wait_agent", map[string]any{"targets": []string{lastAgent}, "timeout_ms": 60000}), "multi_agent_v1")}
+		}
+		return []item{message("msg_d3", "The helper counted three lamps in the hall.")}
+	case strings.Contains(prompt, "SUBAGENT-TASK"):
+		return []item{reasoning("rs_e1", "REASONING-SENTINEL: the sub-agent counts."), message("msg_e1", "There are three lamps in the hall.")}
 	case strings.Contains(prompt, "Summarise"):
 		return []item{message("msg_c1", "Plan: check the tree, trim the wick, rotate the kettles nightly.")}
 	}
@@ -115,6 +142,11 @@ func lastPrompt(input []map[string]any) (string, int) {
 			}
 		case "function_call_output", "custom_tool_call_output":
 			results++
+			if in["call_id"] == "call_d1" {
+				if m := agentID.FindString(fmt.Sprint(in["output"])); m != "" {
+					lastAgent = m
+				}
+			}
 		}
 	}
 	return prompt, results
@@ -250,20 +282,31 @@ stream_max_retries = 0
 		run(proj, nil, "git", args...)
 	}
 	env := append(os.Environ(), "HOME="+home, "CODEX_HOME="+codexHome, "SCRIPTED_API_KEY=dummy", "NO_COLOR=1")
+	// Runs 1-3: a session, resumed twice (codex appends to its rollout).
 	var lines []int
-	for i, p := range prompts {
+	var main string
+	for i, p := range prompts[:3] {
 		args := []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--enable", "apply_patch_freeform", "-i", "lamp.png"}
 		if i > 0 {
 			args = []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--enable", "apply_patch_freeform", "resume", "--last"}
 		}
 		run(proj, env, bin, append(args, "--", p)...)
-		files, _ := filepath.Glob(filepath.Join(codexHome, "sessions", "*", "*", "*", "rollout-*.jsonl"))
+		files := rollouts(codexHome)
 		if len(files) != 1 {
 			log.Fatalf("after run %d: %d rollout files %v", i+1, len(files), files)
 		}
-		b, err := os.ReadFile(files[0])
+		main = files[0]
+		b, err := os.ReadFile(main)
 		must(err)
 		lines = append(lines, strings.Count(string(b), "\n"))
+	}
+	// Run 4: a new session that spawns a sub-agent.
+	run(proj, env, bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--", prompts[3])
+	var others []string
+	for _, f := range rollouts(codexHome) {
+		if f != main {
+			others = append(others, relTo(codexHome, f))
+		}
 	}
 	// Copy the sessions tree as codex wrote it.
 	root := filepath.Join(codexHome, "sessions")
@@ -279,9 +322,21 @@ stream_max_retries = 0
 		return os.WriteFile(dst, b, 0o644)
 	}))
 	// The line count after each run: the growing-session tests replay them.
-	steps, _ := json.Marshal(map[string]any{"project": proj, "lines_after_run": lines})
+	steps, _ := json.Marshal(map[string]any{"project": proj, "session": relTo(codexHome, main), "lines_after_run": lines, "other_sessions": others})
 	must(os.WriteFile(filepath.Join(*out, "steps.json"), append(steps, '\n'), 0o644))
 	log.Printf("wrote %s (lines after each run %v)", *out, lines)
+}
+
+// rollouts are the rollout files under codexHome's sessions.
+func rollouts(codexHome string) []string {
+	files, _ := filepath.Glob(filepath.Join(codexHome, "sessions", "*", "*", "*", "rollout-*.jsonl"))
+	return files
+}
+
+// relTo is f's slash path under codexHome's sessions.
+func relTo(codexHome, f string) string {
+	rel, _ := filepath.Rel(filepath.Join(codexHome, "sessions"), f)
+	return filepath.ToSlash(rel)
 }
 
 func run(dir string, env []string, name string, args ...string) {
