@@ -40,7 +40,8 @@ const CodexFormat = "rollout-0.169"
 // dropped. The event_msg records repeat the messages for Codex's own
 // interface and are not read, so nothing is doubled. The user-role
 // messages Codex injects (the AGENTS.md instructions, the environment
-// context, skills) are left out: see codexInjected.
+// context, skills, a sub-agent's notification) are left out: see
+// codexNotThePerson.
 func Codex() SessionFiles {
 	return SessionFiles{Format: SessionFormat{Name: CodexName, Version: CodexFormat, DefaultDir: ".codex/sessions", Room: "codex",
 		Match: codexMatch, Parse: parseCodex}}
@@ -101,11 +102,7 @@ type codexItem struct {
 	// Metadata Codex 0.169 attaches to a message: the provenance of each
 	// content item ("user" for what the person typed).
 	Passthrough struct {
-		ItemMetadata []struct {
-			Provenance struct {
-				Type string `json:"type"`
-			} `json:"provenance"`
-		} `json:"content_item_metadata"`
+		ItemMetadata []codexProvenance `json:"content_item_metadata"`
 	} `json:"internal_chat_message_metadata_passthrough"`
 	Name      string          `json:"name"`
 	Arguments string          `json:"arguments"`
@@ -199,7 +196,7 @@ func codexItemText(it *codexItem) (role, text string, known bool) {
 		for i, c := range it.Content {
 			switch c.Type {
 			case "input_text", "output_text", "text":
-				if it.Role == "user" && (codexInjected(c.Text) || (len(meta) == len(it.Content) && meta[i].Provenance.Type != "user")) {
+				if it.Role == "user" && codexNotThePerson(c.Text, meta, len(it.Content), i) {
 					continue
 				}
 				if codexImageTag.MatchString(strings.TrimSpace(c.Text)) {
@@ -231,24 +228,48 @@ func codexItemText(it *codexItem) (role, text string, known bool) {
 // codexImageTag is the text Codex puts around an attached image.
 var codexImageTag = regexp.MustCompile(`^</?image\b[^>]*>$`)
 
-// codexInjectedTag is a text wholly wrapped in one tag: Codex's injected
-// blocks (<environment_context>, <user_instructions>, <skills_instructions>,
-// <user_shell_command>, <turn_aborted>…).
-var codexInjectedTag = regexp.MustCompile(`(?s)^<([a-z_]+)[^>]*>.*</([a-z_]+)>$`)
+// codexNotThePerson reports a user-role content item Codex wrote, not the
+// person: where the message has a provenance per item (0.169), one whose
+// provenance is not "user" (agents_md, harness, skills, tool…); in older
+// versions' messages, a text in the shape of Codex's injections.
+func codexNotThePerson(text string, meta []codexProvenance, items, i int) bool {
+	if len(meta) == items {
+		return meta[i].Provenance.Type != "user"
+	}
+	return codexInjected(text)
+}
 
-// codexInjected reports a user-role text Codex wrote, not the person: the
-// AGENTS.md instructions ("# AGENTS.md instructions for <dir>" then an
-// <INSTRUCTIONS> block) and any text that is one tagged block (the
-// environment context, the user instructions of older versions, skills,
-// a shell command the person ran with its output). A prompt the person
-// wrote as one such tagged block is left out with them.
+// codexProvenance is one content item's metadata.
+type codexProvenance struct {
+	Provenance struct {
+		Type string `json:"type"`
+	} `json:"provenance"`
+}
+
+// codexInjectedTags are the tags of the blocks Codex sends as user
+// messages: the environment, the user instructions (AGENTS.md) of older
+// versions, skills, a shell command the person ran with its output, an
+// interrupted turn, a sub-agent's notification.
+var codexInjectedTags = map[string]bool{"environment_context": true, "user_instructions": true, "INSTRUCTIONS": true,
+	"skills_instructions": true, "user_shell_command": true, "turn_aborted": true, "subagent_notification": true,
+	"permissions instructions": true, "collaboration_mode": true}
+
+// codexBlock is a text that is one tagged block: its opening and closing
+// tag names.
+var codexBlock = regexp.MustCompile(`(?s)^<([A-Za-z_][A-Za-z_ ]*)(?:\s[^>]*)?>.*</([A-Za-z_][A-Za-z_ ]*)>$`)
+
+// codexInjected reports a text in the shape of Codex's injections (for
+// messages without provenance): the AGENTS.md instructions ("# AGENTS.md
+// instructions for <dir>" then an <INSTRUCTIONS> block) and a text that is
+// one block of a tag codexInjectedTags names. A person's own tagged text
+// (<task>…</task>) is kept.
 func codexInjected(text string) bool {
 	t := strings.TrimSpace(text)
-	if strings.HasPrefix(t, "# AGENTS.md instructions for ") || strings.HasPrefix(t, "<INSTRUCTIONS>") {
+	if strings.HasPrefix(t, "# AGENTS.md instructions for ") {
 		return true
 	}
-	m := codexInjectedTag.FindStringSubmatch(t)
-	return m != nil && m[1] == m[2]
+	m := codexBlock.FindStringSubmatch(t)
+	return m != nil && m[1] == m[2] && codexInjectedTags[m[1]]
 }
 
 // codexShells are the function tools whose arguments are a shell command.

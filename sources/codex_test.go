@@ -110,7 +110,7 @@ func TestCodexTurnsAndMarkers(t *testing.T) {
 		"What should the nightly lamp job do next?",
 		"[tool exec_command: cat nightly.log]\n[tool result: 44 B, error]\n[tool apply_patch: add NOTES.md]\n[tool result: 49 B]\n" +
 			"There is no nightly log yet. Next, the nightly lamp job should rotate the copper kettles and log the wick length; I noted it in NOTES.md.",
-		"Summarise the plan in one line.",
+		"<task>Summarise the plan in one line.</task>",
 		"Plan: check the tree, trim the wick, rotate the kettles nightly.",
 	}
 	if strings.Join(roles, ",") != "user,assistant,user,assistant,user,assistant" || len(texts) != len(want) {

@@ -39,7 +39,9 @@ const (
 var prompts = []string{
 	"Check the repo status before the deploy. My GitHub token is " + ghToken + " if you need it; the deploy key goes in AWS_ACCESS_KEY_ID.",
 	"What should the nightly lamp job do next?",
-	"Summarise the plan in one line.",
+	// The person pastes a tagged block: their words, though shaped like an
+	// injection of older codex versions.
+	"<task>Summarise the plan in one line.</task>",
 	// A new session (codex exec, not resume) whose assistant hands a task
 	// to a sub-agent: the sub-agent's session is a rollout of its own.
 	"Ask a helper to count the lamps in the hall.",
