@@ -19,8 +19,8 @@ const CodexName = "codex"
 // Lines rollout files Codex writes under ~/.codex/sessions/YYYY/MM/DD/
 // (rollout-<time>-<session id>.jsonl), one {timestamp, type, payload}
 // record a line. Checked against codex-cli 0.169.0 (the fixtures under
-// testdata/transcripts/codex were written by it); the record types it
-// writes are listed in codexKnown.
+// testdata/transcripts/codex were written by it); besides session_meta
+// and response_item, the record types it writes are in codexKnown.
 const CodexFormat = "rollout-0.169"
 
 // Codex is the codex transcript source: Codex's rollout files, one
