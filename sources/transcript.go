@@ -81,13 +81,30 @@ func (s *Session) Last() time.Time {
 const markerArgChars = 120
 
 // ToolMarker is a tool call's marker line: "[tool Bash: git status]", its
-// arguments on one line and cut to markerArgChars (an ellipsis says so).
+// arguments on one line and cut to markerArgChars (an ellipsis says so;
+// a secret the cut would split is left out whole).
 func ToolMarker(name, args string) string {
 	args = strings.Join(strings.Fields(args), " ")
 	if args == "" {
 		return "[tool " + name + "]"
 	}
-	return "[tool " + name + ": " + shorten(args, markerArgChars) + "]"
+	return "[tool " + name + ": " + shortenArgs(args, markerArgChars) + "]"
+}
+
+// shortenArgs is shorten for a marker's arguments, never cutting through a
+// secret: one the cut would split is left out whole, since the secret
+// policy, which redacts the units later, cannot find half a secret.
+func shortenArgs(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	cut := len(string([]rune(s)[:n-1]))
+	for _, f := range Scan(s) {
+		if f.Start < cut && f.End > cut {
+			cut = f.Start
+		}
+	}
+	return s[:cut] + "…"
 }
 
 // ResultMarker is a tool result's marker line: its size, never its text;
