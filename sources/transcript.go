@@ -421,13 +421,17 @@ func (c *completeLines) Read(p []byte) (int, error) {
 		case err == nil:
 			c.pending = append(c.pending[:0], line...)
 		case errors.Is(err, bufio.ErrBufferFull):
-			// A long line: hand it out in parts, since its end may yet come.
+			// A long line: its start is copied out of the buffer (the next
+			// read reuses it) before the rest is read; the whole line is
+			// handed out only once its newline came.
+			c.pending = append(c.pending[:0], line...)
 			rest, err := c.r.ReadBytes('\n')
 			if err != nil {
+				c.pending = c.pending[:0]
 				c.eof = true // no newline: the whole long line waits
 				return 0, io.EOF
 			}
-			c.pending = append(append(c.pending[:0], line...), rest...)
+			c.pending = append(c.pending, rest...)
 		default:
 			c.eof = true // a last line without its newline waits
 			return 0, io.EOF
