@@ -31,4 +31,3 @@ func TestSessionFilesLongLineKeepsItsStart(t *testing.T) {
 		t.Fatalf("%d units, %d skipped, %d bytes of %d", len(doc.Units), doc.Skipped, doc.Bytes, len(body))
 	}
 }
-
