@@ -1,0 +1,251 @@
+package sources
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"time"
+)
+
+// ClaudeCodeName is the claude-code transcript source's name.
+const ClaudeCodeName = "claude-code"
+
+// ClaudeCodeFormat is the session format version the claude-code source
+// follows: the JSONL session files Claude Code writes under
+// ~/.claude/projects/<encoded cwd>/<session uuid>.jsonl, one record per
+// line, a sub-agent's conversation in its own file under
+// <session uuid>/subagents/agent-<id>.jsonl (every record isSidechain).
+// Checked against the files Claude Code 2.1.328 writes
+// (sources/testdata/transcripts/claude-code); the record types the parser
+// knows are claudeKnown's.
+const ClaudeCodeFormat = "jsonl-2.1"
+
+// ClaudeCode is the claude-code transcript source: Claude Code's session
+// files, one document per file (a sub-agent's file is its own document,
+// its turns marked as the sub-agent's).
+func ClaudeCode() SessionFiles {
+	return SessionFiles{Format: SessionFormat{Name: ClaudeCodeName, Version: ClaudeCodeFormat,
+		DefaultDir: ".claude/projects", Room: "claude-code", Match: claudeMatch, Parse: ParseClaudeCode}}
+}
+
+// claudeMatch takes the session files: <project>/<uuid>.jsonl and the
+// sub-agents' <project>/<uuid>/subagents/agent-<id>.jsonl (their .meta.json
+// files are not sessions).
+func claudeMatch(rel string) bool {
+	return strings.HasSuffix(rel, ".jsonl") && strings.Contains(rel, "/")
+}
+
+// claudeKnown are the record types Claude Code writes that are not
+// conversation (or whose conversation is elsewhere): left out without
+// being counted as unknown. "user" and "assistant" are the conversation;
+// "summary" and "custom-title" name it.
+var claudeKnown = map[string]bool{
+	"system": true, "attachment": true, "file-history-snapshot": true, "queue-operation": true,
+	"last-prompt": true, "atis-latch": true, "api-request-shape": true, "api-request-blob": true,
+	"api-request": true, "tools-used": true, "cost-state": true, "mode": true, "progress": true,
+	"ai-title": true, "tag": true, "pr-link": true, "agent-name": true,
+}
+
+// claudeRecord is the part of a session record the parser reads.
+type claudeRecord struct {
+	Type        string          `json:"type"`
+	SessionID   string          `json:"sessionId"`
+	Version     string          `json:"version"`
+	Cwd         string          `json:"cwd"`
+	Timestamp   string          `json:"timestamp"`
+	IsSidechain bool            `json:"isSidechain"`
+	IsMeta      bool            `json:"isMeta"`
+	Origin      json.RawMessage `json:"origin"`
+	Summary     string          `json:"summary"`
+	CustomTitle string          `json:"customTitle"`
+	Message     struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+// claudeBlock is one content block of a message.
+type claudeBlock struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Name    string          `json:"name"`
+	Input   json.RawMessage `json:"input"`
+	Content json.RawMessage `json:"content"`
+	IsError bool            `json:"is_error"`
+}
+
+// ParseClaudeCode reads one Claude Code session file. A user record is a
+// turn of the person's; the assistant records up to the next one (Claude
+// Code writes each content block as its own record, and a tool's result
+// comes back as a user record of only tool_result blocks) are one
+// assistant turn: its text, a marker per tool call and a marker with the
+// size of each result. Thinking is dropped; images become a marker.
+// Records that are not the person's words (isMeta reminders, background
+// task notifications, which carry an origin) are left out, as are the
+// known record types that are not conversation; other types are counted in
+// Skipped. A file with no record Claude Code writes is not a session.
+func ParseClaudeCode(ctx context.Context, r io.Reader) (*Session, error) {
+	s := &Session{Agent: ClaudeCodeName}
+	seen := 0
+	bad, err := JSONLines(ctx, r, func(_ int, line []byte) error {
+		var rec claudeRecord
+		if json.Unmarshal(line, &rec) != nil {
+			s.Skipped++
+			return nil
+		}
+		switch {
+		case rec.Type == "user" || rec.Type == "assistant":
+			seen++
+			claudeMessage(s, &rec)
+		case rec.Type == "summary" || rec.Type == "custom-title":
+			seen++
+			if rec.CustomTitle != "" {
+				s.Title = rec.CustomTitle
+			} else if s.Title == "" {
+				s.Title = rec.Summary
+			}
+		case claudeKnown[rec.Type]:
+			seen++
+		default:
+			s.Skipped++
+		}
+		return nil
+	})
+	s.Skipped += bad
+	if err != nil {
+		return nil, err
+	}
+	if seen == 0 && s.Skipped > 0 {
+		return nil, &Filtered{Reason: "not_a_session"}
+	}
+	return s, nil
+}
+
+// claudeMessage adds a user or assistant record to the session's turns.
+func claudeMessage(s *Session, rec *claudeRecord) {
+	if s.ID == "" {
+		s.ID = rec.SessionID
+	}
+	if rec.Version != "" {
+		s.AgentVersion = rec.Version
+	}
+	if s.Project == "" {
+		s.Project = rec.Cwd
+	}
+	if rec.IsMeta || (rec.Type == "user" && len(rec.Origin) > 0 && !bytes.Equal(rec.Origin, []byte("null"))) {
+		return
+	}
+	at, _ := time.Parse(time.RFC3339Nano, rec.Timestamp)
+	var blocks []claudeBlock
+	var str string
+	if json.Unmarshal(rec.Message.Content, &str) == nil {
+		blocks = []claudeBlock{{Type: "text", Text: str}}
+	} else if json.Unmarshal(rec.Message.Content, &blocks) != nil {
+		s.Skipped++
+		return
+	}
+	var text, markers []string // a user's own words; the tool results for the assistant's turn
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			if t := strings.TrimSpace(b.Text); t != "" && !strings.HasPrefix(t, "<system-reminder>") {
+				text = append(text, t)
+			}
+		case "image", "document":
+			text = append(text, ImageMarker())
+		case "tool_use", "server_tool_use":
+			text = append(text, ToolMarker(b.Name, claudeToolArgs(b.Name, b.Input)))
+		case "tool_result", "web_search_tool_result":
+			markers = append(markers, ResultMarker(resultSize(b.Content), b.IsError))
+		case "thinking", "redacted_thinking":
+			// The model's reasoning is never kept.
+		default:
+			s.Skipped++
+		}
+	}
+	role := rec.Type
+	if rec.Type == "user" {
+		// Tool results belong to the assistant's turn they answer.
+		if len(markers) > 0 {
+			if n := len(s.Turns); n > 0 && s.Turns[n-1].Role == "assistant" {
+				s.Turns[n-1].Text += "\n" + strings.Join(markers, "\n")
+			}
+		}
+	}
+	if len(text) == 0 {
+		return
+	}
+	if n := len(s.Turns); n > 0 && s.Turns[n-1].Role == role && s.Turns[n-1].Sidechain == rec.IsSidechain {
+		s.Turns[n-1].Text += "\n" + strings.Join(text, "\n")
+		return
+	}
+	s.Turns = append(s.Turns, Turn{Role: role, Time: at, Text: strings.Join(text, "\n"), Sidechain: rec.IsSidechain})
+}
+
+// claudeToolArgs is a tool call's arguments as its marker shows them: the
+// command for Bash, the file for the file tools, the pattern for the
+// searches, the description for a sub-agent; otherwise the input as
+// compact JSON.
+func claudeToolArgs(name string, input json.RawMessage) string {
+	var in map[string]any
+	json.Unmarshal(input, &in)
+	pick := func(keys ...string) string {
+		for _, k := range keys {
+			if v, ok := in[k].(string); ok && v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	var v string
+	switch name {
+	case "Bash":
+		v = pick("command")
+	case "Read", "Edit", "Write", "MultiEdit":
+		v = pick("file_path")
+	case "NotebookEdit":
+		v = pick("notebook_path")
+	case "Grep", "Glob":
+		v = pick("pattern")
+	case "WebFetch":
+		v = pick("url")
+	case "WebSearch", "web_search":
+		v = pick("query")
+	case "Agent", "Task":
+		v = pick("description", "subagent_type")
+	}
+	if v != "" {
+		return v
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, input) != nil || buf.String() == "{}" || buf.String() == "null" {
+		return ""
+	}
+	return buf.String()
+}
+
+// resultSize is the size of a tool result's content: a string's bytes,
+// or the text of its blocks (an image block counts as its data).
+func resultSize(raw json.RawMessage) int {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return len(s)
+	}
+	var blocks []struct {
+		Type   string `json:"type"`
+		Text   string `json:"text"`
+		Source struct {
+			Data string `json:"data"`
+		} `json:"source"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return len(raw)
+	}
+	n := 0
+	for _, b := range blocks {
+		n += len(b.Text) + len(b.Source.Data)
+	}
+	return n
+}
