@@ -50,17 +50,20 @@ var claudeKnown = map[string]bool{
 
 // claudeRecord is the part of a session record the parser reads.
 type claudeRecord struct {
-	Type        string          `json:"type"`
-	SessionID   string          `json:"sessionId"`
-	Version     string          `json:"version"`
-	Cwd         string          `json:"cwd"`
-	Timestamp   string          `json:"timestamp"`
-	IsSidechain bool            `json:"isSidechain"`
-	IsMeta      bool            `json:"isMeta"`
-	Origin      json.RawMessage `json:"origin"`
-	Summary     string          `json:"summary"`
-	CustomTitle string          `json:"customTitle"`
-	Message     struct {
+	Type        string `json:"type"`
+	SessionID   string `json:"sessionId"`
+	Version     string `json:"version"`
+	Cwd         string `json:"cwd"`
+	Timestamp   string `json:"timestamp"`
+	IsSidechain bool   `json:"isSidechain"`
+	IsMeta      bool   `json:"isMeta"`
+	// IsCompactSummary marks the summary Claude Code generates when it
+	// compacts a conversation: the model's words, not the person's.
+	IsCompactSummary bool            `json:"isCompactSummary"`
+	Origin           json.RawMessage `json:"origin"`
+	Summary          string          `json:"summary"`
+	CustomTitle      string          `json:"customTitle"`
+	Message          struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
@@ -76,16 +79,21 @@ type claudeBlock struct {
 	IsError bool            `json:"is_error"`
 }
 
-// ParseClaudeCode reads one Claude Code session file. A user record is a
-// turn of the person's; the assistant records up to the next one (Claude
-// Code writes each content block as its own record, and a tool's result
-// comes back as a user record of only tool_result blocks) are one
-// assistant turn: its text, a marker per tool call and a marker with the
-// size of each result. Thinking is dropped; images become a marker.
-// Records that are not the person's words (isMeta reminders, background
-// task notifications, which carry an origin) are left out, as are the
-// known record types that are not conversation; other types are counted in
-// Skipped. A file with no record Claude Code writes is not a session.
+// ParseClaudeCode reads one Claude Code session file. Each user record
+// with words of the person's is a user turn (a slash command a marker
+// "[command /compact]", a shell command run with ! a tool marker); the
+// assistant records up to the next one (Claude Code writes each content
+// block as its own record, and a tool's result comes back as a user record
+// of only tool_result blocks) are one assistant turn: its text, a marker
+// per tool call and a marker with the size of each result, never the
+// result. Thinking is dropped; images become a marker. Records that are
+// not the person's words are left out: isMeta reminders, the summary a
+// compaction generates (isCompactSummary), background task notifications
+// (which carry an origin; the sub-agent's own file has its conversation),
+// the output of local and shell commands. The known record types that are
+// not conversation are left out too; other types, and content blocks of
+// types it does not know, are counted in Skipped. A file with no record
+// Claude Code writes is not a session.
 func ParseClaudeCode(ctx context.Context, r io.Reader) (*Session, error) {
 	s := &Session{Agent: ClaudeCodeName}
 	seen := 0
@@ -134,7 +142,7 @@ func claudeMessage(s *Session, rec *claudeRecord) {
 	if s.Project == "" {
 		s.Project = rec.Cwd
 	}
-	if rec.IsMeta || (rec.Type == "user" && len(rec.Origin) > 0 && !bytes.Equal(rec.Origin, []byte("null"))) {
+	if rec.IsMeta || rec.IsCompactSummary || (rec.Type == "user" && len(rec.Origin) > 0 && !bytes.Equal(rec.Origin, []byte("null"))) {
 		return
 	}
 	at, _ := time.Parse(time.RFC3339Nano, rec.Timestamp)
@@ -150,7 +158,7 @@ func claudeMessage(s *Session, rec *claudeRecord) {
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
-			if t := strings.TrimSpace(b.Text); t != "" && !strings.HasPrefix(t, "<system-reminder>") {
+			if t := claudeText(rec.Type, b.Text); t != "" {
 				text = append(text, t)
 			}
 		case "image", "document":
@@ -177,11 +185,50 @@ func claudeMessage(s *Session, rec *claudeRecord) {
 	if len(text) == 0 {
 		return
 	}
-	if n := len(s.Turns); n > 0 && s.Turns[n-1].Role == role && s.Turns[n-1].Sidechain == rec.IsSidechain {
+	if n := len(s.Turns); n > 0 && role == "assistant" && s.Turns[n-1].Role == role && s.Turns[n-1].Sidechain == rec.IsSidechain {
 		s.Turns[n-1].Text += "\n" + strings.Join(text, "\n")
 		return
 	}
 	s.Turns = append(s.Turns, Turn{Role: role, Time: at, Text: strings.Join(text, "\n"), Sidechain: rec.IsSidechain})
+}
+
+// claudeText is a text block as a turn keeps it: a reminder Claude Code
+// adds and the output of a local command or of a shell command the person
+// ran (! mode) are left out; a slash command the person ran, and such a
+// shell command, become a marker.
+func claudeText(typ, t string) string {
+	t = strings.TrimSpace(t)
+	if typ != "user" {
+		return t
+	}
+	for _, drop := range []string{"<system-reminder>", "<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
+		"<bash-stdout>", "<bash-stderr>"} {
+		if strings.HasPrefix(t, drop) {
+			return ""
+		}
+	}
+	if strings.HasPrefix(t, "<command-name>") {
+		cmd := strings.TrimSpace(between(t, "<command-name>", "</command-name>") + " " + between(t, "<command-args>", "</command-args>"))
+		return "[command " + shorten(strings.Join(strings.Fields(cmd), " "), markerArgChars) + "]"
+	}
+	if strings.HasPrefix(t, "<bash-input>") {
+		return ToolMarker("Bash", between(t, "<bash-input>", "</bash-input>"))
+	}
+	return t
+}
+
+// between is the text of s between open and the close after it ("" when
+// either is missing).
+func between(s, open, close string) string {
+	_, rest, ok := strings.Cut(s, open)
+	if !ok {
+		return ""
+	}
+	in, _, ok := strings.Cut(rest, close)
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(in)
 }
 
 // claudeToolArgs is a tool call's arguments as its marker shows them: the

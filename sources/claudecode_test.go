@@ -106,6 +106,10 @@ func TestClaudeCodeFixtureTurns(t *testing.T) {
 		"What is in this picture?": {
 			"user", "What is in this picture?\n[image]",
 			"assistant", "A single red pixel on a transparent ground.",
+			"user", "[command /compact]",
+			"user", "[command /usage]",
+			"user", "After the compaction, what was the picture?",
+			"assistant", "It was one red pixel, remembered across the compaction.",
 		},
 		"Delegate: find the deploy script.": {
 			"user", "Delegate: find the deploy script.",
@@ -156,7 +160,8 @@ func TestClaudeCodeFixtureTurns(t *testing.T) {
 	// Code adds or the image's data is in any unit.
 	for _, doc := range docs {
 		for _, never := range []string{"reasoning-pelican-5521", "toolout-zebra-7781", "filebody-walrus-3390", "subagent-heron-4410",
-			"Exit code 3", "system-reminder", "task-notification", "Async agent launched", "iVBORw0KGgo", "Session notes"} {
+			"Exit code 3", "system-reminder", "task-notification", "Async agent launched", "iVBORw0KGgo", "Session notes",
+			"continued from a previous conversation", "Compacted", "local-command", "Estimated cost", "command-name"} {
 			if strings.Contains(doc.Text(), never) {
 				t.Fatalf("%q in %s", never, doc.Text())
 			}
@@ -235,5 +240,29 @@ func TestClaudeCodeToolArgs(t *testing.T) {
 		if got := claudeToolArgs(c.name, json.RawMessage(c.input)); got != c.want {
 			t.Fatalf("%s %s: %q", c.name, c.input, got)
 		}
+	}
+}
+
+// Hand-made records of what print mode cannot make: a shell command the
+// person ran (! mode) is a marker and its output is left out; an older
+// version's summary record titles the session; redacted thinking is
+// dropped.
+func TestClaudeCodeShellModeAndSummary(t *testing.T) {
+	f, err := os.Open("testdata/transcripts/claude-code/handmade/shell-mode-and-summary.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := ParseClaudeCode(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, turn := range s.Turns {
+		got = append(got, turn.Role+": "+turn.Text)
+	}
+	want := "user: [tool Bash: git log -1 --oneline]|user: Explain that commit.|assistant: It bumps the proxy port."
+	if strings.Join(got, "|") != want || s.Title != "Checking the last commit" || s.Skipped != 0 || s.AgentVersion != "1.0.120" {
+		t.Fatalf("%q title %q skipped %d version %s", got, s.Title, s.Skipped, s.AgentVersion)
 	}
 }

@@ -141,7 +141,8 @@ func TestClaudeCodeSessionsEndToEnd(t *testing.T) {
 				seen[u] = id
 			}
 			for _, never := range []string{"reasoning-pelican-5521", "toolout-zebra-7781", "filebody-walrus-3390", "subagent-heron-4410",
-				"Exit code 3", "system-reminder", "task-notification", "ghp_aBcDeF", "AKIAIOSFODNN7EXAMPLF", "iVBORw0KGgo"} {
+				"Exit code 3", "system-reminder", "task-notification", "ghp_aBcDeF", "AKIAIOSFODNN7EXAMPLF", "iVBORw0KGgo",
+				"continued from a previous conversation", "Estimated cost"} {
 				if strings.Contains(c, never) {
 					t.Fatalf("drawer %s holds %q:\n%s", id, never, c)
 				}
@@ -187,7 +188,7 @@ func TestClaudeCodeSessionsEndToEnd(t *testing.T) {
 	}
 	for _, want := range []string{"My GitHub token is [REDACTED:", "[tool Bash: echo toolout-zebra-$((7000+781)) && AWS_ACCESS_KEY_ID=[REDACTED:",
 		"[tool Read: /tmp/loci-cc-fixture/project-app/notes.txt]", "[tool result: 75 B]", "Summary for the resumed session",
-		"[user (sub-agent) · ", "[tool result: 31 B, error]", "What is in this picture?\n[image]"} {
+		"[user (sub-agent) · ", "[tool result: 31 B, error]", "What is in this picture?\n[image]", "[command /compact]"} {
 		if strings.Count(all, want) != 1 {
 			t.Fatalf("%q is in the drawers %d times:\n%s", want, strings.Count(all, want), all)
 		}

@@ -127,6 +127,8 @@ func script(req request) (blocks []block, stop string) {
 			return []block{{Type: "tool_use", Name: "Bash", Input: map[string]any{"command": "echo subagent-heron-$((4000+410)); exit 3", "description": "Echo a marker"}}}, "tool_use"
 		}
 		return []block{{Type: "text", Text: "The sub-agent ran the echo; the deploy script lives in scripts/deploy.sh."}}, "end_turn"
+	case strings.Contains(lastUser, "After the compaction"):
+		return []block{{Type: "text", Text: "It was one red pixel, remembered across the compaction."}}, "end_turn"
 	case strings.Contains(first, "What is in this picture"):
 		return []block{{Type: "text", Text: "A single red pixel on a transparent ground."}}, "end_turn"
 	case strings.Contains(lastUser, "Now summarise what the notes said"):
@@ -339,6 +341,13 @@ func main() {
 		map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": redPixel}}}}}
 	line, _ := json.Marshal(img)
 	runIn(project, string(line)+"\n", "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-4-5")
+
+	// 5. That session compacted (/compact: a summary request, a
+	// compact_boundary, a generated summary), its cost shown (/cost, a
+	// local command), then continued.
+	run(project, append([]string{"-p", "-c", "/compact"}, common...)...)
+	run(project, append([]string{"-p", "-c", "/cost"}, common...)...)
+	run(project, append([]string{"-p", "-c", "After the compaction, what was the picture?"}, common...)...)
 
 	src := filepath.Join(home, ".claude", "projects")
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
