@@ -39,13 +39,14 @@ func claudeMatch(rel string) bool {
 
 // claudeKnown are the record types Claude Code writes that are not
 // conversation (or whose conversation is elsewhere): left out without
-// being counted as unknown. "user" and "assistant" are the conversation;
+// being counted as unknown (all seen in the files 2.1.328 writes but
+// file-history-snapshot and progress, which the interactive CLI and
+// earlier versions write). "user" and "assistant" are the conversation;
 // "summary" and "custom-title" name it.
 var claudeKnown = map[string]bool{
 	"system": true, "attachment": true, "file-history-snapshot": true, "queue-operation": true,
 	"last-prompt": true, "atis-latch": true, "api-request-shape": true, "api-request-blob": true,
 	"api-request": true, "tools-used": true, "cost-state": true, "mode": true, "progress": true,
-	"ai-title": true, "tag": true, "pr-link": true, "agent-name": true,
 }
 
 // claudeRecord is the part of a session record the parser reads.
@@ -175,10 +176,16 @@ func claudeMessage(s *Session, rec *claudeRecord) {
 	}
 	role := rec.Type
 	if rec.Type == "user" {
-		// Tool results belong to the assistant's turn they answer.
-		if len(markers) > 0 {
-			if n := len(s.Turns); n > 0 && s.Turns[n-1].Role == "assistant" {
-				s.Turns[n-1].Text += "\n" + strings.Join(markers, "\n")
+		// Tool results belong to the assistant's turn they answer; when a
+		// sub-agent's turns came between (older versions wrote them into
+		// the session's file), they open the caller's next turn.
+		if n := len(s.Turns); len(markers) > 0 && n > 0 {
+			last := &s.Turns[n-1]
+			switch {
+			case last.Role == "assistant" && last.Sidechain == rec.IsSidechain:
+				last.Text += "\n" + strings.Join(markers, "\n")
+			case last.Sidechain != rec.IsSidechain:
+				s.Turns = append(s.Turns, Turn{Role: "assistant", Time: at, Text: strings.Join(markers, "\n"), Sidechain: rec.IsSidechain})
 			}
 		}
 	}

@@ -266,3 +266,35 @@ func TestClaudeCodeShellModeAndSummary(t *testing.T) {
 		t.Fatalf("%q title %q skipped %d version %s", got, s.Title, s.Skipped, s.AgentVersion)
 	}
 }
+
+// Hand-made: older versions wrote a sub-agent's records into the session's
+// own file (isSidechain): they are its turns, marked, and a result goes to
+// the turn of the side that called the tool.
+func TestClaudeCodeInlineSidechain(t *testing.T) {
+	f, err := os.Open("testdata/transcripts/claude-code/handmade/sidechain-inline.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := ParseClaudeCode(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range TurnUnits(s) {
+		head, body, _ := strings.Cut(strings.TrimSpace(u), "\n")
+		role, _, _ := ParseTurnHeader(head)
+		got = append(got, role+": "+strings.ReplaceAll(body, "\n", " / "))
+	}
+	want := []string{
+		"user: Find the flaky test.",
+		"assistant: [tool Task: Hunt the flaky test]",
+		"user (sub-agent): Run the suite",
+		"assistant (sub-agent): [tool Bash: go test ./...] / [tool result: 13 B, error] / TestRace fails.",
+		// The main side's result comes back after the sub-agent's turns.
+		"assistant: [tool result: 15 B] / The flaky one is TestRace.",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
