@@ -105,9 +105,9 @@ func TestClaudeCodeSessionsEndToEnd(t *testing.T) {
 	if err != nil || grow == "" {
 		t.Fatalf("the fixture: %v %q", err, grow)
 	}
-	mine := func(wing string, opts map[string]string) map[string]any {
+	mineAt := func(locator, wing string, opts map[string]string) map[string]any {
 		t.Helper()
-		r := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "source": "claude-code", "locator": root, "wing": wing, "options": opts})
+		r := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "source": "claude-code", "locator": locator, "wing": wing, "options": opts})
 		if r.status != 202 {
 			t.Fatalf("mine: %s", r.raw)
 		}
@@ -117,6 +117,7 @@ func TestClaudeCodeSessionsEndToEnd(t *testing.T) {
 		}
 		return j
 	}
+	mine := func(wing string, opts map[string]string) map[string]any { return mineAt(root, wing, opts) }
 	appendLines := func(lines []string) {
 		t.Helper()
 		f, err := os.OpenFile(grow, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -248,6 +249,19 @@ func TestClaudeCodeSessionsEndToEnd(t *testing.T) {
 	mine("w", nil)
 	if s := d.do("POST", "/api/search", map[string]any{"text": "single red pixel transparent ground"}); !strings.Contains(s.raw, "A single red pixel") {
 		t.Fatalf("the deleted session is no longer found: %s", s.raw)
+	}
+	// No locator: the agent's standard location under the daemon user's
+	// home.
+	std := filepath.Join(home, ".claude", "projects", "-work-app")
+	if err := os.MkdirAll(std, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(std, "0d6c2c7e-0000-4000-8000-00000000cafe.jsonl"), hand, 0o600)
+	if j = mineAt("", "home", nil); get[float64](j, "result", "ingested") != 1 {
+		t.Fatalf("the standard location: %v", j["result"])
+	}
+	if s := d.do("POST", "/api/search", map[string]any{"text": "staging proxy port", "filter": map[string]any{"wing": "home"}}); !strings.Contains(s.raw, "8443") {
+		t.Fatalf("the session at the standard location: %s", s.raw)
 	}
 	for _, secret := range []string{"ghp_aBcDeF", "AKIAIOSFODNN7EXAMPLF", "reasoning-pelican"} {
 		if strings.Contains(d.log.String(), secret) {
