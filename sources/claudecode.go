@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // ClaudeCodeName is the claude-code transcript source's name.
@@ -99,6 +101,17 @@ func ParseClaudeCode(ctx context.Context, r io.Reader) (*Session, error) {
 	s := &Session{Agent: ClaudeCodeName}
 	seen := 0
 	bad, err := JSONLines(ctx, r, func(_ int, line []byte) error {
+		// The type first, cheaply: most of a session's bytes are records
+		// that are not conversation (attachments, request snapshots).
+		switch typ := gjson.GetBytes(line, "type").String(); {
+		case typ != "user" && typ != "assistant" && typ != "summary" && typ != "custom-title":
+			if claudeKnown[typ] {
+				seen++
+			} else {
+				s.Skipped++
+			}
+			return nil
+		}
 		var rec claudeRecord
 		if json.Unmarshal(line, &rec) != nil {
 			s.Skipped++
@@ -115,10 +128,6 @@ func ParseClaudeCode(ctx context.Context, r io.Reader) (*Session, error) {
 			} else if s.Title == "" {
 				s.Title = rec.Summary
 			}
-		case claudeKnown[rec.Type]:
-			seen++
-		default:
-			s.Skipped++
 		}
 		return nil
 	})

@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -455,7 +457,9 @@ func JSONLines(ctx context.Context, r io.Reader, fn func(n int, line []byte) err
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			line = bytes.TrimSpace(line)
-			if line[0] != '{' || !json.Valid(line) {
+			// gjson's check is several times faster than encoding/json's
+			// (session files are mostly long records no parser reads).
+			if line[0] != '{' || !gjson.ValidBytes(line) {
 				bad++
 			} else if err := fn(n, line); err != nil {
 				return bad, err
