@@ -62,11 +62,14 @@ type claudeRecord struct {
 	IsMeta      bool   `json:"isMeta"`
 	// IsCompactSummary marks the summary Claude Code generates when it
 	// compacts a conversation: the model's words, not the person's.
-	IsCompactSummary bool            `json:"isCompactSummary"`
-	Origin           json.RawMessage `json:"origin"`
-	Summary          string          `json:"summary"`
-	CustomTitle      string          `json:"customTitle"`
-	Message          struct {
+	IsCompactSummary bool `json:"isCompactSummary"`
+	// IsAPIErrorMessage marks the assistant message the CLI writes in the
+	// model's place when a request failed.
+	IsAPIErrorMessage bool            `json:"isApiErrorMessage"`
+	Origin            json.RawMessage `json:"origin"`
+	Summary           string          `json:"summary"`
+	CustomTitle       string          `json:"customTitle"`
+	Message           struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
@@ -90,10 +93,11 @@ type claudeBlock struct {
 // of only tool_result blocks) are one assistant turn: its text, a marker
 // per tool call and a marker with the size of each result, never the
 // result. Thinking is dropped; images become a marker. Records that are
-// not the person's words are left out: isMeta reminders, the summary a
-// compaction generates (isCompactSummary), background task notifications
-// (which carry an origin; the sub-agent's own file has its conversation),
-// the output of local and shell commands. The known record types that are
+// not the person's or the model's words are left out: isMeta reminders,
+// the summary a compaction generates (isCompactSummary), the message the
+// CLI writes when a request failed (isApiErrorMessage), background task
+// notifications (which carry an origin; the sub-agent's own file has its
+// conversation), the output of local and shell commands. The known record types that are
 // not conversation are left out too; other types, and content blocks of
 // types it does not know, are counted in Skipped. A file with no record
 // Claude Code writes is not a session.
@@ -152,7 +156,7 @@ func claudeMessage(s *Session, rec *claudeRecord) {
 	if s.Project == "" {
 		s.Project = rec.Cwd
 	}
-	if rec.IsMeta || rec.IsCompactSummary || (rec.Type == "user" && len(rec.Origin) > 0 && !bytes.Equal(rec.Origin, []byte("null"))) {
+	if rec.IsMeta || rec.IsCompactSummary || rec.IsAPIErrorMessage || (rec.Type == "user" && len(rec.Origin) > 0 && !bytes.Equal(rec.Origin, []byte("null"))) {
 		return
 	}
 	at, _ := time.Parse(time.RFC3339Nano, rec.Timestamp)

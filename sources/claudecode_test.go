@@ -47,7 +47,7 @@ func ccDocs(t *testing.T, opts map[string]string) (map[string]*Document, map[str
 		t.Fatal(err)
 	}
 	refs, err := src.Discover(context.Background(), id, opts, nil)
-	if err != nil || len(refs) != 4 {
+	if err != nil || len(refs) != 5 {
 		t.Fatalf("%d sessions (the .meta.json is none): %+v %v", len(refs), refs, err)
 	}
 	docs, filtered := map[string]*Document{}, map[string]string{}
@@ -91,7 +91,7 @@ func bodies(t *testing.T, doc *Document) (roles, texts []string) {
 // project; the many record types that are not conversation are known.
 func TestClaudeCodeFixtureTurns(t *testing.T) {
 	docs, filtered := ccDocs(t, nil)
-	if len(docs) != 4 || len(filtered) != 0 {
+	if len(docs) != 5 || len(filtered) != 0 {
 		t.Fatalf("%d documents, filtered %v", len(docs), filtered)
 	}
 	want := map[string][]string{
@@ -115,6 +115,11 @@ func TestClaudeCodeFixtureTurns(t *testing.T) {
 			"user", "Delegate: find the deploy script.",
 			"assistant", "I will hand this to a sub-agent.\n[tool Agent: Find the deploy script]\n[tool result: 1.0 KB]\n" +
 				"The sub-agent is working; I will report when it finishes.\nThe sub-agent reports the deploy script is in scripts/deploy.sh.",
+		},
+		// The API refused the request: the CLI's synthetic assistant
+		// message (isApiErrorMessage) is not the model's words.
+		"Provoke an API error, please.": {
+			"user", "Provoke an API error, please.",
 		},
 		"SUBAGENT-TASK: find where the deploy script lives and report back.": {
 			"user (sub-agent)", "SUBAGENT-TASK: find where the deploy script lives and report back.",
@@ -161,7 +166,7 @@ func TestClaudeCodeFixtureTurns(t *testing.T) {
 	for _, doc := range docs {
 		for _, never := range []string{"reasoning-pelican-5521", "toolout-zebra-7781", "filebody-walrus-3390", "subagent-heron-4410",
 			"Exit code 3", "system-reminder", "task-notification", "Async agent launched", "iVBORw0KGgo", "Session notes",
-			"continued from a previous conversation", "Compacted", "local-command", "Estimated cost", "command-name"} {
+			"continued from a previous conversation", "Compacted", "local-command", "Estimated cost", "command-name", "Prompt is too long"} {
 			if strings.Contains(doc.Text(), never) {
 				t.Fatalf("%q in %s", never, doc.Text())
 			}
@@ -194,7 +199,7 @@ func TestClaudeCodeUnknownRecordsCounted(t *testing.T) {
 // The project option keeps the sessions run in that directory or under it.
 func TestClaudeCodeProjectOption(t *testing.T) {
 	docs, filtered := ccDocs(t, map[string]string{OptionProject: "/tmp/loci-cc-fixture/project-other"})
-	if len(docs) != 2 || len(filtered) != 2 || docs["Delegate: find the deploy script."] == nil {
+	if len(docs) != 3 || len(filtered) != 2 || docs["Delegate: find the deploy script."] == nil {
 		t.Fatalf("%d documents, filtered %v", len(docs), filtered)
 	}
 	for id, reason := range filtered {
@@ -202,7 +207,7 @@ func TestClaudeCodeProjectOption(t *testing.T) {
 			t.Fatalf("%s filtered %s", id, reason)
 		}
 	}
-	if docs, _ := ccDocs(t, map[string]string{OptionProject: "/tmp/loci-cc-fixture"}); len(docs) != 4 {
+	if docs, _ := ccDocs(t, map[string]string{OptionProject: "/tmp/loci-cc-fixture"}); len(docs) != 5 {
 		t.Fatalf("a parent directory keeps %d sessions", len(docs))
 	}
 }

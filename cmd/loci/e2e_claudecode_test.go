@@ -143,7 +143,7 @@ func TestClaudeCodeSessionsEndToEnd(t *testing.T) {
 			}
 			for _, never := range []string{"reasoning-pelican-5521", "toolout-zebra-7781", "filebody-walrus-3390", "subagent-heron-4410",
 				"Exit code 3", "system-reminder", "task-notification", "ghp_aBcDeF", "AKIAIOSFODNN7EXAMPLF", "iVBORw0KGgo",
-				"continued from a previous conversation", "Estimated cost"} {
+				"continued from a previous conversation", "Estimated cost", "Prompt is too long"} {
 				if strings.Contains(c, never) {
 					t.Fatalf("drawer %s holds %q:\n%s", id, never, c)
 				}
@@ -155,7 +155,7 @@ func TestClaudeCodeSessionsEndToEnd(t *testing.T) {
 	third := len(growLines) / 3
 	appendLines(growLines[:third])
 	j := mine("w", nil)
-	if get[float64](j, "result", "filtered") != 0 || get[float64](j, "result", "ingested") != 4 || get[float64](j, "result", "redacted") < 1 {
+	if get[float64](j, "result", "filtered") != 0 || get[float64](j, "result", "ingested") != 5 || get[float64](j, "result", "redacted") < 1 {
 		t.Fatalf("the first mine: %v", j["result"])
 	}
 	step1 := ccDrawers(t, d, "w")
@@ -218,7 +218,7 @@ func TestClaudeCodeSessionsEndToEnd(t *testing.T) {
 
 	// The project option: only the sessions run in that project.
 	j = mine("other", map[string]string{"project": "/tmp/loci-cc-fixture/project-other"})
-	if get[float64](j, "result", "ingested") != 2 || get[float64](j, "result", "filtered") != 3 {
+	if get[float64](j, "result", "ingested") != 3 || get[float64](j, "result", "filtered") != 3 {
 		t.Fatalf("the project option: %v", j["result"])
 	}
 	for _, c := range ccDrawers(t, d, "other") {

@@ -192,6 +192,14 @@ func messages(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), 400)
 		return
 	}
+	if strings.Contains(string(body), "Provoke an API error") {
+		// A refusal the CLI records as a synthetic assistant message.
+		logf("POST %s -> 400", r.URL)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"type":"error","error":{"type":"invalid_request_error","message":"scripted refusal: prompt is too long"}}`))
+		return
+	}
 	blocks, stop := script(req)
 	var tools []string
 	for _, t := range req.Tools {
@@ -307,6 +315,7 @@ func main() {
 	baseURL := "http://" + ln.Addr().String()
 
 	run := func(dir string, args ...string) { runIn(dir, "", args...) }
+	mayFail := false
 	runIn = func(dir, stdin string, args ...string) {
 		cmd := exec.Command(claudeAbs, args...)
 		cmd.Dir = dir
@@ -321,7 +330,7 @@ func main() {
 		start := time.Now()
 		err := cmd.Run()
 		logf("claude %q in %s: %v (%s)\nstdout: %s\nstderr: %s", args, dir, err, time.Since(start).Round(time.Millisecond), stdout.String(), stderr.String())
-		if err != nil {
+		if err != nil && !mayFail {
 			log.Fatal("the claude run failed")
 		}
 	}
@@ -348,6 +357,12 @@ func main() {
 	run(project, append([]string{"-p", "-c", "/compact"}, common...)...)
 	run(project, append([]string{"-p", "-c", "/cost"}, common...)...)
 	run(project, append([]string{"-p", "-c", "After the compaction, what was the picture?"}, common...)...)
+
+	// 6. A session whose request the API refuses: the CLI records a
+	// synthetic assistant message (isApiErrorMessage) and exits 1.
+	mayFail = true
+	run(other, append([]string{"-p", "Provoke an API error, please."}, common...)...)
+	mayFail = false
 
 	src := filepath.Join(home, ".claude", "projects")
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
