@@ -75,21 +75,6 @@ func readCodex(t *testing.T, root string, opts map[string]string) (*Document, er
 	return src.Read(context.Background(), id, refs[0])
 }
 
-// bodies are a document's units without their header lines, and the
-// headers' roles.
-func bodies(t *testing.T, doc *Document) (roles, texts []string) {
-	t.Helper()
-	for _, u := range doc.Units {
-		head, body, _ := strings.Cut(u, "\n")
-		role, at, ok := ParseTurnHeader(head)
-		if !ok || at.IsZero() {
-			t.Fatalf("a unit without a turn header and time: %q", u)
-		}
-		roles, texts = append(roles, role), append(texts, strings.TrimSpace(body))
-	}
-	return roles, texts
-}
-
 // The session the real codex CLI wrote: the person's prompts (with the
 // image they attached as a marker), the assistant's messages with its
 // tool calls (the shell command, the apply_patch call's file) and the

@@ -112,3 +112,20 @@ func TestTurnHeaderRoundTrip(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// bodies splits a transcript document's units into their roles and texts;
+// every unit must start with a turn header carrying a time (the fixtures'
+// are from 2025 on).
+func bodies(t *testing.T, doc *Document) (roles, texts []string) {
+	t.Helper()
+	for _, u := range doc.Units {
+		head, body, _ := strings.Cut(u, "\n")
+		role, at, ok := ParseTurnHeader(head)
+		if !ok || at.IsZero() || at.Year() < 2025 {
+			t.Fatalf("a unit's header %q", head)
+		}
+		roles = append(roles, role)
+		texts = append(texts, strings.TrimSpace(body))
+	}
+	return roles, texts
+}

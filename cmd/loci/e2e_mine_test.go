@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,11 +81,7 @@ func TestMineEndToEnd(t *testing.T) {
 	src := d.do("GET", "/api/sources", nil)
 	adapters, _ := src.body["adapters"].([]any)
 	mined, _ := src.body["sources"].([]any)
-	names := []string{}
-	for _, a := range adapters {
-		names = append(names, get[string](a.(map[string]any), "name"))
-	}
-	if src.status != 200 || !slices.Contains(names, "directory") || len(mined) != 1 ||
+	if src.status != 200 || adapterInfo(adapters, "directory") == nil || len(mined) != 1 ||
 		get[string](mined[0].(map[string]any), "locator") != root || get[float64](mined[0].(map[string]any), "documents") != 4 {
 		t.Fatalf("sources: %s", src.raw)
 	}
