@@ -29,7 +29,8 @@ const ClaudeCodeFormat = "jsonl-2.1"
 // its turns marked as the sub-agent's).
 func ClaudeCode() SessionFiles {
 	return SessionFiles{Format: SessionFormat{Name: ClaudeCodeName, Version: ClaudeCodeFormat,
-		DefaultDir: ".claude/projects", Room: "claude-code", Match: claudeMatch, Parse: ParseClaudeCode}}
+		DefaultDir: ".claude/projects", Room: "claude-code", Match: claudeMatch, Parse: ParseClaudeCode,
+		Retention: ClaudeCodeRetention}}
 }
 
 // claudeMatch takes the session files: <project>/<uuid>.jsonl and the
