@@ -388,7 +388,20 @@ type Hit struct {
 	// Via names the entities an expanded hit was reached through (only on
 	// expanded hits).
 	Via []string `json:"via,omitempty"`
+	// Turn says, for a hit from a transcript, who said what matched and
+	// when.
+	Turn *HitTurn `json:"turn,omitempty"`
 	Clip
+}
+
+// HitTurn is the turn of a transcript drawer (source.kind transcript) that
+// matched a search: the speaker's role ("user", "assistant"), whether a
+// sub-agent spoke, and when (RFC 3339 UTC, to the second; absent when the
+// session did not record it).
+type HitTurn struct {
+	Role     string `json:"role"`
+	SubAgent bool   `json:"sub_agent,omitempty"`
+	At       string `json:"at,omitempty"`
 }
 
 // Clip marks a hit whose content was clipped to a byte budget: Content
@@ -418,6 +431,7 @@ type BriefHit struct {
 	Score     float64  `json:"score"`
 	Tags      []string `json:"tags,omitempty"`
 	Via       []string `json:"via,omitempty"`
+	Turn      *HitTurn `json:"turn,omitempty"`
 	Content   string   `json:"content"`
 	Clip
 }

@@ -143,7 +143,7 @@ func apiSearch(res *actors.SearchResult) *api.SearchResult {
 	for i := range res.Hits {
 		h := &res.Hits[i]
 		out.Hits[i] = api.Hit{Drawer: apiDrawer(&h.Drawer), Wing: h.WingName, Room: h.RoomName, Document: h.Document, Chunk: h.Chunk,
-			Score: h.Score, Signals: h.Signals, Via: h.Via}
+			Score: h.Score, Signals: h.Signals, Via: h.Via, Turn: h.Turn}
 	}
 	return out
 }
