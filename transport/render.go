@@ -157,7 +157,7 @@ func apiWakeUp(w *actors.WakeUp) *api.WakeUp {
 		items[i] = api.WakeUpItem{Drawer: apiDrawer(&it.Drawer), Unattributed: it.Unattributed}
 	}
 	return &api.WakeUp{AgentIdentity: w.AgentIdentity, Wing: w.Wing, Diary: apiDrawerPtr(w.Diary), Items: items,
-		Bytes: w.Bytes, Skipped: w.Skipped}
+		LastSession: w.LastSession, Bytes: w.Bytes, Skipped: w.Skipped}
 }
 
 func apiFiled(since time.Time, step time.Duration, counts []int) api.Filed {
