@@ -250,14 +250,7 @@ func latestSession(r store.Reader, wingID string) ([]sessionDrawer, error) {
 		err := r.Drawers(rm.ID, true, func(d *store.Drawer) bool {
 			seen++
 			if d.Source.Kind == store.KindTranscript {
-				sd := sessionDrawer{d: *d, last: d.CreatedAt}
-				if json.Unmarshal(d.Source.Origin, &sd.o) == nil {
-					if t, err := time.Parse(time.RFC3339, sd.o.Last); err == nil {
-						sd.last = t
-					}
-					sd.chunk = sd.o.Chunk
-				}
-				all = append(all, sd)
+				all = append(all, readSessionDrawer(d))
 			}
 			return seen < sessionScan
 		})
@@ -288,6 +281,25 @@ func latestSession(r store.Reader, wingID string) ([]sessionDrawer, error) {
 		return b.d.CreatedAt.Compare(a.d.CreatedAt)
 	})
 	return out, nil
+}
+
+// readSessionDrawer reads what a transcript drawer's origin says; a
+// drawer filed without one (over REST) ends at its last turn's header
+// time, else when it was filed, and its agent is source.agent.
+func readSessionDrawer(d *store.Drawer) sessionDrawer {
+	sd := sessionDrawer{d: *d, last: d.CreatedAt}
+	if len(d.Source.Origin) > 0 && json.Unmarshal(d.Source.Origin, &sd.o) == nil {
+		sd.chunk = sd.o.Chunk
+	}
+	if t, err := time.Parse(time.RFC3339, sd.o.Last); err == nil {
+		sd.last = t
+	} else if turns := transcriptTurns(d.Content); len(turns) > 0 && !turns[len(turns)-1].at.IsZero() {
+		sd.last = turns[len(turns)-1].at
+	}
+	if sd.o.Agent == "" {
+		sd.o.Agent = d.Source.Agent
+	}
+	return sd
 }
 
 // checkpointAfter reports a checkpoint among the agent's own and the
