@@ -210,6 +210,9 @@ const (
 	// (newest first) when looking for transcripts: the latest session's
 	// chunks are among a room's newest, filed by the latest mine.
 	sessionScan = 64
+	// sessionProbe is how many of a room's newest drawers are read
+	// before a room with no transcript among them is left.
+	sessionProbe = 8
 )
 
 // sessionDrawer is a transcript drawer with what its origin says.
@@ -246,13 +249,17 @@ func latestSession(r store.Reader, wingID string) ([]sessionDrawer, error) {
 		if rm.Name == store.CheckpointRoom || rm.Name == DiaryRoom {
 			continue
 		}
-		seen := 0
+		seen, found := 0, 0
 		err := r.Drawers(rm.ID, true, func(d *store.Drawer) bool {
 			seen++
 			if d.Source.Kind == store.KindTranscript {
 				all = append(all, readSessionDrawer(d))
+				found++
 			}
-			return seen < sessionScan
+			// A room whose newest drawers are no transcripts (files,
+			// notes) is not read further: sessions are filed in rooms of
+			// their own (one per agent).
+			return seen < sessionScan && (found > 0 || seen < sessionProbe)
 		})
 		if err != nil {
 			return nil, err

@@ -126,6 +126,11 @@ func TestFindingThingsInConversations(t *testing.T) {
 		!strings.Contains(ctxText, "[user · "+t0.Format("2006-01-02 15:04:05")+" UTC]") {
 		t.Fatalf("the session-start context lacks the closing turns:\n%s", ctxText)
 	}
+	out, errOut, code = runCLI(home, "", []string{"--addr", d.addr, "wake-up", "--agent", "claude-code", "--wing", "app"}, nil)
+	if code != 0 || !strings.Contains(out, "How the last session ended (claude-code), its last 6 turns, to "+ended+":\n[user · ") ||
+		!strings.Contains(out, "Use 7411 then.") || strings.Contains(out, "nothing to wake up to") {
+		t.Fatalf("loci wake-up: %d %q %q", code, out, errOut)
+	}
 	r = d.do("GET", "/api/wake-up?agent_identity=claude-code&wing=app", nil)
 	if ls := get[map[string]any](r.body, "last_session"); ls == nil || ls["ended"] != ended || fmt.Sprint(ls["drawers"]) != "["+id+"]" ||
 		get[float64](r.body, "bytes") != float64(len(get[string](ls, "content"))) {
