@@ -152,7 +152,7 @@ func (ps *Passage) turnSpanFor(limit int) (int, int) {
 	} else {
 		s, e = t.start, t.start
 	}
-	if s-t.start <= limit/4 {
+	if s-t.start <= limit/4 && e-t.start <= limit {
 		s = t.start
 	}
 	end := t.end

@@ -91,6 +91,13 @@ func TestTranscriptHitsNameTheirTurn(t *testing.T) {
 	if !strings.Contains(win, "Which port should the dashboard listen on?") || !strings.Contains(win, "Use 7411 then.") || e0-s0 > 360 {
 		t.Errorf("the window should hold the question and its answer: %q", win)
 	}
+	// Words near their turn's start: the window starts at its header.
+	res = search("lighthouse pictures assets folder")
+	h = &res.Hits[0]
+	s0, e0 = res.Passage(ctx, h).Window(240)
+	if win := h.Content[s0:e0]; !strings.HasPrefix(win, "[assistant · 2026-11-25 10:04:12 UTC]\nSure, the lighthouse") || e0-s0 > 240 {
+		t.Errorf("the window should start at the turn's header: %q", win)
+	}
 	// Another kind: the same text names no turn.
 	other := file(store.KindManual)
 	res, err := s.Search(ctx, SearchQuery{Text: "harbour logs grepped", Ranking: RankLexical, SourceKind: store.KindManual}, false)
