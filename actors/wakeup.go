@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/loci-dev/loci/api"
-
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
