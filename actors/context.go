@@ -133,6 +133,9 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 		}
 		v.mu.Lock()
 		near, err := v.r.Neighbours(ds, cfg.ContextWindow)
+		if err == nil {
+			err = chunkNeighbours(v.r, ds, near, cfg.ContextWindow)
+		}
 		v.mu.Unlock()
 		if err != nil {
 			return nil, err
@@ -212,6 +215,46 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 		out = append(out, Hit{Drawer: *c.d, Score: c.score, Signals: signals})
 	}
 	return out, nil
+}
+
+// chunkNeighbours adds to near, for each mined transcript drawer of ds,
+// the chunks up to n before and after it in its session as last filed: a
+// session that grew was filed a mine at a time, its new turns after other
+// sessions' chunks (or other drawers of the room), so the drawers filed
+// just before and after a chunk are not always the turns around it.
+func chunkNeighbours(r store.Reader, ds []*store.Drawer, near [][]string, n int) error {
+	for i, d := range ds {
+		if d == nil || d.Source.Kind != store.KindTranscript {
+			continue
+		}
+		if _, chunk := store.ChunkPlace(d.Source); chunk == 0 {
+			continue
+		}
+		src, doc, err := r.ChunkOwner(d.ID)
+		if err != nil {
+			return err
+		}
+		if src == "" {
+			continue
+		}
+		st, err := r.SourceDocument(src, doc)
+		if err != nil {
+			return err
+		}
+		if st == nil {
+			continue
+		}
+		at := slices.IndexFunc(st.Chunks, func(c store.ChunkState) bool { return c.Drawer == d.ID })
+		if at < 0 {
+			continue
+		}
+		for j := max(0, at-n); j <= min(len(st.Chunks)-1, at+n); j++ {
+			if id := st.Chunks[j].Drawer; j != at && !slices.Contains(near[i], id) {
+				near[i] = append(near[i], id)
+			}
+		}
+	}
+	return nil
 }
 
 // baseScores sets each candidate's own score by the configured fusion.

@@ -53,6 +53,8 @@ type Passage struct {
 	matches []match
 	// sentence is the best sentence when no word matched ([0, 0): none).
 	sentStart, sentEnd int
+	// turns are a transcript drawer's turns (nil for other drawers).
+	turns []turnSpan
 }
 
 type match struct {
@@ -105,8 +107,9 @@ func (p *passages) weigh() {
 	}
 }
 
-// of is the passage of a hit's content (id names it; prepared once).
-func (p *passages) of(ctx context.Context, id, content string) *Passage {
+// of is the passage of a hit's content (id names it; prepared once);
+// transcript says the content is a transcript drawer's turns.
+func (p *passages) of(ctx context.Context, id, content string, transcript bool) *Passage {
 	p.mu.Lock()
 	if ps, ok := p.byHit[id]; ok {
 		p.mu.Unlock()
@@ -115,6 +118,9 @@ func (p *passages) of(ctx context.Context, id, content string) *Passage {
 	p.mu.Unlock()
 	p.once.Do(p.weigh)
 	ps := &Passage{content: content}
+	if transcript {
+		ps.turns = transcriptTurns(content)
+	}
 	for _, t := range lexical.Matching(content, p.terms) {
 		ps.matches = append(ps.matches, match{start: t.Start, end: t.End, pos: t.Position, weight: p.weights[t.Term], order: p.order[t.Term]})
 		if len(ps.matches) == maxMatches {
@@ -226,7 +232,12 @@ func (ps *Passage) Window(limit int) (start, end int) {
 	if limit <= 0 {
 		return 0, 0
 	}
-	s, e := ps.span(limit)
+	var s, e int
+	if len(ps.turns) > 0 {
+		s, e = ps.turnSpanFor(limit)
+	} else {
+		s, e = ps.span(limit)
+	}
 	return frame(c, s, min(e, len(c)), limit)
 }
 

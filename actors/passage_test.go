@@ -22,7 +22,7 @@ func TestWindowHoldsTheMatchingPassage(t *testing.T) {
 		}
 		return 1000, out
 	}
-	p := newPassages("job queue", df, nil, nil).of(context.Background(), "h", content)
+	p := newPassages("job queue", df, nil, nil).of(context.Background(), "h", content, false)
 	for _, limit := range []int{44, 60, 120, 500, 2000} {
 		s, e := p.Window(limit)
 		w := content[s:e]
@@ -37,12 +37,12 @@ func TestWindowHoldsTheMatchingPassage(t *testing.T) {
 		t.Fatalf("a window as long as the content is all of it: [%d, %d)", s, e)
 	}
 	// Stemmed: "queues" and "Jobs" match "job queue".
-	q := newPassages("jobs queues", nil, nil, nil).of(context.Background(), "h", content)
+	q := newPassages("jobs queues", nil, nil, nil).of(context.Background(), "h", content, false)
 	if s, e := q.Window(100); !strings.Contains(content[s:e], "job queue") {
 		t.Fatalf("stemmed query: %q", content[s:e])
 	}
 	// Multi-byte text near the end: every window is whole runes.
-	u := newPassages("東京", nil, nil, nil).of(context.Background(), "u", content)
+	u := newPassages("東京", nil, nil, nil).of(context.Background(), "u", content, false)
 	for limit := 5; limit < 40; limit++ {
 		s, e := u.Window(limit)
 		if !utf8.ValidString(content[s:e]) || e-s > limit {
@@ -67,11 +67,11 @@ func TestWindowOfASemanticHit(t *testing.T) {
 		}
 		return out, nil
 	}
-	p := newPassages("boiling water", nil, embed, qvec).of(context.Background(), "k", content)
+	p := newPassages("boiling water", nil, embed, qvec).of(context.Background(), "k", content, false)
 	if s, e := p.Window(120); !strings.Contains(content[s:e], "The kettle whistles on the stove.") || e-s > 120 {
 		t.Fatalf("semantic window: %q", content[s:e])
 	}
-	plain := newPassages("boiling water", nil, nil, nil).of(context.Background(), "k", content)
+	plain := newPassages("boiling water", nil, nil, nil).of(context.Background(), "k", content, false)
 	if s, e := plain.Window(120); s != 0 || e > 120 || e < 100 {
 		t.Fatalf("no embedding: [%d, %d)", s, e)
 	}
@@ -87,7 +87,7 @@ func FuzzWindow(f *testing.F) {
 		if !utf8.ValidString(content) || limit < 1 {
 			t.Skip()
 		}
-		p := newPassages(query, nil, nil, nil).of(context.Background(), "f", content)
+		p := newPassages(query, nil, nil, nil).of(context.Background(), "f", content, false)
 		s, e := p.Window(limit)
 		if s < 0 || e > len(content) || s > e || (limit < len(content) && e-s > limit) || !utf8.ValidString(content[s:e]) {
 			t.Fatalf("limit %d: [%d, %d) of %d bytes", limit, s, e, len(content))
@@ -102,7 +102,7 @@ func BenchmarkPassages(b *testing.B) {
 	for b.Loop() {
 		p := newPassages("job queue", nil, nil, nil)
 		for i := range 10 {
-			p.of(context.Background(), string(rune('a'+i)), content).Window(600)
+			p.of(context.Background(), string(rune('a'+i)), content, false).Window(600)
 		}
 	}
 }

@@ -89,6 +89,9 @@ type Hit struct {
 	Signals *api.HitSignals
 	// Via names the entities an expanded hit was reached through.
 	Via []string
+	// Turn is, for a hit from a transcript, the turn that matched: who
+	// said it and when (nil otherwise).
+	Turn *api.HitTurn
 }
 
 // SearchResult is a search answer.
@@ -104,10 +107,15 @@ type SearchResult struct {
 // Passage is where hit h of this result matched its query, to clip its
 // content around.
 func (r *SearchResult) Passage(ctx context.Context, h *Hit) *Passage {
+	transcript := h.Source.Kind == store.KindTranscript
 	if r.passages == nil {
-		return &Passage{content: h.Content}
+		ps := &Passage{content: h.Content}
+		if transcript {
+			ps.turns = transcriptTurns(h.Content)
+		}
+		return ps
 	}
-	return r.passages.of(ctx, h.ID, h.Content)
+	return r.passages.of(ctx, h.ID, h.Content, transcript)
 }
 
 // Search is the search service over the palace's indexes.
@@ -291,6 +299,11 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		return nil, err
 	}
 	out.passages = newPassages(q.Text, s.Indexer.Lex.DocFreqs, s.sentenceEmbedder(profile), qvec)
+	for i := range out.Hits {
+		if h := &out.Hits[i]; h.Source.Kind == store.KindTranscript {
+			h.Turn = out.Passage(ctx, h).Turn()
+		}
+	}
 	return out, nil
 }
 

@@ -2,8 +2,14 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -14,8 +20,11 @@ type WakeUp struct {
 	Wing          string
 	Diary         *store.Drawer
 	Items         []WakeUpItem
-	Bytes         int
-	Skipped       int
+	// LastSession is the closing turns of the wing's latest mined
+	// session, when no checkpoint is newer (nil otherwise).
+	LastSession *api.WakeUpSession
+	Bytes       int
+	Skipped     int
 }
 
 // WakeUpItem is a checkpoint drawer of a wake-up: the agent's own, or one
@@ -41,7 +50,10 @@ const wakeUpScan = 5000
 // drawers the agent signed (source.agent), then unattributed ones, marked,
 // from wing when given, else every wing; within maxBytes of content by
 // whole drawers: an item too large is skipped and later, smaller ones are
-// still tried. Another agent's checkpoints are never returned.
+// still tried. Another agent's checkpoints are never returned. With a
+// wing, the closing turns of its latest mined session come after the
+// diary, as one item, when none of those checkpoints is newer than the
+// session's end (lastSession).
 func (p *Palace) WakeUp(ctx context.Context, agent, wing string, maxItems, maxBytes int) (*WakeUp, error) {
 	if err := CheckAgent(agent); err != nil {
 		return nil, err
@@ -60,6 +72,7 @@ func (p *Palace) WakeUp(ctx context.Context, agent, wing string, maxItems, maxBy
 	}
 	out := &WakeUp{AgentIdentity: agent, Wing: wing, Items: []WakeUpItem{}}
 	var own, unsigned []store.Drawer
+	var session []sessionDrawer
 	err := p.view(ctx, func(r store.Reader) error {
 		var wings []store.Wing
 		if wing != "" {
@@ -71,6 +84,12 @@ func (p *Palace) WakeUp(ctx context.Context, agent, wing string, maxItems, maxBy
 		} else {
 			var err error
 			if wings, err = r.Wings(); err != nil {
+				return err
+			}
+		}
+		if wing != "" {
+			var err error
+			if session, err = latestSession(r, wings[0].ID); err != nil {
 				return err
 			}
 		}
@@ -122,6 +141,14 @@ func (p *Palace) WakeUp(ctx context.Context, agent, wing string, maxItems, maxBy
 			out.Diary = nil
 		}
 	}
+	if len(session) > 0 && !checkpointAfter(own, unsigned, session[0].last) && maxItems > 0 {
+		budget := min(maxBytes-out.Bytes, max(maxBytes/2, closingMinBytes))
+		if ls := closingTurns(session, budget); ls != nil {
+			out.LastSession = ls
+			out.Bytes += len(ls.Content)
+			maxItems--
+		}
+	}
 	for _, group := range []struct {
 		drawers      []store.Drawer
 		unattributed bool
@@ -169,4 +196,200 @@ func newer(a, b *store.Drawer) bool {
 		return a.CreatedAt.After(b.CreatedAt)
 	}
 	return a.ID < b.ID
+}
+
+// The closing turns of the last session (wake-up with a wing).
+const (
+	// closingTurnsMax is how many turns at most.
+	closingTurnsMax = 6
+	// closingMinBytes is their least budget (when max_bytes leaves it):
+	// half of max_bytes, but not under this.
+	closingMinBytes = 1024
+	// sessionScan bounds the drawers read from each room of the wing
+	// (newest first) when looking for transcripts: the latest session's
+	// chunks are among a room's newest, filed by the latest mine.
+	sessionScan = 64
+	// sessionProbe is how many of a room's newest drawers are read
+	// before a room with no transcript among them is left.
+	sessionProbe = 8
+)
+
+// sessionDrawer is a transcript drawer with what its origin says.
+type sessionDrawer struct {
+	d     store.Drawer
+	last  time.Time
+	chunk int
+	o     transcriptOrigin
+}
+
+// transcriptOrigin is what wake-up reads of a transcript drawer's origin
+// (sources.TranscriptDocument writes it, the miner adds the chunk).
+type transcriptOrigin struct {
+	SessionID string `json:"session_id"`
+	Agent     string `json:"agent"`
+	Project   string `json:"project"`
+	Title     string `json:"title"`
+	Last      string `json:"last"`
+	Chunk     int    `json:"chunk"`
+}
+
+// latestSession reads the drawers of the wing's latest session among the
+// newest sessionScan current drawers of each of its rooms (its
+// checkpoints and diary left out): the session whose last turn is latest
+// (a drawer's filing time where the origin has none), its drawers last
+// chunk first. Nil when the wing holds no transcript there.
+func latestSession(r store.Reader, wingID string) ([]sessionDrawer, error) {
+	rooms, err := r.Rooms(wingID)
+	if err != nil {
+		return nil, err
+	}
+	var all []sessionDrawer
+	for _, rm := range rooms {
+		if rm.Name == store.CheckpointRoom || rm.Name == DiaryRoom {
+			continue
+		}
+		seen, found := 0, 0
+		err := r.Drawers(rm.ID, true, func(d *store.Drawer) bool {
+			seen++
+			if d.Source.Kind == store.KindTranscript {
+				all = append(all, readSessionDrawer(d))
+				found++
+			}
+			// A room whose newest drawers are no transcripts (files,
+			// notes) is not read further: sessions are filed in rooms of
+			// their own (one per agent).
+			return seen < sessionScan && (found > 0 || seen < sessionProbe)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(all) == 0 {
+		return nil, nil
+	}
+	latest := slices.MaxFunc(all, func(a, b sessionDrawer) int {
+		if c := a.last.Compare(b.last); c != 0 {
+			return c
+		}
+		return a.d.CreatedAt.Compare(b.d.CreatedAt)
+	})
+	var out []sessionDrawer
+	for _, sd := range all {
+		if sd.d.Source.URI == latest.d.Source.URI && sd.o.SessionID == latest.o.SessionID {
+			sd.last = latest.last
+			out = append(out, sd)
+		}
+	}
+	slices.SortFunc(out, func(a, b sessionDrawer) int {
+		if a.chunk != b.chunk {
+			return b.chunk - a.chunk
+		}
+		return b.d.CreatedAt.Compare(a.d.CreatedAt)
+	})
+	return out, nil
+}
+
+// readSessionDrawer reads what a transcript drawer's origin says; a
+// drawer filed without one (over REST) ends at its last turn's header
+// time, else when it was filed, and its agent is source.agent.
+func readSessionDrawer(d *store.Drawer) sessionDrawer {
+	sd := sessionDrawer{d: *d, last: d.CreatedAt}
+	if len(d.Source.Origin) > 0 && json.Unmarshal(d.Source.Origin, &sd.o) == nil {
+		sd.chunk = sd.o.Chunk
+	}
+	if t, err := time.Parse(time.RFC3339, sd.o.Last); err == nil {
+		sd.last = t
+	} else if turns := transcriptTurns(d.Content); len(turns) > 0 && !turns[len(turns)-1].at.IsZero() {
+		sd.last = turns[len(turns)-1].at
+	}
+	if sd.o.Agent == "" {
+		sd.o.Agent = d.Source.Agent
+	}
+	return sd
+}
+
+// checkpointAfter reports a checkpoint among the agent's own and the
+// unattributed ones filed after t.
+func checkpointAfter(own, unsigned []store.Drawer, t time.Time) bool {
+	for _, g := range [][]store.Drawer{own, unsigned} {
+		for _, d := range g {
+			if d.CreatedAt.After(t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// closingTurns takes the session's last turns, verbatim and whole, newest
+// backwards from its last chunks, at most closingTurnsMax within budget
+// bytes; when even its last turn does not fit, that turn's end (its header
+// kept, "…" where its start was). Nil when nothing fits.
+func closingTurns(session []sessionDrawer, budget int) *api.WakeUpSession {
+	top := session[0]
+	out := &api.WakeUpSession{Agent: top.o.Agent, SessionID: top.o.SessionID, Title: top.o.Title, Project: top.o.Project,
+		Ended: top.last.UTC(), Drawers: []string{}}
+	var parts []string // newest first
+	size := 0
+	full := false
+	for _, sd := range session {
+		turns := transcriptTurns(sd.d.Content)
+		used := false
+		for i := len(turns) - 1; i >= 0 && !full; i-- {
+			t := turns[i]
+			if t.role == "" { // begun in the chunk before: read whole there
+				continue
+			}
+			text := strings.TrimRight(sd.d.Content[t.start:t.end], "\n") + "\n"
+			if size+len(text) > budget {
+				if len(parts) == 0 {
+					text = clipTurnStart(text, budget)
+					out.Clipped = text != ""
+				} else {
+					text = ""
+				}
+				full = true
+				if text == "" {
+					break
+				}
+			}
+			parts = append(parts, text)
+			size += len(text)
+			used = true
+			full = full || len(parts) == closingTurnsMax
+		}
+		if used {
+			out.Drawers = append(out.Drawers, sd.d.ID)
+		}
+		if full {
+			break
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	slices.Reverse(parts)
+	out.Turns = len(parts)
+	out.Content = strings.Join(parts, "\n")
+	return out
+}
+
+// clipTurnStart fits a turn's text to budget bytes by leaving out the
+// start of its body: its header line, "…", then its end from a line or
+// word start ("" when not even the header fits).
+func clipTurnStart(text string, budget int) string {
+	header, body, _ := strings.Cut(text, "\n")
+	const ell = "…"
+	room := budget - len(header) - 1 - len(ell)
+	if room <= 0 {
+		return ""
+	}
+	from := len(body) - room
+	for from < len(body) && !utf8.RuneStart(body[from]) {
+		from++
+	}
+	if i := strings.IndexAny(body[from:], "\n "); i >= 0 && i < len(body)-from-1 {
+		from += i + 1
+	}
+	return header + "\n" + ell + body[from:]
 }

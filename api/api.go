@@ -360,8 +360,37 @@ type WakeUp struct {
 	Wing          string       `json:"wing,omitempty"`
 	Diary         *Drawer      `json:"diary"`
 	Items         []WakeUpItem `json:"items"`
-	Bytes         int          `json:"bytes"`
-	Skipped       int          `json:"skipped"`
+	// LastSession is the closing turns of the wing's latest mined
+	// session (a transcript), when no checkpoint is newer than its end.
+	LastSession *WakeUpSession `json:"last_session,omitempty"`
+	Bytes       int            `json:"bytes"`
+	Skipped     int            `json:"skipped"`
+}
+
+// WakeUpSession is a wake-up's closing turns of the last session: the
+// last few turns, verbatim, of the wing's newest mined transcript (by the
+// time of its last turn), each with its header line ("[user · 2026-11-25
+// 10:03:12 UTC]"), oldest first. It is offered when no checkpoint wake-up
+// could return is newer than the session's end; it counts as one item and
+// its content's bytes count in bytes.
+type WakeUpSession struct {
+	// Agent is the agent the session was held with, SessionID its id
+	// there, Title and Project its title and working directory where
+	// the agent recorded them.
+	Agent     string `json:"agent,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
+	Title     string `json:"title,omitempty"`
+	Project   string `json:"project,omitempty"`
+	// Ended is the time of the session's last turn.
+	Ended time.Time `json:"ended"`
+	// Drawers are the transcript drawers the turns are from, newest
+	// first (the full text is one request away).
+	Drawers []string `json:"drawers"`
+	// Turns counts the turns in Content; Clipped says the oldest of them
+	// lost its start to fit the budget.
+	Turns   int    `json:"turns"`
+	Clipped bool   `json:"clipped,omitempty"`
+	Content string `json:"content"`
 }
 
 // WakeUpItem is a wake-up's checkpoint drawer: the agent's own, or, marked
@@ -388,7 +417,20 @@ type Hit struct {
 	// Via names the entities an expanded hit was reached through (only on
 	// expanded hits).
 	Via []string `json:"via,omitempty"`
+	// Turn says, for a hit from a transcript, who said what matched and
+	// when.
+	Turn *HitTurn `json:"turn,omitempty"`
 	Clip
+}
+
+// HitTurn is the turn of a transcript drawer (source.kind transcript) that
+// matched a search: the speaker's role ("user", "assistant"), whether a
+// sub-agent spoke, and when (RFC 3339 UTC, to the second; absent when the
+// session did not record it).
+type HitTurn struct {
+	Role     string `json:"role"`
+	SubAgent bool   `json:"sub_agent,omitempty"`
+	At       string `json:"at,omitempty"`
 }
 
 // Clip marks a hit whose content was clipped to a byte budget: Content
@@ -418,6 +460,7 @@ type BriefHit struct {
 	Score     float64  `json:"score"`
 	Tags      []string `json:"tags,omitempty"`
 	Via       []string `json:"via,omitempty"`
+	Turn      *HitTurn `json:"turn,omitempty"`
 	Content   string   `json:"content"`
 	Clip
 }

@@ -223,7 +223,7 @@ func (in hookInput) summary() string {
 // diary entry and recent checkpoints, under a heading saying where they
 // come from; "" when there is nothing.
 func wakeUpText(agent, wing, file string, w *api.WakeUp) string {
-	if w.Diary == nil && len(w.Items) == 0 {
+	if w.Diary == nil && len(w.Items) == 0 && w.LastSession == nil {
 		return ""
 	}
 	var b strings.Builder
@@ -238,6 +238,9 @@ func wakeUpText(agent, wing, file string, w *api.WakeUp) string {
 	b.WriteString(".\n")
 	if w.Diary != nil {
 		fmt.Fprintf(&b, "\nYour latest diary entry (%s):\n%s\n", w.Diary.CreatedAt.UTC().Format(time.RFC3339), strings.TrimSpace(w.Diary.Content))
+	}
+	if ls := w.LastSession; ls != nil {
+		fmt.Fprintf(&b, "\n%s\n%s\n", lastSessionHeading(ls), strings.TrimSpace(ls.Content))
 	}
 	if len(w.Items) > 0 {
 		b.WriteString("\nRecent checkpoints, newest first:\n")
@@ -254,6 +257,34 @@ func wakeUpText(agent, wing, file string, w *api.WakeUp) string {
 	}
 	fmt.Fprintf(&b, "\nSearch loci (%s) before answering from memory; checkpoint what should outlive this session (loci_checkpoint, source.agent %q).\n", search, agent)
 	return b.String()
+}
+
+// lastSessionHeading says what a wake-up's closing turns are: the last
+// turns of the latest session mined into the wing, with whom, where and
+// when it ended.
+func lastSessionHeading(ls *api.WakeUpSession) string {
+	var b strings.Builder
+	b.WriteString("How the last session ended")
+	if ls.Agent != "" {
+		fmt.Fprintf(&b, " (%s", ls.Agent)
+		if ls.Title != "" {
+			fmt.Fprintf(&b, ", %q", ls.Title)
+		}
+		b.WriteString(")")
+	}
+	fmt.Fprintf(&b, ", its last %d %s, to %s", ls.Turns, plural(ls.Turns, "turn", "turns"), ls.Ended.UTC().Format(time.RFC3339))
+	if ls.Clipped {
+		b.WriteString(" (the oldest shown cut to its end)")
+	}
+	b.WriteString(":")
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func oneOf(s string, list []string) bool {

@@ -439,6 +439,9 @@ func (a *app) wakeUpCmd() *cobra.Command {
 				if out.Diary != nil {
 					a.printf("latest diary entry (%s):\n%s\n\n", ago(out.Diary.CreatedAt), out.Diary.Content)
 				}
+				if ls := out.LastSession; ls != nil {
+					a.printf("%s\n%s\n\n", lastSessionHeading(ls), strings.TrimSpace(ls.Content))
+				}
 				for _, d := range out.Items {
 					whose := ""
 					if d.Unattributed {
@@ -446,7 +449,7 @@ func (a *app) wakeUpCmd() *cobra.Command {
 					}
 					a.printf("%s  %s%s\n%s\n\n", ago(d.CreatedAt), d.ID, whose, d.Content)
 				}
-				if out.Diary == nil && len(out.Items) == 0 {
+				if out.Diary == nil && len(out.Items) == 0 && out.LastSession == nil {
 					a.printf("nothing to wake up to yet: no diary entry of %s and no checkpoint it signed or nobody signed\n", agent)
 				}
 			})
@@ -477,6 +480,10 @@ func hitTitle(h *api.Hit) string {
 		place += "  " + h.Source.URI
 	}
 	title := fmt.Sprintf("%s  %s  score %.3g", place, h.ValidFrom.Local().Format("2006-01-02"), h.Score)
+	if t := h.Turn; t != nil {
+		// A transcript's hit: who said what matched, and when.
+		title += "  (" + turnLabel(t) + ")"
+	}
 	// Found with --all or a time window: say it is not current.
 	if h.ValidTo != nil {
 		if h.SupersededBy != "" {
@@ -490,6 +497,19 @@ func hitTitle(h *api.Hit) string {
 		title += "  (linked through " + strings.Join(h.Via, ", ") + ")"
 	}
 	return title
+}
+
+// turnLabel names a transcript hit's turn: "user, 2026-11-25 10:03" (the
+// time local, to the minute), "sub-agent assistant, …".
+func turnLabel(t *api.HitTurn) string {
+	who := t.Role
+	if t.SubAgent {
+		who = "sub-agent " + who
+	}
+	if at, err := time.Parse(time.RFC3339, t.At); err == nil {
+		who += ", " + at.Local().Format("2006-01-02 15:04")
+	}
+	return who
 }
 
 // excerpt shows a hit's content window as an indented block without

@@ -215,7 +215,7 @@ func briefSearch(ctx context.Context, res *actors.SearchResult, b budget) ([]byt
 		for i, w := range wins {
 			h := &res.Hits[i]
 			bh := api.BriefHit{ID: h.ID, Wing: h.WingName, Room: h.RoomName, Name: h.Name, Document: h.Document, Chunk: h.Chunk,
-				ValidFrom: h.ValidFrom.UTC().Format(time.RFC3339), Score: roundScore(h.Score), Tags: h.Tags, Via: h.Via,
+				ValidFrom: h.ValidFrom.UTC().Format(time.RFC3339), Score: roundScore(h.Score), Tags: h.Tags, Via: h.Via, Turn: h.Turn,
 				Content: h.Content[w.start:w.end], Clip: clipOf(h.Content, w)}
 			if h.ValidTo != nil {
 				bh.ValidTo = h.ValidTo.UTC().Format(time.RFC3339)

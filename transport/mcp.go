@@ -338,7 +338,8 @@ func (s *Server) mcpTools() []mcpTool {
 				}
 				return st, nil
 			}),
-		tool("loci_search", "Search memories (BM25, vectors or both). Each hit: id, wing, room, name or document and chunk, valid_from, score, content. "+
+		tool("loci_search", "Search memories (BM25, vectors or both). Each hit: id, wing, room, name or document and chunk, valid_from, score, content; "+
+			"a hit from a mined conversation also turn {role, at}: who said what matched, and when. "+
 			"The answer fits max_bytes (default 8192): a longer hit keeps a verbatim window around the passage that matched, "+
 			"marked truncated with full_bytes and window (byte offsets); loci_history with the hit's id gives the whole drawer. "+
 			"Hits that do not fit even clipped are left out and counted in omitted.", searchHints, reads, searchRefinements,
@@ -378,7 +379,8 @@ func (s *Server) mcpTools() []mcpTool {
 				}
 				return s.factHistory(ctx, g, in.RelationshipID, asOf, knownAt)
 			}),
-		tool("loci_wake_up", "Session-start context for this agent: its own latest diary entry and the recent checkpoints it signed (source.agent), then checkpoints nobody signed, marked unattributed; never another agent's.", readHints, reads,
+		tool("loci_wake_up", "Session-start context for this agent: its own latest diary entry and the recent checkpoints it signed (source.agent), then checkpoints nobody signed, marked unattributed; never another agent's. "+
+			"With wing: last_session, the closing turns of the wing's latest mined session, when no checkpoint is newer than its end.", readHints, reads,
 			map[string][]refine{"agent_identity": {notBlank}, "max_items": {byDefault(10), atLeast(0)}, "max_bytes": {byDefault(8192), atLeast(0)}},
 			func(ctx context.Context, _ *mcpCall, in wakeUpArgs) (any, error) {
 				if in.MaxItems < 0 {

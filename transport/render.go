@@ -143,7 +143,7 @@ func apiSearch(res *actors.SearchResult) *api.SearchResult {
 	for i := range res.Hits {
 		h := &res.Hits[i]
 		out.Hits[i] = api.Hit{Drawer: apiDrawer(&h.Drawer), Wing: h.WingName, Room: h.RoomName, Document: h.Document, Chunk: h.Chunk,
-			Score: h.Score, Signals: h.Signals, Via: h.Via}
+			Score: h.Score, Signals: h.Signals, Via: h.Via, Turn: h.Turn}
 	}
 	return out
 }
@@ -157,7 +157,7 @@ func apiWakeUp(w *actors.WakeUp) *api.WakeUp {
 		items[i] = api.WakeUpItem{Drawer: apiDrawer(&it.Drawer), Unattributed: it.Unattributed}
 	}
 	return &api.WakeUp{AgentIdentity: w.AgentIdentity, Wing: w.Wing, Diary: apiDrawerPtr(w.Diary), Items: items,
-		Bytes: w.Bytes, Skipped: w.Skipped}
+		LastSession: w.LastSession, Bytes: w.Bytes, Skipped: w.Skipped}
 }
 
 func apiFiled(since time.Time, step time.Duration, counts []int) api.Filed {

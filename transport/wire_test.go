@@ -40,6 +40,7 @@ func TestClientTypesReadEveryAnswer(t *testing.T) {
 		"trigger": func() any { return new(api.Trigger) }, "trigger fired": func() any { return new(api.TriggerFired) },
 		"filed":          func() any { return new(api.Filed) },
 		"search clipped": func() any { return new(api.SearchResult) }, "search brief": func() any { return new(api.BriefResult) },
+		"transcript hit": func() any { return new(api.SearchResult) }, "wake-up with the last session": func() any { return new(api.WakeUp) },
 	}
 	b, err := os.ReadFile(goldenFile)
 	if err != nil {
@@ -230,6 +231,11 @@ func TestSearchAndWakeUpRenderAsBefore(t *testing.T) {
 		"no hits":                 apiSearch(&actors.SearchResult{Query: "q", Ranking: "lexical", Hits: []actors.Hit{}}),
 		"wake-up":                 apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Wing: "w", Diary: &d, Items: []actors.WakeUpItem{{Drawer: d}}, Bytes: 1, Skipped: 2}),
 		"wake-up without a diary": apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Items: []actors.WakeUpItem{}}),
+		"transcript hit": apiSearch(&actors.SearchResult{Query: "q", Ranking: "lexical", Hits: []actors.Hit{{Drawer: d, WingName: "work", RoomName: "sessions",
+			Document: "s.jsonl", Chunk: 2, Score: 1, Turn: &api.HitTurn{Role: "assistant", SubAgent: true, At: "2026-11-22T12:00:00Z"}}}}),
+		"wake-up with the last session": apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Wing: "w", Items: []actors.WakeUpItem{}, Bytes: 30,
+			LastSession: &api.WakeUpSession{Agent: "claude-code", SessionID: "s", Title: "t", Project: "/p", Ended: now, Drawers: []string{"i"},
+				Turns: 1, Content: "[user · 2026-11-22 12:00:00 UTC]\nok\n"}}),
 	} {
 		sameAnswer(t, name, answer)
 	}

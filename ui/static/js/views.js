@@ -273,8 +273,16 @@ function hit(x) {
   return h('div', { class: 'hit' },
     h('div', { class: 'hit-title' }, h('a', { href: '#/drawer/' + esc(x.id) }, h('b', {}, where)), ' · ', day(x.valid_from),
       x.valid_to ? [' → ', day(x.valid_to)] : null),
+    x.turn ? turn(x.turn) : null,
     h('div', { class: 'muted' }, `score ${Number(x.score).toFixed(3)}` + legs.map((l) => ' · ' + l).join('')),
     long(x.content), tags(x.tags));
+}
+
+// turn says who said what a transcript hit matched, and when (local time).
+function turn(t) {
+  const who = (t.sub_agent ? 'sub-agent ' : '') + t.role;
+  return h('div', { class: 'hit-turn' }, 'said by ', h('b', {}, who),
+    t.at ? [' · ', h('time', { datetime: t.at, title: when(t.at) }, new Date(t.at).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }))] : null);
 }
 
 // day shows an instant as its local date, the whole instant on hover.
