@@ -59,7 +59,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(MAKE) bench-quality
 	$(MAKE) bench-million
 
-soak: ## 100 kill -9 trials under mixed load against the real binary (SOAK_TRIALS; make test runs 5); 20,000 unsigned webhook requests beside signed ones (SOAK_WEBHOOK_FLOOD; make test sends 2,000); a week in an hour: one daemon under every load at once, killed -9 every 60-90 s, its filesystem filled and freed (SOAK_WEEK, default 10m; SOAK_WEEK_FILL=0 leaves out the fill; make test runs 30s)
+soak: ## 100 kill -9 trials under mixed load against the real binary (SOAK_TRIALS; make test runs 5); 20,000 unsigned webhook requests beside signed ones (SOAK_WEBHOOK_FLOOD; make test sends 2,000); a generated 128 MiB ChatGPT export read in bounded memory; a week in an hour: one daemon under every load at once, killed -9 every 60-90 s, its filesystem filled and freed (SOAK_WEEK, default 10m; SOAK_WEEK_FILL=0 leaves out the fill; make test runs 30s)
 	LOCI_SOAK_TRIALS=$${SOAK_TRIALS:-100} $(GO) test -run '^TestSoakKill9$$' -count=1 -timeout 120m -v ./cmd/loci
 	LOCI_SOAK_WEBHOOK_FLOOD=$${SOAK_WEBHOOK_FLOOD:-20000} $(GO) test -run '^TestWebhookStalledAndUnsigned$$' -count=1 -timeout 10m -v ./cmd/loci
 	LOCI_EXPORT_128=1 $(GO) test -run '^TestExportBoundedMemory$$' -count=1 -timeout 20m -v ./sources
