@@ -347,3 +347,41 @@ func TestExportBoundedMemory(t *testing.T) {
 		t.Fatalf("the live heap grew by %.1f MiB reading a %d MiB export: not bounded", float64(grew)/(1<<20), size>>20)
 	}
 }
+
+// FuzzExportParse feeds arbitrary bytes to both formats' parsers and to the
+// scan of a file: an export is input from elsewhere, and nothing in it may
+// panic the daemon or make discovery and reading disagree.
+func FuzzExportParse(f *testing.F) {
+	for _, p := range []string{"testdata/transcripts/chatgpt-export/conversations.json", "testdata/transcripts/claude-export/conversations.json"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`[{"id":"a","current_node":"x","mapping":{"x":{"parent":"y"},"y":{"parent":"x"}}}]`))
+	f.Add([]byte(`[{"uuid":"a","current_leaf_message_uuid":"m","chat_messages":[{"uuid":"m","parent_message_uuid":"m","sender":"human"}]}]`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		parseChatGPTConversation(b)
+		parseClaudeConversation(b)
+		p := filepath.Join(dir, "conversations.json")
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, src := range []ExportFile{ChatGPTExport(), ClaudeExport()} {
+			id := store.SourceIdentity{Adapter: src.Format.Name, Locator: p}
+			refs, err := src.Discover(context.Background(), id, nil, nil)
+			if err != nil {
+				continue
+			}
+			for _, ref := range refs {
+				if _, err := src.Read(context.Background(), id, ref); err != nil {
+					if _, ok := IsFiltered(err); !ok {
+						t.Fatalf("%s: a discovered conversation failed to read: %v", ref.ID, err)
+					}
+				}
+			}
+		}
+	})
+}
