@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loci-dev/loci/sources/exportgen"
 )
 
 // exportLeaks are what must never reach a drawer or the log from the export
@@ -179,5 +181,59 @@ func TestExportSourcesEndToEnd(t *testing.T) {
 		if strings.Contains(log, s) {
 			t.Errorf("the daemon's log holds %q", s)
 		}
+	}
+}
+
+// A kill -9 during an export's mine resumes from the last committed batch:
+// every conversation filed exactly once, none twice, the cursor at the
+// end (a second mine finds nothing).
+func TestExportMineResumesAfterKill9(t *testing.T) {
+	home, palace := newPalace(t)
+	exp := t.TempDir()
+	f, err := os.Create(filepath.Join(exp, "conversations.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := exportgen.ChatGPT(f, 150*3<<10, 3<<10, 9)
+	f.Close()
+	if err != nil || n < 100 {
+		t.Fatalf("%d conversations: %v", n, err)
+	}
+	slow := "LOCI_TEST_MINE_DELAY=25ms" // a batch of 64 takes 1.6 s
+	d := start(t, home, palace, slow)
+	job := map[string]any{"type": "mine", "source": "chatgpt-export", "locator": exp, "wing": "chats"}
+	r := d.do("POST", "/api/jobs", job)
+	if r.status != 202 {
+		t.Fatalf("%d %s", r.status, r.raw)
+	}
+	id := r.body["id"].(string)
+	at := waitJob(t, d, id, 60*time.Second, func(j map[string]any) bool {
+		return get[float64](j, "progress", "current") > 0 || finished(j)
+	})
+	if finished(at) || get[float64](at, "progress", "current") >= float64(n) {
+		t.Fatalf("the mine ended before the kill: %v", at)
+	}
+	d.cmd.Process.Kill()
+	<-d.exited
+	d = start(t, home, palace, slow)
+	j := waitJob(t, d, id, 120*time.Second, finished)
+	if j["status"] != "completed" || get[float64](j, "result", "documents") != float64(n) || get[float64](j, "result", "ingested") != float64(n) {
+		t.Fatalf("the mine after kill -9: %v", j)
+	}
+	list := d.do("GET", "/api/wings/chats/rooms/chatgpt/drawers?limit=200", nil)
+	names := map[string]int{}
+	for _, p := range list.body["drawers"].([]any) {
+		name := p.(map[string]any)["name"].(string)
+		if names[name]++; names[name] > 1 {
+			t.Fatalf("drawer %q twice after kill -9", name)
+		}
+	}
+	room := d.do("GET", "/api/wings/chats/rooms/chatgpt", nil)
+	if get[float64](room.body, "drawers") != get[float64](j, "result", "created") || len(names) < n {
+		t.Fatalf("after kill -9: %d names for %d conversations, room %s, job %v", len(names), n, room.raw, j["result"])
+	}
+	r = d.do("POST", "/api/jobs", job)
+	if again := waitJob(t, d, r.body["id"].(string), 60*time.Second, finished); get[float64](again, "result", "discovered") != 0 {
+		t.Fatalf("the export mined again after the resumed mine: %v", again)
 	}
 }
