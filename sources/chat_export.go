@@ -79,10 +79,11 @@ type ExportFile struct {
 	Format ExportFormat
 }
 
-// Info declares the option prune, no default locator (an export is where
-// the person unzipped it), and the format version.
+// Info declares the options prune and since (RFC 3339 instant or
+// YYYY-MM-DD: only conversations updated since then), no default locator
+// (an export is where the person unzipped it), and the format version.
 func (e ExportFile) Info() Info {
-	return Info{Name: e.Format.Name, Format: e.Format.Version, Options: []string{OptionPrune},
+	return Info{Name: e.Format.Name, Format: e.Format.Version, Options: []string{OptionPrune, "since"},
 		Capabilities: Capabilities{Incremental: true, Triggers: []string{"watch"}}}
 }
 
@@ -92,6 +93,9 @@ func (e ExportFile) Info() Info {
 // JSON array, is refused.
 func (e ExportFile) Resolve(locator string, opts map[string]string) (store.SourceIdentity, error) {
 	if _, err := Prune(opts); err != nil {
+		return store.SourceIdentity{}, err
+	}
+	if _, err := sinceOf(opts); err != nil {
 		return store.SourceIdentity{}, err
 	}
 	if locator == "" {
@@ -191,11 +195,15 @@ type exportEntry struct {
 	off, size int64
 }
 
-// Discover lists the conversations updated past the cursor, oldest update
-// first (then by id); those over MaxConversationBytes are listed as
-// filtered.
+// Discover lists the conversations updated past the cursor (and since
+// the since option's instant), oldest update first (then by id); those
+// over MaxConversationBytes are listed as filtered.
 func (e ExportFile) Discover(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) ([]Ref, error) {
 	c, err := e.parseCursor(cursor)
+	if err != nil {
+		return nil, err
+	}
+	since, err := sinceOf(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +213,7 @@ func (e ExportFile) Discover(ctx context.Context, id store.SourceIdentity, opts 
 	}
 	refs := make([]Ref, 0, len(entries))
 	for _, en := range entries {
-		if c != nil && !c.before(en.at) {
+		if c != nil && !c.before(en.at) || !since.IsZero() && en.at.Time < since.UnixNano() {
 			continue
 		}
 		refs = append(refs, en.ref())

@@ -194,7 +194,16 @@ func TestExportCursorListsOnlyUpdatedConversations(t *testing.T) {
 	} else if r, _ := IsFiltered(err); r != "vanished" {
 		t.Fatal(err)
 	}
-	list, complete, err := src.List(context.Background(), id, nil)
+	// since keeps the conversations updated since then (the listing keeps
+	// every one); a bad since is refused.
+	sinceOpt := map[string]string{"since": time.Unix(1.7e9+30, 0).UTC().Format(time.RFC3339)}
+	if recent, err := src.Discover(context.Background(), id, sinceOpt, nil); err != nil || len(recent) != 3 || recent[0].ID != "c" {
+		t.Fatalf("since: %+v %v", recent, err)
+	}
+	if _, err := src.Resolve(dir, map[string]string{"since": "last week"}); err == nil || fault.As(err).Code != fault.InputInvalid {
+		t.Fatalf("a bad since: %v", err)
+	}
+	list, complete, err := src.List(context.Background(), id, sinceOpt)
 	if err != nil || !complete || len(list) != 4 {
 		t.Fatalf("list %+v %v %v", list, complete, err)
 	}
