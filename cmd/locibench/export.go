@@ -13,7 +13,8 @@ import (
 // 27: peak resident memory under 300 MB) through a real daemon with the
 // default configuration: the peak resident set and throughput of the
 // first mine, then of a second mine of the unchanged file (one streaming
-// pass, nothing filed), then the peak once every drawer is embedded.
+// pass, nothing filed), then the peak once every drawer is embedded; then
+// the same mine into a fresh palace with embedding off.
 func exportBench(bin, dir string) error {
 	exp := filepath.Join(dir, "export")
 	if err := os.MkdirAll(exp, 0o755); err != nil {
@@ -68,5 +69,21 @@ func exportBench(bin, dir string) error {
 	}
 	fmt.Printf("export: every drawer embedded %s later; peak resident set %d MB, %v now\n",
 		time.Since(t0).Round(time.Second), peakKB(pid)/1024, residentSplit(pid))
+	d.stop()
+
+	// Embedding off, into a fresh palace: what the mine alone holds.
+	e, err := startConfigured(bin, filepath.Join(dir, "p2"), filepath.Join(dir, "off.toml"), "[embedding]\ndefault = \"\"\n")
+	if err != nil {
+		return err
+	}
+	defer e.stop()
+	t0 = time.Now()
+	if res, err = mineBody(e.addr, job); err != nil {
+		return err
+	}
+	el = time.Since(t0)
+	fmt.Printf("export, embedding off: mined %d conversations, %d drawers: %s, %.1f MB/s; peak resident set %d MB, %v now\n",
+		res.Documents, res.Created, el.Round(time.Millisecond), float64(res.Bytes)/1e6/el.Seconds(),
+		peakKB(e.cmd.Process.Pid)/1024, residentSplit(e.cmd.Process.Pid))
 	return nil
 }
