@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -77,6 +78,50 @@ type ExportFormat struct {
 // them). A conversation the app has deleted stays unless prune is given.
 type ExportFile struct {
 	Format ExportFormat
+	// spans keeps the spans of the last scan Read had to make; nil: every
+	// such Read scans.
+	spans *spanCache
+}
+
+// spanCache keeps the spans of the scan Read makes when a conversation is
+// not where discovery found it (the export replaced during a mine), so
+// that the conversations of a replaced file are found again with one
+// scan, not one each; it scans again when the file's size or time
+// changes.
+type spanCache struct {
+	mu    sync.Mutex
+	path  string
+	size  int64
+	mtime time.Time
+	spans map[string]exportEntry
+	scans int // scans made, for tests
+}
+
+// find is the span of the conversation id in the file at path.
+func (c *spanCache) find(ctx context.Context, e ExportFile, path, id string) (exportEntry, bool, error) {
+	if c == nil {
+		c = &spanCache{}
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return exportEntry{}, false, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.spans == nil || c.path != path || c.size != info.Size() || !c.mtime.Equal(info.ModTime()) {
+		entries, err := e.scan(ctx, path)
+		if err != nil {
+			return exportEntry{}, false, err
+		}
+		c.scans++
+		c.path, c.size, c.mtime = path, info.Size(), info.ModTime()
+		c.spans = make(map[string]exportEntry, len(entries))
+		for _, en := range entries {
+			c.spans[en.id] = en
+		}
+	}
+	en, ok := c.spans[id]
+	return en, ok, nil
 }
 
 // Info declares the options prune and since (RFC 3339 instant or
@@ -422,18 +467,17 @@ func (e ExportFile) Read(ctx context.Context, id store.SourceIdentity, ref Ref) 
 	if s == nil {
 		// The file changed since discovery (or the ref came without its
 		// span): find the conversation again.
-		entries, err := e.scan(ctx, id.Locator)
+		en, ok, err := e.spans.find(ctx, e, id.Locator, ref.ID)
 		if err != nil {
 			return nil, err
 		}
-		i := slices.IndexFunc(entries, func(en exportEntry) bool { return en.id == ref.ID })
-		if i < 0 {
+		if !ok {
 			return nil, &Filtered{Reason: "vanished"}
 		}
-		if entries[i].size > MaxConversationBytes {
+		if en.size > MaxConversationBytes {
 			return nil, &Filtered{Reason: "too_large"}
 		}
-		if raw, s = e.readAt(f, entries[i].off, entries[i].size, ref.ID); s == nil {
+		if raw, s = e.readAt(f, en.off, en.size, ref.ID); s == nil {
 			return nil, &Filtered{Reason: "not_a_conversation"}
 		}
 	}

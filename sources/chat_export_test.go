@@ -189,6 +189,9 @@ func TestExportCursorListsOnlyUpdatedConversations(t *testing.T) {
 	if doc, err := src.Read(context.Background(), id, Ref{ID: "c"}); err != nil || !strings.Contains(doc.Text(), "charlie") {
 		t.Fatalf("no span: %v %+v", err, doc)
 	}
+	if src.spans.scans != 1 {
+		t.Fatalf("%d scans to find two conversations of one file again", src.spans.scans)
+	}
 	if _, err := src.Read(context.Background(), id, Ref{ID: "gone"}); err == nil {
 		t.Fatal("a conversation gone from the file was read")
 	} else if r, _ := IsFiltered(err); r != "vanished" {

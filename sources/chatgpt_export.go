@@ -29,7 +29,7 @@ func ChatGPTExport() ExportFile {
 	return ExportFile{Format: ExportFormat{Name: ChatGPTExportName, Version: chatGPTExportVersion, Room: "chatgpt", App: "ChatGPT",
 		IDKeys: []string{"conversation_id", "id"}, TimeKeys: []string{"update_time", "create_time"},
 		URL:   func(id string) string { return "https://chatgpt.com/c/" + id },
-		Parse: parseChatGPTConversation}}
+		Parse: parseChatGPTConversation}, spans: &spanCache{}}
 }
 
 type gptConversation struct {

@@ -28,7 +28,7 @@ func ClaudeExport() ExportFile {
 	return ExportFile{Format: ExportFormat{Name: ClaudeExportName, Version: claudeExportVersion, Room: "claude", App: "Claude.ai",
 		IDKeys: []string{"uuid"}, TimeKeys: []string{"updated_at", "created_at"},
 		URL:   func(id string) string { return "https://claude.ai/chat/" + id },
-		Parse: parseClaudeConversation}}
+		Parse: parseClaudeConversation}, spans: &spanCache{}}
 }
 
 type claudeConversation struct {
