@@ -55,12 +55,14 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only rss
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only bridge
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only hook
+	$(GO) run ./cmd/locibench -bin ./$(BIN) -only export
 	$(MAKE) bench-quality
 	$(MAKE) bench-million
 
-soak: ## 100 kill -9 trials under mixed load against the real binary (SOAK_TRIALS; make test runs 5); 20,000 unsigned webhook requests beside signed ones (SOAK_WEBHOOK_FLOOD; make test sends 2,000); a week in an hour: one daemon under every load at once, killed -9 every 60-90 s, its filesystem filled and freed (SOAK_WEEK, default 10m; SOAK_WEEK_FILL=0 leaves out the fill; make test runs 30s)
+soak: ## 100 kill -9 trials under mixed load against the real binary (SOAK_TRIALS; make test runs 5); 20,000 unsigned webhook requests beside signed ones (SOAK_WEBHOOK_FLOOD; make test sends 2,000); a generated 128 MiB ChatGPT export read in bounded memory; a week in an hour: one daemon under every load at once, killed -9 every 60-90 s, its filesystem filled and freed (SOAK_WEEK, default 10m; SOAK_WEEK_FILL=0 leaves out the fill; make test runs 30s)
 	LOCI_SOAK_TRIALS=$${SOAK_TRIALS:-100} $(GO) test -run '^TestSoakKill9$$' -count=1 -timeout 120m -v ./cmd/loci
 	LOCI_SOAK_WEBHOOK_FLOOD=$${SOAK_WEBHOOK_FLOOD:-20000} $(GO) test -run '^TestWebhookStalledAndUnsigned$$' -count=1 -timeout 10m -v ./cmd/loci
+	LOCI_EXPORT_128=1 $(GO) test -run '^TestExportBoundedMemory$$' -count=1 -timeout 20m -v ./sources
 	LOCI_SOAK_WEEK=$${SOAK_WEEK:-10m} LOCI_SOAK_WEEK_FILL=$${SOAK_WEEK_FILL:-1} $(GO) test -run '^TestWeekInAnHour$$' -count=1 -timeout 0 -v ./cmd/loci
 
 bench-million: build ## the 1,000,000-drawer run (about 20 minutes; KEEP=dir reuses a filled palace)
@@ -81,6 +83,7 @@ fuzz: ## run each fuzz target for a while (FUZZTIME, default 30s)
 	$(GO) test -run '^$$' -fuzz FuzzJSONSplice -fuzztime $${FUZZTIME:-30s} ./integration
 	$(GO) test -run '^$$' -fuzz FuzzTOMLSplice -fuzztime $${FUZZTIME:-30s} ./integration
 	$(GO) test -run '^$$' -fuzz FuzzOSA -fuzztime $${FUZZTIME:-30s} ./store/dedup
+	$(GO) test -run '^$$' -fuzz FuzzExportParse -fuzztime $${FUZZTIME:-30s} -fuzzminimizetime 2s ./sources
 	$(GO) test -run '^$$' -fuzz FuzzNormalizeCompare -fuzztime $${FUZZTIME:-30s} ./store/dedup
 	$(GO) test -run '^$$' -fuzz FuzzDecodeArgs -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzSearchBody -fuzztime $${FUZZTIME:-30s} ./transport

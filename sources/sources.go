@@ -48,6 +48,11 @@ type Ref struct {
 	Cursor   json.RawMessage
 	Size     int64
 	Filtered string
+	// Offset is where the document starts inside a file holding several
+	// (an export's conversation, Size bytes from there), for Read to seek
+	// to; 0 for adapters with one document a file. Unlike Cursor it stays
+	// on refs the mine job files out of cursor order.
+	Offset int64
 }
 
 // Document is a read and normalised document.

@@ -126,11 +126,18 @@ type mineResult struct {
 	Created   int   `json:"created"`
 	Unchanged int   `json:"unchanged"`
 	Bytes     int64 `json:"bytes"`
+	Filtered  int   `json:"filtered"`
+	Redacted  int   `json:"redacted"`
 }
 
 // mineJob submits a mine job and waits for its result.
 func mineJob(addr, path string, full bool) (*mineResult, error) {
-	body, _ := json.Marshal(map[string]any{"type": "mine", "path": path, "full": full})
+	return mineBody(addr, map[string]any{"type": "mine", "path": path, "full": full})
+}
+
+// mineBody submits a mine job of that body and waits for its result.
+func mineBody(addr string, job0 map[string]any) (*mineResult, error) {
+	body, _ := json.Marshal(job0)
 	resp, err := http.Post("http://"+addr+"/api/jobs", "application/json", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
