@@ -18,10 +18,10 @@ import (
 // three runs (grow-1.db, grow-2.db, then opencode.db, which also holds a
 // deploy session and its sub-agent's session).
 const (
-	ocWidget   = "ses_dea110570ffepl7muLxO0yNCu7"
-	ocDeploy   = "ses_dea0fd399ffentHta13kosxji9"
-	ocSubagent = "ses_dea0fba9cffeY8HaByT1o9GGqX"
-	ocTmp      = "/tmp/opencode-fixture-1391613832"
+	ocWidget   = "ses_dea025559ffeuFZM6n0pSo7zXl"
+	ocDeploy   = "ses_dea00cffdffeJe2o2FIvMnBLEf"
+	ocSubagent = "ses_dea0098eeffeKVTm2PqFtG5gXR"
+	ocTmp      = "/tmp/opencode-fixture"
 )
 
 // ocNever are strings of the fixture's reasoning and tool output: they
@@ -76,15 +76,15 @@ func TestOpenCodeTurnsAndMarkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"[user · 2026-11-26 03:38:33 UTC]\nPlease run git status and tell me what changed. My GitHub token is ghp_Zq3Xv8Lm2Np5Rt7Wy9Bc4Df6Gh1Jk0Ms8Qu if you need it.\n\n",
-		"[assistant · 2026-11-26 03:38:39 UTC]\nI'll check the repository status first.\n" +
+		"[user · 2026-11-26 03:54:36 UTC]\nPlease run git status and tell me what changed. My GitHub token is ghp_Zq3Xv8Lm2Np5Rt7Wy9Bc4Df6Gh1Jk0Ms8QuE if you need it.\n\n",
+		"[assistant · 2026-11-26 03:54:43 UTC]\nI'll check the repository status first.\n" +
 			"[tool bash: git status --short && echo deploy-key=AKIAZ7QX3MPLR2W4N6TB]\n[tool result: 71 B]\n" +
 			"The working tree is clean apart from the untracked notes.txt; the deploy key check printed its line.\n\n",
-		"[user · 2026-11-26 03:39:07 UTC]\nNow read README.md and summarise it.\n\n",
-		"[assistant · 2026-11-26 03:39:10 UTC]\nLet me read the README.\n[tool read: " + ocTmp + "/work/widget/README.md]\n[tool result: 249 B]\n" +
+		"[user · 2026-11-26 03:55:15 UTC]\nNow read README.md and summarise it.\n\n",
+		"[assistant · 2026-11-26 03:55:22 UTC]\nLet me read the README.\n[tool read: " + ocTmp + "/work/widget/README.md]\n[tool result: 238 B]\n" +
 			"The README says this is the widget service; it runs on port 8080 and is built with make.\n\n",
-		"[user · 2026-11-26 03:39:28 UTC]\n[image]\nThanks, anything else to do? Here is a screenshot of the build.\n\n",
-		"[assistant · 2026-11-26 03:39:35 UTC]\nThe screenshot shows the build passing; nothing else to do.\n\n",
+		"[user · 2026-11-26 03:55:47 UTC]\n[image]\nThanks, anything else to do? Here is a screenshot of the build.\n\n",
+		"[assistant · 2026-11-26 03:55:53 UTC]\nThe screenshot shows the build passing; nothing else to do.\n\n",
 	}
 	if len(doc.Units) != len(want) {
 		t.Fatalf("%d units, want %d: %q", len(doc.Units), len(want), doc.Units)
@@ -93,6 +93,15 @@ func TestOpenCodeTurnsAndMarkers(t *testing.T) {
 		if doc.Units[i] != want[i] {
 			t.Errorf("unit %d:\n got %q\nwant %q", i, doc.Units[i], want[i])
 		}
+	}
+	// Both secrets are whole in the units (in the text, in the tool
+	// marker), so the mining secret policy finds them.
+	kinds := map[string]bool{}
+	for _, f := range Scan(doc.Text()) {
+		kinds[f.Kind] = true
+	}
+	if len(kinds) < 2 {
+		t.Fatalf("the fixture's two secrets are not both found in the units: %v", kinds)
 	}
 	for _, s := range ocNever {
 		if strings.Contains(doc.Text(), s) {
@@ -106,7 +115,7 @@ func TestOpenCodeTurnsAndMarkers(t *testing.T) {
 	json.Unmarshal(doc.Origin, &origin)
 	if origin["session_id"] != ocWidget || origin["agent"] != "opencode" || origin["agent_version"] != "1.18.33" ||
 		origin["format"] != "opencode/"+OpenCodeFormat || origin["project"] != ocTmp+"/work/widget" ||
-		origin["first"] != "2026-11-26T03:38:33Z" || origin["last"] != "2026-11-26T03:39:35Z" || origin["turns"] != 6.0 {
+		origin["first"] != "2026-11-26T03:54:36Z" || origin["last"] != "2026-11-26T03:55:53Z" || origin["turns"] != 6.0 {
 		t.Fatalf("origin %s", doc.Origin)
 	}
 }
@@ -248,10 +257,10 @@ func ocExec(t *testing.T, dir string, sql ...string) {
 func TestOpenCodeUnknownRecordsCounted(t *testing.T) {
 	dir := ocCopy(t, "opencode.db")
 	ocExec(t, dir,
-		`INSERT INTO part VALUES ('prt_handmade_1', 'msg_215ef46ce001O9sIXH509E5Axs', '`+ocWidget+`', 1795664334000, 1795664334000, '{"type":"hologram","text":"HOLOGRAM-TEXT"}')`,
-		`INSERT INTO part VALUES ('prt_handmade_2', 'msg_215ef46ce001O9sIXH509E5Axs', '`+ocWidget+`', 1795664334000, 1795664334000, 'not json')`,
-		`INSERT INTO message VALUES ('msg_handmade_1', '`+ocWidget+`', 1795664334500, 1795664334500, '{"role":"narrator","time":{"created":1795664334500}}')`,
-		`INSERT INTO part VALUES ('prt_handmade_3', 'msg_handmade_1', '`+ocWidget+`', 1795664334500, 1795664334500, '{"type":"text","text":"NARRATOR-TEXT"}')`)
+		`INSERT INTO part VALUES ('prt_handmade_1', 'msg_215fe072f001aaVNWXi1CuTsYK', '`+ocWidget+`', 1795665299500, 1795665299500, '{"type":"hologram","text":"HOLOGRAM-TEXT"}')`,
+		`INSERT INTO part VALUES ('prt_handmade_2', 'msg_215fe072f001aaVNWXi1CuTsYK', '`+ocWidget+`', 1795665299500, 1795665299500, 'not json')`,
+		`INSERT INTO message VALUES ('msg_handmade_1', '`+ocWidget+`', 1795665300000, 1795665300000, '{"role":"narrator","time":{"created":1795665300000}}')`,
+		`INSERT INTO part VALUES ('prt_handmade_3', 'msg_handmade_1', '`+ocWidget+`', 1795665300000, 1795665300000, '{"type":"text","text":"NARRATOR-TEXT"}')`)
 	doc, err := ocRead(t, OpenCode{}, dir, ocWidget, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -266,10 +275,10 @@ func TestOpenCodeUnknownRecordsCounted(t *testing.T) {
 func TestOpenCodeAnswerInProgressWaits(t *testing.T) {
 	dir := ocCopy(t, "opencode.db")
 	ocExec(t, dir,
-		`INSERT INTO message VALUES ('msg_zzz_user', '`+ocWidget+`', 1795664390000, 1795664390000, '{"role":"user","time":{"created":1795664390000}}')`,
-		`INSERT INTO part VALUES ('prt_zzz_1', 'msg_zzz_user', '`+ocWidget+`', 1795664390000, 1795664390000, '{"type":"text","text":"One more question?"}')`,
-		`INSERT INTO message VALUES ('msg_zzz_asst', '`+ocWidget+`', 1795664391000, 1795664391000, '{"role":"assistant","time":{"created":1795664391000}}')`,
-		`INSERT INTO part VALUES ('prt_zzz_2', 'msg_zzz_asst', '`+ocWidget+`', 1795664391000, 1795664391000, '{"type":"text","text":"HALF-WRITTEN answ"}')`)
+		`INSERT INTO message VALUES ('msg_zzz_user', '`+ocWidget+`', 1795665400000, 1795665400000, '{"role":"user","time":{"created":1795665400000}}')`,
+		`INSERT INTO part VALUES ('prt_zzz_1', 'msg_zzz_user', '`+ocWidget+`', 1795665400000, 1795665400000, '{"type":"text","text":"One more question?"}')`,
+		`INSERT INTO message VALUES ('msg_zzz_asst', '`+ocWidget+`', 1795665401000, 1795665401000, '{"role":"assistant","time":{"created":1795665401000}}')`,
+		`INSERT INTO part VALUES ('prt_zzz_2', 'msg_zzz_asst', '`+ocWidget+`', 1795665401000, 1795665401000, '{"type":"text","text":"HALF-WRITTEN answ"}')`)
 	doc, err := ocRead(t, OpenCode{}, dir, ocWidget, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +286,7 @@ func TestOpenCodeAnswerInProgressWaits(t *testing.T) {
 	if len(doc.Units) != 7 || strings.Contains(doc.Text(), "HALF-WRITTEN") || !strings.Contains(doc.Units[6], "One more question?") {
 		t.Fatalf("units %q", doc.Units)
 	}
-	ocExec(t, dir, `UPDATE message SET data = '{"role":"assistant","time":{"created":1795664391000},"error":{"name":"MessageAbortedError"}}' WHERE id = 'msg_zzz_asst'`)
+	ocExec(t, dir, `UPDATE message SET data = '{"role":"assistant","time":{"created":1795665401000},"error":{"name":"MessageAbortedError"}}' WHERE id = 'msg_zzz_asst'`)
 	if doc, _ = ocRead(t, OpenCode{}, dir, ocWidget, nil); len(doc.Units) != 8 || !strings.Contains(doc.Units[7], "HALF-WRITTEN answ") {
 		t.Fatalf("after the answer was aborted: %q", doc.Units)
 	}
@@ -296,8 +305,8 @@ func TestOpenCodeReadsWhileOpenCodeWrites(t *testing.T) {
 	if err := w.Exec(`PRAGMA journal_mode=WAL`); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Exec(`BEGIN IMMEDIATE; INSERT INTO message VALUES ('msg_zzz_user', '` + ocWidget + `', 1795664390000, 1795664390000, '{"role":"user","time":{"created":1795664390000}}');
-		INSERT INTO part VALUES ('prt_zzz_1', 'msg_zzz_user', '` + ocWidget + `', 1795664390000, 1795664390000, '{"type":"text","text":"UNCOMMITTED question"}')`); err != nil {
+	if err := w.Exec(`BEGIN IMMEDIATE; INSERT INTO message VALUES ('msg_zzz_user', '` + ocWidget + `', 1795665400000, 1795665400000, '{"role":"user","time":{"created":1795665400000}}');
+		INSERT INTO part VALUES ('prt_zzz_1', 'msg_zzz_user', '` + ocWidget + `', 1795665400000, 1795665400000, '{"type":"text","text":"UNCOMMITTED question"}')`); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(db)

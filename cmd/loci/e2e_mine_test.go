@@ -81,7 +81,13 @@ func TestMineEndToEnd(t *testing.T) {
 	src := d.do("GET", "/api/sources", nil)
 	adapters, _ := src.body["adapters"].([]any)
 	mined, _ := src.body["sources"].([]any)
-	if src.status != 200 || len(adapters) != 1 || get[string](adapters[0].(map[string]any), "name") != "directory" || len(mined) != 1 ||
+	var dirAdapter map[string]any
+	for _, a := range adapters {
+		if get[string](a.(map[string]any), "name") == "directory" {
+			dirAdapter = a.(map[string]any)
+		}
+	}
+	if src.status != 200 || dirAdapter == nil || len(mined) != 1 ||
 		get[string](mined[0].(map[string]any), "locator") != root || get[float64](mined[0].(map[string]any), "documents") != 4 {
 		t.Fatalf("sources: %s", src.raw)
 	}

@@ -27,7 +27,7 @@ import (
 // The fake secrets the fixtures carry (synthetic values loci's secret rules
 // detect): one in a user prompt, one in a tool command.
 const (
-	promptSecret = "ghp_Zq3Xv8Lm2Np5Rt7Wy9Bc4Df6Gh1Jk0Ms8Qu"
+	promptSecret = "ghp_Zq3Xv8Lm2Np5Rt7Wy9Bc4Df6Gh1Jk0Ms8QuE"
 	toolSecret   = "AKIAZ7QX3MPLR2W4N6TB"
 )
 
@@ -195,12 +195,14 @@ func main() {
 	bin := flag.String("opencode", "", "the opencode binary")
 	out := flag.String("out", "", "where the fixtures go")
 	keep := flag.Bool("keep", false, "keep the temporary directory")
+	work := flag.String("work", "/tmp/opencode-fixture", "the temporary HOME and projects (made afresh; its paths are in the sessions)")
 	flag.Parse()
 	if *bin == "" || *out == "" {
 		log.Fatal("usage: gen -opencode PATH -out DIR")
 	}
-	tmp, err := os.MkdirTemp("", "opencode-fixture-")
-	must(err)
+	tmp := *work
+	must(os.RemoveAll(tmp))
+	must(os.MkdirAll(tmp, 0o755))
 	if !*keep {
 		defer os.RemoveAll(tmp)
 	}
