@@ -52,6 +52,9 @@ type OpenCode struct {
 	// Home is the home directory the default location is under ("": the
 	// daemon user's, or $XDG_DATA_HOME when set).
 	Home string
+	// MaxBytes bounds the JSON of one session read (0: MaxSessionBytes);
+	// a larger session is filtered "too_large".
+	MaxBytes int64
 }
 
 // Info declares the options project, prune and since, and the storage
@@ -417,7 +420,11 @@ func (o OpenCode) Read(ctx context.Context, id store.SourceIdentity, ref Ref) (*
 		return nil, openCodeFailed(db, err)
 	}
 	defer c.Close()
-	s, n, err := openCodeRead(c, ref.ID)
+	limit := o.MaxBytes
+	if limit <= 0 {
+		limit = MaxSessionBytes
+	}
+	s, n, err := openCodeRead(c, ref.ID, limit)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -440,8 +447,8 @@ func (o OpenCode) Read(ctx context.Context, id store.SourceIdentity, ref Ref) (*
 }
 
 // openCodeRead reads a session in one read transaction; n is the bytes of
-// JSON read.
-func openCodeRead(c *sqlite3.Conn, sid string) (s *Session, n int64, err error) {
+// JSON read, at most limit (past it the session is filtered "too_large").
+func openCodeRead(c *sqlite3.Conn, sid string, limit int64) (s *Session, n int64, err error) {
 	if err := c.Exec("BEGIN DEFERRED"); err != nil {
 		return nil, 0, err
 	}
@@ -478,10 +485,12 @@ func openCodeRead(c *sqlite3.Conn, sid string) (s *Session, n int64, err error) 
 		return nil, 0, err
 	}
 	for ps.Step() {
-		data := ps.ColumnText(1)
-		n += int64(len(data))
+		data := ps.ColumnRawText(1) // valid until the next step
+		if n += int64(len(data)); n > limit {
+			return nil, n, &Filtered{Reason: "too_large"}
+		}
 		var p openCodePart
-		if json.Unmarshal([]byte(data), &p) != nil {
+		if json.Unmarshal(data, &p) != nil {
 			s.Skipped++
 			continue
 		}
@@ -514,10 +523,12 @@ func openCodeRead(c *sqlite3.Conn, sid string) (s *Session, n int64, err error) 
 	}
 	var msgs []msg
 	for ms.Step() {
-		data := ms.ColumnText(2)
-		n += int64(len(data))
+		data := ms.ColumnRawText(2)
+		if n += int64(len(data)); n > limit {
+			return nil, n, &Filtered{Reason: "too_large"}
+		}
 		var m openCodeMessage
-		if json.Unmarshal([]byte(data), &m) != nil {
+		if json.Unmarshal(data, &m) != nil {
 			s.Skipped++
 			continue
 		}

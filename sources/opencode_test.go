@@ -327,3 +327,16 @@ func TestOpenCodeReadsWhileOpenCodeWrites(t *testing.T) {
 		t.Fatal("reading changed the database file")
 	}
 }
+
+// A session whose stored JSON passes the bound is filtered, not read.
+func TestOpenCodeTooLarge(t *testing.T) {
+	dir := ocCopy(t, "opencode.db")
+	if _, err := ocRead(t, OpenCode{MaxBytes: 2000}, dir, ocWidget, nil); err == nil {
+		t.Fatal("an over-size session was read")
+	} else if r, _ := IsFiltered(err); r != "too_large" {
+		t.Fatalf("an over-size session: %v", err)
+	}
+	if _, err := ocRead(t, OpenCode{MaxBytes: 20000}, dir, ocWidget, nil); err != nil {
+		t.Fatalf("a session under the bound: %v", err)
+	}
+}
