@@ -179,4 +179,22 @@ func TestOpenCodeMineEndToEnd(t *testing.T) {
 	if get[float64](j, "result", "filtered") != 1 || ocTurns(t, proj) != 2+2 || strings.Contains(strings.Join(proj, ""), "git status") {
 		t.Fatalf("the project option: %v\n%q", j["result"], proj)
 	}
+
+	// OpenCode deletes a session: its drawers stay current and searchable
+	// (a mine without prune closes nothing).
+	w, err = sqlite3.Open(filepath.Join(data, "opencode.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Exec(`PRAGMA foreign_keys = ON; DELETE FROM session WHERE parent_id IS NOT NULL OR directory LIKE '%/deploys'`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if j = mine("w", nil); get[float64](j, "result", "retired") != 0 {
+		t.Fatalf("a mine after OpenCode deleted sessions: %v", j["result"])
+	}
+	if s := d.do("POST", "/api/search", map[string]any{"query": "deploy checklist tests green changelog tag pushed", "filter": map[string]any{"wing": "w"}}); s.status != 200 ||
+		!strings.Contains(s.raw, "changelog updated, tag pushed") {
+		t.Fatalf("a deleted session's turns are not found: %s", s.raw)
+	}
 }
