@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
+
+	"github.com/loci-dev/loci/store/names"
 )
 
 // The fixtures are databases the real OpenCode 1.18.33 wrote (see
@@ -338,5 +340,27 @@ func TestOpenCodeTooLarge(t *testing.T) {
 	}
 	if _, err := ocRead(t, OpenCode{MaxBytes: 20000}, dir, ocWidget, nil); err != nil {
 		t.Fatalf("a session under the bound: %v", err)
+	}
+}
+
+// A title that cannot name a drawer (OpenCode's titles are the model's
+// words: a "//", a trailing space, a name too long) leaves the document
+// named by its session id, so filing it cannot fail on the name.
+func TestOpenCodeUnnameableTitle(t *testing.T) {
+	dir := ocCopy(t, "opencode.db")
+	for _, title := range []string{"Fix src//main.go", "Trailing space ", "a/../b", strings.Repeat("long ", 200)} {
+		ocExec(t, dir, `UPDATE session SET title = '`+title+`' WHERE id = '`+ocWidget+`'`)
+		doc, err := ocRead(t, OpenCode{}, dir, ocWidget, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := names.Drawer(doc.Name); p != "" || doc.Name != ocWidget {
+			t.Errorf("title %q: the document's name %q %s", title, doc.Name, p)
+		}
+		var origin map[string]any
+		json.Unmarshal(doc.Origin, &origin)
+		if origin["title"] != title {
+			t.Errorf("the origin's title %v", origin["title"])
+		}
 	}
 }
