@@ -204,6 +204,23 @@ func openCodeSessions(ctx context.Context, db string) ([]openCodeSession, error)
 		return nil, err
 	}
 	defer c.Close()
+	// OpenCode creates the database, then its tables: none yet is no
+	// session yet; some of them only is a schema this source does not know.
+	tables, _, err := c.Prepare(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('session', 'message', 'part')`)
+	if err != nil {
+		return nil, err
+	}
+	defer tables.Close()
+	if !tables.Step() {
+		return nil, tables.Err()
+	}
+	switch tables.ColumnInt(0) {
+	case 0:
+		return nil, nil
+	case 3:
+	default:
+		return nil, errOpenCodeSchema
+	}
 	st, _, err := c.Prepare(`SELECT s.id, s.directory, max(s.time_updated,
 		coalesce((SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id), 0),
 		coalesce((SELECT max(p.time_updated) FROM part p WHERE p.session_id = s.id), 0))
@@ -228,7 +245,15 @@ func openCodeSessions(ctx context.Context, db string) ([]openCodeSession, error)
 	return out, nil
 }
 
+// errOpenCodeSchema is a database that has some of OpenCode's session
+// tables and not others.
+var errOpenCodeSchema = errors.New("some of OpenCode's session tables only")
+
 func openCodeFailed(db string, err error) error {
+	if errors.Is(err, errOpenCodeSchema) {
+		return fault.New(fault.SourceFailed, fmt.Sprintf("%s has some of OpenCode's session tables and not others: a storage version this source (%s) does not know", db, OpenCodeFormat),
+			"check the file is OpenCode's database; a newer OpenCode may need a newer loci")
+	}
 	return fault.Wrap(fault.SourceFailed, err, fmt.Sprintf("cannot read OpenCode's database %s: %v", db, err),
 		"check the file is OpenCode's database and the daemon may read it (and its directory, for the -wal and -shm files)")
 }

@@ -364,3 +364,26 @@ func TestOpenCodeUnnameableTitle(t *testing.T) {
 		}
 	}
 }
+
+// OpenCode creates its database, then its tables: a database without them
+// holds no session yet (seen while the real OpenCode first started); one
+// with some of them is a schema this source does not know, an error.
+func TestOpenCodeDatabaseBeingCreated(t *testing.T) {
+	dir := t.TempDir()
+	ocExec(t, dir, `CREATE TABLE migration (id TEXT PRIMARY KEY, time_completed INTEGER NOT NULL)`)
+	src := OpenCode{}
+	id, err := src.Resolve(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs, err := src.Discover(context.Background(), id, nil, nil); err != nil || len(refs) != 0 {
+		t.Fatalf("a database OpenCode is creating: %v %v", refs, err)
+	}
+	if refs, complete, err := src.List(context.Background(), id, nil); err != nil || len(refs) != 0 || !complete {
+		t.Fatalf("listing a database OpenCode is creating: %v %v %v", refs, complete, err)
+	}
+	ocExec(t, dir, `CREATE TABLE message (id TEXT PRIMARY KEY)`)
+	if _, err := src.Discover(context.Background(), id, nil, nil); err == nil || !strings.Contains(err.Error(), "does not know") {
+		t.Fatalf("an unknown schema: %v", err)
+	}
+}
