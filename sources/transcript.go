@@ -18,6 +18,7 @@ import (
 
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/store/names"
 )
 
 // Turn is one turn of a conversation as a transcript source keeps it: who
@@ -231,8 +232,10 @@ func TranscriptDocument(id, room, uri, format string, path string, s *Session) (
 	if err != nil {
 		return nil, err
 	}
+	// The title names the first drawer where it can (an agent's titles
+	// are anyone's words: one that is no drawer name leaves the id).
 	name := id
-	if s.Title != "" {
+	if s.Title != "" && names.Drawer(s.Title) == "" {
 		name = s.Title
 	}
 	return &Document{ID: id, Name: name, Room: room, Kind: store.KindTranscript, URI: uri, Origin: origin,

@@ -348,7 +348,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		LeaseTTL: time.Duration(cfg.Jobs.LeaseTTLSecs) * time.Second, DrainTimeout: drain,
 	}, vectors)
 	srcs := sources.NewRegistry(sources.Directory{MaxFileBytes: cfg.Mining.MaxFileBytes},
-		sources.ClaudeCode(), sources.Codex(), sources.ChatGPTExport(), sources.ClaudeExport())
+		sources.ClaudeCode(), sources.Codex(), sources.OpenCode{}, sources.ChatGPTExport(), sources.ClaudeExport())
 	extractor := kinds.Extractor(cfg.Extraction)
 	mining := kinds.Mining{Sources: srcs, ChunkChars: cfg.Mining.ChunkChars,
 		MaxDocuments: cfg.Mining.MaxDocuments, Secrets: cfg.Mining.Secrets}
