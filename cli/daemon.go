@@ -627,10 +627,13 @@ func (a *app) serviceFinding(ctx context.Context, daemonUp bool) Finding {
 	if err != nil {
 		return Finding{Check: "service", Status: "ok", Detail: "not checked: " + fault.As(err).Msg}
 	}
-	if _, err := os.Stat(env.Path); err != nil {
+	if !env.Present() {
 		return Finding{Check: "service", Status: "ok", Detail: "no login service (`loci service install` starts the daemon at login)"}
 	}
 	st := env.Status(ctx)
+	if st.Unit != "" {
+		st.Path = st.Unit
+	}
 	switch {
 	case !st.Managed:
 		return Finding{Check: "service", Status: "ok", Detail: st.Path + " exists and was not written by loci"}

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	_ "embed" // the systemd user unit
 	"fmt"
 	"io"
 	"os"
@@ -27,13 +26,23 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/loci-dev/loci/cli"
+	"github.com/loci-dev/loci/service"
 )
 
 // Unit is the systemd user unit the packages install as
-// /usr/lib/systemd/user/loci.service (packaging/loci.service).
-//
-//go:embed loci.service
-var Unit []byte
+// /usr/lib/systemd/user/loci.service: the unit `loci service install`
+// would write for /usr/bin/loci serve (service.PackagedUnit, one
+// template), so `loci service install` run by the packaged binary enables
+// this one instead of writing its own.
+var Unit = packagedUnit()
+
+func packagedUnit() []byte {
+	u, err := service.PackagedUnit(service.Spec{Binary: BinPath, Args: []string{"serve"}})
+	if err != nil {
+		panic(err) // a constant path: Render accepts it
+	}
+	return u
+}
 
 // Package metadata.
 const (
