@@ -46,15 +46,19 @@ func packagedUnit() []byte {
 
 // Package metadata.
 const (
-	Name        = "loci"
-	Maintainer  = "loci developers <loci@loci-dev.github.io>"
+	Name = "loci"
+	// Maintainer is a placeholder until the owners name a contact: the
+	// address is in .invalid (RFC 6761), so no mail goes to a mailbox
+	// nobody chose.
+	Maintainer  = "loci developers (placeholder: no maintainer named yet) <maintainer@loci.invalid>"
 	Homepage    = "https://github.com/loci-dev/loci"
 	Summary     = "memory daemon for AI agents"
 	Description = `memory daemon for AI agents
  loci keeps memories for AI agents in one palace (wings > rooms > drawers of
  verbatim text) with a knowledge graph, search and a job queue, served by one
  long-running daemon over REST, MCP and a web dashboard. The package installs
- a systemd user unit; "loci service install" enables it for a user.`
+ a systemd user unit; "loci service install" enables it for a user.
+ No licence is stated yet: see /usr/share/doc/loci/copyright.`
 	// License is the package's licence field. The repository has no
 	// licence file yet: NOASSERTION (SPDX) says so rather than inventing
 	// one. Change it here and in copyrightText when one is chosen.
