@@ -145,6 +145,13 @@ func (e *Env) instead() string {
 		" with `loci service install --print` and place it where your service manager reads it"
 }
 
+// systemInstead is the help of loci::service::unavailable when the
+// system-wide unit sys is there to enable: no unit needs placing.
+func systemInstead(sys string) string {
+	return "run the daemon with `loci daemon start` (once per login); in a login where your user service manager runs (a desktop or ssh session with systemd), " +
+		"`loci service install` (or `systemctl --user enable --now " + UnitName + "`) enables the packaged " + sys
+}
+
 // run runs the manager with args, recording the command in res.
 func (e *Env) run(ctx context.Context, res *Result, args ...string) (string, error) {
 	if e.Manager == Systemd {
@@ -369,7 +376,7 @@ func (e *Env) installSystem(ctx context.Context, res *Result, sys string) (*Resu
 			removeDirs(made)
 		}
 		restoreOwn()
-		return fault.Newf(fault.ServiceUnavailable, e.instead(),
+		return fault.Newf(fault.ServiceUnavailable, systemInstead(sys),
 			"%s failed, so the service is not enabled (nothing was left behind): %s", what, firstLine(cause))
 	}
 	if _, err := e.run(ctx, res, "daemon-reload"); err != nil {

@@ -648,7 +648,10 @@ func TestServicePackagedUnitWithoutABus(t *testing.T) {
 	if code == 0 {
 		t.Fatal("install succeeded without a bus")
 	}
-	if c, msg, help := errorBody(t, errOut); c != "loci::service::unavailable" || !strings.Contains(msg, "No medium found") || !strings.Contains(help, "loci daemon start") {
+	// The packaged unit is already in place: the help says how to enable
+	// it, not to --print a unit and place it.
+	if c, msg, help := errorBody(t, errOut); c != "loci::service::unavailable" || !strings.Contains(msg, "No medium found") || !strings.Contains(help, "loci daemon start") ||
+		!strings.Contains(help, "systemctl --user enable --now loci.service") || strings.Contains(help, "--print") {
 		t.Errorf("%s / %s / %s", c, msg, help)
 	}
 	if !maps.Equal(treeHash(t, home), before) {
