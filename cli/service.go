@@ -35,7 +35,12 @@ file and palace this command resolves (--config, LOCI_CONFIG, --palace,
 LOCI_PALACE_PATH); no secret is written into it.
 
 install writes the file and starts the service now; installing again changes
-nothing. remove stops it and deletes what install wrote. A unit of the same
+nothing. remove stops it and deletes what install wrote. Installed from the
+.deb or .rpm, install enables the packaged unit
+(/usr/lib/systemd/user/loci.service) instead of writing one, and remove
+disables it; a loci installed another way, or settings the packaged unit does
+not carry (--config, --palace, a port), get a unit of their own, which
+overrides the packaged one. "loci service status" names the file in use. A unit of the same
 name that loci did not write is left alone. Where no service manager can be
 used (a container, no user bus), run "loci daemon start" instead, or print the
 file with "loci service install --print" and place it yourself.`,
