@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -254,15 +255,20 @@ func (b Build) Files(format string, bin []byte, d Docs) ([]File, error) {
 // PackageVersion turns a stamped version (git describe: v0.1.0,
 // v0.1.0-5-gabc1234-dirty, or a bare commit) into one dpkg and rpm accept:
 // no leading v, "+" for "-" (a later build sorts after its tag), and
-// 0.0.0+ before a version that does not start with a digit.
+// 0.0.0+ before one that is not a tag's (no leading digits.digits).
 func PackageVersion(v string) string {
 	v = strings.TrimPrefix(v, "v")
 	v = strings.ReplaceAll(v, "-", "+")
-	if v == "" || v[0] < '0' || v[0] > '9' {
+	if !tagVersion.MatchString(v) {
+		// A bare commit (git describe --always before the first tag) may
+		// be all digits: 7574787 would sort above every release.
 		v = "0.0.0+" + v
 	}
 	return v
 }
+
+// tagVersion is a version from a tag: digits, a dot, digits.
+var tagVersion = regexp.MustCompile(`^[0-9]+\.[0-9]+`)
 
 // Package writes the format ("deb" or "rpm") package of binary (built for
 // linux/goarch) to w.
@@ -295,6 +301,8 @@ func (b Build) Package(format, goarch string, binary []byte, d Docs, w io.Writer
 		Overridables: nfpm.Overridables{
 			Contents: contents,
 			Umask:    0o022,
+			// The bash completion uses bash-completion's functions.
+			Suggests: []string{"bash-completion"},
 			RPM:      nfpm.RPM{Summary: Summary, Group: "Applications/System", Compression: "gzip"},
 			Deb:      nfpm.Deb{Compression: "gzip"},
 		},

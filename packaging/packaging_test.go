@@ -340,6 +340,11 @@ func TestDebInstall(t *testing.T) {
 	if st, err := os.Stat(BashPath); err != nil || st.Size() == 0 {
 		t.Errorf("bash completion %s: %v", BashPath, err)
 	}
+	// The completion needs bash-completion's functions (Debian's minimal
+	// images lack it): the package suggests it.
+	if out, err := run("dpkg-query", "-W", "-f=${Suggests}", "loci"); err != nil || strings.TrimSpace(out) != "bash-completion" {
+		t.Errorf("Suggests: %v %q, want bash-completion", err, out)
+	}
 	if _, err := exec.LookPath("systemd-analyze"); err != nil {
 		t.Log("SKIP part: no systemd-analyze on this machine: the unit is not verified")
 	} else {
@@ -494,6 +499,26 @@ func TestUnitIsInstallsUnit(t *testing.T) {
 	for _, f := range fs {
 		if f.Dst == UnitPath && !bytes.Equal(f.Data, Unit) {
 			t.Errorf("the .deb's %s is not Unit", UnitPath)
+		}
+	}
+}
+
+// TestPackageVersion: a tag is the version; anything else (a bare commit
+// from git describe --always before the first tag, even one of digits
+// only, or dev) sorts below every release, so a later real package
+// upgrades it.
+func TestPackageVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"v1.2.3":                  "1.2.3",
+		"1.2.3":                   "1.2.3",
+		"v0.1.0-5-gabc1234-dirty": "0.1.0+5+gabc1234+dirty",
+		"a32a2c2":                 "0.0.0+a32a2c2",
+		"7574787":                 "0.0.0+7574787",
+		"7574787-dirty":           "0.0.0+7574787+dirty",
+		"dev":                     "0.0.0+dev",
+	} {
+		if got := PackageVersion(in); got != want {
+			t.Errorf("PackageVersion(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
