@@ -628,6 +628,9 @@ func (a *app) serviceFinding(ctx context.Context, daemonUp bool) Finding {
 		return Finding{Check: "service", Status: "ok", Detail: "not checked: " + fault.As(err).Msg}
 	}
 	if !env.Present() {
+		if sys := env.SystemUnit(); sys != "" {
+			return Finding{Check: "service", Status: "ok", Detail: "no login service: the packaged " + sys + " is installed but not enabled by `loci service install` (which enables it and starts the daemon at login)"}
+		}
 		return Finding{Check: "service", Status: "ok", Detail: "no login service (`loci service install` starts the daemon at login)"}
 	}
 	st := env.Status(ctx)

@@ -62,6 +62,9 @@ file with "loci service install --print" and place it yourself.`,
 				return err
 			}
 			if printOnly {
+				if sys := env.SystemUnitFor(spec); sys != "" && !a.jsonOut {
+					a.stderrf("note: the packaged %s runs the same: `loci service install` (or `systemctl --user enable --now %s`) enables it, no need to place this file\n", sys, service.UnitName)
+				}
 				_, err := a.stdout.Write(content)
 				return err
 			}

@@ -274,6 +274,22 @@ func (e *Env) systemUnit() (string, []byte) {
 	return "", nil
 }
 
+// SystemUnit is the system-wide loci.service systemd would load when the
+// home holds none (the package's), or "".
+func (e *Env) SystemUnit() string {
+	p, _ := e.systemUnit()
+	return p
+}
+
+// SystemUnitFor is SystemUnit when it runs exactly what spec says (so
+// install would enable it rather than write a unit), else "".
+func (e *Env) SystemUnitFor(spec Spec) string {
+	if p, c := e.systemUnit(); p != "" && Runs(c, spec) {
+		return p
+	}
+	return ""
+}
+
 // readState is the state file when loci wrote it (nil otherwise: a file
 // of that name without Marker is not loci's record).
 func (e *Env) readState() []byte {

@@ -507,6 +507,13 @@ func TestServiceEnablesThePackagedUnit(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, ".config", "systemd")); err == nil {
 		t.Error("install wrote a unit of its own beside the packaged one")
 	}
+	// --print still writes the unit, and says on stderr that the packaged
+	// one runs the same (no need to place it).
+	printed, printErr, code := runCLI(home, "", []string{"service", "install", "--print"}, env)
+	if code != 0 || !strings.Contains(printed, "ExecStart="+bin+" serve\n") || !strings.Contains(printErr, sys+" runs the same") ||
+		!strings.Contains(printErr, "systemctl --user enable --now loci.service") {
+		t.Errorf("--print exit %d\n%s\n%s", code, printed, printErr)
+	}
 	state, err := os.ReadFile(filepath.Join(home, ".local", "state", "loci", "service-enabled"))
 	if err != nil || !strings.Contains(string(state), sys) {
 		t.Errorf("no record of the enabled unit: %v %q", err, state)
@@ -657,4 +664,26 @@ func TestServicePackagedUnitWithoutABus(t *testing.T) {
 	if !maps.Equal(treeHash(t, home), before) {
 		t.Error("HOME changed")
 	}
+}
+
+// doctor without a login service names the packaged unit to enable.
+func TestDoctorNamesThePackagedUnit(t *testing.T) {
+	home := t.TempDir()
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	sys := m.packagedUnit(t, "/usr/bin/loci")
+	env := m.env(false, "LOCI_PALACE_PATH="+filepath.Join(t.TempDir(), "palace"), "LOCI_PORT="+strconv.Itoa(freePort(t)))
+	out, errOut, _ := runCLI(home, "", []string{"--json", "doctor"}, env)
+	var r struct{ Findings []map[string]any }
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("doctor --json: %v\n%s%s", err, out, errOut)
+	}
+	for _, f := range r.Findings {
+		if f["check"] == "service" {
+			if d, _ := f["detail"].(string); f["status"] != "ok" || !strings.Contains(d, "no login service") || !strings.Contains(d, sys+" is installed but not enabled") {
+				t.Errorf("service finding %v", f)
+			}
+			return
+		}
+	}
+	t.Fatalf("no service finding: %s", out)
 }
