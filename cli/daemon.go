@@ -635,10 +635,16 @@ func (a *app) serviceFinding(ctx context.Context, daemonUp bool) Finding {
 	if err != nil {
 		return Finding{Check: "service", Status: "ok", Detail: "not checked: " + fault.As(err).Msg}
 	}
-	if _, err := os.Stat(env.Path); err != nil {
+	if !env.Present() {
+		if sys := env.SystemUnit(); sys != "" {
+			return Finding{Check: "service", Status: "ok", Detail: "no login service: the packaged " + sys + " is installed but not enabled by `loci service install` (which enables it and starts the daemon at login)"}
+		}
 		return Finding{Check: "service", Status: "ok", Detail: "no login service (`loci service install` starts the daemon at login)"}
 	}
 	st := env.Status(ctx)
+	if st.Unit != "" {
+		st.Path = st.Unit
+	}
 	switch {
 	case !st.Managed:
 		return Finding{Check: "service", Status: "ok", Detail: st.Path + " exists and was not written by loci"}

@@ -246,7 +246,7 @@ func (a *app) serviceOffer(ctx context.Context, mcpURL string) string {
 		return ""
 	}
 	if env, _, err := a.serviceEnv(nil, ""); err == nil {
-		if _, err := os.Stat(env.Path); err == nil {
+		if env.Present() {
 			return ""
 		}
 	}

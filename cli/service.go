@@ -35,7 +35,12 @@ file and palace this command resolves (--config, LOCI_CONFIG, --palace,
 LOCI_PALACE_PATH); no secret is written into it.
 
 install writes the file and starts the service now; installing again changes
-nothing. remove stops it and deletes what install wrote. A unit of the same
+nothing. remove stops it and deletes what install wrote. Installed from the
+.deb or .rpm, install enables the packaged unit
+(/usr/lib/systemd/user/loci.service) instead of writing one, and remove
+disables it; a loci installed another way, or settings the packaged unit does
+not carry (--config, --palace, a port), get a unit of their own, which
+overrides the packaged one. "loci service status" names the file in use. A unit of the same
 name that loci did not write is left alone. Where no service manager can be
 used (a container, no user bus), run "loci daemon start" instead, or print the
 file with "loci service install --print" and place it yourself.`,
@@ -57,6 +62,9 @@ file with "loci service install --print" and place it yourself.`,
 				return err
 			}
 			if printOnly {
+				if sys := env.SystemUnitFor(spec); sys != "" && !a.jsonOut {
+					a.stderrf("note: the packaged %s runs the same: `loci service install` (or `systemctl --user enable --now %s`) enables it, no need to place this file\n", sys, service.UnitName)
+				}
 				_, err := a.stdout.Write(content)
 				return err
 			}
@@ -102,14 +110,21 @@ file with "loci service install --print" and place it yourself.`,
 				return a.out(st)
 			}
 			what := map[service.Manager]string{service.Systemd: "systemd user unit", service.Launchd: "launchd agent"}[st.Manager]
-			state := "not installed"
+			state, file := "not installed", st.Path
 			switch {
+			case st.SystemEnabled:
+				state, file = "installed: the packaged unit, enabled by `loci service install`", st.Unit
 			case st.Installed && st.Managed:
 				state = "installed"
 			case st.Installed:
 				state = "present, not written by loci"
+			case st.SystemUnit != "":
+				state, file = "the packaged unit, not enabled by `loci service install`", st.SystemUnit
 			}
-			a.printf("service    %s %s (%s)\n", what, st.Path, state)
+			if st.SystemUnit != "" && st.Unit == st.Path {
+				state += "; it overrides the packaged " + st.SystemUnit
+			}
+			a.printf("service    %s %s (%s)\n", what, file, state)
 			a.printf("enabled    %s\n", yesNo(st.Enabled))
 			a.printf("running    %s\n", yesNo(st.Running))
 			if st.Problem != "" {
@@ -167,7 +182,20 @@ func (a *app) serviceEnv(f *listenerFlags, manager string) (*service.Env, servic
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	env := &service.Env{Manager: m, UID: os.Getuid(), LookPath: exec.LookPath, Run: runManager, LogDir: service.LogDir(home)}
+	env := &service.Env{Manager: m, UID: os.Getuid(), LookPath: exec.LookPath, Run: runManager, LogDir: service.LogDir(home),
+		SystemDirs: service.SystemUnitDirs}
+	// LOCI_SYSTEMD_USER_DIRS (colon-separated) replaces where system-wide
+	// user units are looked for: the tests' packaged unit.
+	if dirs, ok := a.env("LOCI_SYSTEMD_USER_DIRS"); ok {
+		env.SystemDirs = filepath.SplitList(dirs)
+	}
+	stateHome, _ := a.env("XDG_STATE_HOME")
+	if !filepath.IsAbs(stateHome) && home != "" {
+		stateHome = filepath.Join(home, ".local", "state")
+	}
+	if filepath.IsAbs(stateHome) {
+		env.StatePath = service.StatePath(stateHome)
+	}
 	if m == service.Launchd {
 		env.Path = service.PlistPath(home)
 		spec.LogDir = env.LogDir
@@ -244,6 +272,11 @@ func (a *app) printService(res *service.Result) error {
 	if a.jsonOut {
 		return a.out(res)
 	}
+	note := func() {
+		if res.Note != "" {
+			a.printf("note: %s\n", res.Note)
+		}
+	}
 	switch res.Action {
 	case "not_installed":
 		a.printf("no login service is installed (%s does not exist)\n", res.Path)
@@ -251,11 +284,19 @@ func (a *app) printService(res *service.Result) error {
 	case "removed":
 		a.printf("removed the login service: stopped, disabled and deleted %s\n", res.Path)
 		return nil
+	case "disabled":
+		a.printf("removed the login service: stopped and disabled %s (the file is the package's and stays)\n", res.Path)
+		note()
+		return nil
 	case "unchanged":
 		a.printf("the login service is installed and running: %s (nothing changed)\n", res.Path)
 		return nil
+	case "enabled":
+		a.printf("enabled the login service: the packaged unit %s (no unit of loci's own is written)\n", res.Path)
+	default:
+		a.printf("%s the login service: %s\n", res.Action, res.Path)
 	}
-	a.printf("%s the login service: %s\n", res.Action, res.Path)
+	note()
 	for _, c := range res.Commands {
 		a.printf("  ran: %s\n", c)
 	}

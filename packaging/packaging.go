@@ -9,12 +9,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	_ "embed" // the systemd user unit
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -27,25 +27,39 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/loci-dev/loci/cli"
+	"github.com/loci-dev/loci/service"
 )
 
 // Unit is the systemd user unit the packages install as
-// /usr/lib/systemd/user/loci.service (packaging/loci.service).
-//
-//go:embed loci.service
-var Unit []byte
+// /usr/lib/systemd/user/loci.service: the unit `loci service install`
+// would write for /usr/bin/loci serve (service.PackagedUnit, one
+// template), so `loci service install` run by the packaged binary enables
+// this one instead of writing its own.
+var Unit = packagedUnit()
+
+func packagedUnit() []byte {
+	u, err := service.PackagedUnit(service.Spec{Binary: BinPath, Args: []string{"serve"}})
+	if err != nil {
+		panic(err) // a constant path: Render accepts it
+	}
+	return u
+}
 
 // Package metadata.
 const (
-	Name        = "loci"
-	Maintainer  = "loci developers <loci@loci-dev.github.io>"
+	Name = "loci"
+	// Maintainer is a placeholder until the owners name a contact: the
+	// address is in .invalid (RFC 6761), so no mail goes to a mailbox
+	// nobody chose.
+	Maintainer  = "loci developers (placeholder: no maintainer named yet) <maintainer@loci.invalid>"
 	Homepage    = "https://github.com/loci-dev/loci"
 	Summary     = "memory daemon for AI agents"
 	Description = `memory daemon for AI agents
  loci keeps memories for AI agents in one palace (wings > rooms > drawers of
  verbatim text) with a knowledge graph, search and a job queue, served by one
  long-running daemon over REST, MCP and a web dashboard. The package installs
- a systemd user unit; "loci service install" enables it for a user.`
+ a systemd user unit; "loci service install" enables it for a user.
+ No licence is stated yet: see /usr/share/doc/loci/copyright.`
 	// License is the package's licence field. The repository has no
 	// licence file yet: NOASSERTION (SPDX) says so rather than inventing
 	// one. Change it here and in copyrightText when one is chosen.
@@ -241,15 +255,20 @@ func (b Build) Files(format string, bin []byte, d Docs) ([]File, error) {
 // PackageVersion turns a stamped version (git describe: v0.1.0,
 // v0.1.0-5-gabc1234-dirty, or a bare commit) into one dpkg and rpm accept:
 // no leading v, "+" for "-" (a later build sorts after its tag), and
-// 0.0.0+ before a version that does not start with a digit.
+// 0.0.0+ before one that is not a tag's (no leading digits.digits).
 func PackageVersion(v string) string {
 	v = strings.TrimPrefix(v, "v")
 	v = strings.ReplaceAll(v, "-", "+")
-	if v == "" || v[0] < '0' || v[0] > '9' {
+	if !tagVersion.MatchString(v) {
+		// A bare commit (git describe --always before the first tag) may
+		// be all digits: 7574787 would sort above every release.
 		v = "0.0.0+" + v
 	}
 	return v
 }
+
+// tagVersion is a version from a tag: digits, a dot, digits.
+var tagVersion = regexp.MustCompile(`^[0-9]+\.[0-9]+`)
 
 // Package writes the format ("deb" or "rpm") package of binary (built for
 // linux/goarch) to w.
@@ -282,6 +301,8 @@ func (b Build) Package(format, goarch string, binary []byte, d Docs, w io.Writer
 		Overridables: nfpm.Overridables{
 			Contents: contents,
 			Umask:    0o022,
+			// The bash completion uses bash-completion's functions.
+			Suggests: []string{"bash-completion"},
 			RPM:      nfpm.RPM{Summary: Summary, Group: "Applications/System", Compression: "gzip"},
 			Deb:      nfpm.Deb{Compression: "gzip"},
 		},

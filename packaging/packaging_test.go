@@ -22,6 +22,8 @@ import (
 	"time"
 
 	rpmutils "github.com/sassoftware/go-rpmutils"
+
+	"github.com/loci-dev/loci/service"
 )
 
 // testVersion is stamped into the test's binary and package.
@@ -338,6 +340,11 @@ func TestDebInstall(t *testing.T) {
 	if st, err := os.Stat(BashPath); err != nil || st.Size() == 0 {
 		t.Errorf("bash completion %s: %v", BashPath, err)
 	}
+	// The completion needs bash-completion's functions (Debian's minimal
+	// images lack it): the package suggests it.
+	if out, err := run("dpkg-query", "-W", "-f=${Suggests}", "loci"); err != nil || strings.TrimSpace(out) != "bash-completion" {
+		t.Errorf("Suggests: %v %q, want bash-completion", err, out)
+	}
 	if _, err := exec.LookPath("systemd-analyze"); err != nil {
 		t.Log("SKIP part: no systemd-analyze on this machine: the unit is not verified")
 	} else {
@@ -347,6 +354,7 @@ func TestDebInstall(t *testing.T) {
 			t.Errorf("systemd-analyze verify %s: %v\n%s", UnitPath, err, out)
 		}
 	}
+	packagedServiceInstall(t)
 	removed = true
 	if out, err := run("dpkg", "-r", "loci"); err != nil {
 		t.Fatalf("dpkg -r: %v\n%s", err, out)
@@ -394,6 +402,123 @@ func TestLociLeavesOutReleaseTooling(t *testing.T) {
 			if strings.HasPrefix(dep, f) {
 				t.Errorf("cmd/loci depends on %s", dep)
 			}
+		}
+	}
+}
+
+// TestHonestMetadata: without a licence file or a maintainer in the
+// repository, the packages invent neither: the licence field is SPDX's
+// NOASSERTION, the copyright file and the description say no licence is
+// stated, and the maintainer's address is in .invalid (RFC 6761: never
+// a mailbox someone else may own) until the owners choose one.
+func TestHonestMetadata(t *testing.T) {
+	if _, err := os.Stat("../LICENSE"); err == nil {
+		t.Skip("the repository has a LICENSE now: set License, copyrightText and Maintainer from it")
+	}
+	if License != "NOASSERTION" {
+		t.Errorf("License %q without a licence file", License)
+	}
+	if !strings.Contains(string(copyrightText()), "License: NOASSERTION\n The loci repository does not state a licence yet.") {
+		t.Errorf("copyright file:\n%s", copyrightText())
+	}
+	if !strings.Contains(Description, "No licence is stated yet") {
+		t.Errorf("the description does not say the licence is unstated:\n%s", Description)
+	}
+	_, addr, ok := strings.Cut(Maintainer, "<")
+	if !ok || !strings.HasSuffix(addr, ".invalid>") || !strings.Contains(Maintainer, "placeholder") {
+		t.Errorf("Maintainer %q names a real-looking address nobody chose", Maintainer)
+	}
+}
+
+// packagedServiceInstall runs the installed /usr/bin/loci's `service
+// install`, `status` and `remove` in a temporary HOME with a fake
+// systemctl on PATH: the packaged binary enables the packaged unit (one
+// unit, not a second in HOME), and remove disables it, leaving HOME and
+// the unit as they were.
+func packagedServiceInstall(t *testing.T) {
+	t.Helper()
+	home, fake := t.TempDir(), t.TempDir()
+	script := "#!/bin/sh\necho \"$*\" >> " + fake + "/log\ncase \"$*\" in *is-enabled*) echo enabled;; *is-active*) echo active;; esac\nexit 0\n"
+	if err := os.WriteFile(filepath.Join(fake, "systemctl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unitBefore, err := os.ReadFile(UnitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loci := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(BinPath, args...)
+		cmd.Env = []string{"HOME=" + home, "PATH=" + fake + ":/usr/bin:/bin"}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("loci %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := loci("service", "install"); !strings.Contains(out, "the packaged unit "+UnitPath) {
+		t.Errorf("the packaged loci's service install did not enable the packaged unit:\n%s", out)
+	}
+	if out := loci("service", "status"); !strings.Contains(out, UnitPath+" (installed: the packaged unit") {
+		t.Errorf("status:\n%s", out)
+	}
+	loci("service", "remove")
+	log, _ := os.ReadFile(filepath.Join(fake, "log"))
+	want := "--user daemon-reload\n--user enable --now loci.service\n--user is-enabled loci.service\n--user is-active loci.service\n--user disable --now loci.service\n"
+	if string(log) != want {
+		t.Errorf("systemctl ran\n%s\nwant\n%s", log, want)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 0 {
+		t.Errorf("HOME holds %v after service remove", entries)
+	}
+	if after, _ := os.ReadFile(UnitPath); !bytes.Equal(after, unitBefore) {
+		t.Error("service remove changed the packaged unit")
+	}
+}
+
+// TestUnitIsInstallsUnit: the packaged unit is what `loci service
+// install` would write for the packaged binary (one template), so that
+// binary's install enables it; the archive carries the same file.
+func TestUnitIsInstallsUnit(t *testing.T) {
+	spec := service.Spec{Binary: BinPath, Args: []string{"serve"}}
+	want, err := service.PackagedUnit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(Unit, want) || !service.Runs(Unit, spec) || service.Owned(Unit) {
+		t.Errorf("the packaged unit is not service's rendering for %s:\n%s", BinPath, Unit)
+	}
+	d, err := testBuild().Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := testBuild().Files("deb", nil, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Dst == UnitPath && !bytes.Equal(f.Data, Unit) {
+			t.Errorf("the .deb's %s is not Unit", UnitPath)
+		}
+	}
+}
+
+// TestPackageVersion: a tag is the version; anything else (a bare commit
+// from git describe --always before the first tag, even one of digits
+// only, or dev) sorts below every release, so a later real package
+// upgrades it.
+func TestPackageVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"v1.2.3":                  "1.2.3",
+		"1.2.3":                   "1.2.3",
+		"v0.1.0-5-gabc1234-dirty": "0.1.0+5+gabc1234+dirty",
+		"a32a2c2":                 "0.0.0+a32a2c2",
+		"7574787":                 "0.0.0+7574787",
+		"7574787-dirty":           "0.0.0+7574787+dirty",
+		"dev":                     "0.0.0+dev",
+	} {
+		if got := PackageVersion(in); got != want {
+			t.Errorf("PackageVersion(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

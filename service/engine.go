@@ -33,6 +33,26 @@ type Env struct {
 	LookPath func(string) (string, error)
 	// Run runs it.
 	Run Runner
+	// SystemDirs are the system-wide directories of systemd user units,
+	// in systemd's order of precedence (SystemUnitDirs): a loci.service
+	// there that runs what install would (the packages' /usr/bin/loci
+	// serve) is enabled instead of writing a unit of loci's own.
+	SystemDirs []string
+	// StatePath is the file recording that install enabled such a
+	// system-wide unit (StatePath), deleted by remove.
+	StatePath string
+}
+
+// SystemUnitDirs are the directories where systemd looks for user units
+// installed for every user, in its order of precedence: the
+// administrator's, then the locally installed, then the packages'.
+var SystemUnitDirs = []string{"/etc/systemd/user", "/usr/local/lib/systemd/user", "/usr/lib/systemd/user"}
+
+// StatePath is the file under the state directory (stateHome is
+// $XDG_STATE_HOME, or ~/.local/state) recording that install enabled a
+// system-wide unit.
+func StatePath(stateHome string) string {
+	return filepath.Join(stateHome, "loci", "service-enabled")
 }
 
 // UnitPath is the systemd user unit's file under the configuration
@@ -62,6 +82,12 @@ type Result struct {
 	Commands []string `json:"commands"`
 	// Logs says where the service's output is.
 	Logs string `json:"logs"`
+	// Unit is the unit file systemd uses: Path, or the system-wide unit
+	// install enabled.
+	Unit string `json:"unit,omitempty"`
+	// Note says something the person should know: that loci's unit
+	// overrides a system-wide one, or replaced its own.
+	Note string `json:"note,omitempty"`
 }
 
 // logs says where the service's output is.
@@ -87,6 +113,13 @@ type Status struct {
 	Problem string `json:"problem,omitempty"`
 	// Logs says where the output is.
 	Logs string `json:"logs"`
+	// SystemUnit is the system-wide loci.service (the package's), if any.
+	SystemUnit string `json:"system_unit,omitempty"`
+	// Unit is the file systemd loads for loci.service: Path when it
+	// exists (it overrides SystemUnit), else SystemUnit, else empty.
+	Unit string `json:"unit"`
+	// SystemEnabled: install enabled SystemUnit rather than writing Path.
+	SystemEnabled bool `json:"system_enabled"`
 }
 
 func (e *Env) command() string {
@@ -110,6 +143,13 @@ func (e *Env) available() error {
 func (e *Env) instead() string {
 	return "run the daemon with `loci daemon start` (once per login), or write the " + map[Manager]string{Systemd: "unit", Launchd: "agent"}[e.Manager] +
 		" with `loci service install --print` and place it where your service manager reads it"
+}
+
+// systemInstead is the help of loci::service::unavailable when the
+// system-wide unit sys is there to enable: no unit needs placing.
+func systemInstead(sys string) string {
+	return "run the daemon with `loci daemon start` (once per login); in a login where your user service manager runs (a desktop or ssh session with systemd), " +
+		"`loci service install` (or `systemctl --user enable --now " + UnitName + "`) enables the packaged " + sys
 }
 
 // run runs the manager with args, recording the command in res.
@@ -153,6 +193,14 @@ func (e *Env) Install(ctx context.Context, spec Spec) (*Result, error) {
 	if err := e.available(); err != nil {
 		return nil, err
 	}
+	if sys, content := e.systemUnit(); sys != "" {
+		if Runs(content, spec) {
+			return e.installSystem(ctx, res, sys)
+		}
+		res.Note = fmt.Sprintf("%s overrides the system-wide %s (the package's), which does not run this loci with these settings (%s): "+
+			"systemd uses the unit in your home first; `loci service remove` gives the system-wide one back", e.Path, sys, execStart(spec))
+	}
+	res.Unit = e.Path
 	old, err := e.read()
 	if err != nil {
 		return nil, err
@@ -203,6 +251,157 @@ func (e *Env) Install(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, undo(err, "launchctl bootstrap "+e.domain())
 	}
 	res.Action = "installed"
+	return res, nil
+}
+
+// enabledPrefix starts the state file's line naming the system-wide unit
+// install enabled.
+const enabledPrefix = "loci enabled the system-wide unit: "
+
+// systemUnit is the system-wide loci.service systemd loads when the home
+// holds none (the first in SystemDirs) and its content; "" when there is
+// none (and always for launchd).
+func (e *Env) systemUnit() (string, []byte) {
+	if e.Manager != Systemd {
+		return "", nil
+	}
+	for _, d := range e.SystemDirs {
+		p := filepath.Join(d, UnitName)
+		if c, err := os.ReadFile(p); err == nil {
+			return p, c
+		}
+	}
+	return "", nil
+}
+
+// SystemUnit is the system-wide loci.service systemd would load when the
+// home holds none (the package's), or "".
+func (e *Env) SystemUnit() string {
+	p, _ := e.systemUnit()
+	return p
+}
+
+// SystemUnitFor is SystemUnit when it runs exactly what spec says (so
+// install would enable it rather than write a unit), else "".
+func (e *Env) SystemUnitFor(spec Spec) string {
+	if p, c := e.systemUnit(); p != "" && Runs(c, spec) {
+		return p
+	}
+	return ""
+}
+
+// readState is the state file when loci wrote it (nil otherwise: a file
+// of that name without Marker is not loci's record).
+func (e *Env) readState() []byte {
+	if e.StatePath == "" || e.Manager != Systemd {
+		return nil
+	}
+	c, err := os.ReadFile(e.StatePath)
+	if err != nil || !Owned(c) {
+		return nil
+	}
+	return c
+}
+
+// stateContent records that install enabled the system-wide unit, and the
+// directories it made for the record.
+func stateContent(unit string, made []string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# %s\n", Marker)
+	for _, d := range made {
+		fmt.Fprintf(&b, "# %s%s\n", madePrefix, strconv.Quote(d))
+	}
+	fmt.Fprintf(&b, "# %s%s\n", enabledPrefix, strconv.Quote(unit))
+	return b.Bytes()
+}
+
+// stateUnit is the system-wide unit a state file names.
+func stateUnit(state []byte) string {
+	for _, line := range strings.Split(string(state), "\n") {
+		if q, ok := strings.CutPrefix(strings.TrimSpace(line), "# "+enabledPrefix); ok {
+			if u, err := strconv.Unquote(q); err == nil {
+				return u
+			}
+		}
+	}
+	return ""
+}
+
+// Present reports whether install left something for remove: loci's
+// file, a file of that name (someone else's), or the record that it
+// enabled the system-wide unit. It runs no command.
+func (e *Env) Present() bool {
+	if _, err := os.Stat(e.Path); err == nil {
+		return true
+	}
+	return e.readState() != nil
+}
+
+// installSystem enables and starts the system-wide unit sys (the
+// package's, which runs what loci would write) instead of writing a unit
+// of loci's own, and records that in StatePath for remove. A unit of
+// loci's own in the home (from an install by another binary) is stopped
+// and deleted first: it would override sys.
+func (e *Env) installSystem(ctx context.Context, res *Result, sys string) (*Result, error) {
+	res.Path, res.Unit = sys, sys
+	own, err := e.read()
+	if err != nil {
+		return nil, err
+	}
+	state := e.readState()
+	if own == nil && state != nil {
+		return e.ensureRunning(ctx, res)
+	}
+	if e.StatePath == "" {
+		return nil, fault.Newf(fault.IOFailed, "set HOME", "loci has no place to record the service it enables")
+	}
+	if own != nil {
+		if _, err := e.run(ctx, res, "disable", "--now", UnitName); err != nil {
+			return nil, fault.Newf(fault.ServiceUnavailable, e.instead(), "cannot stop the service of %s, so nothing changed: %s", e.Path, firstLine(err))
+		}
+		if err := os.Remove(e.Path); err != nil {
+			return nil, fault.Wrap(fault.IOFailed, err, "cannot delete "+e.Path, "delete it yourself, then run `loci service install` again")
+		}
+		removeDirs(Made(own))
+		res.Note = "replaced loci's own unit " + e.Path + " (written by another loci binary or with other settings) with the system-wide " + sys
+	}
+	restoreOwn := func() {
+		if own == nil {
+			return
+		}
+		if _, err := makeDirs([]string{filepath.Dir(e.Path)}); err == nil && writeAtomic(e.Path, own) == nil {
+			_, _ = e.Run(ctx, "systemctl", "--user", "daemon-reload")
+			_, _ = e.Run(ctx, "systemctl", "--user", "enable", "--now", UnitName)
+		}
+	}
+	var made []string
+	if state == nil {
+		made, err = makeDirs([]string{filepath.Dir(e.StatePath)})
+		if err == nil {
+			err = writeAtomic(e.StatePath, stateContent(sys, made))
+		}
+		if err != nil {
+			removeDirs(made)
+			restoreOwn()
+			return nil, err
+		}
+	}
+	undo := func(cause error, what string) error {
+		if state == nil {
+			os.Remove(e.StatePath)
+			removeDirs(made)
+		}
+		restoreOwn()
+		return fault.Newf(fault.ServiceUnavailable, systemInstead(sys),
+			"%s failed, so the service is not enabled (nothing was left behind): %s", what, firstLine(cause))
+	}
+	if _, err := e.run(ctx, res, "daemon-reload"); err != nil {
+		return nil, undo(err, "systemctl --user daemon-reload")
+	}
+	if _, err := e.run(ctx, res, "enable", "--now", UnitName); err != nil {
+		return nil, undo(err, "systemctl --user enable --now "+UnitName)
+	}
+	res.Action = "enabled"
 	return res, nil
 }
 
@@ -267,13 +466,18 @@ func (e *Env) Remove(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if old == nil {
+	state := e.readState()
+	if old == nil && state == nil {
 		res.Action = "not_installed"
 		return res, nil
 	}
 	if err := e.available(); err != nil {
 		return nil, err
 	}
+	if old == nil {
+		return e.removeSystem(ctx, res, state)
+	}
+	res.Unit = e.Path
 	if e.Manager == Systemd {
 		if _, err := e.run(ctx, res, "disable", "--now", UnitName); err != nil {
 			return nil, fault.Newf(fault.ServiceUnavailable, "run `systemctl --user disable --now "+UnitName+"` where the user's service manager runs, then `loci service remove` again",
@@ -295,8 +499,40 @@ func (e *Env) Remove(ctx context.Context) (*Result, error) {
 				"the unit is deleted, but systemctl --user daemon-reload failed: %s", firstLine(err))
 		}
 	}
+	if state != nil {
+		// The same unit name: disable --now above stopped it too.
+		e.deleteState(state)
+	}
 	res.Action = "removed"
 	return res, nil
+}
+
+// removeSystem stops and disables the system-wide unit install enabled
+// and deletes the record; the unit itself is the package's and stays.
+func (e *Env) removeSystem(ctx context.Context, res *Result, state []byte) (*Result, error) {
+	sys, _ := e.systemUnit()
+	res.Path = stateUnit(state)
+	if sys != "" {
+		res.Path = sys
+	}
+	res.Unit = res.Path
+	if _, err := e.run(ctx, res, "disable", "--now", UnitName); err != nil {
+		if sys != "" {
+			return nil, fault.Newf(fault.ServiceUnavailable, "run `systemctl --user disable --now "+UnitName+"` where the user's service manager runs, then `loci service remove` again",
+				"cannot stop the service, so nothing was removed: %s", firstLine(err))
+		}
+		// The package went, with its unit: nothing is left to stop.
+		res.Note = res.Path + " is gone (the package was removed?): there was nothing to stop"
+	}
+	e.deleteState(state)
+	res.Action = "disabled"
+	return res, nil
+}
+
+// deleteState deletes the state file and the directories made for it.
+func (e *Env) deleteState(state []byte) {
+	os.Remove(e.StatePath)
+	removeDirs(Made(state))
 }
 
 // Status reads the file and asks the manager whether the service is
@@ -306,6 +542,16 @@ func (e *Env) Status(ctx context.Context) Status {
 	old, err := os.ReadFile(e.Path)
 	st.Installed = err == nil
 	st.Managed = st.Installed && Owned(old)
+	st.SystemUnit, _ = e.systemUnit()
+	switch {
+	case st.Installed:
+		st.Unit = e.Path
+	case st.SystemUnit != "":
+		st.Unit = st.SystemUnit
+		if e.readState() != nil {
+			st.Installed, st.Managed, st.SystemEnabled = true, true, true
+		}
+	}
 	if err := e.available(); err != nil {
 		st.Problem = fault.As(err).Msg
 		return st

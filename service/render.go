@@ -87,16 +87,42 @@ func Render(m Manager, spec Spec, made []string) ([]byte, error) {
 	return nil, fault.Newf(fault.InputInvalid, "use systemd or launchd", "%q is not a service manager", string(m))
 }
 
-// unit is the systemd user unit. loci serve logs to standard error, which
-// systemd sends to the journal (journalctl --user -u loci); it stops with
-// status 0 on SIGTERM or `loci daemon stop`, so Restart=on-failure
-// restarts it after a crash and never after a clean stop.
+// unit is the systemd user unit loci writes: Marker, the directories
+// install made, then body.
 func unit(spec Spec, made []string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %s\n", Marker)
 	for _, d := range made {
 		fmt.Fprintf(&b, "# %s%s\n", madePrefix, strconv.Quote(d))
 	}
+	b.Write(body(spec))
+	return b.Bytes()
+}
+
+// packagedHeader opens the unit the .deb and .rpm install: no Marker (the
+// file is the package's, never loci's to delete).
+const packagedHeader = `# loci's systemd user unit, installed by the .deb and .rpm packages.
+# Enable it for your user with "loci service install" (or by hand:
+# systemctl --user enable --now loci.service); logs: journalctl --user -u loci
+`
+
+// PackagedUnit is the systemd user unit the packages install under
+// /usr/lib/systemd/user: the same directives `loci service install`
+// writes for spec, under a comment of the package's instead of Marker.
+func PackagedUnit(spec Spec) ([]byte, error) {
+	if _, err := Render(Systemd, spec, nil); err != nil {
+		return nil, err
+	}
+	return append([]byte(packagedHeader), body(spec)...), nil
+}
+
+// body is the unit's directives, one template for the unit install writes
+// and the packaged one. loci serve logs to standard error, which systemd
+// sends to the journal (journalctl --user -u loci); it stops with status 0
+// on SIGTERM or `loci daemon stop`, so Restart=on-failure restarts it after
+// a crash and never after a clean stop.
+func body(spec Spec) []byte {
+	var b bytes.Buffer
 	b.WriteString(`[Unit]
 Description=loci memory daemon for AI agents
 Documentation=https://github.com/loci-dev/loci
@@ -104,7 +130,7 @@ Documentation=https://github.com/loci-dev/loci
 [Service]
 Type=exec
 `)
-	b.WriteString("ExecStart=" + execLine(append([]string{spec.Binary}, spec.Args...)) + "\n")
+	b.WriteString(execStart(spec) + "\n")
 	b.WriteString(`Restart=on-failure
 RestartSec=2
 TimeoutStopSec=30
@@ -115,6 +141,30 @@ StandardError=journal
 WantedBy=default.target
 `)
 	return b.Bytes()
+}
+
+// execStart is the unit's ExecStart line for spec.
+func execStart(spec Spec) string {
+	return "ExecStart=" + execLine(append([]string{spec.Binary}, spec.Args...))
+}
+
+// Runs reports whether the systemd unit content runs exactly what spec
+// says (its ExecStart line is the one loci would write): enabling it is
+// as good as writing loci's own.
+func Runs(content []byte, spec Spec) bool {
+	want := execStart(spec)
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(content))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "ExecStart=") {
+			n++
+			if line != want {
+				return false
+			}
+		}
+	}
+	return n == 1
 }
 
 // execLine quotes a command line for ExecStart: words of plain characters

@@ -140,3 +140,73 @@ func TestPlistParses(t *testing.T) {
 		}
 	}
 }
+
+// TestPackagedUnitIsTheInstalledUnit: the unit the packages ship and the
+// one install writes are one template: the same directives, only the
+// opening comment differs (the package's has no Marker: remove never
+// deletes it), and install recognises the packaged unit as running what
+// it would.
+func TestPackagedUnitIsTheInstalledUnit(t *testing.T) {
+	spec := Spec{Binary: "/usr/bin/loci", Args: []string{"serve"}}
+	pkg, err := PackagedUnit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := Render(Systemd, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	directives := func(u []byte) string {
+		var keep []string
+		for _, l := range strings.Split(string(u), "\n") {
+			if !strings.HasPrefix(l, "#") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if directives(pkg) != directives(own) {
+		t.Errorf("the packaged unit and install's differ:\n%s\n---\n%s", pkg, own)
+	}
+	if Owned(pkg) {
+		t.Error("the packaged unit carries loci's marker: remove would delete the package's file")
+	}
+	if !Runs(pkg, spec) || !Runs(own, spec) {
+		t.Error("install does not recognise the packaged unit as running /usr/bin/loci serve")
+	}
+	for _, other := range []Spec{{Binary: "/home/u/go/bin/loci", Args: []string{"serve"}}, {Binary: "/usr/bin/loci", Args: []string{"serve", "--palace", "/p"}}} {
+		if Runs(pkg, other) {
+			t.Errorf("the packaged unit taken to run %v", other)
+		}
+	}
+	if Runs([]byte("[Service]\nExecStart=/usr/bin/loci serve\nExecStart=/bin/true\n"), spec) {
+		t.Error("a unit of two ExecStart lines taken to run loci alone")
+	}
+	for _, want := range []string{"ExecStart=/usr/bin/loci serve\n", "Type=exec\n", "Restart=on-failure\n", "WantedBy=default.target\n"} {
+		if !strings.Contains(string(pkg), want) {
+			t.Errorf("packaged unit lacks %q", want)
+		}
+	}
+}
+
+// TestPackagedUnitVerifies runs systemd-analyze verify on the packaged
+// unit's rendering (with a binary that exists here).
+func TestPackagedUnitVerifies(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze is not installed here: the unit is not verified")
+	}
+	u, err := PackagedUnit(Spec{Binary: testBinary(t), Args: []string{"serve"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), UnitName)
+	if err := os.WriteFile(file, u, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(analyze, "--user", "verify", file)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s\n%s", err, out, u)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/loci-dev/loci/service"
 )
 
 // fakeSystemctl answers like systemctl --user for loci.service, keeping
@@ -60,13 +62,16 @@ exit 1
 // state and its log, outside the test's HOME.
 type fakeManager struct {
 	bin, state, log string
+	// sys stands for the system-wide unit directories
+	// (/usr/lib/systemd/user): empty unless a test puts a unit there.
+	sys string
 }
 
 func newFakeManager(t *testing.T, name, script string) *fakeManager {
 	t.Helper()
 	dir := t.TempDir()
-	m := &fakeManager{bin: filepath.Join(dir, "bin"), state: filepath.Join(dir, "state"), log: filepath.Join(dir, "log")}
-	for _, d := range []string{m.bin, m.state} {
+	m := &fakeManager{bin: filepath.Join(dir, "bin"), state: filepath.Join(dir, "state"), log: filepath.Join(dir, "log"), sys: filepath.Join(dir, "sys")}
+	for _, d := range []string{m.bin, m.state, m.sys} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +91,7 @@ func (m *fakeManager) env(alone bool, extra ...string) []string {
 	if alone {
 		path = m.bin
 	}
-	return append([]string{"PATH=" + path, "FAKE_LOG=" + m.log, "FAKE_STATE=" + m.state}, extra...)
+	return append([]string{"PATH=" + path, "FAKE_LOG=" + m.log, "FAKE_STATE=" + m.state, "LOCI_SYSTEMD_USER_DIRS=" + m.sys}, extra...)
 }
 
 // commands are the command lines the fake recorded, in order.
@@ -461,4 +466,224 @@ func TestDoctorReportsAStoppedService(t *testing.T) {
 	if f := finding(); f["status"] != "warn" || !strings.Contains(f["detail"].(string), "not running") || f["remedy"] == "" {
 		t.Errorf("installed but stopped: %v", f)
 	}
+}
+
+// packagedUnit places in the fake's system-wide directory the unit a
+// package would install for binary (the packages': /usr/bin/loci serve).
+func (m *fakeManager) packagedUnit(t *testing.T, binary string) string {
+	t.Helper()
+	u, err := service.PackagedUnit(service.Spec{Binary: binary, Args: []string{"serve"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(m.sys, "loci.service")
+	if err := os.WriteFile(p, u, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The packaged binary's install enables the packaged unit rather than
+// writing its own (issue 39: one unit); remove disables it and leaves both
+// HOME and the packaged file as they were.
+func TestServiceEnablesThePackagedUnit(t *testing.T) {
+	home := t.TempDir()
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	sys := m.packagedUnit(t, bin)
+	before, sysBefore := treeHash(t, home), treeHash(t, m.sys)
+	env := m.env(false)
+
+	out, errOut, code := runCLI(home, "", []string{"service", "install"}, env)
+	if code != 0 {
+		t.Fatalf("install exit %d\n%s%s", code, out, errOut)
+	}
+	want := []string{"--user daemon-reload", "--user enable --now loci.service"}
+	if got := m.commands(t); !slices.Equal(got, want) {
+		t.Fatalf("install ran %q, want %q", got, want)
+	}
+	if !strings.Contains(out, "enabled the login service: the packaged unit "+sys) {
+		t.Errorf("install did not say it enabled the packaged unit:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".config", "systemd")); err == nil {
+		t.Error("install wrote a unit of its own beside the packaged one")
+	}
+	// --print still writes the unit, and says on stderr that the packaged
+	// one runs the same (no need to place it).
+	printed, printErr, code := runCLI(home, "", []string{"service", "install", "--print"}, env)
+	if code != 0 || !strings.Contains(printed, "ExecStart="+bin+" serve\n") || !strings.Contains(printErr, sys+" runs the same") ||
+		!strings.Contains(printErr, "systemctl --user enable --now loci.service") {
+		t.Errorf("--print exit %d\n%s\n%s", code, printed, printErr)
+	}
+	state, err := os.ReadFile(filepath.Join(home, ".local", "state", "loci", "service-enabled"))
+	if err != nil || !strings.Contains(string(state), sys) {
+		t.Errorf("no record of the enabled unit: %v %q", err, state)
+	}
+
+	if out, errOut, code := runCLI(home, "", []string{"service", "install"}, env); code != 0 || !strings.Contains(out, "nothing changed") {
+		t.Fatalf("second install exit %d\n%s%s", code, out, errOut)
+	}
+	want = append(want, "--user is-enabled loci.service", "--user is-active loci.service")
+	if got := m.commands(t); !slices.Equal(got, want) {
+		t.Fatalf("second install ran %q, want %q", got, want)
+	}
+
+	out, _, _ = runCLI(home, "", []string{"--json", "service", "status"}, env)
+	var st struct {
+		Unit             string `json:"unit"`
+		System           string `json:"system_unit"`
+		Installed        bool
+		Enabled, Running *bool
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var raw map[string]any
+	_ = json.Unmarshal([]byte(out), &raw)
+	if st.Unit != sys || st.System != sys || raw["system_enabled"] != true || !st.Installed || st.Running == nil || !*st.Running {
+		t.Errorf("status %s", out)
+	}
+	if out, _, _ := runCLI(home, "", []string{"service", "status"}, env); !strings.Contains(out, "service    systemd user unit "+sys+" (installed: the packaged unit") {
+		t.Errorf("human status does not name the packaged unit in use:\n%s", out)
+	}
+
+	out, errOut, code = runCLI(home, "", []string{"service", "remove"}, env)
+	if code != 0 || !strings.Contains(out, "stopped and disabled "+sys) {
+		t.Fatalf("remove exit %d\n%s%s", code, out, errOut)
+	}
+	// (status asked twice.)
+	want = append(want, "--user is-enabled loci.service", "--user is-active loci.service", "--user is-enabled loci.service", "--user is-active loci.service",
+		"--user disable --now loci.service")
+	if got := m.commands(t); !slices.Equal(got, want) {
+		t.Fatalf("remove ran %q, want %q", got, want)
+	}
+	if !maps.Equal(treeHash(t, home), before) {
+		t.Error("HOME differs after install and remove")
+	}
+	if !maps.Equal(treeHash(t, m.sys), sysBefore) {
+		t.Error("the packaged unit changed")
+	}
+	if out, _, _ := runCLI(home, "", []string{"service", "remove"}, env); !strings.Contains(out, "no login service is installed") {
+		t.Errorf("second remove: %s", out)
+	}
+}
+
+// A loci binary other than the packaged one (go install, an archive), or
+// settings the packaged unit does not carry, write loci's own unit, which
+// overrides the packaged one: install and status say so.
+func TestServiceOwnUnitOverridesThePackagedOne(t *testing.T) {
+	home := t.TempDir()
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	sys := m.packagedUnit(t, "/usr/bin/loci")
+	before := treeHash(t, home)
+	env := m.env(false)
+	out, errOut, code := runCLI(home, "", []string{"service", "install"}, env)
+	if code != 0 {
+		t.Fatalf("install exit %d\n%s%s", code, out, errOut)
+	}
+	own := filepath.Join(home, ".config", "systemd", "user", "loci.service")
+	if !strings.Contains(out, "installed the login service: "+own) || !strings.Contains(out, "note: "+own+" overrides the system-wide "+sys) {
+		t.Errorf("install did not say its unit overrides the packaged one:\n%s", out)
+	}
+	if out, _, _ := runCLI(home, "", []string{"service", "status"}, env); !strings.Contains(out, own+" (installed; it overrides the packaged "+sys+")") {
+		t.Errorf("status:\n%s", out)
+	}
+	if out, errOut, code := runCLI(home, "", []string{"service", "remove"}, env); code != 0 {
+		t.Fatalf("remove exit %d\n%s%s", code, out, errOut)
+	}
+	if !maps.Equal(treeHash(t, home), before) {
+		t.Error("HOME differs after install and remove")
+	}
+
+	// The packaged binary with a palace to carry: the packaged unit
+	// cannot, so loci writes its own.
+	m.packagedUnit(t, bin)
+	palace := filepath.Join(t.TempDir(), "p")
+	out, errOut, code = runCLI(home, "", []string{"service", "install", "--palace", palace}, env)
+	if code != 0 || !strings.Contains(out, "installed the login service: "+own) || !strings.Contains(out, "--palace "+palace) {
+		t.Fatalf("install --palace exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := runCLI(home, "", []string{"service", "remove"}, env); code != 0 {
+		t.Fatalf("remove exit %d\n%s%s", code, out, errOut)
+	}
+	if !maps.Equal(treeHash(t, home), before) {
+		t.Error("HOME differs after install --palace and remove")
+	}
+}
+
+// loci's own unit from an earlier install gives way to the packaged one
+// when the packaged binary installs; remove then restores HOME.
+func TestServiceOwnUnitGivesWayToThePackagedOne(t *testing.T) {
+	home := t.TempDir()
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	before := treeHash(t, home)
+	env := m.env(false)
+	if out, errOut, code := runCLI(home, "", []string{"service", "install"}, env); code != 0 {
+		t.Fatalf("install exit %d\n%s%s", code, out, errOut)
+	}
+	sys := m.packagedUnit(t, bin) // the package arrives
+	out, errOut, code := runCLI(home, "", []string{"service", "install"}, env)
+	if code != 0 || !strings.Contains(out, "note: replaced loci's own unit") {
+		t.Fatalf("install over its own unit exit %d\n%s%s", code, out, errOut)
+	}
+	want := []string{"--user daemon-reload", "--user enable --now loci.service",
+		"--user disable --now loci.service", "--user daemon-reload", "--user enable --now loci.service"}
+	if got := m.commands(t); !slices.Equal(got, want) {
+		t.Fatalf("ran %q, want %q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".config", "systemd")); err == nil {
+		t.Error("loci's own unit (or its directories) stayed")
+	}
+	if out, _, _ := runCLI(home, "", []string{"--json", "service", "status"}, env); !strings.Contains(out, `"unit": "`+sys+`"`) {
+		t.Errorf("status: %s", out)
+	}
+	if out, errOut, code := runCLI(home, "", []string{"service", "remove"}, env); code != 0 {
+		t.Fatalf("remove exit %d\n%s%s", code, out, errOut)
+	}
+	if !maps.Equal(treeHash(t, home), before) {
+		t.Error("HOME differs after install, the switch and remove")
+	}
+}
+
+// Without a user bus, enabling the packaged unit fails, says what to do
+// instead and leaves no record behind.
+func TestServicePackagedUnitWithoutABus(t *testing.T) {
+	home := t.TempDir()
+	m := newFakeManager(t, "systemctl", noBusSystemctl)
+	m.packagedUnit(t, bin)
+	before := treeHash(t, home)
+	_, errOut, code := runCLI(home, "", []string{"--json", "service", "install"}, m.env(false))
+	if code == 0 {
+		t.Fatal("install succeeded without a bus")
+	}
+	// The packaged unit is already in place: the help says how to enable
+	// it, not to --print a unit and place it.
+	if c, msg, help := errorBody(t, errOut); c != "loci::service::unavailable" || !strings.Contains(msg, "No medium found") || !strings.Contains(help, "loci daemon start") ||
+		!strings.Contains(help, "systemctl --user enable --now loci.service") || strings.Contains(help, "--print") {
+		t.Errorf("%s / %s / %s", c, msg, help)
+	}
+	if !maps.Equal(treeHash(t, home), before) {
+		t.Error("HOME changed")
+	}
+}
+
+// doctor without a login service names the packaged unit to enable.
+func TestDoctorNamesThePackagedUnit(t *testing.T) {
+	home := t.TempDir()
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	sys := m.packagedUnit(t, "/usr/bin/loci")
+	env := m.env(false, "LOCI_PALACE_PATH="+filepath.Join(t.TempDir(), "palace"), "LOCI_PORT="+strconv.Itoa(freePort(t)))
+	out, errOut, _ := runCLI(home, "", []string{"--json", "doctor"}, env)
+	var r struct{ Findings []map[string]any }
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("doctor --json: %v\n%s%s", err, out, errOut)
+	}
+	for _, f := range r.Findings {
+		if f["check"] == "service" {
+			if d, _ := f["detail"].(string); f["status"] != "ok" || !strings.Contains(d, "no login service") || !strings.Contains(d, sys+" is installed but not enabled") {
+				t.Errorf("service finding %v", f)
+			}
+			return
+		}
+	}
+	t.Fatalf("no service finding: %s", out)
 }
