@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -291,6 +293,16 @@ func (a *app) sessionsMiner(ctx context.Context, env *integration.Env, agent, pr
 	if !create {
 		return []string{fmt.Sprintf("to keep %s's sessions in loci (the agent deletes old ones), run this again with --mine-sessions: a miner %s of %s into wing %s and a watch trigger that mines each session seconds after it changes", agent, name, dir, wing)}
 	}
+	// An agent that has written no session yet has no session directory;
+	// the miner's locator and the watch need one (the agent writes its
+	// first session into it as it would have).
+	var notes []string
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return []string{"the sessions' miner was not made: " + err.Error()}
+		}
+		notes = append(notes, "made "+dir+", where the agent will write its sessions")
+	}
 	on, src := true, agent
 	put := api.MinerPut{Source: &src, Locator: &dir, Wing: &wing, Enabled: &on}
 	if len(opts) > 0 {
@@ -305,7 +317,7 @@ func (a *app) sessionsMiner(ctx context.Context, env *integration.Env, agent, pr
 		return []string{"the miner " + name + " was made, but not its watch trigger: " + err.Error()}
 	}
 	var job api.Job
-	notes := []string{fmt.Sprintf("made the miner %s (%s into wing %s) and its watch trigger: sessions are mined seconds after they change", name, dir, wing)}
+	notes = append(notes, fmt.Sprintf("made the miner %s (%s into wing %s) and its watch trigger: sessions are mined seconds after they change", name, dir, wing))
 	if _, err := a.call(ctx, http.MethodPost, "/api/miners/"+client.Esc(name)+"/run", nil, &job); err == nil {
 		notes = append(notes, "mining the sessions there now: job "+job.ID)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/triggers"
 )
 
 // The end-to-end tests of issue 27 that no one adapter owns, on the codex
@@ -216,4 +217,132 @@ func TestKill9DuringTranscriptMine(t *testing.T) {
 		}
 	}
 	t.Logf("%d sessions, %d turns in %v drawers, the same after a kill -9 as clean", len(want), wantTurns, n)
+}
+
+// `loci integration install codex --mine-sessions` against a running
+// daemon (both with the person's HOME), Codex installed but no session
+// written yet: the miner codex-sessions and its watch trigger are made
+// (the session directory with them), once however often install runs; a
+// session Codex starts, a turn it appends to it, and a session it starts
+// in a new day's directory are each searchable within the watch's
+// debounce plus a second of the write. Without --mine-sessions install
+// only offers them.
+func TestInstallMineSessionsWatch(t *testing.T) {
+	agentsBin(t, "codex")
+	steps := readCodexSteps(t)
+	home, palace := newPalace(t)
+	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sessions := filepath.Join(home, ".codex", "sessions")
+	d := start(t, home, palace)
+
+	// Without --mine-sessions: the offer, nothing made.
+	_, errOut, code := integ(t, home, home, nil, "--addr", d.addr, "install", "codex")
+	if code != 0 || !strings.Contains(errOut, "--mine-sessions") || !strings.Contains(errOut, "codex-sessions") {
+		t.Fatalf("install without --mine-sessions: exit %d, stderr %q", code, errOut)
+	}
+	if r := d.do("GET", "/api/miners/codex-sessions", nil); r.status != 404 {
+		t.Fatalf("install without --mine-sessions made the miner: %d %s", r.status, r.raw)
+	}
+	if _, err := os.Stat(sessions); !os.IsNotExist(err) {
+		t.Fatalf("install without --mine-sessions made %s: %v", sessions, err)
+	}
+
+	_, errOut, code = integ(t, home, home, nil, "--addr", d.addr, "install", "codex", "--mine-sessions")
+	_, job, _ := strings.Cut(errOut, "mining the sessions there now: job ")
+	job, _, _ = strings.Cut(job, "\n")
+	if code != 0 || !strings.Contains(errOut, "made the miner codex-sessions") || job == "" {
+		t.Fatalf("install --mine-sessions: exit %d, stderr %q", code, errOut)
+	}
+	if j := waitJob(t, d, job, 30*time.Second, finished); j["status"] != "completed" {
+		t.Fatalf("install's first run: %v", j)
+	}
+	if fi, err := os.Stat(sessions); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the session directory: %v %v", fi, err)
+	}
+	m := d.do("GET", "/api/miners/codex-sessions", nil)
+	if m.status != 200 || m.body["source"] != "codex" || m.body["locator"] != sessions || m.body["wing"] != "codex" || m.body["state"] != "ready" {
+		t.Fatalf("the miner: %d %s", m.status, m.raw)
+	}
+	tr := d.do("GET", "/api/triggers/codex-sessions", nil)
+	if tr.status != 200 || tr.body["miner"] != "codex-sessions" || tr.body["type"] != "watch" || get[string](tr.body, "settings", "path") != sessions {
+		t.Fatalf("the trigger: %d %s", tr.status, tr.raw)
+	}
+	debounce := triggers.DefaultDebounce
+	if v, ok := get[map[string]any](tr.body, "settings")["debounce"].(string); ok {
+		if debounce, ok = triggers.ParseDuration(v); !ok {
+			t.Fatalf("the trigger's debounce: %s", tr.raw)
+		}
+	}
+	eventually(t, 10*time.Second, "the watch running", func() bool {
+		return get[bool](d.do("GET", "/api/triggers/codex-sessions", nil).body, "running")
+	})
+
+	// Twice: nothing more, not even a run.
+	eventually(t, 10*time.Second, "the runs done", func() bool {
+		for _, j := range mineJobs(t, d) {
+			if !finished(j) {
+				return false
+			}
+		}
+		return true
+	})
+	runs := len(mineJobs(t, d))
+	_, errOut, code = integ(t, home, home, nil, "--addr", d.addr, "install", "codex", "--mine-sessions")
+	if code != 0 || !strings.Contains(errOut, "the miner codex-sessions already mines "+sessions) {
+		t.Fatalf("install --mine-sessions again: exit %d, stderr %q", code, errOut)
+	}
+	miners, trigs := d.do("GET", "/api/miners", nil), d.do("GET", "/api/triggers", nil)
+	if len(get[[]any](miners.body, "miners")) != 1 || len(get[[]any](trigs.body, "triggers")) != 1 || len(mineJobs(t, d)) != runs {
+		t.Fatalf("after installing twice: %s\n%s\n%v", miners.raw, trigs.raw, mineJobs(t, d))
+	}
+
+	// within is the issue's bound: the debounce plus a second.
+	within := debounce + time.Second
+	found := func(query, text string) bool {
+		r := d.do("POST", "/api/search", map[string]any{"query": query, "filter": map[string]any{"wing": "codex"}})
+		return strings.Contains(r.raw, text)
+	}
+	// write writes (or appends) a session file, then waits for a search
+	// to find text in it.
+	write := func(what, path string, data []byte, query, text string) {
+		t.Helper()
+		if found(query, text) {
+			t.Fatalf("%s: found before it is written", what)
+		}
+		written := time.Now()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		for !found(query, text) {
+			if time.Since(written) > within {
+				t.Fatalf("%s: not searchable within %s of the write", what, within)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("%s: searchable %s after the write (debounce %s)", what, time.Since(written).Round(time.Millisecond), debounce)
+	}
+	raw, err := os.ReadFile(filepath.Join(codexFixture, "sessions", filepath.FromSlash(steps.Session)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(raw, []byte("\n"))
+	session := filepath.Join(sessions, filepath.FromSlash(steps.Session))
+	write("a first session", session, bytes.Join(lines[:steps.Lines[0]], nil), "check the repo status before the deploy", "Check the repo status")
+	write("a turn appended", session, bytes.Join(lines[steps.Lines[0]:steps.Lines[1]], nil), "copper kettles", "should rotate the copper kettles")
+	other, err := os.ReadFile(filepath.Join(codexFixture, "sessions", filepath.FromSlash(steps.Others[0])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("a session in a new day's directory", filepath.Join(sessions, "2026", "11", "27", filepath.Base(steps.Others[0])), other,
+		"helper counted lamps", "The helper counted three lamps")
 }
