@@ -285,10 +285,19 @@ func (a *app) sessionsMiner(ctx context.Context, env *integration.Env, agent, pr
 	}
 	var existing api.Miner
 	if _, err := a.call(ctx, http.MethodGet, "/api/miners/"+client.Esc(name), nil, &existing); err == nil {
-		if create {
-			return []string{fmt.Sprintf("the miner %s already mines %s (state %s)", name, existing.Locator, existing.State)}
+		if !create {
+			return nil
 		}
-		return nil
+		// The miner without its trigger (deleted, or its making failed):
+		// make the trigger again.
+		_, err := a.call(ctx, http.MethodGet, "/api/triggers/"+client.Esc(name), nil, nil)
+		if rejected(err, fault.TriggerNotFound) {
+			if err := a.sessionsTrigger(ctx, name, existing.Locator); err != nil {
+				return []string{"the miner " + name + " has no watch trigger, and it was not made: " + err.Error()}
+			}
+			return []string{fmt.Sprintf("made the watch trigger %s on %s: sessions are mined seconds after they change", name, existing.Locator)}
+		}
+		return []string{fmt.Sprintf("the miner %s already mines %s (state %s)", name, existing.Locator, existing.State)}
 	}
 	if !create {
 		return []string{fmt.Sprintf("to keep %s's sessions in loci (the agent deletes old ones), run this again with --mine-sessions: a miner %s of %s into wing %s and a watch trigger that mines each session seconds after it changes", agent, name, dir, wing)}
@@ -311,10 +320,8 @@ func (a *app) sessionsMiner(ctx context.Context, env *integration.Env, agent, pr
 	if _, err := a.call(ctx, http.MethodPut, "/api/miners/"+client.Esc(name), put, nil); err != nil {
 		return []string{"the sessions' miner was not made: " + err.Error()}
 	}
-	typ := "watch"
-	trig := api.TriggerPut{Miner: &name, Type: &typ, Enabled: &on, Settings: map[string]any{"path": dir, "recursive": "true"}}
-	if _, err := a.call(ctx, http.MethodPut, "/api/triggers/"+client.Esc(name), trig, nil); err != nil {
-		return []string{"the miner " + name + " was made, but not its watch trigger: " + err.Error()}
+	if err := a.sessionsTrigger(ctx, name, dir); err != nil {
+		return append(notes, "the miner "+name+" was made, but not its watch trigger: "+err.Error())
 	}
 	var job api.Job
 	notes = append(notes, fmt.Sprintf("made the miner %s (%s into wing %s) and its watch trigger: sessions are mined seconds after they change", name, dir, wing))
@@ -322,4 +329,19 @@ func (a *app) sessionsMiner(ctx context.Context, env *integration.Env, agent, pr
 		notes = append(notes, "mining the sessions there now: job "+job.ID)
 	}
 	return notes
+}
+
+// sessionsTrigger makes the watch trigger of the sessions' miner name on
+// its directory.
+func (a *app) sessionsTrigger(ctx context.Context, name, dir string) error {
+	on, typ := true, "watch"
+	trig := api.TriggerPut{Miner: &name, Type: &typ, Enabled: &on, Settings: map[string]any{"path": dir, "recursive": "true"}}
+	_, err := a.call(ctx, http.MethodPut, "/api/triggers/"+client.Esc(name), trig, nil)
+	return err
+}
+
+// rejected reports an error of the daemon's answer with the code.
+func rejected(err error, code fault.Code) bool {
+	var fe *fault.Error
+	return errors.As(err, &fe) && fe.Code == fault.ClientRemoteRejected && fe.Remote == code
 }

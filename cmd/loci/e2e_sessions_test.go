@@ -298,6 +298,20 @@ func TestInstallMineSessionsWatch(t *testing.T) {
 		t.Fatalf("after installing twice: %s\n%s\n%v", miners.raw, trigs.raw, mineJobs(t, d))
 	}
 
+	// A miner whose trigger is gone (deleted, or its making failed): a
+	// run of install makes the trigger again.
+	if r := d.do("DELETE", "/api/triggers/codex-sessions", nil); r.status != 200 {
+		t.Fatalf("deleting the trigger: %d %s", r.status, r.raw)
+	}
+	_, errOut, code = integ(t, home, home, nil, "--addr", d.addr, "install", "codex", "--mine-sessions")
+	if tr := d.do("GET", "/api/triggers/codex-sessions", nil); code != 0 || tr.status != 200 || get[string](tr.body, "settings", "path") != sessions ||
+		!strings.Contains(errOut, "made the watch trigger codex-sessions") {
+		t.Fatalf("install --mine-sessions without the trigger: exit %d, stderr %q, the trigger %s", code, errOut, tr.raw)
+	}
+	eventually(t, 10*time.Second, "the watch running again", func() bool {
+		return get[bool](d.do("GET", "/api/triggers/codex-sessions", nil).body, "running")
+	})
+
 	// within is the issue's bound: the debounce plus a second.
 	within := debounce + time.Second
 	found := func(query, text string) bool {
@@ -345,4 +359,91 @@ func TestInstallMineSessionsWatch(t *testing.T) {
 	}
 	write("a session in a new day's directory", filepath.Join(sessions, "2026", "11", "27", filepath.Base(steps.Others[0])), other,
 		"helper counted lamps", "The helper counted three lamps")
+}
+
+// `loci mine --source codex` with no locator mines the daemon user's
+// ~/.codex/sessions into wing codex; a session Codex deletes afterwards
+// stays searchable, mined again or not, and GET /api/sources, loci status
+// and loci status --json warn (deleted_by_agent) naming the wing.
+func TestSessionDeletedAfterMining(t *testing.T) {
+	steps := readCodexSteps(t)
+	home, palace := newPalace(t)
+	sessions := filepath.Join(home, ".codex", "sessions")
+	for _, rel := range append([]string{steps.Session}, steps.Others...) {
+		b, err := os.ReadFile(filepath.Join(codexFixture, "sessions", filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(sessions, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := start(t, home, palace)
+	mine := func() {
+		t.Helper()
+		out, errOut, code := d.cli("", "mine", "--source", "codex")
+		if code != 0 {
+			t.Fatalf("loci mine --source codex: %d\n%s\n%s", code, out, errOut)
+		}
+	}
+	mine()
+	room := d.do("GET", "/api/wings/codex/rooms/codex", nil)
+	if room.status != 200 || get[float64](room.body, "drawers") < 3 {
+		t.Fatalf("wing codex after loci mine --source codex: %s", room.raw)
+	}
+	warnings := func() (response, []map[string]any) {
+		r := d.do("GET", "/api/sources", nil)
+		ws, ok := r.body["warnings"].([]any)
+		if r.status != 200 || !ok {
+			t.Fatalf("GET /api/sources: %s", r.raw)
+		}
+		var out []map[string]any
+		for _, w := range ws {
+			out = append(out, w.(map[string]any))
+		}
+		return r, out
+	}
+	src, ws := warnings()
+	if len(ws) != 0 || !strings.Contains(src.raw, `"locator": "`+sessions+`"`) {
+		t.Fatalf("GET /api/sources after the mine: %s", src.raw)
+	}
+
+	// Codex deletes the session.
+	if err := os.Remove(filepath.Join(sessions, filepath.FromSlash(steps.Session))); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		found := d.do("POST", "/api/search", map[string]any{"query": "copper kettles", "filter": map[string]any{"wing": "codex"}})
+		if !strings.Contains(found.raw, "should rotate the copper kettles") {
+			t.Fatalf("round %d: the deleted session is not found: %s", round, found.raw)
+		}
+		src, ws = warnings()
+		if len(ws) != 1 || ws[0]["kind"] != "deleted_by_agent" || ws[0]["adapter"] != "codex" || ws[0]["wing"] != "codex" ||
+			ws[0]["sessions"] != 1.0 || ws[0]["locator"] != sessions || !strings.Contains(ws[0]["message"].(string), `wing "codex"`) {
+			t.Fatalf("round %d: the warnings: %s", round, src.raw)
+		}
+		msg := ws[0]["message"].(string)
+		out, errOut, code := d.cli("", "status")
+		if code != 0 || !strings.Contains(out+errOut, msg) {
+			t.Fatalf("round %d: loci status does not warn (%d):\n%s\n%s", round, code, out, errOut)
+		}
+		out, _, code = d.cli("", "--json", "status")
+		var st struct {
+			Warnings []map[string]any `json:"source_warnings"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Warnings) != 1 || st.Warnings[0]["kind"] != "deleted_by_agent" ||
+			st.Warnings[0]["wing"] != "codex" || st.Warnings[0]["message"] != msg {
+			t.Fatalf("round %d: loci status --json (%d): %s", round, code, out)
+		}
+		// Mined again (as the watch trigger does when Codex deletes): the
+		// session stays current and the warning stays.
+		mine()
+	}
+	if after := d.do("GET", "/api/wings/codex/rooms/codex", nil); get[float64](after.body, "drawers") != get[float64](room.body, "drawers") {
+		t.Fatalf("the drawers after the deletion: %s, before %s", after.raw, room.raw)
+	}
 }
