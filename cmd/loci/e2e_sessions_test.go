@@ -412,6 +412,10 @@ func TestSessionDeletedAfterMining(t *testing.T) {
 		t.Fatalf("GET /api/sources after the mine: %s", src.raw)
 	}
 
+	if out, _, code := d.cli("", "--json", "status"); code != 0 || !strings.Contains(out, `"source_warnings": []`) {
+		t.Fatalf("loci status --json with nothing to warn of (%d): %s", code, out)
+	}
+
 	// Codex deletes the session.
 	if err := os.Remove(filepath.Join(sessions, filepath.FromSlash(steps.Session))); err != nil {
 		t.Fatal(err)
