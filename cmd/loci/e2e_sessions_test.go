@@ -362,7 +362,8 @@ func TestInstallMineSessionsWatch(t *testing.T) {
 }
 
 // `loci mine --source codex` with no locator mines the daemon user's
-// ~/.codex/sessions into wing codex; a session Codex deletes afterwards
+// ~/.codex/sessions into wing codex (so does the locator
+// '~/.codex/sessions'); a session Codex deletes afterwards
 // stays searchable, mined again or not, and GET /api/sources, loci status
 // and loci status --json warn (deleted_by_agent) naming the wing.
 func TestSessionDeletedAfterMining(t *testing.T) {
@@ -394,6 +395,11 @@ func TestSessionDeletedAfterMining(t *testing.T) {
 	room := d.do("GET", "/api/wings/codex/rooms/codex", nil)
 	if room.status != 200 || get[float64](room.body, "drawers") < 3 {
 		t.Fatalf("wing codex after loci mine --source codex: %s", room.raw)
+	}
+	// The same place named under the daemon user's home (quoted, so the
+	// daemon resolves it): nothing new.
+	if out, errOut, code := d.cli("", "mine", "--source", "codex", "~/.codex/sessions", "--wing", "codex"); code != 0 || !strings.Contains(out, "Up to date") {
+		t.Fatalf("loci mine --source codex '~/.codex/sessions': %d\n%s\n%s", code, out, errOut)
 	}
 	warnings := func() (response, []map[string]any) {
 		r := d.do("GET", "/api/sources", nil)
