@@ -165,11 +165,20 @@ func (s *Sources) Warnings(ctx context.Context, mined []MinedSource, now time.Ti
 				out = append(out, api.SourceWarning{Kind: WarnExpiringUnmined, Adapter: name, Locator: root, Sessions: expiring,
 					Message: fmt.Sprintf("%d %s sessions under %s are older than %d days and were never mined; the agent deletes sessions after %d days (%s)",
 						expiring, name, root, days-int(expiryMargin(period)/(24*time.Hour)), days, setting),
-					Help: fmt.Sprintf("mine them now: loci mine --source %s --locator %s --wing %s", name, root, name)})
+					Help: fmt.Sprintf("mine them now: loci mine --source %s %s --wing %s", name, shellArg(root), name)})
 			}
 		}
 	}
 	return out, nil
+}
+
+// shellArg is s as one shell word: single-quoted when it holds anything
+// but letters, digits and /._-+:@,=.
+func shellArg(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@,=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // rootLocator is a locator without its narrowing options (#dir=, #project=).

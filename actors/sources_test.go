@@ -80,7 +80,8 @@ func TestRetentionGuardWarns(t *testing.T) {
 		if w.Locator != root || w.Adapter != "test-agent" || w.Message == "" {
 			t.Fatalf("warning %+v", w)
 		}
-		if w.Kind == WarnExpiringUnmined && !strings.Contains(w.Help, "loci mine --source test-agent") {
+		// The command loci mine takes (its LOCATOR is an argument).
+		if w.Kind == WarnExpiringUnmined && w.Help != "mine them now: loci mine --source test-agent "+root+" --wing test-agent" {
 			t.Fatalf("help %q", w.Help)
 		}
 		if w.Kind == WarnDeletedByAgent && w.Wing != "w" {
@@ -92,5 +93,19 @@ func TestRetentionGuardWarns(t *testing.T) {
 	// session; deleted.jsonl was mined and is gone.
 	if got[WarnExpiringUnmined] != 2 || got[WarnDeletedByAgent] != 1 || len(ws) != 2 {
 		t.Fatalf("warnings %+v", ws)
+	}
+}
+
+// A warning's command names the session directory as one shell word.
+func TestShellArg(t *testing.T) {
+	for in, want := range map[string]string{
+		"/home/ann/.claude/projects": "/home/ann/.claude/projects",
+		"/home/Ann Lee/.codex":       `'/home/Ann Lee/.codex'`,
+		"/tmp/it's":                  `'/tmp/it'\''s'`,
+		"/tmp/$HOME":                 `'/tmp/$HOME'`,
+	} {
+		if got := shellArg(in); got != want {
+			t.Errorf("shellArg(%q) = %s, want %s", in, got, want)
+		}
 	}
 }

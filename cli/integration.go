@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -283,13 +285,32 @@ func (a *app) sessionsMiner(ctx context.Context, env *integration.Env, agent, pr
 	}
 	var existing api.Miner
 	if _, err := a.call(ctx, http.MethodGet, "/api/miners/"+client.Esc(name), nil, &existing); err == nil {
-		if create {
-			return []string{fmt.Sprintf("the miner %s already mines %s (state %s)", name, existing.Locator, existing.State)}
+		if !create {
+			return nil
 		}
-		return nil
+		// The miner without its trigger (deleted, or its making failed):
+		// make the trigger again.
+		_, err := a.call(ctx, http.MethodGet, "/api/triggers/"+client.Esc(name), nil, nil)
+		if rejected(err, fault.TriggerNotFound) {
+			if err := a.sessionsTrigger(ctx, name, existing.Locator); err != nil {
+				return []string{"the miner " + name + " has no watch trigger, and it was not made: " + err.Error()}
+			}
+			return []string{fmt.Sprintf("made the watch trigger %s on %s: sessions are mined seconds after they change", name, existing.Locator)}
+		}
+		return []string{fmt.Sprintf("the miner %s already mines %s (state %s)", name, existing.Locator, existing.State)}
 	}
 	if !create {
 		return []string{fmt.Sprintf("to keep %s's sessions in loci (the agent deletes old ones), run this again with --mine-sessions: a miner %s of %s into wing %s and a watch trigger that mines each session seconds after it changes", agent, name, dir, wing)}
+	}
+	// An agent that has written no session yet has no session directory;
+	// the miner's locator and the watch need one (the agent writes its
+	// first session into it as it would have).
+	var notes []string
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return []string{"the sessions' miner was not made: " + err.Error()}
+		}
+		notes = append(notes, "made "+dir+", where the agent will write its sessions")
 	}
 	on, src := true, agent
 	put := api.MinerPut{Source: &src, Locator: &dir, Wing: &wing, Enabled: &on}
@@ -299,15 +320,28 @@ func (a *app) sessionsMiner(ctx context.Context, env *integration.Env, agent, pr
 	if _, err := a.call(ctx, http.MethodPut, "/api/miners/"+client.Esc(name), put, nil); err != nil {
 		return []string{"the sessions' miner was not made: " + err.Error()}
 	}
-	typ := "watch"
-	trig := api.TriggerPut{Miner: &name, Type: &typ, Enabled: &on, Settings: map[string]any{"path": dir, "recursive": "true"}}
-	if _, err := a.call(ctx, http.MethodPut, "/api/triggers/"+client.Esc(name), trig, nil); err != nil {
-		return []string{"the miner " + name + " was made, but not its watch trigger: " + err.Error()}
+	if err := a.sessionsTrigger(ctx, name, dir); err != nil {
+		return append(notes, "the miner "+name+" was made, but not its watch trigger: "+err.Error())
 	}
 	var job api.Job
-	notes := []string{fmt.Sprintf("made the miner %s (%s into wing %s) and its watch trigger: sessions are mined seconds after they change", name, dir, wing)}
+	notes = append(notes, fmt.Sprintf("made the miner %s (%s into wing %s) and its watch trigger: sessions are mined seconds after they change", name, dir, wing))
 	if _, err := a.call(ctx, http.MethodPost, "/api/miners/"+client.Esc(name)+"/run", nil, &job); err == nil {
 		notes = append(notes, "mining the sessions there now: job "+job.ID)
 	}
 	return notes
+}
+
+// sessionsTrigger makes the watch trigger of the sessions' miner name on
+// its directory.
+func (a *app) sessionsTrigger(ctx context.Context, name, dir string) error {
+	on, typ := true, "watch"
+	trig := api.TriggerPut{Miner: &name, Type: &typ, Enabled: &on, Settings: map[string]any{"path": dir, "recursive": "true"}}
+	_, err := a.call(ctx, http.MethodPut, "/api/triggers/"+client.Esc(name), trig, nil)
+	return err
+}
+
+// rejected reports an error of the daemon's answer with the code.
+func rejected(err error, code fault.Code) bool {
+	var fe *fault.Error
+	return errors.As(err, &fe) && fe.Code == fault.ClientRemoteRejected && fe.Remote == code
 }

@@ -331,14 +331,19 @@ func (a *app) mineCmd() *cobra.Command {
 			"The daemon reads the directory, so it must be on the daemon's machine. Secrets found in files are\n" +
 			"redacted (mining.secrets).\n\n" +
 			"--source mines another source (loci source list shows them): claude-code, codex and opencode read the\n" +
-			"agents' sessions (LOCATOR defaults to the agent's own location, the wing to the source's name).",
+			"agents' sessions (LOCATOR defaults to the agent's own location, the wing to the source's name; a quoted\n" +
+			"'~/...' LOCATOR is under the home of the daemon's user).",
 		Args: cobra.RangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if source == "" && len(args) != 1 {
 				return fault.Invalid("path", "give the directory to mine (or --source NAME for another source)")
 			}
 			var loc string
-			if len(args) == 1 {
+			if len(args) == 1 && source != "" && (args[0] == "~" || strings.HasPrefix(args[0], "~/")) {
+				// A locator under the home of the daemon's user, which
+				// the source resolves there ('~/.codex/sessions', quoted).
+				loc = args[0]
+			} else if len(args) == 1 {
 				p, err := filepath.Abs(args[0])
 				if err != nil {
 					return fault.Wrap(fault.InputInvalid, err, "cannot make "+args[0]+" absolute", "give an absolute path")
