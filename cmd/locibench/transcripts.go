@@ -125,7 +125,7 @@ enabled = true
 // trigger's firing to a search finding it.
 func sessionGrowth(d *daemon, root string, corpus *claudeSessions, rounds int) error {
 	const debounce = "250ms"
-	if _, err := putJSON(d.addr, "/api/triggers/cc-watch", map[string]any{"miner": "cc", "type": "watch",
+	if _, err := putJSON(d.addr, "/api/triggers/cc-watch", map[string]any{"miner": "cc", "type": "watch", "enabled": true,
 		"settings": map[string]any{"path": root, "debounce": debounce}}); err != nil {
 		return err
 	}
@@ -167,48 +167,44 @@ func sessionGrowth(d *daemon, root string, corpus *claudeSessions, rounds int) e
 		if err != nil {
 			return err
 		}
-		var fired time.Time
-		var job string
-		deadline := written.Add(60 * time.Second)
-		for {
+		for deadline := written.Add(60 * time.Second); !foundText(d.addr, token, "code word "+token); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				return fmt.Errorf("round %d: the turn appended to %s not searchable after 60 s (job %q)", round, path, job)
+				return fmt.Errorf("round %d: the turn appended to %s not searchable after 60 s", round, path)
 			}
-			if job == "" || job == lastJob {
-				var tr struct {
-					LastJob string `json:"last_job"`
-				}
-				if getJSON(d.addr, "/api/triggers/cc-watch", &tr) == nil && tr.LastJob != lastJob {
-					job = tr.LastJob
-				}
-			}
-			if foundText(d.addr, token) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
 		}
 		at := time.Now()
+		// The run the write asked for: the trigger's last job, created
+		// after the write (its state is written just after the job is
+		// queued, so it may show a moment after the turn is found).
+		var job string
 		var j struct {
 			CreatedAt  time.Time  `json:"created_at"`
 			StartedAt  *time.Time `json:"started_at"`
 			FinishedAt *time.Time `json:"finished_at"`
 		}
-		if job == "" || job == lastJob {
-			return fmt.Errorf("round %d: the turn was found but the trigger queued no job", round)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			var tr struct {
+				LastJob string `json:"last_job"`
+			}
+			if getJSON(d.addr, "/api/triggers/cc-watch", &tr) == nil && tr.LastJob != "" && tr.LastJob != lastJob &&
+				getJSON(d.addr, "/api/jobs/"+tr.LastJob, &j) == nil && j.CreatedAt.After(written) {
+				job = tr.LastJob
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("round %d: the turn was found but the trigger queued no job after the write", round)
+			}
 		}
-		if err := getJSON(d.addr, "/api/jobs/"+job, &j); err != nil {
-			return err
-		}
-		fired, lastJob = j.CreatedAt, job
-		fromFire = append(fromFire, at.Sub(fired))
+		lastJob = job
+		fromFire = append(fromFire, at.Sub(j.CreatedAt))
 		fromWrite = append(fromWrite, at.Sub(written))
-		if j.StartedAt != nil && j.FinishedAt != nil {
-			mineTook = append(mineTook, j.FinishedAt.Sub(*j.StartedAt))
-		}
 		// Let the job finish before the next round, so each round is one run.
 		for j.FinishedAt == nil && time.Since(at) < 30*time.Second {
 			time.Sleep(20 * time.Millisecond)
 			getJSON(d.addr, "/api/jobs/"+job, &j)
+		}
+		if j.StartedAt != nil && j.FinishedAt != nil {
+			mineTook = append(mineTook, j.FinishedAt.Sub(*j.StartedAt))
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
@@ -285,9 +281,10 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// foundText reports a search finds text in a drawer's content.
-func foundText(addr, text string) bool {
-	body, _ := json.Marshal(map[string]any{"query": text, "limit": 3})
+// foundText reports a search for query answers with text (which must not
+// be the query: the answer repeats the query).
+func foundText(addr, query, text string) bool {
+	body, _ := json.Marshal(map[string]any{"query": query, "limit": 3})
 	resp, err := client.Post("http://"+addr+"/api/search", "application/json", bytes.NewReader(body))
 	if err != nil {
 		return false
