@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -97,5 +98,23 @@ func TestClaudeBenchSessionParses(t *testing.T) {
 		if strings.Contains(tu.Text, "func handler") {
 			t.Fatalf("tool output in a turn: %.200s", tu.Text)
 		}
+	}
+}
+
+// TestParseClaudeCodeAllocatesLittle: reading a session allocates far less
+// than its size (the lines are read into one reused buffer, not one new
+// slice each: a 200 MB mine made 200 MB of garbage for the collector).
+func TestParseClaudeCodeAllocatesLittle(t *testing.T) {
+	session := claudeBenchSession(t)
+	ParseClaudeCode(context.Background(), bytes.NewReader(session)) // warm up
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s, err := ParseClaudeCode(context.Background(), bytes.NewReader(session))
+	runtime.ReadMemStats(&after)
+	if err != nil || len(s.Turns) == 0 {
+		t.Fatal(err)
+	}
+	if per := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(session)); per > 0.5 {
+		t.Fatalf("%.2f bytes allocated per byte of session (%d of %d)", per, after.TotalAlloc-before.TotalAlloc, len(session))
 	}
 }
