@@ -408,20 +408,23 @@ var runOnce = map[string]bool{"prompt_snapshot": true, "skill_listing": true, "a
 // total bytes in all, made from the real fixture sessions (the four
 // sessions and the sub-agent's file Claude Code 2.1.328 wrote, every fifth
 // file a sub-agent's under its parent session's directory). Each file
-// replays its fixture's records, in the CLI's own field order, pass after
-// pass until the file reaches its size (drawn between 0.3 and 1.7 times
-// the mean): every pass gets new uuids, tool-use and message ids, times
-// moved on and the project directory of one of 25 projects; the person's
-// prompts, the model's text and thinking are new Markov sentences (each
-// ending with a unique number, so no two sessions share text), Bash
-// commands and file paths vary, and each tool result (and the
+// replays its fixture's records, in the CLI's own field order and with
+// their own bytes but for what follows, once whole as one run of the CLI
+// (the records it writes once per run, prompt snapshots, skill and agent
+// listings, the request shape, only at their first place), then pass
+// after pass without those (with them every eighth pass: the session
+// resumed) until it reaches its size: its first pass plus the rest of the
+// budget spread over the files left, drawn exponentially (most sessions
+// one run, a few long). Every pass gets new uuids, tool-use and message
+// ids, times moved on and the project directory of one of 25 projects;
+// the person's prompts, the model's text and thinking are new Markov
+// sentences (each ending with a unique number, so no two sessions share
+// text), Bash commands and file paths vary, and each tool result (and the
 // toolUseResult copy the CLI keeps of it) is new text of a size drawn
-// log-uniformly between 150 B and 24 KB. The records the CLI writes once
-// per run (the prompt snapshots, skill and agent listings, the request
-// shape) come again every fourth pass, as if the session were resumed;
-// the rest (attachments, request records, queue operations, costs) every
-// pass. The prompts of one file in 25 carry a GitHub-token-shaped secret
-// (in its first pass).
+// log-uniformly between 150 B and 24 KB. The attachments, request records,
+// queue operations and costs come every pass as the CLI wrote them. The
+// prompts of one file in 25 carry a GitHub-token-shaped secret (in its
+// first pass).
 func claudeCorpus(root string, files int, total int64, seed uint64) (*claudeSessions, error) {
 	var tpls []*claudeTemplate
 	err := filepath.WalkDir(claudeFixtures, func(p string, de os.DirEntry, err error) error {
