@@ -42,7 +42,8 @@ const claudeFixtures = "sources/testdata/transcripts/claude-code/projects"
 //     turn being found by search — target 1 s from the firing.
 //
 // With LOCI_PPROF set (a loopback host:port) and LOCIBENCH_CPU set to a
-// file, a CPU profile of the daemon during the mine is saved there.
+// file, a CPU profile of the daemon from the mine's start
+// (LOCIBENCH_CPU_SECONDS long, default 20) is saved there.
 func transcriptsBench(bin, dir string, files, totalMB, rounds int) error {
 	root := filepath.Join(dir, "claude", "projects")
 	t0 := time.Now()
