@@ -43,6 +43,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) test -run '^$$' -bench StatusAfterWrite -benchtime 500x -count 1 ./actors
 	$(GO) test -run '^$$' -bench NearIndex -benchtime 3x -count 1 ./store/badgerdb
 	$(GO) test -run '^$$' -bench DirectoryUnchanged100k -benchtime 3x -count 1 ./sources
+	$(GO) test -run '^$$' -bench ParseClaudeCode -benchtime 30x -count 1 ./sources
 	$(GO) test -run '^$$' -bench SuspectLookups -benchtime 3x -count 1 ./store/badgerdb
 	$(GO) test -run '^$$' -bench HeuristicLoCoMo -benchtime 3x -count 1 ./extract
 	$(GO) test -run '^$$' -bench GraphDepth3 -benchtime 300x -count 1 -timeout 30m ./actors
@@ -56,6 +57,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only bridge
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only hook
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only export
+	$(GO) run ./cmd/locibench -bin ./$(BIN) -only transcripts
 	$(MAKE) bench-quality
 	$(MAKE) bench-million
 

@@ -9,7 +9,10 @@
 //   - with -only rss, the resident set per 10,000 near-identical mined
 //     files (-writes of them, default 20,000);
 //   - with -only export, the peak resident set and throughput of mining a
-//     generated 128 MiB ChatGPT export.
+//     generated 128 MiB ChatGPT export;
+//   - with -only transcripts, 1,000 Claude Code session files (200 MB)
+//     mined (MB/s, peak resident set) and a session grown by one turn
+//     timed from the watch trigger firing to the turn being searchable.
 //
 // It prints one line per figure; docs/BENCHMARKS.md records them.
 package main
@@ -45,7 +48,7 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss or million")
+	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts or million")
 	keep := flag.String("keep", "", "with -only vectors or million: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
 	if f := os.Getenv("LOCIBENCH_CPUPROFILE"); f != "" {
@@ -91,8 +94,10 @@ func main() {
 				err = hookBench(*bin, dir, 200)
 			case "export":
 				err = exportBench(*bin, dir)
+			case "transcripts":
+				err = transcriptsBench(*bin, dir, 1000, 200, 20)
 			default:
-				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss or million", *only)
+				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts or million", *only)
 			}
 		}
 		if err != nil {
