@@ -197,6 +197,25 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 	if err != nil {
 		return nil, err
 	}
+	// Vectors are made asynchronously (embed jobs): a search does not wait
+	// for those, and waits only briefly (SearchWaitVectors) for the
+	// follower to apply the vectors already stored; it waits for the
+	// lexical index to apply every change committed before it began, and
+	// only then embeds its query, with the frequencies of that palace (the
+	// embedding itself never waits for the index).
+	var target uint64 // the change log's end: both legs catch up to it
+	_ = s.DB.View(ctx, func(r store.Reader) error {
+		var err error
+		target, err = r.LastSeq()
+		return err
+	})
+	if q.Ranking != RankSemantic { // auto and hybrid have a lexical leg
+		t0 := time.Now()
+		if !s.Indexer.Sync(ctx, target, SearchWaitLexical) && s.Log != nil {
+			s.Log.Debug("the lexical index had not reached the search's start; searching anyway",
+				"target", target, "applied", s.Indexer.f.Position(), "waited", time.Since(t0).Round(time.Millisecond))
+		}
+	}
 	qvec, profile, err := s.queryVector(ctx, &q)
 	if err != nil {
 		return nil, err
@@ -219,23 +238,6 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 	}
 	f := lexical.Filter{Tags: q.Tags, Kind: q.SourceKind}
 	out := &SearchResult{Query: q.Text, Ranking: ranking, Hits: []Hit{}}
-	// Vectors are made asynchronously (embed jobs): a search does not wait
-	// for those, and waits only briefly (SearchWaitVectors) for the
-	// follower to apply the vectors already stored; it waits for the
-	// lexical index to apply every change committed before it began.
-	var target uint64 // the change log's end: both legs catch up to it
-	_ = s.DB.View(ctx, func(r store.Reader) error {
-		var err error
-		target, err = r.LastSeq()
-		return err
-	})
-	if ranking != RankSemantic {
-		t0 := time.Now()
-		if !s.Indexer.Sync(ctx, target, SearchWaitLexical) && s.Log != nil {
-			s.Log.Debug("the lexical index had not reached the search's start; searching anyway",
-				"target", target, "applied", s.Indexer.f.Position(), "waited", time.Since(t0).Round(time.Millisecond))
-		}
-	}
 	if ranking != RankLexical && s.Vectors != nil {
 		t0 := time.Now()
 		if !s.Vectors.Sync(ctx, target, SearchWaitVectors) && s.Log != nil {
