@@ -186,3 +186,48 @@ func TestStoredDrawersAreEmbeddedWithSettledFrequencies(t *testing.T) {
 	}
 	t.Skip("the follower caught up by itself every round (a very slow machine)")
 }
+
+// A search does not wait at all for a vector follower that is catching up
+// a backlog (more than SearchWaitVectorsBehind changes behind): the
+// bounded wait could not close the gap, and during a catch-up every
+// search paid it in full. The follower here never runs; a search that
+// waited would have asked it to hurry (Sync's urgent signal). With one
+// change behind (a vector stored just before), the search still waits.
+func TestSearchDoesNotWaitForAVectorBacklog(t *testing.T) {
+	st := newSearchStack(t)
+	cfg := config.Default(func(string) (string, bool) { return "", false })
+	profiles, err := embed.Open(cfg.Embedding)
+	if err != nil {
+		t.Fatal(err)
+	}
+	embed.SetDocFreqs(profiles, st.ix)
+	vec := NewVectors(st.db, st.sys, profiles, config.StaticProfile, st.log, VectorOptions{}) // not started
+	p := &Palace{DB: st.db, Sys: st.sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+	ctx := context.Background()
+	s := &Search{DB: st.db, Indexer: st.ix, Vectors: vec, Log: st.log, Auto: cfg.Search}
+	file := func(n int) {
+		for i := range n {
+			if _, err := p.CreateDrawer(ctx, store.NewDrawer{Wing: "w", Room: "r", Content: fmt.Sprintf("kettle note %d, number %d", i, i*7919),
+				Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	file(1)
+	if _, err := s.Search(ctx, SearchQuery{Text: "kettle note"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(vec.f.urgent) != 1 {
+		t.Fatal("a few changes behind, the search did not wait for the vector follower")
+	}
+	<-vec.f.urgent
+	file(SearchWaitVectorsBehind + 1)
+	for _, ranking := range []string{RankAuto, RankHybrid, RankSemantic} {
+		if _, err := s.Search(ctx, SearchQuery{Text: "kettle note", Ranking: ranking}, false); err != nil {
+			t.Fatal(err)
+		}
+		if len(vec.f.urgent) != 0 {
+			t.Fatalf("%s: the search waited for a vector follower %d changes behind", ranking, vec.f.Position())
+		}
+	}
+}
