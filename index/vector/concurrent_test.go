@@ -11,7 +11,8 @@ import (
 )
 
 // A search that is reading its candidates' drawers (keep) does not hold
-// up an insertion: the index's lock covers the walk of the graph only.
+// up an insertion: the index's lock covers the walk of the graph only; the
+// insertion only gives way to it for YieldMax.
 // Here keep waits for an Add to finish. Before, the search held the read
 // lock across keep, the Add waited for the write lock, and the two waited
 // for each other (a search reading slowly stalled the vector follower, and
@@ -23,10 +24,16 @@ func TestInsertDoesNotWaitForASearchsReads(t *testing.T) {
 	added := make(chan error, 1)
 	once := sync.Once{}
 	var addErr error
+	var took time.Duration
 	inTime := false
 	keep := func(ids []string) []bool {
 		once.Do(func() {
-			go func() { added <- x.Add("late", vecs[2000]) }()
+			go func() {
+				t0 := time.Now()
+				err := x.Add("late", vecs[2000])
+				took = time.Since(t0)
+				added <- err
+			}()
 			select {
 			case addErr = <-added:
 				inTime = true
@@ -48,6 +55,10 @@ func TestInsertDoesNotWaitForASearchsReads(t *testing.T) {
 	}
 	if addErr != nil {
 		t.Fatal(addErr)
+	}
+	// It gave way to the search in flight first, for YieldMax at most.
+	if took < YieldMax {
+		t.Fatalf("the Add took %v: it did not give way to the search in flight", took)
 	}
 	if hits := mustSearch(t, x, vecs[2000], 1); hits[0].ID != "late" {
 		t.Fatalf("the vector added during the search is not its own nearest: %v", hits)
