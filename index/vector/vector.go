@@ -39,15 +39,17 @@ type Index struct {
 
 	wmu sync.Mutex
 	// searching counts the searches in flight; an insertion gives way to
-	// them (yield).
-	searching atomic.Int32
-	mu        sync.RWMutex
-	ids       []string
-	slot      map[string]int32
-	vecs      [][]float32 // blocks of vecBlock slots, dim values each, normalised
-	dead      []bool
-	nDead     int
-	graph     *hnsw
+	// them (yield) for at most as long as the last insertion took
+	// (lastInsert, in nanoseconds).
+	searching  atomic.Int32
+	lastInsert atomic.Int64
+	mu         sync.RWMutex
+	ids        []string
+	slot       map[string]int32
+	vecs       [][]float32 // blocks of vecBlock slots, dim values each, normalised
+	dead       []bool
+	nDead      int
+	graph      *hnsw
 }
 
 // vecBlock is how many vectors one block of Index.vecs holds. Vectors live
@@ -115,6 +117,8 @@ func (x *Index) Add(id string, v []float32) error {
 	x.yield()
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
+	t0 := time.Now()
+	defer func() { x.lastInsert.Store(int64(time.Since(t0))) }()
 	x.mu.Lock()
 	s := int32(len(x.ids))
 	x.ids = append(x.ids, id)
@@ -140,19 +144,20 @@ func (x *Index) Add(id string, v []float32) error {
 // On two cores an insertion that no longer blocks searches still takes
 // their CPU: a stream of them (the vector follower after a burst) made a
 // search that reads its drawers slowly wait for a core (p50 3 -> 6-12 ms
-// in BenchmarkSearchWhileInserting/keep=slow). Giving way favours the
-// searches; the bound keeps insertions going under a steady stream of
-// searches (at least one every YieldMax).
+// in BenchmarkSearchWhileInserting/keep=slow). An insertion gives way for
+// at most as long as the last one took, so that under a steady stream of
+// searches insertions keep at least half their pace.
 const YieldMax = 5 * time.Millisecond
 
-// yield waits, at most YieldMax, until no search is in flight.
+// yield waits until no search is in flight, at most min(YieldMax, the
+// last insertion's time).
 func (x *Index) yield() {
 	if x.searching.Load() == 0 {
 		return
 	}
-	deadline := time.Now().Add(YieldMax)
+	deadline := time.Now().Add(min(YieldMax, time.Duration(x.lastInsert.Load())))
 	for x.searching.Load() > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Microsecond)
+		time.Sleep(50 * time.Microsecond)
 	}
 }
 
