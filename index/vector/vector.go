@@ -49,7 +49,10 @@ type Index struct {
 	vecs       [][]float32 // blocks of vecBlock slots, dim values each, normalised
 	dead       []bool
 	nDead      int
-	graph      *hnsw
+	// pending is 1 while an insertion's slot is stored but not yet live
+	// (counted in nDead, not a tombstone).
+	pending int
+	graph   *hnsw
 }
 
 // vecBlock is how many vectors one block of Index.vecs holds. Vectors live
@@ -125,6 +128,7 @@ func (x *Index) Add(id string, v []float32) error {
 	x.appendVec(nv)
 	x.dead = append(x.dead, true)
 	x.nDead++
+	x.pending = 1
 	x.mu.Unlock()
 	p := x.graph.plan(s)
 	x.mu.Lock()
@@ -132,6 +136,7 @@ func (x *Index) Add(id string, v []float32) error {
 	x.graph.apply(p)
 	x.dead[s] = false
 	x.nDead--
+	x.pending = 0
 	if old, ok := x.slot[id]; ok {
 		x.dead[old] = true
 		x.nDead++
@@ -186,10 +191,10 @@ func (x *Index) Delete(id string) {
 func (x *Index) Tombstones() float64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if len(x.ids) == 0 {
+	if len(x.ids) == x.pending {
 		return 0
 	}
-	return float64(x.nDead) / float64(len(x.ids))
+	return float64(x.nDead-x.pending) / float64(len(x.ids)-x.pending)
 }
 
 // Compact rebuilds the graph without deleted vectors: aside, while
