@@ -50,6 +50,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) test -run '^$$' -bench Expand100k -benchtime 400x -count 1 -timeout 30m ./actors
 	$(GO) test -run '^$$' -bench 'Search100k|Indexing' -benchtime 400x -count 1 ./index/lexical
 	$(GO) test -run '^$$' -bench HNSW100k -benchtime 1000x -count 1 -timeout 60m ./index/vector
+	$(GO) test -run '^$$' -bench SearchWhileInserting -benchtime 5x -count 1 ./index/vector
 	$(GO) run ./cmd/locibench -bin ./$(BIN)
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only static
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only dashboard

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/actors"
+	embedding "github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/fault"
 )
@@ -143,7 +144,9 @@ func embedProfile(ctx context.Context, r *actors.Run, v *actors.Vectors, profile
 			}
 			return nil
 		})
-		vecs, err := p.EmbedChecked(ctx, texts)
+		// Stored drawers: weighed once the palace's frequencies include
+		// them (embedding.ForStored).
+		vecs, err := p.EmbedChecked(embedding.ForStored(ctx), texts)
 		if err != nil {
 			return nil, err
 		}

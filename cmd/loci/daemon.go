@@ -10,6 +10,7 @@ import (
 	_ "net/http/pprof" // served only when LOCI_PPROF is set
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -251,6 +252,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			ps := &http.Server{Handler: transport.LoopbackOnly(http.DefaultServeMux), ReadHeaderTimeout: transport.HeaderTimeout}
 			log.Info("pprof listener stopped", "err", ps.Serve(pln))
 		}()
+		// The block and mutex profiles record nothing unless sampled; they
+		// are sampled only while profiling is asked for.
+		runtime.SetBlockProfileRate(int(100 * time.Microsecond))
+		runtime.SetMutexProfileFraction(10)
 		log.Info("pprof enabled", "address", pln.Addr().String())
 	}
 

@@ -35,6 +35,30 @@ type DocFreqs interface {
 	DocFreqs(words []string) (n uint64, df []uint64)
 }
 
+// Settler is a DocFreqs that can first let its frequencies reach the
+// palace's last write (the lexical index catching up), waiting a bounded
+// time. Only stored drawers are embedded after it (ForStored): a query
+// is weighed with the frequencies as they are, and never waits.
+type Settler interface {
+	Settle(ctx context.Context)
+}
+
+type forStoredKey struct{}
+
+// ForStored marks ctx as embedding stored drawers (an embed job's batch):
+// a provider that weighs words by the palace's document frequencies lets
+// them settle first (Settler), so that a burst of filings is embedded
+// with the frequencies of the palace that holds it. Without it (a search's
+// query, a hit's sentences) the frequencies are read as they are.
+func ForStored(ctx context.Context) context.Context {
+	return context.WithValue(ctx, forStoredKey{}, true)
+}
+
+func forStored(ctx context.Context) bool {
+	b, _ := ctx.Value(forStoredKey{}).(bool)
+	return b
+}
+
 // Static is the built-in provider: the sum of the GloVe vectors of a
 // text's words, each weighted by its inverse document frequency in the
 // palace (BM25's, positive even for a word in every drawer of a tiny
@@ -110,8 +134,12 @@ func Words(text string) []string {
 	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
-// Embed implements Provider.
-func (s *Static) Embed(_ context.Context, texts []string) ([][]float32, error) {
+// Embed implements Provider. Under ForStored it first lets the
+// frequencies settle (DF's Settle, when it has one).
+func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if st, ok := s.DF.(Settler); ok && forStored(ctx) {
+		st.Settle(ctx)
+	}
 	rows := make([][]int32, len(texts))
 	need := map[int32]bool{}
 	for i, t := range texts {
@@ -161,7 +189,9 @@ func (s *Static) vector(rows []int32, idf map[int32]float32) []float32 {
 }
 
 // weights are the IDF of each row, from the cached document frequencies,
-// read again for a word once the palace has grown a quarter since.
+// read again for a word once the palace has grown a quarter since. The
+// lock guards the cache only, never a read of the frequencies: an
+// embedding never waits for another's read of a slow index.
 func (s *Static) weights(need map[int32]bool) map[int32]float32 {
 	out := make(map[int32]float32, len(need))
 	if s.DF == nil {
@@ -170,26 +200,32 @@ func (s *Static) weights(need map[int32]bool) map[int32]float32 {
 		}
 		return out
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	n, _ := s.DF.DocFreqs(nil)
+	entries := make(map[int32]dfEntry, len(need))
 	var stale []int32
 	var words []string
+	s.mu.Lock()
 	for r := range need {
 		e, ok := s.cache[r]
 		if !ok || n > e.n+e.n/4+16 {
 			stale = append(stale, r)
 			words = append(words, s.Table.Word(int(r)))
+		} else {
+			entries[r] = e
 		}
 	}
+	s.mu.Unlock()
 	if len(stale) > 0 {
 		nn, dfs := s.DF.DocFreqs(words)
+		s.mu.Lock()
 		for i, r := range stale {
-			s.cache[r] = dfEntry{df: dfs[i], n: nn}
+			entries[r] = dfEntry{df: dfs[i], n: nn}
+			s.cache[r] = entries[r]
 		}
+		s.mu.Unlock()
 	}
 	for r := range need {
-		e := s.cache[r]
+		e := entries[r]
 		df := float64(min(e.df, e.n))
 		out[r] = float32(math.Log(1 + (float64(e.n)-df+0.5)/(df+0.5)))
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 type fixedDF struct {
@@ -106,5 +108,62 @@ func TestStaticWeighsByPalaceIDF(t *testing.T) {
 	weighted := cosine(ws[2], ws[0]) - cosine(ws[2], ws[1])
 	if weighted <= plain+0.1 {
 		t.Fatalf("IDF should pull the pair toward the rare word: lean %.3f unweighted, %.3f weighted", plain, weighted)
+	}
+}
+
+// gateDF is a palace whose first count (DocFreqs(nil)) blocks until
+// release is closed: an embed job's batch waiting for the frequencies to
+// settle, or a slow index.
+type gateDF struct {
+	first   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gateDF) DocFreqs(words []string) (uint64, []uint64) {
+	if words == nil {
+		if g.first.CompareAndSwap(false, true) {
+			close(g.entered)
+			<-g.release
+		}
+	}
+	return 100, make([]uint64, len(words))
+}
+
+// A text is embedded without waiting for another embedding's read of the
+// palace's frequencies: a search's query is not held behind an embed
+// job's batch that waits for the lexical index (issue 38, point 8: the
+// first search after a burst took 3.7 s). Before, the provider's lock was
+// held across the read.
+func TestStaticEmbedDoesNotWaitForAnotherBatch(t *testing.T) {
+	st, err := NewStatic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gateDF{entered: make(chan struct{}), release: make(chan struct{})}
+	st.DF = g
+	batch := make(chan error, 1)
+	go func() {
+		_, err := st.Embed(context.Background(), []string{"the kettle in the garden shed"})
+		batch <- err
+	}()
+	<-g.entered // the batch is reading the palace's size
+	query := make(chan error, 1)
+	go func() {
+		_, err := st.Embed(context.Background(), []string{"broken kettle"})
+		query <- err
+	}()
+	select {
+	case err := <-query:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(g.release)
+		t.Fatal("the query's embedding waited for the other batch's read of the frequencies")
+	}
+	close(g.release)
+	if err := <-batch; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -11,8 +11,9 @@ import (
 // hnsw is a hierarchical navigable small world graph over the index's
 // slots (Malkov and Yashunin, 2016): greedy descent through sparse upper
 // layers, a beam search of width ef in the dense bottom layer, and the
-// neighbour-selection heuristic that keeps links diverse. It is guarded by
-// the index's lock.
+// neighbour-selection heuristic that keeps links diverse. Searches read it
+// under the index's read lock; an insertion is planned under the writer
+// lock alone and applied under the write lock (plan, apply).
 type hnsw struct {
 	x              *Index
 	m, m0          int // links per node above layer 0, and in layer 0
@@ -22,7 +23,7 @@ type hnsw struct {
 	entry          int32
 	top            int
 	rng            *rand.Rand
-	insertVisits   visits    // inserts run under the index's write lock
+	insertVisits   visits    // plans run under the index's writer lock
 	pool           sync.Pool // *visits for concurrent searches
 }
 
@@ -201,15 +202,35 @@ func (h *hnsw) selectNeighbours(cands []cand, m int) []int32 {
 	return out
 }
 
-func (h *hnsw) insert(s int32) {
+// linkPlan is an insertion worked out: the new slot's links per layer,
+// the neighbours' new link lists, and whether the slot becomes the entry.
+type linkPlan struct {
+	slot  int32
+	level int
+	mine  [][]int32
+	their []linkUpdate
+}
+
+// linkUpdate is one neighbour's new link list in one layer.
+type linkUpdate struct {
+	slot  int32
+	layer int
+	links []int32
+}
+
+// plan works out slot s's insertion (its vector stored, its links
+// empty) without changing the graph: it only reads it, so it runs while
+// searches read it too, under the index's writer lock alone (no other
+// writer changes the graph meanwhile). apply then publishes it under the
+// index's write lock, in microseconds: an insertion, most of whose time
+// is this plan, no longer makes searches wait (issue 38, point 8). A
+// neighbour's list is copied, never appended to in place, as searches
+// may be reading it.
+func (h *hnsw) plan(s int32) *linkPlan {
 	level := int(math.Floor(-math.Log(1-h.rng.Float64()) * h.ml))
-	for int(s) >= len(h.links) {
-		h.links = append(h.links, nil)
-	}
-	h.links[s] = make([][]int32, level+1)
+	p := &linkPlan{slot: s, level: level, mine: make([][]int32, level+1)}
 	if h.entry < 0 {
-		h.entry, h.top = s, level
-		return
+		return p
 	}
 	q := h.x.vec(s)
 	ep := []cand{{h.entry, h.dist(q, h.entry)}}
@@ -224,9 +245,12 @@ func (h *hnsw) insert(s int32) {
 			max = h.m0
 		}
 		nbrs := h.selectNeighbours(cands, h.m)
-		h.links[s][lc] = nbrs
+		p.mine[lc] = nbrs
 		for _, n := range nbrs {
-			links := append(h.links[n][lc], s)
+			old := h.links[n][lc]
+			links := make([]int32, len(old), len(old)+1)
+			copy(links, old)
+			links = append(links, s)
 			if len(links) > max {
 				// Shrink the neighbour's links with the same heuristic.
 				nv := h.x.vec(n)
@@ -237,14 +261,31 @@ func (h *hnsw) insert(s int32) {
 				sortCands(cs)
 				links = h.selectNeighbours(cs, max)
 			}
-			h.links[n][lc] = links
+			p.their = append(p.their, linkUpdate{n, lc, links})
 		}
 		ep = cands
 	}
-	if level > h.top {
-		h.entry, h.top = s, level
+	return p
+}
+
+// apply publishes a plan: the one step of an insertion that changes what
+// searches read.
+func (h *hnsw) apply(p *linkPlan) {
+	s := p.slot
+	for int(s) >= len(h.links) {
+		h.links = append(h.links, nil)
+	}
+	h.links[s] = p.mine
+	for _, u := range p.their {
+		h.links[u.slot][u.layer] = u.links
+	}
+	if h.entry < 0 || p.level > h.top {
+		h.entry, h.top = s, p.level
 	}
 }
+
+// insert plans and applies at once (an index no search reads yet).
+func (h *hnsw) insert(s int32) { h.apply(h.plan(s)) }
 
 func sortCands(cs []cand) {
 	for i := 1; i < len(cs); i++ {

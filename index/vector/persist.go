@@ -16,8 +16,11 @@ const magic = "LOCIVEC1"
 // Save writes the index (vectors, tombstones and graph) with the change-log
 // sequence it reflects to path, atomically (a temporary file renamed).
 func (x *Index) Save(path string, seq uint64, identity string) error {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+	// The writers' lock, not the read lock: no writer changes the index
+	// meanwhile, and searches never queue behind a writer that waits for
+	// the save to end.
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
