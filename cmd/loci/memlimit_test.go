@@ -3,7 +3,7 @@ package main
 import "testing"
 
 // The soft memory limit is the base until the live heap needs more room,
-// then the live heap and half of it again.
+// then the live heap and a quarter of it again.
 func TestLimitFor(t *testing.T) {
 	const base = memoryLimit
 	for _, c := range []struct {
@@ -11,14 +11,53 @@ func TestLimitFor(t *testing.T) {
 		want int64
 	}{
 		{0, base},
-		{80 << 20, base},     // 120 MiB with its headroom, under the 128 MiB base
-		{base / 3 * 2, base}, // exactly the headroom
-		{600 << 20, 900 << 20},
-		{1000 << 20, 1500 << 20},
-		{4 << 30, 6 << 30},
+		{80 << 20, base},     // 100 MiB with its headroom, under the 128 MiB base
+		{base / 5 * 4, base}, // exactly the headroom
+		{600 << 20, 750 << 20},
+		{1000 << 20, 1250 << 20},
+		{4 << 30, 5 << 30},
 	} {
 		if got := limitFor(base, c.live); got != c.want {
 			t.Errorf("limitFor(base, %d MiB) = %d MiB, want %d MiB", c.live>>20, got>>20, c.want>>20)
 		}
+	}
+}
+
+// The heap's free pages are given back once per quiet spell: after
+// quietTicks ticks that allocated little, when enough is free, and not
+// again until the daemon has been busy and is quiet once more.
+func TestRestGivesBackOncePerQuietSpell(t *testing.T) {
+	var r rest
+	var allocs uint64
+	step := func(grew, free uint64) bool {
+		allocs += grew
+		return r.tick(allocs, free)
+	}
+	const free = 64 << 20
+	if step(500<<20, free) {
+		t.Fatal("gave back on a busy tick")
+	}
+	for i := 1; i < quietTicks; i++ {
+		if step(1<<20, free) {
+			t.Fatalf("gave back after %d quiet ticks, want %d", i, quietTicks)
+		}
+	}
+	if !step(1<<20, free) {
+		t.Fatalf("did not give back after %d quiet ticks", quietTicks)
+	}
+	for i := 0; i < 3*quietTicks; i++ {
+		if step(0, free) {
+			t.Fatal("gave back twice in one quiet spell")
+		}
+	}
+	// Busy again, then quiet with too little free: nothing; then free.
+	step(quietBytes, free)
+	for i := 0; i < quietTicks; i++ {
+		if step(0, quietFreeBytes-1) {
+			t.Fatal("gave back less than quietFreeBytes")
+		}
+	}
+	if !step(0, free) {
+		t.Fatal("did not give back in the second quiet spell")
 	}
 }

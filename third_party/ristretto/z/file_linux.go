@@ -26,6 +26,12 @@ func (m *MmapFile) Truncate(maxSz int64) error {
 	}
 
 	var err error
+	old := start(m.Data)
 	m.Data, err = mremap(m.Data, int(maxSz)) // Mmap up to max size.
+	if err == nil {
+		// loci: the mapping may have moved (fileMaps, mmap.go).
+		fileMaps.Delete(old)
+		fileMaps.Store(start(m.Data), len(m.Data))
+	}
 	return err
 }
