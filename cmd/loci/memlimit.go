@@ -36,22 +36,18 @@ const (
 	quietTicks = 5
 )
 
-// quietFreeBytes is the least free heap worth giving back at rest: less
-// is not worth a collection.
-const quietFreeBytes = 8 << 20
-
-// rest follows the heap's allocations tick by tick and says when to give
-// its free pages back: once per quiet spell, after quietTicks quiet ticks
-// and with at least quietFreeBytes free.
+// rest follows the heap's allocations tick by tick and says when the
+// daemon has come to rest: once per quiet spell, after quietTicks quiet
+// ticks. What is given back then costs one collection.
 type rest struct {
 	allocs uint64 // cumulative allocations at the last tick
 	quiet  int    // quiet ticks in a row
 	given  bool   // given back in this quiet spell
 }
 
-// tick takes the heap's cumulative allocations and its free, unreleased
-// bytes, and reports whether to give them back now.
-func (r *rest) tick(allocs, free uint64) bool {
+// tick takes the heap's cumulative allocations and reports whether the
+// daemon has just come to rest.
+func (r *rest) tick(allocs uint64) bool {
 	grew := allocs - r.allocs
 	r.allocs = allocs
 	if grew >= quietBytes {
@@ -59,7 +55,7 @@ func (r *rest) tick(allocs, free uint64) bool {
 		return false
 	}
 	r.quiet++
-	if r.given || r.quiet < quietTicks || free < quietFreeBytes {
+	if r.given || r.quiet < quietTicks {
 		return false
 	}
 	r.given = true
@@ -73,17 +69,16 @@ func limitFor(base int64, live uint64) int64 {
 }
 
 // holdHeap sets the soft memory limit to base and, until ctx ends, raises
-// it (never under base) as the live heap grows, and gives the heap's free
-// pages back once the daemon is at rest (rest), so that the collector works
+// it (never under base) as the live heap grows, and once the daemon is at
+// rest (rest) calls atRest and gives the heap's free pages back, so that the collector works
 // harder near the limit instead of letting the heap reach twice what is
 // live (a million-drawer palace reached 4.9 GB resident without a limit),
 // yet never spends the process's time collecting a heap that needs more.
-func holdHeap(ctx context.Context, base int64) {
+func holdHeap(ctx context.Context, base int64, atRest func()) {
 	debug.SetMemoryLimit(base)
 	sample := []metrics.Sample{
 		{Name: "/gc/heap/live:bytes"},
 		{Name: "/gc/heap/allocs:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"},
 	}
 	go func() {
 		t := time.NewTicker(2 * time.Second)
@@ -106,8 +101,11 @@ func holdHeap(ctx context.Context, base int64) {
 				debug.SetMemoryLimit(l)
 				cur = l
 			}
-			if r.tick(sample[1].Value.Uint64(), sample[2].Value.Uint64()) {
-				// At rest: collect, and give every free page back.
+			if r.tick(sample[1].Value.Uint64()) {
+				// At rest: drop what else is resident and can be read
+				// again (mapped files), collect, and give every free
+				// page back.
+				atRest()
 				debug.FreeOSMemory()
 			}
 		}

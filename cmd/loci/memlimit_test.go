@@ -23,41 +23,39 @@ func TestLimitFor(t *testing.T) {
 	}
 }
 
-// The heap's free pages are given back once per quiet spell: after
-// quietTicks ticks that allocated little, when enough is free, and not
-// again until the daemon has been busy and is quiet once more.
-func TestRestGivesBackOncePerQuietSpell(t *testing.T) {
+// The daemon comes to rest once per quiet spell: after quietTicks ticks
+// that allocated little, and not again until it has been busy and is
+// quiet once more.
+func TestRestOncePerQuietSpell(t *testing.T) {
 	var r rest
 	var allocs uint64
-	step := func(grew, free uint64) bool {
+	step := func(grew uint64) bool {
 		allocs += grew
-		return r.tick(allocs, free)
+		return r.tick(allocs)
 	}
-	const free = 64 << 20
-	if step(500<<20, free) {
-		t.Fatal("gave back on a busy tick")
+	if step(500 << 20) {
+		t.Fatal("at rest on a busy tick")
 	}
 	for i := 1; i < quietTicks; i++ {
-		if step(1<<20, free) {
-			t.Fatalf("gave back after %d quiet ticks, want %d", i, quietTicks)
+		if step(1 << 20) {
+			t.Fatalf("at rest after %d quiet ticks, want %d", i, quietTicks)
 		}
 	}
-	if !step(1<<20, free) {
-		t.Fatalf("did not give back after %d quiet ticks", quietTicks)
+	if !step(1 << 20) {
+		t.Fatalf("not at rest after %d quiet ticks", quietTicks)
 	}
 	for i := 0; i < 3*quietTicks; i++ {
-		if step(0, free) {
-			t.Fatal("gave back twice in one quiet spell")
+		if step(0) {
+			t.Fatal("came to rest twice in one quiet spell")
 		}
 	}
-	// Busy again, then quiet with too little free: nothing; then free.
-	step(quietBytes, free)
-	for i := 0; i < quietTicks; i++ {
-		if step(0, quietFreeBytes-1) {
-			t.Fatal("gave back less than quietFreeBytes")
+	step(quietBytes) // busy again
+	for i := 1; i < quietTicks; i++ {
+		if step(0) {
+			t.Fatalf("at rest after %d quiet ticks of the second spell", i)
 		}
 	}
-	if !step(0, free) {
-		t.Fatal("did not give back in the second quiet spell")
+	if !step(0) {
+		t.Fatal("not at rest in the second quiet spell")
 	}
 }

@@ -25,13 +25,16 @@ func (m *MmapFile) Truncate(maxSz int64) error {
 		return fmt.Errorf("while truncate file: %s, error: %v\n", m.Fd.Name(), err)
 	}
 
-	var err error
+	// loci: the mapping may move (fileMaps, mmap.go).
+	mapsMu.Lock()
+	defer mapsMu.Unlock()
 	old := start(m.Data)
-	m.Data, err = mremap(m.Data, int(maxSz)) // Mmap up to max size.
-	if err == nil {
-		// loci: the mapping may have moved (fileMaps, mmap.go).
-		fileMaps.Delete(old)
-		fileMaps.Store(start(m.Data), len(m.Data))
+	data, err := mremap(m.Data, int(maxSz)) // Mmap up to max size.
+	if err != nil {
+		return err
 	}
-	return err
+	delete(fileMaps, old)
+	m.Data = data
+	fileMaps[start(m.Data)] = len(m.Data)
+	return nil
 }
