@@ -1,6 +1,12 @@
 package main
 
-import "testing"
+import (
+	"context"
+	"runtime/debug"
+	"sync/atomic"
+	"testing"
+	"time"
+)
 
 // The soft memory limit is the base until the live heap needs more room,
 // then the live heap and a quarter of it again.
@@ -57,5 +63,30 @@ func TestRestOncePerQuietSpell(t *testing.T) {
 	}
 	if !step(0) {
 		t.Fatal("not at rest in the second quiet spell")
+	}
+}
+
+// holdHeap drops the mapped files' pages every dropTicks ticks while the
+// daemon works, not only at rest: a busy daemon never rests.
+func TestHoldHeapDropsMappedPagesWhileBusy(t *testing.T) {
+	old := heapTick
+	heapTick = 5 * time.Millisecond
+	defer func() { heapTick = old }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var drops atomic.Int32
+	var sink [][]byte
+	holdHeap(ctx, debug.SetMemoryLimit(-1), func() { drops.Add(1) })
+	// Busy: allocate more than quietBytes a tick, for 3 × dropTicks ticks.
+	for end := time.Now().Add(3 * dropTicks * heapTick); time.Now().Before(end); {
+		sink = append(sink, make([]byte, quietBytes))
+		if len(sink) > 8 {
+			sink = sink[:0]
+		}
+		time.Sleep(heapTick / 4)
+	}
+	cancel()
+	if n := drops.Load(); n < 2 {
+		t.Errorf("dropped the mapped pages %d times in %d busy ticks, want every %d ticks", n, 3*dropTicks, dropTicks)
 	}
 }
