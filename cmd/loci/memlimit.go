@@ -12,7 +12,7 @@ import (
 // bounds the heap, not memory-mapped files (Badger's tables, the lexical
 // index), which the kernel may drop and read again: at a million drawers
 // those are about 1.7 GB more. A daemon that lives beside an editor keeps
-// its heap within half again of what is live from a small palace on (issue
+// its heap within a quarter again of what is live from a small palace on (issue
 // 38: at 1.25 GiB, mining 20,000 small files let a live heap of 136 MB
 // occupy 300 MB).
 const memoryLimit = 128 << 20
