@@ -170,7 +170,11 @@ func migrator(db *badgerdb.DB) *store.Migrator {
 // fails.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.Level) (err error) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
-		holdHeap(ctx, memoryLimit)
+		holdHeap(ctx, memoryLimit, func() {
+			if err := badgerdb.DropMappedPages(); err != nil {
+				log.Debug("could not drop the store's mapped pages at rest", "err", err)
+			}
+		})
 	}
 	lc := &lifecycle{log: log}
 	defer func() {

@@ -1,5 +1,7 @@
 package badgerdb
 
+import "github.com/dgraph-io/ristretto/v2/z"
+
 // Badger's memory budget: the sizes that decide how much memory the store
 // holds, in one place (issue 38: a daemon that lives beside an editor).
 // Badger's defaults suit a database server: five memtables of 64 MB, each
@@ -42,3 +44,14 @@ const (
 	// MB at a million drawers) made its buffers jump by 250-800 MB.
 	BaseTableSize = 2 << 20
 )
+
+// DropMappedPages drops the pages of Badger's mapped files (tables,
+// memtable and value logs) from the process's resident set, for a daemon
+// at rest: the files and the page cache keep them, and a read maps a page
+// again. Badger drops a file's pages itself once it has written and synced
+// them (third_party/ristretto's z.Msync); the pages read since stay until
+// this is called. Safe at any time: a mapping is never unmapped or moved
+// while its pages are dropped.
+func DropMappedPages() error {
+	return z.DropResident()
+}

@@ -25,7 +25,16 @@ func (m *MmapFile) Truncate(maxSz int64) error {
 		return fmt.Errorf("while truncate file: %s, error: %v\n", m.Fd.Name(), err)
 	}
 
-	var err error
-	m.Data, err = mremap(m.Data, int(maxSz)) // Mmap up to max size.
-	return err
+	// loci: the mapping may move (fileMaps, mmap.go).
+	mapsMu.Lock()
+	defer mapsMu.Unlock()
+	old := start(m.Data)
+	data, err := mremap(m.Data, int(maxSz)) // Mmap up to max size.
+	if err != nil {
+		return err
+	}
+	delete(fileMaps, old)
+	m.Data = data
+	fileMaps[start(m.Data)] = len(m.Data)
+	return nil
 }
