@@ -134,11 +134,14 @@ func (s *Sources) Warnings(ctx context.Context, mined []MinedSource, now time.Ti
 					continue
 				}
 				var gone int
+				var example string
 				err := s.DB.View(ctx, func(r store.Reader) error {
 					return r.SourceDocuments(m.Key, func(d *store.DocumentState) bool {
 						anyWing[d.ID] = true
 						if complete && !heldIDs[d.ID] {
-							gone++
+							if gone++; example == "" {
+								example = d.ID
+							}
 						}
 						return true
 					})
@@ -148,7 +151,8 @@ func (s *Sources) Warnings(ctx context.Context, mined []MinedSource, now time.Ti
 				}
 				if gone > 0 {
 					out = append(out, api.SourceWarning{Kind: WarnDeletedByAgent, Adapter: name, Locator: root, Wing: m.Wing, Sessions: gone,
-						Message: fmt.Sprintf("%d %s sessions mined into wing %q have since been deleted by the agent; loci keeps them", gone, name, m.Wing)})
+						Message: fmt.Sprintf("%s mined into wing %q deleted by the agent since (%s); loci keeps them", sessionsCount(gone, name), m.Wing, gonePart(gone, example)),
+						Help: fmt.Sprintf("nothing to do; to close their drawers as well: loci mine --source %s %s --wing %s --prune", name, shellArg(root), shellArg(m.Wing))})
 				}
 			}
 			if period <= 0 {
@@ -163,13 +167,29 @@ func (s *Sources) Warnings(ctx context.Context, mined []MinedSource, now time.Ti
 			if expiring > 0 {
 				days := int(period / (24 * time.Hour))
 				out = append(out, api.SourceWarning{Kind: WarnExpiringUnmined, Adapter: name, Locator: root, Sessions: expiring,
-					Message: fmt.Sprintf("%d %s sessions under %s are older than %d days and were never mined; the agent deletes sessions after %d days (%s)",
-						expiring, name, root, days-int(expiryMargin(period)/(24*time.Hour)), days, setting),
+					Message: fmt.Sprintf("%s under %s older than %d days never mined; the agent deletes sessions after %d days (%s)",
+						sessionsCount(expiring, name), root, days-int(expiryMargin(period)/(24*time.Hour)), days, setting),
 					Help: fmt.Sprintf("mine them now: loci mine --source %s %s --wing %s", name, shellArg(root), name)})
 			}
 		}
 	}
 	return out, nil
+}
+
+// sessionsCount is "1 claude-code session" or "3 claude-code sessions".
+func sessionsCount(n int, source string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s session", source)
+	}
+	return fmt.Sprintf("%d %s sessions", n, source)
+}
+
+// gonePart names the one session gone, or one of several.
+func gonePart(n int, example string) string {
+	if n == 1 {
+		return example
+	}
+	return example + " and " + fmt.Sprint(n-1) + " more"
 }
 
 // shellArg is s as one shell word: single-quoted when it holds anything

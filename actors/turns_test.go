@@ -341,3 +341,37 @@ func TestWakeUpOffersTheLastSessionsClosingTurns(t *testing.T) {
 		t.Fatalf("an over-long last turn: %+v %v", w.LastSession, err)
 	}
 }
+
+// A sub-agent's session, even the newest, is not the last session to wake
+// up to: the main session it ran for is.
+func TestWakeUpSkipsASubAgentsSession(t *testing.T) {
+	j := newJobs(t, testCfg)
+	p := j.Palace
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	file := func(id string, turns []sources.Turn) {
+		t.Helper()
+		s := &sources.Session{ID: id, Agent: "opencode", Project: "/work/app", Title: "title " + id, Turns: turns}
+		doc, err := sources.TranscriptDocument(id, "opencode", "/data/opencode.db#"+id, "opencode/1", "", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.CreateDrawer(ctx, store.NewDrawer{Wing: "app", Room: "opencode", Content: strings.Join(doc.Units, ""),
+			Source: store.Source{Kind: store.KindTranscript, URI: doc.URI, Origin: doc.Origin}, Provenance: store.Provenance{RequestedBy: store.ByCLI}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file("main", turnsAt(now.Add(-10*time.Minute), "Deploy the checklist.", "Asked a sub-agent to find it."))
+	sub := turnsAt(now.Add(-5*time.Minute), "Find the deploy checklist.", "Found it in docs/deploy.md.")
+	for i := range sub {
+		sub[i].Sidechain = true
+	}
+	file("errand", sub)
+	w, err := p.WakeUp(ctx, "opencode", "app", 10, 8192)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.LastSession == nil || w.LastSession.SessionID != "main" {
+		t.Fatalf("the last session should be the main one, not its sub-agent's: %+v", w.LastSession)
+	}
+}

@@ -220,6 +220,9 @@ type sessionDrawer struct {
 	last  time.Time
 	chunk int
 	o     transcriptOrigin
+	// sub: every turn in it is a sub-agent's (a session a sub-agent ran
+	// for the main one, which is the one to wake up to).
+	sub bool
 }
 
 // transcriptOrigin is what wake-up reads of a transcript drawer's origin
@@ -267,6 +270,11 @@ func latestSession(r store.Reader, wingID string) ([]sessionDrawer, error) {
 	if len(all) == 0 {
 		return nil, nil
 	}
+	// A sub-agent's session is the main session's errand: the latest main
+	// session is the one, while there is one.
+	if main := slices.DeleteFunc(slices.Clone(all), func(sd sessionDrawer) bool { return sd.sub }); len(main) > 0 {
+		all = main
+	}
 	latest := slices.MaxFunc(all, func(a, b sessionDrawer) int {
 		if c := a.last.Compare(b.last); c != 0 {
 			return c
@@ -297,11 +305,13 @@ func readSessionDrawer(d *store.Drawer) sessionDrawer {
 	if len(d.Source.Origin) > 0 && json.Unmarshal(d.Source.Origin, &sd.o) == nil {
 		sd.chunk = sd.o.Chunk
 	}
+	turns := transcriptTurns(d.Content)
 	if t, err := time.Parse(time.RFC3339, sd.o.Last); err == nil {
 		sd.last = t
-	} else if turns := transcriptTurns(d.Content); len(turns) > 0 && !turns[len(turns)-1].at.IsZero() {
+	} else if len(turns) > 0 && !turns[len(turns)-1].at.IsZero() {
 		sd.last = turns[len(turns)-1].at
 	}
+	sd.sub = len(turns) > 0 && !slices.ContainsFunc(turns, func(t turnSpan) bool { return !t.sub })
 	if sd.o.Agent == "" {
 		sd.o.Agent = d.Source.Agent
 	}

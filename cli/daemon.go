@@ -203,6 +203,7 @@ func (a *app) start(ctx context.Context, f *listenerFlags) error {
 	deadline := time.After(60 * time.Second)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	var unregistered time.Time // when it first answered without a registry file
 	for {
 		select {
 		case <-exited:
@@ -230,6 +231,15 @@ func (a *app) start(ctx context.Context, f *listenerFlags) error {
 				if !a.startedStatus(ctx, cfg, cfg.Addr(), &st) || st.PID != cmd.Process.Pid {
 					continue
 				}
+				// A daemon answers a moment before it writes the file:
+				// without one after a grace period (or at once on a full
+				// disk, where it cannot write it) it is taken as it is.
+				if unregistered.IsZero() {
+					unregistered = time.Now()
+				}
+				if full := st.Disk != nil && (st.Disk.ReadOnly || st.Disk.Full); !full && time.Since(unregistered) < registryGrace {
+					continue
+				}
 				r = config.Registry{PID: st.PID, Address: cfg.Addr(), Palace: cfg.Palace.Path, Version: st.Version}
 			} else {
 				a.startedStatus(ctx, cfg, r.Address, &st)
@@ -255,6 +265,10 @@ func (a *app) start(ctx context.Context, f *listenerFlags) error {
 		}
 	}
 }
+
+// registryGrace is how long daemon start waits for the registry file of a
+// daemon that already answers at its fixed address.
+const registryGrace = 3 * time.Second
 
 // startedJSON is `loci daemon start --json`: the registry's fields, plus
 // whether the disk is full (the store read-only) and whether the registry

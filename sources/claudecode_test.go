@@ -18,7 +18,9 @@ func TestSessionFilesLongLineKeepsItsStart(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	long := `{"role":"user","text":"start ` + strings.Repeat("x", 100<<10) + ` end","cwd":"/w"}`
+	// The padding is in a field the format ignores: the turn's text stays
+	// under MaxTurnBytes, so what is checked is the reader's.
+	long := `{"role":"user","pad":"` + strings.Repeat("p", 100<<10) + `","text":"start ` + strings.Repeat("x", 10<<10) + ` end","cwd":"/w"}`
 	body := long + "\n" + `{"role":"assistant","text":"second"}` + "\n" + `{"role":"user","text":"third"}` + "\n"
 	os.WriteFile(filepath.Join(dir, "s.jsonl"), []byte(body), 0o600)
 	src := SessionFiles{Format: lineFormat, Home: home}

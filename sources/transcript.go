@@ -188,9 +188,28 @@ func TurnUnits(s *Session) []string {
 		if text == "" {
 			continue
 		}
+		if len(text) > MaxTurnBytes {
+			text = cutTurn(text)
+		}
 		units = append(units, TurnHeader(t)+"\n"+text+"\n\n")
 	}
 	return units
+}
+
+// MaxTurnBytes bounds the text a transcript keeps of one turn: a turn past
+// it (a pasted log, a file dumped into the prompt) keeps its start and a
+// marker of the size left out, so one huge turn costs neither the session
+// nor the transaction that files it.
+const MaxTurnBytes = 64 << 10
+
+// cutTurn keeps a long turn's first MaxTurnBytes (at a rune boundary) and
+// says how much was left out.
+func cutTurn(text string) string {
+	end := MaxTurnBytes
+	for end > 0 && !utf8.RuneStart(text[end]) {
+		end--
+	}
+	return text[:end] + "\n[turn cut: " + humanBytes(len(text)-end) + " more]"
 }
 
 // transcriptOrigin is a transcript drawer's source.origin (the chunk index

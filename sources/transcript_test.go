@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // lineFormat is a test format: each line {"role","text","cwd"}; other
@@ -128,4 +129,17 @@ func bodies(t *testing.T, doc *Document) (roles, texts []string) {
 		texts = append(texts, strings.TrimSpace(body))
 	}
 	return roles, texts
+}
+
+// One huge turn (a pasted log) keeps its start and says how much was left
+// out: the session stays small enough to file, its other turns kept.
+func TestHugeTurnIsCut(t *testing.T) {
+	huge := strings.Repeat("é log line\n", 5<<20/12)
+	units := TurnUnits(&Session{Turns: []Turn{{Role: "user", Text: "narwhal start"}, {Role: "user", Text: huge}, {Role: "assistant", Text: "narwhal end"}}})
+	if len(units) != 3 || !strings.Contains(units[0], "narwhal start") || !strings.Contains(units[2], "narwhal end") {
+		t.Fatalf("the other turns: %d units", len(units))
+	}
+	if len(units[1]) > MaxTurnBytes+100 || !strings.Contains(units[1], "[turn cut: ") || !utf8.ValidString(units[1]) {
+		t.Fatalf("the huge turn: %d bytes, ends %q", len(units[1]), units[1][len(units[1])-60:])
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -331,5 +332,21 @@ func TestDrawerListPages(t *testing.T) {
 	out, _, code = d.cli("", "drawer", "list", "--wing", "w", "--room", "r", "--limit", "5", "--cursor", next)
 	if code != 0 || strings.Count(out, "Drawer number") != 2 || strings.Contains(out, "more drawers") {
 		t.Fatalf("second page: %d %s", code, out)
+	}
+}
+
+// A daemon on a fixed port answers a moment before it writes its registry
+// file: daemon start waits for the file and does not say it could not be
+// written (the trial of issue 27 saw that note on every start with --port).
+func TestDaemonStartOnAFixedPortFindsItsRegistry(t *testing.T) {
+	home, palace := newPalace(t)
+	envs := []string{"LOCI_PALACE_PATH=" + palace}
+	for range 3 {
+		port := strconv.Itoa(freePort(t))
+		out, stderr, code := runCLI(home, "", []string{"daemon", "start", "--port", port}, envs)
+		runCLI(home, "", []string{"daemon", "stop"}, envs)
+		if code != 0 || !strings.Contains(out, "loci started") || strings.Contains(out, "could not be written") {
+			t.Fatalf("start on port %s: %d\n%s%s", port, code, out, stderr)
+		}
 	}
 }

@@ -78,4 +78,13 @@ func TestClaudeCodeRetentionGuard(t *testing.T) {
 	if ws := warnings(); len(ws) != 0 {
 		t.Fatalf("warnings once every session is mined: %v", ws)
 	}
+	// The standard location spelled out is the same source, filed in the
+	// same wing: nothing new, no wing named after the folder.
+	if out, errOut, code := runCLI(home, "", []string{"--addr", d.addr, "mine", "--source", "claude-code", projects}, nil); code != 0 ||
+		!strings.Contains(out, "nothing changed") && !strings.Contains(out, "Up to date") {
+		t.Fatalf("loci mine --source claude-code %s: %d\n%s%s", projects, code, out, errOut)
+	}
+	if w := d.do("GET", "/api/wings/projects", nil); w.status != 404 {
+		t.Fatalf("a wing named after the sessions' folder: %s", w.raw)
+	}
 }
