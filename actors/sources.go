@@ -152,7 +152,7 @@ func (s *Sources) Warnings(ctx context.Context, mined []MinedSource, now time.Ti
 				if gone > 0 {
 					out = append(out, api.SourceWarning{Kind: WarnDeletedByAgent, Adapter: name, Locator: root, Wing: m.Wing, Sessions: gone,
 						Message: fmt.Sprintf("%s mined into wing %q deleted by the agent since (%s); loci keeps them", sessionsCount(gone, name), m.Wing, gonePart(gone, example)),
-						Help: fmt.Sprintf("nothing to do; to close their drawers as well: loci mine --source %s %s --wing %s --prune", name, shellArg(root), shellArg(m.Wing))})
+						Help:    fmt.Sprintf("nothing to do; to close their drawers as well: loci mine --source %s %s --wing %s --prune", name, shellArg(root), shellArg(m.Wing))})
 				}
 			}
 			if period <= 0 {
