@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -82,21 +81,21 @@ func (w *writer) commit(batch []*writeReq) {
 	for {
 		dirty := -1
 		err := w.db.Update(context.Background(), func(tx store.Tx) error {
-			ct := &countingTx{Tx: tx}
 			for i, r := range batch {
 				if final[i] {
 					continue
 				}
-				ct.writes = 0
-				v, err := run(r.fn, ct)
+				before := tx.Writes()
+				v, err := run(r.fn, tx)
 				results[i] = writeResp{v, err}
 				if errors.Is(err, store.ErrTxnTooBig) {
 					// The batch outgrew one transaction: split it below.
 					return err
 				}
 				if err != nil {
-					if ct.writes > 0 {
-						// It wrote before failing: its writes are in this
+					if tx.Writes() != before {
+						// It wrote before failing: its writes, and what the
+						// transaction keeps beside them, are in this
 						// transaction, so run the batch again without it.
 						dirty = i
 						return errRestart
@@ -157,33 +156,3 @@ func run(fn func(store.Tx) (any, error), tx store.Tx) (v any, err error) {
 	}()
 	return fn(tx)
 }
-
-// countingTx counts the writes a function makes.
-type countingTx struct {
-	store.Tx
-	writes int
-}
-
-func (t *countingTx) PutWing(w *store.Wing) error        { t.writes++; return t.Tx.PutWing(w) }
-func (t *countingTx) DeleteWing(w *store.Wing) error     { t.writes++; return t.Tx.DeleteWing(w) }
-func (t *countingTx) PutRoom(r *store.Room) error        { t.writes++; return t.Tx.PutRoom(r) }
-func (t *countingTx) DeleteRoom(r *store.Room) error     { t.writes++; return t.Tx.DeleteRoom(r) }
-func (t *countingTx) DeleteDrawer(d *store.Drawer) error { t.writes++; return t.Tx.DeleteDrawer(d) }
-func (t *countingTx) PutDrawer(d, prev *store.Drawer) error {
-	t.writes++
-	return t.Tx.PutDrawer(d, prev)
-}
-func (t *countingTx) PutDedup(r *store.DedupRecord) error    { t.writes++; return t.Tx.PutDedup(r) }
-func (t *countingTx) DeleteDedup(r *store.DedupRecord) error { t.writes++; return t.Tx.DeleteDedup(r) }
-func (t *countingTx) PutLink(l *store.Link) error            { t.writes++; return t.Tx.PutLink(l) }
-func (t *countingTx) DeleteLink(l *store.Link) error         { t.writes++; return t.Tx.DeleteLink(l) }
-func (t *countingTx) Log(kind, action, id string) error {
-	t.writes++
-	return t.Tx.Log(kind, action, id)
-}
-func (t *countingTx) PutJob(j, prev *store.Job) error { t.writes++; return t.Tx.PutJob(j, prev) }
-func (t *countingTx) PutJobFact(id string, i int, f json.RawMessage) error {
-	t.writes++
-	return t.Tx.PutJobFact(id, i, f)
-}
-func (t *countingTx) PutEmbedding(e *store.Embedding) error { t.writes++; return t.Tx.PutEmbedding(e) }

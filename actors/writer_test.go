@@ -3,13 +3,19 @@ package actors
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
@@ -276,4 +282,234 @@ func TestDeleteBigWingAndRoom(t *testing.T) {
 	if err != nil || c.Drawers != 0 || c.Wings != 1 || c.Rooms != 0 {
 		t.Fatalf("counts after: %+v %v", c, err)
 	}
+}
+
+// runBatch commits fns as one batch of the writer, as a flush does.
+func runBatch(t *testing.T, db store.DB, fns ...func(store.Tx) (any, error)) []writeResp {
+	t.Helper()
+	w := &writer{db: db, log: slog.New(slog.DiscardHandler)}
+	batch := make([]*writeReq, len(fns))
+	for i, fn := range fns {
+		batch[i] = &writeReq{fn: fn, reply: make(chan writeResp, 1)}
+	}
+	w.commit(batch)
+	out := make([]writeResp, len(batch))
+	for i, r := range batch {
+		out[i] = <-r.reply
+	}
+	return out
+}
+
+// A function that writes a trigger state and a delivery, then fails,
+// leaves neither behind; the good function of its batch is committed.
+func TestFailedTriggerWriteInBatchLeavesNoTrace(t *testing.T) {
+	db, err := badgerdb.Open(t.TempDir(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	boom := errors.New("boom")
+	res := runBatch(t, db,
+		func(tx store.Tx) (any, error) {
+			return nil, tx.PutWing(&store.Wing{ID: store.NewID(), Name: "real", CreatedAt: tx.Now()})
+		},
+		func(tx store.Tx) (any, error) {
+			if err := tx.PutTriggerState(&store.TriggerState{Name: "ghost"}); err != nil {
+				return nil, err
+			}
+			if err := tx.PutDelivery(&store.Delivery{Trigger: "ghost", ID: "d1", AcceptedAt: tx.Now()}); err != nil {
+				return nil, err
+			}
+			return nil, boom
+		})
+	if res[0].err != nil || !errors.Is(res[1].err, boom) {
+		t.Fatalf("answers %v, %v", res[0].err, res[1].err)
+	}
+	err = db.View(context.Background(), func(r store.Reader) error {
+		w, err := r.WingByName("real")
+		if err != nil || w == nil {
+			t.Errorf("the good function's wing: %v %v", w, err)
+		}
+		if s, err := r.TriggerState("ghost"); err != nil || s != nil {
+			t.Errorf("the failed function's trigger state was kept: %+v %v", s, err)
+		}
+		if d, err := r.Delivery("ghost", "d1"); err != nil || d != nil {
+			t.Errorf("the failed function's delivery was kept: %+v %v", d, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dumpStore is every key and value of a closed store, read with Badger
+// itself: what a rollback must leave byte for byte.
+func dumpStore(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	bdb, err := badger.Open(badger.DefaultOptions(dir).WithMemTableSize(badgerdb.MemTableSize).WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	out := map[string]string{}
+	err = bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.DefaultIteratorOptions)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			out[string(it.Item().KeyCopy(nil))] = string(v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Every write method of store.Tx, called in a function that then fails,
+// leaves the store byte for byte as it was; the same call in a function
+// that succeeds changes it (so the check can fail). The table must name
+// every write method: a new one without a case fails the test.
+func TestEveryWriteMethodRollsBack(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	wing := &store.Wing{ID: store.NewID(), Name: "w", CreatedAt: now}
+	room := &store.Room{ID: store.NewID(), WingID: wing.ID, Name: "r", CreatedAt: now}
+	drawer := &store.Drawer{ID: store.NewID(), WingID: wing.ID, RoomID: room.ID, Name: "d", Content: "some text",
+		Source: store.Source{Kind: store.KindManual}, ValidFrom: now, CreatedAt: now}
+	other := &store.Drawer{ID: store.NewID(), WingID: wing.ID, RoomID: room.ID, Content: "other text",
+		Source: store.Source{Kind: store.KindManual}, ValidFrom: now, CreatedAt: now}
+	dedupRec := &store.DedupRecord{DrawerID: drawer.ID, Scope: room.ID, Hash: "h", Fingerprint: "f", NormLen: 9}
+	link := &store.Link{ID: store.NewID(), Older: other.ID, Newer: drawer.ID, CreatedAt: now}
+	job := &store.Job{ID: store.NewID(), Kind: "embed", Status: "queued", CreatedAt: now, UpdatedAt: now}
+	ent := &store.Entity{ID: store.NewID(), Name: "Ada", Kind: "person", Key: "ada", CreatedAt: now}
+	ent2 := &store.Entity{ID: store.NewID(), Name: "Bob", Kind: "person", Key: "bob", CreatedAt: now}
+	rel := &store.Relationship{ID: store.NewID(), Subject: ent.ID, Predicate: "knows", Object: ent2.ID, ValidFrom: now, RecordedAt: now}
+	rel2 := &store.Relationship{ID: store.NewID(), Subject: ent2.ID, Predicate: "knows", Object: ent.ID, ValidFrom: now, RecordedAt: now}
+	// In order: what a delete removes was put before it.
+	cases := []struct {
+		method string
+		args   []any
+	}{
+		{"PutWing", []any{wing}},
+		{"PutRoom", []any{room}},
+		{"PutDrawer", []any{drawer, (*store.Drawer)(nil)}},
+		{"PutDedup", []any{dedupRec}},
+		{"PutLink", []any{link}},
+		{"PutEmbedding", []any{&store.Embedding{DrawerID: drawer.ID, Profile: "p", Dimension: 2, CreatedAt: now, Vector: []float32{1, 0}}}},
+		{"PutJob", []any{job, (*store.Job)(nil)}},
+		{"PutJobFact", []any{job.ID, 0, json.RawMessage(`{"op":"add"}`)}},
+		{"Log", []any{"drawer", "create", drawer.ID}},
+		{"PutAuthState", []any{&store.AuthState{Digest: "d", Algorithm: "a", Version: 1, CreatedAt: now}}},
+		{"PutSource", []any{&store.SourceState{Key: "s", WingID: wing.ID}}},
+		{"PutSourceDocument", []any{&store.DocumentState{Source: "s", ID: "doc", WingID: wing.ID, Revision: "r"}}},
+		{"PutChunkOwner", []any{drawer.ID, "s", "doc"}},
+		{"PutStaleDocument", []any{"s", "doc"}},
+		{"PutTriggerState", []any{&store.TriggerState{Name: "t"}}},
+		{"PutDelivery", []any{&store.Delivery{Trigger: "t", ID: "d", AcceptedAt: now}}},
+		{"PutEntity", []any{ent, (*store.Entity)(nil)}},
+		{"PutEntityLink", []any{&store.EntityLink{ID: store.NewID(), From: ent.ID, To: ent2.ID, Kind: "same", CreatedAt: now}}},
+		{"PutMention", []any{&store.Mention{Drawer: drawer.ID, Entity: ent.ID, Name: "Ada", CreatedAt: now}}},
+		{"PutRelationship", []any{rel, (*store.Relationship)(nil)}},
+		{"PutRelationshipLink", []any{&store.RelationshipLink{ID: store.NewID(), From: rel.ID, To: rel2.ID, Kind: "supersedes", CreatedAt: now}}},
+		{"DeleteStaleDocument", []any{"s", "doc"}},
+		{"DeleteChunkOwner", []any{drawer.ID}},
+		{"DeleteSourceDocument", []any{"s", "doc"}},
+		{"DeleteSource", []any{"s"}},
+		{"DeleteDelivery", []any{"t", "d"}},
+		{"DeleteTriggerState", []any{"t"}},
+		{"DeleteLink", []any{link}},
+		{"DeleteDedup", []any{dedupRec}},
+		{"DeleteDrawer", []any{drawer}},
+		{"DeleteRoom", []any{room}},
+		{"DeleteWing", []any{wing}},
+	}
+	// The write methods: Tx's methods that are not the Reader's.
+	txType := reflect.TypeFor[store.Tx]()
+	readerType := reflect.TypeFor[store.Reader]()
+	writes := map[string]bool{}
+	for i := range txType.NumMethod() {
+		name := txType.Method(i).Name
+		if _, read := readerType.MethodByName(name); !read && name != "Now" && name != "Writes" {
+			writes[name] = true
+		}
+	}
+	for _, c := range cases {
+		if !writes[c.method] {
+			t.Errorf("case %s is not a write method of store.Tx", c.method)
+		}
+		delete(writes, c.method)
+	}
+	for name := range writes {
+		t.Errorf("write method %s has no case: add one", name)
+	}
+	if t.Failed() {
+		return
+	}
+	dir := t.TempDir()
+	batch := func(fns ...func(store.Tx) (any, error)) []writeResp {
+		db, err := badgerdb.Open(dir, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		return runBatch(t, db, fns...)
+	}
+	batch() // the store's own records, written when it is made
+	before := dumpStore(t, dir)
+	boom := errors.New("boom")
+	for _, c := range cases {
+		t.Run(c.method, func(t *testing.T) {
+			call := func(tx store.Tx) error {
+				args := make([]reflect.Value, len(c.args))
+				for i, a := range c.args {
+					args[i] = reflect.ValueOf(a)
+				}
+				out := reflect.ValueOf(tx).MethodByName(c.method).Call(args)
+				err, _ := out[0].Interface().(error)
+				return err
+			}
+			res := batch(func(tx store.Tx) (any, error) {
+				if err := call(tx); err != nil {
+					return nil, err
+				}
+				return nil, boom
+			})
+			if !errors.Is(res[0].err, boom) {
+				t.Fatalf("failing function answered %v", res[0].err)
+			}
+			if after := dumpStore(t, dir); !maps.Equal(before, after) {
+				defer func() { before = after }() // the next case starts from here
+				t.Fatalf("a failed function's %s left %d keys changed", c.method, diffKeys(before, after))
+			}
+			if res := batch(func(tx store.Tx) (any, error) { return nil, call(tx) }); res[0].err != nil {
+				t.Fatalf("%s: %v", c.method, res[0].err)
+			}
+			after := dumpStore(t, dir)
+			if maps.Equal(before, after) {
+				t.Fatalf("%s committed changed nothing: the case proves nothing", c.method)
+			}
+			before = after
+		})
+	}
+}
+
+// diffKeys is how many keys differ between two dumps.
+func diffKeys(a, b map[string]string) int {
+	n := 0
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			n++
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			n++
+		}
+	}
+	return n
 }

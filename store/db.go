@@ -208,6 +208,13 @@ type Tx interface {
 	Reader
 	// Now is the transaction's clock.
 	Now() time.Time
+	// Writes is how many key writes (sets and deletes) the transaction
+	// has made so far, counted in the one place every write method's
+	// writes pass through, before the write or any state it keeps
+	// changes. The writer reads it around each function of a batch: a
+	// function that failed after writing is rolled back by running the
+	// batch again without it, whichever methods it called.
+	Writes() uint64
 	PalaceWriter
 	DedupWriter
 	VectorWriter

@@ -55,6 +55,8 @@ type tx struct {
 	// counts (counts.go); countsStale is DB.countsStale when it began.
 	counted     store.Counts
 	countsStale bool
+	// writes counts the calls of set and del (Writes).
+	writes uint64
 }
 
 func k(parts ...string) []byte {
@@ -108,8 +110,11 @@ func (t *tx) keys(prefix []byte, reverse bool, fn func(key []byte, val valueFn) 
 	scan(snap, t.ov, prefix, reverse, fn)
 }
 
-// set and del write through to the transaction and its overlay.
+// set and del write through to the transaction and its overlay: every
+// write method writes through them, and nothing else writes a palace
+// key. Each counts itself first (Writes), before anything it changes.
 func (t *tx) set(key, val []byte) error {
+	t.writes++
 	if err := t.count(key, val, false); err != nil {
 		return err
 	}
@@ -120,6 +125,7 @@ func (t *tx) set(key, val []byte) error {
 }
 
 func (t *tx) del(key []byte) error {
+	t.writes++
 	if err := t.count(key, nil, true); err != nil {
 		return err
 	}
@@ -130,6 +136,9 @@ func (t *tx) del(key []byte) error {
 }
 
 func (t *tx) Now() time.Time { return t.now }
+
+// Writes is how many times this transaction has called set or del.
+func (t *tx) Writes() uint64 { return t.writes }
 
 func (t *tx) Wing(id string) (*store.Wing, error) {
 	var w wingRecord
@@ -786,8 +795,14 @@ func (t *tx) DeleteLink(l *store.Link) error {
 }
 
 func (t *tx) Log(kind, action, id string) error {
-	t.seq++
-	return t.put(seqKey(t.seq), changeRecord{Seq: t.seq, At: t.now, Kind: kind, Action: action, ID: id})
+	// The sequence moves on only once its record is written (counted by
+	// set): a failure before leaves nothing to roll back.
+	seq := t.seq + 1
+	if err := t.put(seqKey(seq), changeRecord{Seq: seq, At: t.now, Kind: kind, Action: action, ID: id}); err != nil {
+		return err
+	}
+	t.seq = seq
+	return nil
 }
 
 func withVal(val valueFn, fn func([]byte) error) error {
