@@ -134,9 +134,14 @@ func TestShutdownWithStalledClient(t *testing.T) {
 	if err := d.wait(20 * time.Second); err != nil {
 		t.Fatalf("exit: %v\n%s", err, d.log.String())
 	}
+	// The stages' budgets (HTTP 3 s, jobs' drain 10 s, the store 10 s)
+	// bound the whole; a stalled client that held a stage would spend its
+	// budget, which the log check below catches exactly. (A bound of 10 s
+	// here measured the machine: 3.5-5 s alone, 13.8 s once on a loaded CI
+	// with no stage over its budget.)
 	took := time.Since(began)
-	if took > 10*time.Second {
-		t.Errorf("shutdown with a stalled client took %v", took)
+	if took > httpDrainBudget+jobsDrainBudget+storeBudget {
+		t.Errorf("shutdown with a stalled client took %v, more than its stages' budgets", took)
 	}
 	if log := d.log.String(); strings.Contains(log, "deadline exceeded") {
 		t.Errorf("a stage ran out of its budget:\n%s", log)
@@ -182,3 +187,11 @@ func TestProfilerLoopbackOnly(t *testing.T) {
 		t.Errorf("loopback Host: %d", st)
 	}
 }
+
+// The daemon's shutdown budgets (cmd/loci/daemon.go httpDrain and
+// storeWait, jobs.drain_timeout_secs' default).
+const (
+	httpDrainBudget = 3 * time.Second
+	jobsDrainBudget = 10 * time.Second
+	storeBudget     = 10 * time.Second
+)
