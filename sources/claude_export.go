@@ -39,12 +39,12 @@ type claudeConversation struct {
 }
 
 type claudeExportMessage struct {
-	UUID        string              `json:"uuid"`
-	Parent      string              `json:"parent_message_uuid"`
-	Sender      string              `json:"sender"`
-	CreatedAt   json.RawMessage     `json:"created_at"`
-	Text        string              `json:"text"`
-	Content     []claudeExportBlock `json:"content"`
+	UUID        string          `json:"uuid"`
+	Parent      string          `json:"parent_message_uuid"`
+	Sender      string          `json:"sender"`
+	CreatedAt   json.RawMessage `json:"created_at"`
+	Text        string          `json:"text"`
+	Content     []claudeBlock   `json:"content"`
 	Attachments []struct {
 		FileName         string `json:"file_name"`
 		FileSize         int    `json:"file_size"`
@@ -54,15 +54,6 @@ type claudeExportMessage struct {
 		FileName string `json:"file_name"`
 		FileKind string `json:"file_kind"`
 	} `json:"files"`
-}
-
-type claudeExportBlock struct {
-	Type    string          `json:"type"`
-	Text    string          `json:"text"`
-	Name    string          `json:"name"`
-	Input   json.RawMessage `json:"input"`
-	Content json.RawMessage `json:"content"`
-	IsError bool            `json:"is_error"`
 }
 
 // parseClaudeConversation reads one conversation: each message a turn of
