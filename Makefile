@@ -82,7 +82,7 @@ lint: ## gofmt and vet
 	$(GO) vet ./...
 
 fuzz: ## run each fuzz target for a while (FUZZTIME, default 30s)
-	$(GO) test -run '^$$' -fuzz FuzzNames -fuzztime $${FUZZTIME:-30s} ./store/names
+	$(GO) test -run '^$$' -fuzz FuzzNames -fuzztime $${FUZZTIME:-30s} ./names
 	$(GO) test -run '^$$' -fuzz FuzzJSONSplice -fuzztime $${FUZZTIME:-30s} ./integration
 	$(GO) test -run '^$$' -fuzz FuzzTOMLSplice -fuzztime $${FUZZTIME:-30s} ./integration
 	$(GO) test -run '^$$' -fuzz FuzzOSA -fuzztime $${FUZZTIME:-30s} ./store/dedup

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 type failingReader struct{}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/loci-dev/loci/internal/markov"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/markov"
 )
 
 // BenchmarkSequentialWrite is one durable drawer write at a time through

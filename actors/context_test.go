@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/config"
 )
 
 // The auto ranking finds a turn by the words of the turns around it: the

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/config"
 )
 
 // liveHeap is the heap in use after a full collection.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // A full disk (the gate refusing) refuses a write with disk_full and sends

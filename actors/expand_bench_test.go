@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/loci-dev/loci/graph"
+	"github.com/loci-dev/loci/internal/markov"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/markov"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // BenchmarkExpand100k measures what expand adds to a lexical search of

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loci-dev/loci/graph"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/dedup"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // Graph is the knowledge graph's service shared by every interface:

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/loci-dev/loci/graph"
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // BenchmarkGraphDepth3 reads GET /api/graph's neighbourhood, depth 3,

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/graph"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // Without an entity the graph starts from the entities with the most open

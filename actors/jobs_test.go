@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 func newJobs(t testing.TB, cfg JobConfig) *Jobs {

@@ -14,10 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/config"
-	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/triggers"
 )
 

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources"
-	"github.com/loci-dev/loci/store/config"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // newFileMiners is a Miners service of a daemon that read no

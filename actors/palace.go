@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // Palace is the service layer over the palace: reads run in read

@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/index"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/fusion"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/index/vector"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/config"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // Search limits (spec: default 10, max 200, 0 means the default).

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/config"
 )
 
 // A search waits for the lexical follower to apply every change committed

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // Reporter builds the daemon's status report, the same for REST, MCP and

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/internal/markov"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/markov"
 )
 
 // BenchmarkStatusAfterWrite is the status report (counts, migrations) of

@@ -6,9 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources"
-	"github.com/loci-dev/loci/store/config"
-	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/triggers"
 )
 

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/config"
 )
 
 type fakeListener struct{ on bool }

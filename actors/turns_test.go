@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/config"
 )
 
 // turnsAt is a session's turns, one a minute from t0, alternating user

@@ -10,10 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/vector"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // Vectors holds one vector index per embedding profile, loaded from the

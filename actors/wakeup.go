@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // WakeUp is session-start context for an agent.

@@ -20,9 +20,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loci-dev/loci/api"
-	"github.com/loci-dev/loci/store/config"
+	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store/disk"
-	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
 )
 

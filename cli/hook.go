@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/project"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // The agents and events `loci hook` answers.

@@ -17,10 +17,10 @@ import (
 
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/assets"
+	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/integration"
 	"github.com/loci-dev/loci/project"
-	"github.com/loci-dev/loci/store/config"
-	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
 )
 

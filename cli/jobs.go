@@ -19,7 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/loci-dev/loci/api"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/transport/client"
 )
 

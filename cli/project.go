@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/project"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // getenv reads the environment the commands see ("" when unset).

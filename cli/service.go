@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/service"
-	"github.com/loci-dev/loci/store/config"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // serviceCmd is `loci service install|remove|status`: loci as a login

@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/loci-dev/loci/graph"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // Heuristic is the built-in extractor: rules over English text, no model

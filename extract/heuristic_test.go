@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loci-dev/loci/graph"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 type labelled struct {

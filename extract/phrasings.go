@@ -1,6 +1,6 @@
 package extract
 
-import "github.com/loci-dev/loci/graph"
+import "github.com/loci-dev/loci/store/graph"
 
 // phrasing is how a predicate is said between two names, and the kinds
 // its subject and object may have (none: any).

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loci-dev/loci/graph"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // judged is an entity of a labelled sample: its name and kind as

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // The pieces the three agents share: the hook command line, the

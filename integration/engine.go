@@ -14,7 +14,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // Format is how a file is edited.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/loci-dev/loci/assets"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // fakeAgents writes commands that print the agents' versions, and returns

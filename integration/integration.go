@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/assets"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // TokenEnv is the environment variable the agents read loci's bearer

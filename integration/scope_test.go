@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // A --project install, update or remove refuses a file (or a directory on

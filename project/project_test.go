@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 func write(t *testing.T, path, text string) {

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // Runner runs a service manager command and returns its standard output;

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // Manager names a service manager.

@@ -18,8 +18,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // MaxExportBytes bounds an export file an export-file source reads (the

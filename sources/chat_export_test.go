@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources/exportgen"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // exportSentinels are strings of the fixtures that only reasoning, tool

@@ -15,9 +15,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/names"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
-	"github.com/loci-dev/loci/store/names"
 )
 
 // DirectoryName is the built-in directory source's name.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // tree writes files under root (slash paths), each with a modification

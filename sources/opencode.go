@@ -15,8 +15,8 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // OpenCodeName is the opencode source's name.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 
-	"github.com/loci-dev/loci/store/names"
+	"github.com/loci-dev/loci/names"
 )
 
 // The fixtures are databases the real OpenCode 1.18.33 wrote (see

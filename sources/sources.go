@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // Capabilities are what an adapter can do, as GET /api/sources shows them.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/names"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
-	"github.com/loci-dev/loci/store/names"
 )
 
 // Turn is one turn of a conversation as a transcript source keeps it: who

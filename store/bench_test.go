@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loci-dev/loci/internal/markov"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/markov"
 )
 
 var text = markov.NewText()

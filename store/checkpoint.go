@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/loci-dev/loci/graph"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // CheckpointPayload is what a checkpoint job stores (spec "Checkpoint

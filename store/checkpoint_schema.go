@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/loci-dev/loci/graph"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // CheckpointPayloadSchema is the JSON Schema (draft 2020-12) of a

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // payloadWithFact is a one-item checkpoint payload carrying fact (JSON).

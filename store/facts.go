@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/loci-dev/loci/graph"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // Relationship is a relates_to edge between entities: a fact, bi-temporal.

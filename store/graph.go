@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/loci-dev/loci/graph"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // Entity is a node of the knowledge graph: a canonical name (never

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // Job statuses.

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // Meta keys of the migration runner.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 func TestMigratorFailsClosedAndResumes(t *testing.T) {

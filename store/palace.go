@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store/dedup"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // MaxContentBytes bounds one drawer's content.

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
 	"github.com/loci-dev/loci/store/dedup"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 var dd = store.Dedup{Enabled: true, Threshold: dedup.DefaultThreshold}

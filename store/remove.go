@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // Removed counts what a delete removed.

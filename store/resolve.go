@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/loci-dev/loci/store/fault"
-	"github.com/loci-dev/loci/store/names"
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/names"
 )
 
 // NewID is a fresh UUID (version 7, so ids sort roughly by creation).

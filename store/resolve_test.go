@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // A missing room's help names the command that lists the wing's rooms as

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // Supersession is a correction of a drawer.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/actors"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // KeepAlive is the interval of the stream's comment lines.

@@ -18,8 +18,8 @@ import (
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // gate is how the memory mode applies to a tool.

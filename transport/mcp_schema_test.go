@@ -17,8 +17,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/loci-dev/loci/graph"
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // toolList connects a real MCP client to a test server and lists its

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // Mode is a memory mode.

@@ -19,9 +19,9 @@ import (
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/config"
-	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport/client"
 	"github.com/loci-dev/loci/ui"
 )

@@ -20,11 +20,11 @@ import (
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/actors/kinds"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
-	"github.com/loci-dev/loci/store/config"
 )
 
 // testServer is the REST/MCP server on real components: a Badger palace,

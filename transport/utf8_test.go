@@ -3,7 +3,7 @@ package transport
 import (
 	"testing"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 func TestCheckUTF8(t *testing.T) {

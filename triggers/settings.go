@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loci-dev/loci/store/fault"
-	"github.com/loci-dev/loci/store/names"
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/names"
 )
 
 // The trigger types.

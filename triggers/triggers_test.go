@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 func TestCheckSettings(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/fault"
 	embedding "github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // EmbedInput is an embed job's input.

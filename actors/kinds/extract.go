@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/extract"
-	"github.com/loci-dev/loci/graph"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/config"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // extractParams are an extract submission's fields.

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // newRuntime is a job runtime on a fresh store with every kind registered

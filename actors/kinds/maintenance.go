@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // AuditInput is an audit (or extract) job's input.

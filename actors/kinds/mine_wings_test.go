@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // threeFiles writes a.md, b.md and long.txt (four chunks at 200

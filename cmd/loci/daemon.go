@@ -19,14 +19,14 @@ import (
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/assets"
 	"github.com/loci-dev/loci/cli"
+	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
-	"github.com/loci-dev/loci/store/config"
 	"github.com/loci-dev/loci/store/disk"
-	"github.com/loci-dev/loci/store/fault"
 	"github.com/loci-dev/loci/transport"
 )
 

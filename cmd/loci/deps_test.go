@@ -21,7 +21,7 @@ func TestDependencyDirection(t *testing.T) {
 		{"index/...", []string{mod + "transport", mod + "actors", mod + "cli", mod + "sources", "github.com/spf13/cobra"}},
 		{"sources/...", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", "github.com/spf13/cobra"}},
 		{"extract", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", mod + "store/badgerdb", "github.com/spf13/cobra"}},
-		{"graph", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", "github.com/spf13/cobra", "github.com/dgraph-io/badger/v4"}},
+		{"store/graph", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", "github.com/spf13/cobra", "github.com/dgraph-io/badger/v4"}},
 		{"triggers", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", mod + "sources", "github.com/fsnotify/fsnotify", "github.com/spf13/cobra"}},
 		{"triggers/...", []string{mod + "transport", mod + "actors", mod + "cli", mod + "index", "github.com/spf13/cobra"}},
 		// protoactor itself pulls in net/http; actors' own imports may not
@@ -75,7 +75,7 @@ func TestDependencyDirection(t *testing.T) {
 	for _, imp := range strings.Fields(string(out)) {
 		if strings.HasPrefix(imp, mod) {
 			switch strings.TrimPrefix(imp, mod) {
-			case "transport/client", "api", "store/fault", "store/config", "store/disk", "project", "assets", "integration", "service":
+			case "transport/client", "api", "fault", "config", "store/disk", "project", "assets", "integration", "service":
 			default:
 				t.Errorf("cli imports %s", imp)
 			}

@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/index/embed"
-	"github.com/loci-dev/loci/store/markov"
+	"github.com/loci-dev/loci/internal/markov"
 )
 
 func main() {

@@ -26,8 +26,8 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
-	"github.com/loci-dev/loci/store/config"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/fault"
 )
 
 // Provider embeds a batch of texts, one vector per text, in order.

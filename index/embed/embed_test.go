@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/store/config"
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/fault"
 )
 
 func TestHashIsDeterministicAndSimilar(t *testing.T) {

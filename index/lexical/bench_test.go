@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/store/markov"
+	"github.com/loci-dev/loci/internal/markov"
 
 	loci "github.com/loci-dev/loci/index"
 )

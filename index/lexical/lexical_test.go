@@ -15,7 +15,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 
 	loci "github.com/loci-dev/loci/index"
-	"github.com/loci-dev/loci/store/markov"
+	"github.com/loci-dev/loci/internal/markov"
 )
 
 func open(t *testing.T) *Index {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/loci-dev/loci/index"
 	"github.com/loci-dev/loci/index/embed"
-	"github.com/loci-dev/loci/store/markov"
+	"github.com/loci-dev/loci/internal/markov"
 )
 
 // clustered draws n vectors around c random centres.

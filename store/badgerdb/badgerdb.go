@@ -22,9 +22,9 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/disk"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // DB is the Badger backend of store.DB.

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/loci-dev/loci/graph"
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // The entity key filter never hides a present key: entities written

@@ -4,8 +4,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/loci-dev/loci/graph"
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/graph"
 )
 
 // Entity keys (names and keys never hold NUL):

@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/loci-dev/loci/internal/markov"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/dedup"
-	"github.com/loci-dev/loci/store/markov"
 )
 
 // BenchmarkNearIndexMemory reports the heap a scope of 100,000 drawers of

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // A store opened for a full disk (read-only, or cut-only after a kill)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loci-dev/loci/store/markov"
+	"github.com/loci-dev/loci/internal/markov"
 )
 
 func TestNormalize(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 func fake(free *atomic.Int64, calls *atomic.Int64) func(string) (int64, error) {

@@ -23,9 +23,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/dedup"
-	"github.com/loci-dev/loci/store/fault"
 )
 
 // Backend opens stores for the suite.

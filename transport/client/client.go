@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // ModeHeader carries the memory mode.

@@ -33,9 +33,9 @@ func TestSettingsDocIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("../../docs/SETTINGS.md")
+	got, err := os.ReadFile("../docs/SETTINGS.md")
 	if err != nil || string(got) != want {
-		t.Fatalf("docs/SETTINGS.md is not what the settings registry makes (%v): run go generate ./store/config", err)
+		t.Fatalf("docs/SETTINGS.md is not what the settings registry makes (%v): run go generate ./config", err)
 	}
 	if !strings.Contains(want, "| `mining.secrets` |") {
 		t.Fatal("mining.secrets missing")

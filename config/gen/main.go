@@ -1,5 +1,5 @@
 // Command gen writes docs/SETTINGS.md from the configuration registry
-// (store/config/settings.go): go generate ./store/config.
+// (config/settings.go): go generate ./config.
 package main
 
 import (
@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/loci-dev/loci/store/config"
+	"github.com/loci-dev/loci/config"
 )
 
 func main() {

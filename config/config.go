@@ -17,8 +17,8 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
-	"github.com/loci-dev/loci/store/fault"
-	"github.com/loci-dev/loci/store/names"
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/names"
 )
 
 // Config is the whole configuration.

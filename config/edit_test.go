@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 // Enabling and disabling a miner changes its one line (or adds it) and

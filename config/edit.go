@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/triggers"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loci-dev/loci/store/fault"
+	"github.com/loci-dev/loci/fault"
 )
 
 func envOf(m map[string]string) func(string) (string, bool) {
