@@ -66,10 +66,10 @@ var depRules = []depRule{
 	{pkg: "store/storetest", may: []string{"fault", "store", "store/dedup"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the conformance suite tests any backend through the contract alone"},
 
 	// The indexes: derived from the store, told what to index by the actors.
-	{pkg: "index", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the index's shared types are a leaf of the index folder"},
-	{pkg: "index/fusion", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "fusion is arithmetic over ranked lists of ids and owns the fusion methods the configuration validates: nothing of ours"},
+	{pkg: "index", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the index's shared types are a leaf of the index folder: no configuration (index → config is forbidden), no store, no layer above"},
+	{pkg: "index/fusion", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "fusion is arithmetic over ranked lists of ids and owns the fusion methods the configuration validates: nothing of ours (fusion → config would be a loop)"},
 	{pkg: "index/lexical", may: []string{"index"}, noDeps: []string{cobra, chi, protoactor, badger}, why: "the lexical index is Bleve over the index's types: no store backend, no configuration, no layer above"},
-	{pkg: "index/vector", may: []string{"index"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the vector index is pure graph code over the index's types"},
+	{pkg: "index/vector", may: []string{"index"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the vector index is pure graph code over the index's types: no configuration (index → config is forbidden), no store, no layer above"},
 	{pkg: "index/embed", may: []string{"fault", "index/embed/glove"}, noDeps: []string{cobra, chi, protoactor, badger},
 		why: "the embedder takes its own settings (embed.Settings) from its caller: index → config is forbidden, so neither drags the other's rules or HTTP along"},
 	{pkg: "index/embed/glove", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the built-in word vectors are data and their reader"},
