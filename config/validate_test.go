@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -131,5 +133,15 @@ func TestValidateEnumsAreTheOwners(t *testing.T) {
 	}
 	if def.Search.Fusion != fusion.MethodScores || def.Mining.Secrets != secret.Redact {
 		t.Errorf("defaults: fusion %q, secrets %q", def.Search.Fusion, def.Mining.Secrets)
+	}
+	// The file sets them as before: words, read into the owners' types.
+	f := filepath.Join(t.TempDir(), "c.toml")
+	os.WriteFile(f, []byte("[search]\nfusion = \"rrf\"\n[mining]\nsecrets = \"skip\"\n[extraction]\nprovider = \"heuristic\"\n"), 0o600)
+	c, err := Load(f, envOf(map[string]string{"HOME": "/h"}))
+	if err == nil {
+		err = c.Validate()
+	}
+	if err != nil || c.Search.Fusion != fusion.MethodRRF || c.Mining.Secrets != secret.Skip || c.Extraction.Provider != provider.Heuristic {
+		t.Fatalf("read %q, %q, %q: %v", c.Search.Fusion, c.Mining.Secrets, c.Extraction.Provider, err)
 	}
 }
