@@ -16,15 +16,6 @@ import (
 	"github.com/loci-dev/loci/store"
 )
 
-// The auto ranking's fusions (config.Search.Fusion).
-const (
-	// FusionScores adds the legs' scores: BM25 over the best BM25 of the
-	// candidates, plus semantic_weight times the cosine similarity.
-	FusionScores = "scores"
-	// FusionRRF fuses the legs' ranks by weighted reciprocal rank.
-	FusionRRF = "rrf"
-)
-
 // autoCand is one candidate of the auto ranking.
 type autoCand struct {
 	id         string
@@ -263,7 +254,7 @@ func (s *Search) baseScores(cands []*autoCand, lex []lexical.Hit, sem []vector.H
 	for _, c := range cands {
 		c.base = 0
 	}
-	if s.Auto.Fusion == FusionRRF {
+	if s.Auto.Fusion == fusion.MethodRRF {
 		k := s.Auto.FusionK
 		if k <= 0 {
 			k = fusion.K

@@ -20,7 +20,7 @@ func TestAutoRankingScoresWithContext(t *testing.T) {
 	st := newSearchStack(t)
 	db, sys, ix, log := st.db, st.sys, st.ix, st.log
 	cfg := config.Default(func(string) (string, bool) { return "", false })
-	profiles, err := embed.Open(cfg.Embedding)
+	profiles, err := embed.Open(EmbedSettings(cfg.Embedding))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func TestSearchWaitsForTheLexicalFollower(t *testing.T) {
 func TestSearchDoesNotStallWhileVectorsCatchUp(t *testing.T) {
 	st := newSearchStack(t)
 	cfg := config.Default(func(string) (string, bool) { return "", false })
-	profiles, err := embed.Open(cfg.Embedding)
+	profiles, err := embed.Open(EmbedSettings(cfg.Embedding))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestSearchDoesNotStallWhileVectorsCatchUp(t *testing.T) {
 func TestQueryEmbeddingDoesNotWaitForTheLexicalIndex(t *testing.T) {
 	st := newSearchStack(t)
 	cfg := config.Default(func(string) (string, bool) { return "", false })
-	profiles, err := embed.Open(cfg.Embedding)
+	profiles, err := embed.Open(EmbedSettings(cfg.Embedding))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestStoredDrawersAreEmbeddedWithSettledFrequencies(t *testing.T) {
 	st := newSearchStack(t)
 	st.kicks = nil // no commit kicks the follower: only the embedding does
 	cfg := config.Default(func(string) (string, bool) { return "", false })
-	profiles, err := embed.Open(cfg.Embedding)
+	profiles, err := embed.Open(EmbedSettings(cfg.Embedding))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestStoredDrawersAreEmbeddedWithSettledFrequencies(t *testing.T) {
 func TestSearchDoesNotWaitForAVectorBacklog(t *testing.T) {
 	st := newSearchStack(t)
 	cfg := config.Default(func(string) (string, bool) { return "", false })
-	profiles, err := embed.Open(cfg.Embedding)
+	profiles, err := embed.Open(EmbedSettings(cfg.Embedding))
 	if err != nil {
 		t.Fatal(err)
 	}

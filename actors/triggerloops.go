@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/triggers"
 	"github.com/loci-dev/loci/triggers/watch"
 )
@@ -62,8 +63,8 @@ func runPoll(ctx context.Context, set triggers.Settings, ask func() error, show 
 	}
 }
 
-// runWatch watches a directory (watch.Dir) and asks after each
-// debounced burst of changes. A watch that cannot be set up, or fails (its
+// runWatch watches a directory (watch.Dir, skipping what the directory
+// source skips) and asks after each debounced burst of changes. A watch that cannot be set up, or fails (its
 // directory removed or moved, say), is set up again after a growing wait
 // (1 s, doubling, at most a minute); setup reports each failure and (nil)
 // each success. Each arm after a failure asks for a run at once, once the
@@ -73,7 +74,7 @@ func runPoll(ctx context.Context, set triggers.Settings, ask func() error, show 
 func runWatch(ctx context.Context, set triggers.Settings, rescan bool, ask func(), setup func(error)) {
 	wait := time.Second
 	for {
-		err := watch.Dir(ctx, set, ask, func() {
+		err := watch.Dir(ctx, set, sources.SkippedDir, ask, func() {
 			setup(nil)
 			wait = time.Second
 			if rescan {

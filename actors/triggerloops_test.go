@@ -229,3 +229,46 @@ func TestWatchRescanOnRearm(t *testing.T) {
 	askedWithin(asked, 1, "the rescan of a first arm after waiting for the directory")
 	stop()
 }
+
+// The watch skips what the directory source skips (runWatch hands
+// watch.Dir sources.SkippedDir): churn in .git or node_modules asks for
+// no run, a file the source would read asks for one.
+func TestWatchSkipsWhatTheDirectorySourceSkips(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{".git", "node_modules"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, _ := triggers.Check(triggers.Watch, map[string]string{"path": dir, "debounce": "100ms"})
+	var asked atomic.Int32
+	armed := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runWatch(ctx, set, false, func() { asked.Add(1) }, func(err error) {
+			if err == nil {
+				armed <- struct{}{}
+			}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	<-armed
+	os.WriteFile(filepath.Join(dir, ".git", "index"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(dir, "node_modules", "x.js"), []byte("x"), 0o644)
+	// Absence has no signal: a second is ten debounces, in which a change
+	// that was not skipped would have asked.
+	time.Sleep(time.Second)
+	if n := asked.Load(); n != 0 {
+		t.Fatalf("churn in skipped directories asked %d times", n)
+	}
+	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("x"), 0o644)
+	deadline := time.Now().Add(5 * time.Second)
+	for asked.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a new file did not ask within 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

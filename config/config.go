@@ -17,8 +17,11 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/loci-dev/loci/extract/provider"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/index/fusion"
 	"github.com/loci-dev/loci/names"
+	"github.com/loci-dev/loci/sources/secret"
 )
 
 // Config is the whole configuration.
@@ -142,17 +145,17 @@ type Mining struct {
 	// Secrets is what mining does with a document holding a credential:
 	// redact (each one replaced by a marker naming its kind), skip (the
 	// document is not filed) or allow.
-	Secrets string `toml:"secrets" json:"secrets"`
+	Secrets secret.Policy `toml:"secrets" json:"secrets"`
 }
 
 // Extraction configures the extract job's provider: heuristic (built in,
 // offline), command (a program reading JSON on stdin and writing JSON, no
 // shell) or http (an endpoint taking the same JSON); "" is none.
 type Extraction struct {
-	Provider    string   `toml:"provider" json:"provider"`
-	Command     []string `toml:"command" json:"command,omitempty"`
-	URL         string   `toml:"url" json:"url,omitempty"`
-	TimeoutSecs int      `toml:"timeout_secs" json:"timeout_secs"`
+	Provider    provider.Name `toml:"provider" json:"provider"`
+	Command     []string      `toml:"command" json:"command,omitempty"`
+	URL         string        `toml:"url" json:"url,omitempty"`
+	TimeoutSecs int           `toml:"timeout_secs" json:"timeout_secs"`
 }
 
 // Miner is a saved definition of what to mine: a source (default the
@@ -367,7 +370,7 @@ type Search struct {
 	// Fusion is how the legs combine: "scores" (BM25 over the best
 	// candidate's, plus semantic_weight times the cosine similarity) or
 	// "rrf" (weighted reciprocal rank). Default scores.
-	Fusion string `toml:"fusion" json:"fusion"`
+	Fusion fusion.Method `toml:"fusion" json:"fusion"`
 	// FusionK is reciprocal rank fusion's constant (default 60).
 	FusionK int `toml:"fusion_k" json:"fusion_k"`
 	// Depth is how many candidates each leg gives the fusion (default 50).
@@ -404,9 +407,9 @@ func Default(env func(string) (string, bool)) Config {
 		Webhook:     Webhook{Bind: "127.0.0.1", Port: 8787, MaxBodyBytes: 1 << 20, MaxConcurrent: 16},
 		Dedup:       Dedup{Enabled: true, NearThreshold: 0.9, EntityFuzzy: true},
 		Jobs:        Jobs{MaxConcurrency: 4, BackgroundConcurrency: 2, LeaseTTLSecs: 30, DrainTimeoutSecs: 10},
-		Mining:      Mining{ChunkChars: 6000, MaxFileBytes: 2 << 20, SourceTimeoutSecs: 60, Secrets: "redact"},
+		Mining:      Mining{ChunkChars: 6000, MaxFileBytes: 2 << 20, SourceTimeoutSecs: 60, Secrets: secret.Redact},
 		Credentials: Credentials{Dir: filepath.Join(ConfigDir(env), "credentials"), Backend: "auto"},
-		Search: Search{ContextWeight: 0.7, ContextWindow: 2, SemanticWeight: 1, Fusion: "scores", FusionK: 60, Depth: 50,
+		Search: Search{ContextWeight: 0.7, ContextWindow: 2, SemanticWeight: 1, Fusion: fusion.MethodScores, FusionK: 60, Depth: 50,
 			FeedbackTerms: 5, FeedbackDocs: 5, FeedbackWeight: 0.3, AnswerWeight: 0.5},
 		Embedding: Embedding{SaveSecs: 600, Default: StaticProfile,
 			Profiles: map[string]Profile{StaticProfile: {Provider: StaticProvider}}},
@@ -627,178 +630,7 @@ func (c *Config) set(key, value, source string) error {
 	return nil
 }
 
-// Validate checks every setting and names the first bad key.
-func (c *Config) Validate() error {
-	bad := func(key, format string, args ...any) error {
-		return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file, environment or flags",
-			"%s: "+format, append([]any{key}, args...)...)
-	}
-	switch x := c.Extraction; {
-	case x.Provider != "" && x.Provider != "heuristic" && x.Provider != "command" && x.Provider != "http":
-		return fault.Newf(fault.ConfigInvalid, "correct extraction.provider in the configuration file",
-			"extraction.provider: %q is not heuristic, command or http", x.Provider)
-	case x.Provider == "command" && len(x.Command) == 0:
-		return fault.New(fault.ConfigInvalid, "extraction.command: a command provider needs the program and its arguments", "set extraction.command")
-	case x.Provider == "http" && x.URL == "":
-		return fault.New(fault.ConfigInvalid, "extraction.url: an http provider needs its endpoint", "set extraction.url")
-	case x.TimeoutSecs < 0:
-		return fault.New(fault.ConfigInvalid, "extraction.timeout_secs: must not be negative", "correct it")
-	}
-	// Miners, source configurations and triggers are not checked here: a
-	// bad one is reported by the daemon as unavailable with its reason, at
-	// start as at a reload, and does not stop the daemon or the CLI.
-	if err := c.checkProfiles(); err != nil {
-		return err
-	}
-	ip := func(key, v string) error {
-		if net.ParseIP(v) == nil {
-			return bad(key, "%q is not an IP address (an address only, no port or host name)", v)
-		}
-		return nil
-	}
-	port := func(key string, p int, zeroOK bool) error {
-		if p < 0 || p > 65535 || (p == 0 && !zeroOK) {
-			return bad(key, "%d is not a port (1 to 65535)", p)
-		}
-		return nil
-	}
-	checks := []error{
-		ip("server.bind", c.Server.Bind),
-		port("server.port", c.Server.Port, true),
-		ip("db.bind", c.DB.Bind),
-		port("db.port", c.DB.Port, true),
-		ip("webhook.bind", c.Webhook.Bind),
-		port("webhook.port", c.Webhook.Port, true),
-	}
-	for _, err := range checks {
-		if err != nil {
-			return err
-		}
-	}
-	switch {
-	case c.Palace.Path == "":
-		return bad("palace.path", "is empty; an absolute path is required")
-	case !filepath.IsAbs(c.Palace.Path):
-		return bad("palace.path", "%q is relative; an absolute path is required", c.Palace.Path)
-	case c.Store.MinFreeBytes < 0:
-		return bad("store.min_free_bytes", "%d is negative; give a number of bytes (0: the store's own need only)", c.Store.MinFreeBytes)
-	case c.Auth.Token != "" && len(c.Auth.Token) < 16:
-		return bad("auth.token", "is shorter than 16 characters")
-	case secretProblem(c.Auth.Token) != "":
-		return bad("auth.token", "%s (its value is not shown); set the secret alone", secretProblem(c.Auth.Token))
-	case c.DB.Port != 0 && c.DB.Port == c.Server.Port:
-		return bad("db.port", "%d is also server.port; they must differ", c.DB.Port)
-	case c.Webhook.Port != 0 && (c.Webhook.Port == c.Server.Port || c.Webhook.Port == c.DB.Port):
-		return bad("webhook.port", "%d is also server.port or db.port; they must differ", c.Webhook.Port)
-	case c.Server.MaxConnections < 0:
-		return bad("server.max_connections", "must not be negative (0 derives it from the open-file limit)")
-	case c.Server.MaxConnections > 0 && c.Server.MaxConnections < 8:
-		return bad("server.max_connections", "%d is too few to serve a dashboard and a client; use at least 8 (0 derives it from the open-file limit)", c.Server.MaxConnections)
-	case c.Server.MaxSubscribers < 1:
-		return bad("server.max_subscribers", "must be at least 1")
-	case c.Server.SlowSubscriberSecs < 1:
-		return bad("server.slow_subscriber_secs", "must be at least 1")
-	case c.Webhook.MaxBodyBytes <= 0:
-		return bad("webhook.max_body_bytes", "must be positive")
-	case c.Webhook.MaxConcurrent <= 0:
-		return bad("webhook.max_concurrent", "must be positive")
-	case c.Dedup.NearThreshold < 0.5 || c.Dedup.NearThreshold > 1:
-		return bad("dedup.near_threshold", "%v is outside 0.5 to 1", c.Dedup.NearThreshold)
-	case c.Jobs.MaxConcurrency < 1:
-		return bad("jobs.max_concurrency", "must be at least 1")
-	case c.Jobs.BackgroundConcurrency < 1:
-		return bad("jobs.background_concurrency", "must be at least 1")
-	case c.Jobs.LeaseTTLSecs < 3:
-		return bad("jobs.lease_ttl_secs", "must be at least 3")
-	case c.Jobs.DrainTimeoutSecs < 0:
-		return bad("jobs.drain_timeout_secs", "must not be negative")
-	case c.Mining.ChunkChars < 100:
-		return bad("mining.chunk_chars", "must be at least 100")
-	case c.Mining.MaxFileBytes <= 0:
-		return bad("mining.max_file_bytes", "must be positive")
-	case c.Mining.MaxDocuments < 0:
-		return bad("mining.max_documents", "must not be negative (0 is unlimited)")
-	case c.Mining.SourceTimeoutSecs < 1:
-		return bad("mining.source_timeout_secs", "must be at least 1")
-	case c.Mining.Secrets != "redact" && c.Mining.Secrets != "skip" && c.Mining.Secrets != "allow":
-		return bad("mining.secrets", "%q is not redact, skip or allow", c.Mining.Secrets)
-	case c.Search.ContextWeight < 0 || c.Search.ContextWeight > 10:
-		return bad("search.context_weight", "must be between 0 and 10")
-	case c.Search.ContextWindow < 0 || c.Search.ContextWindow > 10:
-		return bad("search.context_window", "must be between 0 and 10")
-	case c.Search.SemanticWeight < 0 || c.Search.SemanticWeight > 10:
-		return bad("search.semantic_weight", "must be between 0 and 10")
-	case c.Search.Fusion != "scores" && c.Search.Fusion != "rrf":
-		return bad("search.fusion", "%q is not scores or rrf", c.Search.Fusion)
-	case c.Search.FusionK < 1:
-		return bad("search.fusion_k", "must be at least 1")
-	case c.Search.Depth < 1 || c.Search.Depth > 1000:
-		return bad("search.depth", "must be between 1 and 1000")
-	case c.Search.AnswerWeight < 0 || c.Search.AnswerWeight > 10:
-		return bad("search.answer_weight", "must be between 0 and 10")
-	case c.Search.FeedbackTerms < 0 || c.Search.FeedbackTerms > 100:
-		return bad("search.feedback_terms", "must be between 0 and 100")
-	case c.Search.FeedbackDocs < 1 || c.Search.FeedbackDocs > 100:
-		return bad("search.feedback_docs", "must be between 1 and 100")
-	case c.Search.FeedbackWeight < 0 || c.Search.FeedbackWeight > 10:
-		return bad("search.feedback_weight", "must be between 0 and 10")
-	case c.Embedding.SaveSecs < 1:
-		return bad("embedding.save_secs", "must be at least 1")
-	case c.Embedding.Default != "" && c.Embedding.Profiles[c.Embedding.Default].Provider == "":
-		return bad("embedding.default", "%q is not a configured profile", c.Embedding.Default)
-	case c.Credentials.Backend != "auto" && c.Credentials.Backend != "file":
-		return bad("credentials.backend", "%q is not auto or file", c.Credentials.Backend)
-	case c.Credentials.Dir != "" && !filepath.IsAbs(c.Credentials.Dir):
-		return bad("credentials.dir", "%q is relative; an absolute path is required", c.Credentials.Dir)
-	case c.Assets.Dir != "" && !filepath.IsAbs(c.Assets.Dir):
-		return bad("assets.dir", "%q is relative; an absolute path is required", c.Assets.Dir)
-	}
-	return nil
-}
-
 // Addr is the main listener's host:port.
 func (c *Config) Addr() string {
 	return net.JoinHostPort(c.Server.Bind, strconv.Itoa(c.Server.Port))
-}
-
-func (c *Config) checkProfiles() error {
-	bad := func(key, format string, args ...any) error {
-		return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file",
-			"%s: "+format, append([]any{key}, args...)...)
-	}
-	for name, p := range c.Embedding.Profiles {
-		key := "embedding.profiles." + name
-		if name == "" || strings.ContainsAny(name, " /\t\n") {
-			return bad(key, "profile names are non-empty words")
-		}
-		switch p.Provider {
-		case "http":
-			if p.URL == "" || p.Model == "" {
-				return bad(key+".url", "an http profile needs url and model")
-			}
-			if p.Format != "" && p.Format != "openai" && p.Format != "ollama" {
-				return bad(key+".format", "%q is not openai or ollama", p.Format)
-			}
-		case "command":
-			if len(p.Command) == 0 {
-				return bad(key+".command", "a command profile needs the program and its arguments")
-			}
-		case "hash":
-		case StaticProvider:
-			if p.Model != "" && p.Model != StaticModel {
-				return bad(key+".model", "the static provider has one model, %s", StaticModel)
-			}
-		case "":
-			return bad(key+".provider", "is required: static, http, command or hash")
-		default:
-			return bad(key+".provider", "%q is not static, http, command or hash", p.Provider)
-		}
-		if p.Dimension < 0 || p.Dimension > 16384 {
-			return bad(key+".dimension", "%d is outside 1 to 16384", p.Dimension)
-		}
-		if p.BatchSize < 0 || p.TimeoutSecs < 0 {
-			return bad(key, "batch_size and timeout_secs must not be negative")
-		}
-	}
-	return nil
 }

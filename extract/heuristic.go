@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/loci-dev/loci/extract/provider"
 	"github.com/loci-dev/loci/store/graph"
 )
 
@@ -25,7 +26,7 @@ import (
 type Heuristic struct{}
 
 // Name is the provenance of what it finds.
-func (Heuristic) Name() string { return "heuristic" }
+func (Heuristic) Name() string { return string(provider.Heuristic) }
 
 // Extract reads each text.
 func (h Heuristic) Extract(_ context.Context, texts []string) ([]Result, error) {

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os/exec"
 	"time"
+
+	"github.com/loci-dev/loci/extract/provider"
 )
 
 // Request is what the command and http providers receive: the texts to
@@ -33,7 +35,7 @@ type Command struct {
 }
 
 // Name is the provenance of what it finds.
-func (c Command) Name() string { return "command" }
+func (c Command) Name() string { return string(provider.Command) }
 
 // Extract runs the program once for the texts.
 func (c Command) Extract(ctx context.Context, texts []string) ([]Result, error) {
@@ -64,7 +66,7 @@ type HTTP struct {
 }
 
 // Name is the provenance of what it finds.
-func (h HTTP) Name() string { return "http" }
+func (h HTTP) Name() string { return string(provider.HTTP) }
 
 // Extract posts the texts once.
 func (h HTTP) Extract(ctx context.Context, texts []string) ([]Result, error) {

@@ -461,7 +461,7 @@ func (s *Server) configReport() api.Config {
 		Jobs: api.ConfigJobs{MaxConcurrency: c.Jobs.MaxConcurrency, BackgroundConcurrency: c.Jobs.BackgroundConcurrency,
 			LeaseTTLSecs: c.Jobs.LeaseTTLSecs, DrainTimeoutSecs: c.Jobs.DrainTimeoutSecs},
 		Mining: api.ConfigMining{ChunkChars: c.Mining.ChunkChars, MaxFileBytes: c.Mining.MaxFileBytes, MaxDocuments: c.Mining.MaxDocuments,
-			SourceTimeoutSecs: c.Mining.SourceTimeoutSecs, Secrets: c.Mining.Secrets},
+			SourceTimeoutSecs: c.Mining.SourceTimeoutSecs, Secrets: string(c.Mining.Secrets)},
 		Providers:  api.Providers{Embedding: embeddingProviders(c.Embedding)},
 		ConfigFile: c.File,
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/extract"
+	"github.com/loci-dev/loci/extract/provider"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/graph"
@@ -53,11 +54,11 @@ func Extractor(c config.Extraction) extract.Extractor {
 	}
 	voc := extract.Request{Kinds: graph.Kinds, Predicates: graph.Predicates}
 	switch c.Provider {
-	case "heuristic":
+	case provider.Heuristic:
 		return extract.Heuristic{}
-	case "command":
+	case provider.Command:
 		return extract.Command{Args: c.Command, Timeout: timeout, Vocabulary: voc}
-	case "http":
+	case provider.HTTP:
 		return extract.HTTP{URL: c.URL, Timeout: timeout, Vocabulary: voc}
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/sources/secret"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -41,7 +42,7 @@ type Mining struct {
 	ChunkChars   int
 	MaxDocuments int
 	// Secrets is mining.secrets: redact, skip or allow.
-	Secrets string
+	Secrets secret.Policy
 	// DB, when set, checks at submission that a wing given by its id is
 	// one (kinds.All sets it).
 	DB store.DB
@@ -49,13 +50,6 @@ type Mining struct {
 	// (LOCI_TEST_MINE_DELAY) that need a mine still running.
 	DocDelay time.Duration
 }
-
-// Secret policies (mining.secrets).
-const (
-	SecretsRedact = "redact"
-	SecretsSkip   = "skip"
-	SecretsAllow  = "allow"
-)
 
 // MineInput is a mine job's stored input.
 type MineInput struct {
@@ -686,7 +680,7 @@ func (m Mining) prepare(doc *sources.Document, sourceKey, target string, in Mine
 	units := doc.Units
 	origin := doc.Origin
 	var redactions []sources.Redaction
-	if m.Secrets != SecretsAllow {
+	if m.Secrets != secret.Allow {
 		found := false
 		red := make([]string, len(units))
 		for i, u := range units {
@@ -698,7 +692,7 @@ func (m Mining) prepare(doc *sources.Document, sourceKey, target string, in Mine
 			red[i], rs = sources.Redact(u, f)
 			redactions = append(redactions, rs...)
 		}
-		if found && m.Secrets == SecretsSkip {
+		if found && m.Secrets == secret.Skip {
 			s.Skipped++
 			return store.MinedDocument{}, false
 		}
@@ -738,7 +732,7 @@ func (m Mining) prepare(doc *sources.Document, sourceKey, target string, in Mine
 // shown is a name or path as loci shows and stores it: its secrets
 // redacted unless mining.secrets allows them.
 func (m Mining) shown(s string) string {
-	if m.Secrets == SecretsAllow || s == "" {
+	if m.Secrets == secret.Allow || s == "" {
 		return s
 	}
 	// A token's rule wants it to end at a space, a quote or the text's

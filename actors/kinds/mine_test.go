@@ -16,6 +16,7 @@ import (
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/extract"
 	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/sources/secret"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
 )
@@ -43,7 +44,7 @@ func runtimeWith(t *testing.T, x extract.Extractor, limit int, sizes ...int) *ac
 		chunk, maxFile = sizes[0], int64(sizes[1])
 	}
 	j.Register(All(j, Mining{Sources: sources.NewRegistry(sources.Directory{MaxFileBytes: maxFile}), ChunkChars: chunk,
-		MaxDocuments: limit, Secrets: SecretsRedact}, x)...)
+		MaxDocuments: limit, Secrets: secret.Redact}, x)...)
 	pal.Locked = j.Busy
 	t.Cleanup(func() {
 		j.Stop(context.Background())

@@ -281,7 +281,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			cfg.Embedding.Profiles[prev] = config.Profile{Provider: config.StaticProvider}
 		}
 	}
-	profiles, err := embed.Open(cfg.Embedding)
+	profiles, err := embed.Open(actors.EmbedSettings(cfg.Embedding))
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,6 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
-	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
 )
 
@@ -35,10 +34,37 @@ type Provider interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
+// Settings are one profile's settings, with their defaults filled in by
+// the caller (the daemon converts the configuration's embedding section:
+// actors.EmbedSettings). The package reads no configuration of its own.
+type Settings struct {
+	// Provider is static (the built-in word vectors), http, command or
+	// hash.
+	Provider string
+	// Format of an http provider: openai or ollama.
+	Format string
+	URL    string
+	Model  string
+	// Dimension of the vectors.
+	Dimension int
+	// KeyEnv names the environment variable holding an http provider's
+	// API key, KeyFile a file holding it; the key is read at each call.
+	KeyEnv  string
+	KeyFile string
+	// Command is a command provider's program and arguments (no shell).
+	Command []string
+	// BatchSize is the texts per provider call (at least 1).
+	BatchSize int
+	// TimeoutSecs bounds a provider call (at least 1).
+	TimeoutSecs int
+	// Pipeline names the text preparation, recorded with every vector.
+	Pipeline string
+}
+
 // Profile is a configured profile with its provider.
 type Profile struct {
 	Name string
-	config.Profile
+	Settings
 	Provider Provider
 }
 
@@ -52,7 +78,7 @@ type Identity struct {
 
 // Identity of this profile's vectors.
 func (p *Profile) Identity() Identity {
-	return Identity{Provider: p.Profile.Provider, Model: p.Model, Dimension: p.Dimension, Pipeline: p.Pipeline}
+	return Identity{Provider: p.Settings.Provider, Model: p.Model, Dimension: p.Dimension, Pipeline: p.Pipeline}
 }
 
 // SetDocFreqs gives every static profile the palace's document
@@ -65,12 +91,16 @@ func SetDocFreqs(profiles map[string]*Profile, df DocFreqs) {
 	}
 }
 
-// Open builds every configured profile.
-func Open(cfg config.Embedding) (map[string]*Profile, error) {
+// Open builds every profile, by name. A batch size or timeout under 1 is
+// refused (the configuration's defaults fill them in).
+func Open(profiles map[string]Settings) (map[string]*Profile, error) {
 	out := map[string]*Profile{}
-	for name := range cfg.Profiles {
-		pc, _ := cfg.ProfileNamed(name)
-		p := &Profile{Name: name, Profile: pc}
+	for name, pc := range profiles {
+		if pc.BatchSize < 1 || pc.TimeoutSecs < 1 {
+			return nil, fault.Newf(fault.ConfigInvalid, "set both to at least 1, or leave them unset",
+				"embedding.profiles.%s: batch_size %d and timeout_secs %d must be at least 1", name, pc.BatchSize, pc.TimeoutSecs)
+		}
+		p := &Profile{Name: name, Settings: pc}
 		switch pc.Provider {
 		case "hash":
 			p.Provider = Hash{Dim: pc.Dimension}

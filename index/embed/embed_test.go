@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
 )
 
@@ -78,7 +77,7 @@ func TestHTTPOpenAIAndOllamaWithRetries(t *testing.T) {
 		if format == "ollama" {
 			path = "/api/embed"
 		}
-		cfg := config.Embedding{Profiles: map[string]config.Profile{"p": {Provider: "http", Format: format, URL: srv.URL + path, Model: "m", Dimension: 3, KeyEnv: "LOCI_TEST_EMBED_KEY", BatchSize: 2}}}
+		cfg := map[string]Settings{"p": {Provider: "http", Format: format, URL: srv.URL + path, Model: "m", Dimension: 3, KeyEnv: "LOCI_TEST_EMBED_KEY", BatchSize: 2, TimeoutSecs: 30}}
 		ps, err := Open(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -92,19 +91,19 @@ func TestHTTPOpenAIAndOllamaWithRetries(t *testing.T) {
 		}
 	}
 	// Wrong dimension.
-	cfg := config.Embedding{Profiles: map[string]config.Profile{"p": {Provider: "http", URL: srv.URL + "/v1/embeddings", Model: "m", Dimension: 5, KeyEnv: "LOCI_TEST_EMBED_KEY"}}}
+	cfg := map[string]Settings{"p": {Provider: "http", Format: "openai", URL: srv.URL + "/v1/embeddings", Model: "m", Dimension: 5, KeyEnv: "LOCI_TEST_EMBED_KEY", BatchSize: 32, TimeoutSecs: 30}}
 	ps, _ := Open(cfg)
 	calls.Store(1)
 	if _, err := ps["p"].EmbedChecked(context.Background(), []string{"a"}); !fault.Is(err, fault.EmbedDimensionMismatch) {
 		t.Fatalf("dimension: %v", err)
 	}
 	// A missing key is not_configured; a refusal is failed, not retried forever.
-	cfg.Profiles["p"] = config.Profile{Provider: "http", URL: srv.URL + "/v1/embeddings", Model: "m", Dimension: 3, KeyEnv: "LOCI_TEST_EMBED_UNSET"}
+	cfg["p"] = Settings{Provider: "http", Format: "openai", URL: srv.URL + "/v1/embeddings", Model: "m", Dimension: 3, KeyEnv: "LOCI_TEST_EMBED_UNSET", BatchSize: 32, TimeoutSecs: 30}
 	ps, _ = Open(cfg)
 	if _, err := ps["p"].EmbedChecked(context.Background(), []string{"a"}); !fault.Is(err, fault.EmbedNotConfigured) {
 		t.Fatalf("missing key: %v", err)
 	}
-	cfg.Profiles["p"] = config.Profile{Provider: "http", URL: srv.URL + "/v1/embeddings", Model: "m", Dimension: 3}
+	cfg["p"] = Settings{Provider: "http", Format: "openai", URL: srv.URL + "/v1/embeddings", Model: "m", Dimension: 3, BatchSize: 32, TimeoutSecs: 30}
 	ps, _ = Open(cfg)
 	calls.Store(1)
 	if _, err := ps["p"].EmbedChecked(context.Background(), []string{"a"}); !fault.Is(err, fault.EmbedFailed) {
@@ -146,5 +145,41 @@ func TestCommand(t *testing.T) {
 		t.Fatal("a command over its timeout answered")
 	} else if got := fmt.Sprint(err); got == "" {
 		t.Fatal("no reason")
+	}
+}
+
+// Open builds each profile by its settings and refuses what it cannot
+// run: an unknown provider, a static profile of another dimension, and a
+// batch size or timeout under 1 (a zero batch size would never advance
+// through the texts).
+func TestOpen(t *testing.T) {
+	ok := Settings{Provider: "hash", Model: "m", Dimension: 8, BatchSize: 2, TimeoutSecs: 1, Pipeline: "text-v1"}
+	ps, err := Open(map[string]Settings{"h": ok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ps["h"]
+	if p.Name != "h" || p.Identity() != (Identity{Provider: "hash", Model: "m", Dimension: 8, Pipeline: "text-v1"}) {
+		t.Fatalf("profile %s, identity %+v", p.Name, p.Identity())
+	}
+	if vs, err := p.EmbedChecked(t.Context(), []string{"a", "b", "c"}); err != nil || len(vs) != 3 {
+		t.Fatalf("embedded %d vectors: %v", len(vs), err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Settings)
+	}{
+		{"unknown provider", func(s *Settings) { s.Provider = "telepathy" }},
+		{"static of another dimension", func(s *Settings) { s.Provider = "static" }},
+		{"zero batch size", func(s *Settings) { s.BatchSize = 0 }},
+		{"zero timeout", func(s *Settings) { s.TimeoutSecs = 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ok
+			tc.edit(&s)
+			if _, err := Open(map[string]Settings{"h": s}); !fault.Is(err, fault.ConfigInvalid) {
+				t.Fatalf("Open: %v, want %s", err, fault.ConfigInvalid)
+			}
+		})
 	}
 }

@@ -1,6 +1,6 @@
 // Package watch is the file watch of watch triggers: fsnotify on a
-// directory tree (new subdirectories followed, the directory source's
-// skipped directories ignored) with a debounce, so that a burst of changes
+// directory tree (new subdirectories followed, the directories its caller
+// skips ignored) with a debounce, so that a burst of changes
 // asks for one run, and a maximum wait, so that changes that never stop
 // still ask for one now and then.
 package watch
@@ -15,19 +15,23 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/triggers"
 )
 
 // Dir watches s.Path (and, when s.Recursive, every directory under it
-// that the directory source would read: skipped directories such as .git
-// are neither watched nor able to fire) and calls fire once a change has
-// been followed by s.Debounce of quiet, or s.MaxWait after the first
-// change of a burst that never quiets. It returns when ctx ends (nil) or
+// that skip does not name) and calls fire once a change has been followed
+// by s.Debounce of quiet, or s.MaxWait after the first change of a burst
+// that never quiets. skip, asked of each name on a path under s.Path (the
+// caller passes the directory source's rule, sources.SkippedDir, so that
+// directories such as .git are neither watched nor able to fire), may be
+// nil: nothing is skipped. It returns when ctx ends (nil) or
 // when watching fails or s.Path is removed or moved (the caller retries
 // with a growing wait). ready, if not nil, is called once the watches are
 // set.
-func Dir(ctx context.Context, s triggers.Settings, fire func(), ready func()) error {
+func Dir(ctx context.Context, s triggers.Settings, skip func(name string) bool, fire func(), ready func()) error {
+	if skip == nil {
+		skip = func(string) bool { return false }
+	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -41,7 +45,7 @@ func Dir(ctx context.Context, s triggers.Settings, fire func(), ready func()) er
 		return errors.New(s.Path + " is not a directory")
 	}
 	root := filepath.Clean(s.Path)
-	if err := add(w, s.Path, s.Recursive); err != nil {
+	if err := add(w, s.Path, s.Recursive, skip); err != nil {
 		return err
 	}
 	if ready != nil {
@@ -85,14 +89,14 @@ func Dir(ctx context.Context, s triggers.Settings, fire func(), ready func()) er
 				// The caller sets the watch up again once it is back.
 				return errors.New(s.Path + " was removed or moved")
 			}
-			if skipped(s.Path, ev.Name) {
+			if skipped(s.Path, ev.Name, skip) {
 				continue
 			}
 			if ev.Has(fsnotify.Create) && s.Recursive {
 				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
 					// A new directory: watch it and what it already holds
 					// (files made before the watch was set would be missed).
-					_ = add(w, ev.Name, true)
+					_ = add(w, ev.Name, true, skip)
 				}
 			}
 			if ev.Op == fsnotify.Chmod {
@@ -136,7 +140,7 @@ func Debounce(ctx context.Context, changes <-chan struct{}, d, maxWait time.Dura
 
 // add watches dir and, when recursive, its subdirectories that are not
 // skipped.
-func add(w *fsnotify.Watcher, dir string, recursive bool) error {
+func add(w *fsnotify.Watcher, dir string, recursive bool, skip func(string) bool) error {
 	if !recursive {
 		return w.Add(dir)
 	}
@@ -150,7 +154,7 @@ func add(w *fsnotify.Watcher, dir string, recursive bool) error {
 		if !d.IsDir() {
 			return nil
 		}
-		if p != dir && sources.SkippedDir(d.Name()) {
+		if p != dir && skip(d.Name()) {
 			return filepath.SkipDir
 		}
 		return w.Add(p)
@@ -159,14 +163,14 @@ func add(w *fsnotify.Watcher, dir string, recursive bool) error {
 
 // skipped reports a path under root inside a skipped directory (or a
 // skipped directory itself).
-func skipped(root, p string) bool {
+func skipped(root, p string, skip func(string) bool) bool {
 	rel, err := filepath.Rel(root, p)
 	if err != nil || rel == "." {
 		return false
 	}
 	dir := rel
 	for dir != "." && dir != "/" && dir != "" {
-		if sources.SkippedDir(filepath.Base(dir)) {
+		if skip(filepath.Base(dir)) {
 			return true
 		}
 		dir = filepath.Dir(dir)

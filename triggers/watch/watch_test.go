@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -43,8 +44,13 @@ func TestDebounce(t *testing.T) {
 	})
 }
 
+// skipDotted stands for the caller's rule (the daemon passes
+// sources.SkippedDir): dot directories and node_modules are skipped.
+func skipDotted(name string) bool { return name == "node_modules" || strings.HasPrefix(name, ".") }
+
 // A real directory: a new file fires, a file in a new subdirectory fires,
-// churn in .git does not.
+// churn in a directory the caller skips (.git, there from the start, or
+// node_modules, made while watching) does not.
 func TestDir(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
@@ -53,7 +59,7 @@ func TestDir(t *testing.T) {
 	ready := make(chan struct{})
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
-	go func() { errc <- Dir(ctx, s, func() { fired <- struct{}{} }, func() { close(ready) }) }()
+	go func() { errc <- Dir(ctx, s, skipDotted, func() { fired <- struct{}{} }, func() { close(ready) }) }()
 	<-ready
 	wait := func(want bool, what string) {
 		t.Helper()
@@ -70,6 +76,10 @@ func TestDir(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, ".git", "index"), []byte("x"), 0o644)
 	wait(false, ".git churn")
+	os.MkdirAll(filepath.Join(dir, "node_modules", "x"), 0o755)
+	wait(false, "a new skipped directory")
+	os.WriteFile(filepath.Join(dir, "node_modules", "x", "index.js"), []byte("x"), 0o644)
+	wait(false, "a file in a new skipped directory")
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("x"), 0o644)
 	wait(true, "a new file")
 	os.MkdirAll(filepath.Join(dir, "sub", "deeper"), 0o755)
@@ -80,8 +90,32 @@ func TestDir(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	if err := Dir(t.Context(), triggers.Settings{Path: filepath.Join(dir, "missing"), Debounce: time.Second}, func() {}, nil); err == nil {
+	if err := Dir(t.Context(), triggers.Settings{Path: filepath.Join(dir, "missing"), Debounce: time.Second}, skipDotted, func() {}, nil); err == nil {
 		t.Fatal("watching a missing directory did not fail")
+	}
+}
+
+// What is skipped is the caller's word alone: with no skip rule, churn in
+// .git fires like any other change.
+func TestDirSkipsNothingUnasked(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+	s, _ := triggers.Check(triggers.Watch, map[string]string{"path": dir, "debounce": "100ms"})
+	fired := make(chan struct{}, 10)
+	ready := make(chan struct{})
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- Dir(ctx, s, nil, func() { fired <- struct{}{} }, func() { close(ready) }) }()
+	<-ready
+	os.WriteFile(filepath.Join(dir, ".git", "index"), []byte("x"), 0o644)
+	select {
+	case <-fired:
+	case <-time.After(5 * time.Second):
+		t.Fatal(".git churn did not fire with no skip rule")
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -143,7 +177,7 @@ func TestDirBusyFile(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- Dir(ctx, s, func() {
+		errc <- Dir(ctx, s, skipDotted, func() {
 			if fired.Add(1) == 1 {
 				first <- time.Now()
 			}
@@ -189,7 +223,7 @@ func TestDirRootRemoved(t *testing.T) {
 			s, _ := triggers.Check(triggers.Watch, map[string]string{"path": dir, "debounce": "100ms"})
 			ready := make(chan struct{})
 			errc := make(chan error, 1)
-			go func() { errc <- Dir(t.Context(), s, func() {}, func() { close(ready) }) }()
+			go func() { errc <- Dir(t.Context(), s, skipDotted, func() {}, func() { close(ready) }) }()
 			<-ready
 			if how == "removed" {
 				os.RemoveAll(dir)

@@ -1,0 +1,307 @@
+package config
+
+import (
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/loci-dev/loci/extract/provider"
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/index/fusion"
+	"github.com/loci-dev/loci/sources/secret"
+)
+
+// Validate checks every setting and names the first bad key: each
+// section by its own method, then the listeners' ports against each
+// other.
+func (c *Config) Validate() error {
+	// Miners, source configurations and triggers are not checked here: a
+	// bad one is reported by the daemon as unavailable with its reason, at
+	// start as at a reload, and does not stop the daemon or the CLI.
+	sections := []func() error{
+		c.Extraction.validate,
+		c.Embedding.validate,
+		c.Server.validate,
+		c.DB.validate,
+		c.Webhook.validate,
+		c.validatePorts,
+		c.Palace.validate,
+		c.Store.validate,
+		c.Auth.validate,
+		c.Dedup.validate,
+		c.Jobs.validate,
+		c.Mining.validate,
+		c.Search.validate,
+		c.Credentials.validate,
+		c.Assets.validate,
+	}
+	for _, check := range sections {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bad is a setting's error: its key, what is wrong, and where to correct
+// it.
+func bad(key, format string, args ...any) error {
+	return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file, environment or flags",
+		"%s: "+format, append([]any{key}, args...)...)
+}
+
+// badInFile is the error of a setting only the file sets.
+func badInFile(key, format string, args ...any) error {
+	return fault.Newf(fault.ConfigInvalid, "correct "+key+" in the configuration file",
+		"%s: "+format, append([]any{key}, args...)...)
+}
+
+// oneOf names an enum's values as a sentence: "a, b or c".
+func oneOf[T ~string](values []T) string {
+	s := make([]string, len(values))
+	for i, v := range values {
+		s[i] = string(v)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// checkIP and checkPort are the listeners' address checks.
+func checkIP(key, v string) error {
+	if net.ParseIP(v) == nil {
+		return bad(key, "%q is not an IP address (an address only, no port or host name)", v)
+	}
+	return nil
+}
+
+func checkPort(key string, p int) error {
+	if p < 0 || p > 65535 {
+		return bad(key, "%d is not a port (1 to 65535)", p)
+	}
+	return nil
+}
+
+func (x Extraction) validate() error {
+	switch {
+	case x.Provider != "" && !slices.Contains(provider.Names, x.Provider):
+		return fault.Newf(fault.ConfigInvalid, "correct extraction.provider in the configuration file",
+			"extraction.provider: %q is not %s", x.Provider, oneOf(provider.Names))
+	case x.Provider == provider.Command && len(x.Command) == 0:
+		return fault.New(fault.ConfigInvalid, "extraction.command: a command provider needs the program and its arguments", "set extraction.command")
+	case x.Provider == provider.HTTP && x.URL == "":
+		return fault.New(fault.ConfigInvalid, "extraction.url: an http provider needs its endpoint", "set extraction.url")
+	case x.TimeoutSecs < 0:
+		return fault.New(fault.ConfigInvalid, "extraction.timeout_secs: must not be negative", "correct it")
+	}
+	return nil
+}
+
+func (s Server) validate() error {
+	if err := checkIP("server.bind", s.Bind); err != nil {
+		return err
+	}
+	if err := checkPort("server.port", s.Port); err != nil {
+		return err
+	}
+	switch {
+	case s.MaxConnections < 0:
+		return bad("server.max_connections", "must not be negative (0 derives it from the open-file limit)")
+	case s.MaxConnections > 0 && s.MaxConnections < 8:
+		return bad("server.max_connections", "%d is too few to serve a dashboard and a client; use at least 8 (0 derives it from the open-file limit)", s.MaxConnections)
+	case s.MaxSubscribers < 1:
+		return bad("server.max_subscribers", "must be at least 1")
+	case s.SlowSubscriberSecs < 1:
+		return bad("server.slow_subscriber_secs", "must be at least 1")
+	}
+	return nil
+}
+
+func (d DB) validate() error {
+	if err := checkIP("db.bind", d.Bind); err != nil {
+		return err
+	}
+	return checkPort("db.port", d.Port)
+}
+
+func (w Webhook) validate() error {
+	if err := checkIP("webhook.bind", w.Bind); err != nil {
+		return err
+	}
+	if err := checkPort("webhook.port", w.Port); err != nil {
+		return err
+	}
+	switch {
+	case w.MaxBodyBytes <= 0:
+		return bad("webhook.max_body_bytes", "must be positive")
+	case w.MaxConcurrent <= 0:
+		return bad("webhook.max_concurrent", "must be positive")
+	}
+	return nil
+}
+
+// validatePorts keeps the listeners on different ports.
+func (c *Config) validatePorts() error {
+	switch {
+	case c.DB.Port != 0 && c.DB.Port == c.Server.Port:
+		return bad("db.port", "%d is also server.port; they must differ", c.DB.Port)
+	case c.Webhook.Port != 0 && (c.Webhook.Port == c.Server.Port || c.Webhook.Port == c.DB.Port):
+		return bad("webhook.port", "%d is also server.port or db.port; they must differ", c.Webhook.Port)
+	}
+	return nil
+}
+
+func (p Palace) validate() error {
+	switch {
+	case p.Path == "":
+		return bad("palace.path", "is empty; an absolute path is required")
+	case !filepath.IsAbs(p.Path):
+		return bad("palace.path", "%q is relative; an absolute path is required", p.Path)
+	}
+	return nil
+}
+
+func (s Store) validate() error {
+	if s.MinFreeBytes < 0 {
+		return bad("store.min_free_bytes", "%d is negative; give a number of bytes (0: the store's own need only)", s.MinFreeBytes)
+	}
+	return nil
+}
+
+func (a Auth) validate() error {
+	switch {
+	case a.Token != "" && len(a.Token) < 16:
+		return bad("auth.token", "is shorter than 16 characters")
+	case secretProblem(a.Token) != "":
+		return bad("auth.token", "%s (its value is not shown); set the secret alone", secretProblem(a.Token))
+	}
+	return nil
+}
+
+func (d Dedup) validate() error {
+	if d.NearThreshold < 0.5 || d.NearThreshold > 1 {
+		return bad("dedup.near_threshold", "%v is outside 0.5 to 1", d.NearThreshold)
+	}
+	return nil
+}
+
+func (j Jobs) validate() error {
+	switch {
+	case j.MaxConcurrency < 1:
+		return bad("jobs.max_concurrency", "must be at least 1")
+	case j.BackgroundConcurrency < 1:
+		return bad("jobs.background_concurrency", "must be at least 1")
+	case j.LeaseTTLSecs < 3:
+		return bad("jobs.lease_ttl_secs", "must be at least 3")
+	case j.DrainTimeoutSecs < 0:
+		return bad("jobs.drain_timeout_secs", "must not be negative")
+	}
+	return nil
+}
+
+func (m Mining) validate() error {
+	switch {
+	case m.ChunkChars < 100:
+		return bad("mining.chunk_chars", "must be at least 100")
+	case m.MaxFileBytes <= 0:
+		return bad("mining.max_file_bytes", "must be positive")
+	case m.MaxDocuments < 0:
+		return bad("mining.max_documents", "must not be negative (0 is unlimited)")
+	case m.SourceTimeoutSecs < 1:
+		return bad("mining.source_timeout_secs", "must be at least 1")
+	case !slices.Contains(secret.Policies, m.Secrets):
+		return bad("mining.secrets", "%q is not %s", m.Secrets, oneOf(secret.Policies))
+	}
+	return nil
+}
+
+func (s Search) validate() error {
+	switch {
+	case s.ContextWeight < 0 || s.ContextWeight > 10:
+		return bad("search.context_weight", "must be between 0 and 10")
+	case s.ContextWindow < 0 || s.ContextWindow > 10:
+		return bad("search.context_window", "must be between 0 and 10")
+	case s.SemanticWeight < 0 || s.SemanticWeight > 10:
+		return bad("search.semantic_weight", "must be between 0 and 10")
+	case !slices.Contains(fusion.Methods, s.Fusion):
+		return bad("search.fusion", "%q is not %s", s.Fusion, oneOf(fusion.Methods))
+	case s.FusionK < 1:
+		return bad("search.fusion_k", "must be at least 1")
+	case s.Depth < 1 || s.Depth > 1000:
+		return bad("search.depth", "must be between 1 and 1000")
+	case s.AnswerWeight < 0 || s.AnswerWeight > 10:
+		return bad("search.answer_weight", "must be between 0 and 10")
+	case s.FeedbackTerms < 0 || s.FeedbackTerms > 100:
+		return bad("search.feedback_terms", "must be between 0 and 100")
+	case s.FeedbackDocs < 1 || s.FeedbackDocs > 100:
+		return bad("search.feedback_docs", "must be between 1 and 100")
+	case s.FeedbackWeight < 0 || s.FeedbackWeight > 10:
+		return bad("search.feedback_weight", "must be between 0 and 10")
+	}
+	return nil
+}
+
+// validate checks each profile (its errors name the file, where alone
+// profiles are set), then the section's own settings.
+func (e Embedding) validate() error {
+	for name, p := range e.Profiles {
+		key := "embedding.profiles." + name
+		if name == "" || strings.ContainsAny(name, " /\t\n") {
+			return badInFile(key, "profile names are non-empty words")
+		}
+		switch p.Provider {
+		case "http":
+			if p.URL == "" || p.Model == "" {
+				return badInFile(key+".url", "an http profile needs url and model")
+			}
+			if p.Format != "" && p.Format != "openai" && p.Format != "ollama" {
+				return badInFile(key+".format", "%q is not openai or ollama", p.Format)
+			}
+		case "command":
+			if len(p.Command) == 0 {
+				return badInFile(key+".command", "a command profile needs the program and its arguments")
+			}
+		case "hash":
+		case StaticProvider:
+			if p.Model != "" && p.Model != StaticModel {
+				return badInFile(key+".model", "the static provider has one model, %s", StaticModel)
+			}
+		case "":
+			return badInFile(key+".provider", "is required: static, http, command or hash")
+		default:
+			return badInFile(key+".provider", "%q is not static, http, command or hash", p.Provider)
+		}
+		if p.Dimension < 0 || p.Dimension > 16384 {
+			return badInFile(key+".dimension", "%d is outside 1 to 16384", p.Dimension)
+		}
+		if p.BatchSize < 0 || p.TimeoutSecs < 0 {
+			return badInFile(key, "batch_size and timeout_secs must not be negative")
+		}
+	}
+	switch {
+	case e.SaveSecs < 1:
+		return bad("embedding.save_secs", "must be at least 1")
+	case e.Default != "" && e.Profiles[e.Default].Provider == "":
+		return bad("embedding.default", "%q is not a configured profile", e.Default)
+	}
+	return nil
+}
+
+func (c Credentials) validate() error {
+	switch {
+	case c.Backend != "auto" && c.Backend != "file":
+		return bad("credentials.backend", "%q is not auto or file", c.Backend)
+	case c.Dir != "" && !filepath.IsAbs(c.Dir):
+		return bad("credentials.dir", "%q is relative; an absolute path is required", c.Dir)
+	}
+	return nil
+}
+
+func (a Assets) validate() error {
+	if a.Dir != "" && !filepath.IsAbs(a.Dir) {
+		return bad("assets.dir", "%q is relative; an absolute path is required", a.Dir)
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loci-dev/loci/extract/provider"
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/index/fusion"
+	"github.com/loci-dev/loci/sources/secret"
+)
+
+// sectionChecks are Validate's parts by name: each section's own method,
+// and the listeners' ports against each other.
+var sectionChecks = map[string]func(c *Config) error{
+	"server":      func(c *Config) error { return c.Server.validate() },
+	"palace":      func(c *Config) error { return c.Palace.validate() },
+	"store":       func(c *Config) error { return c.Store.validate() },
+	"auth":        func(c *Config) error { return c.Auth.validate() },
+	"db":          func(c *Config) error { return c.DB.validate() },
+	"webhook":     func(c *Config) error { return c.Webhook.validate() },
+	"ports":       func(c *Config) error { return c.validatePorts() },
+	"dedup":       func(c *Config) error { return c.Dedup.validate() },
+	"jobs":        func(c *Config) error { return c.Jobs.validate() },
+	"mining":      func(c *Config) error { return c.Mining.validate() },
+	"credentials": func(c *Config) error { return c.Credentials.validate() },
+	"assets":      func(c *Config) error { return c.Assets.validate() },
+	"embedding":   func(c *Config) error { return c.Embedding.validate() },
+	"extraction":  func(c *Config) error { return c.Extraction.validate() },
+	"search":      func(c *Config) error { return c.Search.validate() },
+}
+
+// Each section's bad value is caught by that section's own method, by no
+// other, and Validate reports that very error. Where msg is given, it is
+// the message Validate gave before it was split (the enums' lists are now
+// their owners', the words the same).
+func TestValidateBySection(t *testing.T) {
+	tests := []struct {
+		section, key string
+		mut          func(*Config)
+		msg          string
+	}{
+		{"server", "server.bind", func(c *Config) { c.Server.Bind = "localhost" }, ""},
+		{"server", "server.port", func(c *Config) { c.Server.Port = -1 }, "server.port: -1 is not a port (1 to 65535)"},
+		{"server", "server.max_connections", func(c *Config) { c.Server.MaxConnections = 4 }, ""},
+		{"server", "server.max_subscribers", func(c *Config) { c.Server.MaxSubscribers = 0 }, ""},
+		{"server", "server.slow_subscriber_secs", func(c *Config) { c.Server.SlowSubscriberSecs = 0 }, ""},
+		{"palace", "palace.path", func(c *Config) { c.Palace.Path = "rel" }, `palace.path: "rel" is relative; an absolute path is required`},
+		{"store", "store.min_free_bytes", func(c *Config) { c.Store.MinFreeBytes = -1 }, ""},
+		{"auth", "auth.token", func(c *Config) { c.Auth.Token = "short" }, "auth.token: is shorter than 16 characters"},
+		{"db", "db.bind", func(c *Config) { c.DB.Bind = "db.example" }, ""},
+		{"db", "db.port", func(c *Config) { c.DB.Port = 65536 }, ""},
+		{"webhook", "webhook.bind", func(c *Config) { c.Webhook.Bind = "" }, ""},
+		{"webhook", "webhook.max_body_bytes", func(c *Config) { c.Webhook.MaxBodyBytes = 0 }, ""},
+		{"webhook", "webhook.max_concurrent", func(c *Config) { c.Webhook.MaxConcurrent = 0 }, ""},
+		{"ports", "db.port", func(c *Config) { c.DB.Port = c.Server.Port }, ""},
+		{"ports", "webhook.port", func(c *Config) { c.Webhook.Port = c.Server.Port }, ""},
+		{"dedup", "dedup.near_threshold", func(c *Config) { c.Dedup.NearThreshold = 2 }, "dedup.near_threshold: 2 is outside 0.5 to 1"},
+		{"jobs", "jobs.lease_ttl_secs", func(c *Config) { c.Jobs.LeaseTTLSecs = 2 }, ""},
+		{"jobs", "jobs.drain_timeout_secs", func(c *Config) { c.Jobs.DrainTimeoutSecs = -1 }, ""},
+		{"mining", "mining.chunk_chars", func(c *Config) { c.Mining.ChunkChars = 99 }, ""},
+		{"mining", "mining.secrets", func(c *Config) { c.Mining.Secrets = "shred" }, `mining.secrets: "shred" is not redact, skip or allow`},
+		{"credentials", "credentials.backend", func(c *Config) { c.Credentials.Backend = "vault" }, `credentials.backend: "vault" is not auto or file`},
+		{"credentials", "credentials.dir", func(c *Config) { c.Credentials.Dir = "creds" }, ""},
+		{"assets", "assets.dir", func(c *Config) { c.Assets.Dir = "assets" }, ""},
+		{"embedding", "embedding.save_secs", func(c *Config) { c.Embedding.SaveSecs = 0 }, ""},
+		{"embedding", "embedding.default", func(c *Config) { c.Embedding.Default = "nope" }, `embedding.default: "nope" is not a configured profile`},
+		{"embedding", "embedding.profiles.p.provider", func(c *Config) { c.Embedding.Profiles = map[string]Profile{"p": {Provider: "magic"}} },
+			`embedding.profiles.p.provider: "magic" is not static, http, command or hash`},
+		{"extraction", "extraction.provider", func(c *Config) { c.Extraction.Provider = "oracle" }, `extraction.provider: "oracle" is not heuristic, command or http`},
+		{"extraction", "extraction.command", func(c *Config) { c.Extraction.Provider = provider.Command }, "extraction.command: a command provider needs the program and its arguments"},
+		{"extraction", "extraction.url", func(c *Config) { c.Extraction.Provider = provider.HTTP }, "extraction.url: an http provider needs its endpoint"},
+		{"search", "search.fusion", func(c *Config) { c.Search.Fusion = "average" }, `search.fusion: "average" is not scores or rrf`},
+		{"search", "search.depth", func(c *Config) { c.Search.Depth = 1001 }, ""},
+		{"search", "search.feedback_docs", func(c *Config) { c.Search.FeedbackDocs = 0 }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.section+"/"+tt.key, func(t *testing.T) {
+			c := Default(envOf(map[string]string{"HOME": "/h"}))
+			tt.mut(&c)
+			own := sectionChecks[tt.section]
+			if own == nil {
+				t.Fatalf("no section %s", tt.section)
+			}
+			err := own(&c)
+			fe := fault.As(err)
+			if err == nil || fe.Code != fault.ConfigInvalid || !strings.HasPrefix(fe.Msg, tt.key+": ") {
+				t.Fatalf("the %s section's check: %v, want config::invalid naming %s", tt.section, err, tt.key)
+			}
+			if tt.msg != "" && fe.Msg != tt.msg {
+				t.Fatalf("message %q, want %q", fe.Msg, tt.msg)
+			}
+			for name, other := range sectionChecks {
+				if name != tt.section && other(&c) != nil {
+					t.Errorf("the %s section's check caught it too: %v", name, other(&c))
+				}
+			}
+			all := fault.As(c.Validate())
+			if all == nil || all.Msg != fe.Msg || all.Help != fe.Help {
+				t.Fatalf("Validate: %v, want the section's %v", all, fe)
+			}
+		})
+	}
+}
+
+// The configuration accepts exactly the values their owners list: every
+// fusion method, secret policy and extraction provider validates, and the
+// defaults are among them.
+func TestValidateEnumsAreTheOwners(t *testing.T) {
+	def := Default(envOf(map[string]string{"HOME": "/h"}))
+	for _, m := range fusion.Methods {
+		c := def
+		c.Search.Fusion = m
+		if err := c.Validate(); err != nil {
+			t.Errorf("search.fusion %s: %v", m, err)
+		}
+	}
+	for _, p := range secret.Policies {
+		c := def
+		c.Mining.Secrets = p
+		if err := c.Validate(); err != nil {
+			t.Errorf("mining.secrets %s: %v", p, err)
+		}
+	}
+	for _, p := range append([]provider.Name{""}, provider.Names...) {
+		c := def
+		c.Extraction = Extraction{Provider: p, Command: []string{"x"}, URL: "http://127.0.0.1:1/x"}
+		if err := c.Validate(); err != nil {
+			t.Errorf("extraction.provider %q: %v", p, err)
+		}
+	}
+	if def.Search.Fusion != fusion.MethodScores || def.Mining.Secrets != secret.Redact {
+		t.Errorf("defaults: fusion %q, secrets %q", def.Search.Fusion, def.Mining.Secrets)
+	}
+	// The file sets them as before: words, read into the owners' types.
+	f := filepath.Join(t.TempDir(), "c.toml")
+	os.WriteFile(f, []byte("[search]\nfusion = \"rrf\"\n[mining]\nsecrets = \"skip\"\n[extraction]\nprovider = \"heuristic\"\n"), 0o600)
+	c, err := Load(f, envOf(map[string]string{"HOME": "/h"}))
+	if err == nil {
+		err = c.Validate()
+	}
+	if err != nil || c.Search.Fusion != fusion.MethodRRF || c.Mining.Secrets != secret.Skip || c.Extraction.Provider != provider.Heuristic {
+		t.Fatalf("read %q, %q, %q: %v", c.Search.Fusion, c.Mining.Secrets, c.Extraction.Provider, err)
+	}
+}
