@@ -30,6 +30,7 @@ require (
 	github.com/tidwall/gjson v1.20.2
 	github.com/tidwall/jsonc v0.3.3
 	github.com/viterin/vek v0.4.3
+	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
 	howett.net/plist v1.0.1

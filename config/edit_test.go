@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,13 +29,15 @@ func TestSetMinerEnabledKeepsTheRest(t *testing.T) {
 		{"docs-old", false, "# my loci\n[server]\nport = 8420 # the usual\n\n[miners.docs]   # project docs\nlocator = \"/p\"\n  enabled   =  true  # for now\noptions = { dir = \"docs\" }\n\n[miners.notes]\nenabled = true\nlocator = \"/n\"\n\n[miners.docs-old]\nenabled = false\n"},
 		{"docs", true, "# my loci\n[server]\nport = 8420 # the usual\n\n[miners.docs]   # project docs\nlocator = \"/p\"\n  enabled   =  true  # for now\noptions = { dir = \"docs\" }\n\n[miners.notes]\nenabled = true\nlocator = \"/n\"\n\n[miners.docs-old]\nenabled = false\n"},
 	} {
-		if err := SetMinerEnabled(file, c.name, c.on); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := os.ReadFile(file)
-		if string(b) != c.want {
-			t.Fatalf("%s %v:\n%s\nwant\n%s", c.name, c.on, b, c.want)
-		}
+		t.Run(fmt.Sprintf("%s on=%v", c.name, c.on), func(t *testing.T) {
+			if err := SetMinerEnabled(file, c.name, c.on); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(file)
+			if string(b) != c.want {
+				t.Fatalf("%s %v:\n%s\nwant\n%s", c.name, c.on, b, c.want)
+			}
+		})
 	}
 	if st, _ := os.Stat(file); st.Mode().Perm() != 0o640 {
 		t.Fatalf("mode %v", st.Mode().Perm())
@@ -204,8 +207,11 @@ func TestCredentialFileInside(t *testing.T) {
 		{"", filepath.Join(dir, "token"), false},
 		{"creds", filepath.Join(dir, "token"), false},
 	} {
-		if got := CredentialFileInside(c.dir, c.file); got != c.inside {
-			t.Errorf("CredentialFileInside(%q, %q) = %v, want %v", c.dir, c.file, got, c.inside)
-		}
+		// The temporary base is left out of the name.
+		t.Run(strings.ReplaceAll(c.file+" in "+c.dir, base, ""), func(t *testing.T) {
+			if got := CredentialFileInside(c.dir, c.file); got != c.inside {
+				t.Errorf("CredentialFileInside(%q, %q) = %v, want %v", c.dir, c.file, got, c.inside)
+			}
+		})
 	}
 }

@@ -21,9 +21,11 @@ func TestQuestionKind(t *testing.T) {
 		"the meeting on where to put the server": "",
 		"So when does the train leave?":          AnswerTime,
 	} {
-		if got := QuestionKind(q); got != want {
-			t.Errorf("QuestionKind(%q) = %q, want %q", q, got, want)
-		}
+		t.Run(q, func(t *testing.T) {
+			if got := QuestionKind(q); got != want {
+				t.Errorf("QuestionKind(%q) = %q, want %q", q, got, want)
+			}
+		})
 	}
 }
 
@@ -49,8 +51,10 @@ func TestOffers(t *testing.T) {
 		{"It cost a lot.", AnswerNumber, false},
 		{"anything", "", false},
 	} {
-		if got := Offers(c.text, c.kind); got != c.want {
-			t.Errorf("Offers(%q, %q) = %v, want %v", c.text, c.kind, got, c.want)
-		}
+		t.Run(c.kind+" "+c.text, func(t *testing.T) {
+			if got := Offers(c.text, c.kind); got != c.want {
+				t.Errorf("Offers(%q, %q) = %v, want %v", c.text, c.kind, got, c.want)
+			}
+		})
 	}
 }

@@ -147,17 +147,19 @@ func TestHeuristicKeepsChatterOut(t *testing.T) {
 		"Simone moved on 2026-11-25.":     "Simone/person 2026-11-25/date",
 		"The date 2026-13-45 is refused.": "",
 	} {
-		res, err := Heuristic{}.Extract(context.Background(), []string{text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, e := range res[0].Entities {
-			got = append(got, e.Name+"/"+e.Kind)
-		}
-		if strings.Join(got, " ") != want {
-			t.Errorf("%q: entities %q, want %q", text, strings.Join(got, " "), want)
-		}
+		t.Run(text, func(t *testing.T) {
+			res, err := Heuristic{}.Extract(context.Background(), []string{text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range res[0].Entities {
+				got = append(got, e.Name+"/"+e.Kind)
+			}
+			if strings.Join(got, " ") != want {
+				t.Errorf("%q: entities %q, want %q", text, strings.Join(got, " "), want)
+			}
+		})
 	}
 }
 
@@ -193,17 +195,19 @@ func TestHeuristicSkipsCodeAndJunk(t *testing.T) {
 		"Maria: Cozy and inviting, the cabin near Denver.":                    "Maria/person Denver/place",
 		"Jon: Ah ha ha, yeah, JUST DOING IT! The NASA launch was on Tuesday.": "Jon/person NASA/other Tuesday/date",
 	} {
-		res, err := Heuristic{}.Extract(context.Background(), []string{text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, e := range res[0].Entities {
-			got = append(got, e.Name+"/"+e.Kind)
-		}
-		if strings.Join(got, " ") != want {
-			t.Errorf("%q: entities %q, want %q", text, strings.Join(got, " "), want)
-		}
+		t.Run(text, func(t *testing.T) {
+			res, err := Heuristic{}.Extract(context.Background(), []string{text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range res[0].Entities {
+				got = append(got, e.Name+"/"+e.Kind)
+			}
+			if strings.Join(got, " ") != want {
+				t.Errorf("%q: entities %q, want %q", text, strings.Join(got, " "), want)
+			}
+		})
 	}
 }
 
@@ -230,9 +234,11 @@ func TestUnreadFiles(t *testing.T) {
 		{"main.go", "// Package main runs loci.\npackage main\n", false},
 		{"README.md", "The lockfile (go.sum) is checked in.", false},
 	} {
-		if got := Unread(c.path, c.head) != ""; got != c.unread {
-			t.Errorf("Unread(%q): %v, want %v", c.path, got, c.unread)
-		}
+		t.Run(c.path, func(t *testing.T) {
+			if got := Unread(c.path, c.head) != ""; got != c.unread {
+				t.Errorf("Unread(%q): %v, want %v", c.path, got, c.unread)
+			}
+		})
 	}
 }
 
@@ -251,16 +257,18 @@ func TestHeuristicCommonWordsAreNoNames(t *testing.T) {
 		"Melanie joined Target last year, in Boston.":                                   "Melanie/person Target/organization Boston/place",
 		"They met Simone, who came from Cranfield.":                                     "Simone/person Cranfield/place",
 	} {
-		res, err := Heuristic{}.Extract(context.Background(), []string{text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, e := range res[0].Entities {
-			got = append(got, e.Name+"/"+e.Kind)
-		}
-		if strings.Join(got, " ") != want {
-			t.Errorf("%q: entities %q, want %q", text, strings.Join(got, " "), want)
-		}
+		t.Run(text, func(t *testing.T) {
+			res, err := Heuristic{}.Extract(context.Background(), []string{text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range res[0].Entities {
+				got = append(got, e.Name+"/"+e.Kind)
+			}
+			if strings.Join(got, " ") != want {
+				t.Errorf("%q: entities %q, want %q", text, strings.Join(got, " "), want)
+			}
+		})
 	}
 }

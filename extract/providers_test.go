@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // TestMain lets the test binary act as a command provider: with
@@ -19,7 +21,10 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv("LOCI_TEST_EXTRACT_COMMAND") {
 	case "":
-		os.Exit(m.Run())
+		// No goroutine may outlive the tests: a provider command's
+		// pipes and waits must end with its call.
+		goleak.VerifyTestMain(m)
+		return
 	case "fail":
 		fmt.Fprintln(os.Stderr, "model not loaded")
 		os.Exit(3)

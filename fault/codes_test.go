@@ -55,19 +55,24 @@ func (e errString) Error() string { return string(e) }
 
 func TestLongInputIsQuotedByPrefix(t *testing.T) {
 	long := stringsRepeat("é", 50_000) // 100 KB
-	for _, e := range []*Error{
-		Newf(PalacePathInvalid, "h", "wing name %q is too long", long),
-		Invalid("name", long),
-		Invalid(long, "is not a field"),
-		New(InputInvalid, long, "h"),
+	for _, c := range []struct {
+		name string
+		e    *Error
+	}{
+		{"a long value quoted by Newf", Newf(PalacePathInvalid, "h", "wing name %q is too long", long)},
+		{"a long value given to Invalid", Invalid("name", long)},
+		{"a long field given to Invalid", Invalid(long, "is not a field")},
+		{"a long message given to New", New(InputInvalid, long, "h")},
 	} {
-		b := e.Body()
-		if len(b.Error) > MaxMsg+32 || len(b.Help) > 2*MaxQuoted+64 {
-			t.Fatalf("message %d bytes, help %d bytes", len(b.Error), len(b.Help))
-		}
-		if !utf8.ValidString(b.Error) || !utf8.ValidString(b.Help) {
-			t.Fatal("cut inside a character")
-		}
+		t.Run(c.name, func(t *testing.T) {
+			b := c.e.Body()
+			if len(b.Error) > MaxMsg+32 || len(b.Help) > 2*MaxQuoted+64 {
+				t.Fatalf("message %d bytes, help %d bytes", len(b.Error), len(b.Help))
+			}
+			if !utf8.ValidString(b.Error) || !utf8.ValidString(b.Help) {
+				t.Fatal("cut inside a character")
+			}
+		})
 	}
 	if got := Clip("short", 10); got != "short" {
 		t.Fatal(got)

@@ -35,21 +35,23 @@ func TestKeepInOrder(t *testing.T) {
 		{"refusals widen the window", 20, 4, true, []int{0, 2, 4, 6}, []int{4, 8}},
 		{"the last window is what is left", 5, 4, true, []int{0, 2, 4}, []int{4, 1}},
 	} {
-		var calls [][]string
-		var keep Keep
-		if c.keep {
-			keep = even(&calls)
-		}
-		got := KeepInOrder(c.n, c.want, id, keep)
-		if !slices.Equal(got, c.pos) && !(len(got) == 0 && len(c.pos) == 0) {
-			t.Errorf("%s: positions %v, want %v", c.name, got, c.pos)
-		}
-		var windows []int
-		for _, w := range calls {
-			windows = append(windows, len(w))
-		}
-		if !slices.Equal(windows, c.windows) {
-			t.Errorf("%s: windows %v, want %v", c.name, windows, c.windows)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			var calls [][]string
+			var keep Keep
+			if c.keep {
+				keep = even(&calls)
+			}
+			got := KeepInOrder(c.n, c.want, id, keep)
+			if !slices.Equal(got, c.pos) && !(len(got) == 0 && len(c.pos) == 0) {
+				t.Errorf("positions %v, want %v", got, c.pos)
+			}
+			var windows []int
+			for _, w := range calls {
+				windows = append(windows, len(w))
+			}
+			if !slices.Equal(windows, c.windows) {
+				t.Errorf("windows %v, want %v", windows, c.windows)
+			}
+		})
 	}
 }

@@ -18,9 +18,11 @@ func fakeEnv(t *testing.T) (*Env, string) {
 	home := t.TempDir()
 	bin := t.TempDir()
 	for name, v := range map[string]string{"claude": "2.1.328 (Claude Code)", "codex": "codex-cli 0.169.0", "opencode": "1.18.33"} {
-		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\necho '"+v+"'\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\necho '"+v+"'\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	set, err := assets.Open("")
 	if err != nil {
@@ -132,9 +134,11 @@ func TestVersionRange(t *testing.T) {
 	a := Agent{Name: "x"}
 	r := assets.Versions{Min: "1.18.0", Below: "2.0.0"}
 	for v, ok := range map[string]bool{"1.18.0": true, "1.18.33": true, "1.17.9": false, "2.0.0": false, "1.100.0": true} {
-		if err := supported(a, v, r); (err == nil) != ok {
-			t.Errorf("%s: %v", v, err)
-		}
+		t.Run(v, func(t *testing.T) {
+			if err := supported(a, v, r); (err == nil) != ok {
+				t.Errorf("%v", err)
+			}
+		})
 	}
 }
 
@@ -142,13 +146,15 @@ func TestMarkdownBlock(t *testing.T) {
 	// in, and what remove gives back: the same bytes, but for a file
 	// without a final newline (the block's blank line needs one).
 	for in, back := range map[string]string{"": "", "# Mine\n": "# Mine\n", "# Mine\n\n": "# Mine\n\n", "# Mine\n\n\n": "# Mine\n\n\n", "# Mine": "# Mine\n"} {
-		out := mdSet(in, "codex", "Use loci.\n")
-		if mdSet(out, "codex", "Use loci.\n") != out {
-			t.Fatalf("%q: not idempotent", in)
-		}
-		both := mdSet(out, "opencode", "Also.\n")
-		if got := mdRemove(mdRemove(both, "opencode"), "codex"); got != back {
-			t.Fatalf("%q: remove gave %q", in, got)
-		}
+		t.Run(in, func(t *testing.T) {
+			out := mdSet(in, "codex", "Use loci.\n")
+			if mdSet(out, "codex", "Use loci.\n") != out {
+				t.Fatalf("%q: not idempotent", in)
+			}
+			both := mdSet(out, "opencode", "Also.\n")
+			if got := mdRemove(mdRemove(both, "opencode"), "codex"); got != back {
+				t.Fatalf("%q: remove gave %q", in, got)
+			}
+		})
 	}
 }

@@ -56,17 +56,19 @@ func TestJSONSpliceKeepsBytes(t *testing.T) {
 }
 
 func TestJSONRemoveMember(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"{\n  \"a\": 1,\n  \"loci\": {},\n  \"b\": 2\n}", "{\n  \"a\": 1,\n  \"b\": 2\n}"},
-		{"{\n  \"loci\": {},\n  \"b\": 2\n}", "{\n  \"b\": 2\n}"},
-		{"{\n  \"a\": 1,\n  \"loci\": {}\n}", "{\n  \"a\": 1\n}"},
-		{"{\n  \"loci\": {}\n}", "{}"},
-		{"{\"a\":1}", "{\"a\":1}"},
+	for _, c := range []struct{ name, in, want string }{
+		{"between members", "{\n  \"a\": 1,\n  \"loci\": {},\n  \"b\": 2\n}", "{\n  \"a\": 1,\n  \"b\": 2\n}"},
+		{"first member", "{\n  \"loci\": {},\n  \"b\": 2\n}", "{\n  \"b\": 2\n}"},
+		{"last member", "{\n  \"a\": 1,\n  \"loci\": {}\n}", "{\n  \"a\": 1\n}"},
+		{"only member", "{\n  \"loci\": {}\n}", "{}"},
+		{"absent", "{\"a\":1}", "{\"a\":1}"},
 	} {
-		d, _ := parseJSON([]byte(c.in))
-		if err := d.remove([]string{"loci"}); err != nil || string(d.src) != c.want {
-			t.Errorf("remove from %q: %q (%v), want %q", c.in, d.src, err, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			d, _ := parseJSON([]byte(c.in))
+			if err := d.remove([]string{"loci"}); err != nil || string(d.src) != c.want {
+				t.Errorf("remove from %q: %q (%v), want %q", c.in, d.src, err, c.want)
+			}
+		})
 	}
 }
 
@@ -97,9 +99,11 @@ func TestJSONArrays(t *testing.T) {
 
 func TestCorruptJSONRefused(t *testing.T) {
 	for _, in := range []string{"{", "[1]", "{\"a\": }", "nul"} {
-		if _, err := parseJSON([]byte(in)); err == nil {
-			t.Errorf("%q parsed", in)
-		}
+		t.Run(in, func(t *testing.T) {
+			if _, err := parseJSON([]byte(in)); err == nil {
+				t.Errorf("%q parsed", in)
+			}
+		})
 	}
 }
 

@@ -17,24 +17,26 @@ func TestTOMLSpliceKeepsComments(t *testing.T) {
 		"# top\nmodel = \"o3\"\n\n[mcp_servers.other] # theirs\ncommand = \"x\"\n\n# about profiles\n[profiles.fast]\nmodel = \"o4\"\n",
 		"notes = \"\"\"\n[mcp_servers.loci]\n\"\"\"\n",
 	} {
-		out := tomlSetTable(in, key, lociTable)
-		doc, err := parseTOML([]byte(out))
-		if err != nil {
-			t.Fatalf("%q: %v\n%s", in, err, out)
-		}
-		if v, _ := tomlGet(doc, []string{"mcp_servers", "loci", "url"}); v != "http://127.0.0.1:1/mcp" {
-			t.Fatalf("%q: url %v\n%s", in, v, out)
-		}
-		if !strings.HasPrefix(out, strings.TrimRight(in, "\n")) {
-			t.Fatalf("%q: the rest changed:\n%s", in, out)
-		}
-		if again := tomlSetTable(out, key, lociTable); again != out {
-			t.Fatalf("%q: second set changed it:\n%s", in, again)
-		}
-		back := tomlRemoveTable(out, key)
-		if want := in; back != want && !(in == "model = \"o3\"" && back == "model = \"o3\"\n") {
-			t.Fatalf("remove: %q, want %q", back, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			out := tomlSetTable(in, key, lociTable)
+			doc, err := parseTOML([]byte(out))
+			if err != nil {
+				t.Fatalf("%q: %v\n%s", in, err, out)
+			}
+			if v, _ := tomlGet(doc, []string{"mcp_servers", "loci", "url"}); v != "http://127.0.0.1:1/mcp" {
+				t.Fatalf("%q: url %v\n%s", in, v, out)
+			}
+			if !strings.HasPrefix(out, strings.TrimRight(in, "\n")) {
+				t.Fatalf("%q: the rest changed:\n%s", in, out)
+			}
+			if again := tomlSetTable(out, key, lociTable); again != out {
+				t.Fatalf("%q: second set changed it:\n%s", in, again)
+			}
+			back := tomlRemoveTable(out, key)
+			if want := in; back != want && !(in == "model = \"o3\"" && back == "model = \"o3\"\n") {
+				t.Fatalf("remove: %q, want %q", back, want)
+			}
+		})
 	}
 }
 

@@ -162,18 +162,20 @@ func TestFindExplainsWrongTypes(t *testing.T) {
 		"[tools]\nx = \"a\"\n":    "tools: is not a project setting (wing, room and mode are)",
 		"wing = [\"a\", \"b\"]\n": "wing must be a string (a quoted name)",
 	} {
-		dir := t.TempDir()
-		path := filepath.Join(dir, FileName)
-		write(t, path, text)
-		_, err := Find(dir, noEnv)
-		fe := fault.As(err)
-		if err == nil || fe.Code != fault.ProjectInvalid || !strings.Contains(fe.Msg, path) || !strings.Contains(fe.Msg, want) {
-			t.Fatalf("%q: want %q in %v", text, want, err)
-		}
-		for _, internal := range []string{"struct", "project.file", "…", "decode"} {
-			if strings.Contains(fe.Msg, internal) {
-				t.Fatalf("%q: Go internals %q in %q", text, internal, fe.Msg)
+		t.Run(text, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, FileName)
+			write(t, path, text)
+			_, err := Find(dir, noEnv)
+			fe := fault.As(err)
+			if err == nil || fe.Code != fault.ProjectInvalid || !strings.Contains(fe.Msg, path) || !strings.Contains(fe.Msg, want) {
+				t.Fatalf("%q: want %q in %v", text, want, err)
 			}
-		}
+			for _, internal := range []string{"struct", "project.file", "…", "decode"} {
+				if strings.Contains(fe.Msg, internal) {
+					t.Fatalf("%q: Go internals %q in %q", text, internal, fe.Msg)
+				}
+			}
+		})
 	}
 }

@@ -81,21 +81,23 @@ func TestUnitVerifies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, b := range map[string]string{"test binary": testBinary(t), "awkward path": bin} {
-		unit, err := Render(Systemd, Spec{Binary: b, Args: []string{"serve", "--palace", `/tmp/p "a" l\a $HOME 100%Zq`}}, []string{"/x/systemd"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		file := filepath.Join(t.TempDir(), UnitName)
-		if err := os.WriteFile(file, unit, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		runtime := t.TempDir()
-		cmd := exec.Command(analyze, "--user", "verify", file)
-		cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtime)
-		out, err := cmd.CombinedOutput()
-		if err != nil || len(bytes.TrimSpace(out)) > 0 {
-			t.Errorf("%s: systemd-analyze verify: %v\n%s\n%s", name, err, out, unit)
-		}
+		t.Run(name, func(t *testing.T) {
+			unit, err := Render(Systemd, Spec{Binary: b, Args: []string{"serve", "--palace", `/tmp/p "a" l\a $HOME 100%Zq`}}, []string{"/x/systemd"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), UnitName)
+			if err := os.WriteFile(file, unit, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			runtime := t.TempDir()
+			cmd := exec.Command(analyze, "--user", "verify", file)
+			cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtime)
+			out, err := cmd.CombinedOutput()
+			if err != nil || len(bytes.TrimSpace(out)) > 0 {
+				t.Errorf("systemd-analyze verify: %v\n%s\n%s", err, out, unit)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -30,15 +31,17 @@ func TestChunk(t *testing.T) {
 		{"whitespace alone is dropped", []string{"text", "   \n\n  "}, 4, []string{"text"}},
 		{"nothing", nil, 10, nil},
 	} {
-		got := Chunk(c.units, c.size)
-		if strings.Join(got, "|") != strings.Join(c.want, "|") || len(got) != len(c.want) {
-			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
-		}
-		for _, g := range got {
-			if n := utf8.RuneCountInString(g); n > c.size {
-				t.Errorf("%s: a chunk of %d characters, over %d", c.name, n, c.size)
+		t.Run(c.name, func(t *testing.T) {
+			got := Chunk(c.units, c.size)
+			if strings.Join(got, "|") != strings.Join(c.want, "|") || len(got) != len(c.want) {
+				t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 			}
-		}
+			for _, g := range got {
+				if n := utf8.RuneCountInString(g); n > c.size {
+					t.Errorf("a chunk of %d characters, over %d", n, c.size)
+				}
+			}
+		})
 	}
 }
 
@@ -55,9 +58,11 @@ func TestChunkKeepsEveryCharacter(t *testing.T) {
 		}
 	}
 	for _, text := range []string{b.String(), strings.Repeat("z", 20000)} {
-		got := Chunk([]string{text}, 6000)
-		if strings.Join(got, "") != text || len(got) < 4 {
-			t.Fatalf("%d chunks do not join into the text", len(got))
-		}
+		t.Run(fmt.Sprint(len(text), " bytes"), func(t *testing.T) {
+			got := Chunk([]string{text}, 6000)
+			if strings.Join(got, "") != text || len(got) < 4 {
+				t.Fatalf("%d chunks do not join into the text", len(got))
+			}
+		})
 	}
 }

@@ -228,9 +228,11 @@ func TestClaudeCodeToolArgs(t *testing.T) {
 		{"TodoWrite", `{"todos": [ {"content":"a"} ]}`, `{"todos":[{"content":"a"}]}`},
 		{"ExitPlanMode", `{}`, ""},
 	} {
-		if got := claudeToolArgs(c.name, json.RawMessage(c.input)); got != c.want {
-			t.Fatalf("%s %s: %q", c.name, c.input, got)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := claudeToolArgs(c.name, json.RawMessage(c.input)); got != c.want {
+				t.Fatalf("%s: %q", c.input, got)
+			}
+		})
 	}
 }
 

@@ -26,12 +26,14 @@ func TestScanFindsProsePasswords(t *testing.T) {
 		{"The admin password is hunter2-Xq9!.", "hunter2-Xq9!"},
 		{"root password: S3cure#pass$ (do not share)", "S3cure#pass$"},
 	} {
-		for _, name := range []string{"notes.md", "main.go", "chat.txt"} {
-			f := ScanFile(name, c.text)
-			if len(f) != 1 || f[0].Kind != "prose_password" || c.text[f[0].Start:f[0].End] != c.secret {
-				t.Errorf("%s %q: %+v, want prose_password %q", name, c.text, f, c.secret)
+		t.Run(c.text, func(t *testing.T) {
+			for _, name := range []string{"notes.md", "main.go", "chat.txt"} {
+				f := ScanFile(name, c.text)
+				if len(f) != 1 || f[0].Kind != "prose_password" || c.text[f[0].Start:f[0].End] != c.secret {
+					t.Errorf("%s %q: %+v, want prose_password %q", name, c.text, f, c.secret)
+				}
 			}
-		}
+		})
 	}
 	for _, text := range []string{
 		"The password is required.",
@@ -53,9 +55,11 @@ func TestScanFindsProsePasswords(t *testing.T) {
 		"- **No secret is written**: the token stays in the environment",
 		"the password is __never__ logged",
 	} {
-		if f := ScanFile("notes.md", text); len(f) > 0 {
-			t.Errorf("%q flagged %+v (%q)", text, f, text[f[0].Start:f[0].End])
-		}
+		t.Run(text, func(t *testing.T) {
+			if f := ScanFile("notes.md", text); len(f) > 0 {
+				t.Errorf("%q flagged %+v (%q)", text, f, text[f[0].Start:f[0].End])
+			}
+		})
 	}
 }
 
@@ -66,10 +70,12 @@ func TestScanFindsAzureKeys(t *testing.T) {
 		"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + key + ";EndpointSuffix=core.windows.net",
 		"Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=" + key,
 	} {
-		f := ScanFile("app.cs", text)
-		if len(f) != 1 || f[0].Kind != "azure_key" || text[f[0].Start:f[0].End] != key {
-			t.Errorf("%q: %+v", text, f)
-		}
+		t.Run(text, func(t *testing.T) {
+			f := ScanFile("app.cs", text)
+			if len(f) != 1 || f[0].Kind != "azure_key" || text[f[0].Start:f[0].End] != key {
+				t.Errorf("%q: %+v", text, f)
+			}
+		})
 	}
 	if f := ScanFile("app.cs", "AccountKey=<your-account-key>;AccountKey=${KEY}"); len(f) > 0 {
 		t.Errorf("a placeholder key flagged: %+v", f)
@@ -100,9 +106,11 @@ func TestGitleaksRulesInLociTerms(t *testing.T) {
 	}
 	token := "ghp_" + strings.Repeat("aB3d", 9)
 	for _, name := range []string{"go.sum", "node_modules/@octokit/auth-token/README.md", "package-lock.json"} {
-		if f := ScanFile(name, "token "+token+"\n"); len(f) != 1 || f[0].Kind != "github_token" {
-			t.Errorf("%s: a GitHub token %+v", name, f)
-		}
+		t.Run(name, func(t *testing.T) {
+			if f := ScanFile(name, "token "+token+"\n"); len(f) != 1 || f[0].Kind != "github_token" {
+				t.Errorf("a GitHub token %+v", f)
+			}
+		})
 	}
 	if f := ScanFile("main.go", "token := \""+token+"\" // gitleaks:allow\n"); len(f) != 1 {
 		t.Errorf("gitleaks:allow hid a token: %+v", f)
@@ -114,9 +122,11 @@ func TestGitleaksRulesInLociTerms(t *testing.T) {
 		"api_key = \"${API_KEY}\"\n",
 		"access_token: {{ .Values.token }}\n",
 	} {
-		if f := ScanFile("main.go", text); len(f) > 0 {
-			t.Errorf("%q flagged %+v", text, f)
-		}
+		t.Run(text, func(t *testing.T) {
+			if f := ScanFile("main.go", text); len(f) > 0 {
+				t.Errorf("%q flagged %+v", text, f)
+			}
+		})
 	}
 	// npm's format, in a file name gitleaks' global allowlist names.
 	npm := "npm_" + strings.Repeat("k2x9", 9)

@@ -31,15 +31,17 @@ func TestScanFindsEachKind(t *testing.T) {
 		{"settings.json", `{"client_secret": "9f8e7d6c5b4a"}`, "assignment", "9f8e7d6c5b4a"},
 		{"app.py", `API_KEY = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFi"`, "high_entropy", "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFi"},
 	} {
-		f := ScanFile(c.file, c.text)
-		if len(f) != 1 || f[0].Kind != c.kind || c.text[f[0].Start:f[0].End] != c.secret {
-			t.Errorf("%s %q: found %+v, want one %s", c.file, c.text, f, c.kind)
-			continue
-		}
-		red, rs := Redact(c.text, f)
-		if strings.Contains(red, c.secret) || !strings.Contains(red, "[REDACTED:"+c.kind+"]") || len(rs) != 1 || rs[0].Kind != c.kind {
-			t.Errorf("%s: redacted as %q %+v", c.file, red, rs)
-		}
+		t.Run(c.file, func(t *testing.T) {
+			f := ScanFile(c.file, c.text)
+			if len(f) != 1 || f[0].Kind != c.kind || c.text[f[0].Start:f[0].End] != c.secret {
+				t.Errorf("%q: found %+v, want one %s", c.text, f, c.kind)
+				return
+			}
+			red, rs := Redact(c.text, f)
+			if strings.Contains(red, c.secret) || !strings.Contains(red, "[REDACTED:"+c.kind+"]") || len(rs) != 1 || rs[0].Kind != c.kind {
+				t.Errorf("redacted as %q %+v", red, rs)
+			}
+		})
 	}
 }
 
@@ -57,9 +59,11 @@ func TestScanLeavesOrdinaryTextAlone(t *testing.T) {
 		{"uuid.go", `id := "01a20500-88ef-7153-939a-56085edc1fd3"`},
 		{"url.md", "see https://user@example.com/path and https://example.com:8080/x\n"},
 	} {
-		if f := ScanFile(c.file, c.text); len(f) > 0 {
-			t.Errorf("%s: %q flagged %+v (%q)", c.file, c.text, f, c.text[f[0].Start:f[0].End])
-		}
+		t.Run(c.file, func(t *testing.T) {
+			if f := ScanFile(c.file, c.text); len(f) > 0 {
+				t.Errorf("%q flagged %+v (%q)", c.text, f, c.text[f[0].Start:f[0].End])
+			}
+		})
 	}
 }
 

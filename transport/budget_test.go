@@ -122,9 +122,11 @@ func TestBriefAnswerShape(t *testing.T) {
 // Bad budgets are refused naming the argument.
 func TestSearchBudgetRefusals(t *testing.T) {
 	for _, c := range []struct{ bytes, hit int }{{100, 0}, {-1, 0}, {MaxSearchBytes + 1, 0}, {0, 10}, {0, -3}, {600, MaxSearchBytes + 1}} {
-		if _, err := searchBudget(c.bytes, c.hit, "no bound"); err == nil {
-			t.Fatalf("%+v accepted", c)
-		}
+		t.Run(fmt.Sprintf("bytes %d hit %d", c.bytes, c.hit), func(t *testing.T) {
+			if _, err := searchBudget(c.bytes, c.hit, "no bound"); err == nil {
+				t.Fatalf("%+v accepted", c)
+			}
+		})
 	}
 	if b, err := searchBudget(512, 64, "no bound"); err != nil || b != (budget{512, 64}) {
 		t.Fatalf("%+v %v", b, err)

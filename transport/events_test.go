@@ -75,6 +75,9 @@ func TestStreamKeepAliveAndBurstsOnTheClock(t *testing.T) {
 		if got := w.sent(); len(got) != 1 || got[0] != string(openFrame) {
 			t.Fatalf("at the start: %q", got)
 		}
+		// The sleeps here run on synctest's fake clock: synctest.Wait
+		// returns once the stream is blocked again, so what was not sent
+		// by then is proved absent, without real waiting.
 		time.Sleep(3*KeepAlive + KeepAlive/2)
 		synctest.Wait()
 		got := w.sent()
@@ -132,10 +135,11 @@ func (r *pacedRecorder) FlushError() error {
 		if d == 0 {
 			select {} // never taken: the test fails by its own timeout
 		}
+		// A stuck client: the flush ends when its deadline passes.
 		time.Sleep(time.Until(time.Unix(0, d)))
 		return os.ErrDeadlineExceeded
 	}
-	time.Sleep(r.pace)
+	time.Sleep(r.pace) // a slow client: the load, not a wait
 	r.streamRecorder.Flush()
 	return nil
 }

@@ -127,16 +127,20 @@ func TestPathGuard(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	for _, p := range []string{"/ui/%2e%2e/api/status", "/ui/../api/status", "/api/./status", "/api/wings/%2E%2e", "/api/wings/a%2Fb", "/api/jobs/x%2fy", "/%61pi/health/.."} {
-		if st, body := raw(p); st != 400 || !strings.Contains(body, "loci::palace::path_invalid") {
-			t.Errorf("%s: %d %s", p, st, body)
-		}
+		t.Run(p, func(t *testing.T) {
+			if st, body := raw(p); st != 400 || !strings.Contains(body, "loci::palace::path_invalid") {
+				t.Errorf("%d %s", st, body)
+			}
+		})
 	}
 	for _, p := range []string{"/api/h%65alth", "/%61pi/health", "/api/health%2F"} {
-		if st, body := raw(p); st != 401 && st != 400 {
-			t.Errorf("%s: %d %s (must not pass as the open health route)", p, st, body)
-		} else if st == 200 {
-			t.Errorf("%s answered as open", p)
-		}
+		t.Run(p, func(t *testing.T) {
+			if st, body := raw(p); st != 401 && st != 400 {
+				t.Errorf("%d %s (must not pass as the open health route)", st, body)
+			} else if st == 200 {
+				t.Errorf("%s answered as open", p)
+			}
+		})
 	}
 	if st, _ := raw("/api/health"); st != 200 {
 		t.Errorf("/api/health: %d", st)

@@ -172,16 +172,20 @@ func TestMCPToolSchemasAreComplete(t *testing.T) {
 		{"loci_search", []string{"source_kind"}, store.SourceKinds},
 		{"loci_job_list", []string{"status"}, store.JobStatuses},
 	} {
-		if got := enum(c.tool, c.path...); !slices.Equal(got, c.want) {
-			t.Errorf("%s %v: enum %v, want %v", c.tool, c.path, got, c.want)
-		}
+		t.Run(c.tool+" "+strings.Join(c.path, "."), func(t *testing.T) {
+			if got := enum(c.tool, c.path...); !slices.Equal(got, c.want) {
+				t.Errorf("%s %v: enum %v, want %v", c.tool, c.path, got, c.want)
+			}
+		})
 	}
 	for _, tl := range []string{"loci_search", "loci_recall"} {
-		for _, arg := range []string{"as_of", "from", "until", "known_at"} {
-			if p := schemas[tl].Properties[arg]; p.Pattern != store.InstantPattern || !strings.Contains(p.Description, "RFC 3339") {
-				t.Errorf("%s %s: %+v", tl, arg, p)
+		t.Run(tl, func(t *testing.T) {
+			for _, arg := range []string{"as_of", "from", "until", "known_at"} {
+				if p := schemas[tl].Properties[arg]; p.Pattern != store.InstantPattern || !strings.Contains(p.Description, "RFC 3339") {
+					t.Errorf("%s: %+v", arg, p)
+				}
 			}
-		}
+		})
 	}
 
 	// The checkpoint payload: an object or a JSON string; its items with
@@ -306,37 +310,39 @@ func TestMCPToolSchemasAgreeWithTheTools(t *testing.T) {
 		{"loci_repair", `{"dry_run":true}`, true},
 		{"loci_repair", `{"dry_run":"no"}`, false},
 	} {
-		s := schemas[c.tool]
-		if s == nil {
-			t.Fatalf("no tool %s", c.tool)
-		}
-		resolved, err := s.Resolve(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var args map[string]any
-		if err := json.Unmarshal([]byte(c.args), &args); err != nil {
-			t.Fatalf("%s: %v", c.args, err)
-		}
-		schemaErr := resolved.Validate(args)
-		res, err := sess.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: json.RawMessage(c.args)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var body struct{ Code, Error string }
-		json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &body)
-		refused := res.IsError && slices.Contains([]string{"loci::input::invalid", "loci::graph::empty_label", "loci::palace::path_invalid"}, body.Code)
-		if (schemaErr == nil) != c.ok || refused == c.ok {
-			t.Errorf("%s %s: schema %v; tool refused it %v (%s); want both to accept: %v", c.tool, c.args, schemaErr, refused, body.Code, c.ok)
-		}
-		// An invalid-input refusal names the argument as the tool's schema
-		// does (REST's names differ: "text" for loci_search's "query").
-		if name, why, ok := strings.Cut(body.Error, ":"); refused && body.Code == "loci::input::invalid" && ok && !strings.Contains(name, " ") &&
-			!strings.Contains(why, "is not an argument of this tool") {
-			if top, _, _ := strings.Cut(name, "."); s.Properties[top] == nil && top != "arguments" {
-				t.Errorf("%s %s: the refusal names %q, not an argument of the tool: %s", c.tool, c.args, name, body.Error)
+		t.Run(c.tool+" "+c.args, func(t *testing.T) {
+			s := schemas[c.tool]
+			if s == nil {
+				t.Fatalf("no tool %s", c.tool)
 			}
-		}
+			resolved, err := s.Resolve(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var args map[string]any
+			if err := json.Unmarshal([]byte(c.args), &args); err != nil {
+				t.Fatalf("%s: %v", c.args, err)
+			}
+			schemaErr := resolved.Validate(args)
+			res, err := sess.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: json.RawMessage(c.args)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body struct{ Code, Error string }
+			json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &body)
+			refused := res.IsError && slices.Contains([]string{"loci::input::invalid", "loci::graph::empty_label", "loci::palace::path_invalid"}, body.Code)
+			if (schemaErr == nil) != c.ok || refused == c.ok {
+				t.Errorf("%s %s: schema %v; tool refused it %v (%s); want both to accept: %v", c.tool, c.args, schemaErr, refused, body.Code, c.ok)
+			}
+			// An invalid-input refusal names the argument as the tool's schema
+			// does (REST's names differ: "text" for loci_search's "query").
+			if name, why, ok := strings.Cut(body.Error, ":"); refused && body.Code == "loci::input::invalid" && ok && !strings.Contains(name, " ") &&
+				!strings.Contains(why, "is not an argument of this tool") {
+				if top, _, _ := strings.Cut(name, "."); s.Properties[top] == nil && top != "arguments" {
+					t.Errorf("%s %s: the refusal names %q, not an argument of the tool: %s", c.tool, c.args, name, body.Error)
+				}
+			}
+		})
 	}
 }
 

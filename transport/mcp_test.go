@@ -367,10 +367,12 @@ func TestDecodeArgsNamesTheArgument(t *testing.T) {
 		`{"query":"x","room":1}`:       "room: must be a string, not JSON number",
 		`{"query":"x","expand":"yes"}`: "expand: must be true or false, not JSON string",
 	} {
-		err := decodeArgs(json.RawMessage(raw), schema, &searchArgs{})
-		if err == nil || !strings.Contains(err.Error(), want) || fault.As(err).Code != fault.InputInvalid {
-			t.Errorf("%s: %v, want %q", raw, err, want)
-		}
+		t.Run(raw, func(t *testing.T) {
+			err := decodeArgs(json.RawMessage(raw), schema, &searchArgs{})
+			if err == nil || !strings.Contains(err.Error(), want) || fault.As(err).Code != fault.InputInvalid {
+				t.Errorf("%v, want %q", err, want)
+			}
+		})
 	}
 	mine, _ := jsonschema.For[mapArgs](nil)
 	if err := decodeArgs(json.RawMessage(`{"options":{"a":1}}`), mine, &mapArgs{}); err == nil || !strings.Contains(err.Error(), "options: must be a string") {

@@ -28,7 +28,13 @@ func mcpConnect(t *testing.T, url, token string) (*mcp.ClientSession, error) {
 	if token != "" {
 		tr.HTTPClient = &http.Client{Transport: withBearer{token}}
 	}
-	return mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+	if err == nil {
+		// A session a test keeps open would leave the client's
+		// reading goroutines running after it.
+		t.Cleanup(func() { _ = sess.Close() })
+	}
+	return sess, err
 }
 
 // Sessions beyond the cap are refused with {error, code, help}; an idle
@@ -100,27 +106,29 @@ func TestMCPPlainErrorsWrapped(t *testing.T) {
 		{"PUT", "PUT", "application/json", "", "", `{}`, 405},
 	}
 	for _, c := range cases {
-		var body io.Reader
-		if c.body != "" {
-			body = strings.NewReader(c.body)
-		}
-		req, _ := http.NewRequest(c.method, ts.http.URL+"/mcp", body)
-		for k, v := range map[string]string{"Content-Type": c.ctype, "Accept": c.accept, "Mcp-Session-Id": c.session} {
-			if v != "" {
-				req.Header.Set(k, v)
+		t.Run(c.name, func(t *testing.T) {
+			var body io.Reader
+			if c.body != "" {
+				body = strings.NewReader(c.body)
 			}
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		var e struct{ Error, Code, Help string }
-		if resp.StatusCode != c.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
-			json.Unmarshal(b, &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
-			t.Errorf("%s: %d %s %q", c.name, resp.StatusCode, resp.Header.Get("Content-Type"), b)
-		}
+			req, _ := http.NewRequest(c.method, ts.http.URL+"/mcp", body)
+			for k, v := range map[string]string{"Content-Type": c.ctype, "Accept": c.accept, "Mcp-Session-Id": c.session} {
+				if v != "" {
+					req.Header.Set(k, v)
+				}
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var e struct{ Error, Code, Help string }
+			if resp.StatusCode != c.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+				json.Unmarshal(b, &e) != nil || e.Error == "" || e.Code == "" || e.Help == "" {
+				t.Errorf("%d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+			}
+		})
 	}
 }
 
@@ -157,14 +165,19 @@ func TestRevokedTokenEndsStreams(t *testing.T) {
 	// Rotation through the route, authenticated by the secret.
 	req, _ := http.NewRequest("POST", ts.http.URL+"/api/auth/token", nil)
 	req.Header.Set("Authorization", "Bearer "+secret)
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("rotate: %v %v", resp, err)
 	}
+	resp.Body.Close()
 	select {
 	case <-byToken:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stream of the rotated token is still open")
 	}
+	// Absence can only be shown by waiting: the rotation ended the token's
+	// stream (seen above) and would have ended the secret's in the same
+	// pass; 200ms after it is ample.
 	select {
 	case s := <-bySecret:
 		t.Fatalf("the secret's stream ended: %q", s)

@@ -36,6 +36,9 @@ func TestReadingListenerBoundsReaders(t *testing.T) {
 		}
 		defer c.Close()
 	}
+	// next(false) shows an absence, which only waiting can: the four
+	// connections are dialled (in the backlog), so an Accept that ignored
+	// the readers' places would return at once; 300ms is ample.
 	next := func(want bool) net.Conn {
 		t.Helper()
 		select {

@@ -291,8 +291,10 @@ func TestSlowSubscriberGetsResync(t *testing.T) {
 			}
 		}
 	}()
-	for ts.Events.Subscribers() < 2 {
-		time.Sleep(time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); ts.Events.Subscribers() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 2 streams subscribed", ts.Events.Subscribers())
+		}
 	}
 	const writes = actors.SubscriptionBuffer + 20
 	t0 := time.Now()
@@ -375,17 +377,21 @@ func TestHostGuard(t *testing.T) {
 	}
 	h := ts.Handler()
 	for _, host := range []string{"localhost:8420", "127.0.0.1:8420", "[::1]:8420", "localhost"} {
-		if rec := do(h, host, "/api/wings"); rec.Code != 200 {
-			t.Errorf("Host %s: %d %s", host, rec.Code, rec.Body)
-		}
+		t.Run(host, func(t *testing.T) {
+			if rec := do(h, host, "/api/wings"); rec.Code != 200 {
+				t.Errorf("Host %s: %d %s", host, rec.Code, rec.Body)
+			}
+		})
 	}
 	for _, host := range []string{"evil.example:8420", "evil.example", "127.0.0.2:8420", "localhost.evil.example"} {
-		for _, path := range []string{"/api/wings", "/api/health", "/api/nope"} {
-			rec := do(h, host, path)
-			if rec.Code != 400 || !strings.Contains(rec.Body.String(), "loci::input::invalid") || !strings.Contains(rec.Body.String(), "DNS rebinding") {
-				t.Errorf("Host %s %s: %d %s", host, path, rec.Code, rec.Body)
+		t.Run(host, func(t *testing.T) {
+			for _, path := range []string{"/api/wings", "/api/health", "/api/nope"} {
+				rec := do(h, host, path)
+				if rec.Code != 400 || !strings.Contains(rec.Body.String(), "loci::input::invalid") || !strings.Contains(rec.Body.String(), "DNS rebinding") {
+					t.Errorf("Host %s %s: %d %s", host, path, rec.Code, rec.Body)
+				}
 			}
-		}
+		})
 	}
 	ts.Config.Server.Bind = "0.0.0.0"
 	if rec := do(ts.Handler(), "evil.example:8420", "/api/wings"); rec.Code != 200 {
@@ -411,9 +417,11 @@ func TestOriginGuard(t *testing.T) {
 		return rec
 	}
 	for _, o := range []string{"https://evil.example", "http://localhost:3000", "null", "http://127.0.0.1:8421"} {
-		if rec := do(o); rec.Code != 400 || !strings.Contains(rec.Body.String(), "cross-site") {
-			t.Errorf("Origin %s: %d %s", o, rec.Code, rec.Body)
-		}
+		t.Run(o, func(t *testing.T) {
+			if rec := do(o); rec.Code != 400 || !strings.Contains(rec.Body.String(), "cross-site") {
+				t.Errorf("Origin %s: %d %s", o, rec.Code, rec.Body)
+			}
+		})
 	}
 	if c, _ := ts.Palace.Counts(context.Background()); c.Drawers != 0 {
 		t.Fatalf("a refused cross-site write stored %d drawers", c.Drawers)
@@ -465,10 +473,12 @@ func TestFiledCountsDrawersBySpan(t *testing.T) {
 		t.Errorf("a window in the future: %d %v", st, out)
 	}
 	for query, param := range map[string]string{"buckets=367": "buckets", "step_secs=59": "step_secs", "step_secs=x": "step_secs", "since=yesterday": "since"} {
-		st, out := ts.call(t, "GET", "/api/stats/filed?"+query, "")
-		if st != 400 || out["code"] != "loci::input::invalid" || !strings.HasPrefix(fmt.Sprint(out["error"]), param+":") {
-			t.Errorf("%s: %d %v", query, st, out)
-		}
+		t.Run(query, func(t *testing.T) {
+			st, out := ts.call(t, "GET", "/api/stats/filed?"+query, "")
+			if st != 400 || out["code"] != "loci::input::invalid" || !strings.HasPrefix(fmt.Sprint(out["error"]), param+":") {
+				t.Errorf("%d %v", st, out)
+			}
+		})
 	}
 	sameAnswer(t, "filed", apiFiled(time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC), 24*time.Hour, []int{0, 2, 5}))
 }

@@ -21,6 +21,17 @@ func fromAddr(ip string) *http.Client {
 	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
 }
 
+// refusedFrom is the count of refused tokens the throttle holds for addr.
+func (ts *testServer) refusedFrom(addr string) int {
+	thr := ts.throttle()
+	thr.mu.Lock()
+	defer thr.mu.Unlock()
+	if rec := thr.byAddr[addr]; rec != nil {
+		return rec.count
+	}
+	return 0
+}
+
 type answer struct {
 	status     int
 	retryAfter string
@@ -98,7 +109,13 @@ func TestAuthThrottle(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(maxDelay / 4)
+	// Wait until the throttle has counted the four (each is counted just
+	// before its answer starts to wait), not for a guessed while.
+	for deadline := time.Now().Add(10 * time.Second); ts.refusedFrom("127.0.0.1") < 7+4; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the four concurrent wrong tokens were not counted: %d refusals", ts.refusedFrom("127.0.0.1"))
+		}
+	}
 	for i := 0; i < 5; i++ {
 		if a := ts.send(t, one, "/api/status", "Bearer "+secret); a.status != 200 || a.took > maxDelay/4 {
 			t.Fatalf("valid token from the throttled address: %d in %v", a.status, a.took)
@@ -115,7 +132,8 @@ func TestAuthThrottle(t *testing.T) {
 		t.Fatalf("another address, valid token: %d", a.status)
 	}
 
-	// Forget passes without a refusal: the address starts afresh.
+	// Forget passes without a refusal: the address starts afresh. The
+	// rule is about time passing, so the test lets it pass (Forget is 3 s).
 	time.Sleep(3 * time.Second)
 	if a := ts.send(t, one, "/api/status", wrong(300)); a.status != 401 || a.took > maxDelay/4 {
 		t.Fatalf("after Forget: %d in %v", a.status, a.took)
@@ -145,6 +163,7 @@ func TestAuthThrottleLog(t *testing.T) {
 	if w := warnings(); len(w) != 1 || !strings.Contains(w[0], "client=127.0.0.1") || !strings.Contains(w[0], "refused=1 ") {
 		t.Fatalf("warnings after a burst: %q", w)
 	}
+	// The rule is about time passing: LogEvery (500ms) must have passed.
 	time.Sleep(600 * time.Millisecond)
 	ts.send(t, one, "/api/status", "Bearer "+guess(20))
 	if w := warnings(); len(w) != 2 || !strings.Contains(w[1], "refused=20 ") {
@@ -178,10 +197,12 @@ func TestThrottleBounded(t *testing.T) {
 		{"[2001:db8:1:2:ffff::1]:443", "2001:db8:1:2::/64"},
 		{"[::1]:80", "::/64"},
 	} {
-		r := httptest.NewRequest("GET", "/", nil)
-		r.RemoteAddr = c.remote
-		if got := clientKey(r); got != c.key {
-			t.Errorf("%s: key %q, want %q", c.remote, got, c.key)
-		}
+		t.Run(c.remote, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = c.remote
+			if got := clientKey(r); got != c.key {
+				t.Errorf("key %q, want %q", got, c.key)
+			}
+		})
 	}
 }

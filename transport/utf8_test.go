@@ -25,16 +25,18 @@ func TestCheckUTF8(t *testing.T) {
 		{"{\"agent\":\"a\",\"n\":1,\"wing\":\"w\xf0\x9f\"}", "wing"},
 	}
 	for _, tt := range tests {
-		err := checkUTF8([]byte(tt.body))
-		if tt.field == "" {
-			if err != nil {
-				t.Errorf("%q refused: %v", tt.body, err)
+		t.Run(tt.body, func(t *testing.T) {
+			err := checkUTF8([]byte(tt.body))
+			if tt.field == "" {
+				if err != nil {
+					t.Errorf("%q refused: %v", tt.body, err)
+				}
+				return
 			}
-			continue
-		}
-		fe := fault.As(err)
-		if err == nil || fe.Code != fault.InputInvalid || fe.Msg[:len(tt.field)+1] != tt.field+":" {
-			t.Errorf("%q: got %v, want input::invalid naming %s", tt.body, err, tt.field)
-		}
+			fe := fault.As(err)
+			if err == nil || fe.Code != fault.InputInvalid || fe.Msg[:len(tt.field)+1] != tt.field+":" {
+				t.Errorf("%q: got %v, want input::invalid naming %s", tt.body, err, tt.field)
+			}
+		})
 	}
 }

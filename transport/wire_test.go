@@ -85,18 +85,20 @@ func TestJobAnswersCarryNoInput(t *testing.T) {
 	}
 	id, _ := job["id"].(string)
 	for _, path := range []string{"/api/jobs/" + id, "/api/jobs", "/api/jobs?kind=checkpoint"} {
-		status, body := ts.call(t, "GET", path, "")
-		raw, _ := json.Marshal(body)
-		if status != 200 || bytes.Contains(raw, []byte("secret plan")) || bytes.Contains(raw, []byte(`"input"`)) {
-			t.Fatalf("GET %s: %d %s", path, status, raw)
-		}
-		var one api.Job
-		var list api.JobList
-		if path == "/api/jobs/"+id {
-			roundTrip(t, body, &one)
-		} else {
-			roundTrip(t, body, &list)
-		}
+		t.Run(path, func(t *testing.T) {
+			status, body := ts.call(t, "GET", path, "")
+			raw, _ := json.Marshal(body)
+			if status != 200 || bytes.Contains(raw, []byte("secret plan")) || bytes.Contains(raw, []byte(`"input"`)) {
+				t.Fatalf("GET %s: %d %s", path, status, raw)
+			}
+			var one api.Job
+			var list api.JobList
+			if path == "/api/jobs/"+id {
+				roundTrip(t, body, &one)
+			} else {
+				roundTrip(t, body, &list)
+			}
+		})
 	}
 }
 

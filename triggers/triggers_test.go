@@ -1,6 +1,7 @@
 package triggers
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -35,11 +36,13 @@ func TestCheckSettings(t *testing.T) {
 		{Webhook, map[string]string{"secret": "x"}, "settings.secret"},
 	}
 	for _, c := range bad {
-		_, err := Check(c.typ, c.raw)
-		e := fault.As(err)
-		if err == nil || e.Code != fault.TriggerInvalid || !strings.HasPrefix(e.Msg, c.key+":") {
-			t.Errorf("%s %v: %v, want loci::trigger::invalid naming %s", c.typ, c.raw, err, c.key)
-		}
+		t.Run(fmt.Sprint(c.typ, " ", c.raw), func(t *testing.T) {
+			_, err := Check(c.typ, c.raw)
+			e := fault.As(err)
+			if err == nil || e.Code != fault.TriggerInvalid || !strings.HasPrefix(e.Msg, c.key+":") {
+				t.Errorf("%s %v: %v, want loci::trigger::invalid naming %s", c.typ, c.raw, err, c.key)
+			}
+		})
 	}
 	s, err := Check(Poll, map[string]string{"every": "1m"})
 	if err != nil || s.Every != time.Minute || s.MaxBackoff != 8*time.Minute {
@@ -61,9 +64,11 @@ func TestCheckSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, ok := range map[string]bool{"nightly": true, "a-b_c9": true, "": false, "reload": false, "Nightly": false, "a b": false} {
-		if (Name(name) == "") != ok {
-			t.Errorf("Name(%q) = %q", name, Name(name))
-		}
+		t.Run(name, func(t *testing.T) {
+			if (Name(name) == "") != ok {
+				t.Errorf("Name(%q) = %q", name, Name(name))
+			}
+		})
 	}
 }
 
@@ -104,9 +109,11 @@ func TestVerifyGitHubSignature(t *testing.T) {
 		t.Fatal("GitHub's example signature refused")
 	}
 	for _, v := range []string{"", "757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17", sig[:len(sig)-1] + "8", "sha256=zz"} {
-		if s.Verify(secret, body, v) {
-			t.Errorf("%q verified", v)
-		}
+		t.Run(v, func(t *testing.T) {
+			if s.Verify(secret, body, v) {
+				t.Errorf("%q verified", v)
+			}
+		})
 	}
 	if s.Verify(nil, body, sig) || s.Verify(secret, []byte("Hello, World?"), sig) {
 		t.Fatal("verified without the secret or with another body")
@@ -134,10 +141,12 @@ func TestWatchMaxWait(t *testing.T) {
 		{map[string]string{"path": "/x", "debounce": "100ms", "max_wait": "100ms"}, 100 * time.Millisecond},
 		{map[string]string{"path": "/x", "max_wait": "1d"}, 24 * time.Hour},
 	} {
-		s, err := Check(Watch, c.raw)
-		if err != nil || s.MaxWait != c.want {
-			t.Errorf("%v: max_wait %s (%v), want %s", c.raw, s.MaxWait, err, c.want)
-		}
+		t.Run(fmt.Sprint(c.raw), func(t *testing.T) {
+			s, err := Check(Watch, c.raw)
+			if err != nil || s.MaxWait != c.want {
+				t.Errorf("%v: max_wait %s (%v), want %s", c.raw, s.MaxWait, err, c.want)
+			}
+		})
 	}
 	for _, raw := range []map[string]string{
 		{"path": "/x", "max_wait": "1s"},
@@ -146,9 +155,11 @@ func TestWatchMaxWait(t *testing.T) {
 		{"path": "/x", "max_wait": "soon"},
 		{"path": "/x", "max_wait": "0s"},
 	} {
-		_, err := Check(Watch, raw)
-		if e := fault.As(err); err == nil || e.Code != fault.TriggerInvalid || !strings.HasPrefix(e.Msg, "settings.max_wait:") {
-			t.Errorf("%v: %v, want loci::trigger::invalid naming settings.max_wait", raw, err)
-		}
+		t.Run(fmt.Sprint(raw), func(t *testing.T) {
+			_, err := Check(Watch, raw)
+			if e := fault.As(err); err == nil || e.Code != fault.TriggerInvalid || !strings.HasPrefix(e.Msg, "settings.max_wait:") {
+				t.Errorf("%v: %v, want loci::trigger::invalid naming settings.max_wait", raw, err)
+			}
+		})
 	}
 }

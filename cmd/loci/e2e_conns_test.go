@@ -155,6 +155,9 @@ func TestConnectionCapHolds(t *testing.T) {
 	before := openSockets(t, d.cmd.Process.Pid)
 	_, closeAll := idleConns(d.addr, 300)
 	defer closeAll()
+	// Absence can only be shown by waiting: the connections are made
+	// (idleConns returned), so a daemon ignoring its cap would accept them
+	// all in a few milliseconds on loopback; 200ms is ample.
 	time.Sleep(200 * time.Millisecond)
 	if n := openSockets(t, d.cmd.Process.Pid); n > before+40 {
 		t.Fatalf("the daemon holds %d sockets (%d before the idle connections); at most 40 connections may be open", n, before)

@@ -54,8 +54,8 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(time.Second)
-		d.cmd.Process.Kill() // SIGKILL
+		time.Sleep(time.Second) // the writers write for a second: the load, not a wait
+		d.cmd.Process.Kill()    // SIGKILL
 		<-d.exited
 		close(stop)
 		wg.Wait()

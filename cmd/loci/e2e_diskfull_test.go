@@ -188,7 +188,9 @@ func TestDiskFull(t *testing.T) {
 	}
 	// Fill further, to nothing left at all: loci must not touch it.
 	fs.grow(1 << 40)
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, 5*time.Second, "the daemon reading the filled disk", func() bool {
+		return get[float64](d.do("GET", "/api/status", nil).body, "disk", "free_bytes") <= float64(fs.free())
+	})
 
 	// Alive: reads, search, status, the CLI, other writes refused alike.
 	for id, content := range acked {

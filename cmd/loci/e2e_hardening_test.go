@@ -125,7 +125,10 @@ func TestShutdownWithStalledClient(t *testing.T) {
 	}
 	defer events.Close()
 	fmt.Fprintf(events, "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-	time.Sleep(100 * time.Millisecond) // both requests are being served
+	// Both requests are being served: the daemon reports nothing of a
+	// request whose body is still coming, so the test waits; loopback
+	// connections are accepted and read within milliseconds.
+	time.Sleep(100 * time.Millisecond)
 
 	began := time.Now()
 	if r := d.do("POST", "/api/shutdown", nil); r.status != 202 {

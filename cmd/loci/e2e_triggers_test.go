@@ -214,7 +214,7 @@ settings = { path = %q, debounce = "100ms" }
 	eventually(t, 10*time.Second, "the watch running", func() bool {
 		return get[bool](d.do("GET", "/api/triggers/files", nil).body, "running")
 	})
-	time.Sleep(200 * time.Millisecond)
+	watchArmed(t, d, "files")
 	if err := os.WriteFile(filepath.Join(root, "docs", "zeppelin.md"), []byte("The zeppelin hangar opens at dawn.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +240,9 @@ settings = { path = %q, debounce = "100ms" }
 		r := d.do("GET", "/api/wings/proj/rooms/files", nil)
 		return get[float64](r.body, "drawers") >= 505
 	})
+	// Absence can only be shown by waiting: a further run would be asked
+	// within the debounce (100ms) of the burst's last change; a second of
+	// quiet is ten debounces.
 	time.Sleep(time.Second)
 	if runs := len(mineJobs(t, d)) - before; runs < 1 || runs > 2 {
 		t.Fatalf("a burst of 500 files made %d runs", runs)
@@ -467,6 +470,9 @@ credential = { env = "LOCI_TEST_HOOK_SECRET" }
 	<-d.exited
 	d = start(t, home, palace, "LOCI_CONFIG="+cfg, secret)
 	eventually(t, 10*time.Second, "the recovered delivery queued", func() bool { return len(mineJobs(t, d)) == 1 })
+	// Absence can only be shown by waiting: a second job would come from
+	// the same recovery at the start that queued the first, not later; a
+	// second after the first is ample.
 	time.Sleep(time.Second)
 	if n := len(mineJobs(t, d)); n != 1 {
 		t.Fatalf("%d mine jobs after the restart, want exactly 1", n)
@@ -501,6 +507,8 @@ type = "poll"
 enabled = true
 settings = { every = "1h" }
 `, root))
+	// Absence can only be shown by waiting: two periods of the miner's
+	// schedule (every 1s), which would have run twice by now.
 	time.Sleep(2 * time.Second)
 	if n := len(mineJobs(t, d)); n != 0 {
 		t.Fatalf("%d runs before the schedule was opted in to", n)
@@ -510,7 +518,11 @@ settings = { every = "1h" }
 	}
 	eventually(t, 10*time.Second, "runs of the miner's schedule", func() bool { return len(mineJobs(t, d)) >= 2 })
 	d.cli("", "miner", "schedule", "disable", "docs")
-	time.Sleep(4 * time.Second) // the supervisor sees the file within 3 s
+	// The supervisor reads the configuration every 3 s (Triggers.Every)
+	// and reports no change of a miner's schedule outside, so the test
+	// waits past one reading; then, absence can only be shown by waiting:
+	// 2.5 s is more than two periods of the schedule (every 1s).
+	time.Sleep(4 * time.Second)
 	n := len(mineJobs(t, d))
 	time.Sleep(2500 * time.Millisecond)
 	if m := len(mineJobs(t, d)); m != n {

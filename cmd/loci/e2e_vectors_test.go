@@ -189,7 +189,9 @@ func TestVectorIndexSurvivesRestarts(t *testing.T) {
 	d = start(t, home, palace, cfg)
 	waitFor("deploy", "web+app+deploys+thursday")
 	// Nothing is missing: the start queues no embed job (it used to,
-	// asking before the saved index was read).
+	// asking before the saved index was read). Absence can only be shown
+	// by waiting: the vectors follower asks a second after the last
+	// change it saw, so 2.5 s is past any ask the start could make.
 	time.Sleep(2500 * time.Millisecond)
 	if n := embedJobs(); n != jobs {
 		t.Fatalf("a restart with every vector queued embed jobs: %d, before %d: %s", n, jobs, d.do("GET", "/api/jobs?kind=embed", nil).raw)
@@ -347,7 +349,7 @@ func TestDownProviderQueuesNoStormOfEmbedJobs(t *testing.T) {
 	// without changes before it asks for an embed job).
 	for i := 1; i <= 2; i++ {
 		write(i)
-		time.Sleep(2500 * time.Millisecond)
+		time.Sleep(2500 * time.Millisecond) // past the follower's second of quiet: absence needs the wait
 	}
 	if failed, other := embedJobs(); failed != failedBefore || other != 0 {
 		t.Fatalf("embed jobs queued against a down provider: %d failed, %d others (before: %d)", failed, other, failedBefore)

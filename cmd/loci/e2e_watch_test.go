@@ -28,8 +28,19 @@ settings = { path = %q, %s }
 	eventually(t, 10*time.Second, "the watch running", func() bool {
 		return get[bool](d.do("GET", "/api/triggers/files", nil).body, "running")
 	})
-	time.Sleep(200 * time.Millisecond)
+	watchArmed(t, d, "files")
 	return d
+}
+
+// watchArmed waits until the watch trigger name has set its watches:
+// running says only that its loop started, but a watch asks for a rescan
+// once its watches are set, and its counters record that request.
+func watchArmed(t *testing.T, d *daemon, name string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "the watch armed (its first rescan asked)", func() bool {
+		b := d.do("GET", "/api/triggers/"+name, nil).body
+		return get[float64](b, "counters", "fired")+get[float64](b, "counters", "coalesced")+get[float64](b, "counters", "failed") > 0
+	})
 }
 
 // searchable waits until a search for query finds text.
@@ -72,7 +83,7 @@ func TestWatchBusyFileMaxWait(t *testing.T) {
 		}
 	}()
 	defer func() { close(stop); wg.Wait() }()
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // the log is busy before the new file comes: the load, not a wait
 	before := len(mineJobs(t, d))
 	written := time.Now()
 	if err := os.WriteFile(filepath.Join(root, "docs", "zeppelin.md"), []byte("The zeppelin hangar opens at dawn.\n"), 0o644); err != nil {
@@ -81,6 +92,7 @@ func TestWatchBusyFileMaxWait(t *testing.T) {
 	searchable(t, d, 3*time.Second+5*time.Second, "a new file beside a busy log searchable", "zeppelin hangar", "zeppelin hangar opens")
 	t.Logf("searchable %s after it was written", time.Since(written).Round(10*time.Millisecond))
 	// Keep appending for 9 s more: about three runs, never one per append.
+	// The duration is the load the count is about, not a wait.
 	time.Sleep(9 * time.Second)
 	if runs := len(mineJobs(t, d)) - before; runs > 7 {
 		t.Fatalf("about 20 s of appends every 0.5 s made %d runs with max_wait 3s", runs)

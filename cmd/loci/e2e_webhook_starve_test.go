@@ -180,7 +180,7 @@ credential = { env = "LOCI_TEST_HOOK_SECRET" }
 		var conns []*stalled
 		whileSigned(what, func() {
 			conns = stall(c.n, c.kinds)
-			time.Sleep(2 * time.Second)
+			time.Sleep(2 * time.Second) // deliveries are signed while the stalls hold: the load, not a wait
 		})
 		cut(what, conns, opened)
 	}

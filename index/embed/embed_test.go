@@ -72,23 +72,25 @@ func TestHTTPOpenAIAndOllamaWithRetries(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("LOCI_TEST_EMBED_KEY", "sekrit-key-for-tests")
 	for _, format := range []string{"openai", "ollama"} {
-		calls.Store(0)
-		path := "/v1/embeddings"
-		if format == "ollama" {
-			path = "/api/embed"
-		}
-		cfg := map[string]Settings{"p": {Provider: "http", Format: format, URL: srv.URL + path, Model: "m", Dimension: 3, KeyEnv: "LOCI_TEST_EMBED_KEY", BatchSize: 2, TimeoutSecs: 30}}
-		ps, err := Open(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vs, err := ps["p"].EmbedChecked(context.Background(), []string{"a", "b", "c"})
-		if err != nil {
-			t.Fatalf("%s: %v", format, err)
-		}
-		if len(vs) != 3 || vs[1][0] != 1 || vs[2][0] != 0 {
-			t.Fatalf("%s: vectors %v", format, vs)
-		}
+		t.Run(format, func(t *testing.T) {
+			calls.Store(0)
+			path := "/v1/embeddings"
+			if format == "ollama" {
+				path = "/api/embed"
+			}
+			cfg := map[string]Settings{"p": {Provider: "http", Format: format, URL: srv.URL + path, Model: "m", Dimension: 3, KeyEnv: "LOCI_TEST_EMBED_KEY", BatchSize: 2, TimeoutSecs: 30}}
+			ps, err := Open(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs, err := ps["p"].EmbedChecked(context.Background(), []string{"a", "b", "c"})
+			if err != nil {
+				t.Fatalf("%v", err)
+			}
+			if len(vs) != 3 || vs[1][0] != 1 || vs[2][0] != 0 {
+				t.Fatalf("vectors %v", vs)
+			}
+		})
 	}
 	// Wrong dimension.
 	cfg := map[string]Settings{"p": {Provider: "http", Format: "openai", URL: srv.URL + "/v1/embeddings", Model: "m", Dimension: 5, KeyEnv: "LOCI_TEST_EMBED_KEY", BatchSize: 32, TimeoutSecs: 30}}
@@ -121,6 +123,8 @@ func TestHelperProcess(t *testing.T) {
 	}
 	json.NewDecoder(os.Stdin).Decode(&in)
 	if os.Getenv("LOCI_EMBED_HELPER") == "sleep" {
+		// A provider that hangs: far longer than the timeout the test
+		// gives it, so only the timeout can end it.
 		time.Sleep(10 * time.Second)
 	}
 	var vs [][]float32

@@ -76,17 +76,21 @@ func TestStaticEmbedsAnyText(t *testing.T) {
 		got[name] = vs[0]
 	}
 	for _, name := range []string{"empty", "blank", "kanji", "binary", "symbols"} {
-		if !NoInformation(got[name]) {
-			t.Errorf("%s: want the zero-information vector, got %v", name, got[name][:4])
-		}
-		if c := cosine(got[name], got["car"]); c != 0 {
-			t.Errorf("%s: cosine with a text of known words %f, want 0", name, c)
-		}
+		t.Run(name, func(t *testing.T) {
+			if !NoInformation(got[name]) {
+				t.Errorf("want the zero-information vector, got %v", got[name][:4])
+			}
+			if c := cosine(got[name], got["car"]); c != 0 {
+				t.Errorf("cosine with a text of known words %f, want 0", c)
+			}
+		})
 	}
 	for _, name := range []string{"huge", "car", "auto", "multiline"} {
-		if NoInformation(got[name]) {
-			t.Errorf("%s: has known words, got the zero-information vector", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			if NoInformation(got[name]) {
+				t.Errorf("%s: has known words, got the zero-information vector", name)
+			}
+		})
 	}
 	if near, far := cosine(got["auto"], got["car"]), cosine(got["auto"], got["banana"]); near <= far || near < 0.3 {
 		t.Errorf("cos(automobile, car text) %.3f, cos(automobile, banana text) %.3f", near, far)

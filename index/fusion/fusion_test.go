@@ -34,28 +34,30 @@ func TestRRF(t *testing.T) {
 			map[string][]int{"a": {1}}},
 		{"no legs", nil, []string{}, nil},
 	} {
-		got := RRF(K, c.legs...)
-		ids := []string{}
-		for _, f := range got {
-			ids = append(ids, f.ID)
-		}
-		if !slices.Equal(ids, c.order) {
-			t.Errorf("%s: order %v, want %v", c.name, ids, c.order)
-		}
-		for _, f := range got {
-			if want, ok := c.ranks[f.ID]; ok && !slices.Equal(f.Ranks, want) {
-				t.Errorf("%s: ranks of %s %v, want %v", c.name, f.ID, f.Ranks, want)
+		t.Run(c.name, func(t *testing.T) {
+			got := RRF(K, c.legs...)
+			ids := []string{}
+			for _, f := range got {
+				ids = append(ids, f.ID)
 			}
-			var sum float64
-			for _, r := range f.Ranks {
-				if r > 0 {
-					sum += 1 / float64(K+r)
+			if !slices.Equal(ids, c.order) {
+				t.Errorf("order %v, want %v", ids, c.order)
+			}
+			for _, f := range got {
+				if want, ok := c.ranks[f.ID]; ok && !slices.Equal(f.Ranks, want) {
+					t.Errorf("ranks of %s %v, want %v", f.ID, f.Ranks, want)
+				}
+				var sum float64
+				for _, r := range f.Ranks {
+					if r > 0 {
+						sum += 1 / float64(K+r)
+					}
+				}
+				if math.Abs(sum-f.Score) > 1e-12 {
+					t.Errorf("score of %s %v, want %v", f.ID, f.Score, sum)
 				}
 			}
-			if math.Abs(sum-f.Score) > 1e-12 {
-				t.Errorf("%s: score of %s %v, want %v", c.name, f.ID, f.Score, sum)
-			}
-		}
+		})
 	}
 }
 

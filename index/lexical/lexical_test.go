@@ -228,14 +228,16 @@ func TestFilterMergeJoin(t *testing.T) {
 	}
 	x.Apply(docs, nil, 1)
 	for _, q := range []string{"alpha", "beta gamma", "eps delta alpha"} {
-		all, _ := x.Search(context.Background(), q, Filter{}, 200, loci.Each(func(id string) bool { return room[id] == "r2" }))
-		got, _ := x.Search(context.Background(), q, Filter{RoomID: "r2"}, 200, nil)
-		if !same(ids(got), ids(all)) {
-			t.Fatalf("%q: filter %v, predicate %v", q, ids(got), ids(all))
-		}
-		if len(got) == 0 {
-			t.Fatalf("%q: nothing found", q)
-		}
+		t.Run(q, func(t *testing.T) {
+			all, _ := x.Search(context.Background(), q, Filter{}, 200, loci.Each(func(id string) bool { return room[id] == "r2" }))
+			got, _ := x.Search(context.Background(), q, Filter{RoomID: "r2"}, 200, nil)
+			if !same(ids(got), ids(all)) {
+				t.Fatalf("%q: filter %v, predicate %v", q, ids(got), ids(all))
+			}
+			if len(got) == 0 {
+				t.Fatalf("%q: nothing found", q)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -19,9 +20,11 @@ func TestNormalize(t *testing.T) {
 		{"!!!", ""},
 	}
 	for _, tt := range tests {
-		if got := Normalize(tt.in); got != tt.want {
-			t.Errorf("Normalize(%q) = %q, want %q", tt.in, got, tt.want)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			if got := Normalize(tt.in); got != tt.want {
+				t.Errorf("Normalize(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -292,21 +295,23 @@ func TestBandKeysRecall(t *testing.T) {
 		every int
 		want  float64
 	}{{100, 1}, {30, 0.999}, {12, 0.95}} {
-		found, pairs := 0, 0
-		for range 3000 / raceScale {
-			a := []rune(prose(r, 20+r.IntN(1500)))
-			e := editText(r, a, 1+len(a)/c.every)
-			if v, _ := Compare(string(a), string(e), 0.9); v != Near {
-				continue
+		t.Run(fmt.Sprint("one edit in ", c.every), func(t *testing.T) {
+			found, pairs := 0, 0
+			for range 3000 / raceScale {
+				a := []rune(prose(r, 20+r.IntN(1500)))
+				e := editText(r, a, 1+len(a)/c.every)
+				if v, _ := Compare(string(a), string(e), 0.9); v != Near {
+					continue
+				}
+				pairs++
+				if shareBand(MakeSketch(string(a)), MakeSketch(string(e))) {
+					found++
+				}
 			}
-			pairs++
-			if shareBand(MakeSketch(string(a)), MakeSketch(string(e))) {
-				found++
+			if pairs < 1000/raceScale || float64(found) < c.want*float64(pairs) {
+				t.Errorf("an edit every %d characters: %d of %d near pairs found, want %.3f", c.every, found, pairs, c.want)
 			}
-		}
-		if pairs < 1000/raceScale || float64(found) < c.want*float64(pairs) {
-			t.Errorf("an edit every %d characters: %d of %d near pairs found, want %.3f", c.every, found, pairs, c.want)
-		}
+		})
 	}
 	short, pairs := 0, 0
 	for i := range 3000 {

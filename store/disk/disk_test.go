@@ -2,9 +2,11 @@ package disk
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loci-dev/loci/fault"
@@ -17,7 +19,15 @@ func fake(free *atomic.Int64, calls *atomic.Int64) func(string) (int64, error) {
 // The guard refuses below the reserve with disk_full naming the free space
 // and the path, reads statfs at most once per Refresh however often it is
 // asked, and Wait returns once space is back.
+//
+// It runs on synctest's fake clock: its sleeps let Refresh pass exactly
+// (the rule is about time passing), and Wait's ticker follows the same
+// clock, so no real time is guessed at.
 func TestGuard(t *testing.T) {
+	synctest.Test(t, testGuard)
+}
+
+func testGuard(t *testing.T) {
 	var free, calls atomic.Int64
 	free.Store(10 << 20)
 	g := &Guard{path: "/palace/here", reserve: 8 << 20, statfs: fake(&free, &calls)}
@@ -64,8 +74,10 @@ func TestGuardUnknown(t *testing.T) {
 
 func TestBytes(t *testing.T) {
 	for n, want := range map[int64]string{5: "5 B", 1536: "1.5 KiB", 300 << 20: "300.0 MiB", 3 << 30: "3.0 GiB"} {
-		if got := Bytes(n); got != want {
-			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
-		}
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			if got := Bytes(n); got != want {
+				t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+			}
+		})
 	}
 }

@@ -14,6 +14,11 @@ import (
 )
 
 // A burst of changes is one call, once quiet for the debounce.
+//
+// The sleeps in this test and in TestDebounceMaxWait run on synctest's
+// fake clock: each advances the bubble's time only once every goroutine in
+// it is blocked, and synctest.Wait returns once Debounce is blocked again,
+// so "not fired yet" is proved exactly, without real waiting.
 func TestDebounce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
@@ -74,6 +79,8 @@ func TestDir(t *testing.T) {
 			}
 		}
 	}
+	// Absence can only be shown by waiting: a change fires within the
+	// debounce (100ms) of its event, so a second of quiet is ten debounces.
 	os.WriteFile(filepath.Join(dir, ".git", "index"), []byte("x"), 0o644)
 	wait(false, ".git churn")
 	os.MkdirAll(filepath.Join(dir, "node_modules", "x"), 0o755)
@@ -193,7 +200,7 @@ func TestDirBusyFile(t *testing.T) {
 		}
 		f.WriteString("a line\n")
 		f.Close()
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // the pace of the touches: the load, not a wait
 	}
 	select {
 	case at := <-first:

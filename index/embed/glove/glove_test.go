@@ -50,8 +50,10 @@ func TestDecodeRefusesDamage(t *testing.T) {
 		"header":    table[:16],
 		"words":     table[:1000],
 	} {
-		if _, err := Decode(b); err == nil {
-			t.Errorf("%s: decoded", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			if _, err := Decode(b); err == nil {
+				t.Errorf("%s: decoded", name)
+			}
+		})
 	}
 }
