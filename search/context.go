@@ -1,4 +1,4 @@
-package actors
+package search
 
 import (
 	"cmp"
@@ -10,9 +10,9 @@ import (
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/extract"
 	"github.com/loci-dev/loci/index/embed"
-	"github.com/loci-dev/loci/index/fusion"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/index/vector"
+	"github.com/loci-dev/loci/search/rank"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -266,7 +266,7 @@ func (s *Search) baseScores(cands []*autoCand, lex []lexical.Hit, sem []vector.H
 	if s.Auto.Fusion == FusionRRF {
 		k := s.Auto.FusionK
 		if k <= 0 {
-			k = fusion.K
+			k = rank.K
 		}
 		for _, c := range cands {
 			if c.lexRank > 0 {

@@ -1,4 +1,4 @@
-package actors
+package search
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/store"
@@ -25,7 +26,7 @@ func TestAutoRankingScoresWithContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	embed.SetDocFreqs(profiles, ix)
-	vec := NewVectors(db, sys, profiles, config.StaticProfile, log, VectorOptions{})
+	vec := actors.NewVectors(db, sys, profiles, config.StaticProfile, log, actors.VectorOptions{})
 	st.kicks = append(st.kicks, vec.Kick)
 	vec.Start(nil)
 	t.Cleanup(func() { vec.Stop(context.Background()) }) // before the stack's

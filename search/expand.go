@@ -1,10 +1,11 @@
-package actors
+package search
 
 import (
 	"sort"
 	"time"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/store"
 )
 
 // expandCommon is the most drawers an entity may be mentioned by and still
@@ -102,7 +103,7 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 	if len(cands) < 2*limit {
 		hop0 := len(order)
 		for _, id := range order[:hop0:hop0] {
-			err := openFacts(r, id, at, now, func(_ Fact, other string) (bool, error) { return true, note(other, 1) })
+			err := relatedEntities(r, id, at, now, func(other string) error { return note(other, 1) })
 			if err != nil {
 				return hits, err
 			}
@@ -155,4 +156,28 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 		}
 	}
 	return hits, nil
+}
+
+// relatedEntities visits the entities one fact away from entity id, by
+// the facts that hold at t as known at now (store.Relationship.Holds),
+// until fn returns an error.
+func relatedEntities(r store.Reader, id string, t, now time.Time, fn func(other string) error) error {
+	var inner error
+	err := r.EntityRelationships(id, func(rel *store.Relationship) bool {
+		holds, err := rel.Holds(r, t, now)
+		if err != nil || !holds {
+			inner = err
+			return err == nil
+		}
+		other := rel.Object
+		if other == id {
+			other = rel.Subject
+		}
+		inner = fn(other)
+		return inner == nil
+	})
+	if err == nil {
+		err = inner
+	}
+	return err
 }
