@@ -1,9 +1,7 @@
 package search
 
 import (
-	"cmp"
 	"context"
-	"math"
 	"slices"
 	"strings"
 
@@ -25,24 +23,6 @@ const (
 	FusionRRF = "rrf"
 )
 
-// autoCand is one candidate of the auto ranking.
-type autoCand struct {
-	id         string
-	d          *store.Drawer
-	bm25       float64 // 0 when the lexical leg did not list it
-	cos        float64 // 0 when it has no vector
-	lexRank    int     // in the lexical leg, 0 when not listed
-	semRank    int     // in the semantic leg, 0 when not listed
-	base       float64 // its own score
-	score      float64 // base plus what its context adds
-	neighbour  string  // the neighbour that added the most
-	added      float64
-	neighbours []string
-	// checked: offers was read; offers: the drawer holds an answer of the
-	// kind the question asks for (extract.Offers).
-	checked, offers bool
-}
-
 // autoRank builds the page of the auto ranking (config.Search): the
 // legs' candidates and, with context on, their neighbours (the drawers
 // filed just before and after each in its room; for a drawer of a mined
@@ -61,12 +41,15 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 	if cfg.SemanticWeight <= 0 {
 		sem = nil
 	}
-	byID := map[string]*autoCand{}
-	var cands []*autoCand
-	add := func(id string, d *store.Drawer) *autoCand {
+	byID := map[string]*rank.Cand{}
+	var cands []*rank.Cand
+	add := func(id string, d *store.Drawer) *rank.Cand {
 		c := byID[id]
 		if c == nil {
-			c = &autoCand{id: id, d: d}
+			c = &rank.Cand{ID: id, Found: d != nil}
+			if d != nil {
+				c.Doc = d.Source.URI
+			}
 			byID[id] = c
 			cands = append(cands, c)
 		}
@@ -74,28 +57,28 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 	}
 	for i, h := range lex {
 		c := add(h.ID, v.found[h.ID])
-		c.bm25, c.lexRank = h.Score, i+1
+		c.BM25, c.LexRank = h.Score, i+1
 	}
 	for i, h := range sem {
 		c := add(h.ID, v.found[h.ID])
-		c.cos, c.semRank = float64(h.Score), i+1
+		c.Cos, c.SemRank = float64(h.Score), i+1
 	}
 	legs := len(cands)
 	// Every candidate's cosine, then its own score.
-	cosines := func(cs []*autoCand) {
+	cosines := func(cs []*rank.Cand) {
 		if sem == nil || qvec == nil {
 			return
 		}
 		var ids []string
 		for _, c := range cs {
-			if c.semRank == 0 {
-				ids = append(ids, c.id)
+			if c.SemRank == 0 {
+				ids = append(ids, c.ID)
 			}
 		}
 		if ix := s.Vectors.Index(profile); ix != nil && len(ids) > 0 {
 			if hits, err := ix.ExactAmong(qvec, len(ids), ids); err == nil {
 				for _, h := range hits {
-					byID[h.ID].cos = max(0, float64(h.Score))
+					byID[h.ID].Cos = max(0, float64(h.Score))
 				}
 			}
 		}
@@ -105,31 +88,32 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 	if cfg.AnswerWeight > 0 {
 		kind = extract.QuestionKind(v.q.Text)
 	}
+	checked := map[string]bool{}
 	offers := func() {
 		for _, c := range cands {
-			if kind != "" && !c.checked && c.d != nil {
-				c.checked, c.offers = true, extract.Offers(c.d.Content, kind)
+			if d := v.found[c.ID]; kind != "" && !checked[c.ID] && c.Found && d != nil {
+				checked[c.ID], c.Offers = true, extract.Offers(d.Content, kind)
 			}
 		}
 	}
 	offers()
-	s.baseScores(cands, lex, sem)
+	fusion := rank.Fusion{RRF: cfg.Fusion == FusionRRF, K: cfg.FusionK, SemanticWeight: cfg.SemanticWeight, AnswerWeight: cfg.AnswerWeight}
+	top := 0.0
+	for _, h := range lex {
+		top = max(top, h.Score)
+	}
+	rank.BaseScores(cands, top, fusion)
 	// Context: the neighbours of the best candidates (three pages' worth:
 	// a drawer further down is rarely lifted onto the page by its
 	// neighbours, and reading theirs cost most of a search).
-	var lifted []*autoCand
+	var lifted []*rank.Cand
 	if cfg.ContextWeight > 0 && cfg.ContextWindow > 0 && legs > 0 {
-		lifted = slices.Clone(cands)
-		slices.SortFunc(lifted, func(a, b *autoCand) int {
-			if a.base != b.base {
-				return cmp.Compare(b.base, a.base)
-			}
-			return cmp.Compare(a.id, b.id)
-		})
-		lifted = lifted[:min(len(lifted), max(3*limit, 30))]
+		lifted = rank.Best(cands, max(3*limit, 30))
 		ds := make([]*store.Drawer, len(lifted))
 		for i, c := range lifted {
-			ds[i] = c.d
+			if c.Found {
+				ds[i] = v.found[c.ID]
+			}
 		}
 		v.mu.Lock()
 		near, err := v.r.Neighbours(ds, cfg.ContextWindow)
@@ -143,7 +127,7 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 		var extra []string
 		seen := map[string]bool{}
 		for i, ns := range near {
-			lifted[i].neighbours = ns
+			lifted[i].Neighbours = ns
 			for _, id := range ns {
 				if byID[id] == nil && !seen[id] {
 					seen[id] = true
@@ -153,7 +137,7 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 		}
 		slices.Sort(extra)
 		kept := v.keep(extra, v.found, v.passes)
-		var added []*autoCand
+		var added []*rank.Cand
 		for i, id := range extra {
 			if kept[i] {
 				added = append(added, add(id, v.found[id]))
@@ -161,58 +145,31 @@ func (s *Search) autoRank(v *searchView, lex []lexical.Hit, sem []vector.Hit, pr
 		}
 		cosines(added)
 		offers()
-		s.baseScores(cands, lex, sem)
+		rank.BaseScores(cands, top, fusion)
 	}
-	for _, c := range cands {
-		c.score = c.base
-	}
-	if cfg.ContextWeight > 0 {
-		for _, c := range lifted {
-			for _, id := range c.neighbours {
-				n := byID[id]
-				if n == nil || c.d == nil || n.d == nil || c.d.Source.URI != n.d.Source.URI {
-					continue
-				}
-				// Both ways: a candidate lifts its neighbour and is lifted
-				// by it (the neighbours of a neighbour-only candidate are
-				// not read).
-				for _, p := range [][2]*autoCand{{c, n}, {n, c}} {
-					if a := cfg.ContextWeight * p[0].base; a > p[1].added {
-						p[1].added, p[1].neighbour = a, p[0].id
-					}
-				}
-			}
-		}
-		for _, c := range cands {
-			c.score = c.base + c.added
-		}
-	}
-	slices.SortFunc(cands, func(a, b *autoCand) int {
-		if a.score != b.score {
-			return cmp.Compare(b.score, a.score)
-		}
-		return cmp.Compare(a.id, b.id)
-	})
+	rank.Context(cands, lifted, byID, cfg.ContextWeight)
+	rank.Order(cands)
 	out := make([]Hit, 0, min(limit, len(cands)))
 	for _, c := range cands {
 		if len(out) == limit {
 			break
 		}
-		if c.d == nil || c.score <= 0 {
+		d := v.found[c.ID]
+		if !c.Found || d == nil || c.Score <= 0 {
 			continue
 		}
 		signals := &api.HitSignals{}
-		if c.lexRank > 0 {
-			h := lex[c.lexRank-1]
-			signals.Lexical = &api.LexicalSignal{Rank: c.lexRank, Score: h.Score, AllWords: h.AllWords}
+		if c.LexRank > 0 {
+			h := lex[c.LexRank-1]
+			signals.Lexical = &api.LexicalSignal{Rank: c.LexRank, Score: h.Score, AllWords: h.AllWords}
 		}
-		if c.semRank > 0 {
-			signals.Semantic = &api.SemanticSignal{Rank: c.semRank, Similarity: sem[c.semRank-1].Score}
+		if c.SemRank > 0 {
+			signals.Semantic = &api.SemanticSignal{Rank: c.SemRank, Similarity: sem[c.SemRank-1].Score}
 		}
-		if c.neighbour != "" && c.added > 0 {
-			signals.Context = &api.ContextSignal{Neighbour: c.neighbour, Added: c.added}
+		if c.Neighbour != "" && c.Added > 0 {
+			signals.Context = &api.ContextSignal{Neighbour: c.Neighbour, Added: c.Added}
 		}
-		out = append(out, Hit{Drawer: *c.d, Score: c.score, Signals: signals})
+		out = append(out, Hit{Drawer: *d, Score: c.Score, Signals: signals})
 	}
 	return out, nil
 }
@@ -257,42 +214,6 @@ func chunkNeighbours(r store.Reader, ds []*store.Drawer, near [][]string, n int)
 	return nil
 }
 
-// baseScores sets each candidate's own score by the configured fusion.
-func (s *Search) baseScores(cands []*autoCand, lex []lexical.Hit, sem []vector.Hit) {
-	w := s.Auto.SemanticWeight
-	for _, c := range cands {
-		c.base = 0
-	}
-	if s.Auto.Fusion == FusionRRF {
-		k := s.Auto.FusionK
-		if k <= 0 {
-			k = rank.K
-		}
-		for _, c := range cands {
-			if c.lexRank > 0 {
-				c.base += 1 / float64(k+c.lexRank)
-			}
-			if c.semRank > 0 {
-				c.base += w / float64(k+c.semRank)
-			}
-		}
-		return
-	}
-	top := 0.0
-	for _, h := range lex {
-		top = max(top, h.Score)
-	}
-	for _, c := range cands {
-		if top > 0 {
-			c.base = c.bm25 / top
-		}
-		c.base += w * c.cos
-		if c.offers {
-			c.base *= 1 + s.Auto.AnswerWeight
-		}
-	}
-}
-
 // feedback is pseudo-relevance feedback (RM3-like): the words that weigh
 // most in the lexical leg's best drawers (by BM25 share × frequency in the
 // drawer × IDF), the query's own left out, searched as a second query;
@@ -302,53 +223,13 @@ func (s *Search) feedback(ctx context.Context, v *searchView, f lexical.Filter, 
 	if terms <= 0 || weight <= 0 || len(lex) == 0 {
 		return lex, nil
 	}
-	own := map[string]bool{}
-	for _, w := range embed.Words(v.q.Text) {
-		own[w] = true
-	}
-	top := lex[0].Score
-	tf := map[string]float64{}
+	var best []rank.FeedbackDoc
 	for _, h := range lex[:min(docs, len(lex))] {
-		d := v.found[h.ID]
-		if d == nil || top <= 0 {
-			continue
-		}
-		words := embed.Words(d.Content)
-		for _, w := range words {
-			if !own[w] && len(w) > 2 {
-				tf[w] += h.Score / top / float64(len(words))
-			}
+		if d := v.found[h.ID]; d != nil {
+			best = append(best, rank.FeedbackDoc{Score: h.Score, Words: embed.Words(d.Content)})
 		}
 	}
-	words := make([]string, 0, len(tf))
-	for w := range tf {
-		words = append(words, w)
-	}
-	slices.Sort(words)
-	n, dfs := s.Indexer.Lex.DocFreqs(words)
-	type tw struct {
-		w string
-		x float64
-	}
-	var ws []tw
-	for i, w := range words {
-		df := float64(min(dfs[i], n))
-		idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
-		if df < 2 {
-			continue // a word of one drawer says nothing of the others
-		}
-		ws = append(ws, tw{w, tf[w] * idf})
-	}
-	slices.SortFunc(ws, func(a, b tw) int {
-		if a.x != b.x {
-			return cmp.Compare(b.x, a.x)
-		}
-		return cmp.Compare(a.w, b.w)
-	})
-	var exp []string
-	for _, t := range ws[:min(terms, len(ws))] {
-		exp = append(exp, t.w)
-	}
+	exp := rank.FeedbackTerms(embed.Words(v.q.Text), best, lex[0].Score, s.Indexer.Lex.DocFreqs, terms)
 	if len(exp) == 0 {
 		return lex, nil
 	}
@@ -356,24 +237,27 @@ func (s *Search) feedback(ctx context.Context, v *searchView, f lexical.Filter, 
 	if err != nil || len(more) == 0 {
 		return lex, err
 	}
-	scale := weight * top / more[0].Score
-	at := map[string]int{}
-	out := slices.Clone(lex)
-	for i, h := range out {
-		at[h.ID] = i
+	hit := map[string]lexical.Hit{}
+	for _, h := range lex {
+		hit[h.ID] = h
 	}
-	for _, h := range more {
-		if i, ok := at[h.ID]; ok {
-			out[i].Score += scale * h.Score
-		} else {
-			out = append(out, lexical.Hit{ID: h.ID, Score: scale * h.Score})
+	out := make([]lexical.Hit, 0, depth)
+	for _, it := range rank.AddFeedback(lexItems(lex), lexItems(more), weight, depth) {
+		h, ok := hit[it.ID]
+		if !ok {
+			h = lexical.Hit{ID: it.ID}
 		}
+		h.Score = it.Score
+		out = append(out, h)
 	}
-	slices.SortStableFunc(out, func(a, b lexical.Hit) int {
-		if a.Score != b.Score {
-			return cmp.Compare(b.Score, a.Score)
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	return out[:min(len(out), depth)], nil
+	return out, nil
+}
+
+// lexItems is a lexical leg's list as fusion reads it.
+func lexItems(hits []lexical.Hit) []rank.Item {
+	out := make([]rank.Item, len(hits))
+	for i, h := range hits {
+		out[i] = rank.Item{ID: h.ID, Score: h.Score}
+	}
+	return out
 }

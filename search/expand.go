@@ -1,16 +1,12 @@
 package search
 
 import (
-	"sort"
 	"time"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/search/rank"
 	"github.com/loci-dev/loci/store"
 )
-
-// expandCommon is the most drawers an entity may be mentioned by and still
-// connect hits.
-const expandCommon = 50
 
 // expand appends, after the direct hits (never reordering them), up to
 // limit drawers that share an entity with a hit or mention one an open
@@ -56,42 +52,23 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 			}
 		}
 	}
-	type cand struct {
-		id   string
-		via  []string
-		hops int
-		at   int // the first entity's place: earlier hits' entities first
-	}
-	cands := map[string]*cand{}
+	reached := map[string]*rank.Reached{}
+	var entities []rank.Entity
 	gather := func(from int) error {
 		for i := from; i < len(order); i++ {
 			eid := order[i]
-			// An entity mentioned everywhere (the speaker of every turn, the
-			// project of every file) connects nothing: like a stop word, it
-			// is skipped. Only the index's keys are read.
-			var drawers []string
+			// Only the index's keys are read, and no more than show the
+			// entity too common (rank.ExpandCommon).
+			e := rank.Entity{Name: names[eid], Hops: hop[eid]}
 			if err := r.MentioningDrawers(eid, func(id string) bool {
-				drawers = append(drawers, id)
-				return len(drawers) <= expandCommon
+				e.Drawers = append(e.Drawers, id)
+				return len(e.Drawers) <= rank.ExpandCommon
 			}); err != nil {
 				return err
 			}
-			if len(drawers) > expandCommon {
-				continue
-			}
-			for _, id := range drawers {
-				if direct[id] {
-					continue
-				}
-				c := cands[id]
-				if c == nil {
-					c = &cand{id: id, hops: hop[eid], at: i}
-					cands[id] = c
-				}
-				c.via = append(c.via, names[eid])
-				c.hops = min(c.hops, hop[eid])
-			}
+			entities = append(entities, e)
 		}
+		rank.Reach(reached, entities, from, direct)
 		return nil
 	}
 	// Drawers sharing an entity with a hit first; one fact further only
@@ -100,7 +77,7 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 	if err := gather(0); err != nil {
 		return hits, err
 	}
-	if len(cands) < 2*limit {
+	if len(reached) < 2*limit {
 		hop0 := len(order)
 		for _, id := range order[:hop0:hop0] {
 			err := relatedEntities(r, id, at, now, func(other string) error { return note(other, 1) })
@@ -112,22 +89,7 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 			return hits, err
 		}
 	}
-	list := make([]*cand, 0, len(cands))
-	for _, c := range cands {
-		list = append(list, c)
-	}
-	sort.Slice(list, func(i, j int) bool {
-		a, b := list[i], list[j]
-		switch {
-		case a.hops != b.hops:
-			return a.hops < b.hops
-		case len(a.via) != len(b.via):
-			return len(a.via) > len(b.via)
-		case a.at != b.at:
-			return a.at < b.at
-		}
-		return a.id < b.id
-	})
+	list := rank.OrderReached(reached)
 	q := v.q
 	added := 0
 	// Read the candidates a window at a time, best first.
@@ -135,7 +97,7 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 		window := list[start:min(start+2*limit, len(list))]
 		ids := make([]string, len(window))
 		for i, c := range window {
-			ids[i] = c.id
+			ids[i] = c.ID
 		}
 		ds, err := r.DrawersByID(ids)
 		if err != nil {
@@ -150,8 +112,8 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 				q.SourceKind != "" && d.Source.Kind != q.SourceKind || !hasTags(d.Tags, q.Tags) {
 				continue
 			}
-			hits = append(hits, Hit{Drawer: *d, Score: 0, Via: c.via,
-				Signals: &api.HitSignals{Graph: &api.GraphSignal{Hops: c.hops, Entities: len(c.via)}}})
+			hits = append(hits, Hit{Drawer: *d, Score: 0, Via: c.Via,
+				Signals: &api.HitSignals{Graph: &api.GraphSignal{Hops: c.Hops, Entities: len(c.Via)}}})
 			added++
 		}
 	}

@@ -672,10 +672,7 @@ func (s *Search) semantic(scope vectorScope, profile string, qvec []float32, k i
 // fusion (package fusion; ties by drawer id), each hit with the signals of
 // the legs that found it.
 func fuse(ranking string, lex []lexical.Hit, sem []vector.Hit, found map[string]*store.Drawer, limit int) []Hit {
-	lexItems := make([]rank.Item, len(lex))
-	for i, h := range lex {
-		lexItems[i] = rank.Item{ID: h.ID, Score: h.Score}
-	}
+	lexItems := lexItems(lex)
 	semItems := make([]rank.Item, len(sem))
 	for i, h := range sem {
 		semItems[i] = rank.Item{ID: h.ID, Score: float64(h.Score)}
