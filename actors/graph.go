@@ -235,13 +235,7 @@ func factOf(r store.Reader, rel *store.Relationship, t, now time.Time) (Fact, er
 	// The evidence drawers as known then: recorded, not yet closed. A
 	// fact holds while one of them is current; one without a drawer
 	// holds on its own.
-	current := func(id string) (bool, error) {
-		if id == "" {
-			return true, nil
-		}
-		d, err := r.Drawer(id)
-		return err == nil && d != nil && !d.CreatedAt.After(now) && (d.ValidTo == nil || d.ValidTo.After(now)), err
-	}
+	current := func(id string) (bool, error) { return store.EvidenceCurrent(r, id, now) }
 	first, err := current(rel.Drawer)
 	if err != nil {
 		return f, err

@@ -167,3 +167,6 @@ func (ix *Indexer) apply(r store.Reader, batch []store.Change) (func() error, er
 	last := batch[len(batch)-1].Seq
 	return func() error { return ix.Lex.Apply(docs, deletes, last) }, nil
 }
+
+// Position is the change-log sequence the lexical index has applied.
+func (ix *Indexer) Position() uint64 { return ix.f.Position() }

@@ -10,11 +10,17 @@ import (
 	"github.com/loci-dev/loci/store"
 )
 
+// IndexReporter reports the indexes' positions (the search service,
+// package search, does).
+type IndexReporter interface {
+	Indexes(ctx context.Context) (api.Indexes, error)
+}
+
 // Reporter builds the daemon's status report, the same for REST, MCP and
 // the CLI.
 type Reporter struct {
 	Palace   *Palace
-	Search   *Search // nil: no index positions
+	Search   IndexReporter // nil: no index positions
 	Migrator *store.Migrator
 	// Version, Started, Address, PalacePath and AuthEnabled describe the
 	// running daemon.

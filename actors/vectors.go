@@ -429,3 +429,26 @@ func (v *Vectors) Has(r store.Reader, p *embed.Profile, id string) bool {
 	e, err := r.Embedding(id, p.Name)
 	return err == nil && e != nil && matches(p, e)
 }
+
+// Position is the change-log sequence the vector indexes have applied.
+func (v *Vectors) Position() uint64 { return v.f.Position() }
+
+// SavedSeq is the sequence of the vector indexes last saved to disk.
+func (v *Vectors) SavedSeq() uint64 {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.savedSeq
+}
+
+// TakeHurry reports, and clears, a Sync's request to hurry that the
+// follower has not yet taken up: a caller that waited for the vector
+// index asked for one (the search's tests check that a search does not
+// wait for a backlog).
+func (v *Vectors) TakeHurry() bool {
+	select {
+	case <-v.f.urgent:
+		return true
+	default:
+		return false
+	}
+}

@@ -19,8 +19,8 @@ import (
 
 	"github.com/loci-dev/loci/extract/provider"
 	"github.com/loci-dev/loci/fault"
-	"github.com/loci-dev/loci/index/fusion"
 	"github.com/loci-dev/loci/names"
+	"github.com/loci-dev/loci/search/rank"
 	"github.com/loci-dev/loci/sources/secret"
 )
 
@@ -370,7 +370,7 @@ type Search struct {
 	// Fusion is how the legs combine: "scores" (BM25 over the best
 	// candidate's, plus semantic_weight times the cosine similarity) or
 	// "rrf" (weighted reciprocal rank). Default scores.
-	Fusion fusion.Method `toml:"fusion" json:"fusion"`
+	Fusion rank.Method `toml:"fusion" json:"fusion"`
 	// FusionK is reciprocal rank fusion's constant (default 60).
 	FusionK int `toml:"fusion_k" json:"fusion_k"`
 	// Depth is how many candidates each leg gives the fusion (default 50).
@@ -409,7 +409,7 @@ func Default(env func(string) (string, bool)) Config {
 		Jobs:        Jobs{MaxConcurrency: 4, BackgroundConcurrency: 2, LeaseTTLSecs: 30, DrainTimeoutSecs: 10},
 		Mining:      Mining{ChunkChars: 6000, MaxFileBytes: 2 << 20, SourceTimeoutSecs: 60, Secrets: secret.Redact},
 		Credentials: Credentials{Dir: filepath.Join(ConfigDir(env), "credentials"), Backend: "auto"},
-		Search: Search{ContextWeight: 0.7, ContextWindow: 2, SemanticWeight: 1, Fusion: fusion.MethodScores, FusionK: 60, Depth: 50,
+		Search: Search{ContextWeight: 0.7, ContextWindow: 2, SemanticWeight: 1, Fusion: rank.MethodScores, FusionK: 60, Depth: 50,
 			FeedbackTerms: 5, FeedbackDocs: 5, FeedbackWeight: 0.3, AnswerWeight: 0.5},
 		Embedding: Embedding{SaveSecs: 600, Default: StaticProfile,
 			Profiles: map[string]Profile{StaticProfile: {Provider: StaticProvider}}},

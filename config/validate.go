@@ -8,7 +8,7 @@ import (
 
 	"github.com/loci-dev/loci/extract/provider"
 	"github.com/loci-dev/loci/fault"
-	"github.com/loci-dev/loci/index/fusion"
+	"github.com/loci-dev/loci/search/rank"
 	"github.com/loci-dev/loci/sources/secret"
 )
 
@@ -225,8 +225,8 @@ func (s Search) validate() error {
 		return bad("search.context_window", "must be between 0 and 10")
 	case s.SemanticWeight < 0 || s.SemanticWeight > 10:
 		return bad("search.semantic_weight", "must be between 0 and 10")
-	case !slices.Contains(fusion.Methods, s.Fusion):
-		return bad("search.fusion", "%q is not %s", s.Fusion, oneOf(fusion.Methods))
+	case !slices.Contains(rank.Methods, s.Fusion):
+		return bad("search.fusion", "%q is not %s", s.Fusion, oneOf(rank.Methods))
 	case s.FusionK < 1:
 		return bad("search.fusion_k", "must be at least 1")
 	case s.Depth < 1 || s.Depth > 1000:

@@ -8,7 +8,7 @@ import (
 
 	"github.com/loci-dev/loci/extract/provider"
 	"github.com/loci-dev/loci/fault"
-	"github.com/loci-dev/loci/index/fusion"
+	"github.com/loci-dev/loci/search/rank"
 	"github.com/loci-dev/loci/sources/secret"
 )
 
@@ -110,7 +110,7 @@ func TestValidateBySection(t *testing.T) {
 // defaults are among them.
 func TestValidateEnumsAreTheOwners(t *testing.T) {
 	def := Default(envOf(map[string]string{"HOME": "/h"}))
-	for _, m := range fusion.Methods {
+	for _, m := range rank.Methods {
 		c := def
 		c.Search.Fusion = m
 		if err := c.Validate(); err != nil {
@@ -131,7 +131,7 @@ func TestValidateEnumsAreTheOwners(t *testing.T) {
 			t.Errorf("extraction.provider %q: %v", p, err)
 		}
 	}
-	if def.Search.Fusion != fusion.MethodScores || def.Mining.Secrets != secret.Redact {
+	if def.Search.Fusion != rank.MethodScores || def.Mining.Secrets != secret.Redact {
 		t.Errorf("defaults: fusion %q, secrets %q", def.Search.Fusion, def.Mining.Secrets)
 	}
 	// The file sets them as before: words, read into the owners' types.
@@ -141,7 +141,7 @@ func TestValidateEnumsAreTheOwners(t *testing.T) {
 	if err == nil {
 		err = c.Validate()
 	}
-	if err != nil || c.Search.Fusion != fusion.MethodRRF || c.Mining.Secrets != secret.Skip || c.Extraction.Provider != provider.Heuristic {
+	if err != nil || c.Search.Fusion != rank.MethodRRF || c.Mining.Secrets != secret.Skip || c.Extraction.Provider != provider.Heuristic {
 		t.Fatalf("read %q, %q, %q: %v", c.Search.Fusion, c.Mining.Secrets, c.Extraction.Provider, err)
 	}
 }

@@ -2,7 +2,7 @@
 // lexical (the Bleve index with loci's own BM25), vector (exact scan and
 // the HNSW graph, saved and loaded) and embed (embedding providers and
 // profiles). Every index is rebuilt from the store when missing and kept
-// current by a change-log follower in package actors. This package itself
-// holds what the legs share: Keep, the batched scope check a search asks
-// in rank order.
+// current by a change-log follower in package actors. The legs' shared
+// scope check (Keep) and the fusion of their lists are the ranking's, in
+// package search/rank.
 package index

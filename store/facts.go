@@ -455,3 +455,35 @@ func orOther(kind string) string {
 	}
 	return kind
 }
+
+// EvidenceCurrent reports a fact's evidence drawer current as known at
+// now (record time): recorded by then and not closed by then. A fact
+// without a drawer ("") holds on its own.
+func EvidenceCurrent(r Reader, drawer string, now time.Time) (bool, error) {
+	if drawer == "" {
+		return true, nil
+	}
+	d, err := r.Drawer(drawer)
+	return err == nil && d != nil && !d.CreatedAt.After(now) && (d.ValidTo == nil || d.ValidTo.After(now)), err
+}
+
+// Holds reports a fact that holds at t (valid time) as known at now
+// (record time): CurrentAt, with its evidence current while one of its
+// evidence drawers known then is (EvidenceCurrent).
+func (r *Relationship) Holds(rd Reader, t, now time.Time) (bool, error) {
+	evidence, err := EvidenceCurrent(rd, r.Drawer, now)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range r.Evidence {
+		if e.RecordedAt.After(now) {
+			continue
+		}
+		ok, err := EvidenceCurrent(rd, e.Drawer, now)
+		if err != nil {
+			return false, err
+		}
+		evidence = evidence || ok
+	}
+	return r.CurrentAt(t, now, evidence), nil
+}

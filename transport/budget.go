@@ -10,9 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/search"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -60,9 +60,9 @@ type window struct {
 // hits stay whole, the long ones share what is left alike), and when
 // that level would fall under minWindow the lowest ranked hit is left
 // out and the others are fitted again.
-func fitAnswer(ctx context.Context, res *actors.SearchResult, b budget, escapeHTML bool, render func(wins []window) ([]byte, error)) ([]byte, error) {
+func fitAnswer(ctx context.Context, res *search.SearchResult, b budget, escapeHTML bool, render func(wins []window) ([]byte, error)) ([]byte, error) {
 	hits := res.Hits
-	passages := make([]*actors.Passage, len(hits))
+	passages := make([]*search.Passage, len(hits))
 	clip := func(i, limit int) window {
 		c := hits[i].Content
 		if limit >= len(c) {
@@ -188,7 +188,7 @@ func clipOf(full string, w window) api.Clip {
 
 // restSearch renders a REST search answer: verbatim without a budget,
 // else fitted to it.
-func restSearch(ctx context.Context, res *actors.SearchResult, b budget) ([]byte, error) {
+func restSearch(ctx context.Context, res *search.SearchResult, b budget) ([]byte, error) {
 	render := func(wins []window) ([]byte, error) {
 		out := apiSearch(res)
 		out.Omitted = len(out.Hits) - len(wins)
@@ -209,7 +209,7 @@ func restSearch(ctx context.Context, res *actors.SearchResult, b budget) ([]byte
 
 // briefSearch renders the MCP search answer: brief hits, compact JSON,
 // fitted to the budget.
-func briefSearch(ctx context.Context, res *actors.SearchResult, b budget) ([]byte, error) {
+func briefSearch(ctx context.Context, res *search.SearchResult, b budget) ([]byte, error) {
 	render := func(wins []window) ([]byte, error) {
 		out := api.BriefResult{Ranking: res.Ranking, Hits: make([]api.BriefHit, len(wins)), Omitted: len(res.Hits) - len(wins)}
 		for i, w := range wins {

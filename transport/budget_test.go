@@ -8,16 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/search"
 	"github.com/loci-dev/loci/store"
 )
 
 // budgetResult is a search answer of n hits: long code (quotes, tabs and
 // <>& that JSON escapes), prose with multi-byte runes, a short note.
-func budgetResult(n int) *actors.SearchResult {
+func budgetResult(n int) *search.SearchResult {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 5, time.UTC)
-	res := &actors.SearchResult{Query: "q", Ranking: "lexical"}
+	res := &search.SearchResult{Query: "q", Ranking: "lexical"}
 	for i := range n {
 		var content string
 		switch i % 3 {
@@ -31,7 +31,7 @@ func budgetResult(n int) *actors.SearchResult {
 		d := store.Drawer{ID: fmt.Sprintf("%08d-0000-0000-0000-000000000000", i), WingID: "w", RoomID: "r", Content: content, Tags: []string{},
 			Source:    store.Source{Kind: "file", URI: "/r/a.go", Origin: json.RawMessage(`{"path":"a.go","chunk":1}`)},
 			ValidFrom: now, CreatedAt: now, Provenance: store.Provenance{RequestedBy: "cli"}}
-		res.Hits = append(res.Hits, actors.Hit{Drawer: d, WingName: "work", RoomName: "files", Document: "a.go", Chunk: 2, Score: 1 / float64(i+1)})
+		res.Hits = append(res.Hits, search.Hit{Drawer: d, WingName: "work", RoomName: "files", Document: "a.go", Chunk: 2, Score: 1 / float64(i+1)})
 	}
 	return res
 }

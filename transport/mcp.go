@@ -19,6 +19,7 @@ import (
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/search"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -243,12 +244,12 @@ func notAvailable(what string) error {
 		what+" is not available in this version; the tool keeps its final arguments and will work once the capability ships")
 }
 
-func (q searchArgs) query() (actors.SearchQuery, error) {
+func (q searchArgs) query() (search.SearchQuery, error) {
 	if strings.TrimSpace(q.Query) == "" {
 		// Named as the tool names it (the search itself says "text").
-		return actors.SearchQuery{}, fault.Invalid("query", "is required: the words to search for")
+		return search.SearchQuery{}, fault.Invalid("query", "is required: the words to search for")
 	}
-	out := actors.SearchQuery{Text: q.Query, Limit: q.Limit, Wing: q.Wing, Room: q.Room, Ranking: q.Ranking,
+	out := search.SearchQuery{Text: q.Query, Limit: q.Limit, Wing: q.Wing, Room: q.Room, Ranking: q.Ranking,
 		Profile: q.Profile, Tags: q.Tags, SourceKind: q.SourceKind, Historical: q.IncludeHistorical, Expand: q.Expand}
 	var err error
 	if out.AsOf, err = optInstant("as_of", q.AsOf); err != nil {
@@ -268,8 +269,8 @@ func (q searchArgs) query() (actors.SearchQuery, error) {
 
 // searchRefinements are loci_search's and loci_recall's.
 var searchRefinements = map[string][]refine{
-	"query": {notBlank}, "limit": {byDefault(actors.SearchLimit), between(0, actors.SearchMaxLimit)},
-	"ranking":     {byDefault(actors.RankAuto), allowed(actors.RankAuto, actors.RankLexical, actors.RankSemantic, actors.RankHybrid)},
+	"query": {notBlank}, "limit": {byDefault(search.SearchLimit), between(0, search.SearchMaxLimit)},
+	"ranking":     {byDefault(search.RankAuto), allowed(search.RankAuto, search.RankLexical, search.RankSemantic, search.RankHybrid)},
 	"source_kind": {allowed(store.SourceKinds...)},
 	"as_of":       {instant}, "from": {instant}, "until": {instant}, "known_at": {instant},
 	"max_bytes": {byDefault(MCPSearchBytes), atLeast(0)}, "max_hit_bytes": {atLeast(0)},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/search"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/dedup"
 )
@@ -135,7 +136,7 @@ func apiHistory(d *store.Drawer, versions []store.Drawer) api.History {
 	return api.History{Drawer: apiDrawer(d), Versions: apiDrawerList(versions)}
 }
 
-func apiSearch(res *actors.SearchResult) *api.SearchResult {
+func apiSearch(res *search.SearchResult) *api.SearchResult {
 	if res == nil {
 		return nil
 	}

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/search"
 )
 
 // temporal reads filter.temporal: "current", "all", {as_of} or
 // {between: {from, until}}.
-func temporal(f *api.SearchFilter, q *actors.SearchQuery) error {
+func temporal(f *api.SearchFilter, q *search.SearchQuery) error {
 	raw := bytes.TrimSpace(f.Temporal)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -78,7 +78,7 @@ func (s *Server) searchPost(recall bool) handler {
 		if b.Text != "" && b.Query != "" && b.Text != b.Query {
 			return fault.Invalid("text", "give text or query, not both")
 		}
-		q := actors.SearchQuery{Text: b.Text, Ranking: b.Ranking, Limit: b.Limit, Profile: b.Profile,
+		q := search.SearchQuery{Text: b.Text, Ranking: b.Ranking, Limit: b.Limit, Profile: b.Profile,
 			Embedding: b.QueryEmbedding, Expand: b.Expand}
 		if b.KnownAt != "" {
 			t, err := ParseInstant("known_at", b.KnownAt)
@@ -107,7 +107,7 @@ func (s *Server) searchPost(recall bool) handler {
 func (s *Server) searchGet(recall bool) handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		v := r.URL.Query()
-		q := actors.SearchQuery{Text: v.Get("q"), Ranking: v.Get("ranking"), Wing: v.Get("wing"), Room: v.Get("room"),
+		q := search.SearchQuery{Text: v.Get("q"), Ranking: v.Get("ranking"), Wing: v.Get("wing"), Room: v.Get("room"),
 			SourceKind: v.Get("source_kind"), Profile: v.Get("profile")}
 		if t := v.Get("query"); t != "" {
 			if q.Text != "" && q.Text != t {
@@ -179,7 +179,7 @@ func (s *Server) searchGet(recall bool) handler {
 }
 
 // runSearch answers a search: verbatim, or fitted to the budget asked.
-func (s *Server) runSearch(w http.ResponseWriter, r *http.Request, q actors.SearchQuery, recall bool, b budget) error {
+func (s *Server) runSearch(w http.ResponseWriter, r *http.Request, q search.SearchQuery, recall bool, b budget) error {
 	res, err := s.Search.Search(r.Context(), q, recall)
 	if err != nil {
 		return err

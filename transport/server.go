@@ -21,6 +21,7 @@ import (
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/search"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/transport/client"
 	"github.com/loci-dev/loci/ui"
@@ -30,7 +31,7 @@ import (
 type Server struct {
 	Palace *actors.Palace
 	Jobs   *actors.Jobs
-	Search *actors.Search
+	Search *search.Search
 	// Sources lists the source adapters and mined sources.
 	Sources *actors.Sources
 	// Miners are the configuration file's miners.

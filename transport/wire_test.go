@@ -11,6 +11,7 @@ import (
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/search"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/dedup"
 )
@@ -224,16 +225,16 @@ func TestSearchAndWakeUpRenderAsBefore(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 5, time.UTC)
 	d := store.Drawer{ID: "i", WingID: "w", RoomID: "r", Name: "n", Content: "c", Tags: []string{"t"},
 		Source: store.Source{Kind: "note"}, Provenance: store.Provenance{RequestedBy: "cli"}, ValidFrom: now, CreatedAt: now}
-	res := &actors.SearchResult{Query: "q", Ranking: "hybrid", Hits: []actors.Hit{
+	res := &search.SearchResult{Query: "q", Ranking: "hybrid", Hits: []search.Hit{
 		{Drawer: d, WingName: "work", RoomName: "ops", Score: 0.03, Signals: &api.HitSignals{Lexical: &api.LexicalSignal{Rank: 1, Score: 2.5, AllWords: true},
 			Semantic: &api.SemanticSignal{Rank: 2, Similarity: 0.8}}},
 		{Drawer: d, WingName: "work", RoomName: "ops", Score: 0.01}}}
 	for name, answer := range map[string]any{
 		"search":                  apiSearch(res),
-		"no hits":                 apiSearch(&actors.SearchResult{Query: "q", Ranking: "lexical", Hits: []actors.Hit{}}),
+		"no hits":                 apiSearch(&search.SearchResult{Query: "q", Ranking: "lexical", Hits: []search.Hit{}}),
 		"wake-up":                 apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Wing: "w", Diary: &d, Items: []actors.WakeUpItem{{Drawer: d}}, Bytes: 1, Skipped: 2}),
 		"wake-up without a diary": apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Items: []actors.WakeUpItem{}}),
-		"transcript hit": apiSearch(&actors.SearchResult{Query: "q", Ranking: "lexical", Hits: []actors.Hit{{Drawer: d, WingName: "work", RoomName: "sessions",
+		"transcript hit": apiSearch(&search.SearchResult{Query: "q", Ranking: "lexical", Hits: []search.Hit{{Drawer: d, WingName: "work", RoomName: "sessions",
 			Document: "s.jsonl", Chunk: 2, Score: 1, Turn: &api.HitTurn{Role: "assistant", SubAgent: true, At: "2026-11-22T12:00:00Z"}}}}),
 		"wake-up with the last session": apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Wing: "w", Items: []actors.WakeUpItem{}, Bytes: 30,
 			LastSession: &api.WakeUpSession{Agent: "claude-code", SessionID: "s", Title: "t", Project: "/p", Ended: now, Drawers: []string{"i"},

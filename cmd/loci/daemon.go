@@ -23,6 +23,7 @@ import (
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/lexical"
+	"github.com/loci-dev/loci/search"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
@@ -340,7 +341,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			kick()
 		}
 	})
-	search := &actors.Search{DB: db, Indexer: indexer, Vectors: vectors, Log: log, Auto: cfg.Search}
+	searcher := &search.Search{DB: db, Indexer: indexer, Vectors: vectors, Log: log, Auto: cfg.Search}
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: cfg.Dedup.Enabled, Threshold: cfg.Dedup.NearThreshold,
 		EntityFuzzy: cfg.Dedup.EntityFuzzy}}
 	// Big rooms' near-duplicate indexes load in the background from now
@@ -453,11 +454,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// HTTP server can drain its other requests.
 	started := time.Now()
 	srv := &transport.Server{
-		Palace: palace, Jobs: jobs, Search: search, Sources: &actors.Sources{DB: db, Registry: srcs},
+		Palace: palace, Jobs: jobs, Search: searcher, Sources: &actors.Sources{DB: db, Registry: srcs},
 		Miners: miners, Triggers: trig, Graph: &actors.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
 		StreamStall: time.Duration(cfg.Server.SlowSubscriberSecs) * time.Second, MCPMax: caps.mcp,
-		Reporter: &actors.Reporter{Palace: palace, Search: search, Migrator: mig, Version: version, Started: started,
+		Reporter: &actors.Reporter{Palace: palace, Search: searcher, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable,
 			Disk: func() api.Disk { return diskState(cfg.Palace.Path, guard, db) }},
 		Shutdown: requestStop,

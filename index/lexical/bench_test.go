@@ -13,7 +13,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/markov"
 
-	loci "github.com/loci-dev/loci/index"
+	ranking "github.com/loci-dev/loci/search/rank"
 )
 
 // BenchmarkSearch100k: lexical query latency over 100,000 drawers of
@@ -57,7 +57,7 @@ func BenchmarkSearch100k(b *testing.B) {
 	for i := range n {
 		valid[fmt.Sprintf("%08d", i)] = i%50 != 0 // one drawer in 50 superseded
 	}
-	keep := loci.Each(func(id string) bool { return valid[id] })
+	keep := ranking.Each(func(id string) bool { return valid[id] })
 	for _, c := range []struct {
 		name string
 		f    Filter

@@ -36,7 +36,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
-	loci "github.com/loci-dev/loci/index"
+	ranking "github.com/loci-dev/loci/search/rank"
 )
 
 // Field names.
@@ -330,18 +330,18 @@ var (
 // term by its idf twice (once in the query weight) and multiplies a
 // disjunction by the share of terms matched, which cost 0.05 MAP on
 // Cranfield against a plain BM25.
-func (x *Index) Search(ctx context.Context, text string, f Filter, limit int, keep loci.Keep) ([]Hit, error) {
+func (x *Index) Search(ctx context.Context, text string, f Filter, limit int, keep ranking.Keep) ([]Hit, error) {
 	return x.search(ctx, text, f, limit, keep, true)
 }
 
 // SearchBM25 ranks by BM25 alone: a drawer matching every word has no
 // precedence over one matching fewer but rarer words (the auto ranking's
 // lexical leg, which fusion and context then order).
-func (x *Index) SearchBM25(ctx context.Context, text string, f Filter, limit int, keep loci.Keep) ([]Hit, error) {
+func (x *Index) SearchBM25(ctx context.Context, text string, f Filter, limit int, keep ranking.Keep) ([]Hit, error) {
 	return x.search(ctx, text, f, limit, keep, false)
 }
 
-func (x *Index) search(ctx context.Context, text string, f Filter, limit int, keep loci.Keep, allFirst bool) ([]Hit, error) {
+func (x *Index) search(ctx context.Context, text string, f Filter, limit int, keep ranking.Keep, allFirst bool) ([]Hit, error) {
 	a := x.idx.Mapping().AnalyzerNamed(en.AnalyzerName)
 	qtf := map[string]int{}
 	var terms []string
@@ -503,7 +503,7 @@ type cand struct {
 // best first, ties by drawer id. Only a prefix of the candidates is
 // sorted: those at or above the k-th best score, k doubling while keep
 // refuses too many.
-func rank(cands []cand, limit int, keep loci.Keep, extID func(uint64) string) []Hit {
+func rank(cands []cand, limit int, keep ranking.Keep, extID func(uint64) string) []Hit {
 	better := func(a, b cand) int {
 		if a.score != b.score {
 			return cmp.Compare(b.score, a.score)
@@ -521,7 +521,7 @@ func rank(cands []cand, limit int, keep loci.Keep, extID func(uint64) string) []
 			pool = slices.DeleteFunc(slices.Clone(cands), func(c cand) bool { return c.score < cut })
 		}
 		slices.SortFunc(pool, better)
-		kept := loci.KeepInOrder(len(pool), limit, func(i int) string { return extID(pool[i].id) }, keep)
+		kept := ranking.KeepInOrder(len(pool), limit, func(i int) string { return extID(pool[i].id) }, keep)
 		if len(kept) == limit || len(pool) == len(cands) {
 			out := make([]Hit, len(kept))
 			for r, i := range kept {

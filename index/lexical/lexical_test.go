@@ -14,8 +14,8 @@ import (
 
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 
-	loci "github.com/loci-dev/loci/index"
 	"github.com/loci-dev/loci/internal/markov"
+	ranking "github.com/loci-dev/loci/search/rank"
 )
 
 func open(t *testing.T) *Index {
@@ -195,15 +195,15 @@ func TestKeepPredicate(t *testing.T) {
 		{ID: "c", Content: "deploy"},
 		{ID: "d", Content: "friday"},
 	}, nil, 1)
-	h, _ := x.Search(context.Background(), "deploy friday", Filter{}, 10, loci.Each(func(id string) bool { return id != "a" }))
+	h, _ := x.Search(context.Background(), "deploy friday", Filter{}, 10, ranking.Each(func(id string) bool { return id != "a" }))
 	if got := ids(h); len(got) != 3 || got[0] != "b" || slices.Contains(got, "a") {
 		t.Fatalf("keep: %v", got)
 	}
-	h, _ = x.Search(context.Background(), "deploy friday", Filter{}, 10, loci.Each(func(id string) bool { return id != "a" && id != "b" }))
+	h, _ = x.Search(context.Background(), "deploy friday", Filter{}, 10, ranking.Each(func(id string) bool { return id != "a" && id != "b" }))
 	if got := ids(h); len(got) != 2 || slices.Contains(got, "a") || slices.Contains(got, "b") {
 		t.Fatalf("fallback to any word: %v", got)
 	}
-	h, _ = x.Search(context.Background(), "deploy friday", Filter{}, 10, loci.Each(func(id string) bool { return id != "d" }))
+	h, _ = x.Search(context.Background(), "deploy friday", Filter{}, 10, ranking.Each(func(id string) bool { return id != "d" }))
 	if got := ids(h); !same(got, []string{"a", "b", "c"}) {
 		t.Fatalf("keep in the some-words group: %v", got)
 	}
@@ -229,7 +229,7 @@ func TestFilterMergeJoin(t *testing.T) {
 	x.Apply(docs, nil, 1)
 	for _, q := range []string{"alpha", "beta gamma", "eps delta alpha"} {
 		t.Run(q, func(t *testing.T) {
-			all, _ := x.Search(context.Background(), q, Filter{}, 200, loci.Each(func(id string) bool { return room[id] == "r2" }))
+			all, _ := x.Search(context.Background(), q, Filter{}, 200, ranking.Each(func(id string) bool { return room[id] == "r2" }))
 			got, _ := x.Search(context.Background(), q, Filter{RoomID: "r2"}, 200, nil)
 			if !same(ids(got), ids(all)) {
 				t.Fatalf("%q: filter %v, predicate %v", q, ids(got), ids(all))

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/loci-dev/loci/index"
+	"github.com/loci-dev/loci/search/rank"
 	"github.com/viterin/vek/vek32"
 )
 
@@ -224,7 +224,7 @@ func (x *Index) Compact() {
 
 // Exact returns the k most similar live vectors that keep accepts (nil:
 // all), best first, ties by id: the reference answer.
-func (x *Index) Exact(q []float32, k int, keep index.Keep) ([]Hit, error) {
+func (x *Index) Exact(q []float32, k int, keep rank.Keep) ([]Hit, error) {
 	nq, err := x.query(q)
 	if err != nil {
 		return nil, err
@@ -241,9 +241,9 @@ func (x *Index) Exact(q []float32, k int, keep index.Keep) ([]Hit, error) {
 }
 
 // Kept is the first k of hits (best first) that keep accepts (nil: all),
-// asked in order, a window at a time (index.KeepInOrder).
-func Kept(hits []Hit, k int, keep index.Keep) []Hit {
-	pos := index.KeepInOrder(len(hits), k, func(i int) string { return hits[i].ID }, keep)
+// asked in order, a window at a time (rank.KeepInOrder).
+func Kept(hits []Hit, k int, keep rank.Keep) []Hit {
+	pos := rank.KeepInOrder(len(hits), k, func(i int) string { return hits[i].ID }, keep)
 	out := make([]Hit, len(pos))
 	for r, i := range pos {
 		out[r] = hits[i]
@@ -306,7 +306,7 @@ func top(hits []Hit, k int) []Hit {
 // of the graph only, not while keep reads the candidates' drawers: a
 // writer waiting to publish an insertion would hold every later search
 // behind those reads.
-func (x *Index) Search(q []float32, k, ef int, keep index.Keep) ([]Hit, error) {
+func (x *Index) Search(q []float32, k, ef int, keep rank.Keep) ([]Hit, error) {
 	nq, err := x.query(q)
 	if err != nil {
 		return nil, err

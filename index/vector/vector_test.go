@@ -10,9 +10,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/loci-dev/loci/index"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/internal/markov"
+	"github.com/loci-dev/loci/search/rank"
 )
 
 // clustered draws n vectors around c random centres.
@@ -163,7 +163,7 @@ func mustSearch(t *testing.T, x *Index, q []float32, k int) []Hit {
 func TestFilteredSearchWidens(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
 	x := build(t, clustered(r, 3000, 20, 32, 0.5))
-	keep := index.Each(func(id string) bool { return id[len(id)-1] == '3' }) // one in ten
+	keep := rank.Each(func(id string) bool { return id[len(id)-1] == '3' }) // one in ten
 	q := clustered(r, 1, 20, 32, 0.5)[0]
 	got, _ := x.Search(q, 10, 0, keep)
 	want, _ := x.Exact(q, 10, keep)

@@ -1,7 +1,6 @@
-package actors
+package search
 
 import (
-	"strings"
 	"time"
 
 	"github.com/loci-dev/loci/api"
@@ -16,54 +15,10 @@ import (
 // matching one in view: the question's words match one turn, its answer
 // is the next.
 
-// turnSpan is one turn of a transcript drawer's content: [start, end),
-// its header line included; role is "" for the text before the first
-// header (a turn begun in the previous chunk).
-type turnSpan struct {
-	start, end int
-	role       string
-	sub        bool
-	at         time.Time
-}
-
-// transcriptTurns splits a transcript drawer's content into its turns (nil
-// when no header line is found).
-func transcriptTurns(content string) []turnSpan {
-	var out []turnSpan
-	blank := true // the content's start counts as after a blank line
-	for at := 0; at < len(content); {
-		end := strings.IndexByte(content[at:], '\n')
-		if end < 0 {
-			end = len(content)
-		} else {
-			end += at
-		}
-		line := strings.TrimRight(content[at:end], "\r")
-		if blank {
-			if role, when, ok := sources.ParseTurnHeader(line); ok {
-				if len(out) == 0 && at > 0 {
-					out = append(out, turnSpan{start: 0})
-				}
-				if len(out) > 0 {
-					out[len(out)-1].end = at
-				}
-				base, sub := strings.CutSuffix(role, " (sub-agent)")
-				out = append(out, turnSpan{start: at, role: base, sub: sub, at: when})
-			}
-		}
-		blank = strings.TrimSpace(line) == ""
-		at = end + 1
-	}
-	if len(out) > 0 {
-		out[len(out)-1].end = len(content)
-	}
-	return out
-}
-
 // turnAt is the index of the turn holding byte offset off (-1: none).
-func turnAt(turns []turnSpan, off int) int {
+func turnAt(turns []sources.TurnSpan, off int) int {
 	for i, t := range turns {
-		if off >= t.start && off < t.end {
+		if off >= t.Start && off < t.End {
 			return i
 		}
 	}
@@ -72,13 +27,13 @@ func turnAt(turns []turnSpan, off int) int {
 
 // apiTurn is the wire form of a turn (nil for the text before the first
 // header, whose speaker this drawer does not say).
-func apiTurn(t turnSpan) *api.HitTurn {
-	if t.role == "" {
+func apiTurn(t sources.TurnSpan) *api.HitTurn {
+	if t.Role == "" {
 		return nil
 	}
-	out := &api.HitTurn{Role: t.role, SubAgent: t.sub}
-	if !t.at.IsZero() {
-		out.At = t.at.UTC().Format(time.RFC3339)
+	out := &api.HitTurn{Role: t.Role, SubAgent: t.Sub}
+	if !t.At.IsZero() {
+		out.At = t.At.UTC().Format(time.RFC3339)
 	}
 	return out
 }
@@ -103,7 +58,7 @@ func (ps *Passage) bestTurn() int {
 		clear(seen)
 		score := 0.0
 		for _, m := range ps.matches {
-			if m.start < t.start || m.start >= t.end {
+			if m.start < t.Start || m.start >= t.End {
 				continue
 			}
 			switch n := seen[m.order]; {
@@ -142,7 +97,7 @@ func (ps *Passage) turnSpanFor(limit int) (int, int) {
 	if len(ps.matches) > 0 {
 		inner := &Passage{content: ps.content}
 		for _, m := range ps.matches {
-			if m.start >= t.start && m.start < t.end {
+			if m.start >= t.Start && m.start < t.End {
 				inner.matches = append(inner.matches, m)
 			}
 		}
@@ -150,14 +105,14 @@ func (ps *Passage) turnSpanFor(limit int) (int, int) {
 	} else if ps.sentEnd > ps.sentStart {
 		s, e = ps.sentStart, ps.sentEnd
 	} else {
-		s, e = t.start, t.start
+		s, e = t.Start, t.Start
 	}
-	if s-t.start <= limit/4 && e-t.start <= limit {
-		s = t.start
+	if s-t.Start <= limit/4 && e-t.Start <= limit {
+		s = t.Start
 	}
-	end := t.end
+	end := t.End
 	if i+1 < len(ps.turns) {
-		end = ps.turns[i+1].end
+		end = ps.turns[i+1].End
 	}
 	e = max(e, min(end, s+limit))
 	return s, e

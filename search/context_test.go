@@ -1,4 +1,4 @@
-package actors
+package search
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/store"
@@ -20,12 +21,12 @@ func TestAutoRankingScoresWithContext(t *testing.T) {
 	st := newSearchStack(t)
 	db, sys, ix, log := st.db, st.sys, st.ix, st.log
 	cfg := config.Default(func(string) (string, bool) { return "", false })
-	profiles, err := embed.Open(EmbedSettings(cfg.Embedding))
+	profiles, err := embed.Open(actors.EmbedSettings(cfg.Embedding))
 	if err != nil {
 		t.Fatal(err)
 	}
 	embed.SetDocFreqs(profiles, ix)
-	vec := NewVectors(db, sys, profiles, config.StaticProfile, log, VectorOptions{})
+	vec := actors.NewVectors(db, sys, profiles, config.StaticProfile, log, actors.VectorOptions{})
 	st.kicks = append(st.kicks, vec.Kick)
 	vec.Start(nil)
 	t.Cleanup(func() { vec.Stop(context.Background()) }) // before the stack's

@@ -1,15 +1,12 @@
-package actors
+package search
 
 import (
-	"sort"
 	"time"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/search/rank"
+	"github.com/loci-dev/loci/store"
 )
-
-// expandCommon is the most drawers an entity may be mentioned by and still
-// connect hits.
-const expandCommon = 50
 
 // expand appends, after the direct hits (never reordering them), up to
 // limit drawers that share an entity with a hit or mention one an open
@@ -55,42 +52,23 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 			}
 		}
 	}
-	type cand struct {
-		id   string
-		via  []string
-		hops int
-		at   int // the first entity's place: earlier hits' entities first
-	}
-	cands := map[string]*cand{}
+	reached := map[string]*rank.Reached{}
+	var entities []rank.Entity
 	gather := func(from int) error {
 		for i := from; i < len(order); i++ {
 			eid := order[i]
-			// An entity mentioned everywhere (the speaker of every turn, the
-			// project of every file) connects nothing: like a stop word, it
-			// is skipped. Only the index's keys are read.
-			var drawers []string
+			// Only the index's keys are read, and no more than show the
+			// entity too common (rank.ExpandCommon).
+			e := rank.Entity{Name: names[eid], Hops: hop[eid]}
 			if err := r.MentioningDrawers(eid, func(id string) bool {
-				drawers = append(drawers, id)
-				return len(drawers) <= expandCommon
+				e.Drawers = append(e.Drawers, id)
+				return len(e.Drawers) <= rank.ExpandCommon
 			}); err != nil {
 				return err
 			}
-			if len(drawers) > expandCommon {
-				continue
-			}
-			for _, id := range drawers {
-				if direct[id] {
-					continue
-				}
-				c := cands[id]
-				if c == nil {
-					c = &cand{id: id, hops: hop[eid], at: i}
-					cands[id] = c
-				}
-				c.via = append(c.via, names[eid])
-				c.hops = min(c.hops, hop[eid])
-			}
+			entities = append(entities, e)
 		}
+		rank.Reach(reached, entities, from, direct)
 		return nil
 	}
 	// Drawers sharing an entity with a hit first; one fact further only
@@ -99,10 +77,10 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 	if err := gather(0); err != nil {
 		return hits, err
 	}
-	if len(cands) < 2*limit {
+	if len(reached) < 2*limit {
 		hop0 := len(order)
 		for _, id := range order[:hop0:hop0] {
-			err := openFacts(r, id, at, now, func(_ Fact, other string) (bool, error) { return true, note(other, 1) })
+			err := relatedEntities(r, id, at, now, func(other string) error { return note(other, 1) })
 			if err != nil {
 				return hits, err
 			}
@@ -111,22 +89,7 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 			return hits, err
 		}
 	}
-	list := make([]*cand, 0, len(cands))
-	for _, c := range cands {
-		list = append(list, c)
-	}
-	sort.Slice(list, func(i, j int) bool {
-		a, b := list[i], list[j]
-		switch {
-		case a.hops != b.hops:
-			return a.hops < b.hops
-		case len(a.via) != len(b.via):
-			return len(a.via) > len(b.via)
-		case a.at != b.at:
-			return a.at < b.at
-		}
-		return a.id < b.id
-	})
+	list := rank.OrderReached(reached)
 	q := v.q
 	added := 0
 	// Read the candidates a window at a time, best first.
@@ -134,7 +97,7 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 		window := list[start:min(start+2*limit, len(list))]
 		ids := make([]string, len(window))
 		for i, c := range window {
-			ids[i] = c.id
+			ids[i] = c.ID
 		}
 		ds, err := r.DrawersByID(ids)
 		if err != nil {
@@ -149,10 +112,34 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 				q.SourceKind != "" && d.Source.Kind != q.SourceKind || !hasTags(d.Tags, q.Tags) {
 				continue
 			}
-			hits = append(hits, Hit{Drawer: *d, Score: 0, Via: c.via,
-				Signals: &api.HitSignals{Graph: &api.GraphSignal{Hops: c.hops, Entities: len(c.via)}}})
+			hits = append(hits, Hit{Drawer: *d, Score: 0, Via: c.Via,
+				Signals: &api.HitSignals{Graph: &api.GraphSignal{Hops: c.Hops, Entities: len(c.Via)}}})
 			added++
 		}
 	}
 	return hits, nil
+}
+
+// relatedEntities visits the entities one fact away from entity id, by
+// the facts that hold at t as known at now (store.Relationship.Holds),
+// until fn returns an error.
+func relatedEntities(r store.Reader, id string, t, now time.Time, fn func(other string) error) error {
+	var inner error
+	err := r.EntityRelationships(id, func(rel *store.Relationship) bool {
+		holds, err := rel.Holds(r, t, now)
+		if err != nil || !holds {
+			inner = err
+			return err == nil
+		}
+		other := rel.Object
+		if other == id {
+			other = rel.Subject
+		}
+		inner = fn(other)
+		return inner == nil
+	})
+	if err == nil {
+		err = inner
+	}
+	return err
 }

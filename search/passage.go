@@ -1,4 +1,4 @@
-package actors
+package search
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/lexical"
+	"github.com/loci-dev/loci/sources"
 )
 
 // A hit clipped to a budget keeps a verbatim window of its content around
@@ -54,7 +55,7 @@ type Passage struct {
 	// sentence is the best sentence when no word matched ([0, 0): none).
 	sentStart, sentEnd int
 	// turns are a transcript drawer's turns (nil for other drawers).
-	turns []turnSpan
+	turns []sources.TurnSpan
 }
 
 type match struct {
@@ -119,7 +120,7 @@ func (p *passages) of(ctx context.Context, id, content string, transcript bool) 
 	p.once.Do(p.weigh)
 	ps := &Passage{content: content}
 	if transcript {
-		ps.turns = transcriptTurns(content)
+		ps.turns = sources.SplitTurns(content)
 	}
 	for _, t := range lexical.Matching(content, p.terms) {
 		ps.matches = append(ps.matches, match{start: t.Start, end: t.End, pos: t.Position, weight: p.weights[t.Term], order: p.order[t.Term]})

@@ -1,4 +1,4 @@
-package actors
+package search
 
 import (
 	"context"
@@ -9,14 +9,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
-	"github.com/loci-dev/loci/index"
 	"github.com/loci-dev/loci/index/embed"
-	"github.com/loci-dev/loci/index/fusion"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/index/vector"
+	"github.com/loci-dev/loci/search/rank"
+	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -119,7 +120,7 @@ func (r *SearchResult) Passage(ctx context.Context, h *Hit) *Passage {
 	if r.passages == nil {
 		ps := &Passage{content: h.Content}
 		if transcript {
-			ps.turns = transcriptTurns(h.Content)
+			ps.turns = sources.SplitTurns(h.Content)
 		}
 		return ps
 	}
@@ -129,8 +130,8 @@ func (r *SearchResult) Passage(ctx context.Context, h *Hit) *Passage {
 // Search is the search service over the palace's indexes.
 type Search struct {
 	DB      store.DB
-	Indexer *Indexer
-	Vectors *Vectors // nil: no embedding profile
+	Indexer *actors.Indexer
+	Vectors *actors.Vectors // nil: no embedding profile
 	Log     *slog.Logger
 	// Auto tunes the auto ranking (config.Search); the zero value is
 	// plain fusion without context.
@@ -229,7 +230,7 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		t0 := time.Now()
 		if !s.Indexer.Sync(ctx, target, SearchWaitLexical) && s.Log != nil {
 			s.Log.Debug("the lexical index had not reached the search's start; searching anyway",
-				"target", target, "applied", s.Indexer.f.Position(), "waited", time.Since(t0).Round(time.Millisecond))
+				"target", target, "applied", s.Indexer.Position(), "waited", time.Since(t0).Round(time.Millisecond))
 		}
 	}
 	qvec, profile, err := s.queryVector(ctx, &q)
@@ -256,7 +257,7 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 	out := &SearchResult{Query: q.Text, Ranking: ranking, Hits: []Hit{}}
 	if ranking != RankLexical && s.Vectors != nil {
 		t0 := time.Now()
-		if pos := s.Vectors.f.Position(); target > pos+SearchWaitVectorsBehind {
+		if pos := s.Vectors.Position(); target > pos+SearchWaitVectorsBehind {
 			// Catching up a backlog (an embed job's batches): SearchWaitVectors
 			// would not close the gap, and every search would pay it.
 			if s.Log != nil {
@@ -264,7 +265,7 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 			}
 		} else if !s.Vectors.Sync(ctx, target, SearchWaitVectors) && s.Log != nil {
 			s.Log.Debug("the vector index had not reached the search's start; searching anyway",
-				"target", target, "applied", s.Vectors.f.Position(), "waited", time.Since(t0).Round(time.Millisecond))
+				"target", target, "applied", s.Vectors.Position(), "waited", time.Since(t0).Round(time.Millisecond))
 		}
 	}
 	err = s.DB.View(ctx, func(r store.Reader) error {
@@ -651,7 +652,7 @@ func scopeOf(r store.Reader, roomID string) (vectorScope, error) {
 
 // semantic is the vector leg: an exact scan of scope when there is one,
 // else the HNSW graph widened until enough drawers pass keep.
-func (s *Search) semantic(scope vectorScope, profile string, qvec []float32, k int, keep index.Keep) ([]vector.Hit, error) {
+func (s *Search) semantic(scope vectorScope, profile string, qvec []float32, k int, keep rank.Keep) ([]vector.Hit, error) {
 	ix := s.Vectors.Index(profile)
 	if scope.exact {
 		hits, err := ix.ExactAmong(qvec, len(scope.ids), scope.ids)
@@ -671,22 +672,19 @@ func (s *Search) semantic(scope vectorScope, profile string, qvec []float32, k i
 // fusion (package fusion; ties by drawer id), each hit with the signals of
 // the legs that found it.
 func fuse(ranking string, lex []lexical.Hit, sem []vector.Hit, found map[string]*store.Drawer, limit int) []Hit {
-	lexItems := make([]fusion.Item, len(lex))
-	for i, h := range lex {
-		lexItems[i] = fusion.Item{ID: h.ID, Score: h.Score}
-	}
-	semItems := make([]fusion.Item, len(sem))
+	lexItems := lexItems(lex)
+	semItems := make([]rank.Item, len(sem))
 	for i, h := range sem {
-		semItems[i] = fusion.Item{ID: h.ID, Score: float64(h.Score)}
+		semItems[i] = rank.Item{ID: h.ID, Score: float64(h.Score)}
 	}
-	var ranked []fusion.Fused
+	var ranked []rank.Fused
 	switch ranking {
 	case RankHybrid:
-		ranked = fusion.RRF(fusion.K, lexItems, semItems)
+		ranked = rank.RRF(rank.K, lexItems, semItems)
 	case RankSemantic:
-		ranked = fusion.Single(semItems)
+		ranked = rank.Single(semItems)
 	default:
-		ranked = fusion.Single(lexItems)
+		ranked = rank.Single(lexItems)
 	}
 	out := make([]Hit, 0, min(limit, len(ranked)))
 	for _, f := range ranked {
@@ -716,14 +714,14 @@ func fuse(ranking string, lex []lexical.Hit, sem []vector.Hit, found map[string]
 // lexRank and semRank are f's rank in the lexical and the semantic leg (0:
 // not found by it): a hybrid fusion lists the lexical leg first, a
 // single-leg ranking has only its own.
-func lexRank(ranking string, f fusion.Fused) int {
+func lexRank(ranking string, f rank.Fused) int {
 	if ranking == RankSemantic {
 		return 0
 	}
 	return f.Ranks[0]
 }
 
-func semRank(ranking string, f fusion.Fused) int {
+func semRank(ranking string, f rank.Fused) int {
 	switch ranking {
 	case RankHybrid:
 		return f.Ranks[1]
@@ -789,10 +787,8 @@ func (s *Search) Indexes(ctx context.Context) (api.Indexes, error) {
 	st.Lexical = api.IndexState{Seq: seq, Behind: behind(seq), Drawers: n}
 	st.Vectors = map[string]api.VectorIndex{}
 	if s.Vectors != nil {
-		vseq := s.Vectors.f.Position()
-		s.Vectors.mu.RLock()
-		saved := s.Vectors.savedSeq
-		s.Vectors.mu.RUnlock()
+		vseq := s.Vectors.Position()
+		saved := s.Vectors.SavedSeq()
 		for name := range s.Vectors.Profiles {
 			st.Vectors[name] = api.VectorIndex{
 				IndexState: api.IndexState{Seq: vseq, Behind: behind(vseq), Drawers: uint64(s.Vectors.Index(name).Len())},

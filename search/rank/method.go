@@ -1,4 +1,4 @@
-package fusion
+package rank
 
 // Method is how the auto ranking combines its legs (the configuration's
 // search.fusion, validated against Methods).

@@ -1,4 +1,4 @@
-package actors
+package search
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/index/vector"
 	"github.com/loci-dev/loci/store"
@@ -137,14 +138,32 @@ func (r readCountingReader) Room(id string) (*store.Room, error) {
 	return r.Reader.Room(id)
 }
 
+// Palace files drawers in these tests as the palace service does: the
+// writer running store.CreateDrawer with dedup (package search may not
+// import the services, which stand above it).
+type Palace struct {
+	DB    store.DB
+	Sys   *actors.System
+	Dedup store.Dedup
+}
+
+// CreateDrawer files one drawer.
+func (p *Palace) CreateDrawer(ctx context.Context, in store.NewDrawer) (*store.WriteResult, error) {
+	v, err := p.Sys.Write(ctx, func(tx store.Tx) (any, error) { return store.CreateDrawer(tx, in, p.Dedup) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*store.WriteResult), nil
+}
+
 // searchStack is what a search runs on in these tests: a real store, the
 // writer, the lexical index and its follower, stopped at cleanup. Commits
 // kick the follower and whatever is added to kicks before the first write.
 type searchStack struct {
 	db    *badgerdb.DB
 	lex   *lexical.Index
-	sys   *System
-	ix    *Indexer
+	sys   *actors.System
+	ix    *actors.Indexer
 	log   *slog.Logger
 	kicks []func()
 }
@@ -160,8 +179,8 @@ func newSearchStack(tb testing.TB) *searchStack {
 	if st.lex, err = lexical.Open(filepath.Join(dir, "lex")); err != nil {
 		tb.Fatal(err)
 	}
-	st.sys = Start(st.db, st.log, slog.LevelInfo)
-	st.ix = NewIndexer(st.db, st.lex, st.log)
+	st.sys = actors.Start(st.db, st.log, slog.LevelInfo)
+	st.ix = actors.NewIndexer(st.db, st.lex, st.log)
 	st.kicks = []func(){st.ix.Kick}
 	st.sys.OnCommit(func() {
 		for _, k := range st.kicks {

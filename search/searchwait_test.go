@@ -1,4 +1,4 @@
-package actors
+package search
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/store"
@@ -36,7 +37,7 @@ func TestSearchWaitsForTheLexicalFollower(t *testing.T) {
 		}
 		var target uint64
 		_ = st.db.View(ctx, func(r store.Reader) error { target, _ = r.LastSeq(); return nil })
-		if pos := st.ix.f.Position(); pos >= target {
+		if pos := st.ix.Position(); pos >= target {
 			t.Fatalf("round %d: the follower had already applied %d of %d: nothing to wait for", round, pos, target)
 		}
 		t0 := time.Now()
@@ -47,7 +48,7 @@ func TestSearchWaitsForTheLexicalFollower(t *testing.T) {
 		if len(res.Hits) != 1 || res.Hits[0].Content != fmt.Sprintf("note %d about the lamp and %s", n, last) {
 			t.Fatalf("round %d: %q found %d hits, want the drawer just filed", round, last, len(res.Hits))
 		}
-		if pos := st.ix.f.Position(); pos < target {
+		if pos := st.ix.Position(); pos < target {
 			t.Fatalf("round %d: the index is at %d, the search began at %d", round, pos, target)
 		}
 		t.Logf("round %d: waited for %d changes in %v", round, 150, time.Since(t0).Round(time.Millisecond))
@@ -64,12 +65,12 @@ func TestSearchWaitsForTheLexicalFollower(t *testing.T) {
 func TestSearchDoesNotStallWhileVectorsCatchUp(t *testing.T) {
 	st := newSearchStack(t)
 	cfg := config.Default(func(string) (string, bool) { return "", false })
-	profiles, err := embed.Open(EmbedSettings(cfg.Embedding))
+	profiles, err := embed.Open(actors.EmbedSettings(cfg.Embedding))
 	if err != nil {
 		t.Fatal(err)
 	}
 	embed.SetDocFreqs(profiles, st.ix)
-	vec := NewVectors(st.db, st.sys, profiles, config.StaticProfile, st.log, VectorOptions{}) // not started
+	vec := actors.NewVectors(st.db, st.sys, profiles, config.StaticProfile, st.log, actors.VectorOptions{}) // not started
 	p := &Palace{DB: st.db, Sys: st.sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	ctx := context.Background()
 	if _, err := p.CreateDrawer(ctx, store.NewDrawer{Wing: "w", Room: "r", Content: "The kettle in the garden shed is broken.",
@@ -104,13 +105,13 @@ func TestSearchDoesNotStallWhileVectorsCatchUp(t *testing.T) {
 func TestQueryEmbeddingDoesNotWaitForTheLexicalIndex(t *testing.T) {
 	st := newSearchStack(t)
 	cfg := config.Default(func(string) (string, bool) { return "", false })
-	profiles, err := embed.Open(EmbedSettings(cfg.Embedding))
+	profiles, err := embed.Open(actors.EmbedSettings(cfg.Embedding))
 	if err != nil {
 		t.Fatal(err)
 	}
-	stuck := NewIndexer(st.db, st.lex, st.log) // never started
+	stuck := actors.NewIndexer(st.db, st.lex, st.log) // never started
 	embed.SetDocFreqs(profiles, stuck)
-	vec := NewVectors(st.db, st.sys, profiles, config.StaticProfile, st.log, VectorOptions{})
+	vec := actors.NewVectors(st.db, st.sys, profiles, config.StaticProfile, st.log, actors.VectorOptions{})
 	vec.Start(nil)
 	t.Cleanup(func() { vec.Stop(context.Background()) })
 	st.kicks = append(st.kicks, vec.Kick)
@@ -157,7 +158,7 @@ func TestStoredDrawersAreEmbeddedWithSettledFrequencies(t *testing.T) {
 	st := newSearchStack(t)
 	st.kicks = nil // no commit kicks the follower: only the embedding does
 	cfg := config.Default(func(string) (string, bool) { return "", false })
-	profiles, err := embed.Open(EmbedSettings(cfg.Embedding))
+	profiles, err := embed.Open(actors.EmbedSettings(cfg.Embedding))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,13 +174,13 @@ func TestStoredDrawersAreEmbeddedWithSettledFrequencies(t *testing.T) {
 		}
 		var target uint64
 		_ = st.db.View(ctx, func(r store.Reader) error { target, _ = r.LastSeq(); return nil })
-		if pos := st.ix.f.Position(); pos >= target {
+		if pos := st.ix.Position(); pos >= target {
 			continue // the follower's periodic catch-up came first: nothing to show this round
 		}
 		if _, err := profiles[config.StaticProfile].EmbedChecked(embed.ForStored(ctx), []string{"a lamp"}); err != nil {
 			t.Fatal(err)
 		}
-		if pos := st.ix.f.Position(); pos < target {
+		if pos := st.ix.Position(); pos < target {
 			t.Fatalf("round %d: embedded with the index at %d, the palace at %d", round, pos, target)
 		}
 		return
@@ -196,12 +197,12 @@ func TestStoredDrawersAreEmbeddedWithSettledFrequencies(t *testing.T) {
 func TestSearchDoesNotWaitForAVectorBacklog(t *testing.T) {
 	st := newSearchStack(t)
 	cfg := config.Default(func(string) (string, bool) { return "", false })
-	profiles, err := embed.Open(EmbedSettings(cfg.Embedding))
+	profiles, err := embed.Open(actors.EmbedSettings(cfg.Embedding))
 	if err != nil {
 		t.Fatal(err)
 	}
 	embed.SetDocFreqs(profiles, st.ix)
-	vec := NewVectors(st.db, st.sys, profiles, config.StaticProfile, st.log, VectorOptions{}) // not started
+	vec := actors.NewVectors(st.db, st.sys, profiles, config.StaticProfile, st.log, actors.VectorOptions{}) // not started
 	p := &Palace{DB: st.db, Sys: st.sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	ctx := context.Background()
 	s := &Search{DB: st.db, Indexer: st.ix, Vectors: vec, Log: st.log, Auto: cfg.Search}
@@ -217,17 +218,16 @@ func TestSearchDoesNotWaitForAVectorBacklog(t *testing.T) {
 	if _, err := s.Search(ctx, SearchQuery{Text: "kettle note"}, false); err != nil {
 		t.Fatal(err)
 	}
-	if len(vec.f.urgent) != 1 {
+	if !vec.TakeHurry() {
 		t.Fatal("a few changes behind, the search did not wait for the vector follower")
 	}
-	<-vec.f.urgent
 	file(SearchWaitVectorsBehind + 1)
 	for _, ranking := range []string{RankAuto, RankHybrid, RankSemantic} {
 		if _, err := s.Search(ctx, SearchQuery{Text: "kettle note", Ranking: ranking}, false); err != nil {
 			t.Fatal(err)
 		}
-		if len(vec.f.urgent) != 0 {
-			t.Fatalf("%s: the search waited for a vector follower %d changes behind", ranking, vec.f.Position())
+		if vec.TakeHurry() {
+			t.Fatalf("%s: the search waited for a vector follower %d changes behind", ranking, vec.Position())
 		}
 	}
 }

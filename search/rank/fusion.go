@@ -1,8 +1,9 @@
-// Package fusion merges the ranked lists of a search's legs (lexical,
+// Fusion merges the ranked lists of a search's legs (lexical,
 // semantic) into one ranking: reciprocal rank fusion for a hybrid search,
 // or one leg's order as it is. It knows nothing of drawers: lists of ids,
 // best first.
-package fusion
+
+package rank
 
 import "sort"
 

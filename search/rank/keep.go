@@ -1,4 +1,4 @@
-package index
+package rank
 
 // Keep is a search leg's further scope check, made by its caller (which
 // reads the candidates' drawers): it answers, for each id, whether that
