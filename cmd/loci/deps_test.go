@@ -51,8 +51,8 @@ var depRules = []depRule{
 	{pkg: "fault", may: nil, noDeps: []string{nethttp}, why: "the error type is the leaf every layer returns: it imports nothing of ours"},
 	{pkg: "names", may: nil, noDeps: []string{nethttp}, why: "the name rules are a leaf shared by the store, the configuration and the CLI"},
 	{pkg: "api", may: nil, noDeps: []string{nethttp}, why: "the wire types are a leaf the daemon and its clients share: no layer's code comes with them"},
-	{pkg: "config", may: []string{"fault", "names", "triggers", "index/fusion", "sources/secret", "extract/provider"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger, fsnotify},
-		why: "the configuration is read by the CLI and every layer: it validates against the pure packages that own its enums and rules (trigger rules, fusion methods, secret policies, extraction providers) and never imports a layer that does I/O; index → config (the embedder's old direction) is forbidden"},
+	{pkg: "config", may: []string{"fault", "names", "triggers", "search/rank", "sources/secret", "extract/provider"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger, fsnotify},
+		why: "the configuration is read by the CLI and every layer: it validates against the pure packages that own its enums and rules (trigger rules, fusion methods (search/rank), secret policies, extraction providers) and never imports a layer that does I/O; index → config (the embedder's old direction) is forbidden"},
 	{pkg: "config/gen", may: []string{"config"}, why: "the settings table's generator reads the configuration only"},
 
 	// The store: its contract, its pure rules, its backend.
@@ -67,9 +67,8 @@ var depRules = []depRule{
 
 	// The indexes: derived from the store, told what to index by the actors.
 	{pkg: "index", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the index's shared types are a leaf of the index folder: no configuration (index → config is forbidden), no store, no layer above"},
-	{pkg: "index/fusion", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "fusion is arithmetic over ranked lists of ids and owns the fusion methods the configuration validates: nothing of ours (fusion → config would be a loop)"},
-	{pkg: "index/lexical", may: []string{"index"}, noDeps: []string{cobra, chi, protoactor, badger}, why: "the lexical index is Bleve over the index's types: no store backend, no configuration, no layer above"},
-	{pkg: "index/vector", may: []string{"index"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the vector index is pure graph code over the index's types: no configuration (index → config is forbidden), no store, no layer above"},
+	{pkg: "index/lexical", may: []string{"index", "search/rank"}, noDeps: []string{cobra, chi, protoactor, badger}, why: "the lexical index is Bleve over the index's types and the ranking's scope check (search/rank.Keep, pure): no store backend, no configuration, no layer above"},
+	{pkg: "index/vector", may: []string{"index", "search/rank"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the vector index is pure graph code over the index's types and the ranking's scope check (search/rank.Keep, pure): no configuration (index → config is forbidden), no store, no layer above"},
 	{pkg: "index/embed", may: []string{"fault", "index/embed/glove"}, noDeps: []string{cobra, chi, protoactor, badger},
 		why: "the embedder takes its own settings (embed.Settings) from its caller: index → config is forbidden, so neither drags the other's rules or HTTP along"},
 	{pkg: "index/embed/glove", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the built-in word vectors are data and their reader"},
@@ -95,8 +94,13 @@ var depRules = []depRule{
 	{pkg: "actors/kinds", may: []string{"actors", "api", "config", "extract", "extract/provider", "fault", "index/embed", "sources", "sources/secret", "store", "store/graph"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
 		why: "the job kinds run on the actors' runtime: no transport, no backend, no HTTP of their own"},
 
+	// Search: the service over the runtime's followers, its pure ranking below.
+	{pkg: "search", may: []string{"actors", "api", "config", "extract", "fault", "index/...", "search/rank", "sources", "store", "store/dedup", "store/graph"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
+		why: "the search service stands on the runtime (its followers), the indexes and the store, never on the services or on what serves them (search → services would be a loop: wake-up and the graph use search)"},
+	{pkg: "search/rank", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the ranking is pure functions over candidate lists (fusion, context, feedback, expansion, the scope check) and owns the fusion methods the configuration validates: nothing of ours, so config and the indexes may import it"},
+
 	// The edges: HTTP, the CLI, the composition root.
-	{pkg: "transport", may: []string{"actors", "api", "config", "fault", "sources", "store", "store/dedup", "transport/client", "ui"}, noDeps: []string{cobra, badger},
+	{pkg: "transport", may: []string{"actors", "api", "config", "fault", "search", "sources", "store", "store/dedup", "transport/client", "ui"}, noDeps: []string{cobra, badger},
 		why: "transport serves the actors over HTTP and MCP: never the CLI, never a backend"},
 	{pkg: "transport/client", may: []string{"api", "fault"}, noDeps: []string{cobra, chi, protoactor, badger}, why: "the HTTP client is what the CLI links: wire types and errors only"},
 	{pkg: "ui", may: nil, noDeps: []string{cobra, chi, protoactor, badger}, why: "the dashboard is embedded files and their handler"},
