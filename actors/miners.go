@@ -518,7 +518,8 @@ func (m *Miners) Request(ctx context.Context, name string, run MinerRun, join bo
 	if err != nil {
 		return nil, false, fault.Wrap(fault.SerializationFailed, err, fmt.Sprintf("miner %q: %v", name, err), "report this as a bug")
 	}
-	sub := Submission{Type: "mine", RequestedBy: run.RequestedBy, Channel: run.Channel, Params: b}
+	_, _, cred := m.effective(in.Miner)
+	sub := Submission{Type: "mine", RequestedBy: run.RequestedBy, Channel: run.Channel, Params: b, Credential: cred}
 	if join {
 		return m.Jobs.Join(ctx, sub)
 	}
