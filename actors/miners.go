@@ -227,7 +227,7 @@ func (m *Miners) info(name string, def config.Miner) MinerInfo {
 		err = sources.CheckOptions(a, opts)
 	}
 	if err == nil {
-		_, err = a.Resolve(def.Locator, opts)
+		err = sources.Guard(in.Source, func() error { _, err := a.Resolve(def.Locator, opts); return err })
 	}
 	if err == nil && a.Info().Capabilities.NeedsCredentials && !in.CredentialAvailable {
 		err = fault.New(fault.MinerNotRunnable, "its credential cannot be read", "set the credential the miner names")
