@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -53,6 +54,8 @@ type Mining struct {
 	// Env reads the environment for a credential that names a variable
 	// (nil: the process's).
 	Env func(string) (string, bool)
+	// Log notes a source's panic with its stack (nil: not noted).
+	Log *slog.Logger
 }
 
 // Secret policies (mining.secrets).
@@ -236,7 +239,7 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (_ any, err error) {
 	}
 	// What the source's code returns may quote the credential: the job's
 	// error never does.
-	defer func() { err = scrubbed(err, cred) }()
+	defer func() { err = scrubbed(err, cred); m.notePanic(r, err, cred) }()
 	var id store.SourceIdentity
 	if err := sources.Guard(in.Source, func() (err error) { id, err = a.Resolve(in.Locator, in.Options); return err }); err != nil {
 		return nil, err
@@ -371,6 +374,17 @@ func (m Mining) credential(in MineInput) (sources.Credential, error) {
 			"the %s source's credential (%s) cannot be read: %v", in.Source, in.Credential.Kind(), err)
 	}
 	return sources.NewCredential(in.Credential.Kind(), b), nil
+}
+
+// notePanic logs a source's panic (err wrapping a *sources.Panic) with
+// where it happened: the job, the source, what it panicked with (as the
+// job shows it) and the stack.
+func (m Mining) notePanic(r *actors.Run, err error, cred sources.Credential) {
+	var p *sources.Panic
+	if m.Log == nil || !errors.As(err, &p) {
+		return
+	}
+	m.Log.Error("a source panicked", "job", r.Job.ID, "source", p.Source, "err", cred.Scrub(p.Error()), "stack", string(p.Stack))
 }
 
 // scrubbed is err with the credential's value replaced wherever its
@@ -673,6 +687,7 @@ func (m Mining) readAll(ctx context.Context, a sources.Adapter, src sources.Run,
 				}
 				if fault.Is(err, fault.SourceFailed) {
 					res.failed = m.shown(ref.ID) + ": " + src.Credential.Scrub(fault.As(err).Msg)
+					m.notePanic(r, err, src.Credential)
 				}
 				if err != nil {
 					res.stats.Skipped++

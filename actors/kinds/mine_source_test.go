@@ -128,7 +128,7 @@ func sourceRuntime(t *testing.T, dir string, reg *sources.Registry, log *syncBuf
 	pal := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	j := actors.NewJobs(db, sys, pal, logger,
 		actors.JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second}, nil)
-	j.Register(All(j, Mining{Sources: reg, ChunkChars: 200, Secrets: SecretsRedact}, nil)...)
+	j.Register(All(j, Mining{Sources: reg, ChunkChars: 200, Secrets: SecretsRedact, Log: logger}, nil)...)
 	pal.Locked = j.Busy
 	if err := j.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -151,8 +151,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // everything is every key and value of a closed store, read with Badger
 // itself, as one text to grep.
@@ -326,6 +330,11 @@ func TestMineSurvivesASourceThatPanics(t *testing.T) {
 				if done.Status != store.JobFailed || !strings.Contains(done.Error, "the fragile source panicked: the "+tc.at+" entry point broke") {
 					t.Fatalf("mine: %s %q", done.Status, done.Error)
 				}
+			}
+			// The daemon's log has the panic, with its stack.
+			if logs := log.String(); !tc.refused && (!strings.Contains(logs, `msg="a source panicked"`) || !strings.Contains(logs, "source=fragile") ||
+				!strings.Contains(logs, "mine_source_test.go")) {
+				t.Fatalf("the log: %s", logs)
 			}
 			// The runtime goes on: the source mended, a mine completes.
 			src.panicIn.Store("")
