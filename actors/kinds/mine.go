@@ -387,6 +387,27 @@ func (m Mining) notePanic(r *actors.Run, err error, cred sources.Credential) {
 	m.Log.Error("a source panicked", "job", r.Job.ID, "source", p.Source, "err", cred.Scrub(p.Error()), "stack", string(p.Stack))
 }
 
+// scrubDocument replaces the credential's value in what a document files
+// (its text, name, room, kind, URI, origin and metadata): a source's code
+// never puts the credential in the palace, by mistake or on purpose.
+func scrubDocument(doc *sources.Document, cred sources.Credential) {
+	if cred.IsZero() || doc == nil {
+		return
+	}
+	for i, u := range doc.Units {
+		doc.Units[i] = cred.Scrub(u)
+	}
+	doc.ID, doc.Name, doc.Room, doc.Kind = cred.Scrub(doc.ID), cred.Scrub(doc.Name), cred.Scrub(doc.Room), cred.Scrub(doc.Kind)
+	doc.URI, doc.Meta = cred.Scrub(doc.URI), cred.Scrub(doc.Meta)
+	if o := cred.Scrub(string(doc.Origin)); o != string(doc.Origin) {
+		if json.Valid([]byte(o)) {
+			doc.Origin = json.RawMessage(o)
+		} else {
+			doc.Origin = nil
+		}
+	}
+}
+
 // scrubbed is err with the credential's value replaced wherever its
 // message or help quotes it (a source's own error may).
 func scrubbed(err error, cred sources.Credential) error {
@@ -693,6 +714,7 @@ func (m Mining) readAll(ctx context.Context, a sources.Adapter, src sources.Run,
 					res.stats.Skipped++
 					continue
 				}
+				scrubDocument(doc, src.Credential)
 				res.stats.Bytes += doc.Bytes
 				res.stats.UnknownRecords += doc.Skipped
 				res.md, res.ok = m.prepare(doc, key, target, in, r, &res.stats)

@@ -36,6 +36,7 @@ type keyed struct {
 	docs    int
 	panicIn *atomic.Value
 	leak    bool
+	echo    bool
 	block   chan struct{}
 	mu      *sync.Mutex
 	seen    *[]string
@@ -109,8 +110,15 @@ func (k keyed) Read(_ context.Context, run sources.Run, ref sources.Ref) (*sourc
 		<-k.block
 	}
 	k.note("read", run.Credential)
-	text := k.text + " of " + ref.ID
-	return &sources.Document{ID: ref.ID, Name: ref.ID, Room: "chats", Kind: "chat", URI: k.name + "://" + ref.ID,
+	text, uri, origin := k.text+" of "+ref.ID, k.name+"://"+ref.ID, json.RawMessage(`{"at":"`+ref.ID+`"}`)
+	if k.echo && ref.ID == "doc-3" {
+		// A source putting its credential where the palace keeps it.
+		secret := string(run.Credential.Secret())
+		text += " with the key " + secret
+		uri += "?key=" + secret
+		origin = json.RawMessage(`{"key":"` + secret + `"}`)
+	}
+	return &sources.Document{ID: ref.ID, Name: ref.ID, Room: "chats", Kind: "chat", URI: uri, Origin: origin,
 		Units: []string{text}, Bytes: int64(len(text))}, nil
 }
 
@@ -191,14 +199,16 @@ func everything(t *testing.T, dir string) string {
 
 // A miner's run reads its credential when the job runs and hands it to
 // the source's every call; the credential never reaches the job's stored
-// input, its result, the events (the change log), anything else in the
-// store, nor the logs, while the reference (the variable's name) is in
-// the input. A source's error quoting the credential fails the job with
+// input, its result, the events (the change log), the drawers (a source
+// that puts it in a document's text, URI or origin has it replaced),
+// anything else in the store, nor the logs, while the reference (the
+// variable's name) is in the input. A source's error quoting the credential fails the job with
 // the credential replaced.
 func TestMineHandsTheSourceTheCredentialAndKeepsItNowhere(t *testing.T) {
 	const secret = "s3cr3t-credential-value-42"
 	t.Setenv("LOCI_TEST_SOURCE_KEY", secret)
 	src := newKeyed("keyed", "the text")
+	src.echo = true
 	reg := sources.NewRegistry(sources.Directory{MaxFileBytes: 1 << 20})
 	if _, err := reg.Put(sources.Entry{Adapter: src, State: sources.StateEnabled, Origin: sources.OriginLocal}); err != nil {
 		t.Fatal(err)
@@ -225,11 +235,19 @@ func TestMineHandsTheSourceTheCredentialAndKeepsItNowhere(t *testing.T) {
 	if strings.Count(seen, "="+secret) != 4 || strings.Count(seen, "=") != 4 {
 		t.Fatalf("the calls the source saw: %s", seen)
 	}
-	// The drawers are of kind other: "chat" is not a kind of the spec's.
+	// The drawers are of kind other: "chat" is not a kind of the spec's;
+	// the one the source put its credential in holds "[credential]".
+	echoed := 0
 	for _, d := range chats(t, j) {
 		if d.Source.Kind != store.KindOther {
 			t.Fatalf("drawer %s of kind %q", d.Name, d.Source.Kind)
 		}
+		if strings.Contains(d.Content, "with the key [credential]") && strings.Contains(d.Source.URI, "?key=[credential]") {
+			echoed++
+		}
+	}
+	if echoed != 1 {
+		t.Fatalf("%d drawers with the credential replaced, want 1", echoed)
 	}
 
 	// A direct submission of a source that needs a credential, without
