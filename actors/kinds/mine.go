@@ -233,7 +233,7 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (_ any, err error) {
 	if err != nil {
 		return nil, err
 	}
-	cred, err := m.credential(in)
+	cred, err := m.credential(in, a.Info().Capabilities.NeedsCredentials)
 	if err != nil {
 		return nil, err
 	}
@@ -362,13 +362,18 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (_ any, err error) {
 }
 
 // credential reads the credential the job's input refers to, now (none
-// when it refers to none): one that cannot be read fails the job with
-// what kind of reference it was, never its name, path or value.
-func (m Mining) credential(in MineInput) (sources.Credential, error) {
+// when it refers to none). One that cannot be read is none for a source
+// that reads without (as the miner's state says: it is ready), and fails
+// the job of a source that needs it with what kind of reference it was,
+// never its name, path or value.
+func (m Mining) credential(in MineInput, needed bool) (sources.Credential, error) {
 	if in.Credential == nil {
 		return sources.Credential{}, nil
 	}
 	b, err := in.Credential.Read(m.Env)
+	if err != nil && !needed {
+		return sources.Credential{}, nil
+	}
 	if err != nil {
 		return sources.Credential{}, fault.Newf(fault.MinerNotRunnable, "set the credential the miner names, then run it again",
 			"the %s source's credential (%s) cannot be read: %v", in.Source, in.Credential.Kind(), err)

@@ -255,6 +255,22 @@ func TestMineHandsTheSourceTheCredentialAndKeepsItNowhere(t *testing.T) {
 	if _, err := submit(t, j, "mine", `{"source":"keyed","locator":"inbox"}`); !fault.Is(err, fault.InputInvalid) || !strings.Contains(err.Error(), "credential") {
 		t.Fatalf("a mine of keyed without a credential: %v", err)
 	}
+	// A credential that cannot be read when the job runs fails it, naming
+	// the kind of reference only.
+	t.Setenv("LOCI_TEST_SOURCE_KEY", "")
+	job, err = miners.Run(context.Background(), "keyed-miner", actors.MinerRun{Channel: store.ByHTTP, Full: true})
+	if err == nil {
+		t.Fatalf("a miner whose credential is not set ran: %+v", job)
+	}
+	job, err = j.Submit(context.Background(), actors.Submission{Type: "mine", Channel: store.ByHTTP, Credential: &config.CredentialRef{Env: "LOCI_TEST_SOURCE_KEY"},
+		Params: json.RawMessage(`{"source":"keyed","locator":"inbox","wing":"w","full":true}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unset := waitDone(t, j, job.ID); unset.Status != store.JobFailed || !strings.Contains(unset.Error, "the keyed source's credential (env) cannot be read") || strings.Contains(unset.Error, "LOCI_TEST_SOURCE_KEY") {
+		t.Fatalf("a credential unset at run time: %s %q", unset.Status, unset.Error)
+	}
+	t.Setenv("LOCI_TEST_SOURCE_KEY", secret)
 
 	// A source's error quoting the credential: the job's error does not.
 	leaky := newKeyed("keyed", "the text")
