@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 )
@@ -32,6 +33,11 @@ type Submission struct {
 	// Params is a JSON object of the kind's fields; it may also hold type
 	// and requested_by (a REST body is passed whole).
 	Params json.RawMessage
+	// Credential is the reference to the credential the job reads with
+	// (a miner's run sets it, in process only; no request can): a kind
+	// that reads a source keeps the reference in its input and reads the
+	// credential when it runs, never storing the credential itself.
+	Credential *config.CredentialRef
 }
 
 // Plan is what a kind makes of a submission: the job's stored input and

@@ -227,7 +227,7 @@ func (m *Miners) info(name string, def config.Miner) MinerInfo {
 		err = sources.CheckOptions(a, opts)
 	}
 	if err == nil {
-		_, err = a.Resolve(def.Locator, opts)
+		err = sources.Guard(in.Source, func() error { _, err := a.Resolve(def.Locator, opts); return err })
 	}
 	if err == nil && a.Info().Capabilities.NeedsCredentials && !in.CredentialAvailable {
 		err = fault.New(fault.MinerNotRunnable, "its credential cannot be read", "set the credential the miner names")
@@ -518,7 +518,8 @@ func (m *Miners) Request(ctx context.Context, name string, run MinerRun, join bo
 	if err != nil {
 		return nil, false, fault.Wrap(fault.SerializationFailed, err, fmt.Sprintf("miner %q: %v", name, err), "report this as a bug")
 	}
-	sub := Submission{Type: "mine", RequestedBy: run.RequestedBy, Channel: run.Channel, Params: b}
+	_, _, cred := m.effective(in.Miner)
+	sub := Submission{Type: "mine", RequestedBy: run.RequestedBy, Channel: run.Channel, Params: b, Credential: cred}
 	if join {
 		return m.Jobs.Join(ctx, sub)
 	}

@@ -34,14 +34,10 @@ type MinedSource struct {
 	LastRun   time.Time
 }
 
-// List is every adapter (by name) and every source mined into a wing (by
-// adapter, locator, then wing).
-func (s *Sources) List(ctx context.Context) ([]sources.Info, []MinedSource, error) {
-	var infos []sources.Info
-	for _, name := range s.Registry.Names() {
-		a, _ := s.Registry.Adapter(name)
-		infos = append(infos, a.Info())
-	}
+// List is every adapter with its state and origin (by name) and every
+// source mined into a wing (by adapter, locator, then wing).
+func (s *Sources) List(ctx context.Context) ([]sources.Entry, []MinedSource, error) {
+	entries := s.Registry.Entries()
 	var mined []MinedSource
 	err := s.DB.View(ctx, func(r store.Reader) error {
 		var states []*store.SourceState
@@ -73,7 +69,7 @@ func (s *Sources) List(ctx context.Context) ([]sources.Info, []MinedSource, erro
 		}
 		return mined[i].Wing < mined[j].Wing
 	})
-	return infos, mined, err
+	return entries, mined, err
 }
 
 // Warning kinds of the retention guard (api.SourceWarning.Kind).
@@ -96,16 +92,18 @@ func expiryMargin(period time.Duration) time.Duration {
 func (s *Sources) Warnings(ctx context.Context, mined []MinedSource, now time.Time) ([]api.SourceWarning, error) {
 	type place struct{ adapter, root string }
 	var out []api.SourceWarning
-	for _, name := range s.Registry.Names() {
-		a, _ := s.Registry.Adapter(name)
+	for _, e := range s.Registry.Entries() {
+		name, a := e.Name(), e.Adapter
 		g, ok := a.(sources.Guarded)
-		if !ok {
+		if !ok || e.State != sources.StateEnabled {
 			continue
 		}
 		// The locations to look at: the agent's own, and each mined one
-		// (by root: a dir or project option narrows the same files).
+		// (by root: a dir or project option narrows the same files). The
+		// source's code runs guarded: a panic is a source left out.
 		roots := map[string]store.SourceIdentity{}
-		if id, err := a.Resolve("", map[string]string{}); err == nil {
+		var id store.SourceIdentity
+		if err := sources.Guard(name, func() (err error) { id, err = a.Resolve("", map[string]string{}); return err }); err == nil {
 			roots[rootLocator(id.Locator)] = id
 		}
 		var ofAdapter []MinedSource
@@ -119,7 +117,9 @@ func (s *Sources) Warnings(ctx context.Context, mined []MinedSource, now time.Ti
 		}
 		period, setting := g.Retention()
 		for _, root := range slices.Sorted(maps.Keys(roots)) {
-			held, complete, err := g.Sessions(ctx, roots[root])
+			var held []sources.SessionAge
+			var complete bool
+			err := sources.Guard(name, func() (err error) { held, complete, err = g.Sessions(ctx, roots[root]); return err })
 			if err != nil || len(held) == 0 && len(ofAdapter) == 0 {
 				continue
 			}

@@ -748,12 +748,17 @@ type SourceWarning struct {
 	Help    string `json:"help,omitempty"`
 }
 
-// SourceAdapter is a source adapter: its state, declared option keys and
-// capabilities.
+// SourceAdapter is a source adapter: its state, origin, declared option
+// keys and capabilities.
 type SourceAdapter struct {
-	Name         string             `json:"name"`
-	State        string             `json:"state"`
-	Origin       string             `json:"origin"`
+	Name string `json:"name"`
+	// State is the spec's installed-source state: installed, enabled,
+	// disabled, unavailable or incompatible (built-in sources: enabled).
+	State string `json:"state"`
+	// Origin is built-in, bundled, registry, local or plugin.
+	Origin string `json:"origin"`
+	// Reason says why an unavailable or incompatible source is so.
+	Reason       string             `json:"reason,omitempty"`
 	Options      []string           `json:"options"`
 	Capabilities SourceCapabilities `json:"capabilities"`
 	// Format is the stated version of the session or export format the

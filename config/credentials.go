@@ -44,3 +44,33 @@ func CredentialFileInside(dir, file string) bool {
 	}
 	return false
 }
+
+// Read reads the credential the reference names, now: an environment
+// variable's value (env: nil reads the process's), or a file's content
+// without its trailing line break. oauth is not supported yet. An error
+// says what kind of reference could not be read, never its name, path or
+// anything read.
+func (c *CredentialRef) Read(env func(string) (string, bool)) ([]byte, error) {
+	switch c.Kind() {
+	case "env":
+		if env == nil {
+			env = os.LookupEnv
+		}
+		if v, ok := env(c.Env); ok && v != "" {
+			return []byte(v), nil
+		}
+		return nil, errors.New("the environment variable the credential names is not set")
+	case "file":
+		b, err := os.ReadFile(c.File)
+		if err != nil {
+			return nil, errors.New("the file the credential names cannot be read")
+		}
+		if b = []byte(strings.TrimRight(string(b), "\r\n")); len(b) == 0 {
+			return nil, errors.New("the file the credential names is empty")
+		}
+		return b, nil
+	case "oauth":
+		return nil, errors.New("oauth sign-in is not supported yet")
+	}
+	return nil, errors.New("the credential names no place to read it from")
+}

@@ -124,7 +124,7 @@ func TestPrecisionOnThisRepository(t *testing.T) {
 	}
 	dir := sources.Directory{MaxFileBytes: 2 << 20}
 	id := store.SourceIdentity{Adapter: sources.DirectoryName, Locator: root}
-	refs, err := dir.Discover(context.Background(), id, nil, nil)
+	refs, err := dir.Discover(context.Background(), sources.Run{ID: id}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestPrecisionOnThisRepository(t *testing.T) {
 			strings.HasPrefix(rel, "sources/testdata/transcripts/") {
 			continue
 		}
-		doc, err := dir.Read(context.Background(), id, ref)
+		doc, err := dir.Read(context.Background(), sources.Run{ID: id}, ref)
 		if err != nil {
 			continue
 		}

@@ -75,6 +75,11 @@ const (
 	SourceNotFound            Code = "loci::source::not_found"
 	SourceCursorInvalid       Code = "loci::source::cursor_invalid"
 	SourceFailed              Code = "loci::source::failed"
+	SourceNotEnabled          Code = "loci::source::not_enabled"
+	SourceUnavailable         Code = "loci::source::unavailable"
+	SourceIncompatible        Code = "loci::source::incompatible"
+	SourceBuiltin             Code = "loci::source::builtin"
+	SourceBundled             Code = "loci::source::bundled"
 	MinerInvalid              Code = "loci::miner::invalid"
 	MinerNotFound             Code = "loci::miner::not_found"
 	MinerScopeBroadened       Code = "loci::miner::scope_broadened"
@@ -172,6 +177,11 @@ var statuses = map[Code]int{
 	SourceNotFound:              404,
 	SourceCursorInvalid:         400,
 	SourceFailed:                500,
+	SourceNotEnabled:            409,
+	SourceUnavailable:           409,
+	SourceIncompatible:          409,
+	SourceBuiltin:               400,
+	SourceBundled:               400,
 	MinerInvalid:                400,
 	MinerNotFound:               404,
 	MinerScopeBroadened:         409,

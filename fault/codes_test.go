@@ -26,7 +26,7 @@ func TestRegistry(t *testing.T) {
 		JobsTransitionInvalid: 400, InputInvalid: 400, AuthUnauthorized: 401, ModeForbidden: 403,
 		PalaceWingNotFound: 404, PalaceRoomNotFound: 404, PalaceDrawerNotFound: 404, JobsNotFound: 404,
 		JobsOrphaned: 409, JobsContended: 409, PalaceDrawerNameTaken: 409, PalaceBusy: 409, PalaceDrawerSuperseded: 409,
-		ServerFailed: 500,
+		ServerFailed: 500, SourceNotEnabled: 409, SourceBuiltin: 400, SourceBundled: 400,
 	}
 	for c, s := range want {
 		if reg[c] != s {

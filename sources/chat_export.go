@@ -243,7 +243,8 @@ type exportEntry struct {
 // Discover lists the conversations updated past the cursor (and since
 // the since option's instant), oldest update first (then by id); those
 // over MaxConversationBytes are listed as filtered.
-func (e ExportFile) Discover(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) ([]Ref, error) {
+func (e ExportFile) Discover(ctx context.Context, run Run, cursor json.RawMessage) ([]Ref, error) {
+	id, opts := run.ID, run.Options
 	c, err := e.parseCursor(cursor)
 	if err != nil {
 		return nil, err
@@ -267,7 +268,8 @@ func (e ExportFile) Discover(ctx context.Context, id store.SourceIdentity, opts 
 }
 
 // List lists every conversation of the file.
-func (e ExportFile) List(ctx context.Context, id store.SourceIdentity, opts map[string]string) ([]Ref, bool, error) {
+func (e ExportFile) List(ctx context.Context, run Run) ([]Ref, bool, error) {
+	id := run.ID
 	entries, err := e.scan(ctx, id.Locator)
 	if err != nil {
 		return nil, false, err
@@ -454,7 +456,8 @@ func exportInstant(v []byte) time.Time {
 
 // Read reads one conversation from its span (found again by its id when
 // the file changed since discovery) and parses it.
-func (e ExportFile) Read(ctx context.Context, id store.SourceIdentity, ref Ref) (*Document, error) {
+func (e ExportFile) Read(ctx context.Context, run Run, ref Ref) (*Document, error) {
+	id := run.ID
 	if ref.Filtered != "" {
 		return nil, &Filtered{Reason: ref.Filtered}
 	}

@@ -32,13 +32,13 @@ func readExport(t *testing.T, src ExportFile, locator string) (store.SourceIdent
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := src.Discover(context.Background(), id, nil, nil)
+	refs, err := src.Discover(context.Background(), Run{ID: id}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	docs := map[string]*Document{}
 	for _, ref := range refs {
-		doc, err := src.Read(context.Background(), id, ref)
+		doc, err := src.Read(context.Background(), Run{ID: id}, ref)
 		if err != nil {
 			t.Fatalf("%s: %v", ref.ID, err)
 		}
@@ -157,7 +157,7 @@ func TestExportCursorListsOnlyUpdatedConversations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := src.Discover(context.Background(), id, nil, nil)
+	refs, err := src.Discover(context.Background(), Run{ID: id}, nil)
 	if err != nil || len(refs) != 3 {
 		t.Fatalf("%+v %v", refs, err)
 	}
@@ -165,34 +165,34 @@ func TestExportCursorListsOnlyUpdatedConversations(t *testing.T) {
 	if err := src.ParseCursor(cursor); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := src.Discover(context.Background(), id, nil, cursor); len(again) != 0 {
+	if again, _ := src.Discover(context.Background(), Run{ID: id}, cursor); len(again) != 0 {
 		t.Fatalf("an unchanged export: %+v", again)
 	}
 	// The next export: b continued, d new, a and c as they were, in
 	// another order.
 	os.WriteFile(filepath.Join(dir, "conversations.json"), []byte("["+strings.Join([]string{gptConv("d", 40, "delta"), gptConv("c", 30, "charlie"),
 		gptConv("b", 35, "bravo and more"), gptConv("a", 10, "alpha")}, ",")+"]"), 0o600)
-	refs, err = src.Discover(context.Background(), id, nil, cursor)
+	refs, err = src.Discover(context.Background(), Run{ID: id}, cursor)
 	if err != nil || len(refs) != 2 || refs[0].ID != "b" || refs[1].ID != "d" {
 		t.Fatalf("after a new export: %+v %v", refs, err)
 	}
-	doc, err := src.Read(context.Background(), id, refs[0])
+	doc, err := src.Read(context.Background(), Run{ID: id}, refs[0])
 	if err != nil || !strings.Contains(doc.Text(), "bravo and more") {
 		t.Fatalf("%v %+v", err, doc)
 	}
 	// A span that no longer holds the conversation (the file replaced
 	// after discovery), or none at all: found again by its id.
 	stale := Ref{ID: "a", Offset: refs[0].Offset, Size: refs[0].Size}
-	if doc, err := src.Read(context.Background(), id, stale); err != nil || !strings.Contains(doc.Text(), "alpha") {
+	if doc, err := src.Read(context.Background(), Run{ID: id}, stale); err != nil || !strings.Contains(doc.Text(), "alpha") {
 		t.Fatalf("a stale span: %v %+v", err, doc)
 	}
-	if doc, err := src.Read(context.Background(), id, Ref{ID: "c"}); err != nil || !strings.Contains(doc.Text(), "charlie") {
+	if doc, err := src.Read(context.Background(), Run{ID: id}, Ref{ID: "c"}); err != nil || !strings.Contains(doc.Text(), "charlie") {
 		t.Fatalf("no span: %v %+v", err, doc)
 	}
 	if src.spans.scans != 1 {
 		t.Fatalf("%d scans to find two conversations of one file again", src.spans.scans)
 	}
-	if _, err := src.Read(context.Background(), id, Ref{ID: "gone"}); err == nil {
+	if _, err := src.Read(context.Background(), Run{ID: id}, Ref{ID: "gone"}); err == nil {
 		t.Fatal("a conversation gone from the file was read")
 	} else if r, _ := IsFiltered(err); r != "vanished" {
 		t.Fatal(err)
@@ -200,13 +200,13 @@ func TestExportCursorListsOnlyUpdatedConversations(t *testing.T) {
 	// since keeps the conversations updated since then (the listing keeps
 	// every one); a bad since is refused.
 	sinceOpt := map[string]string{"since": time.Unix(1.7e9+30, 0).UTC().Format(time.RFC3339)}
-	if recent, err := src.Discover(context.Background(), id, sinceOpt, nil); err != nil || len(recent) != 3 || recent[0].ID != "c" {
+	if recent, err := src.Discover(context.Background(), Run{ID: id, Options: sinceOpt}, nil); err != nil || len(recent) != 3 || recent[0].ID != "c" {
 		t.Fatalf("since: %+v %v", recent, err)
 	}
 	if _, err := src.Resolve(dir, map[string]string{"since": "last week"}); err == nil || fault.As(err).Code != fault.InputInvalid {
 		t.Fatalf("a bad since: %v", err)
 	}
-	list, complete, err := src.List(context.Background(), id, sinceOpt)
+	list, complete, err := src.List(context.Background(), Run{ID: id, Options: sinceOpt})
 	if err != nil || !complete || len(list) != 4 {
 		t.Fatalf("list %+v %v %v", list, complete, err)
 	}
@@ -225,19 +225,19 @@ func TestExportOversizeConversationIsFiltered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := src.Discover(context.Background(), id, nil, nil)
+	refs, err := src.Discover(context.Background(), Run{ID: id}, nil)
 	if err != nil || len(refs) != 3 {
 		t.Fatalf("%+v %v", refs, err)
 	}
 	if refs[1].ID != "big" || refs[1].Filtered != "too_large" || refs[0].Filtered != "" || refs[2].Filtered != "" {
 		t.Fatalf("%+v", refs)
 	}
-	if _, err := src.Read(context.Background(), id, Ref{ID: "big"}); err == nil {
+	if _, err := src.Read(context.Background(), Run{ID: id}, Ref{ID: "big"}); err == nil {
 		t.Fatal("an over-size conversation was read")
 	} else if r, _ := IsFiltered(err); r != "too_large" {
 		t.Fatal(err)
 	}
-	if doc, err := src.Read(context.Background(), id, refs[2]); err != nil || !strings.Contains(doc.Text(), "after the big one") {
+	if doc, err := src.Read(context.Background(), Run{ID: id}, refs[2]); err != nil || !strings.Contains(doc.Text(), "after the big one") {
 		t.Fatalf("%v %+v", err, doc)
 	}
 }
@@ -278,7 +278,7 @@ func TestExportRefusesBadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.Discover(context.Background(), id, nil, nil); err == nil || fault.As(err).Code != fault.SourceFailed || !strings.Contains(err.Error(), "truncated or damaged") {
+	if _, err := src.Discover(context.Background(), Run{ID: id}, nil); err == nil || fault.As(err).Code != fault.SourceFailed || !strings.Contains(err.Error(), "truncated or damaged") {
 		t.Fatalf("a damaged export: %v", err)
 	}
 }
@@ -334,13 +334,13 @@ func TestExportBoundedMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := src.Discover(context.Background(), id, nil, nil)
+	refs, err := src.Discover(context.Background(), Run{ID: id}, nil)
 	if err != nil || len(refs) != n {
 		t.Fatalf("%d refs of %d: %v", len(refs), n, err)
 	}
 	var bytes int64
 	for _, ref := range refs {
-		doc, err := src.Read(context.Background(), id, ref)
+		doc, err := src.Read(context.Background(), Run{ID: id}, ref)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -383,12 +383,12 @@ func FuzzExportParse(f *testing.F) {
 		}
 		for _, src := range []ExportFile{ChatGPTExport(), ClaudeExport()} {
 			id := store.SourceIdentity{Adapter: src.Format.Name, Locator: p}
-			refs, err := src.Discover(context.Background(), id, nil, nil)
+			refs, err := src.Discover(context.Background(), Run{ID: id}, nil)
 			if err != nil {
 				continue
 			}
 			for _, ref := range refs {
-				if _, err := src.Read(context.Background(), id, ref); err != nil {
+				if _, err := src.Read(context.Background(), Run{ID: id}, ref); err != nil {
 					if _, ok := IsFiltered(err); !ok {
 						t.Fatalf("%s: a discovered conversation failed to read: %v", ref.ID, err)
 					}

@@ -25,7 +25,7 @@ func TestSessionFilesLongLineKeepsItsStart(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "s.jsonl"), []byte(body), 0o600)
 	src := SessionFiles{Format: lineFormat, Home: home}
 	id, _ := src.Resolve("", map[string]string{})
-	doc, err := src.Read(context.Background(), id, Ref{ID: "p/s.jsonl"})
+	doc, err := src.Read(context.Background(), Run{ID: id}, Ref{ID: "p/s.jsonl"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,13 +48,13 @@ func ccDocs(t *testing.T, opts map[string]string) (map[string]*Document, map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := src.Discover(context.Background(), id, opts, nil)
+	refs, err := src.Discover(context.Background(), Run{ID: id, Options: opts}, nil)
 	if err != nil || len(refs) != 5 {
 		t.Fatalf("%d sessions (the .meta.json is none): %+v %v", len(refs), refs, err)
 	}
 	docs, filtered := map[string]*Document{}, map[string]string{}
 	for _, ref := range refs {
-		doc, err := src.Read(context.Background(), id, ref)
+		doc, err := src.Read(context.Background(), Run{ID: id}, ref)
 		if reason, ok := IsFiltered(err); ok {
 			filtered[ref.ID] = reason
 			continue

@@ -68,11 +68,11 @@ func readCodex(t *testing.T, root string, opts map[string]string) (*Document, er
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := src.Discover(context.Background(), id, opts, nil)
+	refs, err := src.Discover(context.Background(), Run{ID: id, Options: opts}, nil)
 	if err != nil || len(refs) != 1 {
 		t.Fatalf("discover under %s: %+v %v", root, refs, err)
 	}
-	return src.Read(context.Background(), id, refs[0])
+	return src.Read(context.Background(), Run{ID: id}, refs[0])
 }
 
 // The session the real codex CLI wrote: the person's prompts (with the
@@ -292,13 +292,13 @@ func TestCodexSubAgentKeptApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := src.Discover(context.Background(), id, nil, nil)
+	refs, err := src.Discover(context.Background(), Run{ID: id}, nil)
 	if err != nil || len(refs) != 3 {
 		t.Fatalf("the fixture's sessions: %+v %v", refs, err)
 	}
 	docs := map[string]*Document{}
 	for _, r := range refs {
-		doc, err := src.Read(context.Background(), id, r)
+		doc, err := src.Read(context.Background(), Run{ID: id}, r)
 		if err != nil {
 			t.Fatal(err)
 		}

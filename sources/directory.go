@@ -174,8 +174,8 @@ func parseDirCursor(raw json.RawMessage) (*dirCursor, error) {
 // every symlink, and lists the regular files past the cursor, oldest
 // change first (then by path). Empty files and files over MaxFileBytes
 // are listed as filtered.
-func (d Directory) Discover(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) ([]Ref, error) {
-	refs, _, err := d.DiscoverSuspects(ctx, id, opts, cursor)
+func (d Directory) Discover(ctx context.Context, run Run, cursor json.RawMessage) ([]Ref, error) {
+	refs, _, err := d.DiscoverSuspects(ctx, run, cursor)
 	return refs, err
 }
 
@@ -185,7 +185,8 @@ func (d Directory) Discover(ctx context.Context, id store.SourceIdentity, opts m
 // time but not its files', which keep their old times. Files filtered
 // without reading (empty, too large) are no suspects: they would not be
 // filed. Without a cursor there are none.
-func (d Directory) DiscoverSuspects(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) (refs, suspects []Ref, err error) {
+func (d Directory) DiscoverSuspects(ctx context.Context, run Run, cursor json.RawMessage) (refs, suspects []Ref, err error) {
+	id, opts := run.ID, run.Options
 	cur, err := parseDirCursor(cursor)
 	if err != nil {
 		return nil, nil, err
@@ -225,7 +226,8 @@ func (d Directory) DiscoverSuspects(ctx context.Context, id store.SourceIdentity
 // List lists every file Discover would list without a cursor, whatever
 // since says; complete is false when a directory under the root could not
 // be read.
-func (d Directory) List(ctx context.Context, id store.SourceIdentity, opts map[string]string) ([]Ref, bool, error) {
+func (d Directory) List(ctx context.Context, run Run) ([]Ref, bool, error) {
+	id, opts := run.ID, run.Options
 	return d.walk(ctx, id, opts, -1, func(found) bool { return true })
 }
 
@@ -344,7 +346,8 @@ func (d Directory) refs(files []found) []Ref {
 // Read reads one file: not UTF-8 or blank is filtered; a UTF-8 byte-order
 // mark is dropped and line endings become \n. The whole file is one unit.
 // Its metadata is its permission bits: a chmod files it again.
-func (d Directory) Read(ctx context.Context, id store.SourceIdentity, ref Ref) (*Document, error) {
+func (d Directory) Read(ctx context.Context, run Run, ref Ref) (*Document, error) {
+	id := run.ID
 	root := rootOf(id)
 	abs := filepath.Join(root, filepath.FromSlash(ref.ID))
 	info, err := os.Lstat(abs)

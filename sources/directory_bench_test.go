@@ -35,7 +35,7 @@ func BenchmarkDirectoryUnchanged100k(b *testing.B) {
 	d := Directory{MaxFileBytes: 1 << 20}
 	ctx := context.Background()
 	id, _ := d.Resolve(root, nil)
-	all, _, err := d.List(ctx, id, nil)
+	all, _, err := d.List(ctx, Run{ID: id})
 	if err != nil || len(all) != 100000 {
 		b.Fatalf("%d files, %v", len(all), err)
 	}
@@ -44,18 +44,18 @@ func BenchmarkDirectoryUnchanged100k(b *testing.B) {
 	if err := os.Chtimes(last, at, at); err != nil {
 		b.Fatal(err)
 	}
-	refs, _ := d.Discover(ctx, id, nil, nil)
+	refs, _ := d.Discover(ctx, Run{ID: id}, nil)
 	cursor := refs[len(refs)-1].Cursor
 	b.Run("walk as before", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, err := d.List(ctx, id, nil); err != nil {
+			if _, _, err := d.List(ctx, Run{ID: id}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("incremental nothing changed", func(b *testing.B) {
 		for b.Loop() {
-			refs, sus, err := d.DiscoverSuspects(ctx, id, nil, cursor)
+			refs, sus, err := d.DiscoverSuspects(ctx, Run{ID: id}, cursor)
 			if err != nil || len(refs) != 0 || len(sus) != 0 {
 				b.Fatalf("%d refs, %d suspects, %v", len(refs), len(sus), err)
 			}
@@ -67,7 +67,7 @@ func BenchmarkDirectoryUnchanged100k(b *testing.B) {
 	}
 	b.Run("incremental one directory changed", func(b *testing.B) {
 		for b.Loop() {
-			refs, sus, err := d.DiscoverSuspects(ctx, id, nil, cursor)
+			refs, sus, err := d.DiscoverSuspects(ctx, Run{ID: id}, cursor)
 			if err != nil || len(refs) != 1 || len(sus) != 1000 {
 				b.Fatalf("%d refs, %d suspects, %v", len(refs), len(sus), err)
 			}

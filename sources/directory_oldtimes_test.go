@@ -58,12 +58,12 @@ func TestDirectoryFindsFilesWithOldTimes(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		afterTick(t, filepath.Join(root, "sub", "c.md"), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), 0)
 		id, _ := d.Resolve(root, nil)
-		refs, err := d.Discover(ctx, id, nil, nil)
+		refs, err := d.Discover(ctx, Run{ID: id}, nil)
 		if err != nil || len(refs) != 3 {
 			t.Fatalf("first discovery: %v %v", ids(refs), err)
 		}
 		cursor = refs[len(refs)-1].Cursor
-		if again, sus, err := d.DiscoverSuspects(ctx, id, nil, cursor); err != nil || len(again) != 0 || len(sus) != 0 {
+		if again, sus, err := d.DiscoverSuspects(ctx, Run{ID: id}, cursor); err != nil || len(again) != 0 || len(sus) != 0 {
 			t.Fatalf("nothing changed, yet discovered %v, suspects %v, %v", ids(again), ids(sus), err)
 		}
 		time.Sleep(20 * time.Millisecond) // the coarse clock that stamps changes moves on
@@ -111,8 +111,8 @@ func TestDirectoryFindsFilesWithOldTimes(t *testing.T) {
 			root, outside, cursor := setup(t)
 			id, _ := d.Resolve(root, nil)
 			c.op(t, root, outside)
-			before, _ := d.Discover(ctx, id, nil, cursor)
-			refs, suspects, err := d.DiscoverSuspects(ctx, id, nil, cursor)
+			before, _ := d.Discover(ctx, Run{ID: id}, cursor)
+			refs, suspects, err := d.DiscoverSuspects(ctx, Run{ID: id}, cursor)
 			if err != nil || !slices.Equal(ids(before), ids(refs)) {
 				t.Fatalf("discover %v, with suspects %v, %v", ids(before), ids(refs), err)
 			}
@@ -143,7 +143,7 @@ func TestDirectoryOldCursorReads(t *testing.T) {
 	if err := d.ParseCursor(stored); err != nil {
 		t.Fatal(err)
 	}
-	refs, err := d.Discover(context.Background(), id, nil, stored)
+	refs, err := d.Discover(context.Background(), Run{ID: id}, stored)
 	if err != nil || !slices.Equal(ids(refs), []string{"a.md", "b.md"}) {
 		t.Fatalf("past an old cursor: %v %v (both files changed after it)", ids(refs), err)
 	}

@@ -90,7 +90,7 @@ func TestDirectoryDiscoverAndRead(t *testing.T) {
 		t.Fatalf("locator %q, want %q", id.Locator, root)
 	}
 	ctx := context.Background()
-	refs, err := d.Discover(ctx, id, nil, nil)
+	refs, err := d.Discover(ctx, Run{ID: id}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestDirectoryDiscoverAndRead(t *testing.T) {
 	}
 	reasons := map[string]string{}
 	for _, r := range refs[:3] {
-		doc, err := d.Read(ctx, id, r)
+		doc, err := d.Read(ctx, Run{ID: id}, r)
 		if err != nil {
 			t.Fatalf("%s: %v", r.ID, err)
 		}
@@ -113,14 +113,14 @@ func TestDirectoryDiscoverAndRead(t *testing.T) {
 		t.Fatalf("normalised: %q", reasons)
 	}
 	for _, r := range refs[5:7] {
-		if _, err := d.Read(ctx, id, r); err == nil {
+		if _, err := d.Read(ctx, Run{ID: id}, r); err == nil {
 			t.Fatalf("%s read; want it filtered", r.ID)
 		} else if why, ok := IsFiltered(err); !ok || (why != "not_utf8" && why != "binary") {
 			t.Fatalf("%s: %v", r.ID, err)
 		}
 	}
 	// Past the cursor of src/main.go: what came after it.
-	after, err := d.Discover(ctx, id, nil, refs[1].Cursor)
+	after, err := d.Discover(ctx, Run{ID: id}, refs[1].Cursor)
 	if err != nil || len(after) != len(refs)-2 || after[0].ID != "src/deep/x/y.txt" {
 		t.Fatalf("past a cursor: %v %v", ids(after), err)
 	}
@@ -129,14 +129,14 @@ func TestDirectoryDiscoverAndRead(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(root, "README.md"), now, now); err != nil {
 		t.Fatal(err)
 	}
-	again, _ := d.Discover(ctx, id, nil, refs[len(refs)-1].Cursor)
+	again, _ := d.Discover(ctx, Run{ID: id}, refs[len(refs)-1].Cursor)
 	if !slices.Equal(ids(again), []string{"README.md"}) {
 		t.Fatalf("after a touch: %v", ids(again))
 	}
 	if err := d.ParseCursor(json.RawMessage(`{"mtime_ns":"x"}`)); !fault.Is(err, fault.SourceCursorInvalid) {
 		t.Fatalf("bad cursor: %v", err)
 	}
-	if _, err := d.Discover(ctx, id, nil, json.RawMessage(`[1]`)); !fault.Is(err, fault.SourceCursorInvalid) {
+	if _, err := d.Discover(ctx, Run{ID: id}, json.RawMessage(`[1]`)); !fault.Is(err, fault.SourceCursorInvalid) {
 		t.Fatalf("discover with a bad cursor: %v", err)
 	}
 }
@@ -164,7 +164,7 @@ func TestDirectoryOptions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		refs, err := d.Discover(ctx, id, c.opts, nil)
+		refs, err := d.Discover(ctx, Run{ID: id, Options: c.opts}, nil)
 		if err != nil || !slices.Equal(ids(refs), c.want) {
 			t.Errorf("%v: %v %v, want %v", c.opts, ids(refs), err, c.want)
 		}
@@ -202,20 +202,20 @@ func TestDirectoryListAndPrune(t *testing.T) {
 	if err != nil || id.Locator != root {
 		t.Fatalf("resolve with prune: %+v %v", id, err)
 	}
-	refs, err := d.Discover(ctx, id, map[string]string{"since": "2099-01-01"}, nil)
+	refs, err := d.Discover(ctx, Run{ID: id, Options: map[string]string{"since": "2099-01-01"}}, nil)
 	if err != nil || len(refs) != 0 {
 		t.Fatalf("discover since 2099: %v %v", ids(refs), err)
 	}
 	cursor, _ := json.Marshal(dirCursor{MTime: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()})
-	if refs, err = d.Discover(ctx, id, nil, cursor); err != nil || len(refs) != 0 {
+	if refs, err = d.Discover(ctx, Run{ID: id}, cursor); err != nil || len(refs) != 0 {
 		t.Fatalf("discover past a later cursor: %v %v", ids(refs), err)
 	}
-	all, complete, err := d.List(ctx, id, map[string]string{"since": "2099-01-01"})
+	all, complete, err := d.List(ctx, Run{ID: id, Options: map[string]string{"since": "2099-01-01"}})
 	if err != nil || !complete || !slices.Equal(ids(all), []string{"a.md", "sub/b.md", "other/c.md"}) {
 		t.Fatalf("list: %v %v %v", ids(all), complete, err)
 	}
 	sub, _ := d.Resolve(root, map[string]string{"dir": "sub"})
-	if all, _, err = d.List(ctx, sub, map[string]string{"dir": "sub"}); err != nil || !slices.Equal(ids(all), []string{"sub/b.md"}) {
+	if all, _, err = d.List(ctx, Run{ID: sub, Options: map[string]string{"dir": "sub"}}); err != nil || !slices.Equal(ids(all), []string{"sub/b.md"}) {
 		t.Fatalf("list of dir=sub: %v %v", ids(all), err)
 	}
 	for _, bad := range []string{"yes", "TRUE", "1", ""} {

@@ -1,6 +1,11 @@
 // Package sources holds what mining reads: the Adapter interface a source
 // implements (discover documents past a cursor, read them, normalise them
-// into units), the Registry of adapters a daemon offers, and the built-in
+// into units; each call given a Run: the source's identity, the run's
+// options and its Credential, read at run time and never shown), the
+// Registry of adapters a daemon offers (added, replaced and removed while
+// it runs, each with its state and origin), Guard and Go, through which
+// every call into an adapter's code runs (a panic fails a document or a
+// job, naming the source, never the daemon), and the built-in
 // sources: the directory source; the agents' session histories
 // (claude-code and codex through SessionFiles, opencode from its SQLite
 // store), whose documents are conversations of turns (transcript.go: turn

@@ -282,7 +282,8 @@ func (o OpenCode) refs(list []openCodeSession, proj string, now time.Time) []Ref
 // Discover lists the sessions changed past the cursor (and since the
 // since option's time), oldest change first; sessions of another project
 // than the project option's are listed filtered.
-func (o OpenCode) Discover(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) ([]Ref, error) {
+func (o OpenCode) Discover(ctx context.Context, run Run, cursor json.RawMessage) ([]Ref, error) {
+	id, opts := run.ID, run.Options
 	cur, err := parseOpenCodeCursor(cursor)
 	if err != nil {
 		return nil, err
@@ -314,7 +315,8 @@ func (o OpenCode) Discover(ctx context.Context, id store.SourceIdentity, opts ma
 
 // List lists every session in the database, whatever the cursor and the
 // since option say.
-func (o OpenCode) List(ctx context.Context, id store.SourceIdentity, opts map[string]string) ([]Ref, bool, error) {
+func (o OpenCode) List(ctx context.Context, run Run) ([]Ref, bool, error) {
+	id := run.ID
 	db, proj := openCodeIdentity(id)
 	list, err := openCodeSessions(ctx, db)
 	if err != nil {
@@ -438,7 +440,8 @@ func (p *openCodePart) text() (string, bool) {
 // stores each step of an answer as its own message). A last assistant
 // message still being written waits for the next run; a session of
 // another project than the project option's is filtered.
-func (o OpenCode) Read(ctx context.Context, id store.SourceIdentity, ref Ref) (*Document, error) {
+func (o OpenCode) Read(ctx context.Context, run Run, ref Ref) (*Document, error) {
+	id := run.ID
 	db, proj := openCodeIdentity(id)
 	c, err := openCodeOpen(ctx, db)
 	if err != nil {

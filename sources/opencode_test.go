@@ -68,7 +68,7 @@ func ocRead(t *testing.T, src OpenCode, dir, session string, opts map[string]str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return src.Read(context.Background(), id, Ref{ID: session})
+	return src.Read(context.Background(), Run{ID: id}, Ref{ID: session})
 }
 
 func TestOpenCodeTurnsAndMarkers(t *testing.T) {
@@ -180,7 +180,7 @@ func TestOpenCodeDiscoverCursorAndProject(t *testing.T) {
 	src := OpenCode{}
 	id, _ := src.Resolve(dir, nil)
 	ctx := context.Background()
-	refs, err := src.Discover(ctx, id, nil, nil)
+	refs, err := src.Discover(ctx, Run{ID: id}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,32 +195,32 @@ func TestOpenCodeDiscoverCursorAndProject(t *testing.T) {
 	if got := ids(refs); got != ocWidget+": "+ocSubagent+": "+ocDeploy+":" {
 		t.Fatalf("refs %s", got)
 	}
-	if refs, _ = src.Discover(ctx, id, nil, refs[0].Cursor); ids(refs) != ocSubagent+": "+ocDeploy+":" {
+	if refs, _ = src.Discover(ctx, Run{ID: id}, refs[0].Cursor); ids(refs) != ocSubagent+": "+ocDeploy+":" {
 		t.Fatalf("past the first cursor: %s", ids(refs))
 	}
-	if refs, _ = src.Discover(ctx, id, nil, refs[1].Cursor); len(refs) != 0 {
+	if refs, _ = src.Discover(ctx, Run{ID: id}, refs[1].Cursor); len(refs) != 0 {
 		t.Fatalf("past the last cursor: %s", ids(refs))
 	}
-	if refs, _ = src.Discover(ctx, id, map[string]string{"since": "2027-01-01"}, nil); len(refs) != 0 {
+	if refs, _ = src.Discover(ctx, Run{ID: id, Options: map[string]string{"since": "2027-01-01"}}, nil); len(refs) != 0 {
 		t.Fatalf("since: %s", ids(refs))
 	}
 	// The project option: the other project's sessions are listed filtered, and not read.
 	opts := map[string]string{OptionProject: ocTmp + "/work/deploys"}
 	pid, _ := src.Resolve(dir, opts)
-	refs, _ = src.Discover(ctx, pid, opts, nil)
+	refs, _ = src.Discover(ctx, Run{ID: pid, Options: opts}, nil)
 	if got := ids(refs); got != ocWidget+":other_project "+ocSubagent+": "+ocDeploy+":" {
 		t.Fatalf("project refs %s", got)
 	}
-	if _, err := src.Read(ctx, pid, Ref{ID: ocWidget}); err == nil {
+	if _, err := src.Read(ctx, Run{ID: pid}, Ref{ID: ocWidget}); err == nil {
 		t.Fatal("another project's session was read")
 	} else if r, ok := IsFiltered(err); !ok || r != "other_project" {
 		t.Fatalf("another project's session: %v", err)
 	}
-	all, complete, err := src.List(ctx, id, map[string]string{"since": "2027-01-01"})
+	all, complete, err := src.List(ctx, Run{ID: id, Options: map[string]string{"since": "2027-01-01"}})
 	if err != nil || !complete || len(all) != 3 {
 		t.Fatalf("list %s %v %v", ids(all), complete, err)
 	}
-	if _, err := src.Read(ctx, id, Ref{ID: "ses_gone"}); err == nil {
+	if _, err := src.Read(ctx, Run{ID: id}, Ref{ID: "ses_gone"}); err == nil {
 		t.Fatal("a vanished session was read")
 	}
 }
@@ -376,14 +376,14 @@ func TestOpenCodeDatabaseBeingCreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if refs, err := src.Discover(context.Background(), id, nil, nil); err != nil || len(refs) != 0 {
+	if refs, err := src.Discover(context.Background(), Run{ID: id}, nil); err != nil || len(refs) != 0 {
 		t.Fatalf("a database OpenCode is creating: %v %v", refs, err)
 	}
-	if refs, complete, err := src.List(context.Background(), id, nil); err != nil || len(refs) != 0 || !complete {
+	if refs, complete, err := src.List(context.Background(), Run{ID: id}); err != nil || len(refs) != 0 || !complete {
 		t.Fatalf("listing a database OpenCode is creating: %v %v %v", refs, complete, err)
 	}
 	ocExec(t, dir, `CREATE TABLE message (id TEXT PRIMARY KEY)`)
-	if _, err := src.Discover(context.Background(), id, nil, nil); err == nil || !strings.Contains(err.Error(), "does not know") {
+	if _, err := src.Discover(context.Background(), Run{ID: id}, nil); err == nil || !strings.Contains(err.Error(), "does not know") {
 		t.Fatalf("an unknown schema: %v", err)
 	}
 }

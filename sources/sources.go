@@ -99,9 +99,22 @@ func IsFiltered(err error) (string, bool) {
 	return "", false
 }
 
+// Run is what an adapter reads in one run of a source: its identity, the
+// run's options (keys already checked against Info) and the run's
+// credential (zero when it names none), read at run time from its
+// reference and never stored. A future field reaches every adapter
+// without changing its methods.
+type Run struct {
+	ID         store.SourceIdentity
+	Options    map[string]string
+	Credential Credential
+}
+
 // Adapter is a source of documents: it does the first three stages of the
 // mining pipeline (discover, read, normalise); the service chunks and
-// files.
+// files. Its code may be another's (an installed source): the service
+// calls it through Guard, so that a panic fails a document or a job, not
+// the daemon.
 type Adapter interface {
 	// Info is the adapter's name, option keys and capabilities.
 	Info() Info
@@ -112,13 +125,13 @@ type Adapter interface {
 	// ParseCursor checks a stored cursor; an error is a bad cursor
 	// (loci::source::cursor_invalid).
 	ParseCursor(cursor json.RawMessage) error
-	// Discover lists the documents past cursor (nil: from the start), in
-	// cursor order.
-	Discover(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) ([]Ref, error)
+	// Discover lists the documents of run's source past cursor (nil: from
+	// the start), in cursor order.
+	Discover(ctx context.Context, run Run, cursor json.RawMessage) ([]Ref, error)
 	// Read reads and normalises one discovered document; a *Filtered
 	// error excludes it. The mine job reads a batch's documents
 	// concurrently: Read must be safe for concurrent use.
-	Read(ctx context.Context, id store.SourceIdentity, ref Ref) (*Document, error)
+	Read(ctx context.Context, run Run, ref Ref) (*Document, error)
 }
 
 // Lister is an adapter that can list every document its source holds now,
@@ -127,7 +140,7 @@ type Adapter interface {
 // drawers were deleted are to be filed again. complete is false when part
 // of the source could not be listed; nothing is pruned then.
 type Lister interface {
-	List(ctx context.Context, id store.SourceIdentity, opts map[string]string) (refs []Ref, complete bool, err error)
+	List(ctx context.Context, run Run) (refs []Ref, complete bool, err error)
 }
 
 // Suspecter is an adapter whose discovery past a cursor can miss
@@ -137,7 +150,7 @@ type Lister interface {
 // be new. The mine job files those the source's state in the wing does
 // not know, out of cursor order (the cursor stays).
 type Suspecter interface {
-	DiscoverSuspects(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) (refs, suspects []Ref, err error)
+	DiscoverSuspects(ctx context.Context, run Run, cursor json.RawMessage) (refs, suspects []Ref, err error)
 }
 
 // OptionPrune is the option (a Lister's) asking a mine job to close the
@@ -156,39 +169,6 @@ func Prune(opts map[string]string) (bool, error) {
 		return true, nil
 	}
 	return false, fault.Invalid("options", fmt.Sprintf("prune is \"true\" or \"false\", not %q", v))
-}
-
-// Registry is the adapters a daemon offers, by name.
-type Registry struct {
-	adapters map[string]Adapter
-}
-
-// NewRegistry makes a registry of the given adapters.
-func NewRegistry(adapters ...Adapter) *Registry {
-	r := &Registry{adapters: map[string]Adapter{}}
-	for _, a := range adapters {
-		r.adapters[a.Info().Name] = a
-	}
-	return r
-}
-
-// Adapter is the named adapter, or loci::source::not_found.
-func (r *Registry) Adapter(name string) (Adapter, error) {
-	if a, ok := r.adapters[name]; ok {
-		return a, nil
-	}
-	return nil, fault.Newf(fault.SourceNotFound, "the sources here: "+strings.Join(r.Names(), ", "),
-		"no source is named %q", name)
-}
-
-// Names lists the adapters' names, sorted.
-func (r *Registry) Names() []string {
-	out := make([]string, 0, len(r.adapters))
-	for n := range r.adapters {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // CheckOptions refuses option keys the adapter does not declare (listing

@@ -379,27 +379,28 @@ func (f SessionFiles) dir() Directory {
 func (f SessionFiles) ParseCursor(raw json.RawMessage) error { return f.dir().ParseCursor(raw) }
 
 // Discover lists the session files past the cursor, oldest change first.
-func (f SessionFiles) Discover(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) ([]Ref, error) {
-	d, _ := dirID(id)
-	return f.dir().Discover(ctx, d, opts, cursor)
+func (f SessionFiles) Discover(ctx context.Context, run Run, cursor json.RawMessage) ([]Ref, error) {
+	run.ID, _ = dirID(run.ID)
+	return f.dir().Discover(ctx, run, cursor)
 }
 
 // DiscoverSuspects is the directory source's: session files moved into
 // the tree keep their old times.
-func (f SessionFiles) DiscoverSuspects(ctx context.Context, id store.SourceIdentity, opts map[string]string, cursor json.RawMessage) (refs, suspects []Ref, err error) {
-	d, _ := dirID(id)
-	return f.dir().DiscoverSuspects(ctx, d, opts, cursor)
+func (f SessionFiles) DiscoverSuspects(ctx context.Context, run Run, cursor json.RawMessage) (refs, suspects []Ref, err error) {
+	run.ID, _ = dirID(run.ID)
+	return f.dir().DiscoverSuspects(ctx, run, cursor)
 }
 
 // List lists every session file under the root.
-func (f SessionFiles) List(ctx context.Context, id store.SourceIdentity, opts map[string]string) ([]Ref, bool, error) {
-	d, _ := dirID(id)
-	return f.dir().List(ctx, d, opts)
+func (f SessionFiles) List(ctx context.Context, run Run) ([]Ref, bool, error) {
+	run.ID, _ = dirID(run.ID)
+	return f.dir().List(ctx, run)
 }
 
 // Read parses one session file's complete lines; a session of another
 // project than the project option's is filtered ("other_project").
-func (f SessionFiles) Read(ctx context.Context, id store.SourceIdentity, ref Ref) (*Document, error) {
+func (f SessionFiles) Read(ctx context.Context, run Run, ref Ref) (*Document, error) {
+	id := run.ID
 	d, proj := dirID(id)
 	abs := filepath.Join(rootOf(d), filepath.FromSlash(ref.ID))
 	file, err := os.Open(abs)

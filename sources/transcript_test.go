@@ -50,11 +50,11 @@ func TestSessionFilesReadsCompleteLinesOnly(t *testing.T) {
 	if id.Adapter != "test-agent" || id.Locator != filepath.Join(home, ".agent/sessions") {
 		t.Fatalf("identity %+v", id)
 	}
-	refs, err := src.Discover(context.Background(), id, nil, nil)
+	refs, err := src.Discover(context.Background(), Run{ID: id}, nil)
 	if err != nil || len(refs) != 1 || refs[0].ID != "p/s1.jsonl" {
 		t.Fatalf("refs %+v %v", refs, err)
 	}
-	doc, err := src.Read(context.Background(), id, refs[0])
+	doc, err := src.Read(context.Background(), Run{ID: id}, refs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestSessionFilesReadsCompleteLinesOnly(t *testing.T) {
 	f, _ := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("ten\"}\n")
 	f.Close()
-	if doc, _ = src.Read(context.Background(), id, refs[0]); len(doc.Units) != 2 || !strings.Contains(doc.Units[1], "half written") {
+	if doc, _ = src.Read(context.Background(), Run{ID: id}, refs[0]); len(doc.Units) != 2 || !strings.Contains(doc.Units[1], "half written") {
 		t.Fatalf("after the line completed: %q", doc.Units)
 	}
 	// A project option keeps only the sessions run under it.
@@ -78,7 +78,7 @@ func TestSessionFilesReadsCompleteLinesOnly(t *testing.T) {
 	if err != nil || pid.Locator == id.Locator {
 		t.Fatalf("the project option's identity %+v %v", pid, err)
 	}
-	if _, err := src.Read(context.Background(), pid, refs[0]); err == nil {
+	if _, err := src.Read(context.Background(), Run{ID: pid}, refs[0]); err == nil {
 		t.Fatal("a session of another project was read")
 	} else if r, _ := IsFiltered(err); r != "other_project" {
 		t.Fatalf("%v", err)

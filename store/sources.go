@@ -170,9 +170,13 @@ func ChunkDrawerID(jobID, sourceKey, docID string, index int, hash string) strin
 // with other content from the same file (an earlier version the state
 // lost track of) is superseded rather than left current beside it. The
 // document's state, and which document each new chunk drawer belongs to,
-// are written in the same transaction.
+// are written in the same transaction. A source kind outside the spec's
+// list is stored as other (StoredSourceKind).
 func FileDocument(tx Tx, in MinedDocument, dd Dedup) (MinedResult, error) {
 	var res MinedResult
+	// A source's own kind outside the spec's list is stored as other,
+	// never a refusal that would fail the batch.
+	in.Source.Kind = StoredSourceKind(in.Source.Kind)
 	wing, _, err := EnsureWing(tx, in.Wing, "")
 	if err != nil {
 		return res, err

@@ -113,3 +113,41 @@ func TestForgetSomeMinedInBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A mined document whose source kind is outside the spec's list (an
+// installed source's "chat", or none) is stored as other, as the spec
+// says, instead of failing the batch it is filed in; a listed kind is kept.
+func TestFileDocumentStoresAnUnknownSourceKindAsOther(t *testing.T) {
+	for _, tc := range []struct{ kind, stored string }{
+		{"chat", store.KindOther},
+		{"", store.KindOther},
+		{"FILE", store.KindOther},
+		{store.KindTranscript, store.KindTranscript},
+		{store.KindFile, store.KindFile},
+	} {
+		t.Run("kind "+tc.kind, func(t *testing.T) {
+			db := open(t)
+			ctx := context.Background()
+			var res store.MinedResult
+			err := db.Update(ctx, func(tx store.Tx) error {
+				var err error
+				res, err = store.FileDocument(tx, store.MinedDocument{SourceKey: store.SourceIdentity{Adapter: "installed", Locator: "x"}.Key(),
+					ID: "doc", Name: "doc", Source: store.Source{Kind: tc.kind, URI: "x/doc"}, Revision: store.ContentHash("a chat line"),
+					Chunks: []string{"a chat line"}, Wing: "w", Room: "chats", JobID: store.NewID(), Requested: store.ByHTTP}, dd)
+				return err
+			})
+			if err != nil || res.Created != 1 {
+				t.Fatalf("filing a document of kind %q: %+v %v", tc.kind, res, err)
+			}
+			var got []store.Drawer
+			err = db.View(ctx, func(r store.Reader) error {
+				w, _ := r.WingByName("w")
+				rm, _ := r.RoomByName(w.ID, "chats")
+				return r.Drawers(rm.ID, true, func(d *store.Drawer) bool { got = append(got, *d); return true })
+			})
+			if err != nil || len(got) != 1 || got[0].Source.Kind != tc.stored {
+				t.Fatalf("stored: %+v %v (want kind %q)", got, err, tc.stored)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,6 +38,16 @@ const (
 
 // SourceKinds lists the accepted source kinds.
 var SourceKinds = []string{KindFile, KindManual, KindTranscript, KindNote, KindOther}
+
+// StoredSourceKind is the source kind a drawer is stored with: a kind of
+// SourceKinds as given, any other value (an installed source's own word,
+// or none) other, as the spec says.
+func StoredSourceKind(kind string) string {
+	if slices.Contains(SourceKinds, kind) {
+		return kind
+	}
+	return KindOther
+}
 
 // Channels a write may be requested by.
 const (

@@ -15,11 +15,11 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request) error {
 	if s.Sources == nil {
 		return fault.New(fault.ServerFailed, "this server has no sources", "report it")
 	}
-	infos, mined, err := s.Sources.List(r.Context())
+	entries, mined, err := s.Sources.List(r.Context())
 	if err != nil {
 		return err
 	}
-	out := apiSources(infos, mined)
+	out := apiSources(entries, mined)
 	if out.Warnings, err = s.Sources.Warnings(r.Context(), mined, time.Now()); err != nil {
 		return err
 	}
@@ -29,12 +29,13 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func apiSources(infos []sources.Info, mined []actors.MinedSource) api.SourceList {
-	out := api.SourceList{Adapters: make([]api.SourceAdapter, len(infos)), Sources: make([]api.MinedSource, len(mined))}
-	for i, in := range infos {
+func apiSources(entries []sources.Entry, mined []actors.MinedSource) api.SourceList {
+	out := api.SourceList{Adapters: make([]api.SourceAdapter, len(entries)), Sources: make([]api.MinedSource, len(mined))}
+	for i, e := range entries {
+		in := e.Adapter.Info()
 		c := in.Capabilities
 		triggers := append([]string{}, c.Triggers...)
-		out.Adapters[i] = api.SourceAdapter{Name: in.Name, State: "enabled", Origin: "built-in", Options: append([]string{}, in.Options...),
+		out.Adapters[i] = api.SourceAdapter{Name: in.Name, State: e.State, Origin: e.Origin, Reason: e.Reason, Options: append([]string{}, in.Options...),
 			Capabilities: api.SourceCapabilities{Incremental: c.Incremental, KeepsRaw: c.KeepsRaw, NeedsCredentials: c.NeedsCredentials, Triggers: triggers},
 			Format:       in.Format, DefaultLocator: in.DefaultLocator}
 	}

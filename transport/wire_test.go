@@ -42,6 +42,7 @@ func TestClientTypesReadEveryAnswer(t *testing.T) {
 		"filed":          func() any { return new(api.Filed) },
 		"search clipped": func() any { return new(api.SearchResult) }, "search brief": func() any { return new(api.BriefResult) },
 		"transcript hit": func() any { return new(api.SearchResult) }, "wake-up with the last session": func() any { return new(api.WakeUp) },
+		"source list": func() any { return new(api.SourceList) },
 	}
 	b, err := os.ReadFile(goldenFile)
 	if err != nil {

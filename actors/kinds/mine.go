@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/sources/secret"
@@ -49,6 +52,11 @@ type Mining struct {
 	// DocDelay slows reading by this much a document: end-to-end tests
 	// (LOCI_TEST_MINE_DELAY) that need a mine still running.
 	DocDelay time.Duration
+	// Env reads the environment for a credential that names a variable
+	// (nil: the process's).
+	Env func(string) (string, bool)
+	// Log notes a source's panic with its stack (nil: not noted).
+	Log *slog.Logger
 }
 
 // MineInput is a mine job's stored input.
@@ -60,6 +68,10 @@ type MineInput struct {
 	Wing    string            `json:"wing"`
 	// Limit is the effective max_documents (0: unlimited).
 	Limit int `json:"limit"`
+	// Credential is the reference to the credential the run reads with
+	// (a miner's), read when the job runs: the reference (an environment
+	// variable's name, a file's path), never the credential.
+	Credential *config.CredentialRef `json:"credential,omitempty"`
 }
 
 // mineState is a mine job's checkpoint: where it is (the cursor past the
@@ -68,6 +80,11 @@ type mineState struct {
 	Started bool            `json:"started"`
 	Cursor  json.RawMessage `json:"cursor,omitempty"`
 	Stats   api.MineResult  `json:"stats"`
+	// Failed counts the documents whose reading the source's code failed
+	// (a panic: counted skipped too); FirstFailure names the first and
+	// why, for the result's note.
+	Failed       int    `json:"failed,omitempty"`
+	FirstFailure string `json:"first_failure,omitempty"`
 }
 
 // Mine is the mine kind: read a directory (or another source) into
@@ -84,6 +101,10 @@ func Mine(m Mining) actors.Kind {
 			in, id, err := m.plan(p)
 			if err != nil {
 				return actors.Plan{}, err
+			}
+			in.Credential = s.Credential
+			if a, _ := m.Sources.Adapter(in.Source); a != nil && a.Info().Capabilities.NeedsCredentials && in.Credential == nil {
+				return actors.Plan{}, fault.Invalid("source", fmt.Sprintf("the %s source reads with a credential: run it through a miner that names one", in.Source))
 			}
 			if _, isID := store.CanonicalUUID(in.Wing); isID && m.DB != nil {
 				// A name makes its wing; an id must be one already, or
@@ -126,7 +147,7 @@ func (m Mining) plan(p mineParams) (MineInput, store.SourceIdentity, error) {
 	} else if _, lists := a.(sources.Lister); prune && !lists {
 		return MineInput{}, id, fault.Invalid("options", fmt.Sprintf("the %s source cannot list all its documents, so it cannot prune", name))
 	}
-	if id, err = a.Resolve(loc, p.Options); err != nil {
+	if err := sources.Guard(name, func() (err error) { id, err = a.Resolve(loc, p.Options); return err }); err != nil {
 		return MineInput{}, id, err
 	}
 	wing := p.Wing
@@ -195,19 +216,29 @@ func readTarget(r store.Reader, source, wing string) (target, error) {
 // in the same transaction as the drawers; with prune, close the drawers of
 // documents gone from the source. It stops between batches when asked
 // (pause, cancel, shutdown) and resumes from its checkpoint.
-func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
+func (m Mining) run(ctx context.Context, r *actors.Run) (_ any, err error) {
 	var in MineInput
 	if err := json.Unmarshal(r.Job.Input, &in); err != nil {
 		return nil, fault.Wrap(fault.StoreMalformed, err, "the job's input is unreadable", "submit the mine job again")
 	}
+	// The adapter of this moment: replaced or removed in the registry
+	// while the job runs, it is still the one the job reads with.
 	a, err := m.Sources.Adapter(in.Source)
 	if err != nil {
 		return nil, err
 	}
-	id, err := a.Resolve(in.Locator, in.Options)
+	cred, err := m.credential(in, a.Info().Capabilities.NeedsCredentials)
 	if err != nil {
 		return nil, err
 	}
+	// What the source's code returns may quote the credential: the job's
+	// error never does.
+	defer func() { err = scrubbed(err, cred); m.notePanic(r, err, cred) }()
+	var id store.SourceIdentity
+	if err := sources.Guard(in.Source, func() (err error) { id, err = a.Resolve(in.Locator, in.Options); return err }); err != nil {
+		return nil, err
+	}
+	src := sources.Run{ID: id, Options: in.Options, Credential: cred}
 	prune, err := sources.Prune(in.Options)
 	if err != nil {
 		return nil, err
@@ -232,15 +263,15 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 			st.Stats.Mode = api.MineIncremental
 			st.Cursor = t.state.Cursor
 		}
-		if err := a.ParseCursor(st.Cursor); err != nil {
+		if err := sources.Guard(in.Source, func() error { return a.ParseCursor(st.Cursor) }); err != nil {
 			return nil, err
 		}
 	}
-	refs, err := m.discover(ctx, r, a, id, in, t, st.Cursor)
+	refs, err := m.discover(ctx, r, a, src, in, t, st.Cursor)
 	if err != nil {
 		return nil, err
 	}
-	if refs, err = m.withStale(ctx, r, a, id, in, t, refs); err != nil {
+	if refs, err = m.withStale(ctx, r, a, src, in, t, refs); err != nil {
 		return nil, err
 	}
 	if !st.Started {
@@ -286,9 +317,12 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 		if m.DocDelay > 0 {
 			time.Sleep(m.DocDelay * time.Duration(end-i))
 		}
-		docs := m.readAll(ctx, a, id, refs[i:end], key, t.key, in, r, &next.Stats)
+		docs, err := m.readAll(ctx, a, src, refs[i:end], key, t.key, in, r, &next)
+		if err != nil {
+			return nil, err
+		}
 		last := refs[end-1].ID
-		err := m.commit(ctx, r, &next, docs, stale, key, id, in.Wing, progress(next.Stats, m.shown(last)))
+		err = m.commit(ctx, r, &next, docs, stale, key, id, in.Wing, progress(next.Stats, m.shown(last)))
 		if errors.Is(err, store.ErrTxnTooBig) && len(docs) > 1 {
 			batch = max(1, len(docs)/2)
 			continue
@@ -310,24 +344,96 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (any, error) {
 	}
 	pruneNote := ""
 	if prune && !st.Stats.Truncated {
-		if pruneNote, err = m.prune(ctx, r, a, id, in, key, &st); err != nil {
+		if pruneNote, err = m.prune(ctx, r, a, src, in, key, &st); err != nil {
 			return nil, err
 		}
 	}
+	if st.Failed > 0 {
+		pruneNote = strings.TrimSpace(fmt.Sprintf("%d documents could not be read, the source failing on them (the first, %s); they were skipped. %s",
+			st.Failed, st.FirstFailure, pruneNote))
+	}
 	return m.finish(ctx, r, in, key, st.Stats, pruneNote)
+}
+
+// credential reads the credential the job's input refers to, now (none
+// when it refers to none). One that cannot be read is none for a source
+// that reads without (as the miner's state says: it is ready), and fails
+// the job of a source that needs it with what kind of reference it was,
+// never its name, path or value.
+func (m Mining) credential(in MineInput, needed bool) (sources.Credential, error) {
+	if in.Credential == nil {
+		return sources.Credential{}, nil
+	}
+	b, err := in.Credential.Read(m.Env)
+	if err != nil && !needed {
+		return sources.Credential{}, nil
+	}
+	if err != nil {
+		return sources.Credential{}, fault.Newf(fault.MinerNotRunnable, "set the credential the miner names, then run it again",
+			"the %s source's credential (%s) cannot be read: %v", in.Source, in.Credential.Kind(), err)
+	}
+	return sources.NewCredential(in.Credential.Kind(), b), nil
+}
+
+// notePanic logs a source's panic (err wrapping a *sources.Panic) with
+// where it happened: the job, the source, what it panicked with (as the
+// job shows it) and the stack.
+func (m Mining) notePanic(r *actors.Run, err error, cred sources.Credential) {
+	var p *sources.Panic
+	if m.Log == nil || !errors.As(err, &p) {
+		return
+	}
+	m.Log.Error("a source panicked", "job", r.Job.ID, "source", p.Source, "err", cred.Scrub(p.Error()), "stack", string(p.Stack))
+}
+
+// scrubDocument replaces the credential's value in what a document files
+// (its text, name, room, kind, URI, origin and metadata): a source's code
+// never puts the credential in the palace, by mistake or on purpose.
+func scrubDocument(doc *sources.Document, cred sources.Credential) {
+	if cred.IsZero() || doc == nil {
+		return
+	}
+	for i, u := range doc.Units {
+		doc.Units[i] = cred.Scrub(u)
+	}
+	doc.ID, doc.Name, doc.Room, doc.Kind = cred.Scrub(doc.ID), cred.Scrub(doc.Name), cred.Scrub(doc.Room), cred.Scrub(doc.Kind)
+	doc.URI, doc.Meta = cred.Scrub(doc.URI), cred.Scrub(doc.Meta)
+	if o := cred.Scrub(string(doc.Origin)); o != string(doc.Origin) {
+		if json.Valid([]byte(o)) {
+			doc.Origin = json.RawMessage(o)
+		} else {
+			doc.Origin = nil
+		}
+	}
+}
+
+// scrubbed is err with the credential's value replaced wherever its
+// message or help quotes it (a source's own error may).
+func scrubbed(err error, cred sources.Credential) error {
+	if err == nil || cred.IsZero() {
+		return err
+	}
+	e := fault.As(err)
+	msg, help := cred.Scrub(e.Msg), cred.Scrub(e.Help)
+	if msg == e.Msg && help == e.Help && cred.Scrub(err.Error()) == err.Error() {
+		return err
+	}
+	return fault.New(e.Code, msg, help)
 }
 
 // discover lists the documents past the cursor and, when the adapter is
 // a Suspecter, puts before them the suspects that the source's state in
 // the wing does not know (a directory moved in with files at old times):
 // they are filed out of order, the cursor staying where it is.
-func (m Mining) discover(ctx context.Context, r *actors.Run, a sources.Adapter, id store.SourceIdentity, in MineInput,
-	t target, cursor json.RawMessage) ([]sources.Ref, error) {
+func (m Mining) discover(ctx context.Context, r *actors.Run, a sources.Adapter, src sources.Run, in MineInput,
+	t target, cursor json.RawMessage) (refs []sources.Ref, err error) {
 	sa, ok := a.(sources.Suspecter)
 	if !ok || len(cursor) == 0 {
-		return a.Discover(ctx, id, in.Options, cursor)
+		err = sources.Guard(in.Source, func() (err error) { refs, err = a.Discover(ctx, src, cursor); return err })
+		return refs, err
 	}
-	refs, suspects, err := sa.DiscoverSuspects(ctx, id, in.Options, cursor)
+	var suspects []sources.Ref
+	err = sources.Guard(in.Source, func() (err error) { refs, suspects, err = sa.DiscoverSuspects(ctx, src, cursor); return err })
 	if err != nil || len(suspects) == 0 {
 		return refs, err
 	}
@@ -356,12 +462,12 @@ func (m Mining) discover(ctx context.Context, r *actors.Run, a sources.Adapter, 
 // since they were filed (past the cursor or not), from a full listing;
 // the marks of those gone from the source are cleared, as nothing is left
 // to file again.
-func (m Mining) withStale(ctx context.Context, r *actors.Run, a sources.Adapter, id store.SourceIdentity, in MineInput,
+func (m Mining) withStale(ctx context.Context, r *actors.Run, a sources.Adapter, src sources.Run, in MineInput,
 	t target, refs []sources.Ref) ([]sources.Ref, error) {
 	if len(t.stale) == 0 {
 		return refs, nil
 	}
-	listing, complete, err := listAll(ctx, a, id, in.Options)
+	listing, complete, err := listAll(ctx, a, src)
 	if err != nil {
 		return nil, err
 	}
@@ -402,11 +508,12 @@ func (m Mining) withStale(ctx context.Context, r *actors.Run, a sources.Adapter,
 
 // listAll lists every document the source holds now: its List when it is
 // a Lister, else a discovery without a cursor.
-func listAll(ctx context.Context, a sources.Adapter, id store.SourceIdentity, opts map[string]string) ([]sources.Ref, bool, error) {
+func listAll(ctx context.Context, a sources.Adapter, src sources.Run) (refs []sources.Ref, complete bool, err error) {
 	if l, ok := a.(sources.Lister); ok {
-		return l.List(ctx, id, opts)
+		err = sources.Guard(src.ID.Adapter, func() (err error) { refs, complete, err = l.List(ctx, src); return err })
+		return refs, complete, err
 	}
-	refs, err := a.Discover(ctx, id, opts, nil)
+	err = sources.Guard(src.ID.Adapter, func() (err error) { refs, err = a.Discover(ctx, src, nil); return err })
 	return refs, err == nil, err
 }
 
@@ -417,8 +524,8 @@ const pruneBatch = 64
 // the wing that a complete listing no longer holds, and forgets their
 // state; history and as_of still find the drawers. An incomplete listing
 // prunes nothing (the note says so).
-func (m Mining) prune(ctx context.Context, r *actors.Run, a sources.Adapter, id store.SourceIdentity, in MineInput, key string, st *mineState) (string, error) {
-	listing, complete, err := listAll(ctx, a, id, in.Options)
+func (m Mining) prune(ctx context.Context, r *actors.Run, a sources.Adapter, src sources.Run, in MineInput, key string, st *mineState) (string, error) {
+	listing, complete, err := listAll(ctx, a, src)
 	if err != nil {
 		return "", err
 	}
@@ -561,50 +668,79 @@ func mineNote(s api.MineResult, pruneNote string) string {
 // readAll reads and prepares a batch's documents, on every core: reading,
 // the secret scan, chunking and the near-duplicate judging are most of a
 // mine job's work, and one document's never waits for another's. The
-// documents and counts come back in the batch's order.
-func (m Mining) readAll(ctx context.Context, a sources.Adapter, id store.SourceIdentity, refs []sources.Ref, key, target string,
-	in MineInput, r *actors.Run, s *api.MineResult) []store.MinedDocument {
+// documents and counts come back in the batch's order. Each goroutine runs
+// the source's code, so it is started through sources.Go, and each Read
+// goes through sources.Guard: a panic in Read fails that document
+// (counted skipped, the first named in st), a panic anywhere else in a
+// goroutine fails the job, never the daemon.
+func (m Mining) readAll(ctx context.Context, a sources.Adapter, src sources.Run, refs []sources.Ref, key, target string,
+	in MineInput, r *actors.Run, st *mineState) ([]store.MinedDocument, error) {
 	type result struct {
 		md       store.MinedDocument
 		ok       bool
 		stats    api.MineResult
 		filtered bool
+		failed   string
 	}
 	out := make([]result, len(refs))
 	var wg sync.WaitGroup
-	next := make(chan int)
+	var next atomic.Int64
+	var failMu sync.Mutex
+	var failure error
 	for range min(len(refs), runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for k := range next {
+		sources.Go(&wg, in.Source, func() {
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(refs) {
+					return
+				}
 				ref, res := refs[k], &out[k]
 				if ref.Filtered != "" {
 					res.filtered = true
 					continue
 				}
-				doc, err := a.Read(ctx, id, ref)
+				var doc *sources.Document
+				err := sources.Guard(in.Source, func() (err error) { doc, err = a.Read(ctx, src, ref); return err })
 				if _, ok := sources.IsFiltered(err); ok {
 					res.filtered = true
 					continue
+				}
+				if fault.Is(err, fault.SourceFailed) {
+					res.failed = m.shown(ref.ID) + ": " + src.Credential.Scrub(fault.As(err).Msg)
+					m.notePanic(r, err, src.Credential)
 				}
 				if err != nil {
 					res.stats.Skipped++
 					continue
 				}
+				scrubDocument(doc, src.Credential)
 				res.stats.Bytes += doc.Bytes
 				res.stats.UnknownRecords += doc.Skipped
 				res.md, res.ok = m.prepare(doc, key, target, in, r, &res.stats)
 			}
+		}, func(err error) {
+			failMu.Lock()
+			defer failMu.Unlock()
+			if failure == nil {
+				failure = err
+			}
+			next.Store(int64(len(refs))) // the other goroutines stop
 		})
 	}
-	for k := range refs {
-		next <- k
-	}
-	close(next)
 	wg.Wait()
+	if failure != nil {
+		return nil, failure
+	}
 	var docs []store.MinedDocument
+	s := &st.Stats
 	for _, res := range out {
 		if res.filtered {
 			s.Filtered++
+		}
+		if res.failed != "" {
+			if st.Failed++; st.FirstFailure == "" {
+				st.FirstFailure = res.failed
+			}
 		}
 		s.Skipped += res.stats.Skipped
 		s.Filtered += res.stats.Filtered
@@ -614,7 +750,7 @@ func (m Mining) readAll(ctx context.Context, a sources.Adapter, id store.SourceI
 			docs = append(docs, res.md)
 		}
 	}
-	return docs
+	return docs, nil
 }
 
 // commit files a batch of documents, the source's cursor in the wing, the

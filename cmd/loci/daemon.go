@@ -361,7 +361,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		sources.ClaudeCode(), sources.Codex(), sources.OpenCode{}, sources.ChatGPTExport(), sources.ClaudeExport())
 	extractor := kinds.Extractor(cfg.Extraction)
 	mining := kinds.Mining{Sources: srcs, ChunkChars: cfg.Mining.ChunkChars,
-		MaxDocuments: cfg.Mining.MaxDocuments, Secrets: cfg.Mining.Secrets}
+		MaxDocuments: cfg.Mining.MaxDocuments, Secrets: cfg.Mining.Secrets, Log: log}
 	if d, ok := os.LookupEnv("LOCI_TEST_MINE_DELAY"); ok {
 		// Tests that need a mine still running: this long a document.
 		mining.DocDelay, _ = time.ParseDuration(d)

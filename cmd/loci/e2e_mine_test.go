@@ -85,6 +85,12 @@ func TestMineEndToEnd(t *testing.T) {
 		get[string](mined[0].(map[string]any), "locator") != root || get[float64](mined[0].(map[string]any), "documents") != 4 {
 		t.Fatalf("sources: %s", src.raw)
 	}
+	// Every source of this daemon is built in and enabled, and says so.
+	for _, a := range adapters {
+		if a := a.(map[string]any); a["state"] != "enabled" || a["origin"] != "built-in" {
+			t.Fatalf("adapter %v: want state enabled, origin built-in", a)
+		}
+	}
 	// The address as loci status prints it works as --addr too.
 	if out, _, code := runCLI(home, "", []string{"--addr", "http://" + d.addr + "/", "source", "list"}, nil); code != 0 || !strings.Contains(out, root+"  4 documents") {
 		t.Fatalf("loci source list: %d %s", code, out)
