@@ -19,6 +19,7 @@ import (
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/sources/secret"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
 )
@@ -136,7 +137,7 @@ func sourceRuntime(t *testing.T, dir string, reg *sources.Registry, log *syncBuf
 	pal := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	j := actors.NewJobs(db, sys, pal, logger,
 		actors.JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second}, nil)
-	j.Register(All(j, Mining{Sources: reg, ChunkChars: 200, Secrets: SecretsRedact, Log: logger}, nil)...)
+	j.Register(All(j, Mining{Sources: reg, ChunkChars: 200, Secrets: secret.Redact, Log: logger}, nil)...)
 	pal.Locked = j.Busy
 	if err := j.Start(context.Background()); err != nil {
 		t.Fatal(err)
