@@ -15,7 +15,7 @@ import (
 type Reporter struct {
 	Palace   *Palace
 	Search   *Search // nil: no index positions
-	Migrator *store.Migrator
+	Migrator store.Migrator
 	// Version, Started, Address, PalacePath and AuthEnabled describe the
 	// running daemon.
 	Version     string
