@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -385,4 +386,86 @@ func testConcurrentClaimsTwoHandles(t *testing.T, b Backend) {
 	second := b.OpenSecond(t, db)
 	t.Cleanup(func() { _ = second.Close() })
 	claimRace(t, []store.DB{db, second, db, second}, 60)
+}
+
+// testMigrations: the backend's migration runner (DB.Migrator) syncs its
+// schema, runs the numbered steps in order under its lock, fails closed
+// (the watermark stays at the last success) and resumes from the failed
+// step; a second run while one holds the lock, on this handle or a second
+// one, is loci::migrate::locked and runs nothing.
+func testMigrations(t *testing.T, b Backend) {
+	db := open(t, b)
+	var mu sync.Mutex
+	var ran []int
+	broken := true
+	inStep := make(chan struct{})
+	release := make(chan struct{})
+	hold := false
+	step := func(n int) func(context.Context, store.DB) error {
+		return func(context.Context, store.DB) error {
+			mu.Lock()
+			ran = append(ran, n)
+			fail, wait := n == 2 && broken, n == 3 && hold
+			mu.Unlock()
+			if fail {
+				return errors.New("step two is broken")
+			}
+			if wait {
+				inStep <- struct{}{}
+				<-release
+			}
+			return nil
+		}
+	}
+	steps := []store.Step{{N: 1, Name: "one", Run: step(1)}, {N: 2, Name: "two", Run: step(2)}}
+	m := db.Migrator(steps)
+	st, err := m.State(ctx)
+	if err != nil || st.DataVersion != 0 || st.Latest != 2 || st.Pending != 2 || st.SchemaSync {
+		t.Fatalf("a fresh store's state: %+v %v", st, err)
+	}
+	if got, err := m.Run(ctx); !fault.Is(err, fault.MigrateFailed) || fmt.Sprint(got) != "[1]" {
+		t.Fatalf("a failing step: ran %v, %v; want [1] and %s", got, err, fault.MigrateFailed)
+	}
+	if st, err := m.State(ctx); err != nil || st.DataVersion != 1 || st.Pending != 1 || !st.SchemaSync {
+		t.Fatalf("after the failure: %+v %v; want data version 1, one pending, schema in sync", st, err)
+	}
+	mu.Lock()
+	broken, ran = false, nil
+	mu.Unlock()
+	if got, err := m.Run(ctx); err != nil || fmt.Sprint(got) != "[2]" {
+		t.Fatalf("the run after the fix: ran %v, %v; want [2] (resumed at the failed step)", got, err)
+	}
+	if got, err := m.Run(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("a run with nothing pending: ran %v, %v", got, err)
+	}
+	// The lock: a third step holds it while other runs try.
+	mu.Lock()
+	hold = true
+	mu.Unlock()
+	steps = append(steps, store.Step{N: 3, Name: "three", Run: step(3)})
+	holder := make(chan error, 1)
+	go func() { _, err := db.Migrator(steps).Run(ctx); holder <- err }()
+	<-inStep
+	others := []store.DB{db}
+	if b.OpenSecond != nil {
+		second := b.OpenSecond(t, db)
+		t.Cleanup(func() { _ = second.Close() })
+		others = append(others, second)
+	}
+	for i, other := range others {
+		if got, err := other.Migrator(steps).Run(ctx); !fault.Is(err, fault.MigrateLocked) || len(got) != 0 {
+			close(release)
+			t.Fatalf("handle %d: a run while the lock is held ran %v, %v; want %s", i, got, err, fault.MigrateLocked)
+		}
+	}
+	close(release)
+	if err := <-holder; err != nil {
+		t.Fatalf("the holder's run: %v", err)
+	}
+	if st, err := db.Migrator(steps).State(ctx); err != nil || st.DataVersion != 3 || st.Pending != 0 {
+		t.Fatalf("after the holder's run: %+v %v", st, err)
+	}
+	if got, err := db.Migrator(steps).Run(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("the lock was not released: ran %v, %v", got, err)
+	}
 }

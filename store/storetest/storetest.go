@@ -68,6 +68,7 @@ func Run(t *testing.T, b Backend) {
 		{"Jobs", testJobs},
 		{"Meta", testMeta},
 		{"DurableAcrossReopen", testReopen},
+		{"Migrations", testMigrations},
 		{"CancelMidScan", testCancelMidScan},
 		{"WritesCountEveryWrite", testWritesCountEveryWrite},
 		{"ConcurrentClaims", testConcurrentClaims},
