@@ -389,8 +389,9 @@ func (db *DB) View(ctx context.Context, fn func(store.Reader) error) error {
 			return err
 		}
 		// A scan the context cut short fails the view, whatever fn made
-		// of the reader's error.
-		return t.interrupted()
+		// of the reader's error (a view that read everything it asked
+		// for stands, even if the context ended since).
+		return t.cancelled
 	})
 }
 
@@ -418,10 +419,10 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 		}
 		return err
 	}
-	// A scan the context cut short never commits what was written after
-	// it, whatever fn made of the reader's error.
-	if err := t.interrupted(); err != nil {
-		return err
+	// A scan the context cut short never commits, whatever fn made of
+	// the reader's error.
+	if t.cancelled != nil {
+		return t.cancelled
 	}
 	if err := t.keepCounts(db.seq); err != nil {
 		return err

@@ -63,14 +63,16 @@ type tx struct {
 	// transaction fails with it (a remote backend's slow read is
 	// cancelled the same way). done is ctx.Done(), nil for a context
 	// that is never cancelled.
-	ctx       context.Context
-	done      <-chan struct{}
+	ctx  context.Context
+	done <-chan struct{}
+	// cancelled is the context's error once a scan stopped on it.
 	cancelled error
 }
 
 // interrupted is the transaction context's error once it is done, else
-// nil; it is remembered, so that the transaction fails with it even when
-// a caller dropped a reader's error.
+// nil; a scan that stops on it is cut short, and the error is remembered
+// (cancelled), so that the transaction fails with it even when a caller
+// dropped the reader's error.
 func (t *tx) interrupted() error {
 	if t.cancelled != nil {
 		return t.cancelled
