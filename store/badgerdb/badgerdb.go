@@ -73,7 +73,7 @@ func init() {
 		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot create the store directory "+dir,
-				"check the palace path and its permissions")
+				"check palace.path and its permissions")
 		}
 		if o.Serving {
 			return OpenServing(dir, o.Log)
