@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -134,6 +135,74 @@ func TestNoReaperOnTheEmbeddedStore(t *testing.T) {
 		defer settle(j)
 		if j.reaper != nil {
 			t.Fatal("a reaper goroutine runs on the embedded store")
+		}
+	})
+}
+
+// Two runtimes on one shared store (two daemons; here two runtimes of one
+// process on the test double, sharing its writer) claim from one queue:
+// every job runs once, on one of them, and neither's reaper takes a lease
+// the other keeps alive, however many lease TTLs the jobs run.
+func TestTwoRuntimesShareOneQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys, db := newSystem(t)
+		sdb := sharedDB{db}
+		var mu sync.Mutex
+		ranOn := map[string][]string{}
+		cfg := leaseCfg
+		cfg.MaxConcurrency = 2
+		runtime := func() *Jobs {
+			pal := &Palace{DB: sdb, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+			j := NewJobs(sdb, sys, pal, slog.New(slog.DiscardHandler), cfg, nil)
+			pal.Locked = j.Busy
+			j.Register(testKind("long", store.PriorityNormal, func(ctx context.Context, r *Run) (any, error) {
+				mu.Lock()
+				ranOn[r.Job.ID] = append(ranOn[r.Job.ID], r.jobs.Owner)
+				mu.Unlock()
+				for end := time.Now().Add(4 * cfg.LeaseTTL); time.Now().Before(end); time.Sleep(time.Second) {
+					if r.Stopping() {
+						return nil, ErrStopped
+					}
+				}
+				return nil, nil
+			}))
+			if err := j.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			return j
+		}
+		a, b := runtime(), runtime()
+		defer func() {
+			a.Stop(context.Background())
+			settle(b)
+		}()
+		var ids []string
+		for i := range 8 {
+			via := a
+			if i%2 == 1 {
+				via = b
+			}
+			sub, err := via.Submit(context.Background(), Submission{Type: "long"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, sub.ID)
+		}
+		time.Sleep(20 * cfg.LeaseTTL) // four rounds of two times two jobs, each four TTLs long
+		synctest.Wait()
+		owners := map[string]int{}
+		for _, id := range ids {
+			got := job(t, a, id)
+			mu.Lock()
+			on := ranOn[id]
+			mu.Unlock()
+			if got.Status != store.JobCompleted || got.RecoveryAttempts != 0 || len(on) != 1 {
+				t.Fatalf("job %s: %s, recoveries %d, ran on %v; want completed once, never recovered", id, got.Status, got.RecoveryAttempts, on)
+			}
+			owners[on[0]]++
+		}
+		if owners[a.Owner] == 0 || owners[b.Owner] == 0 {
+			t.Fatalf("one runtime ran every job: %v", owners)
 		}
 	})
 }
