@@ -68,6 +68,8 @@ type Jobs struct {
 	started  atomic.Bool
 	// claimed is signalled after each claim (tests and benchmarks).
 	claimed chan string
+	// reaper recovers expired leases on a shared store (reaper.go).
+	reaper *reaper
 }
 
 // Run is one running job as its handler sees it.
@@ -93,9 +95,10 @@ func NewJobs(db store.DB, sys *System, palace *Palace, log *slog.Logger, cfg Job
 }
 
 // Start recovers the jobs a previous run left running (embedded store:
-// all of them), then starts the dispatcher.
+// all of them; shared store: those whose lease expired, reaper.go), then
+// starts the dispatcher.
 func (j *Jobs) Start(ctx context.Context) error {
-	n, err := j.recover(ctx, func(*store.Job) bool { return true })
+	n, err := j.recoverAtStart(ctx)
 	if err != nil {
 		return err
 	}
@@ -107,6 +110,7 @@ func (j *Jobs) Start(ctx context.Context) error {
 		actor.WithSupervisor(&workerSupervisor{jobs: j}))
 	j.disp = j.Sys.as.Root.Spawn(props)
 	j.started.Store(true)
+	j.startReaper()
 	j.kick()
 	return nil
 }
@@ -152,6 +156,7 @@ func (j *Jobs) Stop(ctx context.Context) {
 	if !j.started.Load() || j.draining.Swap(true) {
 		return // not started, or stopped already
 	}
+	j.stopReaper()
 	// The dispatcher (and its ticker) ends once the workers have been
 	// waited for, however that wait ends.
 	defer func() {
@@ -554,22 +559,6 @@ func (d *dispatcher) heartbeat() {
 			j.Log.Warn("lease lost; stopping the local worker", "job", id)
 			r.abort()
 		}
-	}
-}
-
-// reap recovers running jobs whose lease expired and that no local worker
-// runs (a remote store's crashed daemon, or a worker lost here).
-func (d *dispatcher) reap() {
-	j := d.jobs
-	now := time.Now()
-	_, err := j.recover(context.Background(), func(job *store.Job) bool {
-		j.mu.Lock()
-		_, local := j.runs[job.ID]
-		j.mu.Unlock()
-		return !local && job.LeaseExpiresAt != nil && job.LeaseExpiresAt.Before(now)
-	})
-	if err != nil {
-		j.Log.Warn("reaping expired leases failed", "err", err)
 	}
 }
 

@@ -21,7 +21,7 @@ type IndexReporter interface {
 type Reporter struct {
 	Palace   *Palace
 	Search   IndexReporter // nil: no index positions
-	Migrator *store.Migrator
+	Migrator store.Migrator
 	// Version, Started, Address, PalacePath and AuthEnabled describe the
 	// running daemon.
 	Version     string

@@ -47,7 +47,7 @@ func BenchmarkStatusAfterWrite(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	rp := &Reporter{Palace: p, Migrator: &store.Migrator{DB: db, Steps: store.Steps()}, Started: time.Now()}
+	rp := &Reporter{Palace: p, Migrator: &store.Runner{DB: db, Steps: store.Steps()}, Started: time.Now()}
 	var lat []time.Duration
 	n := fill
 	b.ResetTimer()

@@ -22,6 +22,16 @@ type DB interface {
 	// Location is where the data lives (a directory or a URL without
 	// credentials).
 	Location() string
+	// Shared reports whether several daemons may use the store at once (a
+	// remote database): job recovery at a start then takes only expired
+	// leases, and a reaper recovers the leases of daemons that died. The
+	// embedded store is not shared: at a start every running job is this
+	// process's previous run's.
+	Shared() bool
+	// Migrator is the backend's migration runner over steps (Steps): its
+	// schema sync and its lock are the backend's own.
+	Migrator(steps []Step) Migrator
+	// Close releases the store; it is safe to call twice.
 	Close() error
 }
 

@@ -43,9 +43,22 @@ type MigrationState struct {
 	LastRun     string
 }
 
-// Migrator runs schema sync and data steps: sync schema, take the lock,
-// run pending steps, sync schema again if a step ran, release the lock.
-type Migrator struct {
+// Migrator is a backend's migration runner, what the daemon, `loci
+// migrate` and doctor call (DB.Migrator): the schema sync and the lock
+// are the backend's own; the numbered data steps are store's.
+type Migrator interface {
+	// State reads the migration state without changing anything.
+	State(ctx context.Context) (MigrationState, error)
+	// Run syncs the schema, takes the migration lock, runs the pending
+	// data steps in order, syncs the schema again if one ran and releases
+	// the lock, failing closed: it reports the steps that ran.
+	Run(ctx context.Context) (ran []int, err error)
+}
+
+// Runner is the migration runner a backend builds its Migrator from: sync
+// schema, take the lock, run pending steps, sync schema again if a step
+// ran, release the lock.
+type Runner struct {
 	DB      DB
 	Schema  string // the backend's declarative schema
 	Steps   []Step
@@ -54,9 +67,17 @@ type Migrator struct {
 	// Sync applies the schema; nil for a backend whose schema is its key
 	// layout (Badger), where recording the hash is the whole sync.
 	Sync func(ctx context.Context) error
+	// Lock takes the migration lock and returns its release; nil takes a
+	// lease in the operational records (Meta), which a crashed process
+	// leaves to expire after LockTTL. A backend with a lock that its
+	// holder's crash releases (a database's session lock) sets it; held
+	// elsewhere, it answers loci::migrate::locked.
+	Lock func(ctx context.Context) (unlock func(context.Context) error, err error)
 }
 
-func (m *Migrator) now() time.Time {
+var _ Migrator = (*Runner)(nil)
+
+func (m *Runner) now() time.Time {
 	if m.Now != nil {
 		return m.Now()
 	}
@@ -64,13 +85,13 @@ func (m *Migrator) now() time.Time {
 }
 
 // SchemaHash is the content hash of the schema.
-func (m *Migrator) SchemaHash() string {
+func (m *Runner) SchemaHash() string {
 	h := sha256.Sum256([]byte(m.Schema))
 	return hex.EncodeToString(h[:8])
 }
 
 // State reads the migration state without changing anything.
-func (m *Migrator) State(ctx context.Context) (MigrationState, error) {
+func (m *Runner) State(ctx context.Context) (MigrationState, error) {
 	st := MigrationState{SchemaHash: m.SchemaHash(), Latest: m.latest()}
 	h, _, err := m.DB.GetMeta(ctx, metaSchemaHash)
 	if err != nil {
@@ -88,7 +109,7 @@ func (m *Migrator) State(ctx context.Context) (MigrationState, error) {
 	return st, nil
 }
 
-func (m *Migrator) latest() int {
+func (m *Runner) latest() int {
 	n := 0
 	for _, s := range m.Steps {
 		n = max(n, s.N)
@@ -96,7 +117,7 @@ func (m *Migrator) latest() int {
 	return n
 }
 
-func (m *Migrator) version(ctx context.Context) (int, error) {
+func (m *Runner) version(ctx context.Context) (int, error) {
 	v, ok, err := m.DB.GetMeta(ctx, metaDataVersion)
 	if err != nil || !ok {
 		return 0, err
@@ -109,16 +130,20 @@ func (m *Migrator) version(ctx context.Context) (int, error) {
 }
 
 // Run performs the whole sequence and fails closed.
-func (m *Migrator) Run(ctx context.Context) (ran []int, err error) {
+func (m *Runner) Run(ctx context.Context) (ran []int, err error) {
 	if err := m.syncSchema(ctx); err != nil {
 		return nil, err
 	}
-	owner, err := m.lock(ctx)
+	lock := m.Lock
+	if lock == nil {
+		lock = m.metaLock
+	}
+	unlock, err := lock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if uerr := m.unlock(context.WithoutCancel(ctx), owner); uerr != nil && err == nil {
+		if uerr := unlock(context.WithoutCancel(ctx)); uerr != nil && err == nil {
 			err = uerr
 		}
 	}()
@@ -149,7 +174,7 @@ func (m *Migrator) Run(ctx context.Context) (ran []int, err error) {
 	return ran, nil
 }
 
-func (m *Migrator) syncSchema(ctx context.Context) error {
+func (m *Runner) syncSchema(ctx context.Context) error {
 	h := m.SchemaHash()
 	cur, _, err := m.DB.GetMeta(ctx, metaSchemaHash)
 	if err != nil {
@@ -175,7 +200,17 @@ type lockRecord struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-func (m *Migrator) lock(ctx context.Context) (string, error) {
+// metaLock takes the migration lock as a lease in the operational
+// records.
+func (m *Runner) metaLock(ctx context.Context) (func(context.Context) error, error) {
+	owner, err := m.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return m.unlock(ctx, owner) }, nil
+}
+
+func (m *Runner) lock(ctx context.Context) (string, error) {
 	ttl := m.LockTTL
 	if ttl == 0 {
 		ttl = DefaultLockTTL
@@ -209,7 +244,7 @@ func (m *Migrator) lock(ctx context.Context) (string, error) {
 	return "", fault.New(fault.MigrateLocked, "the migration lock kept changing hands", "run again in a moment")
 }
 
-func (m *Migrator) unlock(ctx context.Context, owner string) error {
+func (m *Runner) unlock(ctx context.Context, owner string) error {
 	_, err := m.DB.CompareAndSwapMeta(ctx, metaLock, owner, "")
 	return err
 }

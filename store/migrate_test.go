@@ -27,7 +27,7 @@ func TestMigratorFailsClosedAndResumes(t *testing.T) {
 		}},
 		{N: 3, Name: "three", Run: func(context.Context, store.DB) error { ran = append(ran, 3); return nil }},
 	}
-	m := &store.Migrator{DB: db, Schema: "v1", Steps: steps}
+	m := &store.Runner{DB: db, Schema: "v1", Steps: steps}
 	if _, err := m.Run(ctx); code(err) != fault.MigrateFailed {
 		t.Fatalf("failing step: %v", err)
 	}
@@ -68,7 +68,7 @@ func TestMigratorLock(t *testing.T) {
 	if err := db.PutMeta(ctx, "migrate_lock", string(held)); err != nil {
 		t.Fatal(err)
 	}
-	m := &store.Migrator{DB: db, Schema: "v1", Steps: store.Steps(), Now: func() time.Time { return now }}
+	m := &store.Runner{DB: db, Schema: "v1", Steps: store.Steps(), Now: func() time.Time { return now }}
 	if _, err := m.Run(ctx); code(err) != fault.MigrateLocked {
 		t.Fatalf("held lock: %v", err)
 	}
@@ -108,7 +108,7 @@ func TestDataSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &store.Migrator{DB: db, Schema: "v1", Steps: store.Steps()}
+	m := &store.Runner{DB: db, Schema: "v1", Steps: store.Steps()}
 	if _, err := m.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestDataStepMiningPerWing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &store.Migrator{DB: db, Schema: "v1", Steps: store.Steps()}
+	m := &store.Runner{DB: db, Schema: "v1", Steps: store.Steps()}
 	if _, err := m.Run(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ type Server struct {
 	Started  time.Time
 	Address  string
 	Log      *slog.Logger
-	Migrator *store.Migrator
+	Migrator store.Migrator
 	Shutdown func() // starts a graceful stop
 	// Auth holds the credentials; nil only when authentication is off.
 	Auth *actors.Auth

@@ -81,7 +81,7 @@ func newTestServer(t testing.TB, auth bool, secret string) *testServer {
 	cfg.Auth.Enabled, cfg.Auth.Token = auth, secret
 	cfg.Palace.Path = filepath.Join(dir, "palace")
 	s := &Server{Palace: palace, Jobs: jobs, Search: &search.Search{DB: db, Indexer: indexer, Log: log}, Sources: &actors.Sources{DB: db, Registry: srcs}, Config: cfg,
-		Version: "test", Started: time.Now(), Address: "127.0.0.1:0", Log: log, Migrator: &store.Migrator{DB: db, Schema: badgerdb.Schema, Sync: db.SyncSchema, Steps: store.Steps()},
+		Version: "test", Started: time.Now(), Address: "127.0.0.1:0", Log: log, Migrator: db.Migrator(store.Steps()),
 		Shutdown: func() {}, Auth: a, Events: bus}
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(func() {

@@ -46,23 +46,27 @@ const (
 // storeDir is where the Badger files live inside the palace.
 func storeDir(cfg config.Config) string { return filepath.Join(cfg.Palace.Path, "store") }
 
-// openStore opens the palace's store, creating its directory.
-func openStore(cfg config.Config, log *slog.Logger) (*badgerdb.DB, error) {
-	if err := os.MkdirAll(storeDir(cfg), 0o700); err != nil {
-		return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot create the palace directory "+cfg.Palace.Path,
-			"check palace.path and its permissions")
-	}
-	return badgerdb.Open(storeDir(cfg), log)
+// storeLocation is where the palace's store lives, as the backend
+// registry reads it (store.Open): the embedded store's directory.
+func storeLocation(cfg config.Config) string { return storeDir(cfg) }
+
+// openStore opens the palace's store with the backend its location
+// names, creating an embedded store's directory.
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.DB, error) {
+	return store.Open(ctx, store.OpenOptions{Location: storeLocation(cfg), Log: log})
 }
 
-// openServing opens the palace's store for the daemon: read-only on a
-// full disk (badgerdb.OpenServing).
-func openServing(cfg config.Config, log *slog.Logger) (*badgerdb.DB, error) {
-	if err := os.MkdirAll(storeDir(cfg), 0o700); err != nil {
-		return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot create the palace directory "+cfg.Palace.Path,
-			"check palace.path and its permissions")
-	}
-	return badgerdb.OpenServing(storeDir(cfg), log)
+// openServing opens the palace's store for the daemon: an embedded store
+// opens read-only on a full disk (badgerdb.OpenServing).
+func openServing(ctx context.Context, cfg config.Config, log *slog.Logger) (store.DB, error) {
+	return store.Open(ctx, store.OpenOptions{Location: storeLocation(cfg), Log: log, Serving: true})
+}
+
+// readOnly reports whether db is an embedded store opened read-only (a
+// full disk).
+func readOnly(db store.DB) bool {
+	e, ok := db.(store.Embedded)
+	return ok && e.ReadOnly()
 }
 
 // reserve is the free space the daemon keeps on the palace's filesystem:
@@ -71,8 +75,8 @@ func openServing(cfg config.Config, log *slog.Logger) (*badgerdb.DB, error) {
 func reserve(cfg config.Config) int64 { return max(cfg.Store.MinFreeBytes, badgerdb.Headroom) }
 
 // diskState reports the palace's disk: free space, reserve, full.
-func diskState(path string, g *disk.Guard, db *badgerdb.DB) api.Disk {
-	free, ro := g.Free(), db != nil && db.ReadOnly()
+func diskState(path string, g *disk.Guard, db store.DB) api.Disk {
+	free, ro := g.Free(), db != nil && readOnly(db)
 	return api.Disk{Path: path, FreeBytes: free, MinFreeBytes: g.Reserve(), Full: ro || (free >= 0 && free < g.Reserve()), ReadOnly: ro}
 }
 
@@ -111,7 +115,7 @@ func (l *lateStart) stop() {
 // left: migrations (none are pending: checked at the start), the job
 // runtime, the triggers, the near-duplicate preload. A store that cannot
 // be opened again stops the daemon.
-func awaitSpace(ctx context.Context, log *slog.Logger, db *badgerdb.DB, g *disk.Guard, late *lateStart, stop func(), then func() error) {
+func awaitSpace(ctx context.Context, log *slog.Logger, db store.Embedded, g *disk.Guard, late *lateStart, stop func(), then func() error) {
 	for {
 		if g.Wait(ctx) != nil {
 			return
@@ -148,7 +152,7 @@ func awaitSpace(ctx context.Context, log *slog.Logger, db *badgerdb.DB, g *disk.
 
 // mustBeMigrated refuses a read-only start (a full disk) of a palace that
 // needs a migration: it writes.
-func mustBeMigrated(ctx context.Context, mig *store.Migrator, g *disk.Guard) error {
+func mustBeMigrated(ctx context.Context, mig store.Migrator, g *disk.Guard) error {
 	st, err := mig.State(ctx)
 	if err != nil {
 		return err
@@ -160,9 +164,8 @@ func mustBeMigrated(ctx context.Context, mig *store.Migrator, g *disk.Guard) err
 	return nil
 }
 
-func migrator(db *badgerdb.DB) *store.Migrator {
-	return &store.Migrator{DB: db, Schema: badgerdb.Schema, Sync: db.SyncSchema, Steps: store.Steps()}
-}
+// migrator is the store's migration runner over the data steps.
+func migrator(db store.DB) store.Migrator { return db.Migrator(store.Steps()) }
 
 // serve runs the daemon: bind, open and migrate the store, start the
 // actors, serve, write the registry, and stop gracefully. Each part is
@@ -209,7 +212,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// disk the store opens read-only: reads are served, writes refused
 	// with loci::store::disk_full, and what writes at a start waits for
 	// space (awaitSpace).
-	db, err := openServing(cfg, log)
+	db, err := openServing(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -232,7 +235,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		}
 	}
 	mig := migrator(db)
-	if db.ReadOnly() {
+	if readOnly(db) {
 		if err := mustBeMigrated(ctx, mig, guard); err != nil {
 			return err
 		}
@@ -295,7 +298,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		if err := guard.Check(); err != nil {
 			return err
 		}
-		return db.CheckWritable()
+		if e, ok := db.(store.Embedded); ok {
+			return e.CheckWritable()
+		}
+		return nil
 	})
 	// Credentials: the configured secret's hash and the stored digest of a
 	// generated token; enabled with neither refuses to serve.
@@ -346,12 +352,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		EntityFuzzy: cfg.Dedup.EntityFuzzy}}
 	// Big rooms' near-duplicate indexes load in the background from now
 	// on; writes meanwhile are judged for near copies once loaded.
-	var nears store.NearLoader = db
-	late := actors.NewLateNear(sys, palace.Dedup, log)
-	nears.OnLateNear(late.Add)
-	late.Start()
-	lc.startedPlain("the late near-duplicate judge", time.Second, func() error { late.Stop(); return nil })
-	nears.PreloadNear()
+	// A backend that answers near copies from its own index has no
+	// loader.
+	preloadNear := func() {}
+	if nears, ok := db.(store.NearLoader); ok {
+		late := actors.NewLateNear(sys, palace.Dedup, log)
+		nears.OnLateNear(late.Add)
+		late.Start()
+		lc.startedPlain("the late near-duplicate judge", time.Second, func() error { late.Stop(); return nil })
+		preloadNear = nears.PreloadNear
+	}
+	preloadNear()
 	drain := time.Duration(cfg.Jobs.DrainTimeoutSecs) * time.Second
 	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{
 		MaxConcurrency: cfg.Jobs.MaxConcurrency, BackgroundConcurrency: cfg.Jobs.BackgroundConcurrency,
@@ -383,7 +394,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		}
 		return nil
 	}
-	if !db.ReadOnly() {
+	if !readOnly(db) {
 		if err := startJobs(); err != nil {
 			return err
 		}
@@ -426,15 +437,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		}
 		return nil
 	}
-	if !db.ReadOnly() {
+	if !readOnly(db) {
 		if err := startTriggers(); err != nil {
 			return err
 		}
 	}
 	lc.started("the triggers", 10*time.Second, func(ctx context.Context) error { pending.stop(); trig.Stop(ctx); return nil })
-	if db.ReadOnly() {
+	if readOnly(db) {
 		// A start on a full disk: what writes starts once space is back.
-		go awaitSpace(ctx, log, db, guard, pending, requestStop, func() error {
+		go awaitSpace(ctx, log, db.(store.Embedded), guard, pending, requestStop, func() error {
 			if _, err := mig.Run(ctx); err != nil {
 				return err
 			}
@@ -444,7 +455,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			if err := startTriggers(); err != nil {
 				return err
 			}
-			nears.PreloadNear()
+			preloadNear()
 			jobs.EnsureEmbed(context.Background())
 			return nil
 		})
@@ -566,7 +577,7 @@ func pprofListener(addr string) (net.Listener, error) {
 
 // migrate runs the migration sequence on a palace no daemon holds.
 func migrate(ctx context.Context, cfg config.Config, log *slog.Logger) (cli.MigrateReport, error) {
-	db, err := openStore(cfg, log)
+	db, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return cli.MigrateReport{}, err
 	}
@@ -585,7 +596,7 @@ func openCheck(ctx context.Context, cfg config.Config) error {
 	if _, err := os.Stat(storeDir(cfg)); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	db, err := badgerdb.Open(storeDir(cfg), slog.New(slog.DiscardHandler))
+	db, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

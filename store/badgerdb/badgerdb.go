@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -54,7 +55,32 @@ type DB struct {
 var (
 	_ store.DB         = (*DB)(nil)
 	_ store.NearLoader = (*DB)(nil)
+	_ store.Embedded   = (*DB)(nil)
 )
+
+// The embedded store opens a directory path, or a badger:// URL whose
+// path is the directory (badger:///var/lib/loci/palace/store).
+func init() {
+	store.RegisterBackend(store.EmbeddedScheme, func(_ context.Context, o store.OpenOptions) (store.DB, error) {
+		dir := o.Location
+		if strings.Contains(dir, "://") {
+			u, err := url.Parse(dir)
+			if err != nil || u.Path == "" || u.Host != "" {
+				return nil, fault.New(fault.StoreBackendFailed, "write it badger:///absolute/path/to/store, or give the path alone",
+					"the embedded store's location is not a badger:// URL with a path")
+			}
+			dir = u.Path
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fault.Wrap(fault.StoreBackendFailed, err, "cannot create the store directory "+dir,
+				"check palace.path and its permissions")
+		}
+		if o.Serving {
+			return OpenServing(dir, o.Log)
+		}
+		return Open(dir, o.Log)
+	})
+}
 
 // Badger's file sizes. Every file Badger writes through a memory map is
 // allocated before it is mapped (third_party/ristretto: fallocate, not a
@@ -307,6 +333,15 @@ func (db *DB) Backend() string { return "badger" }
 // Location is the store directory.
 func (db *DB) Location() string { return db.dir }
 
+// Shared is false: one process holds the directory.
+func (db *DB) Shared() bool { return false }
+
+// Migrator is the migration runner of the key space: its schema hash and
+// lock are operational records (meta/), its sync SyncSchema.
+func (db *DB) Migrator(steps []store.Step) store.Migrator {
+	return &store.Runner{DB: db, Schema: Schema, Sync: db.SyncSchema, Steps: steps}
+}
+
 // Close closes the store; it is safe to call twice.
 func (db *DB) Close() error {
 	var err error
@@ -349,7 +384,14 @@ func (db *DB) View(ctx context.Context, fn func(store.Reader) error) error {
 	db.swap.RLock()
 	defer db.swap.RUnlock()
 	return db.bdb.View(func(txn *badger.Txn) error {
-		return fn(&tx{txn: txn, near: db.near, entityKeys: &db.entityKeys, countsStale: db.countsStale.Load()})
+		t := &tx{txn: txn, near: db.near, entityKeys: &db.entityKeys, countsStale: db.countsStale.Load(), ctx: ctx, done: ctx.Done()}
+		if err := fn(t); err != nil {
+			return err
+		}
+		// A scan the context cut short fails the view, whatever fn made
+		// of the reader's error (a view that read everything it asked
+		// for stands, even if the context ended since).
+		return t.cancelled
 	})
 }
 
@@ -369,12 +411,18 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 	defer txn.Discard()
 	snap := db.bdb.NewTransaction(false)
 	defer snap.Discard()
-	t := &tx{txn: txn, snap: snap, ov: newOverlay(), postingCache: map[string][]byte{}, near: db.near, entityKeys: &db.entityKeys, pending: newNearPending(), write: true, seq: db.seq, now: time.Now().UTC(), countsStale: db.countsStale.Load()}
+	t := &tx{txn: txn, snap: snap, ov: newOverlay(), postingCache: map[string][]byte{}, near: db.near, entityKeys: &db.entityKeys, pending: newNearPending(), write: true, seq: db.seq, now: time.Now().UTC(), countsStale: db.countsStale.Load(),
+		ctx: ctx, done: ctx.Done()}
 	if err := fn(t); err != nil {
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			return store.ErrTxnTooBig
 		}
 		return err
+	}
+	// A scan the context cut short never commits, whatever fn made of
+	// the reader's error.
+	if t.cancelled != nil {
+		return t.cancelled
 	}
 	if err := t.keepCounts(db.seq); err != nil {
 		return err

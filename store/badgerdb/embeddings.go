@@ -81,7 +81,7 @@ func (t *tx) Embedding(drawerID, profile string) (*store.Embedding, error) {
 
 func (t *tx) Embeddings(profile string, fn func(*store.Embedding) bool) error {
 	var err error
-	t.keys(k(pEmbed, profile, "\x00"), false, func(_ []byte, val valueFn) bool {
+	if cerr := t.keys(k(pEmbed, profile, "\x00"), false, func(_ []byte, val valueFn) bool {
 		var raw []byte
 		if raw, err = val(); err != nil {
 			return false
@@ -91,7 +91,9 @@ func (t *tx) Embeddings(profile string, fn func(*store.Embedding) bool) error {
 			return false
 		}
 		return fn(e)
-	})
+	}); cerr != nil {
+		return cerr
+	}
 	return err
 }
 

@@ -122,7 +122,7 @@ func (t *tx) editList(key []byte, id string, add bool) error {
 
 func (t *tx) Entities(fn func(*store.Entity) bool) error {
 	var err error
-	t.keys(k(pEntityName), false, func(_ []byte, val valueFn) bool {
+	if cerr := t.keys(k(pEntityName), false, func(_ []byte, val valueFn) bool {
 		var raw []byte
 		if err = withVal(val, func(b []byte) error { raw = append([]byte(nil), b...); return nil }); err != nil {
 			return false
@@ -137,21 +137,25 @@ func (t *tx) Entities(fn func(*store.Entity) bool) error {
 			}
 		}
 		return true
-	})
+	}); cerr != nil {
+		return cerr
+	}
 	return err
 }
 
 func (t *tx) EntityLinks(id string) ([]store.EntityLink, error) {
 	var out []store.EntityLink
 	var err error
-	t.keys(k(pEntityLink, id, "\x00"), false, func(_ []byte, val valueFn) bool {
+	if cerr := t.keys(k(pEntityLink, id, "\x00"), false, func(_ []byte, val valueFn) bool {
 		var r entityLinkRecord
 		if err = withVal(val, func(b []byte) error { return decode(b, &r) }); err != nil {
 			return false
 		}
 		out = append(out, store.EntityLink{ID: r.ID, From: r.From, To: r.To, Kind: r.Kind, CreatedAt: r.CreatedAt})
 		return true
-	})
+	}); cerr != nil {
+		return nil, cerr
+	}
 	return out, err
 }
 
@@ -228,33 +232,39 @@ func (t *tx) Mention(drawer, entity string) (*store.Mention, error) {
 
 func (t *tx) Mentions(entity string, fn func(*store.Mention) bool) error {
 	var err error
-	t.keys(k(pMentionByEntity, entity, "\x00"), false, func(_ []byte, val valueFn) bool {
+	if cerr := t.keys(k(pMentionByEntity, entity, "\x00"), false, func(_ []byte, val valueFn) bool {
 		var r mentionRecord
 		if err = withVal(val, func(b []byte) error { return decode(b, &r) }); err != nil {
 			return false
 		}
 		return fn(r.mention())
-	})
+	}); cerr != nil {
+		return cerr
+	}
 	return err
 }
 
 func (t *tx) MentioningDrawers(entity string, fn func(drawer string) bool) error {
 	prefix := k(pMentionByEntity, entity, "\x00")
-	t.keys(prefix, false, func(key []byte, _ valueFn) bool { return fn(string(key[len(prefix):])) })
+	if cerr := t.keys(prefix, false, func(key []byte, _ valueFn) bool { return fn(string(key[len(prefix):])) }); cerr != nil {
+		return cerr
+	}
 	return nil
 }
 
 func (t *tx) DrawerMentions(drawer string) ([]store.Mention, error) {
 	var out []store.Mention
 	var err error
-	t.keys(k(pMentionByDrawer, drawer, "\x00"), false, func(_ []byte, val valueFn) bool {
+	if cerr := t.keys(k(pMentionByDrawer, drawer, "\x00"), false, func(_ []byte, val valueFn) bool {
 		var r mentionRecord
 		if err = withVal(val, func(b []byte) error { return decode(b, &r) }); err != nil {
 			return false
 		}
 		out = append(out, *r.mention())
 		return true
-	})
+	}); cerr != nil {
+		return nil, cerr
+	}
 	return out, err
 }
 
@@ -286,10 +296,12 @@ func (t *tx) Relationship(id string) (*store.Relationship, error) {
 func (t *tx) EntityRelationships(entity string, fn func(*store.Relationship) bool) error {
 	prefix := k(pRelationshipEntity, entity, "\x00")
 	var ids []string
-	t.keys(prefix, false, func(key []byte, _ valueFn) bool {
+	if cerr := t.keys(prefix, false, func(key []byte, _ valueFn) bool {
 		ids = append(ids, string(key[len(prefix):]))
 		return true
-	})
+	}); cerr != nil {
+		return cerr
+	}
 	for _, id := range ids {
 		r, err := t.Relationship(id)
 		if err != nil {
@@ -305,7 +317,7 @@ func (t *tx) EntityRelationships(entity string, fn func(*store.Relationship) boo
 func (t *tx) RelationshipLinks(id string) ([]store.RelationshipLink, error) {
 	var out []store.RelationshipLink
 	var err error
-	t.keys(k(pRelationshipLink, id, "\x00"), false, func(_ []byte, val valueFn) bool {
+	if cerr := t.keys(k(pRelationshipLink, id, "\x00"), false, func(_ []byte, val valueFn) bool {
 		var r relationshipLinkRecord
 		if err = withVal(val, func(b []byte) error { return decode(b, &r) }); err != nil {
 			return false
@@ -313,7 +325,9 @@ func (t *tx) RelationshipLinks(id string) ([]store.RelationshipLink, error) {
 		out = append(out, store.RelationshipLink{ID: r.ID, From: r.From, To: r.To, Kind: r.Kind, Reason: r.Reason,
 			Drawer: r.Drawer, Job: r.Job, CreatedAt: r.CreatedAt})
 		return true
-	})
+	}); cerr != nil {
+		return nil, cerr
+	}
 	return out, err
 }
 

@@ -109,7 +109,7 @@ func (t *tx) ActiveJobs(fn func(*store.Job) bool) error {
 
 func (t *tx) jobsUnder(prefix []byte, reverse bool, fn func(*store.Job) bool) error {
 	var err error
-	t.keys(prefix, reverse, func(key []byte, _ valueFn) bool {
+	if cerr := t.keys(prefix, reverse, func(key []byte, _ valueFn) bool {
 		id := string(key[len(key)-36:])
 		var j *store.Job
 		if j, err = t.Job(id); err != nil {
@@ -119,7 +119,9 @@ func (t *tx) jobsUnder(prefix []byte, reverse bool, fn func(*store.Job) bool) er
 			return true
 		}
 		return fn(j)
-	})
+	}); cerr != nil {
+		return cerr
+	}
 	return err
 }
 
@@ -131,12 +133,14 @@ func (t *tx) PutJobFact(jobID string, index int, fact json.RawMessage) error {
 
 func (t *tx) EachDrawer(fn func(*store.Drawer) bool) error {
 	var err error
-	t.keys(k(pDrawer), false, func(_ []byte, val valueFn) bool {
+	if cerr := t.keys(k(pDrawer), false, func(_ []byte, val valueFn) bool {
 		var d drawerRecord
 		if err = withVal(val, func(b []byte) error { return decode(b, &d) }); err != nil {
 			return false
 		}
 		return fn(d.drawer())
-	})
+	}); cerr != nil {
+		return cerr
+	}
 	return err
 }

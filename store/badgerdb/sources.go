@@ -29,13 +29,15 @@ func (t *tx) Source(key string) (*store.SourceState, error) {
 
 func (t *tx) Sources(fn func(*store.SourceState) bool) error {
 	var err error
-	t.keys(k(pSource), false, func(_ []byte, val valueFn) bool {
+	if cerr := t.keys(k(pSource), false, func(_ []byte, val valueFn) bool {
 		var r sourceRecord
 		if err = withVal(val, func(b []byte) error { return decode(b, &r) }); err != nil {
 			return false
 		}
 		return fn(r.state())
-	})
+	}); cerr != nil {
+		return cerr
+	}
 	return err
 }
 
@@ -50,7 +52,9 @@ func (t *tx) SourceDocument(source, id string) (*store.DocumentState, error) {
 
 func (t *tx) CountSourceDocuments(source string) (int, error) {
 	n := 0
-	t.keys(k(pSourceDoc, source, "/"), false, func([]byte, valueFn) bool { n++; return true })
+	if cerr := t.keys(k(pSourceDoc, source, "/"), false, func([]byte, valueFn) bool { n++; return true }); cerr != nil {
+		return 0, cerr
+	}
 	return n, nil
 }
 
@@ -64,13 +68,15 @@ func (t *tx) PutSourceDocument(d *store.DocumentState) error {
 
 func (t *tx) SourceDocuments(source string, fn func(*store.DocumentState) bool) error {
 	var err error
-	t.keys(k(pSourceDoc, source, "/"), false, func(_ []byte, val valueFn) bool {
+	if cerr := t.keys(k(pSourceDoc, source, "/"), false, func(_ []byte, val valueFn) bool {
 		var r documentRecord
 		if err = withVal(val, func(b []byte) error { return decode(b, &r) }); err != nil {
 			return false
 		}
 		return fn(r.state())
-	})
+	}); cerr != nil {
+		return cerr
+	}
 	return err
 }
 
@@ -85,9 +91,11 @@ func (t *tx) ChunkOwner(drawer string) (string, string, error) {
 
 func (t *tx) StaleDocuments(source string, fn func(doc string) bool) error {
 	prefix := k(pStaleSource, source, "/")
-	t.keys(prefix, false, func(key []byte, _ valueFn) bool {
+	if cerr := t.keys(prefix, false, func(key []byte, _ valueFn) bool {
 		return fn(string(key[len(prefix):]))
-	})
+	}); cerr != nil {
+		return cerr
+	}
 	return nil
 }
 

@@ -24,13 +24,15 @@ func (t *tx) TriggerState(name string) (*store.TriggerState, error) {
 
 func (t *tx) TriggerStates(fn func(*store.TriggerState) bool) error {
 	var err error
-	t.keys(k(pTrigger), false, func(_ []byte, val valueFn) bool {
+	if cerr := t.keys(k(pTrigger), false, func(_ []byte, val valueFn) bool {
 		var r triggerRecord
 		if err = withVal(val, func(b []byte) error { return decode(b, &r) }); err != nil {
 			return false
 		}
 		return fn(r.state())
-	})
+	}); cerr != nil {
+		return cerr
+	}
 	return err
 }
 
@@ -45,13 +47,15 @@ func (t *tx) Delivery(trigger, id string) (*store.Delivery, error) {
 
 func (t *tx) Deliveries(fn func(*store.Delivery) bool) error {
 	var err error
-	t.keys(k(pDelivery), false, func(_ []byte, val valueFn) bool {
+	if cerr := t.keys(k(pDelivery), false, func(_ []byte, val valueFn) bool {
 		var r deliveryRecord
 		if err = withVal(val, func(b []byte) error { return decode(b, &r) }); err != nil {
 			return false
 		}
 		return fn(r.delivery())
-	})
+	}); cerr != nil {
+		return cerr
+	}
 	return err
 }
 
@@ -61,10 +65,12 @@ func (t *tx) PutTriggerState(s *store.TriggerState) error {
 
 func (t *tx) DeleteTriggerState(name string) error {
 	var keys [][]byte
-	t.keys(k(pDelivery, name, "/"), false, func(key []byte, _ valueFn) bool {
+	if cerr := t.keys(k(pDelivery, name, "/"), false, func(key []byte, _ valueFn) bool {
 		keys = append(keys, append([]byte(nil), key...))
 		return true
-	})
+	}); cerr != nil {
+		return cerr
+	}
 	for _, key := range keys {
 		if err := t.del(key); err != nil {
 			return err

@@ -2,6 +2,7 @@ package badgerdb
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -57,6 +58,32 @@ type tx struct {
 	countsStale bool
 	// writes counts the calls of set and del (Writes).
 	writes uint64
+	// ctx is the transaction's context (View's, Update's): scans check
+	// it between keys and stop with its error (cancelled), and the
+	// transaction fails with it (a remote backend's slow read is
+	// cancelled the same way). done is ctx.Done(), nil for a context
+	// that is never cancelled.
+	ctx  context.Context
+	done <-chan struct{}
+	// cancelled is the context's error once a scan stopped on it.
+	cancelled error
+}
+
+// interrupted is the transaction context's error once it is done, else
+// nil; a scan that stops on it is cut short, and the error is remembered
+// (cancelled), so that the transaction fails with it even when a caller
+// dropped the reader's error.
+func (t *tx) interrupted() error {
+	if t.cancelled != nil {
+		return t.cancelled
+	}
+	select {
+	case <-t.done:
+		t.cancelled = t.ctx.Err()
+		return t.cancelled
+	default:
+		return nil
+	}
 }
 
 func k(parts ...string) []byte {
@@ -101,13 +128,21 @@ func (t *tx) put(key []byte, v any) error {
 	return t.set(key, b)
 }
 
-// keys visits keys under prefix until fn returns false.
-func (t *tx) keys(prefix []byte, reverse bool, fn func(key []byte, val valueFn) bool) {
+// keys visits keys under prefix until fn returns false, or the
+// transaction's context is done: then it returns the context's error.
+func (t *tx) keys(prefix []byte, reverse bool, fn func(key []byte, val valueFn) bool) error {
 	snap := t.snap
 	if snap == nil {
 		snap = t.txn
 	}
-	scan(snap, t.ov, prefix, reverse, fn)
+	var err error
+	scan(snap, t.ov, prefix, reverse, func(key []byte, val valueFn) bool {
+		if err = t.interrupted(); err != nil {
+			return false
+		}
+		return fn(key, val)
+	})
+	return err
 }
 
 // set and del write through to the transaction and its overlay: every
@@ -160,7 +195,7 @@ func (t *tx) WingByName(name string) (*store.Wing, error) {
 func (t *tx) Wings() ([]store.Wing, error) {
 	var out []store.Wing
 	var err error
-	t.keys([]byte(pWingName), false, func(key []byte, val valueFn) bool {
+	if cerr := t.keys([]byte(pWingName), false, func(key []byte, val valueFn) bool {
 		var id []byte
 		if id, err = val(); err != nil {
 			return false
@@ -173,7 +208,9 @@ func (t *tx) Wings() ([]store.Wing, error) {
 			out = append(out, *w)
 		}
 		return true
-	})
+	}); cerr != nil {
+		return nil, cerr
+	}
 	return out, err
 }
 
@@ -197,7 +234,7 @@ func (t *tx) RoomByName(wingID, name string) (*store.Room, error) {
 func (t *tx) Rooms(wingID string) ([]store.Room, error) {
 	var out []store.Room
 	var err error
-	t.keys(k(pRoomName, wingID, "/"), false, func(key []byte, val valueFn) bool {
+	if cerr := t.keys(k(pRoomName, wingID, "/"), false, func(key []byte, val valueFn) bool {
 		var id []byte
 		if id, err = val(); err != nil {
 			return false
@@ -210,7 +247,9 @@ func (t *tx) Rooms(wingID string) ([]store.Room, error) {
 			out = append(out, *r)
 		}
 		return true
-	})
+	}); cerr != nil {
+		return nil, cerr
+	}
 	return out, err
 }
 
@@ -286,16 +325,20 @@ func (t *tx) drawersBefore(roomID string, current bool, start []byte, fn func(*s
 	}
 	switch {
 	case start == nil:
-		t.keys(prefix, true, visit)
+		if cerr := t.keys(prefix, true, visit); cerr != nil {
+			return cerr
+		}
 	case t.ov != nil:
 		// A write transaction sees its own writes through the overlay's
 		// merged scan: skip to the position (pages are read in views).
-		t.keys(prefix, true, func(key []byte, val valueFn) bool {
+		if cerr := t.keys(prefix, true, func(key []byte, val valueFn) bool {
 			if bytes.Compare(key, start) >= 0 {
 				return true
 			}
 			return visit(key, val)
-		})
+		}); cerr != nil {
+			return cerr
+		}
 	default:
 		// One seek to the position: a deep page costs what it reads.
 		snap := t.snap
@@ -305,6 +348,9 @@ func (t *tx) drawersBefore(roomID string, current bool, start []byte, fn func(*s
 		it := snap.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true})
 		defer it.Close()
 		for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
+			if err = t.interrupted(); err != nil {
+				break
+			}
 			item := it.Item()
 			key := item.KeyCopy(nil)
 			if bytes.Compare(key, start) >= 0 {
@@ -321,10 +367,12 @@ func (t *tx) drawersBefore(roomID string, current bool, start []byte, fn func(*s
 func (t *tx) DrawerIDs(roomID string) ([]string, error) {
 	prefix := k(pDrawerTime, roomID, "/")
 	var ids []string
-	t.keys(prefix, false, func(key []byte, _ valueFn) bool {
+	if cerr := t.keys(prefix, false, func(key []byte, _ valueFn) bool {
 		ids = append(ids, string(key[len(prefix)+9:]))
 		return true
-	})
+	}); cerr != nil {
+		return nil, cerr
+	}
 	return ids, nil
 }
 
@@ -354,6 +402,10 @@ func (t *tx) Neighbours(ds []*store.Drawer, n int) ([][]string, error) {
 				continue
 			}
 			prefix := k(pDrawerTime, d.RoomID, "/")
+			if err := t.interrupted(); err != nil {
+				it.Close()
+				return nil, err
+			}
 			got := 0
 			for it.Seek(timeKey(d.RoomID, d.CreatedAt, d.ID)); it.ValidForPrefix(prefix) && got < n; it.Next() {
 				key := it.Item().Key()
@@ -377,10 +429,12 @@ func (t *tx) Filed(since time.Time, step time.Duration, buckets int) ([]int, err
 		return out, nil
 	}
 	var rooms []string
-	t.keys([]byte(pRoom), false, func(key []byte, _ valueFn) bool {
+	if cerr := t.keys([]byte(pRoom), false, func(key []byte, _ valueFn) bool {
 		rooms = append(rooms, string(key[len(pRoom):]))
 		return true
-	})
+	}); cerr != nil {
+		return nil, cerr
+	}
 	snap := t.snap
 	if snap == nil {
 		snap = t.txn
@@ -392,6 +446,9 @@ func (t *tx) Filed(since time.Time, step time.Duration, buckets int) ([]int, err
 	for _, room := range rooms {
 		prefix := k(pDrawerTime, room, "/")
 		for it.Seek(timeKey(room, since, "")); it.ValidForPrefix(prefix); it.Next() {
+			if err := t.interrupted(); err != nil {
+				return nil, err
+			}
 			key := it.Item().Key()
 			if len(key) < len(prefix)+9 {
 				continue
@@ -409,7 +466,7 @@ func (t *tx) Filed(since time.Time, step time.Duration, buckets int) ([]int, err
 }
 
 func (t *tx) CountDrawers(roomID string) (current, stored int, err error) {
-	t.keys(k(pDrawerTime, roomID, "/"), false, func(key []byte, val valueFn) bool {
+	if cerr := t.keys(k(pDrawerTime, roomID, "/"), false, func(key []byte, val valueFn) bool {
 		stored++
 		err = withVal(val, func(b []byte) error {
 			if len(b) == 1 && b[0] == 1 {
@@ -418,16 +475,20 @@ func (t *tx) CountDrawers(roomID string) (current, stored int, err error) {
 			return nil
 		})
 		return err == nil
-	})
+	}); cerr != nil {
+		return 0, 0, cerr
+	}
 	return current, stored, err
 }
 
 func (t *tx) idsUnder(prefix []byte) ([]string, error) {
 	var out []string
-	t.keys(prefix, false, func(key []byte, _ valueFn) bool {
+	if cerr := t.keys(prefix, false, func(key []byte, _ valueFn) bool {
 		out = append(out, string(key[len(prefix):]))
 		return true
-	})
+	}); cerr != nil {
+		return nil, cerr
+	}
 	return out, nil
 }
 
@@ -477,7 +538,7 @@ func (t *tx) LinkEnds(drawerID string) ([]store.LinkEnd, error) {
 	var out []store.LinkEnd
 	var old []string
 	var err error
-	t.keys(prefix, false, func(key []byte, val valueFn) bool {
+	if cerr := t.keys(prefix, false, func(key []byte, val valueFn) bool {
 		id := string(key[len(prefix):])
 		var b []byte
 		if b, err = val(); err != nil {
@@ -489,7 +550,9 @@ func (t *tx) LinkEnds(drawerID string) ([]store.LinkEnd, error) {
 			old = append(old, id)
 		}
 		return true
-	})
+	}); cerr != nil {
+		return nil, cerr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -550,6 +613,9 @@ func (t *tx) Changes(after uint64, fn func(store.Change) bool) error {
 	defer it.Close()
 	var err error
 	for it.Seek(seqKey(after + 1)); it.ValidForPrefix([]byte(pLog)); it.Next() {
+		if err = t.interrupted(); err != nil {
+			return err
+		}
 		var c changeRecord
 		if err = it.Item().Value(func(b []byte) error { return decode(b, &c) }); err != nil {
 			return err
@@ -563,10 +629,12 @@ func (t *tx) Changes(after uint64, fn func(store.Change) bool) error {
 
 func (t *tx) LastSeq() (uint64, error) {
 	var seq uint64
-	t.keys([]byte(pLog), true, func(key []byte, _ valueFn) bool {
+	if cerr := t.keys([]byte(pLog), true, func(key []byte, _ valueFn) bool {
 		seq = binary.BigEndian.Uint64(key[len(pLog):])
 		return false
-	})
+	}); cerr != nil {
+		return 0, cerr
+	}
 	return seq, nil
 }
 
@@ -585,14 +653,19 @@ func (t *tx) Counts() (store.Counts, error) {
 
 // Recount counts the palace by scanning its keys: what Counts keeps.
 func (t *tx) Recount() (store.Counts, error) {
+	var err error
 	n := func(prefix string) int {
 		n := 0
-		t.keys([]byte(prefix), false, func([]byte, valueFn) bool { n++; return true })
+		if cerr := t.keys([]byte(prefix), false, func([]byte, valueFn) bool { n++; return true }); cerr != nil {
+			err = cerr
+		}
 		return n
 	}
 	c := store.Counts{Wings: n(pWing), Rooms: n(pRoom), Links: n(pLink)}
-	var err error
-	t.keys([]byte(pDrawerTime), false, func(key []byte, val valueFn) bool {
+	if err != nil {
+		return store.Counts{}, err
+	}
+	if cerr := t.keys([]byte(pDrawerTime), false, func(key []byte, val valueFn) bool {
 		c.DrawersStored++
 		err = withVal(val, func(b []byte) error {
 			if isCurrentFlag(b) {
@@ -601,7 +674,9 @@ func (t *tx) Recount() (store.Counts, error) {
 			return nil
 		})
 		return err == nil
-	})
+	}); cerr != nil {
+		return store.Counts{}, cerr
+	}
 	return c, err
 }
 

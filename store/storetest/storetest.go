@@ -34,6 +34,11 @@ type Backend struct {
 	Open func(t *testing.T) store.DB
 	// Reopen closes db and opens the same store again.
 	Reopen func(t *testing.T, db store.DB) store.DB
+	// OpenSecond opens a second handle on db's store, as a second daemon
+	// on a shared database would (the suite closes it); nil for a
+	// backend one process holds (the embedded store), which skips the
+	// two-handle cases.
+	OpenSecond func(t *testing.T, db store.DB) store.DB
 }
 
 // Run runs every conformance test against the backend.
@@ -63,6 +68,11 @@ func Run(t *testing.T, b Backend) {
 		{"Jobs", testJobs},
 		{"Meta", testMeta},
 		{"DurableAcrossReopen", testReopen},
+		{"Migrations", testMigrations},
+		{"CancelMidScan", testCancelMidScan},
+		{"WritesCountEveryWrite", testWritesCountEveryWrite},
+		{"ConcurrentClaims", testConcurrentClaims},
+		{"ConcurrentClaimsTwoHandles", testConcurrentClaimsTwoHandles},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, b) })
 	}
