@@ -53,6 +53,9 @@ func (ix *Indexer) Start() { ix.f.Start() }
 // Kick asks for a catch-up (non-blocking).
 func (ix *Indexer) Kick() { ix.f.Kick() }
 
+// Position is the change-log sequence the lexical index has applied.
+func (ix *Indexer) Position() uint64 { return ix.f.Position() }
+
 // Stop ends the follower after the batch in progress.
 func (ix *Indexer) Stop(ctx context.Context) { ix.f.Stop(ctx) }
 

@@ -69,8 +69,8 @@ type Kind struct {
 	Name string
 	// Background kinds share the jobs.background_concurrency slots.
 	Background bool
-	// Files: a completed job of this kind filed drawers, so the default
-	// embedding profile's missing vectors are filled after it.
+	// Files: a completed job of this kind filed drawers (the kinds that
+	// follow new drawers, as embed, read it in Completed.Kind).
 	Files bool
 	// Abortable: a running job of this kind may be force-cancelled.
 	Abortable bool
@@ -82,9 +82,36 @@ type Kind struct {
 	Writes func(input func() json.RawMessage) bool
 	// Run is the handler.
 	Run Handler
+	// Follow, when set, is told of every job that completes, of any kind,
+	// once its completion is recorded: a kind that chains after others
+	// queues its own job here (Jobs.Join, with Submission.Automatic). The
+	// runtime names no kind: what follows what is declared by the kind
+	// that follows. It runs on the finished job's worker and must not
+	// block for long.
+	Follow func(ctx context.Context, done Completed)
 
 	params reflect.Type
 	decode func(ctx context.Context, s Submission) (Plan, error)
+}
+
+// Completed is a job that completed, as the kinds that Follow see it.
+type Completed struct {
+	// Job is the job as its worker claimed it (input included).
+	Job store.Job
+	// Kind is the job's kind.
+	Kind Kind
+	// Result is what its handler returned (not serialized).
+	Result any
+}
+
+// completed tells every registered kind's Follow, in registration order,
+// that a job completed.
+func (j *Jobs) completed(done Completed) {
+	for _, name := range j.order {
+		if f := j.kinds[name].Follow; f != nil {
+			f(context.Background(), done)
+		}
+	}
 }
 
 // Spec is a kind's definition with its parameters typed: P is the struct
@@ -94,6 +121,8 @@ type Spec[P any] struct {
 	Background, Files, Abortable bool
 	Tool                         *Tool
 	Writes                       func(input func() json.RawMessage) bool
+	// Follow is Kind.Follow.
+	Follow func(ctx context.Context, done Completed)
 	// Decode validates the parameters of a submission and plans the job.
 	Decode func(ctx context.Context, s Submission, p P) (Plan, error)
 	Run    Handler
@@ -102,7 +131,7 @@ type Spec[P any] struct {
 // Define makes a kind from its typed definition.
 func Define[P any](name string, spec Spec[P]) Kind {
 	return Kind{Name: name, Background: spec.Background, Files: spec.Files, Abortable: spec.Abortable,
-		Tool: spec.Tool, Writes: spec.Writes, Run: spec.Run,
+		Tool: spec.Tool, Writes: spec.Writes, Run: spec.Run, Follow: spec.Follow,
 		params: reflect.TypeFor[P](),
 		decode: func(ctx context.Context, s Submission) (Plan, error) {
 			var p P

@@ -229,7 +229,7 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 		t0 := time.Now()
 		if !s.Indexer.Sync(ctx, target, SearchWaitLexical) && s.Log != nil {
 			s.Log.Debug("the lexical index had not reached the search's start; searching anyway",
-				"target", target, "applied", s.Indexer.f.Position(), "waited", time.Since(t0).Round(time.Millisecond))
+				"target", target, "applied", s.Indexer.Position(), "waited", time.Since(t0).Round(time.Millisecond))
 		}
 	}
 	qvec, profile, err := s.queryVector(ctx, &q)
@@ -256,7 +256,7 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 	out := &SearchResult{Query: q.Text, Ranking: ranking, Hits: []Hit{}}
 	if ranking != RankLexical && s.Vectors != nil {
 		t0 := time.Now()
-		if pos := s.Vectors.f.Position(); target > pos+SearchWaitVectorsBehind {
+		if pos := s.Vectors.Position(); target > pos+SearchWaitVectorsBehind {
 			// Catching up a backlog (an embed job's batches): SearchWaitVectors
 			// would not close the gap, and every search would pay it.
 			if s.Log != nil {
@@ -264,7 +264,7 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 			}
 		} else if !s.Vectors.Sync(ctx, target, SearchWaitVectors) && s.Log != nil {
 			s.Log.Debug("the vector index had not reached the search's start; searching anyway",
-				"target", target, "applied", s.Vectors.f.Position(), "waited", time.Since(t0).Round(time.Millisecond))
+				"target", target, "applied", s.Vectors.Position(), "waited", time.Since(t0).Round(time.Millisecond))
 		}
 	}
 	err = s.DB.View(ctx, func(r store.Reader) error {
@@ -789,10 +789,8 @@ func (s *Search) Indexes(ctx context.Context) (api.Indexes, error) {
 	st.Lexical = api.IndexState{Seq: seq, Behind: behind(seq), Drawers: n}
 	st.Vectors = map[string]api.VectorIndex{}
 	if s.Vectors != nil {
-		vseq := s.Vectors.f.Position()
-		s.Vectors.mu.RLock()
-		saved := s.Vectors.savedSeq
-		s.Vectors.mu.RUnlock()
+		vseq := s.Vectors.Position()
+		saved := s.Vectors.SavedSeq()
 		for name := range s.Vectors.Profiles {
 			st.Vectors[name] = api.VectorIndex{
 				IndexState: api.IndexState{Seq: vseq, Behind: behind(vseq), Drawers: uint64(s.Vectors.Index(name).Len())},

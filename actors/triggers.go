@@ -96,7 +96,6 @@ type Triggers struct {
 	waiting   map[string]bool
 	listenErr string
 	sup       *actor.PID
-	root      *actor.RootContext
 	quit      chan struct{}
 	started   time.Time
 	pruned    time.Time
@@ -156,8 +155,7 @@ func (t *Triggers) Start(ctx context.Context, initial config.Config) error {
 	t.waiting = map[string]bool{}
 	t.started = time.Now()
 	t.quit = make(chan struct{})
-	t.root = t.Sys.as.Root
-	t.sup = t.root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &triggerSupervisor{t: t} }))
+	t.sup = t.Sys.Spawn(actor.PropsFromProducer(func() actor.Actor { return &triggerSupervisor{t: t} }))
 	if err := t.Sync(ctx); err != nil {
 		return err
 	}
@@ -168,7 +166,7 @@ func (t *Triggers) Start(ctx context.Context, initial config.Config) error {
 		for {
 			select {
 			case <-tick.C:
-				t.root.Send(t.sup, syncTriggers{})
+				t.Sys.Send(t.sup, syncTriggers{})
 			case <-t.quit:
 				return
 			}
@@ -184,7 +182,7 @@ func (t *Triggers) Stop(ctx context.Context) {
 		return
 	}
 	close(t.quit)
-	_ = t.root.PoisonFuture(t.sup).Wait()
+	_ = t.Sys.Poison(t.sup)
 	t.mu.Lock()
 	for name, r := range t.running {
 		r.cancel()
@@ -199,7 +197,7 @@ func (t *Triggers) Stop(ctx context.Context) {
 // Sync reads the configuration file again and brings the running
 // triggers to it now (the supervisor also does every few seconds).
 func (t *Triggers) Sync(ctx context.Context) error {
-	f := t.root.RequestFuture(t.sup, syncTriggers{}, 30*time.Second)
+	f := t.Sys.Request(t.sup, syncTriggers{}, 30*time.Second)
 	_, err := f.Result()
 	return err
 }

@@ -250,8 +250,8 @@ func current(t *testing.T, db store.DB, wing, room string) []store.Drawer {
 // goes on after it; an over-long last turn keeps its end; without a wing,
 // none.
 func TestWakeUpOffersTheLastSessionsClosingTurns(t *testing.T) {
-	j := newJobs(t, testCfg)
-	p := j.Palace
+	sys, db := newSystem(t)
+	p := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 	file := func(id, room string, turns []sources.Turn, chunk int) *store.Drawer {
@@ -345,8 +345,8 @@ func TestWakeUpOffersTheLastSessionsClosingTurns(t *testing.T) {
 // A sub-agent's session, even the newest, is not the last session to wake
 // up to: the main session it ran for is.
 func TestWakeUpSkipsASubAgentsSession(t *testing.T) {
-	j := newJobs(t, testCfg)
-	p := j.Palace
+	sys, db := newSystem(t)
+	p := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 	file := func(id string, turns []sources.Turn) {

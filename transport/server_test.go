@@ -62,12 +62,12 @@ func newTestServer(t testing.TB, auth bool, secret string) *testServer {
 	sys.OnCommit(func() { indexer.Kick(); bus.Kick() })
 	indexer.Start()
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
-	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1,
-		LeaseTTL: 30 * time.Second, DrainTimeout: 2 * time.Second}, nil)
+	jobs := actors.NewJobs(db, sys, log, actors.JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1,
+		LeaseTTL: 30 * time.Second, DrainTimeout: 2 * time.Second})
 	cfg0 := config.Default(func(string) (string, bool) { return "", false })
 	srcs := sources.NewRegistry(sources.Directory{MaxFileBytes: cfg0.Mining.MaxFileBytes})
-	jobs.Register(kinds.All(jobs, kinds.Mining{Sources: srcs,
-		ChunkChars: cfg0.Mining.ChunkChars, MaxDocuments: cfg0.Mining.MaxDocuments, Secrets: cfg0.Mining.Secrets}, nil)...)
+	jobs.Register(kinds.All(jobs, kinds.Settings{Dedup: palace.Dedup, Mining: kinds.Mining{Sources: srcs,
+		ChunkChars: cfg0.Mining.ChunkChars, MaxDocuments: cfg0.Mining.MaxDocuments, Secrets: cfg0.Mining.Secrets}})...)
 	palace.Locked = jobs.Busy
 	if err := jobs.Start(context.Background()); err != nil {
 		t.Fatal(err)

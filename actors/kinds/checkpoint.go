@@ -43,7 +43,7 @@ func payloadSchema() *jsonschema.Schema {
 // Checkpoint is the checkpoint kind: an agent's memories, diary entries
 // and facts, each item written as a drawer, in batches, with the checkpoint
 // {next_index, items, duplicates} in the same transaction.
-func Checkpoint(j *actors.Jobs) actors.Kind {
+func Checkpoint(db store.DB, dd store.Dedup) actors.Kind {
 	return actors.Define(KindCheckpoint, actors.Spec[checkpointParams]{
 		Files:  true,
 		Writes: always,
@@ -69,7 +69,7 @@ func Checkpoint(j *actors.Jobs) actors.Kind {
 			}
 			// The facts' relationships and entity ids must exist now (the
 			// job checks again when it runs).
-			err = j.DB.View(ctx, func(r store.Reader) error {
+			err = db.View(ctx, func(r store.Reader) error {
 				for i, it := range cp.Items {
 					if it.Fact != nil {
 						if err := store.CheckFactRefs(r, it.Fact, fmt.Sprintf("items[%d].fact", i)); err != nil {
@@ -88,7 +88,7 @@ func Checkpoint(j *actors.Jobs) actors.Kind {
 			}
 			return actors.Plan{Input: CheckpointInput{Payload: payload, Emergency: p.Emergency, Channel: s.Channel}, Priority: pr}, nil
 		},
-		Run: checkpoint,
+		Run: func(ctx context.Context, r *actors.Run) (any, error) { return checkpoint(ctx, r, dd) },
 	})
 }
 
@@ -116,7 +116,7 @@ const (
 	checkpointBatchBytes = 1 << 20
 )
 
-func checkpoint(ctx context.Context, r *actors.Run) (any, error) {
+func checkpoint(ctx context.Context, r *actors.Run, dd store.Dedup) (any, error) {
 	var in CheckpointInput
 	if err := json.Unmarshal(r.Job.Input, &in); err != nil {
 		return nil, fault.Wrap(fault.StoreMalformed, err, "the job's input is unreadable", "submit the checkpoint again")
@@ -130,7 +130,6 @@ func checkpoint(ctx context.Context, r *actors.Run) (any, error) {
 	}
 	var st checkpointState
 	_ = json.Unmarshal(r.Job.Checkpoint, &st)
-	pal := r.Palace()
 	total := int64(len(p.Items))
 	for st.NextIndex < len(p.Items) {
 		if r.Stopping() {
@@ -152,9 +151,9 @@ func checkpoint(ctx context.Context, r *actors.Run) (any, error) {
 				// A fact-bearing item keeps its own drawer.
 				d.Policy = store.ExactStoredLinked
 			}
-			if pal.Dedup.Enabled {
+			if dd.Enabled {
 				_ = r.DB().View(ctx, func(rd store.Reader) error {
-					d.Prepared = store.Prepare(rd, d, pal.Dedup)
+					d.Prepared = store.Prepare(rd, d, dd)
 					return nil
 				})
 			}
@@ -166,7 +165,7 @@ func checkpoint(ctx context.Context, r *actors.Run) (any, error) {
 			next.Facts = slices.Clone(st.Facts)
 			for k, d := range ins {
 				i := st.NextIndex + k
-				res, err := store.CreateDrawer(tx, d, pal.Dedup)
+				res, err := store.CreateDrawer(tx, d, dd)
 				if err != nil {
 					e := fault.As(err)
 					return fault.Wrap(e.Code, err, fmt.Sprintf("items[%d]: %s", i, e.Msg), e.Help)
@@ -182,7 +181,7 @@ func checkpoint(ctx context.Context, r *actors.Run) (any, error) {
 					if err := tx.PutJobFact(r.Job.ID, i, b); err != nil {
 						return err
 					}
-					held, err := store.ApplyFactID(tx, f, res.Drawer.ID, r.Job.ID, i, pal.Dedup.EntityFuzzy)
+					held, err := store.ApplyFactID(tx, f, res.Drawer.ID, r.Job.ID, i, dd.EntityFuzzy)
 					if err != nil {
 						return err
 					}

@@ -70,7 +70,7 @@ type demoParams struct {
 
 // Demo is the demo kind: a small sample palace written step by step,
 // to watch a job run (progress, pause, resume, cancel).
-func Demo() actors.Kind {
+func Demo(dd store.Dedup) actors.Kind {
 	return actors.Define(KindDemo, actors.Spec[demoParams]{
 		Files:  true,
 		Writes: always,
@@ -84,11 +84,11 @@ func Demo() actors.Kind {
 			}
 			return actors.Plan{Input: in, Priority: store.PriorityNormal}, nil
 		},
-		Run: demo,
+		Run: func(ctx context.Context, r *actors.Run) (any, error) { return demo(ctx, r, dd) },
 	})
 }
 
-func demo(ctx context.Context, r *actors.Run) (any, error) {
+func demo(ctx context.Context, r *actors.Run, dd store.Dedup) (any, error) {
 	var in DemoInput
 	_ = json.Unmarshal(r.Job.Input, &in)
 	steps := len(demoSample)
@@ -100,7 +100,6 @@ func demo(ctx context.Context, r *actors.Run) (any, error) {
 		Drawers   int `json:"drawers"`
 	}
 	_ = json.Unmarshal(r.Job.Checkpoint, &st)
-	dd := r.Palace().Dedup
 	total := int64(steps)
 	for st.NextIndex < steps {
 		if r.Stopping() {

@@ -67,7 +67,7 @@ func Extractor(c config.Extraction) extract.Extractor {
 // (mined, notes and checkpoints; by the change log) read by the
 // extraction provider into entities, mentions and facts. It never writes
 // a drawer; it is refused while no provider is configured.
-func Extract(j *actors.Jobs, x extract.Extractor) actors.Kind {
+func Extract(j *actors.Jobs, x extract.Extractor, fuzzy bool) actors.Kind {
 	return actors.Define(KindExtract, actors.Spec[extractParams]{
 		Background: true,
 		Abortable:  true,
@@ -81,7 +81,16 @@ func Extract(j *actors.Jobs, x extract.Extractor) actors.Kind {
 			}
 			return actors.Plan{Input: ExtractInput{Wing: p.Wing}, Priority: store.PriorityBackground, Lane: "extract"}, nil
 		},
-		Run: func(ctx context.Context, r *actors.Run) (any, error) { return runExtract(ctx, r, x) },
+		Run: func(ctx context.Context, r *actors.Run) (any, error) { return runExtract(ctx, r, x, fuzzy) },
+		// After a mine job completes, the drawers it filed are read.
+		Follow: func(ctx context.Context, done actors.Completed) {
+			if done.Job.Kind != KindMine || x == nil {
+				return
+			}
+			if _, _, err := j.Join(ctx, actors.Submission{Type: KindExtract, Automatic: true, Params: []byte(`{}`)}); err != nil {
+				j.Log.Warn("queuing the extract job after a mine failed", "err", err)
+			}
+		},
 	})
 }
 
@@ -96,7 +105,7 @@ func extracted(d *store.Drawer, r store.Reader) bool {
 	return err == nil && rm != nil && rm.Name == store.CheckpointRoom
 }
 
-func runExtract(ctx context.Context, r *actors.Run, x extract.Extractor) (any, error) {
+func runExtract(ctx context.Context, r *actors.Run, x extract.Extractor, fuzzy bool) (any, error) {
 	var in ExtractInput
 	_ = json.Unmarshal(r.Job.Input, &in)
 	var st extractState
@@ -118,7 +127,6 @@ func runExtract(ctx context.Context, r *actors.Run, x extract.Extractor) (any, e
 			return err
 		})
 	}
-	fuzzy := r.Palace().Dedup.EntityFuzzy
 	// One pass reads up to the change log's end as it starts (its own
 	// writes extend the log; what is filed meanwhile is the next pass's).
 	var end uint64

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/extract"
 	"github.com/loci-dev/loci/store"
 )
@@ -98,5 +99,45 @@ func TestExtractSkipsLockfilesAndGeneratedFiles(t *testing.T) {
 		if n != "Priya Patel" && n != "Initech" && n != "Berlin" {
 			t.Errorf("an entity from a file not to read: %q (all: %v)", n, names)
 		}
+	}
+}
+
+// The extract kind follows mine jobs, and only them, when a provider is
+// configured: its own Follow queues the automatic extract, the mine kind
+// and the runtime name no extract.
+func TestExtractFollowsMineOnly(t *testing.T) {
+	j := runtimeWith(t, extract.Heuristic{}, 0, 200, 1<<20)
+	ctx := context.Background()
+	follow := func(s Settings, after string) {
+		t.Helper()
+		for _, k := range All(j.Jobs, s) {
+			if k.Name == KindExtract {
+				k.Follow(ctx, actors.Completed{Job: store.Job{Kind: after}})
+				return
+			}
+		}
+		t.Fatal("no extract kind")
+	}
+	extracts := func() int {
+		t.Helper()
+		jobs, err := j.List(ctx, "", KindExtract, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, job := range jobs {
+			if job.RequestedBy != store.ByDaemon {
+				t.Fatalf("an extract job not queued by the daemon: %+v", job)
+			}
+		}
+		return len(jobs)
+	}
+	follow(Settings{Extractor: extract.Heuristic{}}, KindDemo)
+	follow(Settings{}, KindMine) // no provider: nothing follows
+	if n := extracts(); n != 0 {
+		t.Fatalf("%d extract jobs after a demo job and a mine without a provider", n)
+	}
+	follow(Settings{Extractor: extract.Heuristic{}}, KindMine)
+	if n := extracts(); n != 1 {
+		t.Fatalf("%d extract jobs after a mine, want 1", n)
 	}
 }

@@ -14,14 +14,14 @@ import (
 
 // newRuntime is a job runtime on a fresh store with every kind registered
 // (mining chunks at 200 characters and reads files up to 1 MiB).
-func newRuntime(t *testing.T) *actors.Jobs { return mineRuntime(t, 0, 200, 1<<20) }
+func newRuntime(t *testing.T) *kindsRuntime { return mineRuntime(t, 0, 200, 1<<20) }
 
-func submit(t *testing.T, j *actors.Jobs, kind, params string) (*store.Job, error) {
+func submit(t *testing.T, j *kindsRuntime, kind, params string) (*store.Job, error) {
 	t.Helper()
 	return j.Submit(context.Background(), actors.Submission{Type: kind, Channel: store.ByHTTP, Params: json.RawMessage(params)})
 }
 
-func waitDone(t *testing.T, j *actors.Jobs, id string) *store.Job {
+func waitDone(t *testing.T, j *kindsRuntime, id string) *store.Job {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		job, err := j.Get(context.Background(), id)
@@ -36,7 +36,7 @@ func waitDone(t *testing.T, j *actors.Jobs, id string) *store.Job {
 	return nil
 }
 
-func drawer(t *testing.T, j *actors.Jobs, id string) *store.Drawer {
+func drawer(t *testing.T, j *kindsRuntime, id string) *store.Drawer {
 	t.Helper()
 	var d *store.Drawer
 	if err := j.DB.View(context.Background(), func(r store.Reader) error {

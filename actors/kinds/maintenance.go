@@ -34,22 +34,22 @@ type repairParams struct {
 
 // Audit is the audit kind: an integrity report of the palace (orphan
 // drawers, dangling job references, exhausted jobs, missing vectors).
-func Audit(j *actors.Jobs) actors.Kind {
+func Audit(db store.DB, v *actors.Vectors) actors.Kind {
 	return actors.Define(KindAudit, actors.Spec[auditParams]{
 		Tool: &actors.Tool{Name: "loci_audit", Description: "Submit an audit job (integrity report); returns the job at once."},
 		Decode: func(ctx context.Context, _ actors.Submission, p auditParams) (actors.Plan, error) {
-			if err := checkWing(ctx, j.DB, p.Wing); err != nil {
+			if err := checkWing(ctx, db, p.Wing); err != nil {
 				return actors.Plan{}, err
 			}
 			return actors.Plan{Input: AuditInput{Wing: p.Wing}, Priority: store.PriorityNormal}, nil
 		},
-		Run: func(ctx context.Context, r *actors.Run) (any, error) { return audit(ctx, r, j.Vectors) },
+		Run: func(ctx context.Context, r *actors.Run) (any, error) { return audit(ctx, r, v) },
 	})
 }
 
 // Repair is the repair kind: remove orphan drawers (a dry run unless
 // dry_run is false), optionally only those a completed audit found.
-func Repair(j *actors.Jobs) actors.Kind {
+func Repair(db store.DB) actors.Kind {
 	return actors.Define(KindRepair, actors.Spec[repairParams]{
 		Writes: func(input func() json.RawMessage) bool {
 			var in RepairInput
@@ -64,7 +64,7 @@ func Repair(j *actors.Jobs) actors.Kind {
 				in.DryRun = *p.DryRun
 			}
 			if p.BasedOnJob != "" {
-				if err := j.CheckAudit(ctx, p.BasedOnJob); err != nil {
+				if err := checkAudit(ctx, db, p.BasedOnJob); err != nil {
 					return actors.Plan{}, err
 				}
 				in.BasedOnJob, _ = store.CanonicalUUID(p.BasedOnJob)
@@ -73,6 +73,31 @@ func Repair(j *actors.Jobs) actors.Kind {
 		},
 		Run: repair,
 	})
+}
+
+// checkAudit checks that id names a completed audit job (a repair's
+// based_on_job).
+func checkAudit(ctx context.Context, db store.DB, id string) error {
+	bad := func(why string) error {
+		return fault.Newf(fault.RepairBasedOnJobInvalid, "name a completed audit job (list the jobs of kind audit)", "based_on_job %q %s", id, why)
+	}
+	cid, ok := store.CanonicalUUID(id)
+	if !ok {
+		return bad("is not a job id")
+	}
+	var job *store.Job
+	if err := db.View(ctx, func(r store.Reader) error { var err error; job, err = r.Job(cid); return err }); err != nil {
+		return err
+	}
+	switch {
+	case job == nil:
+		return bad("does not exist")
+	case job.Kind != KindAudit:
+		return bad("is a " + job.Kind + " job, not an audit")
+	case job.Status != store.JobCompleted:
+		return bad("is " + job.Status + ", not finished")
+	}
+	return nil
 }
 
 // AuditResult is an audit job's report.
@@ -146,7 +171,7 @@ func audit(ctx context.Context, r *actors.Run, v *actors.Vectors) (any, error) {
 	_ = json.Unmarshal(r.Job.Input, &in)
 	res := AuditResult{Wing: in.Wing, OrphanDrawers: []string{}, DanglingJobRefs: []DanglingRef{}, ExhaustedJobs: []string{}}
 	err := r.DB().View(ctx, func(rd store.Reader) error {
-		wingID, err := actors.OptionalWing(rd, in.Wing)
+		wingID, err := optionalWing(rd, in.Wing)
 		if err != nil {
 			return err
 		}

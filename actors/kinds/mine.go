@@ -42,6 +42,8 @@ type Mining struct {
 	MaxDocuments int
 	// Secrets is mining.secrets: redact, skip or allow.
 	Secrets string
+	// Dedup is the palace's duplicate rules (kinds.All sets it).
+	Dedup store.Dedup
 	// DB, when set, checks at submission that a wing given by its id is
 	// one (kinds.All sets it).
 	DB store.DB
@@ -453,7 +455,7 @@ func (m Mining) prune(ctx context.Context, r *actors.Run, a sources.Adapter, id 
 	if err != nil {
 		return "", err
 	}
-	dd := r.Palace().Dedup
+	dd := m.Dedup
 	for part := range slices.Chunk(gone, pruneBatch) {
 		if r.Stopping() {
 			return "", actors.ErrStopped
@@ -629,7 +631,7 @@ func (m Mining) readAll(ctx context.Context, a sources.Adapter, id store.SourceI
 // remembered for a wing that nothing made.
 func (m Mining) commit(ctx context.Context, r *actors.Run, next *mineState, docs []store.MinedDocument, stale []string, key string,
 	id store.SourceIdentity, wing string, progress store.Progress) error {
-	dd := r.Palace().Dedup
+	dd := m.Dedup
 	base := next.Stats
 	return r.Write(ctx, func(tx store.Tx) error {
 		s := base
@@ -729,7 +731,7 @@ func (m Mining) prepare(doc *sources.Document, sourceKey, target string, in Mine
 	// The near-duplicate judging against what is stored is done here, in
 	// the job, so that the one writer only judges what arrived since.
 	_ = r.DB().View(r.Context(), func(rd store.Reader) error {
-		store.PrepareDocument(rd, &md, r.Palace().Dedup)
+		store.PrepareDocument(rd, &md, m.Dedup)
 		return nil
 	})
 	return md, true

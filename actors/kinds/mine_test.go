@@ -22,28 +22,50 @@ import (
 
 // mineRuntime is a runtime whose mining chunks at 200 characters and
 // stops a job after limit documents (0: unlimited).
-func mineRuntime(t *testing.T, limit int, sizes ...int) *actors.Jobs {
+func mineRuntime(t *testing.T, limit int, sizes ...int) *kindsRuntime {
 	t.Helper()
 	return runtimeWith(t, nil, limit, sizes...)
 }
 
+// kindsRuntime is the job runtime with the kinds registered, and the palace
+// service beside it that tests write and read through.
+type kindsRuntime struct {
+	*actors.Jobs
+	Palace *actors.Palace
+}
+
 // runtimeWith is mineRuntime with an extraction provider (nil: none).
-func runtimeWith(t *testing.T, x extract.Extractor, limit int, sizes ...int) *actors.Jobs {
+func runtimeWith(t *testing.T, x extract.Extractor, limit int, sizes ...int) *kindsRuntime {
+	t.Helper()
+	return runtimeDedup(t, store.Dedup{Enabled: true, Threshold: 0.9}, x, limit, sizes...)
+}
+
+// runtimeDedup is runtimeWith with the palace's duplicate rules dd.
+func runtimeDedup(t *testing.T, dd store.Dedup, x extract.Extractor, limit int, sizes ...int) *kindsRuntime {
 	t.Helper()
 	db, err := badgerdb.Open(t.TempDir(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sys := actors.Start(db, slog.New(slog.DiscardHandler), slog.LevelInfo)
-	pal := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
-	j := actors.NewJobs(db, sys, pal, slog.New(slog.DiscardHandler),
-		actors.JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second}, nil)
+	pal := &actors.Palace{DB: db, Sys: sys, Dedup: dd}
+	j := actors.NewJobs(db, sys, slog.New(slog.DiscardHandler),
+		actors.JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second})
 	chunk, maxFile := 200, int64(4096)
 	if len(sizes) == 2 {
 		chunk, maxFile = sizes[0], int64(sizes[1])
 	}
-	j.Register(All(j, Mining{Sources: sources.NewRegistry(sources.Directory{MaxFileBytes: maxFile}), ChunkChars: chunk,
-		MaxDocuments: limit, Secrets: SecretsRedact}, x)...)
+	all := All(j, Settings{Dedup: pal.Dedup, Mining: Mining{Sources: sources.NewRegistry(sources.Directory{MaxFileBytes: maxFile}), ChunkChars: chunk,
+		MaxDocuments: limit, Secrets: SecretsRedact}, Extractor: x})
+	for i := range all {
+		if all[i].Name == KindExtract {
+			// These tests run extract jobs when they ask, and read each
+			// one's result: none queued after a mine on its own (the
+			// daemon's chain, which cmd/loci's TestExtractAfterMine runs).
+			all[i].Follow = nil
+		}
+	}
+	j.Register(all...)
 	pal.Locked = j.Busy
 	t.Cleanup(func() {
 		j.Stop(context.Background())
@@ -53,7 +75,7 @@ func runtimeWith(t *testing.T, x extract.Extractor, limit int, sizes ...int) *ac
 	if err := j.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return j
+	return &kindsRuntime{Jobs: j, Palace: pal}
 }
 
 // write puts a file with a modification time step seconds after a fixed
@@ -78,7 +100,7 @@ func touch(t *testing.T, root, rel string, step int) {
 	}
 }
 
-func mineOnce(t *testing.T, j *actors.Jobs, params string) api.MineResult {
+func mineOnce(t *testing.T, j *kindsRuntime, params string) api.MineResult {
 	t.Helper()
 	job, err := submit(t, j, "mine", params)
 	if err != nil {
@@ -98,7 +120,7 @@ func mineOnce(t *testing.T, j *actors.Jobs, params string) api.MineResult {
 
 // files is the current drawers of a wing's room files, by drawer name
 // ("" for unnamed chunks, in order).
-func files(t *testing.T, j *actors.Jobs, wing string) []store.Drawer {
+func files(t *testing.T, j *kindsRuntime, wing string) []store.Drawer {
 	t.Helper()
 	var out []store.Drawer
 	err := j.DB.View(context.Background(), func(r store.Reader) error {
@@ -234,8 +256,8 @@ func TestMineTruncatesAndContinues(t *testing.T) {
 // A batch too big for one transaction is split; a document too big alone
 // is skipped, and the job goes on with the rest.
 func TestMineSplitsBatchesTooBigForATransaction(t *testing.T) {
-	j := mineRuntime(t, 0, 6000, 40<<20)
-	j.Palace.Dedup.Enabled = false // the size of a transaction is the point here, not the judging of near copies
+	// The size of a transaction is the point here, not the judging of near copies.
+	j := runtimeDedup(t, store.Dedup{Threshold: 0.9}, nil, 0, 6000, 40<<20)
 	root := t.TempDir()
 	var huge, big strings.Builder
 	for i := 0; huge.Len() < 16<<20; i++ {

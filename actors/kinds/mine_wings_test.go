@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 )
@@ -23,13 +22,13 @@ func threeFiles(t *testing.T) string {
 	return root
 }
 
-func mineInto(t *testing.T, j *actors.Jobs, root, wing string, extra string) {
+func mineInto(t *testing.T, j *kindsRuntime, root, wing string, extra string) {
 	t.Helper()
 	mineOnce(t, j, `{"path":"`+root+`","wing":"`+wing+`"`+extra+`}`)
 }
 
 // byContent is a wing's current drawers in room files by content.
-func byContent(t *testing.T, j *actors.Jobs, wing string) map[string]store.Drawer {
+func byContent(t *testing.T, j *kindsRuntime, wing string) map[string]store.Drawer {
 	t.Helper()
 	out := map[string]store.Drawer{}
 	for _, d := range files(t, j, wing) {
@@ -143,7 +142,7 @@ func TestMineRefilesWhatWasDeleted(t *testing.T) {
 }
 
 // drawersOf is every drawer of a wing's room files, current or not.
-func drawersOf(t *testing.T, j *actors.Jobs, wing string) []store.Drawer {
+func drawersOf(t *testing.T, j *kindsRuntime, wing string) []store.Drawer {
 	t.Helper()
 	var out []store.Drawer
 	err := j.DB.View(context.Background(), func(r store.Reader) error {

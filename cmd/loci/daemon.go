@@ -352,10 +352,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	lc.startedPlain("the late near-duplicate judge", time.Second, func() error { late.Stop(); return nil })
 	nears.PreloadNear()
 	drain := time.Duration(cfg.Jobs.DrainTimeoutSecs) * time.Second
-	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{
+	jobs := actors.NewJobs(db, sys, log, actors.JobConfig{
 		MaxConcurrency: cfg.Jobs.MaxConcurrency, BackgroundConcurrency: cfg.Jobs.BackgroundConcurrency,
 		LeaseTTL: time.Duration(cfg.Jobs.LeaseTTLSecs) * time.Second, DrainTimeout: drain,
-	}, vectors)
+	})
 	srcs := sources.NewRegistry(sources.Directory{MaxFileBytes: cfg.Mining.MaxFileBytes},
 		sources.ClaudeCode(), sources.Codex(), sources.OpenCode{}, sources.ChatGPTExport(), sources.ClaudeExport())
 	extractor := kinds.Extractor(cfg.Extraction)
@@ -365,16 +365,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		// Tests that need a mine still running: this long a document.
 		mining.DocDelay, _ = time.ParseDuration(d)
 	}
-	jobs.Register(kinds.All(jobs, mining, extractor)...)
-	if extractor != nil {
-		// After a mine job completes, the drawers it filed are read.
-		jobs.AfterMine = func(ctx context.Context) {
-			_, _, err := jobs.Join(ctx, actors.Submission{Type: kinds.KindExtract, Automatic: true, Params: []byte(`{}`)})
-			if err != nil {
-				log.Warn("queuing the extract job after a mine failed", "err", err)
-			}
-		}
-	}
+	jobs.Register(kinds.All(jobs, kinds.Settings{Dedup: palace.Dedup, Mining: mining, Vectors: vectors, Extractor: extractor})...)
 	palace.Locked = jobs.Busy
 	startJobs := func() error {
 		if err := jobs.Start(ctx); err != nil {
@@ -391,7 +382,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if vectors != nil {
 		// After the dispatcher: once loaded and caught up, the follower
 		// queues an embed job for vectors missing since the last run.
-		vectors.Start(func() { jobs.EnsureEmbed(context.Background()) })
+		vectors.Start(func() { kinds.EnsureEmbed(context.Background(), jobs, vectors) })
 		lc.started("the vector follower", followerWait, func(ctx context.Context) error { vectors.Stop(ctx); return nil })
 	}
 
@@ -444,7 +435,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 				return err
 			}
 			nears.PreloadNear()
-			jobs.EnsureEmbed(context.Background())
+			kinds.EnsureEmbed(context.Background(), jobs, vectors)
 			return nil
 		})
 	}
