@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/store"
 )
 
 // expandCommon is the most drawers an entity may be mentioned by and still
@@ -102,7 +103,7 @@ func (s *Search) expand(v *searchView, hits []Hit, limit int) ([]Hit, error) {
 	if len(cands) < 2*limit {
 		hop0 := len(order)
 		for _, id := range order[:hop0:hop0] {
-			err := openFacts(r, id, at, now, func(_ Fact, other string) (bool, error) { return true, note(other, 1) })
+			err := store.OpenFacts(r, id, at, now, func(_ store.Fact, other string) (bool, error) { return true, note(other, 1) })
 			if err != nil {
 				return hits, err
 			}

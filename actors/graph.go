@@ -151,25 +151,11 @@ func (g *Graph) Candidates(ctx context.Context, id string) ([]Candidate, error) 
 	return out, err
 }
 
-// Fact is a relationship as read: the fact, its two entities, whether it
-// holds at the time asked, whether an evidence drawer is current, and
-// every assertion of it (the first one, then the later ones known then).
-type Fact struct {
-	store.Relationship
-	Subject, Object store.Entity
-	Current         bool
-	EvidenceCurrent bool
-	Assertions      []Assertion
-}
+// Fact is a relationship as read (store.Fact).
+type Fact = store.Fact
 
-// Assertion is one assertion of a fact: its evidence drawer (and whether
-// that drawer is current), job, extractor and record time. (The fact's
-// confidence is the highest asserted.)
-type Assertion struct {
-	Drawer, Job, Extractor string
-	RecordedAt             time.Time
-	DrawerCurrent          bool
-}
+// Assertion is one assertion of a fact (store.Assertion).
+type Assertion = store.Assertion
 
 // Relationships is an entity's facts: those current now (default), all of
 // them (includeExpired), or those valid at asOf; knownAt answers as loci
@@ -183,7 +169,7 @@ func (g *Graph) Relationships(ctx context.Context, id string, includeExpired boo
 		}
 		var inner error
 		err := r.EntityRelationships(id, func(rel *store.Relationship) bool {
-			f, err := factOf(r, rel, at, now)
+			f, err := store.FactOf(r, rel, at, now)
 			if err != nil {
 				inner = err
 				return false
@@ -216,53 +202,6 @@ func instants(asOf, knownAt *time.Time) (known, at time.Time) {
 	return known, at
 }
 
-// factOf reads a fact's entities and evidence: current at t (valid time)
-// as known at now (record time).
-func factOf(r store.Reader, rel *store.Relationship, t, now time.Time) (Fact, error) {
-	f := Fact{Relationship: *rel}
-	for _, p := range []struct {
-		id  string
-		dst *store.Entity
-	}{{rel.Subject, &f.Subject}, {rel.Object, &f.Object}} {
-		e, err := r.Entity(p.id)
-		if err != nil {
-			return f, err
-		}
-		if e != nil {
-			*p.dst = *e
-		}
-	}
-	// The evidence drawers as known then: recorded, not yet closed. A
-	// fact holds while one of them is current; one without a drawer
-	// holds on its own.
-	current := func(id string) (bool, error) {
-		if id == "" {
-			return true, nil
-		}
-		d, err := r.Drawer(id)
-		return err == nil && d != nil && !d.CreatedAt.After(now) && (d.ValidTo == nil || d.ValidTo.After(now)), err
-	}
-	first, err := current(rel.Drawer)
-	if err != nil {
-		return f, err
-	}
-	f.EvidenceCurrent = first
-	f.Assertions = []Assertion{{Drawer: rel.Drawer, Job: rel.Job, Extractor: rel.Extractor, RecordedAt: rel.RecordedAt, DrawerCurrent: first}}
-	for _, e := range rel.Evidence {
-		if e.RecordedAt.After(now) {
-			continue
-		}
-		ok, err := current(e.Drawer)
-		if err != nil {
-			return f, err
-		}
-		f.EvidenceCurrent = f.EvidenceCurrent || ok
-		f.Assertions = append(f.Assertions, Assertion{Drawer: e.Drawer, Job: e.Job, Extractor: e.Extractor, RecordedAt: e.RecordedAt, DrawerCurrent: ok})
-	}
-	f.Current = rel.CurrentAt(t, now, f.EvidenceCurrent)
-	return f, nil
-}
-
 // FactHistory is a fact with the facts linked to it: what it superseded
 // and what superseded it, and the confirmations, contradictions and
 // refinements, each with the decision (the link) and its evidence.
@@ -293,7 +232,7 @@ func (g *Graph) History(ctx context.Context, id string, asOf, knownAt *time.Time
 			return fault.Newf(fault.GraphRelationshipNotFound, "read an entity's relationships (GET /api/entities/{id}/relationships, loci graph --entity ID) to see their ids",
 				"no relationship %s", id)
 		}
-		if h.Fact, err = factOf(r, rel, at, now); err != nil {
+		if h.Fact, err = store.FactOf(r, rel, at, now); err != nil {
 			return err
 		}
 		add := func(otherID, relation, side, reason, drawer string) error {
@@ -301,7 +240,7 @@ func (g *Graph) History(ctx context.Context, id string, asOf, knownAt *time.Time
 			if err != nil || o == nil {
 				return err
 			}
-			f, err := factOf(r, o, at, now)
+			f, err := store.FactOf(r, o, at, now)
 			if err != nil {
 				return err
 			}
@@ -501,7 +440,7 @@ func (g *Graph) Neighbourhood(ctx context.Context, entity string, depth, limit i
 			for _, e := range n.Nodes {
 				err := r.EntityRelationships(e.ID, func(rel *store.Relationship) bool {
 					if !edges[rel.ID] && seen[rel.Subject] && seen[rel.Object] {
-						if f, err := factOf(r, rel, now, now); err == nil && f.Current {
+						if f, err := store.FactOf(r, rel, now, now); err == nil && f.Current {
 							edges[rel.ID] = true
 							n.Edges = append(n.Edges, f)
 						}
@@ -524,7 +463,7 @@ func (g *Graph) Neighbourhood(ctx context.Context, entity string, depth, limit i
 		for hop := 0; hop < depth && len(frontier) > 0 && !n.Truncated; hop++ {
 			var next []string
 			for _, id := range frontier {
-				err := openFacts(r, id, now, now, func(f Fact, other string) (bool, error) {
+				err := store.OpenFacts(r, id, now, now, func(f Fact, other string) (bool, error) {
 					if edges[f.ID] {
 						return true, nil
 					}
@@ -584,31 +523,4 @@ func busiestEntities(r store.Reader, limit int, now time.Time) ([]store.Entity, 
 		out = append(out, c.e)
 	}
 	return out, more, err
-}
-
-// openFacts visits the facts of an entity that hold at t as known at now,
-// with the entity at their other end, until fn returns false or an error.
-func openFacts(r store.Reader, id string, t, now time.Time, fn func(f Fact, other string) (bool, error)) error {
-	var inner error
-	err := r.EntityRelationships(id, func(rel *store.Relationship) bool {
-		f, err := factOf(r, rel, t, now)
-		if err != nil {
-			inner = err
-			return false
-		}
-		if !f.Current {
-			return true
-		}
-		other := rel.Object
-		if other == id {
-			other = rel.Subject
-		}
-		more, err := fn(f, other)
-		inner = err
-		return more && err == nil
-	})
-	if err == nil {
-		err = inner
-	}
-	return err
 }
