@@ -18,10 +18,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loci-dev/loci/actors"
-	"github.com/loci-dev/loci/actors/kinds"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/index/lexical"
+	"github.com/loci-dev/loci/services"
+	"github.com/loci-dev/loci/services/kinds"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
@@ -72,14 +73,14 @@ func newTestServer(t testing.TB, auth bool, secret string) *testServer {
 	if err := jobs.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	a, err := actors.NewAuth(context.Background(), db, sys, secret)
+	a, err := services.NewAuth(context.Background(), db, sys, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := config.Default(func(string) (string, bool) { return "", false })
 	cfg.Auth.Enabled, cfg.Auth.Token = auth, secret
 	cfg.Palace.Path = filepath.Join(dir, "palace")
-	s := &Server{Palace: palace, Jobs: jobs, Search: &actors.Search{DB: db, Indexer: indexer, Log: log}, Sources: &actors.Sources{DB: db, Registry: srcs}, Config: cfg,
+	s := &Server{Palace: palace, Jobs: jobs, Search: &actors.Search{DB: db, Indexer: indexer, Log: log}, Sources: &services.Sources{DB: db, Registry: srcs}, Config: cfg,
 		Version: "test", Started: time.Now(), Address: "127.0.0.1:0", Log: log, Migrator: &store.Migrator{DB: db, Schema: badgerdb.Schema, Sync: db.SyncSchema, Steps: store.Steps()},
 		Shutdown: func() {}, Auth: a, Events: bus}
 	hs := httptest.NewServer(s.Handler())

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/actors"
-	"github.com/loci-dev/loci/actors/kinds"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/assets"
 	"github.com/loci-dev/loci/cli"
@@ -23,6 +22,8 @@ import (
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/lexical"
+	"github.com/loci-dev/loci/services"
+	"github.com/loci-dev/loci/services/kinds"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
@@ -298,11 +299,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	})
 	// Credentials: the configured secret's hash and the stored digest of a
 	// generated token; enabled with neither refuses to serve.
-	auth, err := actors.NewAuth(ctx, db, sys, cfg.Auth.Token)
+	auth, err := services.NewAuth(ctx, db, sys, cfg.Auth.Token)
 	if err != nil {
 		return err
 	}
-	if why := actors.SecretWeakness(cfg.Auth.Token); cfg.Auth.Enabled && why != "" {
+	if why := services.SecretWeakness(cfg.Auth.Token); cfg.Auth.Enabled && why != "" {
 		log.Warn("the configured secret (LOCI_AUTH_TOKEN or auth.token) is weak: " + why +
 			"; refused tokens are throttled per client address, but a short or repetitive secret can still be guessed")
 	}
@@ -393,14 +394,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// of a miner, trigger or source configuration creates the default
 	// file, the one this daemon reads again and reads at its next start:
 	// a file named with --config or LOCI_CONFIG must exist to start.
-	miners := &actors.Miners{Defined: cfg.Miners, Configs: cfg.SourceConfigs, File: cfg.File, Sources: srcs, Jobs: jobs,
+	miners := &services.Miners{Defined: cfg.Miners, Configs: cfg.SourceConfigs, File: cfg.File, Sources: srcs, Jobs: jobs,
 		Load:           func() (config.Config, error) { return config.Load(cfg.File, os.LookupEnv) },
 		CredentialsDir: cfg.Credentials.Dir, Log: log.With("component", "miners"),
 		Writer: fmt.Sprintf("loci %s, pid %d", version, os.Getpid())}
 	if cfg.File == "" {
 		miners.NewFile = config.DefaultFile(os.LookupEnv)
 	}
-	trig := &actors.Triggers{Miners: miners, DB: db, Sys: sys, Log: log, Webhook: cfg.Webhook, AuthEnabled: cfg.Auth.Enabled}
+	trig := &services.Triggers{Miners: miners, DB: db, Sys: sys, Log: log, Webhook: cfg.Webhook, AuthEnabled: cfg.Auth.Enabled}
 	if cfg.Webhook.Enable {
 		trig.Listener = &transport.Webhooks{Triggers: trig, Config: cfg.Webhook, Log: log.With("component", "webhooks"),
 			MaxConns: caps.webhook, MaxReading: caps.reading}
@@ -444,11 +445,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// HTTP server can drain its other requests.
 	started := time.Now()
 	srv := &transport.Server{
-		Palace: palace, Jobs: jobs, Search: search, Sources: &actors.Sources{DB: db, Registry: srcs},
-		Miners: miners, Triggers: trig, Graph: &actors.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
+		Palace: palace, Jobs: jobs, Search: search, Sources: &services.Sources{DB: db, Registry: srcs},
+		Miners: miners, Triggers: trig, Graph: &services.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
 		StreamStall: time.Duration(cfg.Server.SlowSubscriberSecs) * time.Second, MCPMax: caps.mcp,
-		Reporter: &actors.Reporter{Palace: palace, Search: search, Migrator: mig, Version: version, Started: started,
+		Reporter: &services.Reporter{Palace: palace, Search: search, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable,
 			Disk: func() api.Disk { return diskState(cfg.Palace.Path, guard, db) }},
 		Shutdown: requestStop,

@@ -27,6 +27,10 @@ func TestDependencyDirection(t *testing.T) {
 		// protoactor itself pulls in net/http; actors' own imports may not
 		// (checked below).
 		{"actors/...", []string{mod + "transport", mod + "cli", "github.com/spf13/cobra", "github.com/go-chi/chi/v5"}},
+		// The runtime names no service and no kind; the services and
+		// their kinds sit on it, below the interfaces.
+		{"actors/...", []string{mod + "services"}},
+		{"services/...", []string{mod + "transport", mod + "cli", mod + "cmd", "github.com/spf13/cobra", "github.com/go-chi/chi/v5"}},
 		{"transport/...", []string{mod + "cli", mod + "cmd", "github.com/spf13/cobra"}},
 		// The API's types are a leaf every layer may use.
 		{"api/...", []string{mod + "store", mod + "actors", mod + "transport", mod + "cli", mod + "index", mod + "sources", mod + "cmd"}},

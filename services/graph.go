@@ -1,4 +1,4 @@
-package actors
+package services
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/dedup"
@@ -17,7 +18,7 @@ import (
 // entities, their aliases, candidates and mentions.
 type Graph struct {
 	DB  store.DB
-	Sys *System
+	Sys *actors.System
 	// Fuzzy is dedup.entity_fuzzy: the typo and resemblance rules.
 	Fuzzy bool
 }

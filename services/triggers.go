@@ -1,4 +1,4 @@
-package actors
+package services
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/google/uuid"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
@@ -39,9 +40,9 @@ const (
 	TriggerChanged   = "changed"
 )
 
-// ChangeTrigger is the change-log kind of trigger notices (fired, joined,
-// failed, defined or changed): the event stream's trigger frames.
-const ChangeTrigger = "trigger"
+// ChangeTrigger is the change-log kind of trigger notices
+// (store.ChangeTrigger).
+const ChangeTrigger = store.ChangeTrigger
 
 // MinerSchedulePrefix names the schedule a miner carries in the
 // supervisor and the palace ("miner:<name>"; not a trigger name).
@@ -67,7 +68,7 @@ type WebhookListener interface {
 type Triggers struct {
 	Miners *Miners
 	DB     store.DB
-	Sys    *System
+	Sys    *actors.System
 	Log    *slog.Logger
 	// Webhook is the listener's configuration; AuthEnabled is auth.enabled
 	// (a bind beyond loopback needs it).

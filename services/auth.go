@@ -1,4 +1,4 @@
-package actors
+package services
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 )
@@ -26,7 +27,7 @@ const TokenPrefix = "loci_"
 // acts at the next one.
 type Auth struct {
 	DB  store.DB
-	Sys *System
+	Sys *actors.System
 	// Rand is the random source of generated tokens (crypto/rand).
 	Rand io.Reader
 
@@ -64,7 +65,7 @@ func Digest(token string) [32]byte { return sha256.Sum256([]byte(token)) }
 
 // NewAuth reads the stored digest of the generated token; secret is the
 // configured shared secret ("" when none).
-func NewAuth(ctx context.Context, db store.DB, sys *System, secret string) (*Auth, error) {
+func NewAuth(ctx context.Context, db store.DB, sys *actors.System, secret string) (*Auth, error) {
 	a := &Auth{DB: db, Sys: sys, Rand: rand.Reader}
 	if secret != "" {
 		sum := sha256.Sum256([]byte(secret))

@@ -1,4 +1,4 @@
-package actors
+package services
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
@@ -38,9 +39,9 @@ type mineParamsForTest struct {
 // delivery keeps its job, so a repeat is a duplicate.
 func TestDeliveryRecoveryAndGrace(t *testing.T) {
 	j := newJobs(t, testCfg)
-	j.Register(Define("mine", Spec[mineParamsForTest]{
-		Decode: func(_ context.Context, _ Submission, p mineParamsForTest) (Plan, error) {
-			return Plan{Input: p, Priority: store.PriorityBackground, Lane: "source:" + p.Locator}, nil
+	j.Register(actors.Define("mine", actors.Spec[mineParamsForTest]{
+		Decode: func(_ context.Context, _ actors.Submission, p mineParamsForTest) (actors.Plan, error) {
+			return actors.Plan{Input: p, Priority: store.PriorityBackground, Lane: "source:" + p.Locator}, nil
 		},
 		Run: done}))
 	if err := j.Start(context.Background()); err != nil {
@@ -116,26 +117,6 @@ func TestDeliveryRecoveryAndGrace(t *testing.T) {
 	}, []byte("{}"))
 	if !ok || err != nil || outcome == OutcomeDuplicate {
 		t.Fatalf("a fresh delivery without an id: %v %v %v", outcome, ok, err)
-	}
-}
-
-// Trigger and entity changes become their frames; the kinds the event
-// table does not name are not announced.
-func TestEventOfTriggerAndEntity(t *testing.T) {
-	for _, c := range []struct {
-		ch   store.Change
-		want Event
-		ok   bool
-	}{
-		{store.Change{Kind: ChangeTrigger, Action: OutcomeCoalesced, ID: "hook"}, Event{Kind: "trigger", Action: store.ActionUpdated, ID: "hook", Status: "coalesced"}, true},
-		{store.Change{Kind: ChangeTrigger, Action: TriggerChanged, ID: "nightly"}, Event{Kind: "trigger", Action: store.ActionUpdated, ID: "nightly", Status: "changed"}, true},
-		{store.Change{Kind: store.ChangeEntity, Action: store.ActionCreated, ID: "e1"}, Event{Kind: "entity", Action: store.ActionCreated, ID: "e1"}, true},
-		{store.Change{Kind: store.ChangeLink, Action: store.ActionCreated, ID: "l1"}, Event{}, false},
-	} {
-		got, ok := eventOf(nil, c.ch)
-		if ok != c.ok || got != c.want {
-			t.Errorf("%+v: %+v %v, want %+v %v", c.ch, got, ok, c.want, c.ok)
-		}
 	}
 }
 

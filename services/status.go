@@ -1,10 +1,11 @@
-package actors
+package services
 
 import (
 	"context"
 	"os"
 	"time"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
@@ -13,8 +14,8 @@ import (
 // Reporter builds the daemon's status report, the same for REST, MCP and
 // the CLI.
 type Reporter struct {
-	Palace   *Palace
-	Search   *Search // nil: no index positions
+	Palace   *actors.Palace
+	Search   *actors.Search // nil: no index positions
 	Migrator *store.Migrator
 	// Version, Started, Address, PalacePath and AuthEnabled describe the
 	// running daemon.

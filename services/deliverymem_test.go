@@ -1,4 +1,4 @@
-package actors
+package services
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
@@ -33,9 +34,9 @@ func TestDeliveryIDsCostNoMemory(t *testing.T) {
 		t.Skip("sends 1,800 deliveries")
 	}
 	j := newJobs(t, testCfg)
-	j.Register(Define("mine", Spec[mineParamsForTest]{
-		Decode: func(_ context.Context, _ Submission, p mineParamsForTest) (Plan, error) {
-			return Plan{Input: p, Priority: store.PriorityBackground, Lane: "source:" + p.Locator}, nil
+	j.Register(actors.Define("mine", actors.Spec[mineParamsForTest]{
+		Decode: func(_ context.Context, _ actors.Submission, p mineParamsForTest) (actors.Plan, error) {
+			return actors.Plan{Input: p, Priority: store.PriorityBackground, Lane: "source:" + p.Locator}, nil
 		},
 		Run: done}))
 	if err := j.Start(context.Background()); err != nil {

@@ -1,8 +1,7 @@
-package actors
+package services
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,8 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/services/kinds"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/triggers"
@@ -36,7 +37,7 @@ type Miners struct {
 	// File is the configuration file ("" when none was read).
 	File    string
 	Sources *sources.Registry
-	Jobs    *Jobs
+	Jobs    *actors.Jobs
 	// Env reads the environment (credential availability); nil: the
 	// process's.
 	Env func(string) (string, bool)
@@ -504,21 +505,12 @@ func (m *Miners) Request(ctx context.Context, name string, run MinerRun, join bo
 		}
 		opts[k] = v
 	}
-	params := map[string]any{"source": in.Source, "locator": in.Miner.Locator, "full": run.Full}
+	p := kinds.MineParams{Source: in.Source, Locator: in.Miner.Locator, Full: run.Full, Wing: in.Miner.Wing,
+		MaxDocuments: in.Miner.MaxDocuments}
 	if len(opts) > 0 {
-		params["options"] = opts
+		p.Options = opts
 	}
-	if in.Miner.Wing != "" {
-		params["wing"] = in.Miner.Wing
-	}
-	if in.Miner.MaxDocuments != nil {
-		params["max_documents"] = *in.Miner.MaxDocuments
-	}
-	b, err := json.Marshal(params)
-	if err != nil {
-		return nil, false, fault.Wrap(fault.SerializationFailed, err, fmt.Sprintf("miner %q: %v", name, err), "report this as a bug")
-	}
-	sub := Submission{Type: "mine", RequestedBy: run.RequestedBy, Channel: run.Channel, Params: b}
+	sub := kinds.MineSubmission(p, run.RequestedBy, run.Channel)
 	if join {
 		return m.Jobs.Join(ctx, sub)
 	}
