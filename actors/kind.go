@@ -69,7 +69,7 @@ type Tool struct {
 
 // Kind is one kind of job, registered with the runtime (Jobs.Register):
 // everything the runtime, REST and MCP need to know about it. Build one
-// with Define; each lives in a file of its own in actors/kinds.
+// with Define; each lives in a file of its own in services/kinds.
 type Kind struct {
 	// Name is the kind's name: a job's kind and a submission's type.
 	Name string
