@@ -605,7 +605,9 @@ func (r *Run) conclude(result any, err error) {
 			b = nil
 		}
 		r.finish(store.JobEvent{Kind: store.EvComplete, Result: b})
-		r.jobs.completed(Completed{Job: r.Job, Kind: r.jobs.kinds[r.Job.Kind], Result: result})
+		job := r.Job
+		job.Status = store.JobCompleted
+		r.jobs.completed(Completed{Job: job, Kind: r.jobs.kinds[r.Job.Kind], Result: result})
 	case errors.Is(err, ErrStopped) || r.ctx.Err() != nil:
 		ev := store.EvPause
 		switch r.stop.Load() {

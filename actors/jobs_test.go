@@ -389,6 +389,9 @@ func TestAKindChainsAfterAnotherByItsOwnFollow(t *testing.T) {
 	kinds := map[string]int{}
 	for _, c := range seen {
 		kinds[c.Kind.Name]++
+		if c.Job.Status != store.JobCompleted || c.Job.Kind != c.Kind.Name {
+			t.Errorf("the completed job: %+v", c.Job)
+		}
 		if c.Kind.Name == "count" && !c.Kind.Files {
 			t.Errorf("the completed job's kind as registered: %+v", c.Kind)
 		}

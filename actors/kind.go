@@ -102,7 +102,8 @@ type Kind struct {
 
 // Completed is a job that completed, as the kinds that Follow see it.
 type Completed struct {
-	// Job is the job as its worker claimed it (input included).
+	// Job is the job as its worker claimed it (input included), its
+	// status completed.
 	Job store.Job
 	// Kind is the job's kind.
 	Kind Kind
