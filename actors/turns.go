@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"strings"
 	"time"
 
 	"github.com/loci-dev/loci/api"
@@ -27,35 +26,15 @@ type turnSpan struct {
 }
 
 // transcriptTurns splits a transcript drawer's content into its turns (nil
-// when no header line is found).
+// when no header line is found): sources.Turns.
 func transcriptTurns(content string) []turnSpan {
-	var out []turnSpan
-	blank := true // the content's start counts as after a blank line
-	for at := 0; at < len(content); {
-		end := strings.IndexByte(content[at:], '\n')
-		if end < 0 {
-			end = len(content)
-		} else {
-			end += at
-		}
-		line := strings.TrimRight(content[at:end], "\r")
-		if blank {
-			if role, when, ok := sources.ParseTurnHeader(line); ok {
-				if len(out) == 0 && at > 0 {
-					out = append(out, turnSpan{start: 0})
-				}
-				if len(out) > 0 {
-					out[len(out)-1].end = at
-				}
-				base, sub := strings.CutSuffix(role, " (sub-agent)")
-				out = append(out, turnSpan{start: at, role: base, sub: sub, at: when})
-			}
-		}
-		blank = strings.TrimSpace(line) == ""
-		at = end + 1
+	ts := sources.Turns(content)
+	if ts == nil {
+		return nil
 	}
-	if len(out) > 0 {
-		out[len(out)-1].end = len(content)
+	out := make([]turnSpan, len(ts))
+	for i, t := range ts {
+		out[i] = turnSpan{start: t.Start, end: t.End, role: t.Role, sub: t.Sub, at: t.At}
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -305,13 +306,13 @@ func readSessionDrawer(d *store.Drawer) sessionDrawer {
 	if len(d.Source.Origin) > 0 && json.Unmarshal(d.Source.Origin, &sd.o) == nil {
 		sd.chunk = sd.o.Chunk
 	}
-	turns := transcriptTurns(d.Content)
+	turns := sources.Turns(d.Content)
 	if t, err := time.Parse(time.RFC3339, sd.o.Last); err == nil {
 		sd.last = t
-	} else if len(turns) > 0 && !turns[len(turns)-1].at.IsZero() {
-		sd.last = turns[len(turns)-1].at
+	} else if len(turns) > 0 && !turns[len(turns)-1].At.IsZero() {
+		sd.last = turns[len(turns)-1].At
 	}
-	sd.sub = len(turns) > 0 && !slices.ContainsFunc(turns, func(t turnSpan) bool { return !t.sub })
+	sd.sub = len(turns) > 0 && !slices.ContainsFunc(turns, func(t sources.TurnSpan) bool { return !t.Sub })
 	if sd.o.Agent == "" {
 		sd.o.Agent = d.Source.Agent
 	}
@@ -343,14 +344,14 @@ func closingTurns(session []sessionDrawer, budget int) *api.WakeUpSession {
 	size := 0
 	full := false
 	for _, sd := range session {
-		turns := transcriptTurns(sd.d.Content)
+		turns := sources.Turns(sd.d.Content)
 		used := false
 		for i := len(turns) - 1; i >= 0 && !full; i-- {
 			t := turns[i]
-			if t.role == "" { // begun in the chunk before: read whole there
+			if t.Role == "" { // begun in the chunk before: read whole there
 				continue
 			}
-			text := strings.TrimRight(sd.d.Content[t.start:t.end], "\n") + "\n"
+			text := strings.TrimRight(sd.d.Content[t.Start:t.End], "\n") + "\n"
 			if size+len(text) > budget {
 				if len(parts) == 0 {
 					text = clipTurnStart(text, budget)

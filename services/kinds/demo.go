@@ -49,9 +49,9 @@ var demoSample = []demoStep{
 		content: "Answer with the conclusion first, then the evidence; keep status updates under five lines."},
 	{wing: "projects", room: "webapp", name: "deploy", tags: []string{"ops"}, supersedes: 4,
 		content: "The web app deploys from main through the staging environment every Thursday at 10:00 UTC (moved from Tuesday)."},
-	{wing: "projects", room: actors.DiaryRoom, agent: "demo-agent",
+	{wing: "projects", room: store.DiaryRoom, agent: "demo-agent",
 		content: "Session 1: read the storage decision and the deploy schedule; the login bug with plus signs is still open."},
-	{wing: "projects", room: actors.DiaryRoom, agent: "demo-agent",
+	{wing: "projects", room: store.DiaryRoom, agent: "demo-agent",
 		content: "Session 2: the deploy moved to Thursdays; next, reproduce the plus-sign login bug in a test."},
 }
 
