@@ -72,7 +72,7 @@ func BenchmarkJobScansWithHistory(b *testing.B) {
 		_, err := j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
 			for i := range 1000 {
 				at := now.Add(time.Duration(batch*1000+i) * time.Millisecond)
-				job := &store.Job{ID: uuid.Must(uuid.NewV7()).String(), Kind: embedKind, Status: store.JobCompleted, RequestedBy: store.ByUnknown,
+				job := &store.Job{ID: uuid.Must(uuid.NewV7()).String(), Kind: "embed", Status: store.JobCompleted, RequestedBy: store.ByUnknown,
 					CreatedAt: at, UpdatedAt: at, StartedAt: &at, FinishedAt: &at, Result: json.RawMessage(`{"profile":"p","missing":1,"embedded":1}`)}
 				if err := tx.PutJob(job, nil); err != nil {
 					return nil, err

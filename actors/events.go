@@ -187,10 +187,10 @@ func eventOf(r store.Reader, c store.Change) (Event, bool) {
 		return Event{Kind: c.Kind, Action: action, ID: c.ID}, true
 	case store.ChangeEntity:
 		return Event{Kind: store.ChangeEntity, Action: action, ID: c.ID}, true
-	case ChangeTrigger:
+	case store.ChangeTrigger:
 		// The trigger's name and what happened: queued, coalesced, failed
 		// or changed.
-		return Event{Kind: ChangeTrigger, Action: store.ActionUpdated, ID: c.ID, Status: c.Action}, true
+		return Event{Kind: store.ChangeTrigger, Action: store.ActionUpdated, ID: c.ID, Status: c.Action}, true
 	case store.ChangeJob:
 		// The status the change left (the record may have moved on since).
 		e := Event{Kind: "job", Action: action, ID: c.ID}

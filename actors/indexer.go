@@ -53,6 +53,9 @@ func (ix *Indexer) Start() { ix.f.Start() }
 // Kick asks for a catch-up (non-blocking).
 func (ix *Indexer) Kick() { ix.f.Kick() }
 
+// Position is the change-log sequence the lexical index has applied.
+func (ix *Indexer) Position() uint64 { return ix.f.Position() }
+
 // Stop ends the follower after the batch in progress.
 func (ix *Indexer) Stop(ctx context.Context) { ix.f.Stop(ctx) }
 
@@ -167,6 +170,3 @@ func (ix *Indexer) apply(r store.Reader, batch []store.Change) (func() error, er
 	last := batch[len(batch)-1].Seq
 	return func() error { return ix.Lex.Apply(docs, deletes, last) }, nil
 }
-
-// Position is the change-log sequence the lexical index has applied.
-func (ix *Indexer) Position() uint64 { return ix.f.Position() }

@@ -93,31 +93,6 @@ func (j *Jobs) submit(ctx context.Context, s Submission, join bool) (*store.Job,
 	return v.(*store.Job), false, nil
 }
 
-// CheckAudit checks that id names a completed audit job (a repair's
-// based_on_job).
-func (j *Jobs) CheckAudit(ctx context.Context, id string) error {
-	bad := func(why string) error {
-		return fault.Newf(fault.RepairBasedOnJobInvalid, "name a completed audit job (list the jobs of kind audit)", "based_on_job %q %s", id, why)
-	}
-	cid, ok := store.CanonicalUUID(id)
-	if !ok {
-		return bad("is not a job id")
-	}
-	var job *store.Job
-	if err := j.DB.View(ctx, func(r store.Reader) error { var err error; job, err = r.Job(cid); return err }); err != nil {
-		return err
-	}
-	switch {
-	case job == nil:
-		return bad("does not exist")
-	case job.Kind != "audit":
-		return bad("is a " + job.Kind + " job, not an audit")
-	case job.Status != store.JobCompleted:
-		return bad("is " + job.Status + ", not finished")
-	}
-	return nil
-}
-
 // Get reads one job.
 func (j *Jobs) Get(ctx context.Context, id string) (*store.Job, error) {
 	cid, err := store.CheckJobID(id)
@@ -356,17 +331,4 @@ func (j *Jobs) Busy(ctx context.Context, wingID, roomID string) error {
 			"a %s job (%s) that writes drawers is %s; nothing was deleted", blocker.Kind, blocker.ID, blocker.Status)
 	}
 	return nil
-}
-
-// OptionalWing resolves a job's optional wing to its id ("" when none is
-// given); an unknown wing is palace::wing_not_found.
-func OptionalWing(r store.Reader, ref string) (string, error) {
-	if ref == "" {
-		return "", nil
-	}
-	w, err := store.FindWing(r, ref)
-	if err != nil {
-		return "", err
-	}
-	return w.ID, nil
 }

@@ -46,18 +46,13 @@ const (
 // the dispatcher actor that claims queued jobs and runs each one as a
 // supervised child actor.
 type Jobs struct {
-	DB      store.DB
-	Sys     *System
-	Palace  *Palace
-	Log     *slog.Logger
-	Config  JobConfig
-	Vectors *Vectors // nil: no embedding profile
-	Owner   string   // lease owner: this daemon
-	// AfterMine, when set, runs after each mine job completes (the daemon
-	// queues an extract job there when a provider is configured).
-	AfterMine func(ctx context.Context)
-	kinds     map[string]Kind
-	order     []string // kind names in registration order
+	DB     store.DB
+	Sys    *System
+	Log    *slog.Logger
+	Config JobConfig
+	Owner  string // lease owner: this daemon
+	kinds  map[string]Kind
+	order  []string // kind names in registration order
 
 	disp  *actor.PID
 	mu    sync.Mutex
@@ -84,11 +79,11 @@ type Run struct {
 	done  chan struct{}
 }
 
-// NewJobs builds the runtime (vectors nil: no embedding profile); Register
-// its kinds, then Start recovers and starts dispatching.
-func NewJobs(db store.DB, sys *System, palace *Palace, log *slog.Logger, cfg JobConfig, vectors *Vectors) *Jobs {
+// NewJobs builds the runtime; Register its kinds, then Start recovers and
+// starts dispatching.
+func NewJobs(db store.DB, sys *System, log *slog.Logger, cfg JobConfig) *Jobs {
 	host, _ := os.Hostname()
-	j := &Jobs{DB: db, Sys: sys, Palace: palace, Log: log.With("component", "jobs"), Config: cfg, Vectors: vectors,
+	j := &Jobs{DB: db, Sys: sys, Log: log.With("component", "jobs"), Config: cfg,
 		Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]),
 		kinds: map[string]Kind{}, runs: map[string]*Run{}, byPID: map[string]*Run{}}
 	return j
@@ -108,7 +103,7 @@ func (j *Jobs) Start(ctx context.Context) error {
 	props := actor.PropsFromProducer(func() actor.Actor { return &dispatcher{jobs: j} },
 		actor.WithMailbox(actor.UnboundedPriority()),
 		actor.WithSupervisor(&workerSupervisor{jobs: j}))
-	j.disp = j.Sys.as.Root.Spawn(props)
+	j.disp = j.Sys.Spawn(props)
 	j.started.Store(true)
 	j.startReaper()
 	j.kick()
@@ -160,7 +155,7 @@ func (j *Jobs) Stop(ctx context.Context) {
 	// The dispatcher (and its ticker) ends once the workers have been
 	// waited for, however that wait ends.
 	defer func() {
-		if err := j.Sys.as.Root.PoisonFuture(j.disp).Wait(); err != nil {
+		if err := j.Sys.Poison(j.disp); err != nil {
 			j.Log.Warn("stopping the dispatcher", "err", err)
 		}
 	}()
@@ -185,9 +180,13 @@ func (j *Jobs) Stop(ctx context.Context) {
 	}
 }
 
+// Draining reports that the runtime is stopping: it claims no more jobs,
+// and a follow-up queued now runs at the next start.
+func (j *Jobs) Draining() bool { return j.draining.Load() }
+
 func (j *Jobs) kick() {
 	if j.disp != nil && !j.draining.Load() {
-		j.Sys.as.Root.Send(j.disp, kick{})
+		j.Sys.Send(j.disp, kick{})
 	}
 }
 
@@ -207,9 +206,6 @@ func (r *Run) Stopping() bool { return r.stop.Load() != stopNone || r.ctx.Err() 
 
 // Context is cancelled when the job is force-cancelled.
 func (r *Run) Context() context.Context { return r.ctx }
-
-// Palace is the palace service, for handlers that write drawers.
-func (r *Run) Palace() *Palace { return r.jobs.Palace }
 
 // DB is the store, for handlers that read it.
 func (r *Run) DB() store.DB { return r.jobs.DB }
@@ -269,7 +265,7 @@ func (r *Run) awaitSpace(ctx context.Context) bool {
 		if r.Stopping() || ctx.Err() != nil {
 			return false
 		}
-		if g := r.jobs.Sys.gate.Load(); g == nil || (*g)() == nil {
+		if r.jobs.Sys.Gate() == nil {
 			return true
 		}
 	}
@@ -567,7 +563,7 @@ func (d *dispatcher) heartbeat() {
 type workerSupervisor struct{ jobs *Jobs }
 
 func (s *workerSupervisor) HandleFailure(_ *actor.ActorSystem, supervisor actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason interface{}, _ interface{}) {
-	s.jobs.Sys.as.Root.Send(s.jobs.disp, workerFailed{pid: child, reason: reason})
+	s.jobs.Sys.Send(s.jobs.disp, workerFailed{pid: child, reason: reason})
 }
 
 // worker runs one job's handler in its own actor.
@@ -598,24 +594,9 @@ func (r *Run) conclude(result any, err error) {
 			b = nil
 		}
 		r.finish(store.JobEvent{Kind: store.EvComplete, Result: b})
-		if r.jobs.kinds[r.Job.Kind].Files {
-			// New drawers: fill their vectors.
-			r.jobs.EnsureEmbed(context.Background())
-		}
-		if e, ok := result.(EmbedReport); ok && e.EmbeddedCount() > 0 && r.jobs.Vectors != nil {
-			// Drawers filed while it ran were not in its list, and the
-			// settle that noticed them found it still pending. The index
-			// first takes the vectors the job stored (else it looks short
-			// of them and an empty job follows).
-			ctx := context.Background()
-			var last uint64
-			_ = r.jobs.DB.View(ctx, func(rd store.Reader) error { last, _ = rd.LastSeq(); return nil })
-			r.jobs.Vectors.Sync(ctx, last, 2*time.Second)
-			r.jobs.EnsureEmbed(ctx)
-		}
-		if r.Job.Kind == "mine" && r.jobs.AfterMine != nil {
-			r.jobs.AfterMine(context.Background())
-		}
+		job := r.Job
+		job.Status = store.JobCompleted
+		r.jobs.completed(Completed{Job: job, Kind: r.jobs.kinds[r.Job.Kind], Result: result})
 	case errors.Is(err, ErrStopped) || r.ctx.Err() != nil:
 		ev := store.EvPause
 		switch r.stop.Load() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,10 +16,7 @@ import (
 func newJobs(t testing.TB, cfg JobConfig) *Jobs {
 	t.Helper()
 	sys, db := newSystem(t)
-	pal := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
-	j := NewJobs(db, sys, pal, slog.New(slog.DiscardHandler), cfg, nil)
-	pal.Locked = j.Busy
-	return j
+	return NewJobs(db, sys, slog.New(slog.DiscardHandler), cfg)
 }
 
 // testKind is a kind for runtime tests: it takes any submission, queues
@@ -240,40 +236,6 @@ func TestForceCancelAndOrphaned(t *testing.T) {
 	}
 }
 
-// Wake-up trims by whole drawers: a too-large item is skipped and older,
-// smaller ones are still taken.
-func TestWakeUpSkipsTooLargeItems(t *testing.T) {
-	j := newJobs(t, testCfg)
-	ctx := context.Background()
-	write := func(content string) {
-		t.Helper()
-		if _, err := j.Palace.CreateDrawer(ctx, store.NewDrawer{Wing: "projects", Room: store.CheckpointRoom, Content: content,
-			Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}}); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	write("oldest small checkpoint about the queue")
-	write("older small checkpoint about the index")
-	write(strings.Repeat("a very large checkpoint ", 40))
-	if _, err := j.Palace.DiaryWrite(ctx, "agent", "projects", "my diary entry", store.ByCLI); err != nil {
-		t.Fatal(err)
-	}
-	w, err := j.Palace.WakeUp(ctx, "agent", "projects", 5, 120)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w.Diary == nil || len(w.Items) != 2 || w.Skipped != 1 || w.Bytes > 120 {
-		t.Fatalf("wake-up: %+v", w)
-	}
-	if w.Items[0].Content != "older small checkpoint about the index" {
-		t.Fatalf("order: newest first expected, got %q", w.Items[0].Content)
-	}
-	if _, err := j.Palace.WakeUp(ctx, "", "", 0, 0); !fault.Is(err, fault.InputInvalid) {
-		t.Fatalf("no agent: %v", err)
-	}
-}
-
 // Jobs of one lane never run at once, whatever the free slots; Join joins
 // a queued job of the same kind, lane and input, never a running one.
 func TestLanesAndJoin(t *testing.T) {
@@ -339,5 +301,102 @@ func TestLanesAndJoin(t *testing.T) {
 	b, _ := j.Submit(context.Background(), Submission{Type: "laned", Params: json.RawMessage(`{"lane":"b"}`)})
 	if a.ID == b.ID {
 		t.Fatal("Submit joined")
+	}
+}
+
+// A kind that chains after another declares it in its own Follow: the
+// runtime, which names no kind, queues nothing itself, and the kind
+// followed is not edited. Here "report" follows every completed "count"
+// job whose result counted something, and reads that result.
+func TestAKindChainsAfterAnotherByItsOwnFollow(t *testing.T) {
+	j := newJobs(t, testCfg)
+	type counted struct{ N int }
+	count := Define("count", Spec[struct {
+		N int `json:"n"`
+	}]{
+		Files: true,
+		Decode: func(_ context.Context, _ Submission, p struct {
+			N int `json:"n"`
+		}) (Plan, error) {
+			return Plan{Input: p, Priority: store.PriorityNormal}, nil
+		},
+		Run: func(_ context.Context, r *Run) (any, error) {
+			var in struct{ N int }
+			_ = json.Unmarshal(r.Job.Input, &in)
+			return counted{N: in.N}, nil
+		},
+	})
+	var seen []Completed
+	var mu sync.Mutex
+	report := Define("report", Spec[struct{}]{
+		Decode: func(context.Context, Submission, struct{}) (Plan, error) {
+			return Plan{Input: struct{}{}, Priority: store.PriorityNormal}, nil
+		},
+		Run: done,
+		Follow: func(ctx context.Context, c Completed) {
+			mu.Lock()
+			seen = append(seen, c)
+			mu.Unlock()
+			if res, ok := c.Result.(counted); !ok || c.Job.Kind != "count" || res.N == 0 {
+				return
+			}
+			if _, _, err := j.Join(ctx, Submission{Type: "report", Automatic: true}); err != nil {
+				t.Errorf("queuing the report: %v", err)
+			}
+		},
+	})
+	j.Register(count, report)
+	if err := j.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Stop(context.Background()) })
+	ctx := context.Background()
+	none, err := j.Submit(ctx, Submission{Type: "count", Params: json.RawMessage(`{"n":0}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, j, none.ID, store.JobCompleted)
+	some, err := j.Submit(ctx, Submission{Type: "count", Params: json.RawMessage(`{"n":3}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, j, some.ID, store.JobCompleted)
+	var reports []store.Job
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if reports, err = j.List(ctx, store.JobCompleted, "report", 0); err != nil {
+			t.Fatal(err)
+		}
+		if len(reports) > 0 {
+			break
+		}
+	}
+	if len(reports) != 1 || reports[0].RequestedBy != store.ByDaemon {
+		t.Fatalf("reports after one count that counted: %+v", reports)
+	}
+	// Told of both counts and of the report itself (once its completion
+	// is recorded: wait for the notice), with each one's kind and result;
+	// the count that counted nothing queued nothing.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n >= 3 {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	kinds := map[string]int{}
+	for _, c := range seen {
+		kinds[c.Kind.Name]++
+		if c.Job.Status != store.JobCompleted || c.Job.Kind != c.Kind.Name {
+			t.Errorf("the completed job: %+v", c.Job)
+		}
+		if c.Kind.Name == "count" && !c.Kind.Files {
+			t.Errorf("the completed job's kind as registered: %+v", c.Kind)
+		}
+	}
+	if kinds["count"] != 2 || kinds["report"] != 1 {
+		t.Fatalf("completions seen: %v", kinds)
 	}
 }

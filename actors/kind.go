@@ -38,6 +38,12 @@ type Submission struct {
 	// that reads a source keeps the reference in its input and reads the
 	// credential when it runs, never storing the credential itself.
 	Credential *config.CredentialRef
+	// Typed, when set, is the kind's parameters as the Go value its Spec
+	// names (the daemon's own callers build it, so the compiler checks
+	// its fields); Params is then ignored. A value of another type (the
+	// kind registered under the name is another one: a test's, a
+	// replacement) is checked as its JSON would be.
+	Typed any
 }
 
 // Plan is what a kind makes of a submission: the job's stored input and
@@ -69,14 +75,14 @@ type Tool struct {
 
 // Kind is one kind of job, registered with the runtime (Jobs.Register):
 // everything the runtime, REST and MCP need to know about it. Build one
-// with Define; each lives in a file of its own in actors/kinds.
+// with Define; each lives in a file of its own in services/kinds.
 type Kind struct {
 	// Name is the kind's name: a job's kind and a submission's type.
 	Name string
 	// Background kinds share the jobs.background_concurrency slots.
 	Background bool
-	// Files: a completed job of this kind filed drawers, so the default
-	// embedding profile's missing vectors are filled after it.
+	// Files: a completed job of this kind filed drawers (the kinds that
+	// follow new drawers, as embed, read it in Completed.Kind).
 	Files bool
 	// Abortable: a running job of this kind may be force-cancelled.
 	Abortable bool
@@ -88,9 +94,37 @@ type Kind struct {
 	Writes func(input func() json.RawMessage) bool
 	// Run is the handler.
 	Run Handler
+	// Follow, when set, is told of every job that completes, of any kind,
+	// once its completion is recorded: a kind that chains after others
+	// queues its own job here (Jobs.Join, with Submission.Automatic). The
+	// runtime names no kind: what follows what is declared by the kind
+	// that follows. It runs on the finished job's worker and must not
+	// block for long.
+	Follow func(ctx context.Context, done Completed)
 
 	params reflect.Type
 	decode func(ctx context.Context, s Submission) (Plan, error)
+}
+
+// Completed is a job that completed, as the kinds that Follow see it.
+type Completed struct {
+	// Job is the job as its worker claimed it (input included), its
+	// status completed.
+	Job store.Job
+	// Kind is the job's kind.
+	Kind Kind
+	// Result is what its handler returned (not serialized).
+	Result any
+}
+
+// completed tells every registered kind's Follow, in registration order,
+// that a job completed.
+func (j *Jobs) completed(done Completed) {
+	for _, name := range j.order {
+		if f := j.kinds[name].Follow; f != nil {
+			f(context.Background(), done)
+		}
+	}
 }
 
 // Spec is a kind's definition with its parameters typed: P is the struct
@@ -100,6 +134,8 @@ type Spec[P any] struct {
 	Background, Files, Abortable bool
 	Tool                         *Tool
 	Writes                       func(input func() json.RawMessage) bool
+	// Follow is Kind.Follow.
+	Follow func(ctx context.Context, done Completed)
 	// Decode validates the parameters of a submission and plans the job.
 	Decode func(ctx context.Context, s Submission, p P) (Plan, error)
 	Run    Handler
@@ -108,12 +144,24 @@ type Spec[P any] struct {
 // Define makes a kind from its typed definition.
 func Define[P any](name string, spec Spec[P]) Kind {
 	return Kind{Name: name, Background: spec.Background, Files: spec.Files, Abortable: spec.Abortable,
-		Tool: spec.Tool, Writes: spec.Writes, Run: spec.Run,
+		Tool: spec.Tool, Writes: spec.Writes, Run: spec.Run, Follow: spec.Follow,
 		params: reflect.TypeFor[P](),
 		decode: func(ctx context.Context, s Submission) (Plan, error) {
 			var p P
-			if err := decodeParams(s.Params, &p, name); err != nil {
-				return Plan{}, err
+			raw := s.Params
+			if v, ok := s.Typed.(P); ok {
+				p, raw = v, nil
+			} else if s.Typed != nil {
+				b, err := json.Marshal(s.Typed)
+				if err != nil {
+					return Plan{}, fault.Wrap(fault.SerializationFailed, err, fmt.Sprintf("a %s job's parameters: %v", name, err), "report this as a bug")
+				}
+				raw = b
+			}
+			if raw != nil {
+				if err := decodeParams(raw, &p, name); err != nil {
+					return Plan{}, err
+				}
 			}
 			return spec.Decode(ctx, s, p)
 		}}

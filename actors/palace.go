@@ -38,8 +38,9 @@ type wingsAt struct {
 	wings []api.WingCount
 }
 
-// DiaryRoom is the room of a wing that holds diary entries.
-const DiaryRoom = "diary"
+// DiaryRoom is the room of a wing that holds diary entries
+// (store.DiaryRoom).
+const DiaryRoom = store.DiaryRoom
 
 // WingInfo is a wing with its counts, and its rooms when asked for one.
 type WingInfo struct {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -80,8 +81,8 @@ func Start(db store.DB, log *slog.Logger, level slog.Level) *System {
 // make every check before its first write: a function failing after it
 // wrote makes the writer run the batch again without it.
 func (s *System) Write(ctx context.Context, fn func(store.Tx) (any, error)) (any, error) {
-	if g := s.gate.Load(); g != nil && !isBookkeeping(ctx) {
-		if err := (*g)(); err != nil {
+	if !isBookkeeping(ctx) {
+		if err := s.Gate(); err != nil {
 			return nil, err
 		}
 	}
@@ -98,6 +99,40 @@ func (s *System) Write(ctx context.Context, fn func(store.Tx) (any, error)) (any
 		return r.v, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// Spawn starts an actor at the root of the tree: the job dispatcher, the
+// trigger supervisor.
+func (s *System) Spawn(props *actor.Props) *actor.PID { return s.as.Root.Spawn(props) }
+
+// Send delivers msg to pid, without waiting.
+func (s *System) Send(pid *actor.PID, msg any) { s.as.Root.Send(pid, msg) }
+
+// Request sends msg to pid and returns the future of its answer, failing
+// after timeout.
+func (s *System) Request(pid *actor.PID, msg any, timeout time.Duration) *actor.Future {
+	return s.as.Root.RequestFuture(pid, msg, timeout)
+}
+
+// Poison stops pid once it has handled the messages already sent, and
+// waits for it to stop.
+func (s *System) Poison(pid *actor.PID) error { return s.as.Root.PoisonFuture(pid).Wait() }
+
+// Gate asks the check SetGate set (nil: none): an error means writes
+// other than Bookkeeping are refused now.
+func (s *System) Gate() error {
+	if g := s.gate.Load(); g != nil {
+		return (*g)()
+	}
+	return nil
+}
+
+// committed runs the OnCommit function: the writer calls it after every
+// durable commit.
+func (s *System) committed() {
+	if fn := s.onCommit.Load(); fn != nil {
+		(*fn)()
 	}
 }
 

@@ -187,6 +187,16 @@ func (v *Vectors) Sync(ctx context.Context, target uint64, timeout time.Duration
 // Kick asks for a catch-up.
 func (v *Vectors) Kick() { v.f.Kick() }
 
+// Position is the change-log sequence the vector indexes have applied.
+func (v *Vectors) Position() uint64 { return v.f.Position() }
+
+// SavedSeq is the sequence of the indexes last saved to disk (0: never).
+func (v *Vectors) SavedSeq() uint64 {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.savedSeq
+}
+
 // Stop ends the follower and saves every profile's index, so that the
 // next start reads it instead of rebuilding the graph.
 func (v *Vectors) Stop(ctx context.Context) {
@@ -428,16 +438,6 @@ func (v *Vectors) Has(r store.Reader, p *embed.Profile, id string) bool {
 	}
 	e, err := r.Embedding(id, p.Name)
 	return err == nil && e != nil && matches(p, e)
-}
-
-// Position is the change-log sequence the vector indexes have applied.
-func (v *Vectors) Position() uint64 { return v.f.Position() }
-
-// SavedSeq is the sequence of the vector indexes last saved to disk.
-func (v *Vectors) SavedSeq() uint64 {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	return v.savedSeq
 }
 
 // TakeHurry reports, and clears, a Sync's request to hurry that the

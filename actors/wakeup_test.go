@@ -8,9 +8,45 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 )
+
+// Wake-up trims by whole drawers: a too-large item is skipped and older,
+// smaller ones are still taken.
+func TestWakeUpSkipsTooLargeItems(t *testing.T) {
+	sys, db := newSystem(t)
+	pal := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+	ctx := context.Background()
+	write := func(content string) {
+		t.Helper()
+		if _, err := pal.CreateDrawer(ctx, store.NewDrawer{Wing: "projects", Room: store.CheckpointRoom, Content: content,
+			Source: store.Source{Kind: store.KindManual}, Provenance: store.Provenance{RequestedBy: store.ByCLI}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	write("oldest small checkpoint about the queue")
+	write("older small checkpoint about the index")
+	write(strings.Repeat("a very large checkpoint ", 40))
+	if _, err := pal.DiaryWrite(ctx, "agent", "projects", "my diary entry", store.ByCLI); err != nil {
+		t.Fatal(err)
+	}
+	w, err := pal.WakeUp(ctx, "agent", "projects", 5, 120)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Diary == nil || len(w.Items) != 2 || w.Skipped != 1 || w.Bytes > 120 {
+		t.Fatalf("wake-up: %+v", w)
+	}
+	if w.Items[0].Content != "older small checkpoint about the index" {
+		t.Fatalf("order: newest first expected, got %q", w.Items[0].Content)
+	}
+	if _, err := pal.WakeUp(ctx, "", "", 0, 0); !fault.Is(err, fault.InputInvalid) {
+		t.Fatalf("no agent: %v", err)
+	}
+}
 
 // turnsAt is a session's turns, one a minute from t0, alternating user
 // and assistant from the first.
@@ -33,8 +69,8 @@ func turnsAt(t0 time.Time, texts ...string) []sources.Turn {
 // goes on after it; an over-long last turn keeps its end; without a wing,
 // none.
 func TestWakeUpOffersTheLastSessionsClosingTurns(t *testing.T) {
-	j := newJobs(t, testCfg)
-	p := j.Palace
+	sys, db := newSystem(t)
+	p := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 	file := func(id, room string, turns []sources.Turn, chunk int) *store.Drawer {
@@ -128,8 +164,8 @@ func TestWakeUpOffersTheLastSessionsClosingTurns(t *testing.T) {
 // A sub-agent's session, even the newest, is not the last session to wake
 // up to: the main session it ran for is.
 func TestWakeUpSkipsASubAgentsSession(t *testing.T) {
-	j := newJobs(t, testCfg)
-	p := j.Palace
+	sys, db := newSystem(t)
+	p := &Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 	file := func(id string, turns []sources.Turn) {

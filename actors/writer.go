@@ -135,9 +135,7 @@ func (w *writer) commit(batch []*writeReq) {
 			}
 		}
 		if err == nil && w.sys != nil {
-			if fn := w.sys.onCommit.Load(); fn != nil {
-				(*fn)()
-			}
+			w.sys.committed()
 		}
 		break
 	}

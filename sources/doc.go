@@ -17,6 +17,6 @@
 // before anything is filed (loci's own rules and gitleaks' rule set,
 // embedded as data in rules/gitleaks.toml, behind one keyword prefilter).
 // The rest of the pipeline (what a document changes in the palace) is
-// store.FileDocument; the mine job kind (actors/kinds/mine.go) runs the
+// store.FileDocument; the mine job kind (services/kinds/mine.go) runs the
 // stages in order. Installed WebAssembly sources will be another Adapter.
 package sources

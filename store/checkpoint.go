@@ -144,6 +144,9 @@ func readEntityRef(field string, raw json.RawMessage, kind *string) (string, ent
 // CheckpointRoom is the room of a wing that holds checkpoint drawers.
 const CheckpointRoom = "checkpoints"
 
+// DiaryRoom is the room of a wing that holds diary entries.
+const DiaryRoom = "diary"
+
 // DestinationNames are the destinations in the spec's order.
 var DestinationNames = []string{"preference", "project", "diary", "general"}
 

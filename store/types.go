@@ -211,6 +211,10 @@ type Counts struct {
 // "<profile>/<drawer>".
 const ChangeEmbedding = "embedding"
 
+// ChangeTrigger is the change-log kind of trigger notices (fired, joined,
+// failed, defined or changed): the event stream's trigger frames.
+const ChangeTrigger = "trigger"
+
 // Embedding is a drawer's vector in one profile, with the identity of what
 // made it (derived data, never returned in hits).
 type Embedding struct {

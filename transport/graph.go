@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -20,7 +20,7 @@ const (
 	EntitiesMaxLimit = 200
 )
 
-func (s *Server) graph() (*actors.Graph, error) {
+func (s *Server) graph() (*services.Graph, error) {
 	if s.Graph == nil {
 		return nil, fault.New(fault.ServerFailed, "this server has no knowledge graph", "report it")
 	}
@@ -38,7 +38,7 @@ func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	list, truncated, err := g.Entities(r.Context(), actors.EntityFilter{Name: q.Get("name"), Kind: q.Get("kind"), Limit: limit})
+	list, truncated, err := g.Entities(r.Context(), services.EntityFilter{Name: q.Get("name"), Kind: q.Get("kind"), Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (s *Server) linkMention(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, createdStatus(linked), api.MentionLinked{Mention: apiMention(m), Entity: apiEntity(e), Linked: linked})
 }
 
-func (s *Server) graphAndID(r *http.Request) (*actors.Graph, string, error) {
+func (s *Server) graphAndID(r *http.Request) (*services.Graph, string, error) {
 	g, err := s.graph()
 	if err != nil {
 		return nil, "", err
@@ -234,7 +234,7 @@ func (s *Server) relationshipHistory(w http.ResponseWriter, r *http.Request) err
 	return writeJSON(w, http.StatusOK, h)
 }
 
-func (s *Server) factHistory(ctx context.Context, g *actors.Graph, id string, asOf, knownAt *time.Time) (api.FactHistory, error) {
+func (s *Server) factHistory(ctx context.Context, g *services.Graph, id string, asOf, knownAt *time.Time) (api.FactHistory, error) {
 	cid, ok := store.CanonicalUUID(id)
 	if !ok {
 		return api.FactHistory{}, fault.Newf(fault.GraphRelationshipNotFound, "read an entity's relationships to see their ids", "no relationship %s", id)
@@ -266,7 +266,7 @@ func instantParam(r *http.Request, name string) (*time.Time, error) {
 	return &t, nil
 }
 
-func apiFact(f *actors.Fact) api.Fact {
+func apiFact(f *services.Fact) api.Fact {
 	ev := make([]api.FactEvidence, len(f.Assertions))
 	for i, a := range f.Assertions {
 		ev[i] = api.FactEvidence{Drawer: a.Drawer, DrawerCurrent: a.DrawerCurrent, Job: a.Job, Extractor: a.Extractor, RecordedAt: a.RecordedAt}

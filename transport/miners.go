@@ -4,17 +4,17 @@ import (
 	"net/http"
 	"sort"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/store"
 )
 
 // minersHandler is a handler of the miners' and source configurations'
 // routes: fn gets the miners and the route's path parameter key ("" for
 // none).
-type minersHandler func(m *actors.Miners, v string, w http.ResponseWriter, r *http.Request) error
+type minersHandler func(m *services.Miners, v string, w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) minersRoute(key string, fn minersHandler) handler {
 	return serviceRoute(s.miners, key, fn)
@@ -40,12 +40,12 @@ func serviceRoute[S any](service func() (S, error), key string, fn func(S, strin
 }
 
 // listMiners is GET /api/miners: {miners, config_file?, error?}.
-func listMiners(m *actors.Miners, _ string, w http.ResponseWriter, _ *http.Request) error {
+func listMiners(m *services.Miners, _ string, w http.ResponseWriter, _ *http.Request) error {
 	return writeJSON(w, http.StatusOK, apiMiners(m))
 }
 
 // getMiner is GET /api/miners/{name}.
-func getMiner(m *actors.Miners, name string, w http.ResponseWriter, _ *http.Request) error {
+func getMiner(m *services.Miners, name string, w http.ResponseWriter, _ *http.Request) error {
 	in, err := m.Get(name)
 	if err != nil {
 		return err
@@ -54,12 +54,12 @@ func getMiner(m *actors.Miners, name string, w http.ResponseWriter, _ *http.Requ
 }
 
 // runMiner is POST /api/miners/{name}/run: the mine job, 202.
-func runMiner(m *actors.Miners, name string, w http.ResponseWriter, r *http.Request) error {
+func runMiner(m *services.Miners, name string, w http.ResponseWriter, r *http.Request) error {
 	var b api.MinerRun
 	if err := decodeBody(r, &b, true); err != nil {
 		return err
 	}
-	job, err := m.Run(r.Context(), name, actors.MinerRun{Full: b.Full, RequestedBy: b.RequestedBy, Channel: store.ByHTTP,
+	job, err := m.Run(r.Context(), name, services.MinerRun{Full: b.Full, RequestedBy: b.RequestedBy, Channel: store.ByHTTP,
 		Options: b.Options, AllowBroaden: b.AllowBroaden})
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func runMiner(m *actors.Miners, name string, w http.ResponseWriter, r *http.Requ
 // reloadMiners is POST /api/miners/reload: the configuration file read
 // again; an unusable file is loci::miner::config_file (409) and the miners
 // stay as they were.
-func reloadMiners(m *actors.Miners, _ string, w http.ResponseWriter, _ *http.Request) error {
+func reloadMiners(m *services.Miners, _ string, w http.ResponseWriter, _ *http.Request) error {
 	rl, err := m.Reload()
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func reloadMiners(m *actors.Miners, _ string, w http.ResponseWriter, _ *http.Req
 // enableMiner is POST /api/miners/{name}/enable and /disable: the
 // configuration file's enabled line, then a reload; the miner as it is.
 func enableMiner(on bool) minersHandler {
-	return func(m *actors.Miners, name string, w http.ResponseWriter, _ *http.Request) error {
+	return func(m *services.Miners, name string, w http.ResponseWriter, _ *http.Request) error {
 		in, err := m.SetEnabled(name, on)
 		if err != nil {
 			return err
@@ -98,12 +98,12 @@ func enableMiner(on bool) minersHandler {
 }
 
 // putMiner is PUT /api/miners/{name}: create, or change the fields named.
-func putMiner(m *actors.Miners, name string, w http.ResponseWriter, r *http.Request) error {
+func putMiner(m *services.Miners, name string, w http.ResponseWriter, r *http.Request) error {
 	var b api.MinerPut
 	if err := decodeBody(r, &b, true); err != nil {
 		return err
 	}
-	c := actors.MinerChange{Source: b.Source, Locator: b.Locator, Wing: b.Wing, Enabled: b.Enabled, Options: b.Options,
+	c := services.MinerChange{Source: b.Source, Locator: b.Locator, Wing: b.Wing, Enabled: b.Enabled, Options: b.Options,
 		UnsetOptions: b.UnsetOptions, Unset: b.Unset, AllowBroaden: b.AllowBroaden, Credential: credentialRef(b.Credential),
 		MaxDocuments: b.MaxDocuments}
 	in, saved, err := m.Put(name, c)
@@ -115,13 +115,13 @@ func putMiner(m *actors.Miners, name string, w http.ResponseWriter, r *http.Requ
 }
 
 // configWritten is where a PUT's change went.
-func configWritten(s actors.Saved) api.ConfigWritten {
+func configWritten(s services.Saved) api.ConfigWritten {
 	return api.ConfigWritten{ConfigFile: s.File, ConfigFileCreated: s.FileCreated}
 }
 
 // deleteMiner is DELETE /api/miners/{name}: {removed: name}; what the
 // miner mined stays.
-func deleteMiner(m *actors.Miners, name string, w http.ResponseWriter, _ *http.Request) error {
+func deleteMiner(m *services.Miners, name string, w http.ResponseWriter, _ *http.Request) error {
 	if err := m.Delete(name); err != nil {
 		return err
 	}
@@ -129,12 +129,12 @@ func deleteMiner(m *actors.Miners, name string, w http.ResponseWriter, _ *http.R
 }
 
 // listSourceConfigs is GET /api/source-configs.
-func listSourceConfigs(m *actors.Miners, _ string, w http.ResponseWriter, _ *http.Request) error {
+func listSourceConfigs(m *services.Miners, _ string, w http.ResponseWriter, _ *http.Request) error {
 	return writeJSON(w, http.StatusOK, apiSourceConfigs(m.SourceConfigs()))
 }
 
 // getSourceConfig is GET /api/source-configs/{id}.
-func getSourceConfig(m *actors.Miners, id string, w http.ResponseWriter, _ *http.Request) error {
+func getSourceConfig(m *services.Miners, id string, w http.ResponseWriter, _ *http.Request) error {
 	c, err := m.SourceConfig(id)
 	if err != nil {
 		return err
@@ -143,12 +143,12 @@ func getSourceConfig(m *actors.Miners, id string, w http.ResponseWriter, _ *http
 }
 
 // putSourceConfig is PUT /api/source-configs/{id}.
-func putSourceConfig(m *actors.Miners, id string, w http.ResponseWriter, r *http.Request) error {
+func putSourceConfig(m *services.Miners, id string, w http.ResponseWriter, r *http.Request) error {
 	var b api.SourceConfigPut
 	if err := decodeBody(r, &b, true); err != nil {
 		return err
 	}
-	in, saved, err := m.PutSourceConfig(id, actors.SourceConfigChange{Source: b.Source, Options: b.Options,
+	in, saved, err := m.PutSourceConfig(id, services.SourceConfigChange{Source: b.Source, Options: b.Options,
 		UnsetOptions: b.UnsetOptions, UnsetCredential: b.UnsetCredential, Credential: credentialRef(b.Credential)})
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func putSourceConfig(m *actors.Miners, id string, w http.ResponseWriter, r *http
 
 // deleteSourceConfig is DELETE /api/source-configs/{id}: only the
 // configuration goes.
-func deleteSourceConfig(m *actors.Miners, id string, w http.ResponseWriter, _ *http.Request) error {
+func deleteSourceConfig(m *services.Miners, id string, w http.ResponseWriter, _ *http.Request) error {
 	if err := m.DeleteSourceConfig(id); err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func deleteSourceConfig(m *actors.Miners, id string, w http.ResponseWriter, _ *h
 // scheduleMiner is POST /api/miners/{name}/schedule/enable and /disable:
 // opting in and out of the miner's configured schedule.
 func scheduleMiner(on bool) minersHandler {
-	return func(m *actors.Miners, name string, w http.ResponseWriter, _ *http.Request) error {
+	return func(m *services.Miners, name string, w http.ResponseWriter, _ *http.Request) error {
 		in, err := m.SetSchedule(name, on)
 		if err != nil {
 			return err
@@ -185,7 +185,7 @@ func credentialRef(c *api.CredentialRef) *config.CredentialRef {
 	return &config.CredentialRef{Env: c.Env, File: c.File, OAuth: c.OAuth}
 }
 
-func apiSourceConfigs(list []actors.SourceConfigInfo) api.SourceConfigList {
+func apiSourceConfigs(list []services.SourceConfigInfo) api.SourceConfigList {
 	out := api.SourceConfigList{Configs: make([]api.SourceConfig, len(list))}
 	for i, c := range list {
 		out.Configs[i] = apiSourceConfig(c)
@@ -193,7 +193,7 @@ func apiSourceConfigs(list []actors.SourceConfigInfo) api.SourceConfigList {
 	return out
 }
 
-func apiSourceConfig(c actors.SourceConfigInfo) api.SourceConfig {
+func apiSourceConfig(c services.SourceConfigInfo) api.SourceConfig {
 	out := api.SourceConfig{ID: c.ID, Source: c.Source, Options: map[string]string{}, Implicit: c.Implicit}
 	for k, v := range c.Options {
 		out.Options[k] = v
@@ -204,14 +204,14 @@ func apiSourceConfig(c actors.SourceConfigInfo) api.SourceConfig {
 	return out
 }
 
-func (s *Server) miners() (*actors.Miners, error) {
+func (s *Server) miners() (*services.Miners, error) {
 	if s.Miners == nil {
 		return nil, fault.New(fault.ServerFailed, "this server has no miners", "report it")
 	}
 	return s.Miners, nil
 }
 
-func apiMiners(m *actors.Miners) api.MinerList {
+func apiMiners(m *services.Miners) api.MinerList {
 	list := m.List()
 	_, file, lastErr := m.Snapshot()
 	out := api.MinerList{Miners: make([]api.Miner, len(list)), ConfigFile: file, ConfigFileToCreate: m.FileToCreate(), Error: lastErr}
@@ -221,7 +221,7 @@ func apiMiners(m *actors.Miners) api.MinerList {
 	return out
 }
 
-func apiMiner(in actors.MinerInfo) api.Miner {
+func apiMiner(in services.MinerInfo) api.Miner {
 	src := in.Miner.Source // an adapter, or a source configuration's id
 	if src == "" {
 		src = in.Source

@@ -22,6 +22,7 @@ import (
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/search"
+	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/transport/client"
 	"github.com/loci-dev/loci/ui"
@@ -33,14 +34,14 @@ type Server struct {
 	Jobs   *actors.Jobs
 	Search *search.Search
 	// Sources lists the source adapters and mined sources.
-	Sources *actors.Sources
+	Sources *services.Sources
 	// Miners are the configuration file's miners.
-	Miners *actors.Miners
+	Miners *services.Miners
 	// Triggers is the trigger supervisor (nil: the trigger routes answer
 	// that there are none).
-	Triggers *actors.Triggers
+	Triggers *services.Triggers
 	// Graph is the knowledge graph's service.
-	Graph    *actors.Graph
+	Graph    *services.Graph
 	Config   config.Config
 	Version  string
 	Started  time.Time
@@ -49,12 +50,12 @@ type Server struct {
 	Migrator store.Migrator
 	Shutdown func() // starts a graceful stop
 	// Auth holds the credentials; nil only when authentication is off.
-	Auth *actors.Auth
+	Auth *services.Auth
 	// Events is the change-notice bus of GET /api/events.
 	Events *actors.Bus
 	// Reporter builds the status report; nil makes one from the fields
 	// above.
-	Reporter *actors.Reporter
+	Reporter *services.Reporter
 	// Limits are the HTTP timeouts (defaults when zero).
 	Limits Limits
 	// AuthThrottle shapes the answers to refused tokens per client address
@@ -298,7 +299,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 				"send Authorization: Bearer <token>; the CLI reads it from LOCI_AUTH_TOKEN or auth.token"))
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credKey{}, actors.Digest(got))))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credKey{}, services.Digest(got))))
 	})
 }
 
@@ -427,11 +428,11 @@ func (s *Server) statusReport(ctx context.Context, mode Mode) api.Status {
 
 // reporter is the status service: the one the daemon gave, or one made
 // from the server's own description (tests build servers without one).
-func (s *Server) reporter() *actors.Reporter {
+func (s *Server) reporter() *services.Reporter {
 	if s.Reporter != nil {
 		return s.Reporter
 	}
-	return &actors.Reporter{Palace: s.Palace, Search: s.Search, Migrator: s.Migrator, Version: s.Version, Started: s.Started,
+	return &services.Reporter{Palace: s.Palace, Search: s.Search, Migrator: s.Migrator, Version: s.Version, Started: s.Started,
 		Address: s.Address, PalacePath: s.Config.Palace.Path, AuthEnabled: s.Config.Auth.Enabled, Dashboard: s.Config.Web.Enable}
 }
 

@@ -18,11 +18,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loci-dev/loci/actors"
-	"github.com/loci-dev/loci/actors/kinds"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/search"
+	"github.com/loci-dev/loci/services"
+	"github.com/loci-dev/loci/services/kinds"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
@@ -63,24 +64,24 @@ func newTestServer(t testing.TB, auth bool, secret string) *testServer {
 	sys.OnCommit(func() { indexer.Kick(); bus.Kick() })
 	indexer.Start()
 	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
-	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1,
-		LeaseTTL: 30 * time.Second, DrainTimeout: 2 * time.Second}, nil)
+	jobs := actors.NewJobs(db, sys, log, actors.JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1,
+		LeaseTTL: 30 * time.Second, DrainTimeout: 2 * time.Second})
 	cfg0 := config.Default(func(string) (string, bool) { return "", false })
 	srcs := sources.NewRegistry(sources.Directory{MaxFileBytes: cfg0.Mining.MaxFileBytes})
-	jobs.Register(kinds.All(jobs, kinds.Mining{Sources: srcs,
-		ChunkChars: cfg0.Mining.ChunkChars, MaxDocuments: cfg0.Mining.MaxDocuments, Secrets: cfg0.Mining.Secrets}, nil)...)
+	jobs.Register(kinds.All(jobs, kinds.Settings{Dedup: palace.Dedup, Mining: kinds.Mining{Sources: srcs,
+		ChunkChars: cfg0.Mining.ChunkChars, MaxDocuments: cfg0.Mining.MaxDocuments, Secrets: cfg0.Mining.Secrets}})...)
 	palace.Locked = jobs.Busy
 	if err := jobs.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	a, err := actors.NewAuth(context.Background(), db, sys, secret)
+	a, err := services.NewAuth(context.Background(), db, sys, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := config.Default(func(string) (string, bool) { return "", false })
 	cfg.Auth.Enabled, cfg.Auth.Token = auth, secret
 	cfg.Palace.Path = filepath.Join(dir, "palace")
-	s := &Server{Palace: palace, Jobs: jobs, Search: &search.Search{DB: db, Indexer: indexer, Log: log}, Sources: &actors.Sources{DB: db, Registry: srcs}, Config: cfg,
+	s := &Server{Palace: palace, Jobs: jobs, Search: &search.Search{DB: db, Indexer: indexer, Log: log}, Sources: &services.Sources{DB: db, Registry: srcs}, Config: cfg,
 		Version: "test", Started: time.Now(), Address: "127.0.0.1:0", Log: log, Migrator: db.Migrator(store.Steps()),
 		Shutdown: func() {}, Auth: a, Events: bus}
 	hs := httptest.NewServer(s.Handler())

@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/sources"
 )
 
@@ -29,7 +29,7 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func apiSources(entries []sources.Entry, mined []actors.MinedSource) api.SourceList {
+func apiSources(entries []sources.Entry, mined []services.MinedSource) api.SourceList {
 	out := api.SourceList{Adapters: make([]api.SourceAdapter, len(entries)), Sources: make([]api.MinedSource, len(mined))}
 	for i, e := range entries {
 		in := e.Adapter.Info()

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/actors"
+	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
@@ -27,7 +27,7 @@ func TestSourceListShowsStateAndOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	mined := []actors.MinedSource{{Key: "k", Identity: store.SourceIdentity{Adapter: "directory", Locator: "/r"}, WingID: "w", Wing: "wn",
+	mined := []services.MinedSource{{Key: "k", Identity: store.SourceIdentity{Adapter: "directory", Locator: "/r"}, WingID: "w", Wing: "wn",
 		Documents: 4, LastJob: "j", LastRun: now}}
 	out := apiSources(reg.Entries(), mined)
 	want := map[string][2]string{"directory": {"enabled", "built-in"}, "claude-code": {"enabled", "built-in"}, "chatgpt-export": {"unavailable", "local"}}

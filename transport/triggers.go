@@ -13,19 +13,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/store"
 )
 
 // triggersHandler is a handler of the trigger routes: fn gets the
 // supervisor and the route's path parameter ("" for none).
-type triggersHandler func(t *actors.Triggers, v string, w http.ResponseWriter, r *http.Request) error
+type triggersHandler func(t *services.Triggers, v string, w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) triggersRoute(key string, fn triggersHandler) handler {
-	return serviceRoute(func() (*actors.Triggers, error) {
+	return serviceRoute(func() (*services.Triggers, error) {
 		if s.Triggers == nil {
 			return nil, fault.New(fault.ServerFailed, "this server runs no triggers", "report it")
 		}
@@ -34,12 +34,12 @@ func (s *Server) triggersRoute(key string, fn triggersHandler) handler {
 }
 
 // listTriggers is GET /api/triggers.
-func listTriggers(t *actors.Triggers, _ string, w http.ResponseWriter, r *http.Request) error {
+func listTriggers(t *services.Triggers, _ string, w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, apiTriggers(r.Context(), t))
 }
 
 // getTrigger is GET /api/triggers/{name}.
-func getTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
+func getTrigger(t *services.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
 	in, err := t.Get(r.Context(), name)
 	if err != nil {
 		return err
@@ -49,7 +49,7 @@ func getTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http.
 
 // putTrigger is PUT /api/triggers/{name}: create (disabled unless enabled
 // is sent) or change the fields named.
-func putTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
+func putTrigger(t *services.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
 	var b api.TriggerPut
 	if err := decodeBody(r, &b, true); err != nil {
 		return err
@@ -65,7 +65,7 @@ func putTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http.
 			return fault.New(fault.TriggerInvalid, "settings."+k+": must be a string, a boolean or a number", "correct settings."+k)
 		}
 	}
-	in, saved, err := t.Put(r.Context(), name, actors.TriggerChange{Miner: b.Miner, Type: b.Type, Enabled: b.Enabled,
+	in, saved, err := t.Put(r.Context(), name, services.TriggerChange{Miner: b.Miner, Type: b.Type, Enabled: b.Enabled,
 		Credential: credentialRef(b.Credential), Settings: settings, UnsetSettings: b.UnsetSettings, Unset: b.Unset})
 	if err != nil {
 		return err
@@ -75,7 +75,7 @@ func putTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http.
 }
 
 // deleteTrigger is DELETE /api/triggers/{name}: {removed: name}.
-func deleteTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
+func deleteTrigger(t *services.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
 	if err := t.Delete(r.Context(), name); err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func deleteTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *ht
 
 // enableTrigger is POST /api/triggers/{name}/enable and /disable.
 func enableTrigger(on bool) triggersHandler {
-	return func(t *actors.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
+	return func(t *services.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
 		in, err := t.SetEnabled(r.Context(), name, on)
 		if err != nil {
 			return err
@@ -94,7 +94,7 @@ func enableTrigger(on bool) triggersHandler {
 }
 
 // reloadTriggers is POST /api/triggers/reload.
-func reloadTriggers(t *actors.Triggers, _ string, w http.ResponseWriter, r *http.Request) error {
+func reloadTriggers(t *services.Triggers, _ string, w http.ResponseWriter, r *http.Request) error {
 	rl, err := t.Reload(r.Context())
 	if err != nil {
 		return err
@@ -110,7 +110,7 @@ func reloadTriggers(t *actors.Triggers, _ string, w http.ResponseWriter, r *http
 }
 
 // fireTrigger is POST /api/triggers/{name}/fire: {outcome, job}.
-func fireTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
+func fireTrigger(t *services.Triggers, name string, w http.ResponseWriter, r *http.Request) error {
 	outcome, job, err := t.Fire(r.Context(), name, store.ByHTTP)
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ func fireTrigger(t *actors.Triggers, name string, w http.ResponseWriter, r *http
 	return writeJSON(w, http.StatusAccepted, api.TriggerFired{Outcome: outcome, Job: apiJob(job)})
 }
 
-func apiTriggers(ctx context.Context, t *actors.Triggers) api.TriggerList {
+func apiTriggers(ctx context.Context, t *services.Triggers) api.TriggerList {
 	list := t.List(ctx)
 	_, file, lastErr := t.Snapshot()
 	wh := t.Webhook
@@ -134,7 +134,7 @@ func apiTriggers(ctx context.Context, t *actors.Triggers) api.TriggerList {
 	return out
 }
 
-func apiTrigger(in actors.TriggerInfo) api.Trigger {
+func apiTrigger(in services.TriggerInfo) api.Trigger {
 	out := api.Trigger{Name: in.Name, Miner: in.Trigger.Miner, Type: in.Trigger.Type, Enabled: in.Trigger.Enabled,
 		Settings: in.Settings, Status: in.Status, Reason: in.Reason, Setup: in.Setup, Running: in.Running, Endpoint: in.Endpoint,
 		Counters: api.TriggerCounters{Fired: in.Fired, Coalesced: in.Coalesced, Failed: in.Failed, Deliveries: in.Deliveries},
@@ -166,7 +166,7 @@ func apiTrigger(in actors.TriggerInfo) api.Trigger {
 // the kernel's backlog); a connection carries one request; and a
 // max_concurrent slot is taken only once the signature has checked out.
 type Webhooks struct {
-	Triggers *actors.Triggers
+	Triggers *services.Triggers
 	Config   config.Webhook
 	Log      *slog.Logger
 	// MaxConns caps the listener's open connections (WebhookMaxConns

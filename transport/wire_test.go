@@ -12,6 +12,7 @@ import (
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/search"
+	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/dedup"
 )
@@ -279,13 +280,13 @@ func TestGraphAndTriggerAnswersRender(t *testing.T) {
 	later := now.Add(time.Hour)
 	e := store.Entity{ID: "e1", Name: "PostgreSQL", Kind: "tool", Key: "postgresql", Aliases: []string{"postgre sql"}, CreatedAt: now}
 	o := store.Entity{ID: "e2", Name: "Caroline", Kind: "person", Key: "caroline", CreatedAt: now}
-	f := actors.Fact{Relationship: store.Relationship{ID: "f1", Subject: "e2", Predicate: "uses", Object: "e1", Confidence: 0.8,
+	f := services.Fact{Relationship: store.Relationship{ID: "f1", Subject: "e2", Predicate: "uses", Object: "e1", Confidence: 0.8,
 		ValidFrom: now, ValidTo: &later, RecordedAt: now, Drawer: "d1", Job: "j1", Extractor: "checkpoint", SupersededBy: "f2", Reason: "moved", ClosedBy: "d2"},
 		Subject: o, Object: e, Current: false, EvidenceCurrent: true,
-		Assertions: []actors.Assertion{{Drawer: "d1", Job: "j1", Extractor: "checkpoint", RecordedAt: now, DrawerCurrent: true},
+		Assertions: []services.Assertion{{Drawer: "d1", Job: "j1", Extractor: "checkpoint", RecordedAt: now, DrawerCurrent: true},
 			{Drawer: "d3", Job: "j3", Extractor: "heuristic", RecordedAt: later}}}
 	m := store.Mention{Drawer: "d1", Entity: "e1", Name: "postgre sql", Rule: "normalized", Confidence: 1, Extractor: "manual", Origin: "http", CreatedAt: now}
-	tr := actors.TriggerInfo{Name: "hook", Trigger: config.Trigger{Miner: "docs", Type: "webhook", Enabled: true},
+	tr := services.TriggerInfo{Name: "hook", Trigger: config.Trigger{Miner: "docs", Type: "webhook", Enabled: true},
 		Settings: map[string]string{"delivery_header": "x-github-delivery"}, Status: "active", Running: true,
 		Endpoint: "http://127.0.0.1:8787/hooks/hook", CredentialKind: "env", CredentialAvailable: true, Fired: 3, Coalesced: 1, Deliveries: 4,
 		NextDue: &later, LastJob: "j9"}

@@ -1,7 +1,7 @@
 // Package triggers holds the pure rules of triggers: the four types and
 // their settings (defaults, validation), the timetable of a schedule, the
 // backoff of a poll and the signature check of a webhook delivery. The
-// daemon's trigger supervisor (actors.Triggers) runs them; the file watch
+// daemon's trigger supervisor (services.Triggers) runs them; the file watch
 // is package triggers/watch.
 package triggers
 

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/actors"
-	"github.com/loci-dev/loci/actors/kinds"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/assets"
 	"github.com/loci-dev/loci/cli"
@@ -24,6 +23,8 @@ import (
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/search"
+	"github.com/loci-dev/loci/services"
+	"github.com/loci-dev/loci/services/kinds"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
@@ -305,11 +306,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	})
 	// Credentials: the configured secret's hash and the stored digest of a
 	// generated token; enabled with neither refuses to serve.
-	auth, err := actors.NewAuth(ctx, db, sys, cfg.Auth.Token)
+	auth, err := services.NewAuth(ctx, db, sys, cfg.Auth.Token)
 	if err != nil {
 		return err
 	}
-	if why := actors.SecretWeakness(cfg.Auth.Token); cfg.Auth.Enabled && why != "" {
+	if why := services.SecretWeakness(cfg.Auth.Token); cfg.Auth.Enabled && why != "" {
 		log.Warn("the configured secret (LOCI_AUTH_TOKEN or auth.token) is weak: " + why +
 			"; refused tokens are throttled per client address, but a short or repetitive secret can still be guessed")
 	}
@@ -364,10 +365,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 	preloadNear()
 	drain := time.Duration(cfg.Jobs.DrainTimeoutSecs) * time.Second
-	jobs := actors.NewJobs(db, sys, palace, log, actors.JobConfig{
+	jobs := actors.NewJobs(db, sys, log, actors.JobConfig{
 		MaxConcurrency: cfg.Jobs.MaxConcurrency, BackgroundConcurrency: cfg.Jobs.BackgroundConcurrency,
 		LeaseTTL: time.Duration(cfg.Jobs.LeaseTTLSecs) * time.Second, DrainTimeout: drain,
-	}, vectors)
+	})
 	srcs := sources.NewRegistry(sources.Directory{MaxFileBytes: cfg.Mining.MaxFileBytes},
 		sources.ClaudeCode(), sources.Codex(), sources.OpenCode{}, sources.ChatGPTExport(), sources.ClaudeExport())
 	extractor := kinds.Extractor(cfg.Extraction)
@@ -377,16 +378,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		// Tests that need a mine still running: this long a document.
 		mining.DocDelay, _ = time.ParseDuration(d)
 	}
-	jobs.Register(kinds.All(jobs, mining, extractor)...)
-	if extractor != nil {
-		// After a mine job completes, the drawers it filed are read.
-		jobs.AfterMine = func(ctx context.Context) {
-			_, _, err := jobs.Join(ctx, actors.Submission{Type: kinds.KindExtract, Automatic: true, Params: []byte(`{}`)})
-			if err != nil {
-				log.Warn("queuing the extract job after a mine failed", "err", err)
-			}
-		}
-	}
+	jobs.Register(kinds.All(jobs, kinds.Settings{Dedup: palace.Dedup, Mining: mining, Vectors: vectors, Extractor: extractor})...)
 	palace.Locked = jobs.Busy
 	startJobs := func() error {
 		if err := jobs.Start(ctx); err != nil {
@@ -403,7 +395,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if vectors != nil {
 		// After the dispatcher: once loaded and caught up, the follower
 		// queues an embed job for vectors missing since the last run.
-		vectors.Start(func() { jobs.EnsureEmbed(context.Background()) })
+		vectors.Start(func() { kinds.EnsureEmbed(context.Background(), jobs, vectors) })
 		lc.started("the vector follower", followerWait, func(ctx context.Context) error { vectors.Stop(ctx); return nil })
 	}
 
@@ -414,14 +406,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// of a miner, trigger or source configuration creates the default
 	// file, the one this daemon reads again and reads at its next start:
 	// a file named with --config or LOCI_CONFIG must exist to start.
-	miners := &actors.Miners{Defined: cfg.Miners, Configs: cfg.SourceConfigs, File: cfg.File, Sources: srcs, Jobs: jobs,
+	miners := &services.Miners{Defined: cfg.Miners, Configs: cfg.SourceConfigs, File: cfg.File, Sources: srcs, Jobs: jobs,
 		Load:           func() (config.Config, error) { return config.Load(cfg.File, os.LookupEnv) },
 		CredentialsDir: cfg.Credentials.Dir, Log: log.With("component", "miners"),
 		Writer: fmt.Sprintf("loci %s, pid %d", version, os.Getpid())}
 	if cfg.File == "" {
 		miners.NewFile = config.DefaultFile(os.LookupEnv)
 	}
-	trig := &actors.Triggers{Miners: miners, DB: db, Sys: sys, Log: log, Webhook: cfg.Webhook, AuthEnabled: cfg.Auth.Enabled}
+	trig := &services.Triggers{Miners: miners, DB: db, Sys: sys, Log: log, Webhook: cfg.Webhook, AuthEnabled: cfg.Auth.Enabled}
 	if cfg.Webhook.Enable {
 		trig.Listener = &transport.Webhooks{Triggers: trig, Config: cfg.Webhook, Log: log.With("component", "webhooks"),
 			MaxConns: caps.webhook, MaxReading: caps.reading}
@@ -456,7 +448,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 				return err
 			}
 			preloadNear()
-			jobs.EnsureEmbed(context.Background())
+			kinds.EnsureEmbed(context.Background(), jobs, vectors)
 			return nil
 		})
 	}
@@ -465,11 +457,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// HTTP server can drain its other requests.
 	started := time.Now()
 	srv := &transport.Server{
-		Palace: palace, Jobs: jobs, Search: searcher, Sources: &actors.Sources{DB: db, Registry: srcs},
-		Miners: miners, Triggers: trig, Graph: &actors.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
+		Palace: palace, Jobs: jobs, Search: searcher, Sources: &services.Sources{DB: db, Registry: srcs},
+		Miners: miners, Triggers: trig, Graph: &services.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
 		StreamStall: time.Duration(cfg.Server.SlowSubscriberSecs) * time.Second, MCPMax: caps.mcp,
-		Reporter: &actors.Reporter{Palace: palace, Search: searcher, Migrator: mig, Version: version, Started: started,
+		Reporter: &services.Reporter{Palace: palace, Search: searcher, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable,
 			Disk: func() api.Disk { return diskState(cfg.Palace.Path, guard, db) }},
 		Shutdown: requestStop,

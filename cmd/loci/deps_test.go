@@ -89,10 +89,12 @@ var depRules = []depRule{
 		why: "the file watch takes what to skip from its caller: triggers → sources is forbidden (the watch would link every adapter)"},
 
 	// The runtime and its kinds.
-	{pkg: "actors", may: []string{"api", "config", "extract", "fault", "index/...", "sources", "store", "store/dedup", "store/graph", "triggers", "triggers/watch"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
-		why: "the actors use the store's contract, the indexes, sources and triggers; HTTP belongs to transport (protoactor pulls net/http in, our code may not import it) and the backend to the composition root"},
-	{pkg: "actors/kinds", may: []string{"actors", "api", "config", "extract", "extract/provider", "fault", "index/embed", "sources", "sources/secret", "store", "store/graph"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
-		why: "the job kinds run on the actors' runtime: no transport, no backend, no HTTP of their own"},
+	{pkg: "actors", may: []string{"api", "config", "fault", "index/...", "sources", "store"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
+		why: "the actors are the runtime (the actor system and the writer, the job runtime and its kinds registry, the change-log followers) and the palace it writes: they name no service, no kind and no search (services and search sit on them), HTTP belongs to transport (protoactor pulls net/http in, our code may not import it) and the backend to the composition root"},
+	{pkg: "services", may: []string{"actors", "api", "config", "fault", "search", "services/kinds", "sources", "store", "store/dedup", "store/graph", "triggers", "triggers/watch"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
+		why: "the services (graph, auth, sources, miners, triggers and their supervisor, the reporter) stand on the runtime, search, sources and triggers: never on transport, the CLI or a backend"},
+	{pkg: "services/kinds", may: []string{"actors", "api", "config", "extract", "extract/provider", "fault", "index/embed", "sources", "sources/secret", "store", "store/graph"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
+		why: "the job kinds run on the runtime with the settings they are handed (kinds.Settings), never a service, transport, a backend or HTTP of their own"},
 
 	// Search: the service over the runtime's followers, its pure ranking below.
 	{pkg: "search", may: []string{"actors", "api", "config", "extract", "fault", "index/...", "search/rank", "sources", "store", "store/dedup", "store/graph"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
@@ -100,7 +102,7 @@ var depRules = []depRule{
 	{pkg: "search/rank", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the ranking is pure functions over candidate lists (fusion, context, feedback, expansion, the scope check) and owns the fusion methods the configuration validates: nothing of ours, so config and the indexes may import it"},
 
 	// The edges: HTTP, the CLI, the composition root.
-	{pkg: "transport", may: []string{"actors", "api", "config", "fault", "search", "sources", "store", "store/dedup", "transport/client", "ui"}, noDeps: []string{cobra, badger},
+	{pkg: "transport", may: []string{"actors", "api", "config", "fault", "search", "services", "sources", "store", "store/dedup", "transport/client", "ui"}, noDeps: []string{cobra, badger},
 		why: "transport serves the actors over HTTP and MCP: never the CLI, never a backend"},
 	{pkg: "transport/client", may: []string{"api", "fault"}, noDeps: []string{cobra, chi, protoactor, badger}, why: "the HTTP client is what the CLI links: wire types and errors only"},
 	{pkg: "ui", may: nil, noDeps: []string{cobra, chi, protoactor, badger}, why: "the dashboard is embedded files and their handler"},
