@@ -2,12 +2,14 @@ package services
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/services/kinds"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/sources/secret"
@@ -59,4 +61,35 @@ func TestMinerRunPassesTheCredentialsReference(t *testing.T) {
 			t.Fatalf("the job did not end: %s", got.Status)
 		}
 	}
+	// A source that needs a credential: a miner whose credential is not
+	// set is refused before anything is queued.
+	if _, err := reg.Put(sources.Entry{Adapter: keyedSource{}, State: sources.StateEnabled, Origin: sources.OriginLocal}); err != nil {
+		t.Fatal(err)
+	}
+	m.Defined["keyed"] = config.Miner{Source: "keyed", Locator: "inbox", Wing: "w", Enabled: true, Credential: &config.CredentialRef{Env: "LOCI_TEST_MINER_KEY"}}
+	t.Setenv("LOCI_TEST_MINER_KEY", "")
+	if job, err := m.Run(context.Background(), "keyed", MinerRun{Channel: store.ByHTTP}); !fault.Is(err, fault.MinerNotRunnable) {
+		t.Fatalf("a miner whose credential is not set: %+v %v", job, err)
+	}
+}
+
+// keyedSource is a source that needs a credential (it reads nothing).
+type keyedSource struct{}
+
+func (keyedSource) Info() sources.Info {
+	return sources.Info{Name: "keyed", Capabilities: sources.Capabilities{NeedsCredentials: true}}
+}
+
+func (keyedSource) Resolve(loc string, _ map[string]string) (store.SourceIdentity, error) {
+	return store.SourceIdentity{Adapter: "keyed", Locator: loc}, nil
+}
+
+func (keyedSource) ParseCursor(json.RawMessage) error { return nil }
+
+func (keyedSource) Discover(context.Context, sources.Run, json.RawMessage) ([]sources.Ref, error) {
+	return nil, nil
+}
+
+func (keyedSource) Read(context.Context, sources.Run, sources.Ref) (*sources.Document, error) {
+	return nil, nil
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/store"
 )
