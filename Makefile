@@ -40,14 +40,14 @@ browser-note:
 
 bench: build ## run the benchmarks (Go benchmarks and load against a real daemon)
 	$(GO) test -run '^$$' -bench 'BigRoom|Sequential|ClaimLatency|JobScans|ResolveEntity100k' -benchtime 2000x -count 1 ./store/... ./actors/...
-	$(GO) test -run '^$$' -bench StatusAfterWrite -benchtime 500x -count 1 ./actors
+	$(GO) test -run '^$$' -bench StatusAfterWrite -benchtime 500x -count 1 ./services
 	$(GO) test -run '^$$' -bench NearIndex -benchtime 3x -count 1 ./store/badgerdb
 	$(GO) test -run '^$$' -bench DirectoryUnchanged100k -benchtime 3x -count 1 ./sources
 	$(GO) test -run '^$$' -bench ParseClaudeCode -benchtime 30x -count 1 ./sources
 	$(GO) test -run '^$$' -bench SuspectLookups -benchtime 3x -count 1 ./store/badgerdb
 	$(GO) test -run '^$$' -bench HeuristicLoCoMo -benchtime 3x -count 1 ./extract
-	$(GO) test -run '^$$' -bench GraphDepth3 -benchtime 300x -count 1 -timeout 30m ./actors
-	$(GO) test -run '^$$' -bench Expand100k -benchtime 400x -count 1 -timeout 30m ./actors
+	$(GO) test -run '^$$' -bench GraphDepth3 -benchtime 300x -count 1 -timeout 30m ./services
+	$(GO) test -run '^$$' -bench Expand100k -benchtime 400x -count 1 -timeout 30m ./search
 	$(GO) test -run '^$$' -bench 'Search100k|Indexing' -benchtime 400x -count 1 ./index/lexical
 	$(GO) test -run '^$$' -bench HNSW100k -benchtime 1000x -count 1 -timeout 60m ./index/vector
 	$(GO) test -run '^$$' -bench SearchWhileInserting -benchtime 5x -count 1 ./index/vector
