@@ -29,9 +29,7 @@ func longJobs(t *testing.T, shared bool, before func(j *Jobs)) *Jobs {
 	if shared {
 		sdb = sharedDB{db}
 	}
-	pal := &Palace{DB: sdb, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	j := NewJobs(sdb, sys, slog.New(slog.DiscardHandler), leaseCfg)
-	pal.Locked = j.Busy
 	j.Register(testKind("long", store.PriorityNormal, patient(make(chan bool, 8))))
 	if before != nil {
 		before(j)
@@ -152,9 +150,7 @@ func TestTwoRuntimesShareOneQueue(t *testing.T) {
 		cfg := leaseCfg
 		cfg.MaxConcurrency = 2
 		runtime := func() *Jobs {
-			pal := &Palace{DB: sdb, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 			j := NewJobs(sdb, sys, slog.New(slog.DiscardHandler), cfg)
-			pal.Locked = j.Busy
 			j.Register(testKind("long", store.PriorityNormal, func(ctx context.Context, r *Run) (any, error) {
 				mu.Lock()
 				ranOn[r.Job.ID] = append(ranOn[r.Job.ID], r.jobs.Owner)

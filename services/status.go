@@ -5,7 +5,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
@@ -20,7 +19,7 @@ type IndexReporter interface {
 // Reporter builds the daemon's status report, the same for REST, MCP and
 // the CLI.
 type Reporter struct {
-	Palace   *actors.Palace
+	Palace   *Palace
 	Search   IndexReporter // nil: no index positions
 	Migrator store.Migrator
 	// Version, Started, Address, PalacePath and AuthEnabled describe the

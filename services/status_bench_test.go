@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/internal/markov"
 	"github.com/loci-dev/loci/store"
 )
@@ -22,7 +21,7 @@ import (
 // outside the timing; it reports p50 and p99.
 func BenchmarkStatusAfterWrite(b *testing.B) {
 	sys, db := newSystem(b)
-	p := &actors.Palace{DB: db, Sys: sys}
+	p := &Palace{DB: db, Sys: sys}
 	fill := 30000
 	if v, err := strconv.Atoi(os.Getenv("LOCI_BENCH_FILL")); err == nil {
 		fill = v

@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -314,11 +314,11 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 // date; default the start, in UTC, of the span buckets-1 spans before the
 // current one), each with the drawers filed in it.
 func (s *Server) filed(w http.ResponseWriter, r *http.Request) error {
-	buckets, err := queryLimit(r, "buckets", 14, actors.MaxFiledBuckets)
+	buckets, err := queryLimit(r, "buckets", 14, services.MaxFiledBuckets)
 	if err != nil {
 		return err
 	}
-	stepSecs, err := queryLimit(r, "step_secs", 86400, int(actors.MaxFiledStep/time.Second))
+	stepSecs, err := queryLimit(r, "step_secs", 86400, int(services.MaxFiledStep/time.Second))
 	if err != nil {
 		return err
 	}

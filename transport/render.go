@@ -3,9 +3,9 @@ package transport
 import (
 	"time"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/search"
+	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/dedup"
 )
@@ -34,12 +34,12 @@ func apiJobs(jobs []store.Job) api.JobList {
 	return out
 }
 
-func apiRoom(r actors.RoomInfo) api.Room {
+func apiRoom(r services.RoomInfo) api.Room {
 	return api.Room{ID: r.ID, WingID: r.WingID, Wing: r.WingName, Name: r.Name, Description: r.Description,
 		CreatedAt: r.CreatedAt, Drawers: r.DrawerCount, Stored: r.Stored}
 }
 
-func apiRooms(rooms []actors.RoomInfo) []api.Room {
+func apiRooms(rooms []services.RoomInfo) []api.Room {
 	out := make([]api.Room, len(rooms))
 	for i, r := range rooms {
 		out[i] = apiRoom(r)
@@ -49,7 +49,7 @@ func apiRooms(rooms []actors.RoomInfo) []api.Room {
 
 // apiWing is a wing with its counts, and its rooms when the service gave
 // them.
-func apiWing(w actors.WingInfo) api.Wing {
+func apiWing(w services.WingInfo) api.Wing {
 	out := api.Wing{ID: w.ID, Name: w.Name, Description: w.Description, CreatedAt: w.CreatedAt,
 		RoomCount: w.RoomCount, Drawers: w.DrawerCount}
 	if len(w.Rooms) > 0 {
@@ -58,7 +58,7 @@ func apiWing(w actors.WingInfo) api.Wing {
 	return out
 }
 
-func apiWings(wings []actors.WingInfo) api.WingList {
+func apiWings(wings []services.WingInfo) api.WingList {
 	out := api.WingList{Wings: make([]api.Wing, len(wings))}
 	for i, w := range wings {
 		out.Wings[i] = apiWing(w)
@@ -111,7 +111,7 @@ func apiSimilarList(vs []store.SimilarView) []api.Similar {
 	return out
 }
 
-func apiPreviews(ps []actors.Preview) api.DrawerList {
+func apiPreviews(ps []services.Preview) api.DrawerList {
 	out := api.DrawerList{Drawers: make([]api.Preview, len(ps))}
 	for i, p := range ps {
 		out.Drawers[i] = api.Preview{ID: p.ID, Name: p.Name, Preview: p.Preview, Bytes: p.Bytes, Tags: p.Tags,
@@ -149,7 +149,7 @@ func apiSearch(res *search.SearchResult) *api.SearchResult {
 	return out
 }
 
-func apiWakeUp(w *actors.WakeUp) *api.WakeUp {
+func apiWakeUp(w *services.WakeUp) *api.WakeUp {
 	if w == nil {
 		return nil
 	}

@@ -30,7 +30,7 @@ import (
 
 // Server holds what the handlers need.
 type Server struct {
-	Palace *actors.Palace
+	Palace *services.Palace
 	Jobs   *actors.Jobs
 	Search *search.Search
 	// Sources lists the source adapters and mined sources.

@@ -63,7 +63,7 @@ func newTestServer(t testing.TB, auth bool, secret string) *testServer {
 	}
 	sys.OnCommit(func() { indexer.Kick(); bus.Kick() })
 	indexer.Start()
-	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+	palace := &services.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	jobs := actors.NewJobs(db, sys, log, actors.JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1,
 		LeaseTTL: 30 * time.Second, DrainTimeout: 2 * time.Second})
 	cfg0 := config.Default(func(string) (string, bool) { return "", false })

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/search"
@@ -108,17 +107,17 @@ func TestJobAnswersCarryNoInput(t *testing.T) {
 // The wing and room answers render as clients have always read them.
 func TestWingAndRoomAnswersRenderAsBefore(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	room := actors.RoomInfo{Room: store.Room{ID: "r", WingID: "w", Name: "rn", Description: "d", CreatedAt: now}, WingName: "wn", DrawerCount: 2, Stored: 3}
-	bare := actors.RoomInfo{Room: store.Room{ID: "r2", WingID: "w", Name: "empty", CreatedAt: now}, WingName: "wn"}
-	wing := actors.WingInfo{Wing: store.Wing{ID: "w", Name: "wn", Description: "d", CreatedAt: now}, RoomCount: 2, DrawerCount: 2,
-		Rooms: []actors.RoomInfo{room, bare}}
-	plain := actors.WingInfo{Wing: store.Wing{ID: "v", Name: "vn", CreatedAt: now}}
+	room := services.RoomInfo{Room: store.Room{ID: "r", WingID: "w", Name: "rn", Description: "d", CreatedAt: now}, WingName: "wn", DrawerCount: 2, Stored: 3}
+	bare := services.RoomInfo{Room: store.Room{ID: "r2", WingID: "w", Name: "empty", CreatedAt: now}, WingName: "wn"}
+	wing := services.WingInfo{Wing: store.Wing{ID: "w", Name: "wn", Description: "d", CreatedAt: now}, RoomCount: 2, DrawerCount: 2,
+		Rooms: []services.RoomInfo{room, bare}}
+	plain := services.WingInfo{Wing: store.Wing{ID: "v", Name: "vn", CreatedAt: now}}
 	for name, answer := range map[string]any{
-		"wing list":       apiWings([]actors.WingInfo{wing, plain}),
-		"empty wing list": apiWings([]actors.WingInfo{}),
+		"wing list":       apiWings([]services.WingInfo{wing, plain}),
+		"empty wing list": apiWings([]services.WingInfo{}),
 		"one wing":        apiWing(wing),
 		"wing created":    api.WingCreated{Created: true, Wing: apiWing(plain)},
-		"room list":       api.RoomList{Rooms: apiRooms([]actors.RoomInfo{room, bare})},
+		"room list":       api.RoomList{Rooms: apiRooms([]services.RoomInfo{room, bare})},
 		"one room":        apiRoom(room),
 		"room created":    api.RoomCreated{Room: apiRoom(bare)},
 		"removed":         apiRemoved(store.Removed{Wings: 1, Rooms: 2, Drawers: 3}),
@@ -154,7 +153,7 @@ func TestDrawerAnswersRenderAsBefore(t *testing.T) {
 	link := store.Link{ID: "l", Older: "o", Newer: "b", Kind: dedup.Near, CreatedAt: now,
 		Signals: dedup.Signals{SameFingerprint: true, Similarity: 0.93, Threshold: 0.9}}
 	views := []store.SimilarView{{Drawer: "o", Side: "older", Kind: "near", Similarity: 0.93, Signals: link.Signals, CreatedAt: "x", LinkID: "l"}}
-	previews := []actors.Preview{{ID: "i", Name: "n", Preview: "c", Bytes: 1, Tags: []string{"t"}, Source: full.Source,
+	previews := []services.Preview{{ID: "i", Name: "n", Preview: "c", Bytes: 1, Tags: []string{"t"}, Source: full.Source,
 		ValidFrom: now, ValidTo: &now, CreatedAt: now, SupersededBy: "s"}, {ID: "b", Preview: "c", Bytes: 1, Tags: []string{}, ValidFrom: now, CreatedAt: now}}
 	res := &store.WriteResult{Drawer: &bare, Created: true, Similar: []store.Link{link}}
 	sup := &store.SupersedeResult{Superseded: &full, Replacement: &bare}
@@ -234,11 +233,11 @@ func TestSearchAndWakeUpRenderAsBefore(t *testing.T) {
 	for name, answer := range map[string]any{
 		"search":                  apiSearch(res),
 		"no hits":                 apiSearch(&search.SearchResult{Query: "q", Ranking: "lexical", Hits: []search.Hit{}}),
-		"wake-up":                 apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Wing: "w", Diary: &d, Items: []actors.WakeUpItem{{Drawer: d}}, Bytes: 1, Skipped: 2}),
-		"wake-up without a diary": apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Items: []actors.WakeUpItem{}}),
+		"wake-up":                 apiWakeUp(&services.WakeUp{AgentIdentity: "a", Wing: "w", Diary: &d, Items: []services.WakeUpItem{{Drawer: d}}, Bytes: 1, Skipped: 2}),
+		"wake-up without a diary": apiWakeUp(&services.WakeUp{AgentIdentity: "a", Items: []services.WakeUpItem{}}),
 		"transcript hit": apiSearch(&search.SearchResult{Query: "q", Ranking: "lexical", Hits: []search.Hit{{Drawer: d, WingName: "work", RoomName: "sessions",
 			Document: "s.jsonl", Chunk: 2, Score: 1, Turn: &api.HitTurn{Role: "assistant", SubAgent: true, At: "2026-11-22T12:00:00Z"}}}}),
-		"wake-up with the last session": apiWakeUp(&actors.WakeUp{AgentIdentity: "a", Wing: "w", Items: []actors.WakeUpItem{}, Bytes: 30,
+		"wake-up with the last session": apiWakeUp(&services.WakeUp{AgentIdentity: "a", Wing: "w", Items: []services.WakeUpItem{}, Bytes: 30,
 			LastSession: &api.WakeUpSession{Agent: "claude-code", SessionID: "s", Title: "t", Project: "/p", Ended: now, Drawers: []string{"i"},
 				Turns: 1, Content: "[user · 2026-11-22 12:00:00 UTC]\nok\n"}}),
 	} {

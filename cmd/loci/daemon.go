@@ -349,7 +349,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		}
 	})
 	searcher := &search.Search{DB: db, Indexer: indexer, Vectors: vectors, Log: log, Auto: cfg.Search}
-	palace := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: cfg.Dedup.Enabled, Threshold: cfg.Dedup.NearThreshold,
+	palace := &services.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: cfg.Dedup.Enabled, Threshold: cfg.Dedup.NearThreshold,
 		EntityFuzzy: cfg.Dedup.EntityFuzzy}}
 	// Big rooms' near-duplicate indexes load in the background from now
 	// on; writes meanwhile are judged for near copies once loaded.

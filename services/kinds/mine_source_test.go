@@ -134,11 +134,9 @@ func sourceRuntime(t *testing.T, dir string, reg *sources.Registry, log *syncBuf
 		t.Fatal(err)
 	}
 	sys := actors.Start(db, logger, slog.LevelDebug)
-	pal := &actors.Palace{DB: db, Sys: sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
 	j := actors.NewJobs(db, sys, logger,
 		actors.JobConfig{MaxConcurrency: 2, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second})
-	j.Register(All(j, Settings{Dedup: pal.Dedup, Mining: Mining{Sources: reg, ChunkChars: 200, Secrets: secret.Redact, Log: logger}})...)
-	pal.Locked = j.Busy
+	j.Register(All(j, Settings{Dedup: store.Dedup{Enabled: true, Threshold: 0.9}, Mining: Mining{Sources: reg, ChunkChars: 200, Secrets: secret.Redact, Log: logger}})...)
 	if err := j.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

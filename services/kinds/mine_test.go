@@ -32,7 +32,7 @@ func mineRuntime(t *testing.T, limit int, sizes ...int) *kindsRuntime {
 // service beside it that tests write and read through.
 type kindsRuntime struct {
 	*actors.Jobs
-	Palace *actors.Palace
+	Palace *Palace
 }
 
 // runtimeWith is mineRuntime with an extraction provider (nil: none).
@@ -49,7 +49,7 @@ func runtimeDedup(t *testing.T, dd store.Dedup, x extract.Extractor, limit int, 
 		t.Fatal(err)
 	}
 	sys := actors.Start(db, slog.New(slog.DiscardHandler), slog.LevelInfo)
-	pal := &actors.Palace{DB: db, Sys: sys, Dedup: dd}
+	pal := &Palace{DB: db, Sys: sys, Dedup: dd}
 	j := actors.NewJobs(db, sys, slog.New(slog.DiscardHandler),
 		actors.JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second})
 	chunk, maxFile := 200, int64(4096)
@@ -67,7 +67,6 @@ func runtimeDedup(t *testing.T, dd store.Dedup, x extract.Extractor, limit int, 
 		}
 	}
 	j.Register(all...)
-	pal.Locked = j.Busy
 	t.Cleanup(func() {
 		j.Stop(context.Background())
 		_ = sys.Stop(context.Background())

@@ -1,4 +1,4 @@
-package actors
+package services
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
@@ -22,7 +23,7 @@ import (
 // transactions, writes go to the writer.
 type Palace struct {
 	DB     store.DB
-	Sys    *System
+	Sys    *actors.System
 	Dedup  store.Dedup
 	Locked func(ctx context.Context, wingID, roomID string) error // palace::busy guard; nil: never busy
 
