@@ -98,7 +98,7 @@ var depRules = []depRule{
 
 	// Search: the service over the runtime's followers, its pure ranking below.
 	{pkg: "search", may: []string{"actors", "api", "config", "extract", "fault", "index/...", "search/rank", "sources", "store", "store/dedup", "store/graph"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
-		why: "the search service stands on the runtime (its followers), the indexes and the store, never on the services or on what serves them (search → services would be a loop: wake-up and the graph use search)"},
+		why: "the search service stands on the runtime (its followers), the indexes and the store, never on the services (which stand above it and may use it) or on what serves them"},
 	{pkg: "search/rank", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the ranking is pure functions over candidate lists (fusion, context, feedback, expansion, the scope check) and owns the fusion methods the configuration validates: nothing of ours, so config and the indexes may import it"},
 
 	// The edges: HTTP, the CLI, the composition root.
