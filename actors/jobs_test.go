@@ -16,7 +16,13 @@ import (
 func newJobs(t testing.TB, cfg JobConfig) *Jobs {
 	t.Helper()
 	sys, db := newSystem(t)
-	return NewJobs(db, sys, slog.New(slog.DiscardHandler), cfg)
+	j := NewJobs(db, sys, slog.New(slog.DiscardHandler), cfg)
+	// Registered after newSystem's cleanup, so it runs first: the runtime
+	// stops (its dispatcher, ticker and workers ended) before the system.
+	// Stopping a runtime a test stopped already, or never started, does
+	// nothing.
+	t.Cleanup(func() { j.Stop(context.Background()) })
+	return j
 }
 
 // testKind is a kind for runtime tests: it takes any submission, queues
