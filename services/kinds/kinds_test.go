@@ -84,11 +84,13 @@ func TestSubmissionsAreCheckedByTheirKind(t *testing.T) {
 		{"", `{}`, fault.InputInvalid, "type: is required: one of checkpoint, audit, repair, demo, mine, embed, extract"},
 		{"dance", `{}`, fault.InputInvalid, `type: "dance" is not one of checkpoint, audit`},
 	} {
-		_, err := submit(t, j, c.kind, c.params)
-		e := fault.As(err)
-		if err == nil || e.Code != c.code || !strings.Contains(e.Error(), c.want) {
-			t.Errorf("%s %s: got %v (%s), want %s containing %q", c.kind, c.params, err, e.Code, c.code, c.want)
-		}
+		t.Run(c.kind+" "+c.params, func(t *testing.T) {
+			_, err := submit(t, j, c.kind, c.params)
+			e := fault.As(err)
+			if err == nil || e.Code != c.code || !strings.Contains(e.Error(), c.want) {
+				t.Errorf("%s %s: got %v (%s), want %s containing %q", c.kind, c.params, err, e.Code, c.code, c.want)
+			}
+		})
 	}
 	// Nothing was queued by any of them.
 	if jobs, _ := j.List(context.Background(), "", "", 0); len(jobs) != 0 {
