@@ -27,8 +27,14 @@ func waitDone(t *testing.T, j interface {
 	Get(context.Context, string) (*store.Job, error)
 }, id string) *store.Job {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		job, err := j.Get(context.Background(), id)
+	// The wait ends at the signal (the job's status); the bound only ends
+	// a wait that failed. It is generous: a mine of 20 MB under -race takes
+	// about 5 s alone, and make test runs every package at once on two
+	// cores (TestMineSplitsBatchesTooBigForATransaction once passed 10 s).
+	var job *store.Job
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		var err error
+		job, err = j.Get(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +42,7 @@ func waitDone(t *testing.T, j interface {
 			return job
 		}
 	}
-	t.Fatalf("job %s did not finish", id)
+	t.Fatalf("job %s did not finish within 2 minutes: %s, progress %+v", id, job.Status, job.Progress)
 	return nil
 }
 
