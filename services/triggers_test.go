@@ -95,6 +95,9 @@ func TestDeliveryRecoveryAndGrace(t *testing.T) {
 	// A delivery the start's pass did not see (accepted, never queued,
 	// already older than the grace): the second pass queues it.
 	put("stuck", time.Now().Add(-time.Second))
+	// Absence has no signal: 100 ms is two supervisor passes (Every is
+	// 50 ms) and well inside the 2 s grace, so a pass that recovered
+	// before the grace would have shown.
 	time.Sleep(100 * time.Millisecond)
 	if job("stuck") != "" {
 		t.Fatalf("recovered before the grace: %q", job("stuck"))
