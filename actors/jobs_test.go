@@ -3,7 +3,10 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -419,5 +422,26 @@ func TestAKindChainsAfterAnotherByItsOwnFollow(t *testing.T) {
 	}
 	if kinds["count"] != 2 || kinds["report"] != 1 {
 		t.Fatalf("completions seen: %v", kinds)
+	}
+}
+
+// When Stop returns, the dispatcher's ticker goroutine has ended: nothing
+// of the runtime ticks on after it (goleak's check at the end of the
+// package would catch it only if it never ended; this is the promise of
+// Stop itself, checked at once, many times over).
+func TestStopEndsTheDispatchersTicker(t *testing.T) {
+	for i := range 20 {
+		t.Run(fmt.Sprint("start ", i), func(t *testing.T) {
+			j := newJobs(t, JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Millisecond, DrainTimeout: time.Second})
+			if err := j.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			j.Stop(context.Background())
+			buf := make([]byte, 1<<20)
+			stacks := string(buf[:runtime.Stack(buf, true)])
+			if strings.Contains(stacks, "actors.(*dispatcher).Receive.func1") {
+				t.Fatalf("the dispatcher's ticker still runs after Stop:\n%s", stacks)
+			}
+		})
 	}
 }
