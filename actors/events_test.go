@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/loci-dev/loci/store"
@@ -19,9 +20,11 @@ func TestEventOfTriggerAndEntity(t *testing.T) {
 		{store.Change{Kind: store.ChangeEntity, Action: store.ActionCreated, ID: "e1"}, Event{Kind: "entity", Action: store.ActionCreated, ID: "e1"}, true},
 		{store.Change{Kind: store.ChangeLink, Action: store.ActionCreated, ID: "l1"}, Event{}, false},
 	} {
-		got, ok := eventOf(nil, c.ch)
-		if ok != c.ok || got != c.want {
-			t.Errorf("%+v: %+v %v, want %+v %v", c.ch, got, ok, c.want, c.ok)
-		}
+		t.Run(fmt.Sprintf("%s %s %s", c.ch.Kind, c.ch.Action, c.ch.ID), func(t *testing.T) {
+			got, ok := eventOf(nil, c.ch)
+			if ok != c.ok || got != c.want {
+				t.Errorf("%+v: %+v %v, want %+v %v", c.ch, got, ok, c.want, c.ok)
+			}
+		})
 	}
 }

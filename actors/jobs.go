@@ -65,6 +65,9 @@ type Jobs struct {
 	claimed chan string
 	// reaper recovers expired leases on a shared store (reaper.go).
 	reaper *reaper
+	// ticking counts the dispatcher's running ticker goroutines; Stop
+	// waits for them.
+	ticking sync.WaitGroup
 }
 
 // Run is one running job as its handler sees it.
@@ -145,7 +148,10 @@ func (j *Jobs) recover(ctx context.Context, match func(*store.Job) bool) (int, e
 // Stop drains: no more claims, running handlers are asked to stop at their
 // next unit boundary and go back to queued (a paused request stays
 // paused); it waits up to the drain timeout. Jobs still running then stay
-// running and are recovered at the next start. Stopping again does
+// running and are recovered at the next start. Before it returns, every
+// goroutine the runtime started has ended: the reaper, the dispatcher's
+// ticker and the dispatcher with its workers (protoactor stops a parent
+// after its children), unless ctx ends first. Stopping again does
 // nothing.
 func (j *Jobs) Stop(ctx context.Context) {
 	if !j.started.Load() || j.draining.Swap(true) {
@@ -157,6 +163,12 @@ func (j *Jobs) Stop(ctx context.Context) {
 	defer func() {
 		if err := j.Sys.Poison(j.disp); err != nil {
 			j.Log.Warn("stopping the dispatcher", "err", err)
+		}
+		ended := make(chan struct{})
+		go func() { j.ticking.Wait(); close(ended) }()
+		select {
+		case <-ended:
+		case <-ctx.Done():
 		}
 	}()
 	j.mu.Lock()
@@ -343,18 +355,23 @@ func (d *dispatcher) Receive(c actor.Context) {
 	case *actor.Started:
 		every := max(d.jobs.Config.LeaseTTL/3, 10*time.Millisecond)
 		d.ticker, d.quit = time.NewTicker(every), make(chan struct{})
-		self, root := c.Self(), c.ActorSystem().Root
+		self, root, quit := c.Self(), c.ActorSystem().Root, d.quit
+		ticker := d.ticker
+		d.jobs.ticking.Add(1)
 		go func() {
+			defer d.jobs.ticking.Done()
 			for {
 				select {
-				case <-d.ticker.C:
+				case <-ticker.C:
 					root.Send(self, tick{})
-				case <-d.quit:
+				case <-quit:
 					return
 				}
 			}
 		}()
-	case *actor.Stopping:
+	case *actor.Stopping, *actor.Restarting:
+		// A restarted dispatcher is a new value whose Started starts its
+		// own ticker: this one ends either way.
 		d.ticker.Stop()
 		close(d.quit)
 	case kick:

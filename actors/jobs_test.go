@@ -3,7 +3,10 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,7 +19,13 @@ import (
 func newJobs(t testing.TB, cfg JobConfig) *Jobs {
 	t.Helper()
 	sys, db := newSystem(t)
-	return NewJobs(db, sys, slog.New(slog.DiscardHandler), cfg)
+	j := NewJobs(db, sys, slog.New(slog.DiscardHandler), cfg)
+	// Registered after newSystem's cleanup, so it runs first: the runtime
+	// stops (its dispatcher, ticker and workers ended) before the system.
+	// Stopping a runtime a test stopped already, or never started, does
+	// nothing.
+	t.Cleanup(func() { j.Stop(context.Background()) })
+	return j
 }
 
 // testKind is a kind for runtime tests: it takes any submission, queues
@@ -35,7 +44,10 @@ var testCfg = JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 3
 
 func waitStatus(t *testing.T, j *Jobs, id string, want ...string) *store.Job {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// The wait ends at the signal (the job's status); the bound only ends
+	// a wait that failed, and is generous for make test, which runs every
+	// package at once on two cores.
+	deadline := time.Now().Add(time.Minute)
 	for {
 		job, err := j.Get(context.Background(), id)
 		if err != nil {
@@ -152,9 +164,15 @@ func TestPauseResumeCancelRunning(t *testing.T) {
 	job2, _ := j.Submit(context.Background(), Submission{Type: "slow"})
 	<-started
 	proceed <- struct{}{}
+	// Stop returns once the drained worker wrote its last event (or at the
+	// drain timeout, which leaves the job running): no wait after it.
 	j.Stop(context.Background())
-	if got := waitStatus(t, j, job2.ID, store.JobQueued); got.LeaseOwner != "" {
-		t.Fatalf("drained job keeps its lease: %+v", got)
+	got, err := j.Get(context.Background(), job2.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.JobQueued || got.LeaseOwner != "" {
+		t.Fatalf("when Stop returned the drained job was %s, lease of %q; want queued, no lease", got.Status, got.LeaseOwner)
 	}
 }
 
@@ -178,6 +196,8 @@ func TestForceCancelAndOrphaned(t *testing.T) {
 	stopped := make(chan struct{})
 	j.Register(testKind("mine", store.PriorityBackground, func(ctx context.Context, r *Run) (any, error) {
 		<-ctx.Done() // ignores pause and cancel requests: only an abort stops it
+		// A worker slow to stop once aborted (the load, not a wait):
+		// ForceCancel must answer only after it stopped.
 		time.Sleep(50 * time.Millisecond)
 		close(stopped)
 		return nil, ctx.Err()
@@ -285,6 +305,10 @@ func TestLanesAndJoin(t *testing.T) {
 	if c1 || c2 || !c3 || third.ID != second.ID || c4 || other.ID == second.ID {
 		t.Fatalf("join: %v %v %v(%s=%s) %v", c1, c2, c3, third.ID, second.ID, c4)
 	}
+	// Absence has no signal: each submission kicked the dispatcher, whose
+	// claim pass (a read and a write of a few jobs) would have started the
+	// second job of lane a within 50 ms had the lane not held it; a loaded
+	// machine can only make this check pass when it should not, never fail.
 	time.Sleep(50 * time.Millisecond)
 	if job := waitStatus(t, j, second.ID, store.JobQueued, store.JobRunning); job.Status != store.JobQueued {
 		t.Fatalf("second job of lane a is %s while the first runs", job.Status)
@@ -398,5 +422,26 @@ func TestAKindChainsAfterAnotherByItsOwnFollow(t *testing.T) {
 	}
 	if kinds["count"] != 2 || kinds["report"] != 1 {
 		t.Fatalf("completions seen: %v", kinds)
+	}
+}
+
+// When Stop returns, the dispatcher's ticker goroutine has ended: nothing
+// of the runtime ticks on after it (goleak's check at the end of the
+// package would catch it only if it never ended; this is the promise of
+// Stop itself, checked at once, many times over).
+func TestStopEndsTheDispatchersTicker(t *testing.T) {
+	for i := range 20 {
+		t.Run(fmt.Sprint("start ", i), func(t *testing.T) {
+			j := newJobs(t, JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Millisecond, DrainTimeout: time.Second})
+			if err := j.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			j.Stop(context.Background())
+			buf := make([]byte, 1<<20)
+			stacks := string(buf[:runtime.Stack(buf, true)])
+			if strings.Contains(stacks, "actors.(*dispatcher).Receive.func1") {
+				t.Fatalf("the dispatcher's ticker still runs after Stop:\n%s", stacks)
+			}
+		})
 	}
 }

@@ -297,24 +297,27 @@ func TestKnownIn(t *testing.T) {
 	back := &store.Drawer{ValidFrom: at(-100), CreatedAt: at(20)}           // recorded at 20, valid since long before
 	k := func(h int) *time.Time { x := at(h); return &x }
 	for _, c := range []struct {
+		name        string
 		d           *store.Drawer
 		known       *time.Time
 		from, until time.Time
 		want        bool
 	}{
-		{old, k(5), at(5), at(5).Add(1), true},     // known at 5, valid at 5
-		{old, k(5), at(15), at(15).Add(1), true},   // known at 5: its end was not known yet
-		{old, k(15), at(15), at(15).Add(1), false}, // known at 15: superseded
-		{old, nil, at(15), at(15).Add(1), false},
-		{repl, k(5), at(15), at(15).Add(1), false}, // not recorded yet at 5
-		{repl, k(15), at(15), at(15).Add(1), true},
-		{back, k(15), at(-50), at(-50).Add(1), false}, // valid then, but recorded later
-		{back, k(25), at(-50), at(-50).Add(1), true},
-		{old, k(15), time.Time{}, time.Time{}, true}, // historical: known, whatever its validity
-		{repl, k(5), time.Time{}, time.Time{}, false},
+		{"known at 5, valid at 5", old, k(5), at(5), at(5).Add(1), true},
+		{"known at 5: its end was not known yet", old, k(5), at(15), at(15).Add(1), true},
+		{"known at 15: superseded", old, k(15), at(15), at(15).Add(1), false},
+		{"never known: no record time", old, nil, at(15), at(15).Add(1), false},
+		{"not recorded yet at 5", repl, k(5), at(15), at(15).Add(1), false},
+		{"known at 15, valid at 15", repl, k(15), at(15), at(15).Add(1), true},
+		{"valid then, but recorded later", back, k(15), at(-50), at(-50).Add(1), false},
+		{"recorded by 25, valid then", back, k(25), at(-50), at(-50).Add(1), true},
+		{"historical: known, whatever its validity", old, k(15), time.Time{}, time.Time{}, true},
+		{"historical: not recorded yet at 5", repl, k(5), time.Time{}, time.Time{}, false},
 	} {
-		if got := KnownIn(c.d, c.known, c.from, c.until); got != c.want {
-			t.Errorf("%+v known %v window %v: %v, want %v", c.d, c.known, c.from, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := KnownIn(c.d, c.known, c.from, c.until); got != c.want {
+				t.Errorf("%+v known %v window %v: %v, want %v", c.d, c.known, c.from, got, c.want)
+			}
+		})
 	}
 }

@@ -78,10 +78,12 @@ func TestTranscriptHitsNameTheirTurn(t *testing.T) {
 		{"lighthouse pictures assets folder", api.HitTurn{Role: "assistant", At: "2026-11-25T10:04:12Z"}},
 		{"harbour logs grepped", api.HitTurn{Role: "assistant", SubAgent: true, At: "2026-11-25T10:12:12Z"}},
 	} {
-		res := search(c.q)
-		if got := res.Hits[0].Turn; got == nil || *got != c.want {
-			t.Errorf("%q: turn %+v, want %+v", c.q, got, c.want)
-		}
+		t.Run(c.q, func(t *testing.T) {
+			res := search(c.q)
+			if got := res.Hits[0].Turn; got == nil || *got != c.want {
+				t.Errorf("%q: turn %+v, want %+v", c.q, got, c.want)
+			}
+		})
 	}
 	// The window around the question (its own turn's header near enough)
 	// goes on into the reply, where the answer is.

@@ -59,23 +59,26 @@ func TestGeneratedTokenDigestAndRotation(t *testing.T) {
 // per character is named weak (a warning at start; the spec allows 16).
 func TestSecretWeakness(t *testing.T) {
 	for _, c := range []struct {
+		name   string
 		secret string
 		weak   bool
 	}{
-		{"correct-horse-16", true},                               // 16 characters
-		{"passwordpasswordpasswordpassword", true},               // 32, 2.75 bits each
-		{strings.Repeat("ab", 20), true},                         // 40, 1 bit each
-		{"xK9#mQ2$vL7@pR4!nT8&wY3*zB6^cF1%", false},              // 32 distinct
-		{"loci_" + strings.Repeat("0123456789abcdef", 4), false}, // a generated token
-		{"Tr0ub4dor&3-correct-horse-battery-staple", false},      // a long passphrase
-		{strings.Repeat("é", 40), true},                          // one character, repeated
+		{"16 characters", "correct-horse-16", true},
+		{"32, 2.75 bits each", "passwordpasswordpasswordpassword", true},
+		{"40, 1 bit each", strings.Repeat("ab", 20), true},
+		{"32 distinct", "xK9#mQ2$vL7@pR4!nT8&wY3*zB6^cF1%", false},
+		{"a generated token", "loci_" + strings.Repeat("0123456789abcdef", 4), false},
+		{"a long passphrase", "Tr0ub4dor&3-correct-horse-battery-staple", false},
+		{"one character, repeated", strings.Repeat("é", 40), true},
 	} {
-		why := SecretWeakness(c.secret)
-		if (why != "") != c.weak {
-			t.Errorf("%q: weakness %q, want weak %v", c.secret, why, c.weak)
-		}
-		if strings.Contains(why, c.secret) {
-			t.Errorf("the reason quotes the secret: %q", why)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			why := SecretWeakness(c.secret)
+			if (why != "") != c.weak {
+				t.Errorf("%q: weakness %q, want weak %v", c.secret, why, c.weak)
+			}
+			if strings.Contains(why, c.secret) {
+				t.Errorf("the reason quotes the secret: %q", why)
+			}
+		})
 	}
 }

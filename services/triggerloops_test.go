@@ -210,6 +210,9 @@ func TestWatchRescanOnRearm(t *testing.T) {
 	within(failed, "the removal reported")
 	within(armed, "armed again")
 	askedWithin(asked, 2, "the second re-arm's rescan")
+	// Absence has no signal: a re-arm's rescan is asked by the same
+	// callback, right after it reported armed (runWatch), so 300 ms is
+	// ample for a third asking to have come.
 	time.Sleep(300 * time.Millisecond)
 	if n := asked.Load(); n != 2 {
 		t.Fatalf("asked %d times for two re-arms and no change", n)
@@ -219,6 +222,8 @@ func TestWatchRescanOnRearm(t *testing.T) {
 	// A plain first arm asks nothing; a first arm with rescan asks once.
 	asked, armed, _, stop = start(false)
 	within(armed, "armed")
+	// Absence, as above: the rescan would follow "armed" in the same
+	// callback.
 	time.Sleep(300 * time.Millisecond)
 	if n := asked.Load(); n != 0 {
 		t.Fatalf("a first arm asked %d times", n)

@@ -95,6 +95,9 @@ func TestDeliveryRecoveryAndGrace(t *testing.T) {
 	// A delivery the start's pass did not see (accepted, never queued,
 	// already older than the grace): the second pass queues it.
 	put("stuck", time.Now().Add(-time.Second))
+	// Absence has no signal: 100 ms is two supervisor passes (Every is
+	// 50 ms) and well inside the 2 s grace, so a pass that recovered
+	// before the grace would have shown.
 	time.Sleep(100 * time.Millisecond)
 	if job("stuck") != "" {
 		t.Fatalf("recovered before the grace: %q", job("stuck"))
@@ -148,9 +151,11 @@ func TestTriggerSetup(t *testing.T) {
 		{config.Trigger{Miner: "docs", Type: "watch", Settings: map[string]any{"path": dir + "/missing"}}, "is not a directory that exists"},
 		{config.Trigger{Miner: "docs", Type: "poll", Settings: map[string]any{"every": "1h", "max_backoff": "ghp_16C7e42F292c6912E7710c838347Ae178B4a"}}, "reads like a secret"},
 	} {
-		if need := strings.Join(tr.setup(c.def), "\n"); !strings.Contains(need, c.want) {
-			t.Errorf("%+v needs %q, want %q", c.def, need, c.want)
-		}
+		t.Run(c.def.Miner+" "+c.def.Type, func(t *testing.T) {
+			if need := strings.Join(tr.setup(c.def), "\n"); !strings.Contains(need, c.want) {
+				t.Errorf("%+v needs %q, want %q", c.def, need, c.want)
+			}
+		})
 	}
 	if need := tr.setup(config.Trigger{Miner: "docs", Type: "watch", Settings: map[string]any{"path": dir}}); len(need) != 0 {
 		t.Fatalf("a watch of an existing directory: %v", need)

@@ -135,14 +135,16 @@ func TestCheckpointSchemaAgreesWithTheDecoder(t *testing.T) {
 		{item(`,"fact":{"op":"link",` + rel + `,"other_id":"6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2b","kind":"refines","reason":" "}`), false},
 		{item(`,"fact":{"op":"link",` + rel + `,"other_id":"6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2b","kind":"agrees","reason":"r"}`), false},
 	} {
-		var instance any
-		if err := json.Unmarshal([]byte(c.payload), &instance); err != nil {
-			t.Fatal(err)
-		}
-		schemaErr := resolved.Validate(instance)
-		_, parseErr := store.ParseCheckpoint(json.RawMessage(c.payload), store.ByMCP)
-		if (schemaErr == nil) != c.ok || (parseErr == nil) != c.ok {
-			t.Errorf("%s: schema %v, decoder %v; want both to accept: %v", c.payload, schemaErr, parseErr, c.ok)
-		}
+		t.Run(c.payload, func(t *testing.T) {
+			var instance any
+			if err := json.Unmarshal([]byte(c.payload), &instance); err != nil {
+				t.Fatal(err)
+			}
+			schemaErr := resolved.Validate(instance)
+			_, parseErr := store.ParseCheckpoint(json.RawMessage(c.payload), store.ByMCP)
+			if (schemaErr == nil) != c.ok || (parseErr == nil) != c.ok {
+				t.Errorf("%s: schema %v, decoder %v; want both to accept: %v", c.payload, schemaErr, parseErr, c.ok)
+			}
+		})
 	}
 }

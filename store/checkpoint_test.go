@@ -72,9 +72,11 @@ func TestCheckpointFactRefusals(t *testing.T) {
 		{`{"op":"link",` + rel + `,"other_id":"6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2b","kind":"confirms","reason":"r","confidence":0.5}`, "loci::input::invalid",
 			"items[0].fact.confidence: is not a field of link"},
 	} {
-		_, err := store.ParseCheckpoint(payloadWithFact(c.fact), store.ByHTTP)
-		if err == nil || string(fault.As(err).Code) != c.code || !strings.Contains(err.Error(), c.msg) {
-			t.Errorf("%s: %v, want %s %q", c.fact, err, c.code, c.msg)
-		}
+		t.Run(c.msg, func(t *testing.T) {
+			_, err := store.ParseCheckpoint(payloadWithFact(c.fact), store.ByHTTP)
+			if err == nil || string(fault.As(err).Code) != c.code || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("%s: %v, want %s %q", c.fact, err, c.code, c.msg)
+			}
+		})
 	}
 }

@@ -127,24 +127,27 @@ func TestValidIn(t *testing.T) {
 	cur := store.Drawer{ValidFrom: b}
 	ns := time.Nanosecond
 	cases := []struct {
+		name        string
 		from, until time.Time
 		old, cur    bool
 	}{
-		{a, b, true, false},                  // cur opens exactly at until
-		{b, b.Add(time.Hour), false, true},   // old closed exactly at from
-		{b.Add(-ns), b, true, false},         // the instant before b
-		{b, b.Add(ns), false, true},          // the single instant b
-		{a.Add(-time.Hour), a, false, false}, // before anything
-		{a.Add(-ns), a.Add(ns), true, false}, // a window holding a
-		{a, b.Add(ns), true, true},           // both
-		{b.Add(time.Hour), b.Add(2 * time.Hour), false, true},
+		{"cur opens exactly at until", a, b, true, false},
+		{"old closed exactly at from", b, b.Add(time.Hour), false, true},
+		{"the instant before b", b.Add(-ns), b, true, false},
+		{"the single instant b", b, b.Add(ns), false, true},
+		{"before anything", a.Add(-time.Hour), a, false, false},
+		{"a window holding a", a.Add(-ns), a.Add(ns), true, false},
+		{"both", a, b.Add(ns), true, true},
+		{"a window after b", b.Add(time.Hour), b.Add(2 * time.Hour), false, true},
 	}
 	for _, c := range cases {
-		if got := old.ValidIn(c.from, c.until); got != c.old {
-			t.Errorf("old in [%s, %s): %v", c.from, c.until, got)
-		}
-		if got := cur.ValidIn(c.from, c.until); got != c.cur {
-			t.Errorf("cur in [%s, %s): %v", c.from, c.until, got)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := old.ValidIn(c.from, c.until); got != c.old {
+				t.Errorf("old in [%s, %s): %v", c.from, c.until, got)
+			}
+			if got := cur.ValidIn(c.from, c.until); got != c.cur {
+				t.Errorf("cur in [%s, %s): %v", c.from, c.until, got)
+			}
+		})
 	}
 }

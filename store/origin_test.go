@@ -20,8 +20,10 @@ func TestChunkPlace(t *testing.T) {
 		{Source{Kind: "note", Origin: json.RawMessage(`"not an object"`)}, "", 0},
 		{Source{Kind: "note", Origin: json.RawMessage(`{"chunk":-1}`)}, "", 0},
 	} {
-		if doc, chunk := ChunkPlace(c.src); doc != c.doc || chunk != c.chunk {
-			t.Errorf("%s: %q %d, want %q %d", c.src.Origin, doc, chunk, c.doc, c.chunk)
-		}
+		t.Run(string(c.src.Kind)+" "+string(c.src.Origin), func(t *testing.T) {
+			if doc, chunk := ChunkPlace(c.src); doc != c.doc || chunk != c.chunk {
+				t.Errorf("%s: %q %d, want %q %d", c.src.Origin, doc, chunk, c.doc, c.chunk)
+			}
+		})
 	}
 }

@@ -27,8 +27,14 @@ func waitDone(t *testing.T, j interface {
 	Get(context.Context, string) (*store.Job, error)
 }, id string) *store.Job {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		job, err := j.Get(context.Background(), id)
+	// The wait ends at the signal (the job's status); the bound only ends
+	// a wait that failed. It is generous: a mine of 20 MB under -race takes
+	// about 5 s alone, and make test runs every package at once on two
+	// cores (TestMineSplitsBatchesTooBigForATransaction once passed 10 s).
+	var job *store.Job
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		var err error
+		job, err = j.Get(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +42,7 @@ func waitDone(t *testing.T, j interface {
 			return job
 		}
 	}
-	t.Fatalf("job %s did not finish", id)
+	t.Fatalf("job %s did not finish within 2 minutes: %s, progress %+v", id, job.Status, job.Progress)
 	return nil
 }
 
@@ -84,11 +90,13 @@ func TestSubmissionsAreCheckedByTheirKind(t *testing.T) {
 		{"", `{}`, fault.InputInvalid, "type: is required: one of checkpoint, audit, repair, demo, mine, embed, extract"},
 		{"dance", `{}`, fault.InputInvalid, `type: "dance" is not one of checkpoint, audit`},
 	} {
-		_, err := submit(t, j, c.kind, c.params)
-		e := fault.As(err)
-		if err == nil || e.Code != c.code || !strings.Contains(e.Error(), c.want) {
-			t.Errorf("%s %s: got %v (%s), want %s containing %q", c.kind, c.params, err, e.Code, c.code, c.want)
-		}
+		t.Run(c.kind+" "+c.params, func(t *testing.T) {
+			_, err := submit(t, j, c.kind, c.params)
+			e := fault.As(err)
+			if err == nil || e.Code != c.code || !strings.Contains(e.Error(), c.want) {
+				t.Errorf("%s %s: got %v (%s), want %s containing %q", c.kind, c.params, err, e.Code, c.code, c.want)
+			}
+		})
 	}
 	// Nothing was queued by any of them.
 	if jobs, _ := j.List(context.Background(), "", "", 0); len(jobs) != 0 {

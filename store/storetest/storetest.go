@@ -1305,9 +1305,11 @@ func testFacts(t *testing.T, b Backend) {
 		{store.FactOp{Op: "add", Subject: "A", Predicate: str(" "), Object: "B"}, "loci::graph::empty_label"},
 		{store.FactOp{Op: "add", Subject: "A", Predicate: str("hates_mondays"), Object: "B"}, "loci::input::invalid"},
 	} {
-		if err := apply(c.f, d.ID, 10); err == nil || string(fault.As(err).Code) != c.code {
-			t.Errorf("%+v: %v, want %s", c.f, err, c.code)
-		}
+		t.Run(fmt.Sprintf("%s %s", c.f.Op, c.code), func(t *testing.T) {
+			if err := apply(c.f, d.ID, 10); err == nil || string(fault.As(err).Code) != c.code {
+				t.Errorf("%+v: %v, want %s", c.f, err, c.code)
+			}
+		})
 	}
 }
 
