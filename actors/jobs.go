@@ -357,9 +357,9 @@ func (d *dispatcher) Receive(c actor.Context) {
 		d.ticker, d.quit = time.NewTicker(every), make(chan struct{})
 		self, root, quit := c.Self(), c.ActorSystem().Root, d.quit
 		ticker := d.ticker
-		d.jobs.ticking.Add(1)
+		d.jobs.tickerStarted()
 		go func() {
-			defer d.jobs.ticking.Done()
+			defer d.jobs.tickerEnded()
 			for {
 				select {
 				case <-ticker.C:
@@ -383,7 +383,7 @@ func (d *dispatcher) Receive(c actor.Context) {
 		d.failed(c, m)
 		d.claim(c)
 	case tick:
-		if d.jobs.draining.Load() {
+		if d.jobs.Draining() {
 			return // shutting down: the writer refuses writes
 		}
 		d.heartbeat()
@@ -575,12 +575,26 @@ func (d *dispatcher) heartbeat() {
 	}
 }
 
+// tickerStarted and tickerEnded count the dispatcher's ticker goroutines,
+// which Stop waits for.
+func (j *Jobs) tickerStarted() { j.ticking.Add(1) }
+
+func (j *Jobs) tickerEnded() { j.ticking.Done() }
+
+// workerFailure tells the dispatcher that a worker panicked.
+func (j *Jobs) workerFailure(pid *actor.PID, reason any) {
+	j.Sys.Send(j.disp, workerFailed{pid: pid, reason: reason})
+}
+
+// registered is the kind registered under name (the zero Kind: none).
+func (j *Jobs) registered(name string) Kind { return j.kinds[name] }
+
 // workerSupervisor is the dispatcher's supervision strategy: a worker that
 // panics is stopped and its job failed, never restarted.
 type workerSupervisor struct{ jobs *Jobs }
 
 func (s *workerSupervisor) HandleFailure(_ *actor.ActorSystem, supervisor actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason interface{}, _ interface{}) {
-	s.jobs.Sys.Send(s.jobs.disp, workerFailed{pid: child, reason: reason})
+	s.jobs.workerFailure(child, reason)
 }
 
 // worker runs one job's handler in its own actor.
@@ -591,7 +605,7 @@ func (w *worker) Receive(c actor.Context) {
 		return
 	}
 	r := w.run
-	h := r.jobs.kinds[r.Job.Kind].Run
+	h := r.jobs.registered(r.Job.Kind).Run
 	var result any
 	var err error = fault.Newf(fault.InputInvalid, "this kind of job arrives with a later version", "no handler for %s jobs", r.Job.Kind)
 	if h != nil {
@@ -613,7 +627,7 @@ func (r *Run) conclude(result any, err error) {
 		r.finish(store.JobEvent{Kind: store.EvComplete, Result: b})
 		job := r.Job
 		job.Status = store.JobCompleted
-		r.jobs.completed(Completed{Job: job, Kind: r.jobs.kinds[r.Job.Kind], Result: result})
+		r.jobs.completed(Completed{Job: job, Kind: r.jobs.registered(r.Job.Kind), Result: result})
 	case errors.Is(err, ErrStopped) || r.ctx.Err() != nil:
 		ev := store.EvPause
 		switch r.stop.Load() {
