@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -261,7 +262,8 @@ type ForceCancelResult struct {
 	Job    *store.Job
 }
 
-// ForceCancel aborts a locally owned running mine job: the cancel request
+// ForceCancel aborts a locally owned running job of an abortable kind
+// (Kind.Abortable: the spec's mine job): the cancel request
 // is recorded, the worker aborted, and the answer given only after it
 // stopped.
 func (j *Jobs) ForceCancel(ctx context.Context, id string) (*ForceCancelResult, error) {
@@ -270,7 +272,7 @@ func (j *Jobs) ForceCancel(ctx context.Context, id string) (*ForceCancelResult, 
 		return nil, err
 	}
 	if k, ok := j.kinds[job.Kind]; !ok || !k.Abortable || job.Status != store.JobRunning {
-		return nil, fault.Newf(fault.JobsTransitionInvalid, "force-cancel applies to a running mine job; cancel others instead",
+		return nil, fault.Newf(fault.JobsTransitionInvalid, "force-cancel applies to a running job of a kind that can be aborted ("+j.abortable()+"); cancel others instead",
 			"cannot force-cancel a %s %s job", job.Status, job.Kind)
 	}
 	if job.LeaseOwner != j.Owner {
@@ -302,8 +304,23 @@ func (j *Jobs) ForceCancel(ctx context.Context, id string) (*ForceCancelResult, 
 	return &ForceCancelResult{Status: "force_cancelled", Job: job}, nil
 }
 
+// abortable names the kinds whose running jobs may be force-cancelled.
+func (j *Jobs) abortable() string {
+	var out []string
+	for _, n := range j.order {
+		if j.kinds[n].Abortable {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return "none registered"
+	}
+	return strings.Join(out, ", ")
+}
+
 // Busy is the palace::busy guard: deletes of wings and rooms wait while a
-// mine, checkpoint or applying repair job is queued, running or paused.
+// job of a kind that writes drawers (Kind.Writes: mine, checkpoint, an
+// applying repair) is queued, running or paused.
 func (j *Jobs) Busy(ctx context.Context, wingID, roomID string) error {
 	var blocker *store.Job
 	err := j.DB.View(ctx, func(r store.Reader) error {

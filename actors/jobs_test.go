@@ -239,8 +239,8 @@ func TestForceCancelAndOrphaned(t *testing.T) {
 	// Not a mine job: refused.
 	demo, _ := j.Submit(ctx, Submission{Type: "demo"})
 	waitStatus(t, j, demo.ID, store.JobCompleted)
-	if _, err := j.ForceCancel(ctx, demo.ID); !fault.Is(err, fault.JobsTransitionInvalid) {
-		t.Fatalf("force-cancel of a demo job: %v", err)
+	if _, err := j.ForceCancel(ctx, demo.ID); !fault.Is(err, fault.JobsTransitionInvalid) || !strings.Contains(fault.As(err).Help, "can be aborted (mine)") {
+		t.Fatalf("force-cancel of a demo job: %v (help: %q)", err, fault.As(err).Help)
 	}
 	// A job recorded running by this daemon with no worker: orphaned.
 	orphan := store.Job{ID: "6f0f7ad5-5d4c-4b40-9a52-7d2d3bcb1c2c", Kind: "audit", Priority: store.PriorityNormal}
