@@ -2,22 +2,20 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
+	"github.com/loci-dev/loci/store/storetest"
 )
 
 // countingDB counts transactions.
@@ -326,80 +324,11 @@ func dumpStore(t *testing.T, dir string) map[string]string {
 
 // Every write method of store.Tx, called in a function that then fails,
 // leaves the store byte for byte as it was; the same call in a function
-// that succeeds changes it (so the check can fail). The table must name
-// every write method: a new one without a case fails the test.
+// that succeeds changes it (so the check can fail). The calls are the
+// conformance suite's (storetest.WriteCalls), which must name every write
+// method: a new one without a call fails the test.
 func TestEveryWriteMethodRollsBack(t *testing.T) {
-	now := time.Now().UTC().Truncate(time.Second)
-	wing := &store.Wing{ID: store.NewID(), Name: "w", CreatedAt: now}
-	room := &store.Room{ID: store.NewID(), WingID: wing.ID, Name: "r", CreatedAt: now}
-	drawer := &store.Drawer{ID: store.NewID(), WingID: wing.ID, RoomID: room.ID, Name: "d", Content: "some text",
-		Source: store.Source{Kind: store.KindManual}, ValidFrom: now, CreatedAt: now}
-	other := &store.Drawer{ID: store.NewID(), WingID: wing.ID, RoomID: room.ID, Content: "other text",
-		Source: store.Source{Kind: store.KindManual}, ValidFrom: now, CreatedAt: now}
-	dedupRec := &store.DedupRecord{DrawerID: drawer.ID, Scope: room.ID, Hash: "h", Fingerprint: "f", NormLen: 9}
-	link := &store.Link{ID: store.NewID(), Older: other.ID, Newer: drawer.ID, CreatedAt: now}
-	job := &store.Job{ID: store.NewID(), Kind: "embed", Status: "queued", CreatedAt: now, UpdatedAt: now}
-	ent := &store.Entity{ID: store.NewID(), Name: "Ada", Kind: "person", Key: "ada", CreatedAt: now}
-	ent2 := &store.Entity{ID: store.NewID(), Name: "Bob", Kind: "person", Key: "bob", CreatedAt: now}
-	rel := &store.Relationship{ID: store.NewID(), Subject: ent.ID, Predicate: "knows", Object: ent2.ID, ValidFrom: now, RecordedAt: now}
-	rel2 := &store.Relationship{ID: store.NewID(), Subject: ent2.ID, Predicate: "knows", Object: ent.ID, ValidFrom: now, RecordedAt: now}
-	// In order: what a delete removes was put before it.
-	cases := []struct {
-		method string
-		args   []any
-	}{
-		{"PutWing", []any{wing}},
-		{"PutRoom", []any{room}},
-		{"PutDrawer", []any{drawer, (*store.Drawer)(nil)}},
-		{"PutDedup", []any{dedupRec}},
-		{"PutLink", []any{link}},
-		{"PutEmbedding", []any{&store.Embedding{DrawerID: drawer.ID, Profile: "p", Dimension: 2, CreatedAt: now, Vector: []float32{1, 0}}}},
-		{"PutJob", []any{job, (*store.Job)(nil)}},
-		{"PutJobFact", []any{job.ID, 0, json.RawMessage(`{"op":"add"}`)}},
-		{"Log", []any{"drawer", "create", drawer.ID}},
-		{"PutAuthState", []any{&store.AuthState{Digest: "d", Algorithm: "a", Version: 1, CreatedAt: now}}},
-		{"PutSource", []any{&store.SourceState{Key: "s", WingID: wing.ID}}},
-		{"PutSourceDocument", []any{&store.DocumentState{Source: "s", ID: "doc", WingID: wing.ID, Revision: "r"}}},
-		{"PutChunkOwner", []any{drawer.ID, "s", "doc"}},
-		{"PutStaleDocument", []any{"s", "doc"}},
-		{"PutTriggerState", []any{&store.TriggerState{Name: "t"}}},
-		{"PutDelivery", []any{&store.Delivery{Trigger: "t", ID: "d", AcceptedAt: now}}},
-		{"PutEntity", []any{ent, (*store.Entity)(nil)}},
-		{"PutEntityLink", []any{&store.EntityLink{ID: store.NewID(), From: ent.ID, To: ent2.ID, Kind: "same", CreatedAt: now}}},
-		{"PutMention", []any{&store.Mention{Drawer: drawer.ID, Entity: ent.ID, Name: "Ada", CreatedAt: now}}},
-		{"PutRelationship", []any{rel, (*store.Relationship)(nil)}},
-		{"PutRelationshipLink", []any{&store.RelationshipLink{ID: store.NewID(), From: rel.ID, To: rel2.ID, Kind: "supersedes", CreatedAt: now}}},
-		{"DeleteStaleDocument", []any{"s", "doc"}},
-		{"DeleteChunkOwner", []any{drawer.ID}},
-		{"DeleteSourceDocument", []any{"s", "doc"}},
-		{"DeleteSource", []any{"s"}},
-		{"DeleteDelivery", []any{"t", "d"}},
-		{"DeleteTriggerState", []any{"t"}},
-		{"DeleteLink", []any{link}},
-		{"DeleteDedup", []any{dedupRec}},
-		{"DeleteDrawer", []any{drawer}},
-		{"DeleteRoom", []any{room}},
-		{"DeleteWing", []any{wing}},
-	}
-	// The write methods: Tx's methods that are not the Reader's.
-	txType := reflect.TypeFor[store.Tx]()
-	readerType := reflect.TypeFor[store.Reader]()
-	writes := map[string]bool{}
-	for i := range txType.NumMethod() {
-		name := txType.Method(i).Name
-		if _, read := readerType.MethodByName(name); !read && name != "Now" && name != "Writes" {
-			writes[name] = true
-		}
-	}
-	for _, c := range cases {
-		if !writes[c.method] {
-			t.Errorf("case %s is not a write method of store.Tx", c.method)
-		}
-		delete(writes, c.method)
-	}
-	for name := range writes {
-		t.Errorf("write method %s has no case: add one", name)
-	}
+	cases := storetest.WriteCalls(t)
 	if t.Failed() {
 		return
 	}
@@ -416,16 +345,8 @@ func TestEveryWriteMethodRollsBack(t *testing.T) {
 	before := dumpStore(t, dir)
 	boom := errors.New("boom")
 	for _, c := range cases {
-		t.Run(c.method, func(t *testing.T) {
-			call := func(tx store.Tx) error {
-				args := make([]reflect.Value, len(c.args))
-				for i, a := range c.args {
-					args[i] = reflect.ValueOf(a)
-				}
-				out := reflect.ValueOf(tx).MethodByName(c.method).Call(args)
-				err, _ := out[0].Interface().(error)
-				return err
-			}
+		t.Run(c.Method, func(t *testing.T) {
+			call := c.Call
 			res := batch(func(tx store.Tx) (any, error) {
 				if err := call(tx); err != nil {
 					return nil, err
@@ -437,14 +358,14 @@ func TestEveryWriteMethodRollsBack(t *testing.T) {
 			}
 			if after := dumpStore(t, dir); !maps.Equal(before, after) {
 				defer func() { before = after }() // the next case starts from here
-				t.Fatalf("a failed function's %s left %d keys changed", c.method, diffKeys(before, after))
+				t.Fatalf("a failed function's %s left %d keys changed", c.Method, diffKeys(before, after))
 			}
 			if res := batch(func(tx store.Tx) (any, error) { return nil, call(tx) }); res[0].err != nil {
-				t.Fatalf("%s: %v", c.method, res[0].err)
+				t.Fatalf("%s: %v", c.Method, res[0].err)
 			}
 			after := dumpStore(t, dir)
 			if maps.Equal(before, after) {
-				t.Fatalf("%s committed changed nothing: the case proves nothing", c.method)
+				t.Fatalf("%s committed changed nothing: the case proves nothing", c.Method)
 			}
 			before = after
 		})

@@ -138,15 +138,47 @@ func testCancelMidScan(t *testing.T, b Backend) {
 	})
 }
 
-// writeCase is one call of a write method of store.Tx.
-type writeCase struct {
-	method string
-	args   []any
+// WriteCall is one call of a write method of store.Tx.
+type WriteCall struct {
+	Method string
+	Args   []any
 }
 
-// writeCases calls every write method of store.Tx, in an order where what
-// a delete removes was put before it.
-func writeCases() []writeCase {
+// Call makes the call on tx and returns the method's error.
+func (c WriteCall) Call(tx store.Tx) error {
+	args := make([]reflect.Value, len(c.Args))
+	for i, a := range c.Args {
+		args[i] = reflect.ValueOf(a)
+	}
+	out := reflect.ValueOf(tx).MethodByName(c.Method).Call(args)
+	err, _ := out[0].Interface().(error)
+	return err
+}
+
+// WriteCalls calls every write method of store.Tx, in an order where what
+// a delete removes was put before it: the conformance suite's check that
+// every write moves Tx.Writes and the writer's check that every write of
+// a failed function is rolled back both run it. Fresh records each call.
+// It fails t when a write method of store.Tx has no call here (a new
+// method must get one) or a call names no write method.
+func WriteCalls(t testing.TB) []WriteCall {
+	t.Helper()
+	calls := writeCalls()
+	methods := writeMethods()
+	for _, c := range calls {
+		if !methods[c.Method] {
+			t.Errorf("call %s is not a write method of store.Tx", c.Method)
+		}
+		delete(methods, c.Method)
+	}
+	for name := range methods {
+		t.Errorf("write method %s of store.Tx has no call: add one to storetest's writeCalls", name)
+	}
+	return calls
+}
+
+// writeCalls is WriteCalls' table.
+func writeCalls() []WriteCall {
 	now := time.Now().UTC().Truncate(time.Second)
 	wing := &store.Wing{ID: store.NewID(), Name: "w", CreatedAt: now}
 	room := &store.Room{ID: store.NewID(), WingID: wing.ID, Name: "r", CreatedAt: now}
@@ -161,7 +193,7 @@ func writeCases() []writeCase {
 	ent2 := &store.Entity{ID: store.NewID(), Name: "Bob", Kind: "person", Key: "bob", CreatedAt: now}
 	rel := &store.Relationship{ID: store.NewID(), Subject: ent.ID, Predicate: "knows", Object: ent2.ID, ValidFrom: now, RecordedAt: now}
 	rel2 := &store.Relationship{ID: store.NewID(), Subject: ent2.ID, Predicate: "knows", Object: ent.ID, ValidFrom: now, RecordedAt: now}
-	return []writeCase{
+	return []WriteCall{
 		{"PutWing", []any{wing}},
 		{"PutRoom", []any{room}},
 		{"PutDrawer", []any{drawer, (*store.Drawer)(nil)}},
@@ -218,35 +250,20 @@ func writeMethods() map[string]bool {
 // moved during it (actors/writer.go): a method that wrote without
 // counting would be committed with the rest of the batch.
 func testWritesCountEveryWrite(t *testing.T, b Backend) {
-	cases := writeCases()
-	methods := writeMethods()
-	for _, c := range cases {
-		if !methods[c.method] {
-			t.Errorf("case %s is not a write method of store.Tx", c.method)
-		}
-		delete(methods, c.method)
-	}
-	for name := range methods {
-		t.Errorf("write method %s of store.Tx has no case: add one to writeCases", name)
-	}
+	calls := WriteCalls(t)
 	if t.Failed() {
 		return
 	}
 	db := open(t, b)
-	for _, c := range cases {
-		t.Run(c.method, func(t *testing.T) {
+	for _, c := range calls {
+		t.Run(c.Method, func(t *testing.T) {
 			update(t, db, func(tx store.Tx) error {
 				before := tx.Writes()
-				args := make([]reflect.Value, len(c.args))
-				for i, a := range c.args {
-					args[i] = reflect.ValueOf(a)
-				}
-				out := reflect.ValueOf(tx).MethodByName(c.method).Call(args)
-				if err, _ := out[0].Interface().(error); err != nil {
-					return fmt.Errorf("%s: %w", c.method, err)
+				if err := c.Call(tx); err != nil {
+					return fmt.Errorf("%s: %w", c.Method, err)
 				}
 				if after := tx.Writes(); after <= before {
-					return fmt.Errorf("%s wrote without moving Writes (%d before, %d after)", c.method, before, after)
+					return fmt.Errorf("%s wrote without moving Writes (%d before, %d after)", c.Method, before, after)
 				}
 				return nil
 			})
