@@ -241,8 +241,8 @@ func (a *app) checkpointCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			var r io.Reader = c.InOrStdin()
 			if f, ok := r.(*os.File); ok && file == "" && term.IsTerminal(int(f.Fd())) {
-				return fault.New(fault.InputInvalid, "pass -f FILE, or pipe the JSON payload {\"items\": [...]} into loci checkpoint",
-					"no checkpoint payload: standard input is a terminal")
+				return fault.New(fault.InputInvalid, "no checkpoint payload: standard input is a terminal",
+					"pass -f FILE, or pipe the JSON payload {\"items\": [...]} into loci checkpoint")
 			}
 			if file != "" && file != "-" {
 				f, err := os.Open(file)
@@ -257,10 +257,10 @@ func (a *app) checkpointCmd() *cobra.Command {
 				return fault.Wrap(fault.IOFailed, err, "cannot read the payload", "pass -f FILE or pipe the JSON in")
 			}
 			if len(bytes.TrimSpace(b)) == 0 {
-				return fault.New(fault.InputInvalid, "pass -f FILE, or pipe the JSON payload {\"items\": [...]} into loci checkpoint", "the checkpoint payload is empty")
+				return fault.New(fault.InputInvalid, "the checkpoint payload is empty", "pass -f FILE, or pipe the JSON payload {\"items\": [...]} into loci checkpoint")
 			}
 			if !json.Valid(b) {
-				return fault.New(fault.InputInvalid, "correct the payload: a JSON object {\"items\": [...]}", "the checkpoint payload is not valid JSON")
+				return fault.New(fault.InputInvalid, "the checkpoint payload is not valid JSON", "correct the payload: a JSON object {\"items\": [...]}")
 			}
 			b, err = a.projectCheckpoint(b)
 			if err != nil {
