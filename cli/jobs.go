@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -81,7 +82,7 @@ func (a *app) submit(c *cobra.Command, body map[string]any, watch bool) error {
 		return err
 	}
 	if watch {
-		return a.watch(c.Context(), job.ID)
+		return a.watchJob(c.Context(), job.ID, job.Kind)
 	}
 	if a.jsonOut {
 		return a.out(job)
@@ -169,12 +170,18 @@ func (a *app) jobCmd() *cobra.Command {
 
 // watch polls a job and draws its progress until it is finished; the exit
 // status is an error when it failed or was cancelled.
-func (a *app) watch(ctx context.Context, id string) error {
+func (a *app) watch(ctx context.Context, id string) error { return a.watchJob(ctx, id, "") }
+
+// watchJob is watch of a job of kind ("" when unknown until read).
+func (a *app) watchJob(ctx context.Context, id, kind string) error {
 	var bar *progressbar.ProgressBar
-	var job api.Job
+	job := api.Job{ID: id, Kind: kind}
 	for {
 		if _, err := a.call(ctx, http.MethodGet, "/api/jobs/"+client.Esc(id), nil, &job); err != nil {
-			return err
+			if bar != nil {
+				fmt.Fprintln(a.stderrOrDiscard())
+			}
+			return lostJob(err, id, job.Kind)
 		}
 		if !a.jsonOut && a.stderrIsTerminal() {
 			total := int64(-1)
@@ -216,6 +223,24 @@ func (a *app) watch(ctx context.Context, id string) error {
 		return &exitError{code: 1, err: fault.Newf(fault.InputInvalid, "it was cancelled", "job %s was cancelled", job.ID)}
 	}
 	return nil
+}
+
+// lostJob is the error of a wait whose daemon went away (stopped, killed,
+// unreachable): the job it waited on is named, since it resumes when the
+// daemon starts again and the user would not know it otherwise.
+func lostJob(err error, id, kind string) error {
+	var fe *fault.Error
+	if !errors.As(err, &fe) || (fe.Code != fault.ClientNotRunning && fe.Code != fault.ClientRequestFailed) {
+		return err
+	}
+	what := "job " + id
+	if kind != "" {
+		what = kind + " job " + id
+	}
+	lost := *fe
+	lost.Help = fmt.Sprintf("this waited on the %s, which resumes when the daemon runs again (loci daemon start): follow it with loci job watch %s, or read it with loci job get %s",
+		what, id, id)
+	return &lost
 }
 
 // stderrIsTerminal reports whether a progress bar can be drawn.
