@@ -45,6 +45,7 @@ func TestQueryParametersAreStrict(t *testing.T) {
 		{"GET", "/api/stats/filed?buckets=abc", "buckets"},
 		{"GET", "/api/stats/filed?buckets=367", "buckets"},
 		{"GET", "/api/stats/filed?step_secs=1.5", "step_secs"},
+		{"GET", "/api/stats/filed?step_secs=59", "step_secs"},
 		{"GET", "/api/wings/w/rooms/r/drawers?limit=x", "limit"},
 		{"GET", "/api/wings/w/rooms/r/drawers?limit=-1", "limit"},
 		{"GET", "/api/wings/w/rooms/r/drawers?limit=201", "limit"},
