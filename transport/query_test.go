@@ -85,6 +85,12 @@ func TestQueryParametersAreStrict(t *testing.T) {
 			}
 		})
 	}
+	// A query on no route is still the 404 of that route.
+	for _, p := range []string{"/api/nosuch?x=1", "/api/wings/w/nothing?limit=x"} {
+		if status, _, body := ts.request(t, "GET", p, ""); status != http.StatusNotFound || !strings.Contains(body, "loci::server::route_not_found") {
+			t.Errorf("GET %s: %d %s, want the 404 of no route", p, status, body)
+		}
+	}
 	// The refused write created nothing.
 	if _, _, body := ts.request(t, "GET", "/api/wings", ""); strings.Contains(body, `"w2"`) {
 		t.Fatalf("a refused POST created a wing: %s", body)
