@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -81,7 +82,7 @@ func (a *app) submit(c *cobra.Command, body map[string]any, watch bool) error {
 		return err
 	}
 	if watch {
-		return a.watch(c.Context(), job.ID)
+		return a.watchJob(c.Context(), job.ID, job.Kind)
 	}
 	if a.jsonOut {
 		return a.out(job)
@@ -169,12 +170,18 @@ func (a *app) jobCmd() *cobra.Command {
 
 // watch polls a job and draws its progress until it is finished; the exit
 // status is an error when it failed or was cancelled.
-func (a *app) watch(ctx context.Context, id string) error {
+func (a *app) watch(ctx context.Context, id string) error { return a.watchJob(ctx, id, "") }
+
+// watchJob is watch of a job of kind ("" when unknown until read).
+func (a *app) watchJob(ctx context.Context, id, kind string) error {
 	var bar *progressbar.ProgressBar
-	var job api.Job
+	job := api.Job{ID: id, Kind: kind}
 	for {
 		if _, err := a.call(ctx, http.MethodGet, "/api/jobs/"+client.Esc(id), nil, &job); err != nil {
-			return err
+			if bar != nil {
+				fmt.Fprintln(a.stderrOrDiscard())
+			}
+			return lostJob(err, id, job.Kind)
 		}
 		if !a.jsonOut && a.stderrIsTerminal() {
 			total := int64(-1)
@@ -218,6 +225,24 @@ func (a *app) watch(ctx context.Context, id string) error {
 	return nil
 }
 
+// lostJob is the error of a wait whose daemon went away (stopped, killed,
+// unreachable): the job it waited on is named, since it resumes when the
+// daemon starts again and the user would not know it otherwise.
+func lostJob(err error, id, kind string) error {
+	var fe *fault.Error
+	if !errors.As(err, &fe) || (fe.Code != fault.ClientNotRunning && fe.Code != fault.ClientRequestFailed) {
+		return err
+	}
+	what := "job " + id
+	if kind != "" {
+		what = kind + " job " + id
+	}
+	lost := *fe
+	lost.Help = fmt.Sprintf("this waited on the %s, which resumes when the daemon runs again (loci daemon start): follow it with loci job watch %s, or read it with loci job get %s",
+		what, id, id)
+	return &lost
+}
+
 // stderrIsTerminal reports whether a progress bar can be drawn.
 func (a *app) stderrIsTerminal() bool {
 	f, ok := a.stderr.(*os.File)
@@ -241,8 +266,8 @@ func (a *app) checkpointCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			var r io.Reader = c.InOrStdin()
 			if f, ok := r.(*os.File); ok && file == "" && term.IsTerminal(int(f.Fd())) {
-				return fault.New(fault.InputInvalid, "pass -f FILE, or pipe the JSON payload {\"items\": [...]} into loci checkpoint",
-					"no checkpoint payload: standard input is a terminal")
+				return fault.New(fault.InputInvalid, "no checkpoint payload: standard input is a terminal",
+					"pass -f FILE, or pipe the JSON payload {\"items\": [...]} into loci checkpoint")
 			}
 			if file != "" && file != "-" {
 				f, err := os.Open(file)
@@ -257,10 +282,10 @@ func (a *app) checkpointCmd() *cobra.Command {
 				return fault.Wrap(fault.IOFailed, err, "cannot read the payload", "pass -f FILE or pipe the JSON in")
 			}
 			if len(bytes.TrimSpace(b)) == 0 {
-				return fault.New(fault.InputInvalid, "pass -f FILE, or pipe the JSON payload {\"items\": [...]} into loci checkpoint", "the checkpoint payload is empty")
+				return fault.New(fault.InputInvalid, "the checkpoint payload is empty", "pass -f FILE, or pipe the JSON payload {\"items\": [...]} into loci checkpoint")
 			}
 			if !json.Valid(b) {
-				return fault.New(fault.InputInvalid, "correct the payload: a JSON object {\"items\": [...]}", "the checkpoint payload is not valid JSON")
+				return fault.New(fault.InputInvalid, "the checkpoint payload is not valid JSON", "correct the payload: a JSON object {\"items\": [...]}")
 			}
 			b, err = a.projectCheckpoint(b)
 			if err != nil {

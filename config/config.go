@@ -505,10 +505,7 @@ func decode(raw []byte, cfg *Config) error {
 		}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
-			row, col := de.Position()
-			key := strings.Join(de.Key(), ".")
-			return fault.Newf(fault.ConfigInvalid, "fix the TOML at that position",
-				"configuration file: %s at line %d column %d%s", de.Error(), row, col, keyHint(key))
+			return decodeError(de)
 		}
 		return fault.Wrap(fault.ConfigInvalid, err, "configuration file is not valid TOML: "+err.Error(), "fix the file's syntax")
 	}

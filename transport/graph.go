@@ -2,9 +2,7 @@ package transport
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -176,12 +174,9 @@ func (s *Server) entityRelationships(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	expired := false
-	if v := q.Get("include_expired"); v != "" {
-		if expired, err = strconv.ParseBool(v); err != nil {
-			return fault.Invalid("include_expired", "is true or false")
-		}
+	expired, err := queryBool(r, "include_expired")
+	if err != nil {
+		return err
 	}
 	asOf, err := asOfParam(r)
 	if err != nil {
@@ -254,17 +249,7 @@ func asOfParam(r *http.Request) (*time.Time, error) { return instantParam(r, "as
 
 // instantParam reads an optional instant query parameter (RFC 3339 or a
 // date).
-func instantParam(r *http.Request, name string) (*time.Time, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return nil, nil
-	}
-	t, err := store.ParseTimeOrDate(v)
-	if err != nil {
-		return nil, fault.Invalid(name, fmt.Sprintf("%q is not RFC 3339 or a date (YYYY-MM-DD)", v))
-	}
-	return &t, nil
-}
+func instantParam(r *http.Request, name string) (*time.Time, error) { return queryInstant(r, name) }
 
 func apiFact(f *services.Fact) api.Fact {
 	ev := make([]api.FactEvidence, len(f.Assertions))
@@ -288,11 +273,9 @@ func (s *Server) graphRead(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	depth := 1
-	if v := q.Get("depth"); v != "" {
-		if depth, err = strconv.Atoi(v); err != nil || depth < 1 || depth > 3 {
-			return fault.Invalid("depth", fmt.Sprintf("%q is not 1, 2 or 3", v))
-		}
+	depth, err := queryRange(r, "depth", 1, 1, 3)
+	if err != nil {
+		return err
 	}
 	limit, err := queryLimit(r, "limit", EntitiesLimit, EntitiesMaxLimit)
 	if err != nil {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
@@ -109,15 +109,11 @@ func (s *Server) forceCancel(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) wakeUp(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	num := func(name string) (int, error) {
-		v := q.Get(name)
-		if v == "" {
-			return 0, nil
+		n, _, err := queryWhole(r, name)
+		if err == nil && n < 0 {
+			err = fault.Invalid(name, fmt.Sprintf("%d is negative: give 0 or more (0 means the default)", n))
 		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return 0, fault.Invalid(name, "must be a whole number, 0 or more (0 means the default)")
-		}
-		return n, nil
+		return n, err
 	}
 	items, err := num("max_items")
 	if err != nil {

@@ -83,15 +83,55 @@ func param(r *http.Request, name string) (string, error) {
 // queryLimit parses a limit: absent or 0 is def, above max or negative is
 // refused.
 func queryLimit(r *http.Request, name string, def, max int) (int, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fault.Invalid(name, fmt.Sprintf("%q is not a whole number", v))
+	n, given, err := queryWhole(r, name)
+	if err != nil || !given {
+		return def, err
 	}
 	return checkLimit(name, n, def, max)
+}
+
+// queryWhole reads an optional whole-number query parameter: absent or
+// empty is not given; anything but a whole number is refused naming it.
+// Every numeric query parameter is read through it (checkQuery has
+// refused unknown and repeated ones already).
+func queryWhole(r *http.Request, name string) (n int, given bool, err error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err = strconv.Atoi(v)
+	if err != nil {
+		return 0, false, fault.Invalid(name, fmt.Sprintf("%q is not a whole number", v))
+	}
+	return n, true, nil
+}
+
+// queryRange reads an optional whole number from lo to hi; absent is def.
+func queryRange(r *http.Request, name string, def, lo, hi int) (int, error) {
+	n, given, err := queryWhole(r, name)
+	switch {
+	case err != nil:
+		return 0, err
+	case !given:
+		return def, nil
+	case n < lo || n > hi:
+		return 0, fault.Invalid(name, fmt.Sprintf("%d is outside %d to %d (default %d)", n, lo, hi, def))
+	}
+	return n, nil
+}
+
+// queryInstant reads an optional instant (RFC 3339 or a date); absent or
+// empty is nil.
+func queryInstant(r *http.Request, name string) (*time.Time, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return nil, nil
+	}
+	t, err := ParseInstant(name, v)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
 
 // checkLimit applies the limit rules: 0 is the default, def; 1 to max as

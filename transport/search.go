@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -115,16 +114,10 @@ func (s *Server) searchGet(recall bool) handler {
 			}
 			q.Text = t
 		}
+		// The ranges are the search's and the budget's.
 		whole := func(name string) (int, error) {
-			l := v.Get(name)
-			if l == "" {
-				return 0, nil
-			}
-			n, err := strconv.Atoi(l)
-			if err != nil {
-				return 0, fault.Invalid(name, strconv.Quote(l)+" is not a whole number")
-			}
-			return n, nil
+			n, _, err := queryWhole(r, name)
+			return n, err
 		}
 		var err error
 		if q.Limit, err = whole("limit"); err != nil {
@@ -149,13 +142,7 @@ func (s *Server) searchGet(recall bool) handler {
 				}
 			}
 		}
-		instant := func(name string) (*time.Time, error) {
-			if !v.Has(name) {
-				return nil, nil
-			}
-			t, err := ParseInstant(name, v.Get(name))
-			return &t, err
-		}
+		instant := func(name string) (*time.Time, error) { return queryInstant(r, name) }
 		if q.AsOf, err = instant("as_of"); err != nil {
 			return err
 		}

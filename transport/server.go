@@ -194,10 +194,15 @@ func (s *Server) Handler() http.Handler {
 	return r
 }
 
-// h adapts a handler that returns its error.
+// h adapts a handler that returns its error, after refusing a query
+// string the route does not take (checkQuery).
 func (s *Server) h(fn handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := fn(w, r); err != nil {
+		err := checkQuery(r)
+		if err == nil {
+			err = fn(w, r)
+		}
+		if err != nil {
 			renderError(s.Log, w, r, err)
 		}
 	}

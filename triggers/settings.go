@@ -7,6 +7,7 @@ package triggers
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -172,8 +173,13 @@ func Check(typ string, raw map[string]string) (Settings, error) {
 		}
 	case Watch:
 		p, ok := raw["path"]
-		if !ok || !strings.HasPrefix(p, "/") {
+		switch {
+		case !ok:
 			return s, bad("settings.path", "is required: the absolute path of the directory to watch")
+		case strings.TrimSpace(p) == "":
+			return s, bad("settings.path", "is empty: give the absolute path of the directory to watch")
+		case !filepath.IsAbs(p):
+			return s, bad("settings.path", fmt.Sprintf("%q is relative: give the absolute path of the directory to watch (the daemon does not run in your directory)", p))
 		}
 		s.Path = p
 		s.Debounce, s.Recursive = DefaultDebounce, true

@@ -163,3 +163,25 @@ func TestWatchMaxWait(t *testing.T) {
 		})
 	}
 }
+
+// A watch path that was given but is wrong says what is wrong with it,
+// not that it is missing.
+func TestWatchPathMessageSaysWhatIsWrong(t *testing.T) {
+	for _, c := range []struct {
+		raw  map[string]string
+		want string
+	}{
+		{nil, "settings.path: is required"},
+		{map[string]string{"path": ""}, "settings.path: is empty"},
+		{map[string]string{"path": "relative"}, `settings.path: "relative" is relative`},
+		{map[string]string{"path": "./x/y"}, `settings.path: "./x/y" is relative`},
+	} {
+		t.Run(fmt.Sprint(c.raw), func(t *testing.T) {
+			_, err := Check(Watch, c.raw)
+			e := fault.As(err)
+			if err == nil || e.Code != fault.TriggerInvalid || !strings.HasPrefix(e.Msg, c.want) || !strings.Contains(e.Msg, "absolute") {
+				t.Fatalf("%v: %v, want a message starting %q and asking for an absolute path", c.raw, err, c.want)
+			}
+		})
+	}
+}

@@ -101,7 +101,7 @@ enabled = true
 		{[]string{"--type", "schedule", "-s", "every=1h", "-s", "colour=red"}, "settings.colour"},
 		{[]string{"--type", "webhook", "-s", "prefix=ghp_16C7e42F292c6912E7710c838347Ae178B4a"}, "settings.prefix"},
 		{[]string{"--type", "cron"}, "type"},
-		{[]string{"--type", "watch", "-s", "path=relative"}, "settings.path"},
+		{[]string{"--type", "watch", "-s", "path=relative"}, `settings.path: "relative" is relative`},
 	} {
 		_, errOut, code := d.cli("", append([]string{"trigger", "set", "bad", "--miner", "docs"}, c.args...)...)
 		if code == 0 || !strings.Contains(errOut, "loci::trigger::invalid") || !strings.Contains(errOut, c.mention) {

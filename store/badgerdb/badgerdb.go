@@ -66,8 +66,8 @@ func init() {
 		if strings.Contains(dir, "://") {
 			u, err := url.Parse(dir)
 			if err != nil || u.Path == "" || u.Host != "" {
-				return nil, fault.New(fault.StoreBackendFailed, "write it badger:///absolute/path/to/store, or give the path alone",
-					"the embedded store's location is not a badger:// URL with a path")
+				return nil, fault.New(fault.StoreBackendFailed, "the embedded store's location is not a badger:// URL with a path",
+					"write it badger:///absolute/path/to/store, or give the path alone")
 			}
 			dir = u.Path
 		}
