@@ -121,6 +121,29 @@ func tool[T any](name, desc string, h hints, g gate, args map[string][]refine, r
 		}}
 }
 
+// objectKeys is the keys of a JSON object in the order they are written
+// (raw is known to be an object).
+func objectKeys(raw []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := t.(string)
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return keys
+		}
+	}
+	return keys
+}
+
 func decodeArgs(raw json.RawMessage, schema *jsonschema.Schema, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -133,7 +156,9 @@ func decodeArgs(raw json.RawMessage, schema *jsonschema.Schema, v any) error {
 	if err := json.Unmarshal(raw, &present); err != nil {
 		return fault.Invalid("arguments", "must be a JSON object")
 	}
-	for name := range present {
+	// The first unknown argument in the order the client wrote them (as
+	// REST names the first unknown field), not the map's random order.
+	for _, name := range objectKeys(raw) {
 		if _, ok := schema.Properties[name]; !ok {
 			return fault.Invalid(name, "is not an argument of this tool; see its input schema")
 		}

@@ -378,4 +378,12 @@ func TestDecodeArgsNamesTheArgument(t *testing.T) {
 	if err := decodeArgs(json.RawMessage(`{"options":{"a":1}}`), mine, &mapArgs{}); err == nil || !strings.Contains(err.Error(), "options: must be a string") {
 		t.Errorf("nested: %v", err)
 	}
+	// Several unknown arguments: the first as written, every time (not the
+	// map's random order).
+	for range 20 {
+		err := decodeArgs(json.RawMessage(`{"query":"x","zeta":1,"nested":{"b":2},"alpha":3,"mid":4}`), schema, &searchArgs{})
+		if err == nil || !strings.HasPrefix(fault.As(err).Msg, "zeta: is not an argument") {
+			t.Fatalf("several unknown arguments: %v", err)
+		}
+	}
 }
