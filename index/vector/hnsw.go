@@ -3,6 +3,7 @@ package vector
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/viterin/vek/vek32"
@@ -25,6 +26,10 @@ type hnsw struct {
 	rng            *rand.Rand
 	insertVisits   visits    // plans run under the index's writer lock
 	pool           sync.Pool // *visits for concurrent searches
+	// indeg counts, per slot, the layer-0 lists that link to it (nil until
+	// the first plan after a load: counted then). Only writers read and
+	// change it (plan under the writer lock, apply under both).
+	indeg []int32
 }
 
 func newHNSW(x *Index, m, efConstruction int) *hnsw {
@@ -42,16 +47,36 @@ type cand struct {
 }
 
 // candHeap is a binary heap of candidates; far orders the farthest first.
+// Equal distances are ordered by a hash of the slot salted by the walk
+// (before): a strict order in which a crowd of equal vectors is not all
+// one place.
 type candHeap struct {
-	c   []cand
-	far bool
+	c    []cand
+	far  bool
+	salt int32
 }
 
 func (h *candHeap) less(i, j int) bool {
 	if h.far {
-		return h.c[i].dist > h.c[j].dist
+		return before(h.c[j], h.c[i], h.salt)
 	}
-	return h.c[i].dist < h.c[j].dist
+	return before(h.c[i], h.c[j], h.salt)
+}
+
+// before orders candidates closest first, equal distances by a hash of
+// their slot salted by the walk's (the new slot in an insertion's): among
+// duplicates a walk whose found set is full still takes one that comes
+// before the last, so it spreads over the crowd instead of stopping at
+// the first ef it reached from the entry point. Every insertion into a
+// crowd of 1,500 identical vectors linked to the same few nodes near the
+// entry point, whose full lists then dropped the links to the others:
+// most of the crowd, and the distinct drawers added after it, were
+// unreachable (issue: semantic search leaves out the best drawer).
+func before(a, b cand, salt int32) bool {
+	if a.dist != b.dist {
+		return a.dist < b.dist
+	}
+	return tieHash(salt, a.slot) < tieHash(salt, b.slot)
 }
 
 func (h *candHeap) push(v cand) {
@@ -116,10 +141,10 @@ func (v *visits) seen(s int32) bool {
 
 // layer searches one layer from the entry points with width ef and
 // returns the ef closest found, closest first.
-func (h *hnsw) layer(q []float32, entries []cand, ef, lc int, vis *visits) []cand {
+func (h *hnsw) layer(q []float32, entries []cand, ef, lc int, vis *visits, salt int32) []cand {
 	vis.reset(len(h.links))
-	frontier := candHeap{}
-	found := candHeap{far: true}
+	frontier := candHeap{salt: salt}
+	found := candHeap{far: true, salt: salt}
 	for _, e := range entries {
 		if !vis.seen(e.slot) {
 			frontier.push(e)
@@ -128,7 +153,7 @@ func (h *hnsw) layer(q []float32, entries []cand, ef, lc int, vis *visits) []can
 	}
 	for len(frontier.c) > 0 {
 		c := frontier.pop()
-		if len(found.c) >= ef && c.dist > found.c[0].dist {
+		if len(found.c) >= ef && before(found.c[0], c, salt) {
 			break
 		}
 		if lc >= len(h.links[c.slot]) {
@@ -139,7 +164,7 @@ func (h *hnsw) layer(q []float32, entries []cand, ef, lc int, vis *visits) []can
 				continue
 			}
 			d := h.dist(q, n)
-			if len(found.c) < ef || d < found.c[0].dist {
+			if len(found.c) < ef || before(cand{n, d}, found.c[0], salt) {
 				frontier.push(cand{n, d})
 				found.push(cand{n, d})
 				if len(found.c) > ef {
@@ -164,14 +189,28 @@ func (h *hnsw) search(q []float32, ef int) []cand {
 	defer h.pool.Put(vis)
 	ep := []cand{{h.entry, h.dist(q, h.entry)}}
 	for lc := h.top; lc > 0; lc-- {
-		ep = h.layer(q, ep, 1, lc, vis)[:1]
+		ep = h.layer(q, ep, 1, lc, vis, -1)[:1]
 	}
-	return h.layer(q, ep, ef, 0, vis)
+	return h.layer(q, ep, ef, 0, vis, -1)
 }
 
+// dupDist is the distance under which two vectors count as the same
+// point (1 - cosine of identical normalised vectors is a few ulps from 0).
+const dupDist = 1e-6
+
 // selectNeighbours keeps up to m of the candidates (closest first) that are
-// closer to the new node than to any neighbour already kept: links that
-// point in different directions make the graph navigable.
+// closer to the new node than to any neighbour already kept, and are not a
+// duplicate of one kept: links that point in different directions make the
+// graph navigable. The rest fill up what is left of m, closest first.
+//
+// The duplicate rule is what keeps a node distinct from a crowd of
+// identical vectors (1,500 mined files of the same words) in its
+// neighbours' lists: without it every duplicate passed the test (its
+// distance to a kept duplicate, 0, is not less than its distance to the
+// node, 0), the m places went to the duplicates, closest first, and the
+// distinct node, farther than all of them, lost every link to it: no walk
+// reached it (issue: semantic search leaves out the drawer that matches
+// best).
 func (h *hnsw) selectNeighbours(cands []cand, m int) []int32 {
 	out := make([]int32, 0, m)
 	var skipped []int32
@@ -181,7 +220,7 @@ func (h *hnsw) selectNeighbours(cands []cand, m int) []int32 {
 		}
 		good := true
 		for _, o := range out {
-			if 1-vek32.Dot(h.x.vec(c.slot), h.x.vec(o)) < c.dist {
+			if d := 1 - vek32.Dot(h.x.vec(c.slot), h.x.vec(o)); d < c.dist || d <= dupDist {
 				good = false
 				break
 			}
@@ -209,6 +248,8 @@ type linkPlan struct {
 	level int
 	mine  [][]int32
 	their []linkUpdate
+	// indeg is the change of layer-0 in-degrees the plan makes.
+	indeg map[int32]int32
 }
 
 // linkUpdate is one neighbour's new link list in one layer.
@@ -235,17 +276,24 @@ func (h *hnsw) plan(s int32) *linkPlan {
 	q := h.x.vec(s)
 	ep := []cand{{h.entry, h.dist(q, h.entry)}}
 	vis := &h.insertVisits
+	h.countInDegrees()
+	p.indeg = map[int32]int32{}
 	for lc := h.top; lc > level; lc-- {
-		ep = h.layer(q, ep, 1, lc, vis)[:1]
+		ep = h.layer(q, ep, 1, lc, vis, s)[:1]
 	}
 	for lc := min(level, h.top); lc >= 0; lc-- {
-		cands := h.layer(q, ep, h.efConstruction, lc, vis)
+		cands := h.layer(q, ep, h.efConstruction, lc, vis, s)
 		max := h.m
 		if lc == 0 {
 			max = h.m0
 		}
 		nbrs := h.selectNeighbours(cands, h.m)
 		p.mine[lc] = nbrs
+		if lc == 0 {
+			for _, n := range nbrs {
+				p.indeg[n]++
+			}
+		}
 		for _, n := range nbrs {
 			old := h.links[n][lc]
 			links := make([]int32, len(old), len(old)+1)
@@ -258,14 +306,83 @@ func (h *hnsw) plan(s int32) *linkPlan {
 				for i, l := range links {
 					cs[i] = cand{l, 1 - vek32.Dot(nv, h.x.vec(l))}
 				}
-				sortCands(cs)
-				links = h.selectNeighbours(cs, max)
+				sortCands(cs, n)
+				kept := h.selectNeighbours(cs, max)
+				if lc == 0 {
+					kept = h.keepReachable(p, s, links, kept)
+				}
+				links = kept
+			} else if lc == 0 {
+				p.indeg[s]++
 			}
 			p.their = append(p.their, linkUpdate{n, lc, links})
 		}
 		ep = cands
 	}
 	return p
+}
+
+// countInDegrees counts the layer-0 in-degrees once (after a load or in a
+// fresh graph); apply keeps them.
+func (h *hnsw) countInDegrees() {
+	if h.indeg != nil {
+		return
+	}
+	h.indeg = make([]int32, len(h.links))
+	for _, ls := range h.links {
+		if len(ls) > 0 {
+			for _, t := range ls[0] {
+				h.indeg[t]++
+			}
+		}
+	}
+}
+
+// inDegree is t's layer-0 in-degree with the plan's changes so far.
+func (h *hnsw) inDegree(p *linkPlan, t int32) int32 {
+	d := p.indeg[t]
+	if int(t) < len(h.indeg) {
+		d += h.indeg[t]
+	}
+	return d
+}
+
+// keepReachable settles the one link a full layer-0 list of a neighbour
+// drops when new slot s joins it (links: the old list and s; kept: what
+// the heuristic keeps). A list must not drop the last link to a node (s
+// included, which has none yet): among crowds of equal vectors the
+// heuristic's choice is arbitrary, and dropping last links left most of a
+// crowd of 1,500 duplicates unreachable. It drops instead the last kept
+// (the least wanted) that other lists still link to; if none, the
+// heuristic's choice stands. It records the in-degree changes.
+func (h *hnsw) keepReachable(p *linkPlan, s int32, links, kept []int32) []int32 {
+	dropped := int32(-1)
+	for _, l := range links {
+		if !slices.Contains(kept, l) {
+			dropped = l
+			break
+		}
+	}
+	if dropped < 0 {
+		p.indeg[s]++
+		return kept
+	}
+	last := dropped == s && h.inDegree(p, s) == 0 || dropped != s && h.inDegree(p, dropped) <= 1
+	if last {
+		for i := len(kept) - 1; i >= 0; i-- {
+			v := kept[i]
+			if v != s && h.inDegree(p, v) >= 2 {
+				kept[i] = dropped
+				dropped = v
+				break
+			}
+		}
+	}
+	if dropped != s {
+		p.indeg[dropped]--
+		p.indeg[s]++
+	}
+	return kept
 }
 
 // apply publishes a plan: the one step of an insertion that changes what
@@ -279,6 +396,14 @@ func (h *hnsw) apply(p *linkPlan) {
 	for _, u := range p.their {
 		h.links[u.slot][u.layer] = u.links
 	}
+	if h.indeg != nil {
+		for len(h.indeg) < len(h.links) {
+			h.indeg = append(h.indeg, 0)
+		}
+		for t, d := range p.indeg {
+			h.indeg[t] += d
+		}
+	}
 	if h.entry < 0 || p.level > h.top {
 		h.entry, h.top = s, p.level
 	}
@@ -287,10 +412,29 @@ func (h *hnsw) apply(p *linkPlan) {
 // insert plans and applies at once (an index no search reads yet).
 func (h *hnsw) insert(s int32) { h.apply(h.plan(s)) }
 
-func sortCands(cs []cand) {
+// sortCands orders a neighbour list of slot n closest first, equal
+// distances in an order that depends on n and the slot (a hash), not on
+// when the link was made: among duplicates, the one a full list drops is
+// then any of them, not always the newest, which left every duplicate
+// inserted after a list filled up with no link to it.
+func sortCands(cs []cand, n int32) {
+	less := func(a, b cand) bool {
+		if a.dist != b.dist {
+			return a.dist < b.dist
+		}
+		return tieHash(n, a.slot) < tieHash(n, b.slot)
+	}
 	for i := 1; i < len(cs); i++ {
-		for j := i; j > 0 && cs[j].dist < cs[j-1].dist; j-- {
+		for j := i; j > 0 && less(cs[j], cs[j-1]); j-- {
 			cs[j], cs[j-1] = cs[j-1], cs[j]
 		}
 	}
+}
+
+// tieHash mixes two slots (splitmix64's finaliser).
+func tieHash(n, s int32) uint64 {
+	z := uint64(uint32(n))<<32 | uint64(uint32(s))
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
