@@ -292,6 +292,7 @@ func (v *Vectors) load() (int, uint64, error) {
 			return err
 		}
 		fromFile := 0
+		healed := false
 		start = seq
 		for name, p := range v.Profiles {
 			if v.Dir != "" {
@@ -303,6 +304,13 @@ func (v *Vectors) load() (int, uint64, error) {
 					v.mu.Unlock()
 					fromFile++
 					v.Log.Info("vector index read from its file", "profile", name, "vectors", ix.Len(), "seq", saved)
+					if h := ix.Healed(); h > 0 {
+						// Vectors no link led to (a graph saved by an
+						// earlier release) were relinked: the index differs
+						// from its file, which the next tick saves again.
+						healed = true
+						v.Log.Info("vector index: unreachable vectors relinked", "profile", name, "relinked", h)
+					}
 					start = min(start, saved)
 					n += ix.Len()
 					continue
@@ -322,7 +330,7 @@ func (v *Vectors) load() (int, uint64, error) {
 			}
 		}
 		v.mu.Lock()
-		if fromFile == len(v.Profiles) {
+		if fromFile == len(v.Profiles) && !healed {
 			v.savedSeq = start
 		}
 		v.mu.Unlock()

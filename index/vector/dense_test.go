@@ -235,3 +235,74 @@ func TestFilteredSearchReachesUnlinked(t *testing.T) {
 		t.Fatalf("got %v, want [lost ~1.0]", hits)
 	}
 }
+
+// TestLoadRelinksUnreachable: an index saved by an earlier release may
+// hold vectors no layer-0 link leads to (a crowd of identical vectors
+// disconnected the graph); a whole-palace search, which has no exact
+// completion, never found them. Loading relinks them: afterwards every
+// live vector is reachable, and an unfiltered search finds each first.
+func TestLoadRelinksUnreachable(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	x := build(t, clustered(r, 600, 5, 32, 0.3))
+	lost := map[string][]float32{}
+	for i := range 4 {
+		v := make([]float32, 32)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		id := fmt.Sprintf("lost%d", i)
+		lost[id] = v
+		if err := x.Add(id, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Cut every link to them, in every layer.
+	for id := range lost {
+		s := x.slot[id]
+		if x.graph.entry == s {
+			t.Skip("a cut vector is the entry point")
+		}
+		for n, ls := range x.graph.links {
+			for l, links := range ls {
+				x.graph.links[n][l] = slices.DeleteFunc(slices.Clone(links), func(v int32) bool { return v == s })
+			}
+		}
+	}
+	if n := unreachable(x); n < len(lost) {
+		t.Fatalf("%d unreachable before the save, want at least %d", n, len(lost))
+	}
+	path := t.TempDir() + "/x.vec"
+	if err := x.Save(path, 7, "id"); err != nil {
+		t.Fatal(err)
+	}
+	y, _, err := Load(path, "id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := unreachable(y); n > 0 {
+		t.Errorf("%d of %d vectors are unreachable after the load", n, y.Len())
+	}
+	if y.Healed() < 1 {
+		t.Errorf("Healed() = %d, want the relinked count", y.Healed())
+	}
+	for id, v := range lost {
+		hits, err := y.Search(v, 5, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 || hits[0].ID != id || hits[0].Score < 0.99 {
+			t.Errorf("search for %s: got %v, want it first", id, head(hits, 3))
+		}
+	}
+	// The healed graph, saved again, loads with nothing to relink.
+	if err := y.Save(path, 8, "id"); err != nil {
+		t.Fatal(err)
+	}
+	z, _, err := Load(path, "id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z.Healed() != 0 || unreachable(z) != 0 {
+		t.Errorf("reloaded: Healed() = %d, %d unreachable; want 0, 0", z.Healed(), unreachable(z))
+	}
+}

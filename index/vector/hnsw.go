@@ -438,3 +438,121 @@ func tieHash(n, s int32) uint64 {
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
+
+// reach marks in seen the slots a layer-0 walk from start reaches (start
+// included), skipping those already marked; it returns how many it marked.
+func (h *hnsw) reach(seen []bool, start int32, stack []int32) ([]int32, int) {
+	if seen[start] {
+		return stack, 0
+	}
+	seen[start] = true
+	n := 1
+	stack = append(stack[:0], start)
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if len(h.links[s]) == 0 {
+			continue
+		}
+		for _, t := range h.links[s][0] {
+			if !seen[t] {
+				seen[t] = true
+				n++
+				stack = append(stack, t)
+			}
+		}
+	}
+	return stack, n
+}
+
+// heal makes every live slot reachable in layer 0 from the entry point
+// and returns how many it relinked. A graph saved by a release before the
+// tie order and keepReachable may hold slots no link leads to (most of a
+// crowd of identical vectors): a whole-palace search, which has no exact
+// completion, never found them. A walk from the entry point marks what it
+// reaches (O(slots × m0), a few milliseconds at 100,000); each live slot
+// left is relinked as an insertion links a new one (relink), then what it
+// leads to is marked as well, so a disconnected part costs one relink, not
+// one per slot. Relinking may drop a link (a neighbour's full list), so the
+// walk is made again, at most a few rounds. Only for an index no search
+// reads yet (Load).
+func (h *hnsw) heal(dead []bool) int {
+	if h.entry < 0 {
+		return 0
+	}
+	relinked := 0
+	seen := make([]bool, len(h.links))
+	var stack []int32
+	for range 4 {
+		clear(seen)
+		stack, _ = h.reach(seen, h.entry, stack)
+		n := 0
+		for s := range h.links {
+			if seen[s] || dead[s] {
+				continue
+			}
+			h.relink(int32(s))
+			n++
+			stack, _ = h.reach(seen, int32(s), stack)
+		}
+		relinked += n
+		if n == 0 {
+			break
+		}
+	}
+	return relinked
+}
+
+// relink links slot s, which no layer-0 walk from the entry point reaches,
+// from its nearest neighbours found by a walk from the entry point, with
+// the rules an insertion uses (plan): the heuristic's choice, a full list
+// shrunk by it, and keepReachable. s keeps its own links (they lead to
+// the part of the graph that only it reaches), or gets the neighbours as
+// links when it had none.
+func (h *hnsw) relink(s int32) {
+	h.countInDegrees()
+	q := h.x.vec(s)
+	vis := &h.insertVisits
+	p := &linkPlan{slot: s, indeg: map[int32]int32{}}
+	ep := []cand{{h.entry, h.dist(q, h.entry)}}
+	for lc := h.top; lc > 0; lc-- {
+		ep = h.layer(q, ep, 1, lc, vis, s)[:1]
+	}
+	cands := h.layer(q, ep, h.efConstruction, 0, vis, s)
+	cands = slices.DeleteFunc(cands, func(c cand) bool { return c.slot == s })
+	nbrs := h.selectNeighbours(cands, h.m)
+	for _, n := range nbrs {
+		old := h.links[n][0]
+		if slices.Contains(old, s) {
+			continue
+		}
+		links := make([]int32, len(old), len(old)+1)
+		copy(links, old)
+		links = append(links, s)
+		if len(links) > h.m0 {
+			nv := h.x.vec(n)
+			cs := make([]cand, len(links))
+			for i, l := range links {
+				cs[i] = cand{l, 1 - vek32.Dot(nv, h.x.vec(l))}
+			}
+			sortCands(cs, n)
+			links = h.keepReachable(p, s, links, h.selectNeighbours(cs, h.m0))
+		} else {
+			p.indeg[s]++
+		}
+		p.their = append(p.their, linkUpdate{n, 0, links})
+	}
+	mine := slices.Clone(h.links[s])
+	if len(mine) == 0 {
+		mine = [][]int32{nil}
+	}
+	if len(mine[0]) == 0 {
+		mine[0] = nbrs
+		for _, n := range nbrs {
+			p.indeg[n]++
+		}
+	}
+	p.mine = mine
+	p.level = len(mine) - 1
+	h.apply(p)
+}

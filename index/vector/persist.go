@@ -188,6 +188,10 @@ func Load(path, identity string) (*Index, uint64, error) {
 	if x.graph.entry >= int32(len(x.ids)) {
 		return nil, 0, errors.New("damaged vector index: bad entry point")
 	}
+	// A graph saved by an earlier release may hold vectors no layer-0 link
+	// leads to: a walk from the entry point finds them (a few milliseconds
+	// at 100,000 vectors) and they are relinked.
+	x.healed = x.graph.heal(x.dead)
 	return x, seq, nil
 }
 

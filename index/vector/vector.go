@@ -53,6 +53,9 @@ type Index struct {
 	// (counted in nDead, not a tombstone).
 	pending int
 	graph   *hnsw
+	// healed is how many slots Load relinked (heal): the graph differs
+	// from its file, which should be saved again.
+	healed int
 }
 
 // vecBlock is how many vectors one block of Index.vecs holds. Vectors live
@@ -68,6 +71,11 @@ func New(dim int) *Index {
 	x.graph = newHNSW(x, 16, 128)
 	return x
 }
+
+// Healed is how many vectors no link led to in the loaded graph (saved by
+// an earlier release) and that Load relinked: when not 0, the index
+// differs from its file and should be saved.
+func (x *Index) Healed() int { return x.healed }
 
 // Dim is the vectors' length.
 func (x *Index) Dim() int { return x.dim }
