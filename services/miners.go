@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -307,30 +306,12 @@ func (m *Miners) SourceConfig(id string) (SourceConfigInfo, error) {
 		"no source configuration has the id %q", id)
 }
 
+// credentialAvailable reports whether the credential can be read now, the
+// way the run will read it (config.CredentialRef.Read): a file the daemon
+// may not open, an empty one or an unset variable is not available.
 func (m *Miners) credentialAvailable(c *config.CredentialRef) bool {
-	env := m.Env
-	if env == nil {
-		env = os.LookupEnv
-	}
-	switch c.Kind() {
-	case "env":
-		v, ok := env(c.Env)
-		return ok && v != ""
-	case "file":
-		// Readable by the daemon, not only there: a file it may not open
-		// (a path written by hand) is not available.
-		st, err := os.Stat(c.File)
-		if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
-			return false
-		}
-		f, err := os.Open(c.File)
-		if err != nil {
-			return false
-		}
-		f.Close()
-		return true
-	}
-	return false // oauth sign-in is not supported yet
+	_, err := c.Read(m.Env)
+	return err == nil
 }
 
 // check is the first problem of a miner's definition itself, with the

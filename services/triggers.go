@@ -644,24 +644,14 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// secret reads a webhook's shared secret now ("" when it cannot).
+// secret reads a webhook's shared secret now ("" when it cannot), as
+// every credential is read (config.CredentialRef.Read).
 func (t *Triggers) secret(c *config.CredentialRef) []byte {
-	switch c.Kind() {
-	case "env":
-		env := t.Env
-		if env == nil {
-			env = os.LookupEnv
-		}
-		v, _ := env(c.Env)
-		return []byte(v)
-	case "file":
-		b, err := os.ReadFile(c.File)
-		if err != nil {
-			return nil
-		}
-		return []byte(strings.TrimRight(string(b), "\r\n"))
+	b, err := c.Read(t.Env)
+	if err != nil {
+		return nil
 	}
-	return nil
+	return b
 }
 
 // Snapshot is the triggers as defined now, the configuration file and why
