@@ -48,8 +48,8 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts or million")
-	keep := flag.String("keep", "", "with -only vectors or million: keep the palaces in this directory and reuse a filled one")
+	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup or million")
+	keep := flag.String("keep", "", "with -only vectors, million or backup: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
 	if f := os.Getenv("LOCIBENCH_CPUPROFILE"); f != "" {
 		// The benchmark's own CPU (the clients), for performance work.
@@ -96,8 +96,10 @@ func main() {
 				err = exportBench(*bin, dir)
 			case "transcripts":
 				err = transcriptsBench(*bin, dir, 1000, 200, 20)
+			case "backup":
+				err = backupBench(*bin, dir, *fill, *clients)
 			default:
-				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts or million", *only)
+				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup or million", *only)
 			}
 		}
 		if err != nil {
