@@ -147,6 +147,9 @@ func BenchmarkExport(b *testing.B) {
 			drawers = sum.Counts[export.TypeDrawer]
 		})
 		peak = max(peak, p)
+		if os.Getenv("LOCI_BENCH_VERBOSE") != "" {
+			b.Logf("peak heap %.1f MiB", float64(p)/(1<<20))
+		}
 	}
 	b.ReportMetric(float64(drawers)*float64(b.N)/el.Seconds(), "drawers/s")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
