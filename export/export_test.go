@@ -282,6 +282,10 @@ func TestOrphansLeftOut(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		// The orphan mentions an entity: that mention is left out too.
+		if _, _, _, err := store.LinkMention(tx, f.betaOne, "Erin", "person", false, "manual", "http", 1); err != nil {
+			return err
+		}
 		return tx.DeleteRoom(rm)
 	}); err != nil {
 		t.Fatal(err)

@@ -76,6 +76,7 @@ type writer struct {
 	factsOut map[string]bool
 	facts    []string
 
+	orphans  map[string]bool   // drawers left out
 	chain    []*store.Drawer   // reused by visit
 	mentions [][]store.Mention // reused by visit
 }
@@ -95,8 +96,8 @@ func Write(ctx context.Context, db store.DB, w io.Writer, o Options) (Summary, e
 	var sum Summary
 	err = db.View(ctx, func(r store.Reader) error {
 		x := &writer{ctx: ctx, r: r, o: o, since: !o.Since.IsZero(), out: bufio.NewWriterSize(w, 256<<10), digest: sha256.New(),
-			sum:      Summary{Counts: map[string]int{}, PalaceID: palaceID},
-			wingsOut: map[string]bool{}, roomsOut: map[string]bool{}, entsOut: map[string]bool{}, factsOut: map[string]bool{}}
+			sum:     Summary{Counts: map[string]int{}, PalaceID: palaceID},
+			orphans: map[string]bool{}, wingsOut: map[string]bool{}, roomsOut: map[string]bool{}, entsOut: map[string]bool{}, factsOut: map[string]bool{}}
 		x.enc = json.NewEncoder(&x.buf)
 		x.enc.SetEscapeHTML(false)
 		if err := x.run(palaceID); err != nil {
@@ -284,6 +285,11 @@ func (x *writer) drawers(rm *store.Room) error {
 	return err
 }
 
+// mentionsByEntity reports an export of everything: its mentions are
+// written after its drawers, entity by entity (one read an entity), not
+// read drawer by drawer (one read a drawer, most finding none).
+func (x *writer) mentionsByEntity() bool { return x.wingIDs == nil && !x.since }
+
 // visit writes the chain d is the first version of, each version oldest
 // first and followed by its mentions and vectors, when the selection
 // takes it; a later version is written with its chain's first. rm is
@@ -328,9 +334,12 @@ func (x *writer) visit(d *store.Drawer, rm *store.Room) error {
 	selected := !x.since
 	mentions := x.mentions[:0]
 	for _, v := range chain {
-		ms, err := x.r.DrawerMentions(v.ID)
-		if err != nil {
-			return err
+		var ms []store.Mention
+		if !x.mentionsByEntity() {
+			var err error
+			if ms, err = x.r.DrawerMentions(v.ID); err != nil {
+				return err
+			}
 		}
 		mentions = append(mentions, ms)
 		if x.since && (x.changed(v.CreatedAt) || v.ValidTo != nil && x.changed(*v.ValidTo)) {
@@ -357,6 +366,9 @@ func (x *writer) visit(d *store.Drawer, rm *store.Room) error {
 			// An orphan (its room or wing is gone: loci audit finds
 			// them): not importable, left out and counted.
 			x.sum.Orphans += len(chain)
+			for _, v := range chain {
+				x.orphans[v.ID] = true
+			}
 			return nil
 		}
 		if err := x.room(rm); err != nil {
@@ -386,12 +398,11 @@ func (x *writer) drawer(d *store.Drawer, ms []store.Mention) error {
 	if err := x.emit(TypeDrawer, &rec); err != nil {
 		return err
 	}
-	for _, m := range ms {
-		if err := x.entityByID(m.Entity); err != nil {
+	for i := range ms {
+		if err := x.entityByID(ms[i].Entity); err != nil {
 			return err
 		}
-		if err := x.emit(TypeMention, &Mention{Type: TypeMention, DrawerID: m.Drawer, EntityID: m.Entity, Name: m.Name, Rule: m.Rule,
-			Confidence: m.Confidence, Extractor: m.Extractor, Origin: m.Origin, CreatedAt: m.CreatedAt.UTC()}); err != nil {
+		if err := x.emitMention(&ms[i]); err != nil {
 			return err
 		}
 	}
@@ -412,6 +423,11 @@ func (x *writer) drawer(d *store.Drawer, ms []store.Mention) error {
 		}
 	}
 	return nil
+}
+
+func (x *writer) emitMention(m *store.Mention) error {
+	return x.emit(TypeMention, &Mention{Type: TypeMention, DrawerID: m.Drawer, EntityID: m.Entity, Name: m.Name, Rule: m.Rule,
+		Confidence: m.Confidence, Extractor: m.Extractor, Origin: m.Origin, CreatedAt: m.CreatedAt.UTC()})
 }
 
 func utcp(t *time.Time) *time.Time {
@@ -512,7 +528,12 @@ func (x *writer) entitiesAndFacts() error {
 	if cerr := x.r.Entities(func(e *store.Entity) bool {
 		subjects = append(subjects, e.ID)
 		if x.wingIDs == nil && (!x.since || x.changed(e.CreatedAt)) {
-			err = x.entity(e)
+			if err = x.entity(e); err != nil {
+				return false
+			}
+		}
+		if x.mentionsByEntity() {
+			err = x.entityMentions(e.ID)
 		}
 		return err == nil
 	}); cerr != nil {
@@ -569,6 +590,25 @@ func (x *writer) entitiesAndFacts() error {
 		}
 	}
 	return nil
+}
+
+// entityMentions writes an entity's mentions of the drawers written.
+func (x *writer) entityMentions(id string) error {
+	var err error
+	if cerr := x.r.Mentions(id, func(m *store.Mention) bool {
+		if x.orphans[m.Drawer] {
+			return true
+		}
+		var ok bool
+		if ok, err = x.r.HasDrawer(m.Drawer); err != nil || !ok {
+			return err == nil
+		}
+		err = x.emitMention(m)
+		return err == nil
+	}); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // factSelected applies the selection to a fact: with wings, its first
