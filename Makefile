@@ -90,6 +90,7 @@ fuzz: ## run each fuzz target for a while (FUZZTIME, default 30s)
 	$(GO) test -run '^$$' -fuzz FuzzNormalizeCompare -fuzztime $${FUZZTIME:-30s} ./store/dedup
 	$(GO) test -run '^$$' -fuzz FuzzDecodeArgs -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzSearchBody -fuzztime $${FUZZTIME:-30s} ./transport
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $${FUZZTIME:-30s} -fuzzminimizetime 2s ./export
 	$(GO) test -run '^$$' -fuzz FuzzWriteBodies -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzJobBody -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzReadQueries -fuzztime $${FUZZTIME:-30s} ./transport
