@@ -279,3 +279,17 @@ func TestMillionTinyWings(t *testing.T) {
 		t.Fatalf("read %d wings (%d bytes) before refusing", flood.made, flood.served)
 	}
 }
+
+// TestTypeGivenTwice: a line whose "type" key is repeated is refused (the
+// reader reads the first to choose the record, the decoder keeps the
+// last).
+func TestTypeGivenTwice(t *testing.T) {
+	now := time.Now().UTC()
+	file := build(t, smallHeader())
+	ls := lines(file)
+	ls = append([]string{ls[0], `{"type":"wing","type":"room","id":"` + uuid.NewString() + `","name":"w","created_at":"` + now.Format(time.RFC3339) + `"}`}, ls[1:]...)
+	_, err := readUntilError(reseal(ls), export.ReaderOptions{})
+	if fe := fault.As(err); fe == nil || fe.Code != fault.ExportInvalid || !strings.Contains(fe.Msg, "given twice") {
+		t.Fatalf("got %v", err)
+	}
+}
