@@ -492,6 +492,9 @@ func (r *Reader) optID(field, v string) error {
 }
 
 func (r *Reader) checkHeader(h *Header) error {
+	if r.header != nil {
+		return r.invalid("a second header record; a file holds one, on its first line")
+	}
 	if h.Format != Format {
 		return r.fail(fault.ExportVersion, "give a file written by loci export", "the format is %q, not %q", fault.Clip(h.Format, fault.MaxQuoted), Format)
 	}

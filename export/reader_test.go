@@ -186,6 +186,9 @@ func TestReaderRefusesBadInput(t *testing.T) {
 		{"a drawer superseding one in another wing", crossWing(), export.ReaderOptions{}, fault.ExportInvalid, 7, "of another wing"},
 		{"a field the record does not have", edit(func(ls []string) []string { replaceField(t, ls, firstWing, "owner", "root"); return ls }), export.ReaderOptions{}, fault.ExportInvalid, firstWing + 1, "unknown field"},
 		{"a line that is not JSON", edit(func(ls []string) []string { ls[firstWing] = `{"type":"wing",`; return ls }), export.ReaderOptions{}, fault.ExportInvalid, firstWing + 1, "unexpected end"},
+		{"a second header", edit(func(ls []string) []string {
+			return append(append(append([]string{}, ls[:firstWing+1]...), ls[0]), ls[firstWing+1:]...)
+		}), export.ReaderOptions{}, fault.ExportInvalid, firstWing + 2, "second header"},
 		{"a drawer written twice", edit(func(ls []string) []string {
 			return append(append(append([]string{}, ls[:firstDrawer+1]...), ls[firstDrawer]), ls[firstDrawer+1:]...)
 		}), export.ReaderOptions{}, fault.ExportInvalid, firstDrawer + 2, "written twice"},
