@@ -66,6 +66,7 @@ type countingWriter struct {
 	n int64
 }
 
+// Write writes to the client and counts what it took.
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
