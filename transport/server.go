@@ -190,6 +190,8 @@ func (s *Server) Handler() http.Handler {
 		r.Post("/jobs/{id}/cancel", s.h(s.jobAction((*actors.Jobs).Cancel)))
 		r.Post("/jobs/{id}/retry", s.h(s.jobAction((*actors.Jobs).Retry)))
 		r.Post("/jobs/{id}/force-cancel", s.h(s.forceCancel))
+
+		r.Get("/export", s.read(s.exportRoute))
 	})
 	return r
 }

@@ -64,6 +64,8 @@ var depRules = []depRule{
 	{pkg: "store/badgerdb", may: []string{"fault", "store", "store/dedup", "store/disk", "store/graph"}, noDeps: []string{cobra, chi, protoactor}, noImports: []string{nethttp},
 		why: "the Badger backend implements the store's contract; HTTP belongs to transport (Badger's expvar pulls net/http in, our code may not import it)"},
 	{pkg: "backup", may: []string{"fault", "store"}, noDeps: []string{cobra, chi, protoactor}, why: "backups are written and read through the store contract and a backend capability: no layer above"},
+	{pkg: "export", may: []string{"fault", "names", "store", "store/graph"}, noDeps: []string{cobra, chi, protoactor, badger}, noImports: []string{nethttp},
+		why: "the export format is written and read through the store contract and the palace's pure rules: no backend, no layer above"},
 	{pkg: "store/storetest", may: []string{"fault", "store", "store/dedup"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the conformance suite tests any backend through the contract alone"},
 
 	// The indexes: derived from the store, told what to index by the actors.
@@ -103,11 +105,11 @@ var depRules = []depRule{
 	{pkg: "search/rank", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the ranking is pure functions over candidate lists (fusion, context, feedback, expansion, the scope check) and owns the fusion methods the configuration validates: nothing of ours, so config and the indexes may import it"},
 
 	// The edges: HTTP, the CLI, the composition root.
-	{pkg: "transport", may: []string{"actors", "api", "config", "fault", "search", "services", "sources", "store", "store/dedup", "transport/client", "ui"}, noDeps: []string{cobra, badger},
+	{pkg: "transport", may: []string{"actors", "api", "config", "export", "fault", "search", "services", "sources", "store", "store/dedup", "transport/client", "ui"}, noDeps: []string{cobra, badger},
 		why: "transport serves the actors over HTTP and MCP: never the CLI, never a backend"},
 	{pkg: "transport/client", may: []string{"api", "fault"}, noDeps: []string{cobra, chi, protoactor, badger}, why: "the HTTP client is what the CLI links: wire types and errors only"},
 	{pkg: "ui", may: nil, noDeps: []string{cobra, chi, protoactor, badger}, why: "the dashboard is embedded files and their handler"},
-	{pkg: "cli", may: []string{"transport/client", "api", "fault", "config", "store/disk", "project", "assets", "integration", "service"}, noDeps: []string{badger, protoactor, chi},
+	{pkg: "cli", may: []string{"transport/client", "api", "fault", "config", "store/disk", "project", "assets", "integration", "service", "export"}, noDeps: []string{badger, protoactor, chi},
 		why: "the CLI is an HTTP client: wire types, the client, the error type and the configuration, never the store's backends, the indexes, sources or the actors (cmd/loci hands it the daemon)"},
 	{pkg: "project", may: []string{"fault", "names"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "a project's file is read and written by the CLI: leaves only"},
 	{pkg: "assets", may: []string{"fault"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the bundled assets are files: leaves only"},
