@@ -33,6 +33,8 @@ type Reporter struct {
 	Dashboard bool
 	// Disk, when set, reports the palace's free space against the reserve.
 	Disk func() api.Disk
+	// Backups, when set, reports the last backup and its warning.
+	Backups *Backups
 }
 
 // Status is the report for a caller whose memory mode is mode. A store
@@ -66,6 +68,11 @@ func (rp *Reporter) Status(ctx context.Context, mode string) api.Status {
 	if rp.Search != nil {
 		if ix, err := rp.Search.Indexes(ctx); err == nil {
 			st.Indexes = &ix
+		}
+	}
+	if rp.Backups != nil {
+		if b, err := rp.Backups.Status(ctx); err == nil {
+			st.Backup = &b
 		}
 	}
 	return st
