@@ -92,6 +92,9 @@ var queryParams = map[string][]string{
 	"POST /api/jobs/{id}/cancel":       nil,
 	"POST /api/jobs/{id}/retry":        nil,
 	"POST /api/jobs/{id}/force-cancel": nil,
+
+	"GET /api/backups":  nil,
+	"POST /api/backups": nil,
 }
 
 // searchQuery is what GET /api/search and /api/recall take.

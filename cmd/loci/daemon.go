@@ -378,7 +378,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		// Tests that need a mine still running: this long a document.
 		mining.DocDelay, _ = time.ParseDuration(d)
 	}
-	jobs.Register(kinds.All(jobs, kinds.Settings{Dedup: palace.Dedup, Mining: mining, Vectors: vectors, Extractor: extractor})...)
+	jobs.Register(kinds.All(jobs, kinds.Settings{Dedup: palace.Dedup, Mining: mining, Vectors: vectors, Extractor: extractor,
+		Backup: kinds.BackupSettings{Dir: cfg.BackupDir(), Keep: cfg.Backup.Keep}})...)
 	palace.Locked = jobs.Busy
 	startJobs := func() error {
 		if err := jobs.Start(ctx); err != nil {
@@ -435,6 +436,20 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		}
 	}
 	lc.started("the triggers", 10*time.Second, func(ctx context.Context) error { pending.stop(); trig.Stop(ctx); return nil })
+	// The backup schedule: a backup job into backup.dir at each slot.
+	backups := &services.Backups{DB: db, Jobs: jobs, Log: log, Settings: cfg.Backup, Dir: cfg.BackupDir()}
+	startBackups := func() error {
+		if err := backups.Start(ctx); err != nil {
+			return fault.Wrap(fault.ServerFailed, err, "starting the backup schedule failed: "+err.Error(), "see the log")
+		}
+		return nil
+	}
+	if !readOnly(db) {
+		if err := startBackups(); err != nil {
+			return err
+		}
+	}
+	lc.started("the backup schedule", time.Second, func(ctx context.Context) error { backups.Stop(ctx); return nil })
 	if readOnly(db) {
 		// A start on a full disk: what writes starts once space is back.
 		go awaitSpace(ctx, log, db.(store.Embedded), guard, pending, requestStop, func() error {
@@ -445,6 +460,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 				return err
 			}
 			if err := startTriggers(); err != nil {
+				return err
+			}
+			if err := startBackups(); err != nil {
 				return err
 			}
 			preloadNear()
@@ -463,7 +481,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		StreamStall: time.Duration(cfg.Server.SlowSubscriberSecs) * time.Second, MCPMax: caps.mcp,
 		Reporter: &services.Reporter{Palace: palace, Search: searcher, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable,
-			Disk: func() api.Disk { return diskState(cfg.Palace.Path, guard, db) }},
+			Disk: func() api.Disk { return diskState(cfg.Palace.Path, guard, db) }, Backups: backups},
+		Backups:  backups,
 		Shutdown: requestStop,
 	}
 	hs := srv.HTTPServer()

@@ -216,9 +216,9 @@ type BackupFile struct {
 	Err    string
 }
 
-// ownBackups lists the names of palaceID's backups in dir, newest first
-// (a missing folder holds none).
-func ownBackups(dir, palaceID string) ([]BackupFile, error) {
+// ListBackupNames lists palaceID's backups in dir by name, newest first
+// (a missing folder holds none), without reading them.
+func ListBackupNames(dir, palaceID string) ([]BackupFile, error) {
 	entries, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -242,20 +242,30 @@ func ownBackups(dir, palaceID string) ([]BackupFile, error) {
 // its size and header (a file whose header cannot be read is listed with
 // the reason).
 func ListBackups(dir, palaceID string) ([]BackupFile, error) {
-	files, err := ownBackups(dir, palaceID)
+	files, err := ListBackupNames(dir, palaceID)
 	for i := range files {
-		f := &files[i]
-		if st, err := os.Stat(f.Path); err == nil {
-			f.Size = st.Size()
-		}
-		h, err := backup.ReadHeader(f.Path)
-		if err != nil {
-			f.Err = fault.As(err).Msg
-			continue
-		}
-		f.Header = &h
+		files[i] = ReadBackup(files[i])
 	}
 	return files, err
+}
+
+// ReadBackup fills in a listed file's size and header (or why its header
+// does not read).
+func ReadBackup(f BackupFile) BackupFile {
+	if st, err := os.Stat(f.Path); err == nil {
+		f.Size = st.Size()
+	}
+	h, err := backup.ReadHeader(f.Path)
+	if err != nil {
+		f.Err = err.Error()
+		var fe *fault.Error
+		if errors.As(err, &fe) {
+			f.Err = fe.Msg
+		}
+		return f
+	}
+	f.Header = &h
+	return f
 }
 
 // RotateBackups deletes palaceID's backups in dir beyond the newest keep
@@ -265,7 +275,7 @@ func RotateBackups(dir, palaceID string, keep int) ([]string, error) {
 	if keep < 1 {
 		return nil, nil
 	}
-	files, err := ownBackups(dir, palaceID)
+	files, err := ListBackupNames(dir, palaceID)
 	if err != nil || len(files) <= keep {
 		return nil, err
 	}
