@@ -88,11 +88,11 @@ func (s *snapshot) Dump(ctx context.Context, since uint64, w io.Writer, progress
 	it := s.txn.NewIterator(badger.IteratorOptions{AllVersions: true, SinceTs: since})
 	defer it.Close()
 	var (
-		list    pb.KVList
-		size    int
-		last    []byte
-		buf     []byte
-		lenBuf  [8]byte
+		list   pb.KVList
+		size   int
+		last   []byte
+		buf    []byte
+		lenBuf [8]byte
 	)
 	flush := func() error {
 		if len(list.Kv) == 0 {
