@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,7 +56,8 @@ type BackupResult struct {
 	Bytes        int64  `json:"bytes"`
 	Records      int64  `json:"records"`
 	StoreVersion uint64 `json:"store_version"`
-	// Removed are the older backups rotation deleted.
+	// Removed are the older backups rotation deleted, and temporary
+	// files a killed daemon left.
 	Removed []string `json:"removed,omitempty"`
 }
 
@@ -143,6 +145,7 @@ func runBackup(ctx context.Context, r *actors.Run, db store.DB, s BackupSettings
 		return nil, werr
 	}
 	removed, rerr := RotateBackups(s.Dir, id, s.Keep)
+	removed = append(removed, removeLeftovers(s.Dir, id)...)
 	if rerr != nil {
 		_ = r.Save(ctx, nil, store.Progress{Message: "rotation: " + rerr.Error()})
 	}
@@ -287,4 +290,29 @@ func RotateBackups(dir, palaceID string, keep int) ([]string, error) {
 		removed = append(removed, f.Name)
 	}
 	return removed, nil
+}
+
+// removeLeftovers deletes the temporary files of palaceID's backups that
+// a killed daemon left in dir (the backup package writes
+// ".<name>.tmp-<random>" beside <name>): one backup job runs at a time,
+// so once one has completed no other of its temporary files is in use.
+// Such a file never verifies (its header is written last) and only
+// takes space. Other files are never touched.
+func removeLeftovers(dir, palaceID string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range entries {
+		n := e.Name()
+		i := strings.LastIndex(n, ".tmp-")
+		if !strings.HasPrefix(n, ".") || i < 0 || !e.Type().IsRegular() {
+			continue
+		}
+		if id, _, ok := ParseBackupName(n[1:i]); ok && id == palaceID && os.Remove(filepath.Join(dir, n)) == nil {
+			removed = append(removed, n)
+		}
+	}
+	return removed
 }

@@ -143,6 +143,22 @@ func TestRotateKeepsTheNewestOwnBackupsOnly(t *testing.T) {
 func TestBackupJobWritesIntoTheFolderAndRotates(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "backups")
 	j := backupRuntime(t, dir, 2, fileWriter)
+	id, err := store.PalaceID(context.Background(), j.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a daemon killed mid-backup leaves: its own temporary file
+	// (removed after the next backup), another palace's (kept).
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ownLeft := "." + BackupFileName(id, time.Now().Add(-time.Hour)) + ".tmp-123456"
+	otherLeft := "." + BackupFileName(palaceB, time.Now().Add(-time.Hour)) + ".tmp-654321"
+	for _, n := range []string{ownLeft, otherLeft} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, params := range []string{`{"path":"/tmp/elsewhere"}`, `{"dir":"/tmp"}`, `{"file":"x.backup"}`} {
 		_, err := j.Submit(context.Background(), actors.Submission{Type: KindBackup, Channel: store.ByHTTP, Params: json.RawMessage(params)})
 		if e := fault.As(err); err == nil || e.Code != fault.InputInvalid || !strings.Contains(e.Msg, "is not a field of a backup job") {
@@ -167,19 +183,18 @@ func TestBackupJobWritesIntoTheFolderAndRotates(t *testing.T) {
 		// Names are to the millisecond: the next one is another.
 		time.Sleep(2 * time.Millisecond)
 	}
-	id, err := store.PalaceID(context.Background(), j.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, r := range results {
 		if pid, _, ok := ParseBackupName(r.File); !ok || pid != id || r.StoreVersion != 7 || r.Bytes != 11 {
 			t.Fatalf("result %+v: not a backup of palace %s", r, id)
 		}
 	}
+	if !slices.Equal(results[0].Removed, []string{ownLeft}) {
+		t.Fatalf("first backup removed %v, want the leftover %s", results[0].Removed, ownLeft)
+	}
 	if !slices.Equal(results[2].Removed, []string{results[0].File}) {
 		t.Fatalf("third backup removed %v, want the first, %s", results[2].Removed, results[0].File)
 	}
-	if got, want := dirNames(t, dir), []string{results[1].File, results[2].File}; !slices.Equal(got, want) {
+	if got, want := dirNames(t, dir), []string{otherLeft, results[1].File, results[2].File}; !slices.Equal(got, want) {
 		t.Fatalf("folder holds %v, want %v", got, want)
 	}
 }
@@ -294,5 +309,96 @@ func TestFailedBackupKeepsTheOldOnes(t *testing.T) {
 	}
 	if got := dirNames(t, dir); !slices.Equal(got, old) {
 		t.Fatalf("folder %v, want %v", got, old)
+	}
+}
+
+// The job's file is a backup the backup package accepts end to end, of
+// this palace at the store version the job reports.
+func TestBackupJobWritesAVerifiedBackup(t *testing.T) {
+	dir := t.TempDir()
+	j := backupRuntime(t, dir, 2, nil)
+	pal := &Palace{DB: j.DB, Sys: j.Sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+	for _, c := range []string{"the first drawer of the backed-up palace", "a second drawer, quite different from the first"} {
+		if _, err := pal.CreateDrawer(context.Background(), store.NewDrawer{Wing: "w", Room: "r", Content: c, Source: store.Source{Kind: "manual"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job, err := j.Submit(context.Background(), actors.Submission{Type: KindBackup, Channel: store.ByCLI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := waitDone(t, j, job.ID)
+	if done.Status != store.JobCompleted {
+		t.Fatalf("backup job %s: %s", done.Status, done.Error)
+	}
+	var res BackupResult
+	if err := json.Unmarshal(done.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, res.File)
+	h, err := backup.ReadHeader(path)
+	if err != nil {
+		t.Fatalf("ReadHeader of the job's file: %v", err)
+	}
+	id, _ := store.PalaceID(context.Background(), j.DB)
+	if h.PalaceID != id || h.StoreVersion != res.StoreVersion || h.Since != 0 || h.Counts.Drawers != 2 || res.Records != h.Records {
+		t.Fatalf("header %+v, result %+v", h, res)
+	}
+	if _, err := backup.VerifyFile(context.Background(), path); err != nil {
+		t.Fatalf("the job's backup does not verify: %v", err)
+	}
+	if st, _ := os.Stat(path); st == nil || res.Bytes != st.Size() {
+		t.Fatalf("result bytes %d, file %v", res.Bytes, st)
+	}
+	if got := dirNames(t, dir); !slices.Equal(got, []string{res.File}) {
+		t.Fatalf("folder %v", got)
+	}
+}
+
+// A backup cancelled while the real writer is at work leaves nothing in
+// the folder: no backup at its name, no temporary file.
+func TestCancelledRealBackupLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	started := make(chan struct{})
+	var once bool
+	write := func(ctx context.Context, db store.DB, path string, o backup.Options) (backup.Header, error) {
+		return backup.WriteFile(ctx, db, path, backup.Options{Progress: func(int64, int64) {
+			if !once {
+				once = true
+				close(started)
+			}
+			<-ctx.Done() // the write is held mid-body until the job's control cuts it
+		}})
+	}
+	j := backupRuntime(t, dir, 2, write)
+	job, err := j.Submit(context.Background(), actors.Submission{Type: KindBackup, Channel: store.ByCLI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		t.Fatal("the backup never started its body")
+	}
+	if len(dirNames(t, dir)) == 0 {
+		t.Fatal("no temporary file while the body is written")
+	}
+	if _, err := j.Cancel(context.Background(), job.ID); err != nil {
+		t.Fatal(err)
+	}
+	var got *store.Job
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if got, err = j.Get(context.Background(), job.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == store.JobCancelled {
+			break
+		}
+	}
+	if got.Status != store.JobCancelled {
+		t.Fatalf("job %s, want cancelled", got.Status)
+	}
+	if left := dirNames(t, dir); len(left) != 0 {
+		t.Fatalf("a cancelled backup left %v", left)
 	}
 }
