@@ -158,7 +158,9 @@ func (b *Backups) Run(ctx context.Context, channel string) (*store.Job, error) {
 // List is GET /api/backups: the palace's backups in backup.dir, newest
 // first, with the state (last successful, warning).
 func (b *Backups) List(ctx context.Context) (api.BackupList, error) {
-	id, err := store.PalaceID(ctx, b.DB)
+	// A palace without an identity has made no backup: it is not given
+	// one by a read.
+	id, _, err := store.KnownPalaceID(ctx, b.DB)
 	if err != nil {
 		return api.BackupList{}, err
 	}
@@ -170,18 +172,32 @@ func (b *Backups) List(ctx context.Context) (api.BackupList, error) {
 	for _, f := range files {
 		out.Backups = append(out.Backups, backupFile(f))
 	}
-	out.BackupStatus, err = b.state(ctx, out.Backups)
-	return out, err
+	drawers, err := b.drawers(ctx)
+	if err != nil {
+		return api.BackupList{}, err
+	}
+	out.BackupStatus = b.state(out.Backups, drawers)
+	return out, nil
 }
 
 // Status is the backups' state for the status report: the last
 // successful backup (the newest whose header reads) and the warning.
 func (b *Backups) Status(ctx context.Context) (api.BackupStatus, error) {
-	id, err := store.PalaceID(ctx, b.DB)
+	id, _, err := store.KnownPalaceID(ctx, b.DB)
 	if err != nil {
 		return api.BackupStatus{}, err
 	}
-	files, err := kinds.ListBackupNames(b.Dir, id)
+	drawers, err := b.drawers(ctx)
+	if err != nil {
+		return api.BackupStatus{}, err
+	}
+	return b.StatusOf(id, drawers)
+}
+
+// StatusOf is Status for the palace palaceID ("": one without an
+// identity, which has no backup) holding drawers stored drawers.
+func (b *Backups) StatusOf(palaceID string, drawers int) (api.BackupStatus, error) {
+	files, err := kinds.ListBackupNames(b.Dir, palaceID)
 	if err != nil {
 		return api.BackupStatus{}, err
 	}
@@ -194,11 +210,19 @@ func (b *Backups) Status(ctx context.Context) (api.BackupStatus, error) {
 			break
 		}
 	}
-	return b.state(ctx, last)
+	return b.state(last, drawers), nil
 }
 
-// state is the status of a folder whose backups are files, newest first.
-func (b *Backups) state(ctx context.Context, files []api.BackupFile) (api.BackupStatus, error) {
+// drawers is the palace's stored drawers.
+func (b *Backups) drawers(ctx context.Context) (int, error) {
+	var counts store.Counts
+	err := b.DB.View(ctx, func(r store.Reader) (err error) { counts, err = r.Counts(); return err })
+	return counts.DrawersStored, err
+}
+
+// state is the status of a folder whose backups are files, newest first,
+// for a palace of drawers stored drawers.
+func (b *Backups) state(files []api.BackupFile, drawers int) api.BackupStatus {
 	warn := backupWarnAfter(b.Settings)
 	st := api.BackupStatus{Dir: b.Dir, Keep: b.Settings.Keep, WarnAfterSecs: int64(warn / time.Second)}
 	if s := b.Settings.Schedule; s.Every != "" {
@@ -210,12 +234,8 @@ func (b *Backups) state(ctx context.Context, files []api.BackupFile) (api.Backup
 		st.NextDue = b.nextDue
 		b.mu.Unlock()
 	}
-	var counts store.Counts
-	if err := b.DB.View(ctx, func(r store.Reader) (err error) { counts, err = r.Counts(); return err }); err != nil {
-		return st, err
-	}
-	st.Last, st.AgeSecs, st.Warning = BackupWarning(files, counts.DrawersStored, b.now(), warn, b.Dir)
-	return st, nil
+	st.Last, st.AgeSecs, st.Warning = BackupWarning(files, drawers, b.now(), warn, b.Dir)
+	return st
 }
 
 // backupWarnAfter is backup.warn_after as a duration.

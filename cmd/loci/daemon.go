@@ -603,6 +603,23 @@ func migrate(ctx context.Context, cfg config.Config, log *slog.Logger) (cli.Migr
 }
 
 // openCheck opens and closes the store for doctor, creating nothing.
+// backupCheck is doctor's backup check without a daemon: the last backup
+// in backup.dir and the warning, from a store opened and closed here
+// (nothing is written: a palace without an identity has no backup).
+func backupCheck(ctx context.Context, cfg config.Config) (api.BackupStatus, error) {
+	b := &services.Backups{Settings: cfg.Backup, Dir: cfg.BackupDir()}
+	if _, err := os.Stat(storeDir(cfg)); errors.Is(err, os.ErrNotExist) {
+		return b.StatusOf("", 0)
+	}
+	db, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return api.BackupStatus{}, err
+	}
+	defer db.Close()
+	b.DB = db
+	return b.Status(ctx)
+}
+
 func openCheck(ctx context.Context, cfg config.Config) error {
 	if _, err := os.Stat(storeDir(cfg)); errors.Is(err, os.ErrNotExist) {
 		return nil

@@ -230,6 +230,9 @@ func ListBackupNames(dir, palaceID string) ([]BackupFile, error) {
 		return nil, fault.Wrap(fault.IOFailed, err, "cannot read the backup folder "+dir+": "+err.Error(), "check backup.dir")
 	}
 	var out []BackupFile
+	if palaceID == "" {
+		return nil, nil
+	}
 	for _, e := range entries {
 		id, at, ok := ParseBackupName(e.Name())
 		if !ok || id != palaceID || !e.Type().IsRegular() {
