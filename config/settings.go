@@ -47,7 +47,7 @@ var settingDocs = map[string]string{
 	"dedup.near_threshold":                   "Similarity from which a drawer is a near duplicate (0.5 to 1).",
 	"dedup.entity_fuzzy":                     "Resolve an entity name one typo away from exactly one known entity to that entity.",
 	"jobs.max_concurrency":                   "Jobs running at once, in all.",
-	"jobs.background_concurrency":            "Background jobs (mine, embed, extract) running at once.",
+	"jobs.background_concurrency":            "Background jobs (mine, embed, extract, backup) running at once.",
 	"jobs.lease_ttl_secs":                    "Seconds a running job's lease lasts without renewal before another worker may take it.",
 	"jobs.drain_timeout_secs":                "Seconds a stopping daemon waits for running jobs to reach a checkpoint.",
 	"mining.chunk_chars":                     "Largest drawer a mined document is split into, in characters.",
