@@ -244,3 +244,21 @@ func TestBackupsListAndStatus(t *testing.T) {
 		t.Fatalf("unreadable files counted as a backup: %+v", list.BackupStatus)
 	}
 }
+
+// A backup folder that cannot be read is reported in the status as a
+// warning naming it, not left out.
+func TestStatusWarnsOfAnUnreadableBackupFolder(t *testing.T) {
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, j := backupsOn(t, notADir, config.Backup{Keep: 3, WarnAfter: "7d"})
+	if _, err := store.PalaceID(context.Background(), j.DB); err != nil {
+		t.Fatal(err)
+	}
+	rp := &Reporter{Palace: &Palace{DB: j.DB, Sys: j.Sys}, Backups: b}
+	st := rp.Status(context.Background(), "full")
+	if st.Backup == nil || st.Backup.Dir != notADir || !strings.Contains(st.Backup.Warning, "cannot read the backup folder "+notADir) {
+		t.Fatalf("status backup %+v", st.Backup)
+	}
+}

@@ -71,9 +71,13 @@ func (rp *Reporter) Status(ctx context.Context, mode string) api.Status {
 		}
 	}
 	if rp.Backups != nil {
-		if b, err := rp.Backups.Status(ctx); err == nil {
-			st.Backup = &b
+		// A folder that cannot be read is a warning, not a silence.
+		b, err := rp.Backups.Status(ctx)
+		if err != nil {
+			b = rp.Backups.state(nil, 0)
+			b.Warning = fault.As(err).Msg
 		}
+		st.Backup = &b
 	}
 	return st
 }
