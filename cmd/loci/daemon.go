@@ -16,6 +16,7 @@ import (
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/backup"
 	"github.com/loci-dev/loci/assets"
 	"github.com/loci-dev/loci/cli"
 	"github.com/loci-dev/loci/config"
@@ -378,8 +379,27 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		// Tests that need a mine still running: this long a document.
 		mining.DocDelay, _ = time.ParseDuration(d)
 	}
+	backupKind := kinds.BackupSettings{Dir: cfg.BackupDir(), Keep: cfg.Backup.Keep}
+	if d, ok := os.LookupEnv("LOCI_TEST_BACKUP_DELAY"); ok {
+		// Tests that kill a backup job mid-body: this long after each
+		// frame of the body is written.
+		delay, _ := time.ParseDuration(d)
+		backupKind.Write = func(ctx context.Context, db store.DB, path string, o backup.Options) (backup.Header, error) {
+			progress := o.Progress
+			o.Progress = func(bytes, records int64) {
+				if progress != nil {
+					progress(bytes, records)
+				}
+				select {
+				case <-time.After(delay):
+				case <-ctx.Done():
+				}
+			}
+			return backup.WriteFile(ctx, db, path, o)
+		}
+	}
 	jobs.Register(kinds.All(jobs, kinds.Settings{Dedup: palace.Dedup, Mining: mining, Vectors: vectors, Extractor: extractor,
-		Backup: kinds.BackupSettings{Dir: cfg.BackupDir(), Keep: cfg.Backup.Keep}})...)
+		Backup: backupKind})...)
 	palace.Locked = jobs.Busy
 	startJobs := func() error {
 		if err := jobs.Start(ctx); err != nil {

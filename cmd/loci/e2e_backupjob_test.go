@@ -189,3 +189,62 @@ func TestBackupWarningUntilOneIsTaken(t *testing.T) {
 		t.Fatalf("loci doctor with the daemon stopped: %s", out)
 	}
 }
+
+// A daemon killed (kill -9) while a backup job writes its body leaves no
+// file in backup.dir that verifies; at the next start the job runs again
+// and completes, and its leftover temporary file is removed.
+func TestKilledBackupJobLeavesNothingThatVerifies(t *testing.T) {
+	home, palace := newPalace(t)
+	dir := filepath.Join(home, "bk")
+	cfg := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[palace]\npath = %q\n[backup]\ndir = %q\n", palace, dir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	envs := []string{"LOCI_CONFIG=" + cfg}
+	d := start(t, home, palace, append(envs, "LOCI_TEST_BACKUP_DELAY=10m")...)
+	for i := range 20 {
+		if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": fmt.Sprintf("memory %d of a palace killed mid-backup", i)}); r.status != 201 {
+			t.Fatalf("write: %d %s", r.status, r.raw)
+		}
+	}
+	r := d.do("POST", "/api/backups", nil)
+	if r.status != 202 {
+		t.Fatalf("POST /api/backups: %d %s", r.status, r.raw)
+	}
+	id := get[string](r.body, "id")
+	// The body is written and held (the test delay) before its header:
+	// the temporary file is there, the backup is not.
+	var temps []string
+	eventually(t, 30*time.Second, "the backup's temporary file", func() bool {
+		temps, _ = filepath.Glob(filepath.Join(dir, ".loci-*.backup.tmp-*"))
+		return len(temps) == 1
+	})
+	d.cmd.Process.Kill() // SIGKILL
+	<-d.exited
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if _, err := backup.VerifyFile(context.Background(), filepath.Join(dir, e.Name())); err == nil {
+			t.Fatalf("%s verifies after a kill mid-backup", e.Name())
+		}
+	}
+	if names := backupNames(t, dir); len(names) != 0 {
+		t.Fatalf("a backup's name after a kill mid-backup: %v", names)
+	}
+
+	d = start(t, home, palace, envs...)
+	job := waitJob(t, d, id, 60*time.Second, finished)
+	if job["status"] != "completed" {
+		t.Fatalf("the recovered backup job: %v", job)
+	}
+	names := backupNames(t, dir)
+	if len(names) != 1 {
+		t.Fatalf("backups after the recovery: %v", names)
+	}
+	h, err := backup.VerifyFile(context.Background(), filepath.Join(dir, names[0]))
+	if err != nil || h.Counts.Drawers != 20 {
+		t.Fatalf("the recovered backup: %+v %v", h, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".loci-*.tmp-*")); len(left) != 0 {
+		t.Fatalf("temporary files left after the next backup: %v", left)
+	}
+}
