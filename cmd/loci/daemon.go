@@ -16,8 +16,8 @@ import (
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
-	"github.com/loci-dev/loci/backup"
 	"github.com/loci-dev/loci/assets"
+	"github.com/loci-dev/loci/backup"
 	"github.com/loci-dev/loci/cli"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
