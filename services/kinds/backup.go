@@ -59,6 +59,9 @@ type BackupResult struct {
 	// Removed are the older backups rotation deleted, and temporary
 	// files a killed daemon left.
 	Removed []string `json:"removed,omitempty"`
+	// RotationError says why rotation could not delete an old backup
+	// (the backup itself is complete).
+	RotationError string `json:"rotation_error,omitempty"`
 }
 
 // backupProgressEvery spaces the progress saves of a running backup.
@@ -146,14 +149,15 @@ func runBackup(ctx context.Context, r *actors.Run, db store.DB, s BackupSettings
 	}
 	removed, rerr := RotateBackups(s.Dir, id, s.Keep)
 	removed = append(removed, removeLeftovers(s.Dir, id)...)
-	if rerr != nil {
-		_ = r.Save(ctx, nil, store.Progress{Message: "rotation: " + rerr.Error()})
-	}
 	size := hdr.BodyBytes
 	if st, err := os.Stat(path); err == nil {
 		size = st.Size()
 	}
-	return BackupResult{File: name, Bytes: size, Records: hdr.Records, StoreVersion: hdr.StoreVersion, Removed: removed}, nil
+	res := BackupResult{File: name, Bytes: size, Records: hdr.Records, StoreVersion: hdr.StoreVersion, Removed: removed}
+	if rerr != nil {
+		res.RotationError = fault.As(rerr).Msg
+	}
+	return res, nil
 }
 
 // EnsureBackup queues a backup job unless one is queued, running or
