@@ -205,6 +205,9 @@ type Status struct {
 	// Disk is the free space of the palace's filesystem against the
 	// reserve; nil when the daemon does not watch it.
 	Disk *Disk `json:"disk,omitempty"`
+	// Backup is the last successful backup and the warning when none is
+	// recent (api/backups.go); nil when the daemon does not report it.
+	Backup *BackupStatus `json:"backup,omitempty"`
 }
 
 // Disk is the free space of the palace's filesystem against the reserve

@@ -449,6 +449,12 @@ func (a *app) statusCmd() *cobra.Command {
 				if st.Disk != nil {
 					a.printf("disk:       %s\n", diskLine(*st.Disk))
 				}
+				if st.Backup != nil {
+					a.printf("backup:     %s\n", backupLine(*st.Backup))
+					if st.Backup.Warning != "" {
+						a.printf("warning:    %s\n", st.Backup.Warning)
+					}
+				}
 				a.printWarnings(srcs.Warnings)
 			}
 			if scopeErr != nil {
@@ -637,6 +643,9 @@ func (a *app) doctor(ctx context.Context) []Finding {
 	}
 	if live && !ours {
 		fs = append(fs, Finding{"registry", "warn", fmt.Sprintf("registry names pid %d, which does not answer", reg.PID), "it is overwritten at the next start"})
+	}
+	if f, ok := a.backupFinding(ctx, cfg, ours); ok {
+		fs = append(fs, f)
 	}
 	return append(fs, a.serviceFinding(ctx, ours))
 }

@@ -40,6 +40,9 @@ type Local struct {
 	// Disk reports the palace's free space against the reserve, for
 	// doctor; nil: not checked.
 	Disk func(cfg config.Config) api.Disk
+	// Backups reports the last backup and its warning from the store and
+	// backup.dir, for doctor without a daemon; nil: not checked.
+	Backups func(ctx context.Context, cfg config.Config) (api.BackupStatus, error)
 }
 
 // MigrateReport says what migrate did.
@@ -146,6 +149,7 @@ Connect an agent in one line, e.g. Claude Code:
 	root.AddCommand(a.mcpCmd(), a.hookCmd(), a.integrationCmd())
 	root.AddCommand(a.serviceCmd())
 	root.AddCommand(a.exportCmd())
+	root.AddCommand(a.backupsCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.New(fault.InputInvalid, err.Error(), "see `"+c.CommandPath()+" --help`")
 	})

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/pelletier/go-toml/v2"
@@ -22,6 +23,7 @@ import (
 	"github.com/loci-dev/loci/names"
 	"github.com/loci-dev/loci/search/rank"
 	"github.com/loci-dev/loci/sources/secret"
+	"github.com/loci-dev/loci/triggers"
 )
 
 // Config is the whole configuration.
@@ -41,6 +43,7 @@ type Config struct {
 	Embedding   Embedding   `toml:"embedding" json:"embedding"`
 	Extraction  Extraction  `toml:"extraction" json:"extraction"`
 	Search      Search      `toml:"search" json:"search"`
+	Backup      Backup      `toml:"backup" json:"backup"`
 	// Miners are the saved definitions of what to mine, by name
 	// ([miners.<name>]). Enablement lives only here.
 	Miners map[string]Miner `toml:"miners" json:"-"`
@@ -390,6 +393,60 @@ type Search struct {
 	AllWordsFirst bool `toml:"all_words_first" json:"all_words_first"`
 }
 
+// Backup is the scheduled backups: where they go, when, how many are
+// kept, and when status warns that none is recent.
+type Backup struct {
+	// Dir is the folder the daemon writes its backups to ("": backups
+	// beside the palace, BackupDir). No request ever names another.
+	Dir string `toml:"dir" json:"dir"`
+	// Schedule is the timetable of scheduled backups, in the syntax of a
+	// schedule trigger (every, at); an empty every: none.
+	Schedule BackupSchedule `toml:"schedule" json:"schedule"`
+	// Keep is how many of its backups the daemon keeps in Dir: after
+	// each, the oldest beyond it are deleted.
+	Keep int `toml:"keep" json:"keep"`
+	// WarnAfter is how old the last successful backup may be before
+	// status and doctor warn (a duration: s, m, h or d).
+	WarnAfter string `toml:"warn_after" json:"warn_after"`
+}
+
+// BackupSchedule is the backups' timetable, as a schedule trigger's:
+// every (s, m, h, d; at least 1 s), at (HH:MM UTC, whole-day intervals
+// only).
+type BackupSchedule struct {
+	Every string `toml:"every" json:"every"`
+	At    string `toml:"at" json:"at"`
+}
+
+// Default backup settings.
+const (
+	DefaultBackupKeep      = 7
+	DefaultBackupWarnAfter = "7d"
+	// MaxBackupKeep bounds backup.keep.
+	MaxBackupKeep = 10000
+)
+
+// BackupDir is the folder backups go to: backup.dir, else "backups"
+// beside the palace's folder (with the default palace,
+// ~/.local/share/loci/backups): outside the palace, so that a restore
+// over the palace or its loss leaves them, and on the same machine.
+func (c Config) BackupDir() string {
+	if c.Backup.Dir != "" {
+		return filepath.Clean(c.Backup.Dir)
+	}
+	return filepath.Join(filepath.Dir(filepath.Clean(c.Palace.Path)), "backups")
+}
+
+// BackupWarnAfter is backup.warn_after as a duration (the default's when
+// it does not parse: Validate refuses that).
+func (c Config) BackupWarnAfter() time.Duration {
+	if d, ok := triggers.ParseDuration(c.Backup.WarnAfter); ok {
+		return d
+	}
+	d, _ := triggers.ParseDuration(DefaultBackupWarnAfter)
+	return d
+}
+
 // Assets is the runtime assets root.
 type Assets struct {
 	Dir string `toml:"dir" json:"dir"`
@@ -411,6 +468,7 @@ func Default(env func(string) (string, bool)) Config {
 		Credentials: Credentials{Dir: filepath.Join(ConfigDir(env), "credentials"), Backend: "auto"},
 		Search: Search{ContextWeight: 0.7, ContextWindow: 2, SemanticWeight: 1, Fusion: rank.MethodScores, FusionK: 60, Depth: 50,
 			FeedbackTerms: 5, FeedbackDocs: 5, FeedbackWeight: 0.3, AnswerWeight: 0.5},
+		Backup: Backup{Keep: DefaultBackupKeep, WarnAfter: DefaultBackupWarnAfter},
 		Embedding: Embedding{SaveSecs: 600, Default: StaticProfile,
 			Profiles: map[string]Profile{StaticProfile: {Provider: StaticProvider}}},
 	}

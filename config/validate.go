@@ -5,11 +5,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/loci-dev/loci/extract/provider"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/search/rank"
 	"github.com/loci-dev/loci/sources/secret"
+	"github.com/loci-dev/loci/triggers"
 )
 
 // Validate checks every setting and names the first bad key: each
@@ -35,6 +37,7 @@ func (c *Config) Validate() error {
 		c.Search.validate,
 		c.Credentials.validate,
 		c.Assets.validate,
+		c.validateBackup,
 	}
 	for _, check := range sections {
 		if err := check(); err != nil {
@@ -302,6 +305,45 @@ func (c Credentials) validate() error {
 func (a Assets) validate() error {
 	if a.Dir != "" && !filepath.IsAbs(a.Dir) {
 		return bad("assets.dir", "%q is relative; an absolute path is required", a.Dir)
+	}
+	return nil
+}
+
+// validateBackup checks the backup section: an absolute folder outside
+// the palace, a schedule a schedule trigger would take, a positive keep
+// and a warning age of at least a minute.
+func (c *Config) validateBackup() error {
+	b := c.Backup
+	if b.Dir != "" {
+		if !filepath.IsAbs(b.Dir) {
+			return bad("backup.dir", "%q is relative; an absolute path is required", b.Dir)
+		}
+		if rel, err := filepath.Rel(filepath.Clean(c.Palace.Path), filepath.Clean(b.Dir)); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return bad("backup.dir", "%q is inside the palace (%s); choose a folder outside it, so that a restore or the palace's loss leaves the backups", b.Dir, c.Palace.Path)
+		}
+	}
+	if s := b.Schedule; s.Every != "" || s.At != "" {
+		raw := map[string]string{"every": s.Every}
+		if s.At != "" {
+			raw["at"] = s.At
+		}
+		if s.Every == "" {
+			return bad("backup.schedule.every", "is required with at (a number and a unit: s, m, h or d, at least 1s)")
+		}
+		if _, err := triggers.Check(triggers.Schedule, raw); err != nil {
+			// The trigger's words, under this section's key.
+			k, problem, _ := strings.Cut(strings.TrimPrefix(fault.As(err).Msg, "settings."), ": ")
+			return bad("backup.schedule."+k, "%s", problem)
+		}
+	}
+	switch {
+	case b.Keep < 1:
+		return bad("backup.keep", "must be at least 1 (the scheduled backups kept)")
+	case b.Keep > MaxBackupKeep:
+		return bad("backup.keep", "%d is more than %d", b.Keep, MaxBackupKeep)
+	}
+	if d, ok := triggers.ParseDuration(b.WarnAfter); !ok || d < time.Minute {
+		return bad("backup.warn_after", "%q is not a duration of at least 1m (a number and a unit: m, h or d)", b.WarnAfter)
 	}
 	return nil
 }

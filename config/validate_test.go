@@ -30,6 +30,7 @@ var sectionChecks = map[string]func(c *Config) error{
 	"embedding":   func(c *Config) error { return c.Embedding.validate() },
 	"extraction":  func(c *Config) error { return c.Extraction.validate() },
 	"search":      func(c *Config) error { return c.Search.validate() },
+	"backup":      func(c *Config) error { return c.validateBackup() },
 }
 
 // Each section's bad value is caught by that section's own method, by no
@@ -75,6 +76,16 @@ func TestValidateBySection(t *testing.T) {
 		{"search", "search.fusion", func(c *Config) { c.Search.Fusion = "average" }, `search.fusion: "average" is not scores or rrf`},
 		{"search", "search.depth", func(c *Config) { c.Search.Depth = 1001 }, ""},
 		{"search", "search.feedback_docs", func(c *Config) { c.Search.FeedbackDocs = 0 }, ""},
+		{"backup", "backup.dir", func(c *Config) { c.Backup.Dir = "backups" }, `backup.dir: "backups" is relative; an absolute path is required`},
+		{"backup", "backup.dir", func(c *Config) { c.Backup.Dir = c.Palace.Path + "/old" }, ""},
+		{"backup", "backup.keep", func(c *Config) { c.Backup.Keep = 0 }, "backup.keep: must be at least 1 (the scheduled backups kept)"},
+		{"backup", "backup.keep", func(c *Config) { c.Backup.Keep = 100001 }, ""},
+		{"backup", "backup.warn_after", func(c *Config) { c.Backup.WarnAfter = "a week" }, ""},
+		{"backup", "backup.warn_after", func(c *Config) { c.Backup.WarnAfter = "30s" }, ""},
+		{"backup", "backup.schedule.every", func(c *Config) { c.Backup.Schedule.Every = "often" }, ""},
+		{"backup", "backup.schedule.every", func(c *Config) { c.Backup.Schedule.At = "03:00" }, ""},
+		{"backup", "backup.schedule.at", func(c *Config) { c.Backup.Schedule = BackupSchedule{Every: "1d", At: "3am"} }, ""},
+		{"backup", "backup.schedule.at", func(c *Config) { c.Backup.Schedule = BackupSchedule{Every: "1h", At: "03:00"} }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.section+"/"+tt.key, func(t *testing.T) {

@@ -146,6 +146,30 @@ const (
 	// ExportDecryptFailed: the file could not be decrypted with what was
 	// given, or it was altered after it was encrypted.
 	ExportDecryptFailed Code = "loci::export::decrypt_failed"
+	// BackupInvalid: the file is not a loci backup (or a request for one
+	// is malformed).
+	BackupInvalid Code = "loci::backup::invalid"
+	// BackupTruncated: the backup file ends before its header says.
+	BackupTruncated Code = "loci::backup::truncated"
+	// BackupCorrupt: the body does not match the header's digest, counts
+	// or framing; the message names the byte offset.
+	BackupCorrupt Code = "loci::backup::corrupt"
+	// BackupFutureVersion: the file was written by a newer loci (a newer
+	// file format or data version).
+	BackupFutureVersion Code = "loci::backup::future_version"
+	// BackupGap: the files given to restore do not form a chain (a full
+	// backup, then each incremental from the previous one's version).
+	BackupGap Code = "loci::backup::gap"
+	// BackupPalaceMismatch: an incremental backup of another palace.
+	BackupPalaceMismatch Code = "loci::backup::palace_mismatch"
+	// BackupNotEmpty: restore refuses a palace holding data without
+	// --force.
+	BackupNotEmpty Code = "loci::backup::not_empty"
+	// BackupDaemonRunning: restore needs the daemon stopped.
+	BackupDaemonRunning Code = "loci::backup::daemon_running"
+	// BackupUnsupported: the store backend cannot dump or load (or the
+	// file's body is of a backend this build lacks).
+	BackupUnsupported Code = "loci::backup::unsupported"
 )
 
 // statuses is the one table of HTTP statuses, one per code.
@@ -235,6 +259,15 @@ var statuses = map[Code]int{
 	ExportLimit:                 413,
 	ExportEncrypted:             400,
 	ExportDecryptFailed:         400,
+	BackupInvalid:               400,
+	BackupTruncated:             400,
+	BackupCorrupt:               400,
+	BackupFutureVersion:         400,
+	BackupGap:                   409,
+	BackupPalaceMismatch:        409,
+	BackupNotEmpty:              409,
+	BackupDaemonRunning:         409,
+	BackupUnsupported:           501,
 }
 
 // Status is the HTTP status of the code; 500 for a code not in the table.

@@ -33,6 +33,8 @@ type Reporter struct {
 	Dashboard bool
 	// Disk, when set, reports the palace's free space against the reserve.
 	Disk func() api.Disk
+	// Backups, when set, reports the last backup and its warning.
+	Backups *Backups
 }
 
 // Status is the report for a caller whose memory mode is mode. A store
@@ -67,6 +69,15 @@ func (rp *Reporter) Status(ctx context.Context, mode string) api.Status {
 		if ix, err := rp.Search.Indexes(ctx); err == nil {
 			st.Indexes = &ix
 		}
+	}
+	if rp.Backups != nil {
+		// A folder that cannot be read is a warning, not a silence.
+		b, err := rp.Backups.Status(ctx)
+		if err != nil {
+			b = rp.Backups.state(nil, 0)
+			b.Warning = fault.As(err).Msg
+		}
+		st.Backup = &b
 	}
 	return st
 }

@@ -25,3 +25,10 @@ func PalaceID(ctx context.Context, db DB) (string, error) {
 	id, _, err := db.GetMeta(ctx, metaPalaceID)
 	return id, err
 }
+
+// KnownPalaceID answers the palace's identity when it has one, without
+// giving one (ok false: none yet, so nothing was backed up or exported
+// under it): for readers that must not write, as doctor.
+func KnownPalaceID(ctx context.Context, db DB) (id string, ok bool, err error) {
+	return db.GetMeta(ctx, metaPalaceID)
+}

@@ -93,7 +93,9 @@ var queryParams = map[string][]string{
 	"POST /api/jobs/{id}/retry":        nil,
 	"POST /api/jobs/{id}/force-cancel": nil,
 
-	"GET /api/export": {"wing", "since", "vectors"},
+	"GET /api/backups":  nil,
+	"POST /api/backups": nil,
+	"GET /api/export":   {"wing", "since", "vectors"},
 }
 
 // repeatable is, for a route, the query parameters it takes more than

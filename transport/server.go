@@ -70,6 +70,10 @@ type Server struct {
 	// before it is dropped (StreamStall where zero).
 	StreamStall time.Duration
 
+	// Backups is the daemon's own backups (nil: the backup routes answer
+	// that there are none).
+	Backups *services.Backups
+
 	busyWarned atomic.Int64 // when a refused stream was last logged, Unix ns
 
 	thrOnce   sync.Once
@@ -192,6 +196,9 @@ func (s *Server) Handler() http.Handler {
 		r.Post("/jobs/{id}/force-cancel", s.h(s.forceCancel))
 
 		r.Get("/export", s.read(s.exportRoute))
+		// Backups into backup.dir: never a path a request chose.
+		r.Get("/backups", s.h(s.listBackups))
+		r.Post("/backups", s.h(s.runBackup))
 	})
 	return r
 }

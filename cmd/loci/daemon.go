@@ -17,6 +17,7 @@ import (
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/assets"
+	"github.com/loci-dev/loci/backup"
 	"github.com/loci-dev/loci/cli"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
@@ -378,7 +379,27 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		// Tests that need a mine still running: this long a document.
 		mining.DocDelay, _ = time.ParseDuration(d)
 	}
-	jobs.Register(kinds.All(jobs, kinds.Settings{Dedup: palace.Dedup, Mining: mining, Vectors: vectors, Extractor: extractor})...)
+	backupKind := kinds.BackupSettings{Dir: cfg.BackupDir(), Keep: cfg.Backup.Keep}
+	if d, ok := os.LookupEnv("LOCI_TEST_BACKUP_DELAY"); ok {
+		// Tests that kill a backup job mid-body: this long after each
+		// frame of the body is written.
+		delay, _ := time.ParseDuration(d)
+		backupKind.Write = func(ctx context.Context, db store.DB, path string, o backup.Options) (backup.Header, error) {
+			progress := o.Progress
+			o.Progress = func(bytes, records int64) {
+				if progress != nil {
+					progress(bytes, records)
+				}
+				select {
+				case <-time.After(delay):
+				case <-ctx.Done():
+				}
+			}
+			return backup.WriteFile(ctx, db, path, o)
+		}
+	}
+	jobs.Register(kinds.All(jobs, kinds.Settings{Dedup: palace.Dedup, Mining: mining, Vectors: vectors, Extractor: extractor,
+		Backup: backupKind})...)
 	palace.Locked = jobs.Busy
 	startJobs := func() error {
 		if err := jobs.Start(ctx); err != nil {
@@ -435,6 +456,20 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		}
 	}
 	lc.started("the triggers", 10*time.Second, func(ctx context.Context) error { pending.stop(); trig.Stop(ctx); return nil })
+	// The backup schedule: a backup job into backup.dir at each slot.
+	backups := &services.Backups{DB: db, Jobs: jobs, Log: log, Settings: cfg.Backup, Dir: cfg.BackupDir()}
+	startBackups := func() error {
+		if err := backups.Start(ctx); err != nil {
+			return fault.Wrap(fault.ServerFailed, err, "starting the backup schedule failed: "+err.Error(), "see the log")
+		}
+		return nil
+	}
+	if !readOnly(db) {
+		if err := startBackups(); err != nil {
+			return err
+		}
+	}
+	lc.started("the backup schedule", time.Second, func(ctx context.Context) error { backups.Stop(ctx); return nil })
 	if readOnly(db) {
 		// A start on a full disk: what writes starts once space is back.
 		go awaitSpace(ctx, log, db.(store.Embedded), guard, pending, requestStop, func() error {
@@ -445,6 +480,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 				return err
 			}
 			if err := startTriggers(); err != nil {
+				return err
+			}
+			if err := startBackups(); err != nil {
 				return err
 			}
 			preloadNear()
@@ -463,7 +501,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		StreamStall: time.Duration(cfg.Server.SlowSubscriberSecs) * time.Second, MCPMax: caps.mcp,
 		Reporter: &services.Reporter{Palace: palace, Search: searcher, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable,
-			Disk: func() api.Disk { return diskState(cfg.Palace.Path, guard, db) }},
+			Disk: func() api.Disk { return diskState(cfg.Palace.Path, guard, db) }, Backups: backups},
+		Backups:  backups,
 		Shutdown: requestStop,
 	}
 	hs := srv.HTTPServer()
@@ -584,6 +623,23 @@ func migrate(ctx context.Context, cfg config.Config, log *slog.Logger) (cli.Migr
 }
 
 // openCheck opens and closes the store for doctor, creating nothing.
+// backupCheck is doctor's backup check without a daemon: the last backup
+// in backup.dir and the warning, from a store opened and closed here
+// (nothing is written: a palace without an identity has no backup).
+func backupCheck(ctx context.Context, cfg config.Config) (api.BackupStatus, error) {
+	b := &services.Backups{Settings: cfg.Backup, Dir: cfg.BackupDir()}
+	if _, err := os.Stat(storeDir(cfg)); errors.Is(err, os.ErrNotExist) {
+		return b.StatusOf("", 0)
+	}
+	db, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return api.BackupStatus{}, err
+	}
+	defer db.Close()
+	b.DB = db
+	return b.Status(ctx)
+}
+
 func openCheck(ctx context.Context, cfg config.Config) error {
 	if _, err := os.Stat(storeDir(cfg)); errors.Is(err, os.ErrNotExist) {
 		return nil

@@ -335,6 +335,28 @@ func TestDashboardInABrowser(t *testing.T) {
 		waitText(fmt.Sprintf(`document.querySelector('#chart p')?.textContent.startsWith('%d filed since')`, stored)),
 		waitText(fmt.Sprintf(`[...document.querySelectorAll('.stat')].find((e) => e.textContent.startsWith('Similar links'))?.querySelector('b').textContent === '%d'`, links)))
 
+	// The last backup: a palace with drawers and none is warned about; one
+	// taken from the button shows, and the warning goes.
+	run("the backup warning", chromedp.Navigate(base+"#/overview"),
+		waitText(`document.getElementById('backup-warning')?.textContent.startsWith('no backup yet: the palace holds')`),
+		waitText(`document.getElementById('backup-last')?.textContent === 'No backup yet.'`), shot("backup-warning"),
+		chromedp.Click("#backup-now", chromedp.ByQuery), waitText(`!!document.querySelector('#backup a[href^="#/jobs?job="]')`))
+	eventually(t, 60*time.Second, "the backup from the button", func() bool {
+		return get[string](d.do("GET", "/api/backups", nil, auth...).body, "last", "name") != ""
+	})
+	lastBackup := get[string](d.do("GET", "/api/backups", nil, auth...).body, "last", "name")
+	run("the last backup", chromedp.Navigate(base+"#/palace"), chromedp.Navigate(base+"#/overview"),
+		waitText(fmt.Sprintf(`document.getElementById('backup-last')?.textContent.startsWith('Last backup ') && document.querySelector('#backup-last code')?.textContent === %q && !document.getElementById('backup-warning')`, lastBackup)),
+		shot("backup"))
+
+	// A wing's page offers its export: the button asks the daemon for
+	// GET /api/export?wing=<name> with the session's token.
+	run("export a wing", chromedp.Navigate(base+"#/palace/work"), chromedp.WaitVisible("#export-wing", chromedp.ByQuery),
+		chromedp.Evaluate(`window.lociFetched = []; window.lociFetch = window.fetch; window.fetch = (u, i) => { window.lociFetched.push([String(u), (i && i.headers && i.headers.Authorization) || '']); return window.lociFetch(u, i); }`, nil),
+		chromedp.Click("#export-wing", chromedp.ByQuery),
+		waitText(`window.lociFetched.some(([u, a]) => u === '/api/export?wing=work' && a.startsWith('Bearer loci_'))`),
+		waitText(`!!document.querySelector('#export .ok, #export .error')`), shot("export"))
+
 	// Mining: a miner and a schedule set over REST, then enabled, run,
 	// fired and disabled from their buttons.
 	docs := t.TempDir()

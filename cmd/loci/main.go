@@ -27,6 +27,7 @@ func main() {
 		Migrate:   migrate,
 		OpenCheck: openCheck,
 		Disk:      diskCheck,
+		Backups:   backupCheck,
 	}, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -131,7 +131,7 @@ func TestCheckpointPriorityAndStringPayload(t *testing.T) {
 		}
 	}
 	for _, k := range j.Kinds() {
-		if want := k.Name == "mine" || k.Name == "embed" || k.Name == "extract"; k.Background != want {
+		if want := k.Name == "mine" || k.Name == "embed" || k.Name == "extract" || k.Name == "backup"; k.Background != want {
 			t.Errorf("%s: background %v, want %v", k.Name, k.Background, want)
 		}
 	}

@@ -68,3 +68,27 @@ export function status() {
   p.catch(() => { last = null; });
   return p;
 }
+
+// download fetches path with the session's headers (the token, the
+// mode) and saves the answer as a file: the name the daemon gives in
+// Content-Disposition, else name. A refusal is an ApiError as any call's.
+export async function download(path, name) {
+  const r = await fetch(path, { method: 'GET', headers: headers({ Accept: '*/*' }), cache: 'no-store', credentials: 'omit' });
+  if (!r.ok) {
+    const text = await r.text();
+    let data = {};
+    try { data = text ? JSON.parse(text) : {}; } catch { data = { error: text }; }
+    throw new ApiError(r.status, data);
+  }
+  const m = /filename="?([^";]+)"?/.exec(r.headers.get('Content-Disposition') || '');
+  const blob = await r.blob();
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = m ? m[1] : name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+  return blob.size;
+}

@@ -1,6 +1,6 @@
 // The views, one per route: render(el, route) draws it; frames(batch,
 // route), when present, updates it from live events.
-import { get, post, del, q, esc, status } from './api.js';
+import { get, post, del, q, esc, status, download } from './api.js';
 import { h, fill, errorBox, when, ago, duration, redraw } from './dom.js';
 
 // act runs a write and shows its error (with the daemon's help) in place.
@@ -37,6 +37,7 @@ const overview = {
       h('div', { class: 'card' }, h('h2', {}, 'Palace'), h('p', {}, st.palace, ' ', h('span', { class: 'muted' }, `(${st.datastore && st.datastore.backend})`)),
         h('ul', {}, h('li', {}, `lexical: ${ix.lexical ? ix.lexical.drawers + ' drawers, ' + (ix.lexical.behind ? ix.lexical.behind + ' changes behind' : 'caught up') : 'n/a'}`), vectors),
         ix.switch ? h('p', {}, `Switching the default embedding profile from ${ix.switch.from} to ${ix.switch.to}: `, h('progress', { max: ix.switch.total, value: ix.switch.embedded }), ` ${ix.switch.embedded} of ${ix.switch.total}`) : null),
+      backupCard(st.backup),
       h('div', { class: 'card' }, h('h2', {}, 'Running jobs'),
         jobs.jobs.length ? jobTable(jobs.jobs) : h('p', { class: 'empty' }, 'No job is running.')),
       h('div', { class: 'card', id: 'chart' }, h('h2', {}, 'Drawers filed, last 14 days'), h('p', { class: 'muted' }, 'Counting…')));
@@ -50,6 +51,27 @@ const overview = {
     if (fs.some((f) => f.kind === 'job' || f.kind === 'drawer' || f.kind === 'resync')) throttle('overview', () => redraw('overview'), 1000);
   },
 };
+
+// backupCard shows the last successful backup in backup.dir and the
+// warning when none is recent (status' backup section), with a button
+// that queues one now (POST /api/backups: the daemon's folder, never a
+// path of the page's).
+function backupCard(b) {
+  if (!b) return null;
+  const slot = h('div');
+  const last = b.last;
+  const plan = b.schedule ? `scheduled ${b.schedule}${b.next_due ? ', next ' + when(b.next_due) : ''}` : 'no schedule (backup.schedule)';
+  return h('div', { class: 'card', id: 'backup' }, h('h2', {}, 'Backup'),
+    b.warning ? h('div', { class: 'warning', role: 'status', id: 'backup-warning' }, b.warning) : null,
+    last ? h('p', { id: 'backup-last' }, 'Last backup ', h('span', { title: when(last.created_at) }, ago(last.created_at)), ': ', h('code', {}, last.name),
+      ` (${bytes(last.size)}, ${last.drawers} drawers, store version ${last.store_version})`)
+      : h('p', { class: 'empty', id: 'backup-last' }, 'No backup yet.'),
+    h('p', { class: 'muted' }, `In ${b.dir}; ${plan}; keeping ${b.keep}.`),
+    h('p', {}, h('button', { type: 'button', id: 'backup-now', onclick: () => act(slot, async () => {
+      const j = await post('/api/backups');
+      slot.replaceChildren(h('p', {}, 'Queued a ', h('a', { href: '#/jobs' + q({ job: j.id }) }, 'backup job'), '.'));
+    }) }, 'Back up now')), slot);
+}
 
 // jobTable lists jobs briefly (the overview's running jobs): kind, a
 // link to the job, status and progress, whose message says when a job
@@ -132,7 +154,20 @@ async function roomsView(el, wing) {
       h('tbody', {}, rs.map((r) => h('tr', {}, h('td', {}, h('a', { href: '#/palace/' + esc(wing) + '/' + esc(r.name) }, r.name)), h('td', {}, r.drawers), h('td', {}, r.drawers_stored)))))
       : h('p', { class: 'empty' }, 'No rooms yet.'),
     h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); act(slot, () => post('/api/wings/' + esc(wing) + '/rooms', { name: name.value }), () => roomsView(el, wing)); } },
-      h('h2', {}, 'New room'), h('label', { for: 'new-room' }, 'Name'), name, h('p', {}, h('button', { type: 'submit' }, 'Create room')), slot));
+      h('h2', {}, 'New room'), h('label', { for: 'new-room' }, 'Name'), name, h('p', {}, h('button', { type: 'submit' }, 'Create room')), slot),
+    exportCard(wing));
+}
+
+// exportCard offers the wing's export (GET /api/export?wing=), saved as
+// a file by the browser.
+function exportCard(wing) {
+  const slot = h('div');
+  return h('div', { class: 'card', id: 'export' }, h('h2', {}, 'Export'),
+    h('p', { class: 'muted' }, `Download the wing ${wing} in loci's export format (JSON Lines), to import it into another palace with loci import.`),
+    h('p', {}, h('button', { type: 'button', id: 'export-wing', onclick: () => act(slot, async () => {
+      const n = await download('/api/export' + q({ wing }), `loci-export-${wing}.jsonl`);
+      slot.replaceChildren(h('p', { class: 'ok' }, `Exported ${bytes(n)}.`));
+    }) }, 'Export this wing')), slot);
 }
 
 async function drawersView(el, wing, room) {
