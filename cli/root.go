@@ -40,6 +40,14 @@ type Local struct {
 	// Disk reports the palace's free space against the reserve, for
 	// doctor; nil: not checked.
 	Disk func(cfg config.Config) api.Disk
+	// VerifyBackup checks a backup file end to end (loci backup verify,
+	// and each downloaded backup before it takes its name).
+	VerifyBackup func(ctx context.Context, path string) (api.BackupHeader, error)
+	// ReadBackupHeader reads a backup file's header (loci backup --since
+	// FILE).
+	ReadBackupHeader func(path string) (api.BackupHeader, error)
+	// Restore restores backup files into the palace, the daemon stopped.
+	Restore func(ctx context.Context, cfg config.Config, log *slog.Logger, o RestoreOptions) (api.RestoreReport, error)
 }
 
 // MigrateReport says what migrate did.
@@ -145,6 +153,7 @@ Connect an agent in one line, e.g. Claude Code:
 		a.auditCmd(), a.repairCmd(), a.mineCmd(), a.minerCmd(), a.triggerCmd(), a.entityCmd(), a.factCmd(), a.graphCmd(), a.sourceCmd(), a.demoCmd(), a.wakeUpCmd(), a.statsCmd(), a.searchCmd(false), a.searchCmd(true), a.benchCmd(), a.authCmd(), a.eventsCmd(), a.versionCmd())
 	root.AddCommand(a.mcpCmd(), a.hookCmd(), a.integrationCmd())
 	root.AddCommand(a.serviceCmd())
+	root.AddCommand(a.backupCmd(), a.restoreCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.New(fault.InputInvalid, err.Error(), "see `"+c.CommandPath()+" --help`")
 	})

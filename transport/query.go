@@ -92,6 +92,8 @@ var queryParams = map[string][]string{
 	"POST /api/jobs/{id}/cancel":       nil,
 	"POST /api/jobs/{id}/retry":        nil,
 	"POST /api/jobs/{id}/force-cancel": nil,
+
+	"GET /api/backup": {"since", "palace"},
 }
 
 // searchQuery is what GET /api/search and /api/recall take.

@@ -64,6 +64,9 @@ type Server struct {
 
 	// MCPIdle and MCPMax override the MCP session limits (MCPSessionIdle,
 	// MCPMaxSessions) when set.
+	// Store is the palace's store, for GET /api/backup (nil: refused).
+	Store store.DB
+
 	MCPIdle time.Duration
 	MCPMax  int
 	// StreamStall is how long an event or MCP stream may stay behind
@@ -190,6 +193,8 @@ func (s *Server) Handler() http.Handler {
 		r.Post("/jobs/{id}/cancel", s.h(s.jobAction((*actors.Jobs).Cancel)))
 		r.Post("/jobs/{id}/retry", s.h(s.jobAction((*actors.Jobs).Retry)))
 		r.Post("/jobs/{id}/force-cancel", s.h(s.forceCancel))
+
+		r.Get("/backup", s.read(s.getBackup))
 	})
 	return r
 }

@@ -465,6 +465,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable,
 			Disk: func() api.Disk { return diskState(cfg.Palace.Path, guard, db) }},
 		Shutdown: requestStop,
+		Store:    db,
 	}
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)

@@ -27,6 +27,10 @@ func main() {
 		Migrate:   migrate,
 		OpenCheck: openCheck,
 		Disk:      diskCheck,
+
+		VerifyBackup:     verifyBackup,
+		ReadBackupHeader: readBackupHeader,
+		Restore:          restore,
 	}, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
