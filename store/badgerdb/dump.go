@@ -240,7 +240,7 @@ func checkFrames(ctx context.Context, r io.Reader, since, until uint64, out io.W
 		off     int64
 		records int64
 		lenBuf  [8]byte
-		buf     []byte
+		frame   bytes.Buffer
 	)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -260,17 +260,17 @@ func checkFrames(ctx context.Context, r io.Reader, since, until uint64, out io.W
 		if sz == 0 || sz > maxFrame {
 			return records, &store.DumpCorrupt{Offset: off, Reason: fmt.Sprintf("the frame at byte %d declares %d bytes (a frame holds 1 to %d)", off, sz, maxFrame)}
 		}
-		if cap(buf) < int(sz) {
-			buf = make([]byte, sz)
-		}
-		buf = buf[:sz]
-		if n, err := io.ReadFull(br, buf); err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-				return records, &store.DumpCorrupt{Offset: off + 8 + int64(n), Truncated: true,
+		// The frame grows as its bytes arrive: a damaged length costs
+		// no more memory than the body holds.
+		frame.Reset()
+		if n, err := io.CopyN(&frame, br, int64(sz)); err != nil {
+			if errors.Is(err, io.EOF) {
+				return records, &store.DumpCorrupt{Offset: off + 8 + n, Truncated: true,
 					Reason: fmt.Sprintf("the body ends inside the frame at byte %d (%d of its %d bytes)", off, n, sz)}
 			}
 			return records, err
 		}
+		buf := frame.Bytes()
 		var list pb.KVList
 		if err := proto.Unmarshal(buf, &list); err != nil {
 			return records, &store.DumpCorrupt{Offset: off, Reason: fmt.Sprintf("the frame at byte %d does not decode: %v", off, err)}
