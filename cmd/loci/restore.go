@@ -111,7 +111,7 @@ func restore(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.Res
 			os.RemoveAll(fresh)
 		}
 	}()
-	db, err := store.Open(ctx, store.OpenOptions{Location: fresh, Log: log})
+	db, err := store.Open(ctx, store.OpenOptions{Location: fresh, Log: log, Bulk: true})
 	if err != nil {
 		return rep, err
 	}
