@@ -19,6 +19,7 @@ type BackupHeader struct {
 	Records      int64        `json:"records"`
 	BodyBytes    int64        `json:"body_bytes"`
 	BodyDigest   string       `json:"body_digest"`
+	HeaderDigest string       `json:"header_digest"`
 }
 
 // BackupCounts are the palace's counts at a backup's version.

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/backup"
@@ -132,13 +133,25 @@ func TestWriteAndWriteFileAgree(t *testing.T) {
 }
 
 // rewriteHeader gives a file a changed header (its block re-encoded).
-func rewriteHeader(t *testing.T, b []byte, change func(m map[string]any)) []byte {
+func rewriteHeader(t *testing.T, b []byte, resign bool, change func(m map[string]any)) []byte {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(bytes.TrimRight(b[:backup.HeaderSize], " \n"), &m); err != nil {
 		t.Fatal(err)
 	}
 	change(m)
+	if _, ok := m["header_digest"]; ok && resign {
+		// A consistent header that lies (a writer's bug): the deeper
+		// checks must catch it.
+		var h backup.Header
+		j, _ := json.Marshal(m)
+		if err := json.Unmarshal(j, &h); err == nil {
+			h.HeaderDigest = ""
+			j, _ = json.Marshal(h)
+			sum := sha256.Sum256(j)
+			m["header_digest"] = fmt.Sprintf("sha256:%x", sum)
+		}
+	}
 	j, _ := json.Marshal(m)
 	out := bytes.Clone(b)
 	copy(out, bytes.Repeat([]byte{' '}, backup.HeaderSize-1))
@@ -175,11 +188,12 @@ func TestVerifyRefusesBrokenFiles(t *testing.T) {
 		{"bytes after the body", append(bytes.Clone(good), 0), fault.BackupCorrupt, fmt.Sprintf("byte %d", len(good))},
 		{"a flipped byte in a value", flip(int64(len(good) - 50)), fault.BackupCorrupt, "digest"},
 		{"a flipped frame length", flip(backup.HeaderSize + 3), fault.BackupCorrupt, fmt.Sprintf("byte %d", backup.HeaderSize)},
-		{"a future format version", rewriteHeader(t, good, func(m map[string]any) { m["version"] = 2; m["new_field"] = true }), fault.BackupFutureVersion, "version 2"},
-		{"a wrong record count", rewriteHeader(t, good, func(m map[string]any) { m["records"] = h.Records + 1 }), fault.BackupCorrupt, "records"},
-		{"a wrong digest", rewriteHeader(t, good, func(m map[string]any) { m["body_digest"] = "sha256:" + strings.Repeat("0", 64) }), fault.BackupCorrupt, "digest"},
+		{"a future format version", rewriteHeader(t, good, false, func(m map[string]any) { m["version"] = 2; m["new_field"] = true }), fault.BackupFutureVersion, "version 2"},
+		{"a wrong record count", rewriteHeader(t, good, true, func(m map[string]any) { m["records"] = h.Records + 1 }), fault.BackupCorrupt, "records"},
+		{"a wrong digest", rewriteHeader(t, good, true, func(m map[string]any) { m["body_digest"] = "sha256:" + strings.Repeat("0", 64) }), fault.BackupCorrupt, "digest"},
 		{"a damaged header", flip(30), fault.BackupCorrupt, "byte 0"},
-		{"another backend's body", rewriteHeader(t, good, func(m map[string]any) { m["backend"] = "postgres" }), fault.BackupUnsupported, "postgres"},
+		{"a changed header", rewriteHeader(t, good, false, func(m map[string]any) { m["store_version"] = h.StoreVersion + 1 }), fault.BackupCorrupt, "its own digest"},
+		{"another backend's body", rewriteHeader(t, good, true, func(m map[string]any) { m["backend"] = "postgres" }), fault.BackupUnsupported, "postgres"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
@@ -349,7 +363,13 @@ func TestAPIHeaderIsTheHeader(t *testing.T) {
 // fuzzer.)
 func FuzzVerify(f *testing.F) {
 	empty := sha256.Sum256(nil)
-	h := fmt.Sprintf(`{"format":"loci-backup","version":1,"palace_id":"p","backend":"badger","schema_hash":"s","data_version":4,"since":0,"store_version":9,"created_at":"2026-01-01T00:00:00Z","counts":{"wings":0,"rooms":0,"drawers":0},"records":0,"body_bytes":0,"body_digest":"sha256:%x"}`, empty)
+	hd := backup.Header{Format: backup.Format, Version: 1, PalaceID: "p", Backend: "badger", SchemaHash: "s", DataVersion: 4, StoreVersion: 9,
+		CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), BodyDigest: fmt.Sprintf("sha256:%x", empty)}
+	j, _ := json.Marshal(hd)
+	sum := sha256.Sum256(j)
+	hd.HeaderDigest = fmt.Sprintf("sha256:%x", sum)
+	j, _ = json.Marshal(hd)
+	h := string(j)
 	block := append([]byte(h), bytes.Repeat([]byte{' '}, backup.HeaderSize-len(h)-1)...)
 	block = append(block, '\n')
 	if _, err := backup.Verify(context.Background(), bytes.NewReader(block)); err != nil {

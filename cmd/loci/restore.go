@@ -23,7 +23,7 @@ func apiHeader(h backup.Header) api.BackupHeader {
 	return api.BackupHeader{Format: h.Format, Version: h.Version, PalaceID: h.PalaceID, Backend: h.Backend, SchemaHash: h.SchemaHash,
 		DataVersion: h.DataVersion, Since: h.Since, StoreVersion: h.StoreVersion, CreatedAt: h.CreatedAt,
 		Counts:  api.BackupCounts{Wings: h.Counts.Wings, Rooms: h.Counts.Rooms, Drawers: h.Counts.Drawers},
-		Records: h.Records, BodyBytes: h.BodyBytes, BodyDigest: h.BodyDigest}
+		Records: h.Records, BodyBytes: h.BodyBytes, BodyDigest: h.BodyDigest, HeaderDigest: h.HeaderDigest}
 }
 
 // verifyBackup is `loci backup verify`'s body.
