@@ -104,6 +104,14 @@ func restore(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.Res
 	if err := os.MkdirAll(cfg.Palace.Path, 0o700); err != nil {
 		return rep, fault.Wrap(fault.IOFailed, err, "cannot create the palace folder "+cfg.Palace.Path+": "+err.Error(), "check the path and its permissions")
 	}
+	// What an interrupted restore left beside the store is never the
+	// store: removed.
+	if left, _ := filepath.Glob(dir + ".restoring-*"); len(left) > 0 {
+		for _, l := range left {
+			log.Info("removing what an interrupted restore left", "path", l)
+			_ = os.RemoveAll(l)
+		}
+	}
 	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
 	fresh := dir + ".restoring-" + stamp
 	defer func() {
@@ -122,20 +130,27 @@ func restore(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.Res
 	if err != nil {
 		return rep, err
 	}
-	// The swap: the old store aside, the new one in its place.
+	// The swap: in one step where the system offers it (the old store
+	// then sits at fresh's name), else the old store aside, the new one
+	// in its place.
 	old := dir + ".replaced-" + stamp
-	if exists {
+	switch {
+	case !exists:
+		if err = os.Rename(fresh, dir); err != nil {
+			return rep, fault.Wrap(fault.IOFailed, err, "cannot move the restored store into place: "+err.Error(), "check the palace folder's permissions")
+		}
+	case exchange(fresh, dir) == nil:
+		old = fresh
+	default:
 		if err = os.Rename(dir, old); err != nil {
 			return rep, fault.Wrap(fault.IOFailed, err, "cannot move the palace's store aside: "+err.Error(), "check the palace folder's permissions")
 		}
-	}
-	if err = os.Rename(fresh, dir); err != nil {
-		if exists {
+		if err = os.Rename(fresh, dir); err != nil {
 			if rerr := os.Rename(old, dir); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
+			return rep, fault.Wrap(fault.IOFailed, err, "cannot move the restored store into place: "+err.Error(), "the previous store is at "+old+" if it is not back in place")
 		}
-		return rep, fault.Wrap(fault.IOFailed, err, "cannot move the restored store into place: "+err.Error(), "the previous store is at "+old+" if it is not back in place")
 	}
 	syncDir(cfg.Palace.Path)
 	for _, d := range derivedDirs(cfg) {
