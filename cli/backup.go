@@ -125,6 +125,11 @@ func (a *app) backup(ctx context.Context, out, since string) error {
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
+	if !a.jsonOut && a.stderrIsTerminal() {
+		// The daemon reads the palace once for the digest before the
+		// first byte: the wait has a line of its own.
+		fmt.Fprintln(a.stderrOrDiscard(), "preparing the backup: the daemon reads the palace once for its digest, then sends it")
+	}
 	body, err := cl.Stream(ctx, path)
 	if err != nil {
 		return err
