@@ -61,8 +61,10 @@ func (db *DB) Snapshot(ctx context.Context) (store.Snapshot, error) {
 	return &snapshot{db: db, txn: db.bdb.NewTransaction(false), ctx: ctx}, nil
 }
 
+// Version is the transaction's read timestamp.
 func (s *snapshot) Version() uint64 { return s.txn.ReadTs() }
 
+// View reads the palace in the snapshot's transaction.
 func (s *snapshot) View(fn func(store.Reader) error) error {
 	t := &tx{txn: s.txn, near: s.db.near, entityKeys: &s.db.entityKeys, countsStale: s.db.countsStale.Load(), ctx: s.ctx, done: s.ctx.Done()}
 	if err := fn(t); err != nil {
@@ -71,6 +73,7 @@ func (s *snapshot) View(fn func(store.Reader) error) error {
 	return t.cancelled
 }
 
+// Close discards the transaction; a second call does nothing.
 func (s *snapshot) Close() {
 	if s.txn != nil {
 		s.txn.Discard()
