@@ -316,18 +316,53 @@ func (v *Vectors) load() (int, uint64, error) {
 					continue
 				}
 			}
+			// Rebuilt in the change log's order, as the follower built
+			// it: HNSW's graph depends on the order of insertion, so a
+			// palace whose index was removed (a restore) answers the same
+			// searches as the one that followed its changes.
 			ix := v.index[name]
-			err := r.Embeddings(name, func(e *store.Embedding) bool {
-				if matches(p, e) {
-					if d, _ := r.Drawer(e.DrawerID); d != nil && ix.Add(e.DrawerID, e.Vector) == nil {
-						n++
+			var ferr error
+			err := r.Changes(0, func(c store.Change) bool {
+				switch {
+				case c.Kind == store.ChangeEmbedding:
+					profile, drawer, _ := strings.Cut(c.ID, "/")
+					if profile != name {
+						return true
 					}
+					e, err := r.Embedding(drawer, name)
+					if err != nil {
+						ferr = err
+						return false
+					}
+					if e != nil && matches(p, e) {
+						if d, _ := r.Drawer(drawer); d != nil {
+							_ = ix.Add(drawer, e.Vector)
+						}
+					}
+				case c.Kind == store.ChangeDrawer && c.Action == store.ActionDeleted:
+					ix.Delete(c.ID)
 				}
 				return true
 			})
+			if err == nil {
+				err = ferr
+			}
+			if err == nil {
+				// A vector stored without its change logged (none is
+				// known; a safety net) is added after the others.
+				err = r.Embeddings(name, func(e *store.Embedding) bool {
+					if !ix.Has(e.DrawerID) && matches(p, e) {
+						if d, _ := r.Drawer(e.DrawerID); d != nil {
+							_ = ix.Add(e.DrawerID, e.Vector)
+						}
+					}
+					return true
+				})
+			}
 			if err != nil {
 				return err
 			}
+			n += ix.Len()
 		}
 		v.mu.Lock()
 		if fromFile == len(v.Profiles) && !healed {

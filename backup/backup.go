@@ -58,6 +58,9 @@ type Header struct {
 	Records      int64     `json:"records"`
 	BodyBytes    int64     `json:"body_bytes"`
 	BodyDigest   string    `json:"body_digest"` // "sha256:<hex>"
+	// HeaderDigest is the digest of the header's JSON with this field
+	// empty: a damaged header is refused, not misread.
+	HeaderDigest string `json:"header_digest"`
 }
 
 // Counts are the palace's counts at the backup's version.
@@ -134,8 +137,17 @@ func begin(ctx context.Context, db store.DB, o Options) (store.Snapshot, Header,
 
 func digestOf(h hash.Hash) string { return "sha256:" + hex.EncodeToString(h.Sum(nil)) }
 
+// headerDigest is the digest of the header's JSON without its own.
+func headerDigest(h Header) string {
+	h.HeaderDigest = ""
+	j, _ := json.Marshal(h)
+	sum := sha256.Sum256(j)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
 // encodeHeader is the header block: the JSON, spaces, a newline.
 func encodeHeader(h Header) ([]byte, error) {
+	h.HeaderDigest = headerDigest(h)
 	j, err := json.Marshal(h)
 	if err != nil {
 		return nil, err
@@ -164,6 +176,7 @@ func Write(ctx context.Context, db store.DB, w io.Writer, o Options) (Header, er
 		return Header{}, err
 	}
 	h.Records, h.BodyBytes, h.BodyDigest = st.Records, st.Bytes, digestOf(sum)
+	h.HeaderDigest = headerDigest(h)
 	block, err := encodeHeader(h)
 	if err != nil {
 		return Header{}, err
@@ -210,6 +223,7 @@ func WriteFile(ctx context.Context, db store.DB, path string, o Options) (Header
 			return h, err
 		}
 		h.Records, h.BodyBytes, h.BodyDigest = st.Records, st.Bytes, digestOf(sum)
+		h.HeaderDigest = headerDigest(h)
 		block, err := encodeHeader(h)
 		if err != nil {
 			return h, err
@@ -311,6 +325,8 @@ func DecodeHeader(r io.Reader) (Header, error) {
 		return Header{}, corrupt(0, fmt.Sprintf("the header is inconsistent: %d body bytes, %d records, since %d, store version %d", h.BodyBytes, h.Records, h.Since, h.StoreVersion))
 	case !strings.HasPrefix(h.BodyDigest, "sha256:") || len(h.BodyDigest) != len("sha256:")+64:
 		return Header{}, corrupt(0, "the header's digest is not sha256:<64 hex digits>")
+	case h.HeaderDigest != headerDigest(h):
+		return Header{}, corrupt(0, "the header does not match its own digest (it was changed or damaged)")
 	}
 	return h, nil
 }

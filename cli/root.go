@@ -43,6 +43,14 @@ type Local struct {
 	// Backups reports the last backup and its warning from the store and
 	// backup.dir, for doctor without a daemon; nil: not checked.
 	Backups func(ctx context.Context, cfg config.Config) (api.BackupStatus, error)
+	// VerifyBackup checks a backup file end to end (loci backup verify,
+	// and each downloaded backup before it takes its name).
+	VerifyBackup func(ctx context.Context, path string) (api.BackupHeader, error)
+	// ReadBackupHeader reads a backup file's header (loci backup --since
+	// FILE).
+	ReadBackupHeader func(path string) (api.BackupHeader, error)
+	// Restore restores backup files into the palace, the daemon stopped.
+	Restore func(ctx context.Context, cfg config.Config, log *slog.Logger, o RestoreOptions) (api.RestoreReport, error)
 }
 
 // MigrateReport says what migrate did.
@@ -150,6 +158,7 @@ Connect an agent in one line, e.g. Claude Code:
 	root.AddCommand(a.serviceCmd())
 	root.AddCommand(a.exportCmd())
 	root.AddCommand(a.backupsCmd())
+	root.AddCommand(a.backupCmd(), a.restoreCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.New(fault.InputInvalid, err.Error(), "see `"+c.CommandPath()+" --help`")
 	})

@@ -27,6 +27,11 @@ type OpenOptions struct {
 	// a degraded mode instead of failing (the embedded store opens
 	// read-only on a full disk; see Embedded).
 	Serving bool
+	// Bulk opens a new store that one loader fills (a restore into a
+	// folder of its own): a backend may then skip syncing every write and
+	// make it durable when closed; a crash before that leaves a store the
+	// loader discards.
+	Bulk bool
 }
 
 // Opener opens a backend at a location of its scheme.

@@ -89,4 +89,5 @@ type DumpCorrupt struct {
 	Reason    string
 }
 
+// Error is the reason, with its offset.
 func (e *DumpCorrupt) Error() string { return e.Reason }

@@ -103,6 +103,7 @@ var queryParams = map[string][]string{
 // hold a comma).
 var repeatable = map[string][]string{
 	"GET /api/export": {"wing"},
+	"GET /api/backup": {"since", "palace"},
 }
 
 // searchQuery is what GET /api/search and /api/recall take.

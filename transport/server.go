@@ -64,6 +64,9 @@ type Server struct {
 
 	// MCPIdle and MCPMax override the MCP session limits (MCPSessionIdle,
 	// MCPMaxSessions) when set.
+	// Store is the palace's store, for GET /api/backup (nil: refused).
+	Store store.DB
+
 	MCPIdle time.Duration
 	MCPMax  int
 	// StreamStall is how long an event or MCP stream may stay behind
@@ -199,6 +202,7 @@ func (s *Server) Handler() http.Handler {
 		// Backups into backup.dir: never a path a request chose.
 		r.Get("/backups", s.h(s.listBackups))
 		r.Post("/backups", s.h(s.runBackup))
+		r.Get("/backup", s.read(s.getBackup))
 	})
 	return r
 }

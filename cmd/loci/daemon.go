@@ -504,6 +504,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			Disk: func() api.Disk { return diskState(cfg.Palace.Path, guard, db) }, Backups: backups},
 		Backups:  backups,
 		Shutdown: requestStop,
+		Store:    db,
 	}
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)

@@ -28,6 +28,10 @@ func main() {
 		OpenCheck: openCheck,
 		Disk:      diskCheck,
 		Backups:   backupCheck,
+
+		VerifyBackup:     verifyBackup,
+		ReadBackupHeader: readBackupHeader,
+		Restore:          restore,
 	}, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -50,6 +50,9 @@ type DB struct {
 	// to date at open (counts.go): Counts recounts until a write rewrites
 	// the record.
 	countsStale atomic.Bool
+	// bulk: opened without a sync at every commit (OpenOptions.Bulk);
+	// Close syncs.
+	bulk bool
 }
 
 var (
@@ -77,6 +80,9 @@ func init() {
 		}
 		if o.Serving {
 			return OpenServing(dir, o.Log)
+		}
+		if o.Bulk {
+			return open(dir, o.Log, bulk)
 		}
 		return Open(dir, o.Log)
 	})
@@ -119,6 +125,9 @@ const (
 	// read-only after that failure (the old log is cut by then). Writes
 	// are refused as in read-only mode.
 	cutOnly
+	// bulk: writable without a sync at every commit, for a new store that
+	// one loader fills (a restore) and closes: Close makes it durable.
+	bulk
 )
 
 // OpenServing opens the store for the daemon: writable when the disk has
@@ -180,7 +189,7 @@ func noSpace(err error) bool {
 func badgerOptions(dir string, log *slog.Logger, mode openMode) badger.Options {
 	opts := badger.DefaultOptions(dir).
 		WithReadOnly(mode == readOnly).
-		WithSyncWrites(true).
+		WithSyncWrites(mode != bulk).
 		WithLogger(badgerLogger{log}).
 		// The sizes that hold memory are budget.go's.
 		WithMemTableSize(MemTableSize).
@@ -247,7 +256,8 @@ func open(dir string, log *slog.Logger, mode openMode) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{bdb: bdb, dir: dir, log: log, near: newNearIndex()}
-	db.readOnly.Store(mode != writable)
+	db.readOnly.Store(mode == readOnly || mode == cutOnly)
+	db.bulk = mode == bulk
 	db.near.bdb, db.near.log = bdb, log
 	err = bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte(pLog)})
@@ -351,6 +361,11 @@ func (db *DB) Close() error {
 		db.near.wg.Wait()
 		db.swap.Lock()
 		defer db.swap.Unlock()
+		if db.bulk {
+			if serr := db.bdb.Sync(); serr != nil {
+				db.log.Warn("syncing the store before closing it", "err", serr)
+			}
+		}
 		err = db.bdb.Close()
 	})
 	return err
