@@ -96,6 +96,7 @@ var queryParams = map[string][]string{
 	"GET /api/backups":  nil,
 	"POST /api/backups": nil,
 	"GET /api/export":   {"wing", "since", "vectors"},
+	"GET /api/backup":   {"since", "palace"},
 }
 
 // repeatable is, for a route, the query parameters it takes more than
@@ -103,7 +104,6 @@ var queryParams = map[string][]string{
 // hold a comma).
 var repeatable = map[string][]string{
 	"GET /api/export": {"wing"},
-	"GET /api/backup": {"since", "palace"},
 }
 
 // searchQuery is what GET /api/search and /api/recall take.
