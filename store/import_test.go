@@ -280,7 +280,9 @@ func normal(p palaceRecords) palaceRecords {
 	return out
 }
 
-func normalDrawers(ds []store.Drawer) []store.Drawer { return normal(palaceRecords{Drawers: ds}).Drawers }
+func normalDrawers(ds []store.Drawer) []store.Drawer {
+	return normal(palaceRecords{Drawers: ds}).Drawers
+}
 
 // The same id with other content is a conflict, reported, and the
 // palace's record is kept as it was.
