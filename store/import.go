@@ -136,6 +136,10 @@ func (im *Importer) Remember(fileID, palaceID string) {
 	im.mapped[fileID] = palaceID
 }
 
+// ForgetDry forgets what a dry run would have created (after a replay of
+// a resumed import's committed records).
+func (im *Importer) ForgetDry() { im.seen = nil }
+
 func (im *Importer) mapTo(fileID, palaceID string) {
 	if im.pending == nil {
 		im.pending = map[string]string{}
@@ -734,25 +738,35 @@ func (im *Importer) FactLink(t ImportTarget, l RelationshipLink) (Imported, erro
 }
 
 // Source imports a source's state in a wing (the wing's id as the file
-// gives it): its identity and cursor, its key made again for the wing it
-// lands in.
+// gives it): its identity, without a cursor (the palace mines it from the
+// start, and its documents' revisions make unchanged documents no-ops),
+// under its key made again for the wing it lands in (Key: the file's
+// key, mapped to the palace's).
 func (im *Importer) Source(t ImportTarget, s SourceState) (Imported, error) {
 	s.WingID = im.Mapped(s.WingID)
 	if ok, err := im.wingHere(t, s.WingID); err != nil || !ok {
 		return skipped("source %s: its wing %s is not in the palace", s.Identity.Locator, s.WingID), err
 	}
+	fileKey := s.Key
 	s.Key = TargetKey(s.Identity.Key(), s.WingID)
+	if fileKey != "" && fileKey != s.Key {
+		im.mapTo(fileKey, s.Key)
+	}
 	have, err := t.R.Source(s.Key)
 	if err != nil {
 		return Imported{}, err
 	}
 	if have != nil {
-		if have.Identity == s.Identity && have.WingID == s.WingID && sameJSON(have.Cursor, s.Cursor) {
-			return Imported{Outcome: ImportUnchanged}, nil
-		}
-		return conflict("source %s in wing %s has another cursor here", s.Identity.Locator, s.WingID), nil
+		// The palace mines it already: its own cursor and documents are
+		// kept (a cursor is the adapter's own data, never imported).
+		return Imported{Outcome: ImportUnchanged}, nil
 	}
+	if im.dryMade(t, s.Key) {
+		return Imported{Outcome: ImportUnchanged}, nil
+	}
+	im.made(t, s.Key)
 	if t.W != nil {
+		s.Cursor = nil
 		s.Documents = 0 // counted as its documents are imported
 		if err := t.W.PutSource(&s); err != nil {
 			return Imported{}, err
@@ -761,17 +775,17 @@ func (im *Importer) Source(t ImportTarget, s SourceState) (Imported, error) {
 	return Imported{Outcome: ImportCreated}, nil
 }
 
-// Document imports a document's identity and last filed revision under a
-// source (identity and wing as the file gives them), its chunks' drawers
-// mapped and recorded as its chunks.
-func (im *Importer) Document(t ImportTarget, identity SourceIdentity, wingID string, d DocumentState) (Imported, error) {
-	d.WingID = im.Mapped(wingID)
-	d.Source = TargetKey(identity.Key(), d.WingID)
+// Document imports a document's identity and last filed revision under
+// its source (d.Source: the file's key of a source imported before it),
+// its chunks' drawers mapped and recorded as its chunks.
+func (im *Importer) Document(t ImportTarget, d DocumentState) (Imported, error) {
+	d.WingID = im.Mapped(d.WingID)
+	d.Source = im.Mapped(d.Source)
 	st, err := t.R.Source(d.Source)
 	if err != nil {
 		return Imported{}, err
 	}
-	if st == nil && t.W != nil {
+	if st == nil && !im.dryMade(t, d.Source) {
 		return skipped("document %s: its source is not in the palace", d.ID), nil
 	}
 	d.Chunks = slices.Clone(d.Chunks)
@@ -786,7 +800,7 @@ func (im *Importer) Document(t ImportTarget, identity SourceIdentity, wingID str
 		if have.WingID == d.WingID && have.Revision == d.Revision && have.Meta == d.Meta && slices.Equal(have.Chunks, d.Chunks) {
 			return Imported{Outcome: ImportUnchanged}, nil
 		}
-		return conflict("document %s of source %s has another revision here", d.ID, identity.Locator), nil
+		return conflict("document %s of source %s has another revision here", d.ID, d.Source), nil
 	}
 	if t.W != nil {
 		if err := t.W.PutSourceDocument(&d); err != nil {
@@ -840,6 +854,38 @@ func (im *Importer) Vector(t ImportTarget, e Embedding) (Imported, error) {
 	}
 	if t.W != nil {
 		if err := t.W.PutEmbedding(&e); err != nil {
+			return Imported{}, err
+		}
+	}
+	return Imported{Outcome: ImportCreated}, nil
+}
+
+// EntityLink imports a link between entities (possibly_same_as), both
+// mapped.
+func (im *Importer) EntityLink(t ImportTarget, l EntityLink) (Imported, error) {
+	for _, ref := range []*string{&l.From, &l.To} {
+		id, err := im.entityHere(t, *ref)
+		if err != nil || id == "" {
+			return skipped("entity link %s: its entity %s is not in the palace", l.ID, *ref), err
+		}
+		*ref = id
+	}
+	if l.From == l.To {
+		return skipped("entity link %s: both ends are entity %s here", l.ID, l.From), nil
+	}
+	if !im.dryMade(t, l.From) {
+		links, err := t.R.EntityLinks(l.From)
+		if err != nil {
+			return Imported{}, err
+		}
+		for _, h := range links {
+			if h.ID == l.ID || (h.From == l.From && h.To == l.To && h.Kind == l.Kind) {
+				return Imported{Outcome: ImportUnchanged}, nil
+			}
+		}
+	}
+	if t.W != nil {
+		if err := t.W.PutEntityLink(&l); err != nil {
 			return Imported{}, err
 		}
 	}

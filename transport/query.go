@@ -92,6 +92,8 @@ var queryParams = map[string][]string{
 	"POST /api/jobs/{id}/cancel":       nil,
 	"POST /api/jobs/{id}/retry":        nil,
 	"POST /api/jobs/{id}/force-cancel": nil,
+
+	"POST /api/imports": {"wing_map", "dry_run", "skip_unknown"},
 }
 
 // searchQuery is what GET /api/search and /api/recall take.

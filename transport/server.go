@@ -41,7 +41,9 @@ type Server struct {
 	// that there are none).
 	Triggers *services.Triggers
 	// Graph is the knowledge graph's service.
-	Graph    *services.Graph
+	Graph *services.Graph
+	// Imports takes export files (POST /api/imports).
+	Imports  *services.Imports
 	Config   config.Config
 	Version  string
 	Started  time.Time
@@ -190,6 +192,8 @@ func (s *Server) Handler() http.Handler {
 		r.Post("/jobs/{id}/cancel", s.h(s.jobAction((*actors.Jobs).Cancel)))
 		r.Post("/jobs/{id}/retry", s.h(s.jobAction((*actors.Jobs).Retry)))
 		r.Post("/jobs/{id}/force-cancel", s.h(s.forceCancel))
+
+		r.Post("/imports", s.write(s.submitImport))
 	})
 	return r
 }

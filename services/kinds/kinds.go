@@ -43,6 +43,9 @@ type Settings struct {
 	Vectors *actors.Vectors
 	// Extractor is the extraction provider (nil: none configured).
 	Extractor extract.Extractor
+	// Imports is the folder the import kind reads its spooled files
+	// from (<palace>/imports).
+	Imports string
 }
 
 // All is every kind, in the order messages list them. j is the runtime
@@ -55,7 +58,7 @@ func All(j *actors.Jobs, s Settings) []actors.Kind {
 	}
 	m.Dedup = s.Dedup
 	return []actors.Kind{Checkpoint(j.DB, s.Dedup), Audit(j.DB, s.Vectors), Repair(j.DB), Demo(s.Dedup), Mine(m),
-		Embed(j, s.Vectors), Extract(j, s.Extractor, s.Dedup.EntityFuzzy)}
+		Embed(j, s.Vectors), Extract(j, s.Extractor, s.Dedup.EntityFuzzy), Import(s.Imports, s.Dedup, s.Vectors)}
 }
 
 // always is Writes for a kind whose jobs always write drawers.
