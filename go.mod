@@ -3,6 +3,7 @@ module github.com/loci-dev/loci
 go 1.26.8
 
 require (
+	filippo.io/age v1.3.2
 	github.com/BobuSumisu/aho-corasick v1.0.3
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/aymanbagabas/go-udiff v0.4.1
@@ -38,6 +39,7 @@ require (
 
 require (
 	dario.cat/mergo v1.0.2 // indirect
+	filippo.io/hpke v0.4.0 // indirect
 	github.com/AlekSi/pointer v1.2.0 // indirect
 	github.com/DataDog/zstd v1.5.5 // indirect
 	github.com/Masterminds/goutils v1.1.1 // indirect

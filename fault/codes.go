@@ -120,6 +120,32 @@ const (
 	// systemctl or launchctl, no user bus, a container); nothing was
 	// changed.
 	ServiceUnavailable Code = "loci::service::unavailable"
+
+	// ExportInvalid: an export file's line breaks the format or the
+	// palace's rules (a name, a reference to a record not written before
+	// it, a drawer superseding one in another wing); the message names the
+	// line and byte offset.
+	ExportInvalid Code = "loci::export::invalid"
+	// ExportTruncated: an export file ends before its end record, or the
+	// end record's count or digest differs from what came before it.
+	ExportTruncated Code = "loci::export::truncated"
+	// ExportVersion: an export file of another format or of a version
+	// newer than this daemon reads.
+	ExportVersion Code = "loci::export::version"
+	// ExportUnknownRecord: a record type this version does not know
+	// (refused unless unknown records are skipped).
+	ExportUnknownRecord Code = "loci::export::unknown_record"
+	// ExportTooLarge: a line of an export file longer than the limit.
+	ExportTooLarge Code = "loci::export::too_large"
+	// ExportLimit: an export file holds more wings, rooms, drawers,
+	// entities, facts, sources or records than the configured limits.
+	ExportLimit Code = "loci::export::limit"
+	// ExportEncrypted: the file is age-encrypted and no identity or
+	// passphrase was given.
+	ExportEncrypted Code = "loci::export::encrypted"
+	// ExportDecryptFailed: the file could not be decrypted with what was
+	// given, or it was altered after it was encrypted.
+	ExportDecryptFailed Code = "loci::export::decrypt_failed"
 )
 
 // statuses is the one table of HTTP statuses, one per code.
@@ -201,6 +227,14 @@ var statuses = map[Code]int{
 	IntegrationValidationFailed: 400,
 	ServiceConflict:             409,
 	ServiceUnavailable:          503,
+	ExportInvalid:               400,
+	ExportTruncated:             400,
+	ExportVersion:               400,
+	ExportUnknownRecord:         400,
+	ExportTooLarge:              413,
+	ExportLimit:                 413,
+	ExportEncrypted:             400,
+	ExportDecryptFailed:         400,
 }
 
 // Status is the HTTP status of the code; 500 for a code not in the table.

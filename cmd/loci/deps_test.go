@@ -64,6 +64,8 @@ var depRules = []depRule{
 	{pkg: "store/badgerdb", may: []string{"fault", "store", "store/dedup", "store/disk", "store/graph"}, noDeps: []string{cobra, chi, protoactor}, noImports: []string{nethttp},
 		why: "the Badger backend implements the store's contract; HTTP belongs to transport (Badger's expvar pulls net/http in, our code may not import it)"},
 	{pkg: "backup", may: []string{"fault", "store"}, noDeps: []string{cobra, chi, protoactor}, why: "backups are written and read through the store contract and a backend capability: no layer above"},
+	{pkg: "export", may: []string{"fault", "names", "store", "store/graph"}, noDeps: []string{cobra, chi, protoactor, badger}, noImports: []string{nethttp},
+		why: "the export format is written and read through the store contract and the palace's pure rules: no backend, no layer above"},
 	{pkg: "store/storetest", may: []string{"fault", "store", "store/dedup"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the conformance suite tests any backend through the contract alone"},
 
 	// The indexes: derived from the store, told what to index by the actors.
