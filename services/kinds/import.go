@@ -61,12 +61,12 @@ type importState struct {
 	Report  api.ImportReport `json:"report"`
 }
 
-// importBatch bounds the records and the bytes of content of one
-// transaction (an import's batch is one write of the job's).
-const (
-	importBatch      = 1024
-	importBatchBytes = 1 << 20
-)
+// importBatch and importBatchBytes bound the records and the bytes of
+// content of one transaction (an import's batch is one write of the
+// job's); a variable for the tests.
+var importBatch = 1024
+
+const importBatchBytes = 1 << 20
 
 // Import is the import kind: the records of an export file spooled in dir
 // by POST /api/imports, checked whole before the job was queued, applied
