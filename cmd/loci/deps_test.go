@@ -109,7 +109,7 @@ var depRules = []depRule{
 		why: "transport serves the actors over HTTP and MCP: never the CLI, never a backend"},
 	{pkg: "transport/client", may: []string{"api", "fault"}, noDeps: []string{cobra, chi, protoactor, badger}, why: "the HTTP client is what the CLI links: wire types and errors only"},
 	{pkg: "ui", may: nil, noDeps: []string{cobra, chi, protoactor, badger}, why: "the dashboard is embedded files and their handler"},
-	{pkg: "cli", may: []string{"transport/client", "api", "fault", "config", "store/disk", "project", "assets", "integration", "service"}, noDeps: []string{badger, protoactor, chi},
+	{pkg: "cli", may: []string{"transport/client", "api", "fault", "config", "store/disk", "project", "assets", "integration", "service", "export"}, noDeps: []string{badger, protoactor, chi},
 		why: "the CLI is an HTTP client: wire types, the client, the error type and the configuration, never the store's backends, the indexes, sources or the actors (cmd/loci hands it the daemon)"},
 	{pkg: "project", may: []string{"fault", "names"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "a project's file is read and written by the CLI: leaves only"},
 	{pkg: "assets", may: []string{"fault"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the bundled assets are files: leaves only"},
