@@ -47,10 +47,15 @@ func Encrypt(w io.Writer, e Encryption) (io.WriteCloser, error) {
 		rs = append(rs, r)
 	default:
 		for _, s := range e.Recipients {
+			if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(s)), "AGE-SECRET-KEY-") {
+				// Never repeat a secret key in a message.
+				return nil, fault.New(fault.InputInvalid, "encrypt-to: a secret key was given, not a recipient",
+					"give the public key (age1…) that age-keygen -y prints for it, and keep the secret key to yourself")
+			}
 			parsed, err := age.ParseRecipients(strings.NewReader(strings.TrimSpace(s)))
 			if err != nil || len(parsed) != 1 || strings.TrimSpace(s) == "" || strings.ContainsAny(strings.TrimSpace(s), "\n#") {
 				return nil, fault.Newf(fault.InputInvalid, "give an age public key (age1…), as age-keygen prints it",
-					"encrypt-to: %q is not an age recipient", s)
+					"encrypt-to: %q is not an age recipient", fault.Clip(s, 80))
 			}
 			rs = append(rs, parsed...)
 		}

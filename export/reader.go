@@ -186,7 +186,7 @@ func (r *Reader) next1() (Record, error) {
 				r.next++
 			}
 		}
-		line, err := r.readLine()
+		line, partial, err := r.readLine()
 		if err != nil {
 			return Record{}, err
 		}
@@ -200,6 +200,12 @@ func (r *Reader) next1() (Record, error) {
 				"the file ends after %d records without its end record", r.records)
 		}
 		rec, skip, err := r.parse(line)
+		if partial && (err != nil || rec.Type != TypeEnd) {
+			// Only the end record may lack its newline: a last line cut
+			// short is a truncated file.
+			return Record{}, r.fail(fault.ExportTruncated, "the file was cut short (a copy or a download that stopped); export it again",
+				"the file ends inside a line, after %d records, without its end record", r.records)
+		}
 		if err != nil {
 			return Record{}, err
 		}
@@ -216,35 +222,37 @@ func (r *Reader) next1() (Record, error) {
 }
 
 // readLine reads the next line (without its newline), bounded by the
-// line limit; nil at the end of input.
-func (r *Reader) readLine() ([]byte, error) {
+// line limit; nil at the end of input; partial when the input ended
+// before the line's newline.
+func (r *Reader) readLine() (line []byte, partial bool, err error) {
 	r.line++
 	r.offset = r.next
 	var buf []byte
 	for {
-		frag, err := r.br.ReadSlice('\n')
+		frag, rerr := r.br.ReadSlice('\n')
+		err = rerr
 		if len(buf)+len(frag) > r.lim.MaxLineBytes+1 {
-			return nil, r.fail(fault.ExportTooLarge, fmt.Sprintf("a line holds at most %d bytes (a drawer's content is at most %d bytes); this file was not written by loci export or was altered", r.lim.MaxLineBytes, store.MaxContentBytes),
+			return nil, false, r.fail(fault.ExportTooLarge, fmt.Sprintf("a line holds at most %d bytes (a drawer's content is at most %d bytes); this file was not written by loci export or was altered", r.lim.MaxLineBytes, store.MaxContentBytes),
 				"the line is longer than %d bytes", r.lim.MaxLineBytes)
 		}
 		buf = append(buf, frag...)
 		switch {
 		case err == nil:
 			r.next += int64(len(buf))
-			return buf[:len(buf)-1], nil
+			return buf[:len(buf)-1], false, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case err == io.EOF:
 			r.next += int64(len(buf))
 			if len(buf) == 0 {
 				r.line--
-				return nil, nil
+				return nil, false, nil
 			}
 			// A last line without its newline: only the end record may
 			// lack it.
-			return buf, nil
+			return buf, true, nil
 		default:
-			return nil, r.ioErr(err)
+			return nil, false, r.ioErr(err)
 		}
 	}
 }
@@ -549,7 +557,7 @@ func (r *Reader) checkDrawer(d *Drawer) error {
 	if room.wing != wing {
 		return r.invalid("drawer %s names room %s, which is not in wing %s", d.ID, d.RoomID, d.WingID)
 	}
-	if p := names.Drawer(d.Name); p != "" {
+	if p := names.Drawer(d.Name); d.Name != "" && p != "" {
 		return r.invalid("drawer %s: the name %q %s", d.ID, fault.Clip(d.Name, fault.MaxQuoted), p)
 	}
 	if err := store.CheckContent("content", d.Content); err != nil {
@@ -796,8 +804,8 @@ func (r *Reader) checkFact(f *Fact) error {
 	if err := r.entityRef("object", f.Object); err != nil {
 		return err
 	}
-	if strings.TrimSpace(f.Predicate) == "" || len(f.Predicate) > 200 {
-		return r.invalid("fact %s: predicate is blank or longer than 200 bytes", f.ID)
+	if !graph.CheckPredicate(f.Predicate) {
+		return r.invalid("fact %s: predicate %q is not one of %s", f.ID, fault.Clip(f.Predicate, fault.MaxQuoted), strings.Join(graph.Predicates, ", "))
 	}
 	if err := r.confidence("confidence", f.Confidence); err != nil {
 		return err

@@ -1,0 +1,279 @@
+package export_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/loci-dev/loci/export"
+	"github.com/loci-dev/loci/fault"
+)
+
+// reseal replaces the last line (the end record) by a correct one, so
+// that a test's alteration is what the Reader refuses, not the digest.
+func reseal(ls []string) []byte {
+	body := ls[:len(ls)-1]
+	var buf bytes.Buffer
+	for _, l := range body {
+		buf.WriteString(l)
+		buf.WriteByte('\n')
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	end, _ := json.Marshal(export.End{Type: export.TypeEnd, Records: int64(len(body)), Digest: "sha256:" + hex.EncodeToString(sum[:]), Counts: map[string]int{}})
+	buf.Write(end)
+	buf.WriteByte('\n')
+	return buf.Bytes()
+}
+
+// build writes records as a sealed file.
+func build(t *testing.T, recs ...any) []byte {
+	t.Helper()
+	var ls []string
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, string(b))
+	}
+	return reseal(append(ls, ""))
+}
+
+// offsetOf is the byte offset of line n (from 1) of file.
+func offsetOf(file []byte, n int) int {
+	off := 0
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(file[off:], '\n')
+		if j < 0 {
+			return len(file)
+		}
+		off += j + 1
+	}
+	return off
+}
+
+// find is the index of the first line holding every part.
+func find(t *testing.T, ls []string, parts ...string) int {
+	t.Helper()
+	for i, l := range ls {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(l, p)
+		}
+		if ok {
+			return i
+		}
+	}
+	t.Fatalf("no line holds %q", parts)
+	return -1
+}
+
+// replaceField sets a field of line i's record.
+func replaceField(t *testing.T, ls []string, i int, field string, v any) {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(ls[i]), &m); err != nil {
+		t.Fatal(err)
+	}
+	if v == nil {
+		delete(m, field)
+	} else {
+		m[field] = v
+	}
+	b, _ := json.Marshal(m)
+	ls[i] = string(b)
+}
+
+func smallHeader() export.Header {
+	return export.Header{Type: export.TypeHeader, Format: export.Format, Version: export.Version, CreatedAt: time.Now().UTC(),
+		PalaceID: uuid.NewString(), Selection: export.Selection{Wings: []string{}}}
+}
+
+// TestReaderRefusesBadInput feeds the Reader each hostile or broken file
+// of the issue's "Bad input and limits": every one is refused with its
+// code, naming the line and its byte offset.
+func TestReaderRefusesBadInput(t *testing.T) {
+	f := newFixture(t)
+	base, _ := writeExport(t, f.db, export.Options{Vectors: true, Profiles: []string{"default"}})
+	baseLines := lines(base)
+	now := time.Now().UTC()
+	wingA, wingB, roomA, roomB, d1, d2 := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+	drawer := func(id, wing, room string) *export.Drawer {
+		return &export.Drawer{Type: export.TypeDrawer, ID: id, WingID: wing, RoomID: room, Content: "text", Tags: []string{},
+			Source: export.Source{Kind: "manual"}, ValidFrom: now, CreatedAt: now}
+	}
+	crossWing := func() []byte {
+		a, b := drawer(d1, wingA, roomA), drawer(d2, wingB, roomB)
+		a.ValidTo, a.SupersededBy, b.Supersedes = &now, d2, d1
+		return build(t, smallHeader(),
+			export.Wing{Type: export.TypeWing, ID: wingA, Name: "a", CreatedAt: now}, export.Room{Type: export.TypeRoom, ID: roomA, WingID: wingA, Name: "r", CreatedAt: now},
+			export.Wing{Type: export.TypeWing, ID: wingB, Name: "b", CreatedAt: now}, export.Room{Type: export.TypeRoom, ID: roomB, WingID: wingB, Name: "r", CreatedAt: now},
+			a, b)
+	}
+	encrypted := func() []byte {
+		var buf bytes.Buffer
+		w, err := export.Encrypt(&buf, export.Encryption{Passphrase: "a passphrase for the test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = w.Write(base)
+		_ = w.Close()
+		return buf.Bytes()
+	}
+	edit := func(fn func(ls []string) []string) []byte {
+		ls := fn(append([]string{}, baseLines...))
+		return reseal(ls)
+	}
+	firstDrawer := find(t, baseLines, `"type":"drawer"`)
+	firstMention := find(t, baseLines, `"type":"mention"`)
+	firstWing := find(t, baseLines, `"type":"wing"`)
+	firstRoom := find(t, baseLines, `"type":"room"`)
+	longLine := 0
+	for i, l := range baseLines {
+		if len(l) > 300 {
+			longLine = i
+			break
+		}
+	}
+	for _, c := range []struct {
+		name string
+		file []byte
+		opts export.ReaderOptions
+		code fault.Code
+		line int // from 1
+		msg  string
+	}{
+		{"empty file", nil, export.ReaderOptions{}, fault.ExportTruncated, 1, "empty"},
+		{"cut before the end record", []byte(strings.Join(baseLines[:len(baseLines)-1], "\n") + "\n"), export.ReaderOptions{}, fault.ExportTruncated, len(baseLines), "without its end record"},
+		{"cut inside a line", base[:offsetOf(base, firstDrawer+1)+40], export.ReaderOptions{}, fault.ExportTruncated, firstDrawer + 1, "ends inside a line"},
+		{"a record removed, the end kept", []byte(strings.Join(append(append([]string{}, baseLines[:firstMention]...), baseLines[firstMention+1:]...), "\n") + "\n"),
+			export.ReaderOptions{}, fault.ExportTruncated, len(baseLines) - 1, "counts"},
+		{"a record altered, the end kept", bytes.Replace(base, []byte("the readme's first chunk"), []byte("the readme's FIRST chunk"), 1), export.ReaderOptions{}, fault.ExportTruncated, len(baseLines), "digest"},
+		{"a future version", edit(func(ls []string) []string { replaceField(t, ls, 0, "version", 2); return ls }), export.ReaderOptions{}, fault.ExportVersion, 1, "newer than"},
+		{"another format", edit(func(ls []string) []string { replaceField(t, ls, 0, "format", "mempalace"); return ls }), export.ReaderOptions{}, fault.ExportVersion, 1, "the format is"},
+		{"no header first", edit(func(ls []string) []string { return ls[1:] }), export.ReaderOptions{}, fault.ExportInvalid, 1, "not the header"},
+		{"an unknown record type", edit(func(ls []string) []string {
+			return append([]string{ls[0], `{"type":"hologram","shape":"cube"}`}, ls[1:]...)
+		}), export.ReaderOptions{}, fault.ExportUnknownRecord, 2, "unknown record type"},
+		{"a line over the limit", base, export.ReaderOptions{Limits: export.Limits{MaxLineBytes: 300}}, fault.ExportTooLarge, longLine + 1, "longer than 300"},
+		{"a line over the default limit", edit(func(ls []string) []string {
+			replaceField(t, ls, firstDrawer, "content", strings.Repeat("\u2028", export.DefaultLimits().MaxLineBytes/6+1))
+			return ls
+		}), export.ReaderOptions{}, fault.ExportTooLarge, firstDrawer + 1, "longer than"},
+		{"content over the drawer limit", edit(func(ls []string) []string {
+			replaceField(t, ls, firstDrawer, "content", strings.Repeat("x", 1<<20+1))
+			return ls
+		}), export.ReaderOptions{}, fault.ExportInvalid, firstDrawer + 1, "at most 1048576"},
+		{"a wing name with a slash", edit(func(ls []string) []string { replaceField(t, ls, firstWing, "name", "a/b"); return ls }), export.ReaderOptions{}, fault.ExportInvalid, firstWing + 1, "contains '/'"},
+		{"a wing name that looks like an id", edit(func(ls []string) []string { replaceField(t, ls, firstWing, "name", uuid.NewString()); return ls }), export.ReaderOptions{}, fault.ExportInvalid, firstWing + 1, "looks like a UUID"},
+		{"a room name with a zero-width space", edit(func(ls []string) []string { replaceField(t, ls, firstRoom, "name", "no\u200btes"); return ls }), export.ReaderOptions{}, fault.ExportInvalid, firstRoom + 1, "invisible"},
+		{"a drawer name with a .. segment", edit(func(ls []string) []string { replaceField(t, ls, firstDrawer, "name", "a/../b"); return ls }), export.ReaderOptions{}, fault.ExportInvalid, firstDrawer + 1, "path segment"},
+		{"a room of a wing not written before", edit(func(ls []string) []string { replaceField(t, ls, firstRoom, "wing_id", uuid.NewString()); return ls }), export.ReaderOptions{}, fault.ExportInvalid, firstRoom + 1, "no record before it holds"},
+		{"a mention of an entity not written before", edit(func(ls []string) []string {
+			replaceField(t, ls, firstMention, "entity_id", uuid.NewString())
+			return ls
+		}), export.ReaderOptions{}, fault.ExportInvalid, firstMention + 1, "is not held by a record before"},
+		{"a drawer superseding one in another wing", crossWing(), export.ReaderOptions{}, fault.ExportInvalid, 7, "of another wing"},
+		{"a field the record does not have", edit(func(ls []string) []string { replaceField(t, ls, firstWing, "owner", "root"); return ls }), export.ReaderOptions{}, fault.ExportInvalid, firstWing + 1, "unknown field"},
+		{"a line that is not JSON", edit(func(ls []string) []string { ls[firstWing] = `{"type":"wing",`; return ls }), export.ReaderOptions{}, fault.ExportInvalid, firstWing + 1, "unexpected end"},
+		{"a drawer written twice", edit(func(ls []string) []string {
+			return append(append(append([]string{}, ls[:firstDrawer+1]...), ls[firstDrawer]), ls[firstDrawer+1:]...)
+		}), export.ReaderOptions{}, fault.ExportInvalid, firstDrawer + 2, "written twice"},
+		{"data after the end record", append(append([]byte{}, base...), []byte(`{"type":"wing"}`+"\n")...), export.ReaderOptions{}, fault.ExportInvalid, len(baseLines) + 1, "after the end record"},
+		{"an encrypted file not decrypted", encrypted(), export.ReaderOptions{}, fault.ExportEncrypted, 1, "age-encrypted"},
+		{"more wings than the limit", base, export.ReaderOptions{Limits: export.Limits{MaxWings: 1}}, fault.ExportLimit, find(t, baseLines[firstWing+1:], `"type":"wing"`) + firstWing + 2, "more than 1 wings"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := readUntilError(c.file, c.opts)
+			fe := fault.As(err)
+			if fe == nil || fe.Code != c.code {
+				t.Fatalf("got %v, want code %s", err, c.code)
+			}
+			at := fmt.Sprintf("line %d (byte %d)", c.line, offsetOf(c.file, c.line))
+			if !strings.HasPrefix(fe.Msg, at) {
+				t.Fatalf("message %q does not start with %q", fe.Msg, at)
+			}
+			if !strings.Contains(fe.Msg, c.msg) {
+				t.Fatalf("message %q does not say %q", fe.Msg, c.msg)
+			}
+			if fe.Help == "" {
+				t.Fatal("no help")
+			}
+		})
+	}
+	t.Run("an unknown record type skipped on request", func(t *testing.T) {
+		file := edit(func(ls []string) []string {
+			return append([]string{ls[0], `{"type":"hologram","shape":"cube"}`}, ls[1:]...)
+		})
+		recs := readAll(t, file, export.ReaderOptions{SkipUnknown: true})
+		if len(recs) != len(baseLines) {
+			t.Fatalf("%d records, want %d", len(recs), len(baseLines))
+		}
+		if recs[1].Type != export.TypeWing || recs[1].Line != 3 {
+			t.Fatalf("after the skipped line: %+v", recs[1])
+		}
+	})
+}
+
+// wingFlood serves a header then n tiny wings, made as they are read: a
+// million of them are never in memory at once.
+type wingFlood struct {
+	n, made int
+	pending []byte
+	served  int64
+}
+
+func (w *wingFlood) Read(p []byte) (int, error) {
+	for len(w.pending) < len(p) && w.made <= w.n {
+		if w.made == 0 {
+			h, _ := json.Marshal(smallHeader())
+			w.pending = append(append(w.pending, h...), '\n')
+		} else {
+			w.pending = fmt.Appendf(w.pending, `{"type":"wing","id":"%s","name":"w%d","created_at":"2026-01-01T00:00:00Z"}`+"\n", uuid.NewString(), w.made)
+		}
+		w.made++
+	}
+	if len(w.pending) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, w.pending)
+	w.pending = w.pending[n:]
+	w.served += int64(n)
+	return n, nil
+}
+
+// TestMillionTinyWings: a file of a million wings is refused at the
+// limit's line, having read little more than that many lines.
+func TestMillionTinyWings(t *testing.T) {
+	flood := &wingFlood{n: 1_000_000}
+	_, err := readUntilError(nil, export.ReaderOptions{})
+	if err == nil {
+		t.Fatal("empty file accepted")
+	}
+	rd := export.NewReader(flood, export.ReaderOptions{})
+	for {
+		_, err = rd.Next()
+		if err != nil {
+			break
+		}
+	}
+	fe := fault.As(err)
+	max := export.DefaultLimits().MaxWings
+	if fe == nil || fe.Code != fault.ExportLimit || !strings.HasPrefix(fe.Msg, fmt.Sprintf("line %d ", max+2)) {
+		t.Fatalf("got %v, want %s at line %d", err, fault.ExportLimit, max+2)
+	}
+	if line, _ := rd.Position(); line != int64(max+2) {
+		t.Fatalf("position %d", line)
+	}
+	if flood.made > max+2+2000 || flood.served > int64(max+2)*120+1<<20 {
+		t.Fatalf("read %d wings (%d bytes) before refusing", flood.made, flood.served)
+	}
+}
