@@ -420,8 +420,8 @@ func TestImportRefusesBadFilesAndChangesNothing(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, body, query string
-		status             int
-		code               string
+		status            int
+		code              string
 	}{
 		{"empty", "", "", 400, ""},
 		{"truncated", join(lines[:len(lines)-1]...), "", 400, "loci::export::truncated"},
