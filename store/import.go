@@ -6,8 +6,10 @@ import (
 	"reflect"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/store/dedup"
 	"github.com/loci-dev/loci/store/graph"
 )
 
@@ -90,6 +92,9 @@ type Importer struct {
 	// seen holds the ids a dry run would have created, so that the
 	// records after them find them.
 	seen map[string]bool
+	// rooms are the rooms read in this transaction (drawers come by the
+	// thousand per room).
+	rooms map[string]*Room
 }
 
 // ImportTarget is where records are imported: R reads (the transaction,
@@ -101,7 +106,23 @@ type ImportTarget struct {
 
 // Begin starts a transaction's records: what an earlier run of the same
 // transaction mapped is forgotten.
-func (im *Importer) Begin() { im.pending = nil }
+func (im *Importer) Begin() { im.pending, im.rooms = nil, nil }
+
+// room reads a room once per transaction.
+func (im *Importer) room(r Reader, id string) (*Room, error) {
+	if rm, ok := im.rooms[id]; ok {
+		return rm, nil
+	}
+	rm, err := r.Room(id)
+	if err != nil {
+		return nil, err
+	}
+	if im.rooms == nil {
+		im.rooms = map[string]*Room{}
+	}
+	im.rooms[id] = rm
+	return rm, nil
+}
 
 // Commit keeps what the transaction's records mapped (call once it
 // committed).
@@ -258,6 +279,7 @@ func (im *Importer) Room(t ImportTarget, rm Room) (Imported, error) {
 		}
 	}
 	im.made(t, rm.ID)
+	delete(im.rooms, rm.ID)
 	if t.W != nil {
 		if err := t.W.PutRoom(&rm); err != nil {
 			return Imported{}, err
@@ -336,10 +358,29 @@ func checkImportedDrawer(d *Drawer) error {
 	return nil
 }
 
+// PrepareImport is the CPU-heavy part of importing a drawer, done
+// outside the writer (and in parallel): the duplicate signature of its
+// content. Nil for a drawer that is not current (only current drawers
+// are judged).
+func PrepareImport(content string, current bool) *Prepared {
+	if !current {
+		return nil
+	}
+	norm := dedup.Normalize(content)
+	return &Prepared{Hash: dedup.Hash(content), Fingerprint: dedup.Fingerprint(norm), NormLen: utf8.RuneCountInString(norm),
+		Norm: norm, Sketch: dedup.MakeSketch(norm)}
+}
+
 // Drawer imports a drawer with its id, validity, creation time and chain
 // links (its wing and room as the file gives them). Versions come oldest
 // first: a drawer it supersedes is here already.
 func (im *Importer) Drawer(t ImportTarget, d Drawer) (Imported, error) {
+	return im.DrawerPrepared(t, d, nil)
+}
+
+// DrawerPrepared is Drawer with its content's signature computed before
+// (PrepareImport; nil: computed here).
+func (im *Importer) DrawerPrepared(t ImportTarget, d Drawer, p *Prepared) (Imported, error) {
 	if err := checkImportedDrawer(&d); err != nil {
 		return Imported{}, err
 	}
@@ -350,7 +391,7 @@ func (im *Importer) Drawer(t ImportTarget, d Drawer) (Imported, error) {
 	var rm *Room
 	if !im.dryMade(t, d.RoomID) {
 		var err error
-		if rm, err = t.R.Room(d.RoomID); err != nil {
+		if rm, err = im.room(t.R, d.RoomID); err != nil {
 			return Imported{}, err
 		}
 		if rm == nil {
@@ -420,7 +461,11 @@ func (im *Importer) Drawer(t ImportTarget, d Drawer) (Imported, error) {
 			}
 		}
 		if im.Dedup.Enabled && rm != nil {
-			rec = newDedupRecord(&d)
+			if p != nil {
+				rec = p.record(&d)
+			} else {
+				rec = newDedupRecord(&d)
+			}
 			var r Reader = t.R
 			if d.Supersedes != "" {
 				r = skipDrawer{t.R, d.Supersedes}

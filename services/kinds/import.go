@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
@@ -135,7 +137,7 @@ func runImport(ctx context.Context, r *actors.Run, dir string, dd store.Dedup, v
 				if err != nil {
 					return err
 				}
-				if _, _, err := ApplyImportRecord(im, store.ImportTarget{R: tx}, rec, in.WingMap); err != nil {
+				if _, _, err := ApplyImportRecord(im, store.ImportTarget{R: tx}, rec, in.WingMap, nil); err != nil {
 					return err
 				}
 			}
@@ -147,29 +149,32 @@ func runImport(ctx context.Context, r *actors.Run, dir string, dd store.Dedup, v
 		im.Commit()
 		im.ForgetDry()
 	}
-	for done := false; !done; {
+	// The file is read and the drawers' signatures computed (in parallel)
+	// one batch ahead of the writer.
+	batches := make(chan importBatchOf, 1)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(batches)
+		readBatches(rd, batches, stop, dd.Enabled)
+	}()
+	defer func() { close(stop); wg.Wait() }()
+	for b := range batches {
+		if b.err != nil {
+			return nil, b.err
+		}
 		if r.Stopping() {
 			return nil, actors.ErrStopped
 		}
-		var batch []export.Record
-		for size := 0; len(batch) < importBatch && size < importBatchBytes; {
-			rec, err := rd.Next()
-			if errors.Is(err, io.EOF) {
-				done = true
-				break
-			}
+		recs, prep := b.recs, b.prep
+		for len(recs) > 0 {
+			n, err := importWrite(ctx, r, im, &st, recs, prep, in.WingMap, in.Records)
 			if err != nil {
 				return nil, err
 			}
-			batch = append(batch, rec)
-			size += recordSize(rec)
-		}
-		for len(batch) > 0 {
-			n, err := importWrite(ctx, r, im, &st, batch, in.WingMap, in.Records)
-			if err != nil {
-				return nil, err
-			}
-			batch = batch[n:]
+			recs, prep = recs[n:], prep[n:]
 		}
 	}
 	st.Report.Records = st.Records
@@ -177,17 +182,91 @@ func runImport(ctx context.Context, r *actors.Run, dir string, dd store.Dedup, v
 	return st.Report, nil
 }
 
+// importBatchOf is a batch of records read ahead of the writer, with
+// their drawers' signatures; err ends the reading.
+type importBatchOf struct {
+	recs []export.Record
+	prep []*store.Prepared
+	err  error
+}
+
+// readBatches reads the file into batches until its end, an error or
+// stop, computing the current drawers' signatures (dedup: the palace
+// judges duplicates) on every core.
+func readBatches(rd *export.Reader, out chan<- importBatchOf, stop <-chan struct{}, dedup bool) {
+	send := func(b importBatchOf) bool {
+		select {
+		case out <- b:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			send(importBatchOf{err: fault.Newf(fault.ServerFailed, "see the log", "reading the import file failed: %v", p)})
+		}
+	}()
+	for {
+		var b importBatchOf
+		end := false
+		for size := 0; len(b.recs) < importBatch && size < importBatchBytes; {
+			rec, err := rd.Next()
+			if errors.Is(err, io.EOF) {
+				end = true
+				break
+			}
+			if err != nil {
+				send(importBatchOf{err: err})
+				return
+			}
+			b.recs = append(b.recs, rec)
+			size += recordSize(rec)
+		}
+		b.prep = make([]*store.Prepared, len(b.recs))
+		if dedup {
+			prepareBatch(b.recs, b.prep)
+		}
+		if len(b.recs) > 0 && !send(b) {
+			return
+		}
+		if end {
+			return
+		}
+	}
+}
+
+// prepareBatch computes the signatures of a batch's current drawers on
+// every core.
+func prepareBatch(recs []export.Record, prep []*store.Prepared) {
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { _ = recover() }() // a drawer left unprepared is judged by the writer
+			for i := w; i < len(recs); i += workers {
+				if d := recs[i].Drawer; d != nil {
+					prep[i] = store.PrepareImport(d.Content, d.ValidTo == nil)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // importWrite applies records in one transaction with the checkpoint;
 // a batch too big for one is split (the first half written). It returns
 // how many records it wrote.
-func importWrite(ctx context.Context, r *actors.Run, im *store.Importer, st *importState, batch []export.Record, wingMap map[string]string, total int64) (int, error) {
+func importWrite(ctx context.Context, r *actors.Run, im *store.Importer, st *importState, batch []export.Record, prep []*store.Prepared, wingMap map[string]string, total int64) (int, error) {
 	for {
 		next := *st
 		err := r.Write(ctx, func(tx store.Tx) error {
 			im.Begin()
 			next = st.clone()
-			for _, rec := range batch {
-				id, res, err := ApplyImportRecord(im, store.ImportTarget{R: tx, W: tx}, rec, wingMap)
+			for i, rec := range batch {
+				id, res, err := ApplyImportRecord(im, store.ImportTarget{R: tx, W: tx}, rec, wingMap, prep[i])
 				if err != nil {
 					return err
 				}
@@ -198,7 +277,7 @@ func importWrite(ctx context.Context, r *actors.Run, im *store.Importer, st *imp
 			return nil
 		}, &next, store.Progress{Current: st.Records + int64(len(batch)), Total: totalOf(total), Message: "records imported"})
 		if errors.Is(err, store.ErrTxnTooBig) && len(batch) > 1 {
-			batch = batch[:len(batch)/2]
+			batch, prep = batch[:len(batch)/2], prep[:len(batch)/2]
 			continue
 		}
 		if err != nil {
@@ -241,7 +320,7 @@ func recordSize(rec export.Record) int {
 // it without writing), with the file's wing names renamed by wingMap. It
 // returns the record's id and outcome; the header and end records have
 // none (an empty outcome). An error names the record's line.
-func ApplyImportRecord(im *store.Importer, t store.ImportTarget, rec export.Record, wingMap map[string]string) (string, store.Imported, error) {
+func ApplyImportRecord(im *store.Importer, t store.ImportTarget, rec export.Record, wingMap map[string]string, p *store.Prepared) (string, store.Imported, error) {
 	var (
 		id  string
 		res store.Imported
@@ -263,12 +342,12 @@ func ApplyImportRecord(im *store.Importer, t store.ImportTarget, rec export.Reco
 	case rec.Drawer != nil:
 		d := rec.Drawer
 		id = d.ID
-		res, err = im.Drawer(t, store.Drawer{ID: d.ID, WingID: d.WingID, RoomID: d.RoomID, Name: d.Name, Content: d.Content,
+		res, err = im.DrawerPrepared(t, store.Drawer{ID: d.ID, WingID: d.WingID, RoomID: d.RoomID, Name: d.Name, Content: d.Content,
 			Tags:       slices.Clone(d.Tags),
 			Source:     store.Source{Kind: d.Source.Kind, URI: d.Source.URI, Agent: d.Source.Agent, Origin: d.Source.Origin},
 			Provenance: store.Provenance{RequestedBy: d.Provenance.RequestedBy, JobID: d.Provenance.JobID},
 			ValidFrom:  d.ValidFrom, ValidTo: d.ValidTo, CreatedAt: d.CreatedAt, Supersedes: d.Supersedes,
-			SupersededBy: d.SupersededBy, Diary: d.Diary})
+			SupersededBy: d.SupersededBy, Diary: d.Diary}, p)
 	case rec.Entity != nil:
 		e := rec.Entity
 		id = e.ID
@@ -398,7 +477,7 @@ func JudgeImport(ctx context.Context, db store.DB, f io.Reader, p ImportParams, 
 				return err
 			}
 			im.Begin()
-			id, res, err := ApplyImportRecord(im, store.ImportTarget{R: r}, rec, p.WingMap)
+			id, res, err := ApplyImportRecord(im, store.ImportTarget{R: r}, rec, p.WingMap, nil)
 			if err != nil {
 				return err
 			}

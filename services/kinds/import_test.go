@@ -24,7 +24,7 @@ var importDedup = store.Dedup{Enabled: true, Threshold: 0.9}
 
 // importRuntime is a job runtime on a fresh store with every kind
 // registered, its import folder dir.
-func importRuntime(t *testing.T) (*actors.Jobs, string) {
+func importRuntime(t testing.TB) (*actors.Jobs, string) {
 	t.Helper()
 	db, err := badgerdb.Open(t.TempDir(), slog.New(slog.DiscardHandler))
 	if err != nil {
