@@ -61,8 +61,8 @@ func syntheticExport(tb testing.TB, path string, n int) {
 		t := at.Add(time.Duration(i) * time.Millisecond)
 		put(export.TypeDrawer, export.Drawer{Type: export.TypeDrawer, ID: id(3, i), WingID: id(1, r/10), RoomID: id(2, r),
 			Content: text.Sentence(rng) + " " + text.Sentence(rng), Tags: []string{},
-			Source:     export.Source{Kind: store.KindNote}, Provenance: export.Provenance{RequestedBy: store.ByHTTP},
-			ValidFrom:  t, CreatedAt: t})
+			Source: export.Source{Kind: store.KindNote}, Provenance: export.Provenance{RequestedBy: store.ByHTTP},
+			ValidFrom: t, CreatedAt: t})
 	}
 	end, _ := json.Marshal(export.End{Type: export.TypeEnd, Records: records, Digest: "sha256:" + hex.EncodeToString(digest.Sum(nil)), Counts: counts})
 	bw.Write(append(end, '\n'))
