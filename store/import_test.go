@@ -459,3 +459,101 @@ func TestImportKeepsOnlyTheActiveProfilesVectors(t *testing.T) {
 		})
 	}
 }
+
+// A source's state and its documents land under the key of the wing they
+// land in (another wing's id here: a merged wing), without the adapter's
+// cursor, their chunks recorded as mined; entity links and fact links
+// (decisions) keep their ids; each once.
+func TestImportSourcesDocumentsAndLinks(t *testing.T) {
+	dst := open(t)
+	mine := must(t, dst, drawer("The palace's own memory in wing w.")).Drawer // wing w exists here
+	fileWing, fileRoom := store.NewID(), store.NewID()
+	ident := store.SourceIdentity{Adapter: "directory", Locator: "/src/project"}
+	fileKey := store.TargetKey(ident.Key(), fileWing)
+	chunk := store.Drawer{ID: store.NewID(), WingID: fileWing, RoomID: fileRoom, Content: "A mined chunk of main.go.",
+		Source:     store.Source{Kind: store.KindFile, URI: "file:///src/project/main.go", Origin: json.RawMessage(`{"path":"main.go","chunk":0}`)},
+		Provenance: store.Provenance{RequestedBy: store.ByCLI}, ValidFrom: time.Now().UTC(), CreatedAt: time.Now().UTC()}
+	e1, e2 := store.Entity{ID: store.NewID(), Name: "Go", Kind: "tool"}, store.Entity{ID: store.NewID(), Name: "Golang", Kind: "tool"}
+	f1 := store.Relationship{ID: store.NewID(), Subject: e1.ID, Predicate: "uses", Object: e2.ID, Confidence: 1, ValidFrom: time.Now().UTC(), RecordedAt: time.Now().UTC()}
+	f2 := f1
+	f2.ID = store.NewID()
+	linkID, decisionID := store.NewID(), store.NewID()
+	apply := func(im *store.Importer) []store.ImportOutcome {
+		var out []store.ImportOutcome
+		err := dst.Update(context.Background(), func(tx store.Tx) error {
+			tg := store.ImportTarget{R: tx, W: tx}
+			im.Begin()
+			out = nil
+			for _, step := range []func() (store.Imported, error){
+				func() (store.Imported, error) { return im.Wing(tg, store.Wing{ID: fileWing, Name: "w"}) },
+				func() (store.Imported, error) { return im.Room(tg, store.Room{ID: fileRoom, WingID: fileWing, Name: "code"}) },
+				func() (store.Imported, error) { return im.Drawer(tg, chunk) },
+				func() (store.Imported, error) {
+					return im.Source(tg, store.SourceState{Key: fileKey, Identity: ident, WingID: fileWing, Cursor: json.RawMessage(`{"token":"x"}`)})
+				},
+				func() (store.Imported, error) {
+					return im.Document(tg, store.DocumentState{Source: fileKey, ID: "main.go", WingID: fileWing, Revision: "r1", Meta: "m1",
+						Chunks: []store.ChunkState{{Drawer: chunk.ID, Hash: store.ContentHash(chunk.Content)}}})
+				},
+				func() (store.Imported, error) { return im.Entity(tg, e1) },
+				func() (store.Imported, error) { return im.Entity(tg, e2) },
+				func() (store.Imported, error) {
+					return im.EntityLink(tg, store.EntityLink{ID: linkID, From: e2.ID, To: e1.ID, Kind: "possibly_same_as"})
+				},
+				func() (store.Imported, error) { return im.Fact(tg, f1) },
+				func() (store.Imported, error) { return im.Fact(tg, f2) },
+				func() (store.Imported, error) {
+					return im.FactLink(tg, store.RelationshipLink{ID: decisionID, From: f2.ID, To: f1.ID, Kind: "confirms", Reason: "same"})
+				},
+			} {
+				res, err := step()
+				if err != nil {
+					return err
+				}
+				out = append(out, res.Outcome)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		im.Commit()
+		return out
+	}
+	got := apply(&store.Importer{Dedup: dd})
+	want := []store.ImportOutcome{store.ImportMerged, store.ImportCreated, store.ImportCreated, store.ImportCreated, store.ImportCreated,
+		store.ImportCreated, store.ImportCreated, store.ImportCreated, store.ImportCreated, store.ImportCreated, store.ImportCreated}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("outcomes %v, want %v", got, want)
+	}
+	key := store.TargetKey(ident.Key(), mine.WingID)
+	_ = dst.View(context.Background(), func(r store.Reader) error {
+		st, _ := r.Source(key)
+		if st == nil || st.Documents != 1 || len(st.Cursor) != 0 || st.WingID != mine.WingID {
+			t.Fatalf("source state %+v under the palace's wing %s", st, mine.WingID)
+		}
+		if doc, _ := r.SourceDocument(key, "main.go"); doc == nil || doc.Revision != "r1" {
+			t.Fatalf("document %+v", doc)
+		}
+		if src, doc, _ := r.ChunkOwner(chunk.ID); src != key || doc != "main.go" {
+			t.Fatalf("chunk owner %s %s", src, doc)
+		}
+		if links, _ := r.RelationshipLinks(f1.ID); len(links) != 1 {
+			t.Fatalf("fact links %+v", links)
+		}
+		if links, _ := r.EntityLinks(e1.ID); len(links) != 1 {
+			t.Fatalf("entity links %+v", links)
+		}
+		return nil
+	})
+	seq := lastSeq(t, dst)
+	again := apply(&store.Importer{Dedup: dd})
+	for i, o := range again[1:] {
+		if o != store.ImportUnchanged {
+			t.Fatalf("second import, step %d: %s", i+1, o)
+		}
+	}
+	if s := lastSeq(t, dst); s != seq {
+		t.Fatal("the second import changed the palace")
+	}
+}
