@@ -486,7 +486,9 @@ func TestImportSourcesDocumentsAndLinks(t *testing.T) {
 			out = nil
 			for _, step := range []func() (store.Imported, error){
 				func() (store.Imported, error) { return im.Wing(tg, store.Wing{ID: fileWing, Name: "w"}) },
-				func() (store.Imported, error) { return im.Room(tg, store.Room{ID: fileRoom, WingID: fileWing, Name: "code"}) },
+				func() (store.Imported, error) {
+					return im.Room(tg, store.Room{ID: fileRoom, WingID: fileWing, Name: "code"})
+				},
 				func() (store.Imported, error) { return im.Drawer(tg, chunk) },
 				func() (store.Imported, error) {
 					return im.Source(tg, store.SourceState{Key: fileKey, Identity: ident, WingID: fileWing, Cursor: json.RawMessage(`{"token":"x"}`)})
