@@ -378,6 +378,32 @@ func TestImportEncryptedWithIdentity(t *testing.T) {
 	if n := get[float64](b.do("GET", "/api/status", nil).body, "counts", "drawers"); n != 1 {
 		t.Fatalf("%v drawers after the encrypted import", n)
 	}
+
+	// A passphrase: from LOCI_EXPORT_PASSPHRASE (never a flag), into a
+	// third palace; a wrong one is refused.
+	sr, err := age.NewScryptRecipient("correct horse battery staple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr.SetWorkFactor(12)
+	enc.Reset()
+	if w, err = age.Encrypt(&enc, sr); err != nil {
+		t.Fatal(err)
+	}
+	w.Write(plain)
+	w.Close()
+	pfile := writeFile(t, home, "p.age", enc.Bytes())
+	home3, palace3 := newPalace(t)
+	c := start(t, home3, palace3)
+	if _, errOut, code := runCLI(home3, "", []string{"--addr", c.addr, "import", pfile}, []string{"LOCI_EXPORT_PASSPHRASE=wrong"}); code == 0 || !strings.Contains(errOut, "loci::export::decrypt_failed") {
+		t.Fatalf("a wrong passphrase: %d %s", code, errOut)
+	}
+	if out, errOut, code := runCLI(home3, "", []string{"--addr", c.addr, "import", pfile}, []string{"LOCI_EXPORT_PASSPHRASE=correct horse battery staple"}); code != 0 {
+		t.Fatalf("import with a passphrase: %d %s %s", code, out, errOut)
+	}
+	if n := get[float64](c.do("GET", "/api/status", nil).body, "counts", "drawers"); n != 1 {
+		t.Fatalf("%v drawers after the passphrase import", n)
+	}
 }
 
 // Every bad file of the list is refused by POST /api/imports with
