@@ -167,6 +167,12 @@ func (s *Imports) spool(ctx context.Context, body io.Reader) (name string, err e
 	if err := f.Sync(); err != nil {
 		return "", fault.Wrap(fault.ServerFailed, err, "cannot spool the import: "+err.Error(), "see the log")
 	}
+	// The folder's entry too: the job queued next reads the file after a
+	// crash of the machine.
+	if d, err := os.Open(s.Dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
 	return name, nil
 }
 

@@ -37,7 +37,9 @@ func (s *Server) submitImport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body := &stallReader{r: r.Body, rc: http.NewResponseController(w), wait: s.Limits.body()}
+	rc := http.NewResponseController(w)
+	body := &stallReader{r: r.Body, rc: rc, wait: s.Limits.body()}
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	rep, job, err := s.Imports.Import(r.Context(), body, services.ImportOptions{WingMap: wm, DryRun: dry, SkipUnknown: skip,
 		RequestedBy: store.ByHTTP, Channel: store.ByHTTP})
 	if err != nil {
