@@ -526,3 +526,18 @@ func fault(raw string) string {
 	}
 	return raw
 }
+
+// An import is refused on a disk below the palace's reserve before
+// anything is spooled.
+func TestImportRespectsTheFreeSpaceGuard(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace, "LOCI_STORE_MIN_FREE_BYTES=1000000000000000")
+	file := bigExport(t, 10)
+	r := d.do("POST", "/api/imports", string(file))
+	if r.code() != "loci::store::disk_full" || get[string](r.body, "help") == "" {
+		t.Fatalf("an import on a full disk: %d %s", r.status, r.raw)
+	}
+	if left := spoolLeft(palace); len(left) != 0 {
+		t.Fatalf("spooled files left: %v", left)
+	}
+}
