@@ -51,6 +51,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) test -run '^$$' -bench 'Search100k|Indexing' -benchtime 400x -count 1 ./index/lexical
 	$(GO) test -run '^$$' -bench HNSW100k -benchtime 1000x -count 1 -timeout 60m ./index/vector
 	$(GO) test -run '^$$' -bench SearchWhileInserting -benchtime 5x -count 1 ./index/vector
+	$(GO) test -run '^$$' -bench 'BenchmarkExport|BenchmarkRead' -benchtime 3x -count 1 -timeout 60m ./export
 	$(GO) run ./cmd/locibench -bin ./$(BIN)
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only static
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only dashboard
@@ -90,6 +91,7 @@ fuzz: ## run each fuzz target for a while (FUZZTIME, default 30s)
 	$(GO) test -run '^$$' -fuzz FuzzNormalizeCompare -fuzztime $${FUZZTIME:-30s} ./store/dedup
 	$(GO) test -run '^$$' -fuzz FuzzDecodeArgs -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzSearchBody -fuzztime $${FUZZTIME:-30s} ./transport
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $${FUZZTIME:-30s} -fuzzminimizetime 2s ./export
 	$(GO) test -run '^$$' -fuzz FuzzWriteBodies -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzJobBody -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzReadQueries -fuzztime $${FUZZTIME:-30s} ./transport

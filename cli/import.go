@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/url"
 	"os"
@@ -33,13 +34,11 @@ func (a *app) importCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			q := url.Values{}
-			if len(wingMap) > 0 {
-				for _, p := range wingMap {
-					if from, to, ok := strings.Cut(p, "="); !ok || from == "" || to == "" || strings.Contains(p, ",") {
-						return fault.Invalid("wing-map", "give FROM=TO (one pair a flag; names without ',')")
-					}
+			for _, p := range wingMap {
+				if from, to, ok := strings.Cut(p, "="); !ok || from == "" || to == "" {
+					return fault.Invalid("wing-map", fmt.Sprintf("%q is not FROM=TO (one wing a flag)", p))
 				}
-				q.Set("wing_map", strings.Join(wingMap, ","))
+				q.Add("wing_map", p)
 			}
 			if dry {
 				q.Set("dry_run", "true")

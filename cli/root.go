@@ -145,6 +145,7 @@ Connect an agent in one line, e.g. Claude Code:
 		a.auditCmd(), a.repairCmd(), a.mineCmd(), a.minerCmd(), a.triggerCmd(), a.entityCmd(), a.factCmd(), a.graphCmd(), a.sourceCmd(), a.demoCmd(), a.wakeUpCmd(), a.statsCmd(), a.searchCmd(false), a.searchCmd(true), a.benchCmd(), a.authCmd(), a.eventsCmd(), a.versionCmd())
 	root.AddCommand(a.mcpCmd(), a.hookCmd(), a.integrationCmd())
 	root.AddCommand(a.serviceCmd())
+	root.AddCommand(a.exportCmd())
 	root.AddCommand(a.importCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.New(fault.InputInvalid, err.Error(), "see `"+c.CommandPath()+" --help`")

@@ -268,3 +268,36 @@ func jsonUnmarshalAny(s string) (any, error) {
 	err := dec.Decode(&v)
 	return v, err
 }
+
+// TestOrphansLeftOut: a drawer whose room is gone (damage loci audit
+// finds) is left out and counted, and the export still reads back.
+func TestOrphansLeftOut(t *testing.T) {
+	f := newFixture(t)
+	if err := f.db.Update(t.Context(), func(tx store.Tx) error {
+		w, err := tx.WingByName("beta")
+		if err != nil {
+			return err
+		}
+		rm, err := tx.RoomByName(w.ID, "misc")
+		if err != nil {
+			return err
+		}
+		// The orphan mentions an entity: that mention is left out too.
+		if _, _, _, err := store.LinkMention(tx, f.betaOne, "Erin", "person", false, "manual", "http", 1); err != nil {
+			return err
+		}
+		return tx.DeleteRoom(rm)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	file, sum := writeExport(t, f.db, export.Options{})
+	got := byType(readAll(t, file, export.ReaderOptions{}))
+	if sum.Orphans != 1 {
+		t.Fatalf("orphans %d", sum.Orphans)
+	}
+	for _, r := range got[export.TypeDrawer] {
+		if r.Drawer.ID == f.betaOne {
+			t.Fatal("the orphan was exported")
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/age"
 	"github.com/google/uuid"
 
 	"github.com/loci-dev/loci/export"
@@ -120,7 +121,8 @@ func TestReaderRefusesBadInput(t *testing.T) {
 	}
 	encrypted := func() []byte {
 		var buf bytes.Buffer
-		w, err := export.Encrypt(&buf, export.Encryption{Passphrase: "a passphrase for the test"})
+		id, _ := age.GenerateX25519Identity()
+		w, err := export.Encrypt(&buf, export.Encryption{Recipients: []string{id.Recipient().String()}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,6 +48,9 @@ type Summary struct {
 	Digest  string         `json:"digest"`
 	// PalaceID is the exported palace's identity.
 	PalaceID string `json:"palace_id"`
+	// Orphans counts the drawers left out because their room or wing is
+	// gone (loci audit finds them, loci repair removes them).
+	Orphans int `json:"orphans,omitempty"`
 }
 
 // flushEvery is how many records go between checks of the context.
@@ -72,6 +75,10 @@ type writer struct {
 	entOrder []string
 	factsOut map[string]bool
 	facts    []string
+
+	orphans  map[string]bool   // drawers left out
+	chain    []*store.Drawer   // reused by visit
+	mentions [][]store.Mention // reused by visit
 }
 
 // Write writes an export of db to w from one consistent read view: the
@@ -89,8 +96,8 @@ func Write(ctx context.Context, db store.DB, w io.Writer, o Options) (Summary, e
 	var sum Summary
 	err = db.View(ctx, func(r store.Reader) error {
 		x := &writer{ctx: ctx, r: r, o: o, since: !o.Since.IsZero(), out: bufio.NewWriterSize(w, 256<<10), digest: sha256.New(),
-			sum:      Summary{Counts: map[string]int{}, PalaceID: palaceID},
-			wingsOut: map[string]bool{}, roomsOut: map[string]bool{}, entsOut: map[string]bool{}, factsOut: map[string]bool{}}
+			sum:     Summary{Counts: map[string]int{}, PalaceID: palaceID},
+			orphans: map[string]bool{}, wingsOut: map[string]bool{}, roomsOut: map[string]bool{}, entsOut: map[string]bool{}, factsOut: map[string]bool{}}
 		x.enc = json.NewEncoder(&x.buf)
 		x.enc.SetEscapeHTML(false)
 		if err := x.run(palaceID); err != nil {
@@ -155,9 +162,27 @@ func (x *writer) run(palaceID string) error {
 					return err
 				}
 			}
-			if err := x.drawers(&rm); err != nil {
-				return err
+			if x.wingIDs != nil {
+				// Some wings: their rooms' drawers, room by room (the
+				// read is the wings', not the palace's).
+				if err := x.drawers(&rm); err != nil {
+					return err
+				}
 			}
+		}
+	}
+	if x.wingIDs == nil {
+		// Every wing: the drawers in the store's order, which reads each
+		// stored block once.
+		var err error
+		if cerr := x.r.EachDrawer(func(d *store.Drawer) bool {
+			err = x.visit(d, nil)
+			return err == nil
+		}); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			return err
 		}
 	}
 	if err := x.sources(); err != nil {
@@ -231,6 +256,12 @@ func (x *writer) wingByID(id string) error {
 	return x.wing(w)
 }
 
+// wingStored reports whether a wing is stored.
+func (x *writer) wingStored(id string) bool {
+	w, err := x.r.Wing(id)
+	return err == nil && w != nil
+}
+
 func (x *writer) room(rm *store.Room) error {
 	if x.roomsOut[rm.ID] {
 		return nil
@@ -242,87 +273,118 @@ func (x *writer) room(rm *store.Room) error {
 	return x.emit(TypeRoom, &Room{Type: TypeRoom, ID: rm.ID, WingID: rm.WingID, Name: rm.Name, Description: rm.Description, CreatedAt: rm.CreatedAt.UTC()})
 }
 
-// drawers writes a room's drawers chain by chain, each chain's versions
-// oldest first, each version followed by its mentions and vectors.
+// drawers writes a room's drawers chain by chain.
 func (x *writer) drawers(rm *store.Room) error {
 	var err error
-	var chain []*store.Drawer
-	var mentions [][]store.Mention
-	visit := func(d *store.Drawer) bool {
-		if d.Supersedes != "" {
-			// A later version: written with the first of its chain,
-			// unless that one is gone (or names another successor).
-			prev, e := x.r.Drawer(d.Supersedes)
-			if e != nil {
-				err = e
-				return false
-			}
-			if prev != nil && prev.SupersededBy == d.ID && prev.RoomID == d.RoomID {
-				return true
-			}
-		}
-		chain, mentions = chain[:0], mentions[:0]
-		seen := map[string]bool{}
-		for cur := d; ; {
-			seen[cur.ID] = true
-			chain = append(chain, cur)
-			if cur.SupersededBy == "" {
-				break
-			}
-			next, e := x.r.Drawer(cur.SupersededBy)
-			if e != nil {
-				err = e
-				return false
-			}
-			if next == nil || next.Supersedes != cur.ID || next.RoomID != cur.RoomID || seen[next.ID] {
-				// The successor is gone: the chain ends here.
-				c := *cur
-				c.SupersededBy = ""
-				chain[len(chain)-1] = &c
-				break
-			}
-			cur = next
-		}
-		if d.Supersedes != "" {
-			c := *chain[0]
-			c.Supersedes = ""
-			chain[0] = &c
-		}
-		selected := !x.since
-		for _, v := range chain {
-			ms, e := x.r.DrawerMentions(v.ID)
-			if e != nil {
-				err = e
-				return false
-			}
-			mentions = append(mentions, ms)
-			if x.since && (x.changed(v.CreatedAt) || v.ValidTo != nil && x.changed(*v.ValidTo)) {
-				selected = true
-			}
-			for _, m := range ms {
-				if x.since && x.changed(m.CreatedAt) {
-					selected = true
-				}
-			}
-		}
-		if !selected {
-			return true
-		}
-		if err = x.room(rm); err != nil {
-			return false
-		}
-		for i, v := range chain {
-			if err = x.drawer(v, mentions[i]); err != nil {
-				return false
-			}
-		}
-		return true
-	}
-	if cerr := x.r.Drawers(rm.ID, false, visit); cerr != nil {
+	if cerr := x.r.Drawers(rm.ID, false, func(d *store.Drawer) bool {
+		err = x.visit(d, rm)
+		return err == nil
+	}); cerr != nil {
 		return cerr
 	}
 	return err
 }
+
+// mentionsByEntity reports an export of everything: its mentions are
+// written after its drawers, entity by entity (one read an entity), not
+// read drawer by drawer (one read a drawer, most finding none).
+func (x *writer) mentionsByEntity() bool { return x.wingIDs == nil && !x.since }
+
+// visit writes the chain d is the first version of, each version oldest
+// first and followed by its mentions and vectors, when the selection
+// takes it; a later version is written with its chain's first. rm is
+// d's room when the caller has it.
+func (x *writer) visit(d *store.Drawer, rm *store.Room) error {
+	if d.Supersedes != "" {
+		// A later version: written with the first of its chain, unless
+		// that one is gone (or names another successor).
+		prev, err := x.r.Drawer(d.Supersedes)
+		if err != nil {
+			return err
+		}
+		if prev != nil && prev.SupersededBy == d.ID && prev.RoomID == d.RoomID {
+			return nil
+		}
+	}
+	chain := x.chain[:0]
+	for cur := d; ; {
+		chain = append(chain, cur)
+		if cur.SupersededBy == "" {
+			break
+		}
+		next, err := x.r.Drawer(cur.SupersededBy)
+		if err != nil {
+			return err
+		}
+		if next == nil || next.Supersedes != cur.ID || next.RoomID != cur.RoomID || len(chain) > maxChain {
+			// The successor is gone: the chain ends here.
+			c := *cur
+			c.SupersededBy = ""
+			chain[len(chain)-1] = &c
+			break
+		}
+		cur = next
+	}
+	x.chain = chain
+	if d.Supersedes != "" {
+		c := *chain[0]
+		c.Supersedes = ""
+		chain[0] = &c
+	}
+	selected := !x.since
+	mentions := x.mentions[:0]
+	for _, v := range chain {
+		var ms []store.Mention
+		if !x.mentionsByEntity() {
+			var err error
+			if ms, err = x.r.DrawerMentions(v.ID); err != nil {
+				return err
+			}
+		}
+		mentions = append(mentions, ms)
+		if x.since && (x.changed(v.CreatedAt) || v.ValidTo != nil && x.changed(*v.ValidTo)) {
+			selected = true
+		}
+		for _, m := range ms {
+			if x.since && x.changed(m.CreatedAt) {
+				selected = true
+			}
+		}
+	}
+	x.mentions = mentions
+	if !selected {
+		return nil
+	}
+	if !x.roomsOut[d.RoomID] {
+		if rm == nil {
+			var err error
+			if rm, err = x.r.Room(d.RoomID); err != nil {
+				return err
+			}
+		}
+		if rm == nil || !x.wingsOut[rm.WingID] && !x.wingStored(rm.WingID) {
+			// An orphan (its room or wing is gone: loci audit finds
+			// them): not importable, left out and counted.
+			x.sum.Orphans += len(chain)
+			for _, v := range chain {
+				x.orphans[v.ID] = true
+			}
+			return nil
+		}
+		if err := x.room(rm); err != nil {
+			return err
+		}
+	}
+	for i, v := range chain {
+		if err := x.drawer(v, mentions[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxChain bounds a chain followed (a loop in damaged data ends there).
+const maxChain = 100_000
 
 func (x *writer) drawer(d *store.Drawer, ms []store.Mention) error {
 	rec := Drawer{Type: TypeDrawer, ID: d.ID, WingID: d.WingID, RoomID: d.RoomID, Name: d.Name, Content: d.Content,
@@ -336,12 +398,11 @@ func (x *writer) drawer(d *store.Drawer, ms []store.Mention) error {
 	if err := x.emit(TypeDrawer, &rec); err != nil {
 		return err
 	}
-	for _, m := range ms {
-		if err := x.entityByID(m.Entity); err != nil {
+	for i := range ms {
+		if err := x.entityByID(ms[i].Entity); err != nil {
 			return err
 		}
-		if err := x.emit(TypeMention, &Mention{Type: TypeMention, DrawerID: m.Drawer, EntityID: m.Entity, Name: m.Name, Rule: m.Rule,
-			Confidence: m.Confidence, Extractor: m.Extractor, Origin: m.Origin, CreatedAt: m.CreatedAt.UTC()}); err != nil {
+		if err := x.emitMention(&ms[i]); err != nil {
 			return err
 		}
 	}
@@ -362,6 +423,11 @@ func (x *writer) drawer(d *store.Drawer, ms []store.Mention) error {
 		}
 	}
 	return nil
+}
+
+func (x *writer) emitMention(m *store.Mention) error {
+	return x.emit(TypeMention, &Mention{Type: TypeMention, DrawerID: m.Drawer, EntityID: m.Entity, Name: m.Name, Rule: m.Rule,
+		Confidence: m.Confidence, Extractor: m.Extractor, Origin: m.Origin, CreatedAt: m.CreatedAt.UTC()})
 }
 
 func utcp(t *time.Time) *time.Time {
@@ -462,7 +528,12 @@ func (x *writer) entitiesAndFacts() error {
 	if cerr := x.r.Entities(func(e *store.Entity) bool {
 		subjects = append(subjects, e.ID)
 		if x.wingIDs == nil && (!x.since || x.changed(e.CreatedAt)) {
-			err = x.entity(e)
+			if err = x.entity(e); err != nil {
+				return false
+			}
+		}
+		if x.mentionsByEntity() {
+			err = x.entityMentions(e.ID)
 		}
 		return err == nil
 	}); cerr != nil {
@@ -519,6 +590,25 @@ func (x *writer) entitiesAndFacts() error {
 		}
 	}
 	return nil
+}
+
+// entityMentions writes an entity's mentions of the drawers written.
+func (x *writer) entityMentions(id string) error {
+	var err error
+	if cerr := x.r.Mentions(id, func(m *store.Mention) bool {
+		if x.orphans[m.Drawer] {
+			return true
+		}
+		var ok bool
+		if ok, err = x.r.HasDrawer(m.Drawer); err != nil || !ok {
+			return err == nil
+		}
+		err = x.emitMention(m)
+		return err == nil
+	}); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // factSelected applies the selection to a fact: with wings, its first

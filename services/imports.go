@@ -216,18 +216,19 @@ func (s *Imports) Sweep(ctx context.Context) {
 	}
 }
 
-// ParseWingMap reads --wing-map's pairs, "A=B,C=D": each file wing A is
-// imported as wing B. Both names follow the palace's name rules (and hold
-// no ',' or '='); a file name given twice is refused.
-func ParseWingMap(v string) (map[string]string, error) {
-	if v == "" {
+// ParseWingMap reads --wing-map's pairs, each FROM=TO (the query's
+// repeated wing_map): the file's wing FROM is imported as wing TO. Both
+// names follow the palace's name rules (FROM holds no '='); a wing mapped
+// twice is refused.
+func ParseWingMap(pairs []string) (map[string]string, error) {
+	if len(pairs) == 0 {
 		return nil, nil
 	}
 	out := map[string]string{}
-	for _, pair := range strings.Split(v, ",") {
+	for _, pair := range pairs {
 		from, to, ok := strings.Cut(pair, "=")
-		if !ok || strings.Contains(to, "=") {
-			return nil, fault.Invalid("wing_map", fmt.Sprintf("%q is not FROM=TO (pairs separated by commas)", pair))
+		if !ok {
+			return nil, fault.Invalid("wing_map", fmt.Sprintf("%q is not FROM=TO", pair))
 		}
 		for _, n := range []string{from, to} {
 			if err := store.CheckPlace("wing", n); err != nil {

@@ -18,7 +18,7 @@ func upload(r *http.Request) bool {
 	return r.Method == http.MethodPost && routedPath(r) == "/api/imports"
 }
 
-// submitImport is POST /api/imports[?wing_map=A=B,C=D&dry_run=true&skip_unknown=true]
+// submitImport is POST /api/imports[?wing_map=A=B&wing_map=C=D&dry_run=true&skip_unknown=true]
 // with an export file (JSON Lines) as the body: a dry run answers 200 with
 // what would change; else 202 with the queued import job.
 func (s *Server) submitImport(w http.ResponseWriter, r *http.Request) error {
@@ -33,7 +33,7 @@ func (s *Server) submitImport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wm, err := services.ParseWingMap(r.URL.Query().Get("wing_map"))
+	wm, err := services.ParseWingMap(r.URL.Query()["wing_map"])
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,16 @@ var queryParams = map[string][]string{
 	"POST /api/jobs/{id}/retry":        nil,
 	"POST /api/jobs/{id}/force-cancel": nil,
 
+	"GET /api/export":   {"wing", "since", "vectors"},
 	"POST /api/imports": {"wing_map", "dry_run", "skip_unknown"},
+}
+
+// repeatable is, for a route, the query parameters it takes more than
+// once (one value each, as the CLI's repeated flag: a wing's name may
+// hold a comma).
+var repeatable = map[string][]string{
+	"GET /api/export":   {"wing"},
+	"POST /api/imports": {"wing_map"},
 }
 
 // searchQuery is what GET /api/search and /api/recall take.
@@ -131,7 +140,7 @@ func checkQuery(r *http.Request) error {
 			}
 			return fault.Newf(fault.InputInvalid, help, "%s: is not a query parameter of %s", name, route)
 		}
-		if len(vs) > 1 {
+		if len(vs) > 1 && !slices.Contains(repeatable[route], name) {
 			return fault.Newf(fault.InputInvalid, "give "+name+" once", "%s: is given %d times", name, len(vs))
 		}
 	}

@@ -193,6 +193,7 @@ func (s *Server) Handler() http.Handler {
 		r.Post("/jobs/{id}/retry", s.h(s.jobAction((*actors.Jobs).Retry)))
 		r.Post("/jobs/{id}/force-cancel", s.h(s.forceCancel))
 
+		r.Get("/export", s.read(s.exportRoute))
 		r.Post("/imports", s.write(s.submitImport))
 	})
 	return r

@@ -105,7 +105,7 @@ var depRules = []depRule{
 	{pkg: "search/rank", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the ranking is pure functions over candidate lists (fusion, context, feedback, expansion, the scope check) and owns the fusion methods the configuration validates: nothing of ours, so config and the indexes may import it"},
 
 	// The edges: HTTP, the CLI, the composition root.
-	{pkg: "transport", may: []string{"actors", "api", "config", "fault", "search", "services", "sources", "store", "store/dedup", "transport/client", "ui"}, noDeps: []string{cobra, badger},
+	{pkg: "transport", may: []string{"actors", "api", "config", "export", "fault", "search", "services", "sources", "store", "store/dedup", "transport/client", "ui"}, noDeps: []string{cobra, badger},
 		why: "transport serves the actors over HTTP and MCP: never the CLI, never a backend"},
 	{pkg: "transport/client", may: []string{"api", "fault"}, noDeps: []string{cobra, chi, protoactor, badger}, why: "the HTTP client is what the CLI links: wire types and errors only"},
 	{pkg: "ui", may: nil, noDeps: []string{cobra, chi, protoactor, badger}, why: "the dashboard is embedded files and their handler"},

@@ -321,7 +321,7 @@ func TestImportWingMapAndDryRun(t *testing.T) {
 	if r := b.do("GET", "/api/wings/beta", nil); r.status != 200 {
 		t.Fatalf("wing beta: %s", r.raw)
 	}
-	for _, bad := range []string{"alpha", "alpha=", "a/b=c", "x=y=z"} {
+	for _, bad := range []string{"alpha", "alpha=", "a/b=c"} {
 		if _, errOut, code := b.cli("", "import", "--wing-map", bad, file); code == 0 || !strings.Contains(errOut, "wing") {
 			t.Fatalf("--wing-map %s: %d %s", bad, code, errOut)
 		}
