@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/export"
@@ -51,7 +50,7 @@ func (a *app) importCmd() *cobra.Command {
 				return fault.Wrap(fault.IOFailed, err, "cannot read "+args[0]+": "+err.Error(), "give the path of a file written by loci export")
 			}
 			defer f.Close()
-			plain, err := export.Decrypt(f, identity, a.importPassphrase)
+			plain, err := export.Decrypt(f, identity, func() (string, error) { return a.exportPassphrase(c, false) })
 			if err != nil {
 				return err
 			}
@@ -116,30 +115,6 @@ func (r *readErr) Read(p []byte) (int, error) {
 		r.err = err
 	}
 	return n, err
-}
-
-// importPassphrase is the passphrase of a file encrypted with one: from
-// LOCI_EXPORT_PASSPHRASE, else asked on the terminal (never a flag).
-func (a *app) importPassphrase() (string, error) {
-	if p, ok := a.env(export.PassphraseEnv); ok && p != "" {
-		return p, nil
-	}
-	fd := int(os.Stdin.Fd())
-	if !term.IsTerminal(fd) {
-		return "", fault.New(fault.ExportEncrypted, "the file is encrypted with a passphrase and there is no terminal to ask it on",
-			"set "+export.PassphraseEnv+", or run loci import on a terminal")
-	}
-	if w := a.stderrOrDiscard(); w != nil {
-		_, _ = io.WriteString(w, "passphrase: ")
-	}
-	b, err := term.ReadPassword(fd)
-	if w := a.stderrOrDiscard(); w != nil {
-		_, _ = io.WriteString(w, "\n")
-	}
-	if err != nil {
-		return "", fault.Wrap(fault.CLIPromptFailed, err, "cannot read the passphrase: "+err.Error(), "set "+export.PassphraseEnv)
-	}
-	return string(b), nil
 }
 
 // printImportReport prints an import's report for people.

@@ -170,8 +170,11 @@ func TestImportRoundTripAnswersTheSameSearches(t *testing.T) {
 			t.Fatalf("search %q found nothing in the source palace", q)
 		}
 	}
+	file := filepath.Join(home, "palace.jsonl")
+	if out, errOut, code := a.cli("", "export", "--vectors", "--out", file); code != 0 {
+		t.Fatalf("loci export: %d %s %s", code, out, errOut)
+	}
 	stop(t, a)
-	file := writeFile(t, home, "palace.jsonl", exportStore(t, palace, export.Options{Vectors: true, Profiles: []string{"test"}}))
 
 	home2, palace2 := newPalace(t)
 	b := start(t, home2, palace2, withHashProfile(t, home2))
@@ -336,22 +339,25 @@ func TestImportEncryptedWithIdentity(t *testing.T) {
 	if r := a.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": "A secret memory, shared encrypted."}); r.status != 201 {
 		t.Fatalf("write: %s", r.raw)
 	}
-	stop(t, a)
-	plain := exportStore(t, palace, export.Options{})
 	id, err := age.GenerateX25519Identity()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var enc bytes.Buffer
-	w, err := age.Encrypt(&enc, id.Recipient())
+	file := filepath.Join(home, "x.jsonl.age")
+	if out, errOut, code := a.cli("", "export", "--encrypt-to", id.Recipient().String(), "--out", file); code != 0 {
+		t.Fatalf("loci export --encrypt-to: %d %s %s", code, out, errOut)
+	}
+	pfile := filepath.Join(home, "p.age")
+	if out, errOut, code := runCLI(home, "", []string{"--addr", a.addr, "export", "--passphrase", "--out", pfile},
+		[]string{"LOCI_EXPORT_PASSPHRASE=correct horse battery staple"}); code != 0 {
+		t.Fatalf("loci export --passphrase: %d %s %s", code, out, errOut)
+	}
+	enc, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Write(plain)
-	w.Close()
-	file := writeFile(t, home, "x.jsonl.age", enc.Bytes())
 	keys := writeFile(t, home, "key.txt", []byte(id.String()+"\n"))
-	tampered := bytes.Clone(enc.Bytes())
+	tampered := bytes.Clone(enc)
 	tampered[len(tampered)-20] ^= 1
 	bad := writeFile(t, home, "bad.age", tampered)
 
@@ -372,6 +378,9 @@ func TestImportEncryptedWithIdentity(t *testing.T) {
 	if n := get[float64](b.do("GET", "/api/status", nil).body, "counts", "drawers"); n != 0 {
 		t.Fatalf("a refused file stored %v drawers", n)
 	}
+	if left := spoolLeft(palace2); len(left) != 0 {
+		t.Fatalf("spooled files left: %v", left)
+	}
 	if out, errOut, code := b.cli("", "import", "--identity", keys, file); code != 0 {
 		t.Fatalf("import --identity: %d %s %s", code, out, errOut)
 	}
@@ -381,18 +390,6 @@ func TestImportEncryptedWithIdentity(t *testing.T) {
 
 	// A passphrase: from LOCI_EXPORT_PASSPHRASE (never a flag), into a
 	// third palace; a wrong one is refused.
-	sr, err := age.NewScryptRecipient("correct horse battery staple")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sr.SetWorkFactor(12)
-	enc.Reset()
-	if w, err = age.Encrypt(&enc, sr); err != nil {
-		t.Fatal(err)
-	}
-	w.Write(plain)
-	w.Close()
-	pfile := writeFile(t, home, "p.age", enc.Bytes())
 	home3, palace3 := newPalace(t)
 	c := start(t, home3, palace3)
 	if _, errOut, code := runCLI(home3, "", []string{"--addr", c.addr, "import", pfile}, []string{"LOCI_EXPORT_PASSPHRASE=wrong"}); code == 0 || !strings.Contains(errOut, "loci::export::decrypt_failed") {
