@@ -71,16 +71,16 @@ func syntheticExport(tb testing.TB, path string, n int) {
 	}
 }
 
-// BenchmarkImport imports an export of LOCI_BENCH_IMPORT_DRAWERS drawers
+// BenchmarkImport imports an export of LOCI_BENCH_DRAWERS drawers
 // (default 100,000) into an empty palace with the palace's duplicate rules,
 // through the import job and the writer, and reports drawers/s (the
 // issue's goal: at least 50,000). One palace per iteration: run it with
 // -benchtime=1x. At a million drawers:
 //
-//	LOCI_BENCH_IMPORT_DRAWERS=1000000 go test -run '^$' -bench BenchmarkImport -benchtime=1x -benchmem ./services/kinds
+//	LOCI_BENCH_DRAWERS=1000000 go test -run '^$' -bench BenchmarkImport -benchtime=1x -benchmem ./services/kinds
 func BenchmarkImport(b *testing.B) {
 	n := 100_000
-	if v, err := strconv.Atoi(os.Getenv("LOCI_BENCH_IMPORT_DRAWERS")); err == nil && v > 0 {
+	if v, err := strconv.Atoi(os.Getenv("LOCI_BENCH_DRAWERS")); err == nil && v > 0 {
 		n = v
 	}
 	file := filepath.Join(b.TempDir(), "export.jsonl")
