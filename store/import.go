@@ -86,6 +86,11 @@ type Importer struct {
 	Dedup Dedup
 	// Profile is the active embedding profile; zero keeps no vector.
 	Profile ImportProfile
+	// CheckOnly, in a dry run, only applies the palace's rules to each
+	// record (names, content, kinds): what it would create is not
+	// remembered, so its memory stays flat whatever the file's size, and
+	// its outcomes are not a report.
+	CheckOnly bool
 
 	mapped  map[string]string // file id -> palace id (committed)
 	pending map[string]string // this transaction's additions
@@ -170,7 +175,7 @@ func (im *Importer) mapTo(fileID, palaceID string) {
 
 // made notes an id a dry run would create.
 func (im *Importer) made(t ImportTarget, id string) {
-	if t.W == nil {
+	if t.W == nil && !im.CheckOnly {
 		if im.seen == nil {
 			im.seen = map[string]bool{}
 		}

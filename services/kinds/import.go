@@ -462,7 +462,7 @@ func JudgeImport(ctx context.Context, db store.DB, f io.Reader, p ImportParams, 
 	if check {
 		dd.Enabled = false
 	}
-	im := &store.Importer{Dedup: dd, Profile: profile}
+	im := &store.Importer{Dedup: dd, Profile: profile, CheckOnly: check}
 	rep := api.ImportReport{DryRun: true}
 	err := db.View(ctx, func(r store.Reader) error {
 		for {
