@@ -153,6 +153,7 @@ func Decrypt(r io.Reader, identityFile string, passphrase func() (string, error)
 // loci::export::decrypt_failed.
 type decrypting struct{ r io.Reader }
 
+// Read reads the decryption, naming a failure of its authentication.
 func (d *decrypting) Read(p []byte) (int, error) {
 	n, err := d.r.Read(p)
 	if err != nil && err != io.EOF {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"filippo.io/age"
+	"filippo.io/age/armor"
 
 	"github.com/loci-dev/loci/export"
 	"github.com/loci-dev/loci/fault"
@@ -87,6 +88,19 @@ func TestAgeRoundTrip(t *testing.T) {
 	}
 	_, err = readDecrypted(enc, "", nil)
 	wantCode(t, err, fault.ExportEncrypted)
+	// An armored file, as age -a writes it, reads the same.
+	var arm bytes.Buffer
+	aw := armor.NewWriter(&arm)
+	ew, err := age.Encrypt(aw, id.Recipient())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = ew.Write(plain)
+	_ = ew.Close()
+	_ = aw.Close()
+	if recs, err := readDecrypted(arm.Bytes(), idFile, nil); err != nil || len(recs) != n {
+		t.Fatalf("armored: %d records, %v", len(recs), err)
+	}
 	stranger, _ := age.GenerateX25519Identity()
 	strangerFile := filepath.Join(dir, "stranger.txt")
 	_ = os.WriteFile(strangerFile, []byte(stranger.String()+"\n"), 0o600)

@@ -226,6 +226,19 @@ func TestSince(t *testing.T) {
 	if len(got[export.TypeSource]) != 0 || len(got[export.TypeFact]) != 0 || !ents["Dave"] || !ents["Alice"] || ents["Carol"] {
 		t.Errorf("since: %d sources, %d facts, entities %v", len(got[export.TypeSource]), len(got[export.TypeFact]), ents)
 	}
+	// Both: one wing's changes.
+	file, _ = writeExport(t, f.db, export.Options{Since: at, Wings: []string{"beta"}})
+	both := byType(readAll(t, file, export.ReaderOptions{}))
+	ids = ids[:0]
+	for _, r := range both[export.TypeDrawer] {
+		ids = append(ids, r.Drawer.ID)
+	}
+	slices.Sort(ids)
+	want = []string{fresh, f.betaOne}
+	slices.Sort(want)
+	if !slices.Equal(ids, want) || len(both[export.TypeWing]) != 1 {
+		t.Errorf("beta since: drawers %v, want %v; %d wings", ids, want, len(both[export.TypeWing]))
+	}
 	var rooms []string
 	for _, r := range got[export.TypeRoom] {
 		rooms = append(rooms, r.Room.Name)

@@ -297,19 +297,23 @@ func (r *Reader) parse(line []byte) (Record, bool, error) {
 			}
 		}
 	}
-	var head struct {
-		Type *string `json:"type"`
-	}
-	if err := json.Unmarshal(line, &head); err != nil {
-		if r.header == nil && r.records == 0 {
-			return rec, false, r.fail(fault.ExportInvalid, "give a file written by loci export (JSON Lines; a header record first)", "not an export file: %s", jsonProblem(err))
+	typ, ok := sniffType(line)
+	if !ok {
+		var head struct {
+			Type *string `json:"type"`
 		}
-		return rec, false, r.invalid("not a JSON object: %s", jsonProblem(err))
+		if err := json.Unmarshal(line, &head); err != nil {
+			if r.header == nil && r.records == 0 {
+				return rec, false, r.fail(fault.ExportInvalid, "give a file written by loci export (JSON Lines; a header record first)", "not an export file: %s", jsonProblem(err))
+			}
+			return rec, false, r.invalid("not a JSON object: %s", jsonProblem(err))
+		}
+		if head.Type == nil {
+			return rec, false, r.invalid("a record has no \"type\"")
+		}
+		typ = *head.Type
 	}
-	if head.Type == nil {
-		return rec, false, r.invalid("a record has no \"type\"")
-	}
-	rec.Type = *head.Type
+	rec.Type = typ
 	if r.header == nil && rec.Type != TypeHeader {
 		return rec, false, r.fail(fault.ExportInvalid, "give a file written by loci export: it starts with its header record",
 			"the first record is %q, not the header", fault.Clip(rec.Type, fault.MaxQuoted))
@@ -397,6 +401,9 @@ func (r *Reader) parse(line []byte) (Record, bool, error) {
 
 // jsonProblem is a JSON error's text without the input it quotes.
 func jsonProblem(err error) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of JSON input (the line ends inside its object)"
+	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return fmt.Sprintf("%s at byte %d of the line", se.Error(), se.Offset)
@@ -408,9 +415,33 @@ func jsonProblem(err error) string {
 	return err.Error()
 }
 
+// sniffType reads the type of a line as loci export writes it,
+// {"type":"<word>",...}, without decoding the line; false when the line
+// has another shape (the JSON decoder then reads it).
+func sniffType(line []byte) (string, bool) {
+	const prefix = `{"type":"`
+	if !bytes.HasPrefix(line, []byte(prefix)) {
+		return "", false
+	}
+	rest := line[len(prefix):]
+	for i, c := range rest {
+		switch {
+		case c == '"':
+			if i == 0 || i+1 >= len(rest) || (rest[i+1] != ',' && rest[i+1] != '}') {
+				return "", false
+			}
+			return string(rest[:i]), true
+		case c != '_' && (c < 'a' || c > 'z'):
+			return "", false
+		}
+	}
+	return "", false
+}
+
 // decode decodes a line into its record, refusing fields the record does
-// not have and anything after the object.
-func (r *Reader) decode(line []byte, v any) error {
+// not have, anything after the object, and a "type" that differs from
+// the one the line was read as (a key given twice).
+func (r *Reader) decode(line []byte, v typed) error {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -419,8 +450,28 @@ func (r *Reader) decode(line []byte, v any) error {
 	if dec.More() {
 		return r.invalid("more than one JSON value on the line")
 	}
+	if t, _ := sniffType(line); t != "" && v.recordType() != t {
+		return r.invalid("the record's \"type\" is given twice")
+	}
 	return nil
 }
+
+// typed is a record: it knows its type field.
+type typed interface{ recordType() string }
+
+func (h *Header) recordType() string      { return h.Type }
+func (w *Wing) recordType() string        { return w.Type }
+func (r *Room) recordType() string        { return r.Type }
+func (d *Drawer) recordType() string      { return d.Type }
+func (m *Mention) recordType() string     { return m.Type }
+func (v *Vector) recordType() string      { return v.Type }
+func (e *Entity) recordType() string      { return e.Type }
+func (l *EntityLink) recordType() string  { return l.Type }
+func (s *SourceState) recordType() string { return s.Type }
+func (d *Document) recordType() string    { return d.Type }
+func (f *Fact) recordType() string        { return f.Type }
+func (d *Decision) recordType() string    { return d.Type }
+func (e *End) recordType() string         { return e.Type }
 
 // id parses a record's id or reference (a UUID).
 func (r *Reader) id(field, v string) (uuid.UUID, error) {
@@ -441,6 +492,9 @@ func (r *Reader) optID(field, v string) error {
 }
 
 func (r *Reader) checkHeader(h *Header) error {
+	if r.header != nil {
+		return r.invalid("a second header record; a file holds one, on its first line")
+	}
 	if h.Format != Format {
 		return r.fail(fault.ExportVersion, "give a file written by loci export", "the format is %q, not %q", fault.Clip(h.Format, fault.MaxQuoted), Format)
 	}

@@ -119,6 +119,18 @@ func TestReaderRefusesBadInput(t *testing.T) {
 			export.Wing{Type: export.TypeWing, ID: wingB, Name: "b", CreatedAt: now}, export.Room{Type: export.TypeRoom, ID: roomB, WingID: wingB, Name: "r", CreatedAt: now},
 			a, b)
 	}
+	// A chain whose links disagree: a names c as its successor, b claims
+	// to supersede a; or a names a successor the file never holds.
+	badChain := func(withB bool) []byte {
+		a, b := drawer(d1, wingA, roomA), drawer(d2, wingA, roomA)
+		a.ValidTo, a.SupersededBy, b.Supersedes = &now, uuid.NewString(), d1
+		recs := []any{smallHeader(), export.Wing{Type: export.TypeWing, ID: wingA, Name: "a", CreatedAt: now},
+			export.Room{Type: export.TypeRoom, ID: roomA, WingID: wingA, Name: "r", CreatedAt: now}, a}
+		if withB {
+			recs = append(recs, b)
+		}
+		return build(t, recs...)
+	}
 	encrypted := func() []byte {
 		var buf bytes.Buffer
 		id, _ := age.GenerateX25519Identity()
@@ -186,6 +198,41 @@ func TestReaderRefusesBadInput(t *testing.T) {
 		{"a drawer superseding one in another wing", crossWing(), export.ReaderOptions{}, fault.ExportInvalid, 7, "of another wing"},
 		{"a field the record does not have", edit(func(ls []string) []string { replaceField(t, ls, firstWing, "owner", "root"); return ls }), export.ReaderOptions{}, fault.ExportInvalid, firstWing + 1, "unknown field"},
 		{"a line that is not JSON", edit(func(ls []string) []string { ls[firstWing] = `{"type":"wing",`; return ls }), export.ReaderOptions{}, fault.ExportInvalid, firstWing + 1, "unexpected end"},
+		{"a second header", edit(func(ls []string) []string {
+			return append(append(append([]string{}, ls[:firstWing+1]...), ls[0]), ls[firstWing+1:]...)
+		}), export.ReaderOptions{}, fault.ExportInvalid, firstWing + 2, "second header"},
+		{"a drawer naming a room of another wing", edit(func(ls []string) []string {
+			other := find(t, ls, `"type":"wing"`, `"name":"beta"`)
+			var w struct{ ID string }
+			_ = json.Unmarshal([]byte(ls[other]), &w)
+			i := find(t, ls, `"type":"drawer"`, `"content":"the first plan`)
+			replaceField(t, ls, i, "wing_id", w.ID)
+			return ls
+		}), export.ReaderOptions{}, fault.ExportInvalid, find(t, baseLines, `"type":"drawer"`, `"content":"the first plan`) + 1, "is not in wing"},
+		{"a vector whose length is not its dimension", edit(func(ls []string) []string {
+			replaceField(t, ls, find(t, ls, `"type":"vector"`), "dimension", 5)
+			return ls
+		}), export.ReaderOptions{}, fault.ExportInvalid, find(t, baseLines, `"type":"vector"`) + 1, "its dimension says 5"},
+		{"a fact of an unknown predicate", edit(func(ls []string) []string {
+			replaceField(t, ls, find(t, ls, `"type":"fact"`), "predicate", "hates")
+			return ls
+		}), export.ReaderOptions{}, fault.ExportInvalid, find(t, baseLines, `"type":"fact"`) + 1, "predicate"},
+		{"an entity of an unknown kind", edit(func(ls []string) []string {
+			replaceField(t, ls, find(t, ls, `"type":"entity"`), "kind", "spaceship")
+			return ls
+		}), export.ReaderOptions{}, fault.ExportInvalid, find(t, baseLines, `"type":"entity"`) + 1, "kind"},
+		{"a decision between facts not written before", edit(func(ls []string) []string {
+			replaceField(t, ls, find(t, ls, `"type":"decision"`), "to", uuid.NewString())
+			return ls
+		}), export.ReaderOptions{}, fault.ExportInvalid, find(t, baseLines, `"type":"decision"`) + 1, "is not held by a record before"},
+		{"a drawer superseding one written after it", edit(func(ls []string) []string {
+			i := find(t, ls, `"type":"drawer"`, `"content":"the first plan`)
+			j := find(t, ls, `"type":"drawer"`, `"content":"the second plan`)
+			ls[i], ls[j] = ls[j], ls[i]
+			return ls
+		}), export.ReaderOptions{}, fault.ExportInvalid, find(t, baseLines, `"type":"drawer"`, `"content":"the first plan`) + 1, "no record before it holds"},
+		{"a drawer superseding one that names another successor", badChain(true), export.ReaderOptions{}, fault.ExportInvalid, 5, "does not name it"},
+		{"a successor the file never holds", badChain(false), export.ReaderOptions{}, fault.ExportInvalid, 5, "which the file does not hold"},
 		{"a drawer written twice", edit(func(ls []string) []string {
 			return append(append(append([]string{}, ls[:firstDrawer+1]...), ls[firstDrawer]), ls[firstDrawer+1:]...)
 		}), export.ReaderOptions{}, fault.ExportInvalid, firstDrawer + 2, "written twice"},
@@ -277,5 +324,19 @@ func TestMillionTinyWings(t *testing.T) {
 	}
 	if flood.made > max+2+2000 || flood.served > int64(max+2)*120+1<<20 {
 		t.Fatalf("read %d wings (%d bytes) before refusing", flood.made, flood.served)
+	}
+}
+
+// TestTypeGivenTwice: a line whose "type" key is repeated is refused (the
+// reader reads the first to choose the record, the decoder keeps the
+// last).
+func TestTypeGivenTwice(t *testing.T) {
+	now := time.Now().UTC()
+	file := build(t, smallHeader())
+	ls := lines(file)
+	ls = append([]string{ls[0], `{"type":"wing","type":"room","id":"` + uuid.NewString() + `","name":"w","created_at":"` + now.Format(time.RFC3339) + `"}`}, ls[1:]...)
+	_, err := readUntilError(reseal(ls), export.ReaderOptions{})
+	if fe := fault.As(err); fe == nil || fe.Code != fault.ExportInvalid || !strings.Contains(fe.Msg, "given twice") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/export"
-	"github.com/loci-dev/loci/fault"
 )
 
 // exportRoute streams an export (GET /api/export): wing (repeatable, one
@@ -20,10 +19,10 @@ import (
 // such a file truncated).
 func (s *Server) exportRoute(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	o := export.Options{Wings: q["wing"], Generator: "loci " + s.Version}
-	for _, name := range o.Wings {
-		if name == "" {
-			return fault.Invalid("wing", "is empty; give a wing's name, once per wing (wing=a&wing=b)")
+	o := export.Options{Generator: "loci " + s.Version}
+	for _, name := range q["wing"] {
+		if name != "" { // an empty value is absent, as on every route
+			o.Wings = append(o.Wings, name)
 		}
 	}
 	since, err := queryInstant(r, "since")
@@ -66,6 +65,7 @@ type countingWriter struct {
 	n int64
 }
 
+// Write writes to the client and counts what it took.
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,6 +134,22 @@ func TestEveryRouteDeclaresItsQuery(t *testing.T) {
 	for k := range queryParams {
 		if !seen[k] {
 			t.Errorf("queryParams line %s names no route", k)
+		}
+	}
+}
+
+// TestRepeatableParamsAreDeclared: a parameter a route takes more than
+// once is one it takes (queryParams), of a route that exists there.
+func TestRepeatableParamsAreDeclared(t *testing.T) {
+	for route, names := range repeatable {
+		allowed, ok := queryParams[route]
+		if !ok {
+			t.Errorf("repeatable names %s, which queryParams does not hold", route)
+		}
+		for _, n := range names {
+			if !slices.Contains(allowed, n) {
+				t.Errorf("%s: %s is repeatable but not a parameter of the route", route, n)
+			}
 		}
 	}
 }

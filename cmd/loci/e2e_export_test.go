@@ -133,6 +133,16 @@ func TestExportEndToEnd(t *testing.T) {
 	if got := wingNames(recs); !slices.Equal(got, []string{"alpha", "gamma"}) || len(recs[export.TypeDrawer]) != 3 {
 		t.Fatalf("export of alpha and gamma: wings %v, %d drawers", got, len(recs[export.TypeDrawer]))
 	}
+	// An empty value is absent, as on every route: every wing.
+	req, _ = http.NewRequest("GET", "http://"+d.addr+"/api/export?wing=&since=", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	if got := wingNames(readExport(t, resp.Body, "", "")); !slices.Equal(got, []string{"alpha", "beta", "gamma"}) {
+		t.Fatalf("export with empty values: %v", got)
+	}
+	resp.Body.Close()
 	if h := recs[export.TypeHeader][0].Header; !h.Selection.Vectors || !strings.HasPrefix(h.Generator, "loci ") {
 		t.Errorf("header %+v", h)
 	}
