@@ -541,3 +541,42 @@ func TestImportRespectsTheFreeSpaceGuard(t *testing.T) {
 		t.Fatalf("spooled files left: %v", left)
 	}
 }
+
+// Vectors made by another embedder (another dimension here) are not kept:
+// the import reports them skipped, and the embed job that follows fills
+// the drawers' vectors with this palace's profile.
+func TestImportReembedsVectorsOfAnotherProfile(t *testing.T) {
+	home, palace := newPalace(t)
+	a := start(t, home, palace, withHashProfile(t, home))
+	for _, c := range []string{"The web app deploys every Thursday.", "Lunch is at noon in the big kitchen."} {
+		if r := a.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": c}); r.status != 201 {
+			t.Fatalf("write: %s", r.raw)
+		}
+	}
+	settled(t, a)
+	file := filepath.Join(home, "v.jsonl")
+	if out, errOut, code := a.cli("", "export", "--vectors", "--out", file); code != 0 {
+		t.Fatalf("loci export: %d %s %s", code, out, errOut)
+	}
+	home2, palace2 := newPalace(t)
+	cfg := filepath.Join(home2, "loci.toml")
+	if err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"small\"\n[embedding.profiles.small]\nprovider = \"hash\"\ndimension = 32\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, home2, palace2, "LOCI_CONFIG="+cfg)
+	out, errOut, code := b.cli("", "--json", "import", file)
+	if code != 0 {
+		t.Fatalf("loci import: %d %s %s", code, out, errOut)
+	}
+	var job map[string]any
+	if err := json.Unmarshal([]byte(out), &job); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if v := get[map[string]any](job, "result", "types", "vector"); get[float64](v, "skipped") != 2 || get[float64](v, "created") != 0 {
+		t.Fatalf("vectors of another profile: %v", v)
+	}
+	settled(t, b) // every drawer gets a vector of this palace's profile
+	if n := get[float64](b.do("GET", "/api/status", nil).body, "indexes", "vectors", "small", "drawers"); n != 2 {
+		t.Fatalf("%v drawers embedded", n)
+	}
+}
