@@ -580,3 +580,23 @@ func TestImportReembedsVectorsOfAnotherProfile(t *testing.T) {
 		t.Fatalf("%v drawers embedded", n)
 	}
 }
+
+// A spooled file no import job reads (its upload cut by a crash before
+// the job was queued) is removed at the next start; other files are not
+// the daemon's to remove.
+func TestImportSweepsStraySpools(t *testing.T) {
+	home, palace := newPalace(t)
+	dir := filepath.Join(palace, "imports")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stray := writeFile(t, dir, "import-"+store.NewID()+".jsonl", []byte(`{"type":"header"}`+"\n"))
+	other := writeFile(t, dir, "notes.txt", []byte("mine"))
+	start(t, home, palace)
+	if _, err := os.Stat(stray); !os.IsNotExist(err) {
+		t.Fatalf("the stray spool is still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("a file not the daemon's was removed: %v", err)
+	}
+}
