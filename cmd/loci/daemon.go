@@ -467,8 +467,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	srv := &transport.Server{
 		Palace: palace, Jobs: jobs, Search: searcher, Sources: &services.Sources{DB: db, Registry: srcs},
 		Miners: miners, Triggers: trig, Graph: &services.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
-		Imports: imports,
-		Log:     log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
+		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus, Imports: imports,
 		StreamStall: time.Duration(cfg.Server.SlowSubscriberSecs) * time.Second, MCPMax: caps.mcp,
 		Reporter: &services.Reporter{Palace: palace, Search: searcher, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable,
