@@ -58,9 +58,12 @@ func CheckSpoolName(name string) error {
 // replay reads the file again from its start and applies the records
 // after them) and the report so far.
 type importState struct {
-	Records int64            `json:"records"`
-	Offset  int64            `json:"offset"`
-	Report  api.ImportReport `json:"report"`
+	Records int64 `json:"records"`
+	Offset  int64 `json:"offset"`
+	// Done: the end record was applied (a replay after a crash that came
+	// before the job's completion was recorded only reports).
+	Done   bool             `json:"done,omitempty"`
+	Report api.ImportReport `json:"report"`
 }
 
 // importBatch and importBatchBytes bound the records and the bytes of
@@ -118,13 +121,20 @@ func runImport(ctx context.Context, r *actors.Run, dir string, dd store.Dedup, v
 		return nil, err
 	}
 	path := filepath.Join(dir, in.Spool)
+	var st importState
+	_ = json.Unmarshal(r.Job.Checkpoint, &st)
+	if st.Done {
+		// Every record is in; the daemon stopped before the job's end was
+		// recorded.
+		_ = os.Remove(path)
+		st.Report.Records = st.Records
+		return st.Report, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fault.Wrap(fault.InputInvalid, err, "the spooled import file is gone (it is removed when its job ends)", "import the file again")
 	}
 	defer f.Close()
-	var st importState
-	_ = json.Unmarshal(r.Job.Checkpoint, &st)
 	rd := export.NewReader(f, export.ReaderOptions{SkipUnknown: in.SkipUnknown})
 	im := &store.Importer{Dedup: dd, Profile: ImportProfile(v)}
 	if st.Records > 0 {
@@ -273,7 +283,7 @@ func importWrite(ctx context.Context, r *actors.Run, im *store.Importer, st *imp
 				TallyImport(&next.Report, rec, id, res)
 			}
 			last := batch[len(batch)-1]
-			next.Records, next.Offset = st.Records+int64(len(batch)), last.Offset
+			next.Records, next.Offset, next.Done = st.Records+int64(len(batch)), last.Offset, last.End != nil
 			return nil
 		}, &next, store.Progress{Current: st.Records + int64(len(batch)), Total: totalOf(total), Message: "records imported"})
 		if errors.Is(err, store.ErrTxnTooBig) && len(batch) > 1 {

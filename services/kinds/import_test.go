@@ -290,3 +290,37 @@ func TestImportJobsAreTheDaemonsOnly(t *testing.T) {
 		t.Fatalf("%d jobs made", len(jobs))
 	}
 }
+
+// A job whose every record is in, run again because the daemon stopped
+// before its completion was recorded (its spool already removed),
+// completes with the report it had: it reads no file.
+func TestImportJobDoneBeforeACrashOnlyReports(t *testing.T) {
+	j, _ := importRuntime(t)
+	ctx := context.Background()
+	cp, _ := json.Marshal(importState{Records: 5, Done: true, Report: api.ImportReport{Records: 5,
+		Totals: api.ImportCounts{Created: 3}, Types: map[string]api.ImportCounts{"drawer": {Created: 3}}}})
+	in, _ := json.Marshal(ImportParams{Spool: ImportSpoolName()}) // no such file any more
+	var id string
+	_, err := j.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+		job, err := store.Apply(store.Job{ID: store.NewID(), Kind: KindImport, RequestedBy: store.ByHTTP, Priority: store.PriorityNormal, Input: in},
+			store.JobEvent{Kind: store.EvSubmit, At: tx.Now()})
+		if err != nil {
+			return nil, err
+		}
+		job.Checkpoint, id = cp, job.ID
+		return nil, tx.PutJob(&job, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Any submission wakes the dispatcher, which claims the oldest job.
+	if _, err := submit(t, j, KindDemo, `{"steps":1}`); err != nil {
+		t.Fatal(err)
+	}
+	done := waitFinished(t, j, id)
+	var rep api.ImportReport
+	_ = json.Unmarshal(done.Result, &rep)
+	if done.Status != store.JobCompleted || rep.Totals.Created != 3 || rep.Records != 5 {
+		t.Fatalf("%s %s %s", done.Status, done.Error, done.Result)
+	}
+}
