@@ -64,7 +64,9 @@ func TestExportFileWholeOrAbsent(t *testing.T) {
 			}
 			var stdout, stderr bytes.Buffer
 			a := &app{stdout: &stdout, stderr: &stderr, addr: strings.TrimPrefix(hs.URL, "http://"),
-				env: func(k string) (string, bool) { return map[string]string{"HOME": dir, "XDG_CONFIG_HOME": dir}[k], k == "HOME" || k == "XDG_CONFIG_HOME" }}
+				env: func(k string) (string, bool) {
+					return map[string]string{"HOME": dir, "XDG_CONFIG_HOME": dir}[k], k == "HOME" || k == "XDG_CONFIG_HOME"
+				}}
 			cmd := a.exportCmd()
 			cmd.SetArgs([]string{"--wing", "a,b", "--wing", "c", "--out", out})
 			cmd.SilenceUsage, cmd.SilenceErrors = true, true

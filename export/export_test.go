@@ -295,6 +295,20 @@ func TestOrphansLeftOut(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		// A drawer whose wing is not its room's.
+		alpha, err := tx.WingByName("alpha")
+		if err != nil {
+			return err
+		}
+		notes, err := tx.RoomByName(alpha.ID, "notes")
+		if err != nil {
+			return err
+		}
+		now := tx.Now()
+		if err := tx.PutDrawer(&store.Drawer{ID: store.NewID(), WingID: w.ID, RoomID: notes.ID, Content: "a drawer of two wings",
+			Source: store.Source{Kind: store.KindManual}, ValidFrom: now, CreatedAt: now}, nil); err != nil {
+			return err
+		}
 		// The orphan mentions an entity: that mention is left out too.
 		if _, _, _, err := store.LinkMention(tx, f.betaOne, "Erin", "person", false, "manual", "http", 1); err != nil {
 			return err
@@ -305,7 +319,7 @@ func TestOrphansLeftOut(t *testing.T) {
 	}
 	file, sum := writeExport(t, f.db, export.Options{})
 	got := byType(readAll(t, file, export.ReaderOptions{}))
-	if sum.Orphans != 1 {
+	if sum.Orphans != 2 {
 		t.Fatalf("orphans %d", sum.Orphans)
 	}
 	for _, r := range got[export.TypeDrawer] {

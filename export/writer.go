@@ -70,7 +70,7 @@ type writer struct {
 
 	wingIDs  map[string]bool // the selected wings (nil: every wing)
 	wingsOut map[string]bool
-	roomsOut map[string]bool
+	roomsOut map[string]string // room id -> its wing's id
 	entsOut  map[string]bool
 	entOrder []string
 	factsOut map[string]bool
@@ -97,7 +97,7 @@ func Write(ctx context.Context, db store.DB, w io.Writer, o Options) (Summary, e
 	err = db.View(ctx, func(r store.Reader) error {
 		x := &writer{ctx: ctx, r: r, o: o, since: !o.Since.IsZero(), out: bufio.NewWriterSize(w, 256<<10), digest: sha256.New(),
 			sum:     Summary{Counts: map[string]int{}, PalaceID: palaceID},
-			orphans: map[string]bool{}, wingsOut: map[string]bool{}, roomsOut: map[string]bool{}, entsOut: map[string]bool{}, factsOut: map[string]bool{}}
+			orphans: map[string]bool{}, wingsOut: map[string]bool{}, roomsOut: map[string]string{}, entsOut: map[string]bool{}, factsOut: map[string]bool{}}
 		x.enc = json.NewEncoder(&x.buf)
 		x.enc.SetEscapeHTML(false)
 		if err := x.run(palaceID); err != nil {
@@ -263,13 +263,13 @@ func (x *writer) wingStored(id string) bool {
 }
 
 func (x *writer) room(rm *store.Room) error {
-	if x.roomsOut[rm.ID] {
+	if _, done := x.roomsOut[rm.ID]; done {
 		return nil
 	}
 	if err := x.wingByID(rm.WingID); err != nil {
 		return err
 	}
-	x.roomsOut[rm.ID] = true
+	x.roomsOut[rm.ID] = rm.WingID
 	return x.emit(TypeRoom, &Room{Type: TypeRoom, ID: rm.ID, WingID: rm.WingID, Name: rm.Name, Description: rm.Description, CreatedAt: rm.CreatedAt.UTC()})
 }
 
@@ -355,25 +355,30 @@ func (x *writer) visit(d *store.Drawer, rm *store.Room) error {
 	if !selected {
 		return nil
 	}
-	if !x.roomsOut[d.RoomID] {
+	wing, ok := x.roomsOut[d.RoomID]
+	if !ok {
 		if rm == nil {
 			var err error
 			if rm, err = x.r.Room(d.RoomID); err != nil {
 				return err
 			}
 		}
-		if rm == nil || !x.wingsOut[rm.WingID] && !x.wingStored(rm.WingID) {
-			// An orphan (its room or wing is gone: loci audit finds
-			// them): not importable, left out and counted.
-			x.sum.Orphans += len(chain)
-			for _, v := range chain {
-				x.orphans[v.ID] = true
+		if rm != nil && (x.wingsOut[rm.WingID] || x.wingStored(rm.WingID)) {
+			if err := x.room(rm); err != nil {
+				return err
 			}
-			return nil
+			wing, ok = rm.WingID, true
 		}
-		if err := x.room(rm); err != nil {
-			return err
+	}
+	if !ok || wing != d.WingID {
+		// An orphan (its room or wing is gone, or its room is another
+		// wing's: loci audit finds them): not importable, left out and
+		// counted.
+		x.sum.Orphans += len(chain)
+		for _, v := range chain {
+			x.orphans[v.ID] = true
 		}
+		return nil
 	}
 	for i, v := range chain {
 		if err := x.drawer(v, mentions[i]); err != nil {
