@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -87,6 +88,7 @@ func BenchmarkImport(b *testing.B) {
 	syntheticExport(b, file, n)
 	b.ResetTimer()
 	var elapsed time.Duration
+	var peak uint64
 	for range b.N {
 		b.StopTimer()
 		j, dir := importRuntime(b)
@@ -96,6 +98,8 @@ func BenchmarkImport(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		runtime.GC()
+		stopPeak := samplePeak(&peak)
 		b.StartTimer()
 		began := time.Now()
 		job, err := j.Submit(context.Background(), actors.Submission{Type: KindImport, Typed: ImportParams{Spool: spool}})
@@ -104,11 +108,35 @@ func BenchmarkImport(b *testing.B) {
 		}
 		done := waitFinished(b, j, job.ID)
 		elapsed += time.Since(began)
+		stopPeak()
 		if done.Status != store.JobCompleted {
 			b.Fatalf("import %s: %s", done.Status, done.Error)
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "drawers/s")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+}
+
+// samplePeak records the largest Go heap in use (every 20 ms) until the
+// function it returns is called.
+func samplePeak(peak *uint64) func() {
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			*peak = max(*peak, ms.HeapInuse)
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
 }
 
 func copyFile(from, to string) error {
