@@ -58,6 +58,9 @@ func (a *app) importCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if !a.jsonOut && a.stderrIsTerminal() {
+				fmt.Fprintf(a.stderrOrDiscard(), "sending %s; the daemon checks all of it before anything changes…\n", safeText(args[0]))
+			}
 			body := &readErr{r: plain}
 			var raw json.RawMessage
 			_, err = cl.Upload(c.Context(), "/api/imports?"+q.Encode(), "application/x-ndjson", body, &raw)
