@@ -52,6 +52,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) test -run '^$$' -bench HNSW100k -benchtime 1000x -count 1 -timeout 60m ./index/vector
 	$(GO) test -run '^$$' -bench SearchWhileInserting -benchtime 5x -count 1 ./index/vector
 	$(GO) test -run '^$$' -bench 'BenchmarkExport|BenchmarkRead' -benchtime 3x -count 1 -timeout 60m ./export
+	$(GO) test -run '^$$' -bench BenchmarkImport -benchtime 1x -count 1 -timeout 60m ./services/kinds
 	$(GO) run ./cmd/locibench -bin ./$(BIN)
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only static
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only dashboard

@@ -45,6 +45,11 @@ func (a *app) printJob(j *api.Job) {
 		a.printf("error:     %s\n", j.Error)
 	}
 	var m api.MineResult
+	var rep api.ImportReport
+	if len(j.Result) > 0 && j.Kind == "import" && json.Unmarshal(j.Result, &rep) == nil {
+		a.printImportReport(&rep)
+		return
+	}
 	if len(j.Result) > 0 && (j.Kind != "mine" || json.Unmarshal(j.Result, &m) != nil) {
 		a.printf("result:    %s\n", j.Result)
 	} else if len(j.Result) > 0 {

@@ -148,12 +148,12 @@ func streaming(r *http.Request) bool {
 // its connection.
 func (s *Server) limits(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > MaxBodyBytes {
+		if r.ContentLength > MaxBodyBytes && !upload(r) {
 			renderError(s.Log, w, r, fault.Newf(fault.InputTooLarge, "send at most 4 MiB; split the content",
 				"the request body declares %d bytes; at most %d are taken", r.ContentLength, MaxBodyBytes))
 			return
 		}
-		if hasBody(r) && !streaming(r) {
+		if hasBody(r) && !streaming(r) && !upload(r) {
 			// A timer, not a read deadline set on every request: setting
 			// and clearing the connection's deadline added about 0.5 ms to
 			// each write (measured in turns with locibench -only writes).

@@ -97,13 +97,15 @@ var queryParams = map[string][]string{
 	"POST /api/backups": nil,
 	"GET /api/export":   {"wing", "since", "vectors"},
 	"GET /api/backup":   {"since", "palace"},
+	"POST /api/imports": {"wing_map", "dry_run", "skip_unknown"},
 }
 
 // repeatable is, for a route, the query parameters it takes more than
 // once (one value each, as the CLI's repeated flag: a wing's name may
 // hold a comma).
 var repeatable = map[string][]string{
-	"GET /api/export": {"wing"},
+	"GET /api/export":   {"wing"},
+	"POST /api/imports": {"wing_map"},
 }
 
 // searchQuery is what GET /api/search and /api/recall take.

@@ -41,7 +41,9 @@ type Server struct {
 	// that there are none).
 	Triggers *services.Triggers
 	// Graph is the knowledge graph's service.
-	Graph    *services.Graph
+	Graph *services.Graph
+	// Imports takes export files (POST /api/imports).
+	Imports  *services.Imports
 	Config   config.Config
 	Version  string
 	Started  time.Time
@@ -203,6 +205,7 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/backups", s.h(s.listBackups))
 		r.Post("/backups", s.h(s.runBackup))
 		r.Get("/backup", s.read(s.getBackup))
+		r.Post("/imports", s.write(s.submitImport))
 	})
 	return r
 }

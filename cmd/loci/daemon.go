@@ -398,8 +398,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			return backup.WriteFile(ctx, db, path, o)
 		}
 	}
+	importDir := filepath.Join(cfg.Palace.Path, "imports")
 	jobs.Register(kinds.All(jobs, kinds.Settings{Dedup: palace.Dedup, Mining: mining, Vectors: vectors, Extractor: extractor,
-		Backup: backupKind})...)
+		Backup: backupKind, Imports: importDir})...)
 	palace.Locked = jobs.Busy
 	startJobs := func() error {
 		if err := jobs.Start(ctx); err != nil {
@@ -491,13 +492,20 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		})
 	}
 
+	// Imports: spooled files no job reads any more are removed at a start.
+	imports := &services.Imports{DB: db, Jobs: jobs, Dir: importDir, Gate: sys.Gate, Dedup: palace.Dedup,
+		Profile: kinds.ImportProfile(vectors), Log: log.With("component", "imports")}
+	if !readOnly(db) {
+		imports.Sweep(ctx)
+	}
+
 	// 4. Serve. Event streams and MCP sessions end first at a stop, so the
 	// HTTP server can drain its other requests.
 	started := time.Now()
 	srv := &transport.Server{
 		Palace: palace, Jobs: jobs, Search: searcher, Sources: &services.Sources{DB: db, Registry: srcs},
 		Miners: miners, Triggers: trig, Graph: &services.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
-		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus,
+		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus, Imports: imports,
 		StreamStall: time.Duration(cfg.Server.SlowSubscriberSecs) * time.Second, MCPMax: caps.mcp,
 		Reporter: &services.Reporter{Palace: palace, Search: searcher, Migrator: mig, Version: version, Started: started,
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable,

@@ -94,9 +94,9 @@ var depRules = []depRule{
 	// The runtime and its kinds.
 	{pkg: "actors", may: []string{"config", "fault", "index/...", "store"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
 		why: "the actors are the runtime (the actor system and the writer, the job runtime and its kinds registry, the change-log followers over the store and the indexes): they name no service, no kind, no source and no search (services and search sit on them), HTTP belongs to transport (protoactor pulls net/http in, our code may not import it) and the backend to the composition root"},
-	{pkg: "services", may: []string{"actors", "api", "config", "fault", "search", "services/kinds", "sources", "store", "store/dedup", "store/graph", "triggers", "triggers/watch", "backup"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
+	{pkg: "services", may: []string{"actors", "api", "backup", "config", "export", "fault", "search", "services/kinds", "sources", "store", "store/dedup", "store/graph", "triggers", "triggers/watch"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
 		why: "the services (the palace and its wake-up, graph, auth, sources, miners, triggers and their supervisor, the reporter) stand on the runtime, search, sources and triggers: never on transport, the CLI or a backend"},
-	{pkg: "services/kinds", may: []string{"actors", "api", "config", "extract", "extract/provider", "fault", "index/embed", "sources", "sources/secret", "store", "store/graph", "backup"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
+	{pkg: "services/kinds", may: []string{"actors", "api", "backup", "config", "export", "extract", "extract/provider", "fault", "index/embed", "sources", "sources/secret", "store", "store/graph"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
 		why: "the job kinds run on the runtime with the settings they are handed (kinds.Settings), never a service, transport, a backend or HTTP of their own"},
 
 	// Search: the service over the runtime's followers, its pure ranking below.

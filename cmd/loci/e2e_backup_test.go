@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,9 +115,10 @@ func caughtUp(t *testing.T, d *daemon, n int) {
 }
 
 // searchIDs answers a search's hit ids in order.
-func searchIDs(t *testing.T, d *daemon, q string) []string {
+// searchIDs is the ids of a search's first limit hits, in order.
+func searchIDs(t *testing.T, d *daemon, q string, limit int) []string {
 	t.Helper()
-	r := d.do("GET", "/api/search?limit=10&q="+url.QueryEscape(q), nil)
+	r := d.do("GET", "/api/search?limit="+strconv.Itoa(limit)+"&q="+url.QueryEscape(q), nil)
 	if r.status != 200 {
 		t.Fatalf("search %q: %d %s", q, r.status, r.raw)
 	}
@@ -273,7 +275,7 @@ func TestBackupUnderWritersAndRestore(t *testing.T) {
 	qr := rand.New(rand.NewPCG(37, 3))
 	for i := range 100 {
 		q := backupText(qr, 1+i%3)
-		a, b := searchIDs(t, d, q), searchIDs(t, d3, q)
+		a, b := searchIDs(t, d, q, 10), searchIDs(t, d3, q, 10)
 		if len(a) == 0 {
 			t.Fatalf("search %q finds nothing in the original", q)
 		}

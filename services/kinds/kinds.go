@@ -45,6 +45,9 @@ type Settings struct {
 	Extractor extract.Extractor
 	// Backup is where the backup kind writes and how many it keeps.
 	Backup BackupSettings
+	// Imports is the folder the import kind reads its spooled files
+	// from (<palace>/imports).
+	Imports string
 }
 
 // All is every kind, in the order messages list them. j is the runtime
@@ -57,7 +60,8 @@ func All(j *actors.Jobs, s Settings) []actors.Kind {
 	}
 	m.Dedup = s.Dedup
 	return []actors.Kind{Checkpoint(j.DB, s.Dedup), Audit(j.DB, s.Vectors), Repair(j.DB), Demo(s.Dedup), Mine(m),
-		Embed(j, s.Vectors), Extract(j, s.Extractor, s.Dedup.EntityFuzzy), Backup(j.DB, s.Backup)}
+		Embed(j, s.Vectors), Extract(j, s.Extractor, s.Dedup.EntityFuzzy), Backup(j.DB, s.Backup),
+		Import(s.Imports, s.Dedup, s.Vectors)}
 }
 
 // always is Writes for a kind whose jobs always write drawers.

@@ -1,0 +1,65 @@
+package transport
+
+import (
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/services"
+	"github.com/loci-dev/loci/store"
+)
+
+// upload reports the routes whose body is a file of any size, spooled as
+// it arrives (POST /api/imports): neither the 4 MiB cap of JSON bodies nor
+// the whole-body deadline applies; the handler bounds each read instead
+// (stallReader) and the free-space guard bounds the size.
+func upload(r *http.Request) bool {
+	return r.Method == http.MethodPost && routedPath(r) == "/api/imports"
+}
+
+// submitImport is POST /api/imports[?wing_map=A=B&wing_map=C=D&dry_run=true&skip_unknown=true]
+// with an export file (JSON Lines) as the body: a dry run answers 200 with
+// what would change; else 202 with the queued import job.
+func (s *Server) submitImport(w http.ResponseWriter, r *http.Request) error {
+	if s.Imports == nil {
+		return fault.New(fault.ServerFailed, "imports are not available on this daemon", "see the log")
+	}
+	dry, err := queryBool(r, "dry_run")
+	if err != nil {
+		return err
+	}
+	skip, err := queryBool(r, "skip_unknown")
+	if err != nil {
+		return err
+	}
+	wm, err := services.ParseWingMap(r.URL.Query()["wing_map"])
+	if err != nil {
+		return err
+	}
+	rc := http.NewResponseController(w)
+	body := &stallReader{r: r.Body, rc: rc, wait: s.Limits.body()}
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	rep, job, err := s.Imports.Import(r.Context(), body, services.ImportOptions{WingMap: wm, DryRun: dry, SkipUnknown: skip,
+		RequestedBy: store.ByHTTP, Channel: store.ByHTTP})
+	if err != nil {
+		return err
+	}
+	if rep != nil {
+		return writeJSON(w, http.StatusOK, rep)
+	}
+	return writeJSON(w, http.StatusAccepted, apiJob(job))
+}
+
+// stallReader gives each read of an upload its own deadline: a body of
+// gigabytes may take long, one that stops arriving fails.
+type stallReader struct {
+	r    io.Reader
+	rc   *http.ResponseController
+	wait time.Duration
+}
+
+func (s *stallReader) Read(p []byte) (int, error) {
+	_ = s.rc.SetReadDeadline(time.Now().Add(s.wait))
+	return s.r.Read(p)
+}
