@@ -68,7 +68,13 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) (in
 		req.Header.Set("Content-Type", "application/json")
 	}
 	c.identify(req)
-	resp, err := c.HTTP.Do(req)
+	return c.send(c.HTTP, req, out)
+}
+
+// send sends req with hc and decodes a JSON answer into out (when
+// non-nil); a status of 300 or more is the daemon's error.
+func (c *Client) send(hc *http.Client, req *http.Request, out any) (int, error) {
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, transportError(c.Base, err)
 	}

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 
@@ -20,22 +19,5 @@ func (c *Client) Upload(ctx context.Context, path, contentType string, body io.R
 	}
 	req.Header.Set("Content-Type", contentType)
 	c.identify(req)
-	resp, err := (&http.Client{Transport: c.HTTP.Transport}).Do(req)
-	if err != nil {
-		return 0, transportError(c.Base, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return 0, fault.Wrap(fault.ClientRequestFailed, err, "the daemon's answer was cut off", "run the command again")
-	}
-	if resp.StatusCode >= 300 {
-		return 0, rejection(resp.StatusCode, raw)
-	}
-	if out != nil && len(raw) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			return 0, fault.Wrap(fault.ClientRequestFailed, err, "the daemon's answer is not the expected JSON", "check that client and daemon versions match")
-		}
-	}
-	return resp.StatusCode, nil
+	return c.send(&http.Client{Transport: c.HTTP.Transport}, req, out)
 }
