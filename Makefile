@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: help run build dist test browser-note bench bench-quality bench-million soak lint fuzz clean
+.PHONY: help run build dist test browser-note bench bench-quality bench-million bench-backup soak lint fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -53,6 +53,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) test -run '^$$' -bench SearchWhileInserting -benchtime 5x -count 1 ./index/vector
 	$(GO) test -run '^$$' -bench 'BenchmarkExport|BenchmarkRead' -benchtime 3x -count 1 -timeout 60m ./export
 	$(GO) test -run '^$$' -bench BenchmarkImport -benchtime 1x -count 1 -timeout 60m ./services/kinds
+	$(GO) test -run '^$$' -bench BenchmarkBackup -benchtime 1x -count 1 -timeout 60m ./backup
 	$(GO) run ./cmd/locibench -bin ./$(BIN)
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only static
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only dashboard
@@ -72,6 +73,9 @@ soak: ## 100 kill -9 trials under mixed load against the real binary (SOAK_TRIAL
 
 bench-million: build ## the 1,000,000-drawer run (about 20 minutes; KEEP=dir reuses a filled palace)
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only million -fill 1000000 $${KEEP:+-keep $$KEEP}
+
+bench-backup: build ## backup, restore and reindex, export and import on 1,000,000 drawers (reuses bench-million's palace with KEEP=dir)
+	$(GO) run ./cmd/locibench -bin ./$(BIN) -only backup -fill 1000000 $${KEEP:+-keep $$KEEP}
 
 BENCH_DATA ?= ../shared/bench
 

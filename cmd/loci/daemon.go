@@ -249,6 +249,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		if len(ran) > 0 {
 			log.Info("data steps ran", "steps", ran)
 		}
+		// The palace's identity is given at the first start, so a first
+		// backup or export on a full disk needs no write.
+		if _, err := store.PalaceID(ctx, db); err != nil {
+			return fault.Wrap(fault.StoreBackendFailed, err, "cannot record the palace's identity: "+err.Error(), "see the log; run loci doctor")
+		}
 	}
 
 	if a, ok := os.LookupEnv("LOCI_PPROF"); ok && a != "" {
