@@ -132,16 +132,32 @@ func TestDashboardInABrowser(t *testing.T) {
 	waitText := func(js string) chromedp.Action {
 		return chromedp.Poll(js, nil, chromedp.WithPollingTimeout(25*time.Second))
 	}
+	// click clicks the element sel finds with the mouse. A view that
+	// redraws on live events (jobs, triggers) may replace the element
+	// between the query and the click ("Could not find node with given
+	// id"): the click is then tried again on the new element, a few times.
+	click := func(sel string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			var err error
+			for range 5 {
+				if err = chromedp.Click(sel, chromedp.ByQuery).Do(ctx); err == nil || !strings.Contains(err.Error(), "Could not find node") {
+					return err
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			return err
+		})
+	}
 
 	// Sign in: a wrong token is refused, the generated one accepted.
 	var msg string
 	run("a wrong token", chromedp.Navigate(base), chromedp.WaitVisible("#login-token", chromedp.ByQuery),
-		chromedp.SendKeys("#login-token", "loci_wrong", chromedp.ByQuery), chromedp.Click(`#login-form button[type="submit"]`, chromedp.ByQuery),
+		chromedp.SendKeys("#login-token", "loci_wrong", chromedp.ByQuery), click(`#login-form button[type="submit"]`),
 		chromedp.WaitVisible("#login-error", chromedp.ByQuery), chromedp.Text("#login-error", &msg, chromedp.ByQuery), shot("login"))
 	if !strings.Contains(msg, "refused") {
 		t.Fatalf("wrong token: %q", msg)
 	}
-	run("sign in", chromedp.SendKeys("#login-token", token, chromedp.ByQuery), chromedp.Click(`#login-form button[type="submit"]`, chromedp.ByQuery),
+	run("sign in", chromedp.SendKeys("#login-token", token, chromedp.ByQuery), click(`#login-form button[type="submit"]`),
 		waitText(`document.querySelector('main h1') && document.querySelector('main h1')?.textContent === 'Overview'`),
 		waitText(`document.getElementById('conn').textContent === 'live'`), shot("overview"))
 
@@ -151,7 +167,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	}
 	// Someone is typing a note there meanwhile: the live update keeps it.
 	run("the room", chromedp.Navigate(base+"#/palace/work/notes"), waitText(`!!document.getElementById('note')`),
-		chromedp.Click("#note", chromedp.ByQuery), chromedp.SendKeys("#note", "half a thought", chromedp.ByQuery))
+		click("#note"), chromedp.SendKeys("#note", "half a thought", chromedp.ByQuery))
 	if r := d.do("POST", "/api/notes", map[string]any{"wing": "work", "room": "notes", "content": "The kettle in the kitchen is broken again."}, auth...); r.status != 201 {
 		t.Fatalf("note: %s", r.raw)
 	}
@@ -164,7 +180,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		waitText(`document.getElementById('results') && document.getElementById('results').innerText.includes('The kettle in the kitchen')`), shot("search"),
 		waitText(hitTitle(0, "work / notes", get[string](kettle, "valid_from"))),
 		waitText(`document.querySelector('#results > p.muted')?.textContent === '1 hit, ranking hybrid (auto chose it)'`),
-		chromedp.Click(`#results .hit a`, chromedp.ByQuery),
+		click(`#results .hit a`),
 		waitText(`document.getElementById('drawer-content')?.textContent === 'The kettle in the kitchen is broken again.' && document.querySelector('.crumbs')?.textContent === 'Palace › work › notes'`))
 	// A link's own limit and expand=1 show in the form, so searching again
 	// from it asks the same.
@@ -177,11 +193,11 @@ func TestDashboardInABrowser(t *testing.T) {
 	run("supersede", chromedp.Navigate(base+"#/drawer/work/notes/"+id), chromedp.WaitVisible("#replacement", chromedp.ByQuery),
 		chromedp.SetValue("#replacement", "The kettle in the kitchen was repaired on Monday.", chromedp.ByQuery),
 		chromedp.Evaluate(`window.confirm = () => true`, nil), // the page asks before superseding
-		chromedp.Click(`#replacement ~ .row button[type="submit"]`, chromedp.ByQuery),
+		click(`#replacement ~ .row button[type="submit"]`),
 		waitText(`document.getElementById('drawer-content')?.textContent === 'The kettle in the kitchen was repaired on Monday.'`),
 		waitText(`document.querySelectorAll('#history li').length === 2`), shot("drawer"),
 		// The replaced version is one click away and names its replacement.
-		chromedp.Click(`#history li a`, chromedp.ByQuery),
+		click(`#history li a`),
 		waitText(`document.getElementById('drawer-content')?.textContent === 'The kettle in the kitchen is broken again.' && document.body.innerText.includes('superseded by')`))
 
 	// A mine job's row completes live on the jobs page.
@@ -205,7 +221,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	mineID := get[string](m.body, "id")
 	run("the mine job completes live", waitText(fmt.Sprintf(`(() => { const p = document.querySelector('tr[data-job=%q][data-status="completed"] progress'); return !!p && p.max > 0 && p.value === p.max; })()`, mineID)), shot("jobs"),
 		// Its page: the result, at a URL of its own.
-		chromedp.Click(fmt.Sprintf(`tr[data-job=%q] a`, mineID), chromedp.ByQuery),
+		click(fmt.Sprintf(`tr[data-job=%q] a`, mineID)),
 		waitText(fmt.Sprintf(`location.hash === '#/jobs?job=%s' && document.getElementById('job-card')?.textContent.includes('completed') && !!document.getElementById('job-result')`, mineID)))
 
 	// Pause and resume a running job from its buttons: the embed job of
@@ -236,9 +252,9 @@ func TestDashboardInABrowser(t *testing.T) {
 	})
 	row := fmt.Sprintf(`tr[data-job=%q]`, embedID)
 	run("pause", waitText(fmt.Sprintf(`!!document.querySelector('%s[data-status="running"] button')`, row)),
-		chromedp.Click(row+` button`, chromedp.ByQuery),
+		click(row+` button`),
 		waitText(fmt.Sprintf(`!!document.querySelector('%s[data-status="paused"]')`, row)))
-	run("resume", chromedp.Click(row+` button`, chromedp.ByQuery),
+	run("resume", click(row+` button`),
 		waitText(fmt.Sprintf(`!!document.querySelector('%s[data-status="completed"]')`, row)))
 
 	// Mined files are titled by their wing, room and name, a later chunk
@@ -264,7 +280,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		chromedp.Evaluate(`document.getElementById('mode').dispatchEvent(new Event('change'))`, nil),
 		chromedp.Navigate(base+"#/palace/work/notes"), chromedp.WaitVisible("#note", chromedp.ByQuery),
 		chromedp.SetValue("#note", "A write in read_only mode.", chromedp.ByQuery),
-		chromedp.Click(`#note ~ p button[type="submit"]`, chromedp.ByQuery),
+		click(`#note ~ p button[type="submit"]`),
 		waitText(`!!document.querySelector('.error .help') && document.querySelector('.error .help').textContent.length > 0`), shot("read-only"))
 	if r := d.do("GET", "/api/wings/work/rooms/notes/drawers", nil, auth...); strings.Contains(r.raw, "A write in read_only mode.") {
 		t.Fatalf("the refused write was stored: %s", r.raw)
@@ -283,14 +299,14 @@ func TestDashboardInABrowser(t *testing.T) {
 	// Create a wing from the page; delete a drawer with its confirmation.
 	run("create a wing", chromedp.SetValue("#mode", "full", chromedp.ByQuery), chromedp.Evaluate(`document.getElementById('mode').dispatchEvent(new Event('change'))`, nil),
 		chromedp.Navigate(base+"#/palace"), chromedp.WaitVisible("#new-wing", chromedp.ByQuery),
-		chromedp.SetValue("#new-wing", "garden", chromedp.ByQuery), chromedp.Click(`#new-wing ~ p button[type="submit"]`, chromedp.ByQuery),
+		chromedp.SetValue("#new-wing", "garden", chromedp.ByQuery), click(`#new-wing ~ p button[type="submit"]`),
 		waitText(`!!document.querySelector('a[href="#/palace/garden"]')`))
 	if r := d.do("GET", "/api/wings/garden", nil, auth...); r.status != 200 {
 		t.Fatalf("the wing made from the page: %s", r.raw)
 	}
 	bulk := get[[]any](d.do("GET", "/api/wings/work/rooms/bulk/drawers?limit=1", nil, auth...).body, "drawers")[0].(map[string]any)
 	run("delete a drawer", chromedp.Navigate(base+"#/drawer/work/bulk/"+get[string](bulk, "id")), chromedp.WaitVisible("#replacement", chromedp.ByQuery),
-		chromedp.Evaluate(`window.confirm = () => true`, nil), chromedp.Click(`button.danger`, chromedp.ByQuery),
+		chromedp.Evaluate(`window.confirm = () => true`, nil), click(`button.danger`),
 		waitText(`location.hash === '#/palace/work/bulk'`))
 	if r := d.do("GET", "/api/drawers/"+get[string](bulk, "id")+"/history", nil, auth...); r.status != 404 {
 		t.Fatalf("the deleted drawer: %d %s", r.status, r.raw)
@@ -340,12 +356,13 @@ func TestDashboardInABrowser(t *testing.T) {
 	run("the backup warning", chromedp.Navigate(base+"#/overview"),
 		waitText(`document.getElementById('backup-warning')?.textContent.startsWith('no backup yet: the palace holds')`),
 		waitText(`document.getElementById('backup-last')?.textContent === 'No backup yet.'`), shot("backup-warning"),
-		chromedp.Click("#backup-now", chromedp.ByQuery), waitText(`!!document.querySelector('#backup a[href^="#/jobs?job="]')`))
+		click("#backup-now"), waitText(`!!document.querySelector('#backup a[href^="#/jobs?job="]')`))
 	eventually(t, 60*time.Second, "the backup from the button", func() bool {
 		return get[string](d.do("GET", "/api/backups", nil, auth...).body, "last", "name") != ""
 	})
 	lastBackup := get[string](d.do("GET", "/api/backups", nil, auth...).body, "last", "name")
-	run("the last backup", chromedp.Navigate(base+"#/palace"), chromedp.Navigate(base+"#/overview"),
+	run("the last backup", chromedp.Navigate(base+"#/palace"), chromedp.WaitVisible("#new-wing", chromedp.ByQuery),
+		chromedp.Navigate(base+"#/overview"), chromedp.WaitVisible("#backup", chromedp.ByQuery),
 		waitText(fmt.Sprintf(`document.getElementById('backup-last')?.textContent.startsWith('Last backup ') && document.querySelector('#backup-last code')?.textContent === %q && !document.getElementById('backup-warning')`, lastBackup)),
 		shot("backup"))
 
@@ -354,7 +371,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	// file it answers.
 	run("export a wing", chromedp.Navigate(base+"#/palace/work"), chromedp.WaitVisible("#export-wing", chromedp.ByQuery),
 		chromedp.Evaluate(`window.lociFetched = []; window.lociFetch = window.fetch; window.fetch = (u, i) => { window.lociFetched.push([String(u), (i && i.headers && i.headers.Authorization) || '']); return window.lociFetch(u, i); }`, nil),
-		chromedp.Click("#export-wing", chromedp.ByQuery),
+		click("#export-wing"),
 		waitText(`window.lociFetched.some(([u, a]) => u === '/api/export?wing=work' && a.startsWith('Bearer loci_'))`),
 		waitText(`document.querySelector('#export .ok')?.textContent.startsWith('Exported ')`), shot("export"))
 
@@ -376,24 +393,24 @@ func TestDashboardInABrowser(t *testing.T) {
 	before := len(mineJobs())
 	miner, trigger := `tr[data-miner="docs"]`, `tr[data-trigger="hourly"]`
 	run("enable the miner", chromedp.Navigate(base+"#/mining"), waitText(fmt.Sprintf(`!!document.querySelector('%s button[data-act="enable"]')`, miner)),
-		chromedp.Click(miner+` button[data-act="enable"]`, chromedp.ByQuery),
+		click(miner+` button[data-act="enable"]`),
 		waitText(fmt.Sprintf(`document.querySelector('%s .state')?.textContent.startsWith('ready')`, miner)))
 	if r := d.do("GET", "/api/miners/docs", nil, auth...); !get[bool](r.body, "enabled") {
 		t.Fatalf("the miner after Enable: %s", r.raw)
 	}
-	run("run the miner", chromedp.Click(miner+` button[data-act="run"]`, chromedp.ByQuery))
+	run("run the miner", click(miner+` button[data-act="run"]`))
 	eventually(t, 20*time.Second, "the miner's run completes", func() bool {
 		jobs := mineJobs()
 		return len(jobs) == before+1 && jobs[0].(map[string]any)["status"] == "completed"
 	})
-	run("enable and fire the trigger", chromedp.Click(trigger+` button[data-act="enable"]`, chromedp.ByQuery),
+	run("enable and fire the trigger", click(trigger+` button[data-act="enable"]`),
 		waitText(fmt.Sprintf(`document.querySelector('%s .state')?.textContent.startsWith('active')`, trigger)),
-		chromedp.Click(trigger+` button[data-act="fire"]`, chromedp.ByQuery),
+		click(trigger+` button[data-act="fire"]`),
 		waitText(fmt.Sprintf(`document.querySelector('%s .counters')?.textContent.startsWith('fired 1,')`, trigger)))
 	run("the webhook endpoint", waitText(fmt.Sprintf(`document.getElementById('webhook-url')?.textContent === 'http://127.0.0.1:%d/hooks/<trigger name>'`, hookPort)))
-	run("disable the trigger and the miner", chromedp.Click(trigger+` button[data-act="disable"]`, chromedp.ByQuery),
+	run("disable the trigger and the miner", click(trigger+` button[data-act="disable"]`),
 		waitText(fmt.Sprintf(`document.querySelector('%s .state')?.textContent.startsWith('disabled')`, trigger)),
-		chromedp.Click(miner+` button[data-act="disable"]`, chromedp.ByQuery),
+		click(miner+` button[data-act="disable"]`),
 		waitText(fmt.Sprintf(`document.querySelector('%s .state')?.textContent.startsWith('disabled')`, miner)), shot("mining"))
 	if r := d.do("GET", "/api/triggers/hourly", nil, auth...); get[string](r.body, "status") != "disabled" || get[float64](r.body, "counters", "fired") != 1 {
 		t.Fatalf("the trigger after Fire and Disable: %s", r.raw)
@@ -421,7 +438,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	run("the graph", chromedp.Navigate(base+"#/graph?name=caroline&depth=1&expired=1"),
 		waitText(`document.querySelectorAll('#graph line').length === 2 && document.getElementById('graph').textContent.includes('Initech')`),
 		waitText(`document.querySelectorAll('#facts li').length === 3`),
-		chromedp.Click(fmt.Sprintf(`#facts li[data-fact=%q] button`, acme), chromedp.ByQuery),
+		click(fmt.Sprintf(`#facts li[data-fact=%q] button`, acme)),
 		waitText(`document.getElementById('fact-history')?.textContent.includes('superseded_by (she changed jobs)') && document.getElementById('fact-history').textContent.includes('Initech')`),
 		shot("graph"))
 	// Opened without a name, the view starts from the entities with the
