@@ -65,9 +65,25 @@ func benchPalace(b *testing.B, n int) *badgerdb.DB {
 // drawers/s and MB/s of the body.
 //
 //	LOCI_BENCH_BACKUP_DRAWERS=1000000 go test -run '^$' -bench BenchmarkBackup -benchtime 1x -timeout 2h ./backup
+//
+// LOCI_BENCH_BACKUP_PALACE=DIR measures a palace filled before (make
+// bench-million's, the daemon stopped) instead of filling one.
 func BenchmarkBackup(b *testing.B) {
-	n := benchDrawers()
-	db := benchPalace(b, n)
+	n, db := benchDrawers(), (*badgerdb.DB)(nil)
+	if dir := os.Getenv("LOCI_BENCH_BACKUP_PALACE"); dir != "" {
+		var err error
+		if db, err = badgerdb.Open(dir, slog.New(slog.DiscardHandler)); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		var c store.Counts
+		if err := db.View(context.Background(), func(r store.Reader) (err error) { c, err = r.Counts(); return err }); err != nil {
+			b.Fatal(err)
+		}
+		n = c.Drawers
+	} else {
+		db = benchPalace(b, n)
+	}
 	dir := b.TempDir()
 	full := filepath.Join(dir, "full.backup")
 	h, err := backup.WriteFile(context.Background(), db, full, backup.Options{})
