@@ -471,6 +471,19 @@ func (im *Importer) DrawerPrepared(t ImportTarget, d Drawer, p *Prepared) (Impor
 			} else {
 				rec = newDedupRecord(&d)
 			}
+			copyIsDuplicate := d.Name == "" && d.Supersedes == "" && !mined(&d)
+			if copyIsDuplicate {
+				// An exact copy decides it alone: the near-duplicate
+				// search is for a drawer that is stored.
+				exact, err := exactCopy(t.R, &d, rec)
+				if err != nil {
+					return Imported{}, err
+				}
+				if exact != nil {
+					im.mapTo(d.ID, exact.ID)
+					return Imported{Outcome: ImportDuplicate, Target: exact.ID}, nil
+				}
+			}
 			var r Reader = t.R
 			if d.Supersedes != "" {
 				r = skipDrawer{t.R, d.Supersedes}
@@ -479,7 +492,7 @@ func (im *Importer) DrawerPrepared(t ImportTarget, d Drawer, p *Prepared) (Impor
 			if err != nil {
 				return Imported{}, err
 			}
-			if exact != nil && d.Name == "" && d.Supersedes == "" && !mined(&d) {
+			if exact != nil && copyIsDuplicate {
 				im.mapTo(d.ID, exact.ID)
 				return Imported{Outcome: ImportDuplicate, Target: exact.ID}, nil
 			}

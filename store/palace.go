@@ -454,6 +454,32 @@ func newDedupRecord(d *Drawer) *DedupRecord {
 	}
 }
 
+// exactCopy is the oldest exact copy of a new drawer among the current
+// drawers of its scope (findDuplicates' exact), nil when there is none:
+// alone, it decides a drawer that an exact copy makes a duplicate without
+// the near-duplicate search.
+func exactCopy(r Reader, d *Drawer, rec *DedupRecord) (*Drawer, error) {
+	ids, err := r.DedupByHash(rec.Scope, rec.Hash)
+	if err != nil {
+		return nil, err
+	}
+	return firstExact(r, d, ids)
+}
+
+// firstExact is the first drawer of ids (the hash's posting list) that is
+// not d and is in the palace.
+func firstExact(r Reader, d *Drawer, ids []string) (*Drawer, error) {
+	for _, id := range ids {
+		if id == d.ID {
+			continue
+		}
+		if x, err := r.Drawer(id); err != nil || x != nil {
+			return x, err
+		}
+	}
+	return nil, nil
+}
+
 // findDuplicates compares a new drawer with the current drawers of its
 // scope. It returns the oldest exact copy (if any) and the links to record:
 // exact, normalized and near matches, strongest first; the caller admits
@@ -472,16 +498,14 @@ func findDuplicates(r Reader, d *Drawer, rec *DedupRecord, threshold float64, ju
 	if err != nil {
 		return nil, nil, err
 	}
+	if exact, err = firstExact(r, d, ids); err != nil {
+		return nil, nil, err
+	}
 	for _, id := range ids {
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
-		if exact == nil {
-			if exact, err = r.Drawer(id); err != nil {
-				return nil, nil, err
-			}
-		}
 		matches = append(matches, match{id, dedup.Exact, dedup.Signals{SameHash: true, SameFingerprint: true, Similarity: 1, Threshold: threshold}})
 	}
 	ids, err = r.DedupByFingerprint(rec.Scope, rec.Fingerprint)
