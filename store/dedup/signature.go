@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
-	"slices"
 	"unicode/utf8"
 )
 
@@ -64,15 +63,13 @@ func MakeSketch(norm string) Sketch {
 	for i := range mins {
 		mins[i] = empty
 	}
-	// The distinct runs are counted by sorting their hashes (a map of n
-	// entries cost a third of a drawer's signature).
-	var grams []uint64
+	var grams map[uint64]struct{}
 	if n <= LongText {
-		grams = make([]uint64, 0, n)
+		grams = make(map[uint64]struct{}, n)
 	}
 	eachRun(norm, func(h uint64) {
 		if grams != nil {
-			grams = append(grams, h)
+			grams[h] = struct{}{}
 		}
 		b := (h >> 32) * bins >> 32
 		if v := h & 0xffffffff; v < mins[b] {
@@ -95,13 +92,7 @@ func MakeSketch(norm string) Sketch {
 		binary.BigEndian.PutUint64(out[b][:], h)
 		out[b][0] = byte(b)
 	}
-	return Sketch{Bands: out, Mins: short, Distinct: distinct(grams), Bag: MakeBag(norm)}
-}
-
-// distinct is the number of distinct values of hs (sorted in place).
-func distinct(hs []uint64) int {
-	slices.Sort(hs)
-	return len(slices.Compact(hs))
+	return Sketch{Bands: out, Mins: short, Distinct: len(grams), Bag: MakeBag(norm)}
 }
 
 // empty marks a bin no run fell in (bin values are 32-bit).
