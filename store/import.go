@@ -471,11 +471,19 @@ func (im *Importer) DrawerPrepared(t ImportTarget, d Drawer, p *Prepared) (Impor
 			} else {
 				rec = newDedupRecord(&d)
 			}
+			var r Reader = t.R
+			if d.Supersedes != "" {
+				r = skipDrawer{t.R, d.Supersedes}
+			}
+			ids, err := r.DedupByHash(rec.Scope, rec.Hash)
+			if err != nil {
+				return Imported{}, err
+			}
 			copyIsDuplicate := d.Name == "" && d.Supersedes == "" && !mined(&d)
 			if copyIsDuplicate {
 				// An exact copy decides it alone: the near-duplicate
 				// search is for a drawer that is stored.
-				exact, err := exactCopy(t.R, &d, rec)
+				exact, err := firstExact(r, &d, ids)
 				if err != nil {
 					return Imported{}, err
 				}
@@ -484,17 +492,9 @@ func (im *Importer) DrawerPrepared(t ImportTarget, d Drawer, p *Prepared) (Impor
 					return Imported{Outcome: ImportDuplicate, Target: exact.ID}, nil
 				}
 			}
-			var r Reader = t.R
-			if d.Supersedes != "" {
-				r = skipDrawer{t.R, d.Supersedes}
-			}
-			exact, found, err := findDuplicates(r, &d, rec, im.Dedup.Threshold, nil)
+			_, found, err := duplicatesOf(r, &d, rec, im.Dedup.Threshold, nil, ids)
 			if err != nil {
 				return Imported{}, err
-			}
-			if exact != nil && copyIsDuplicate {
-				im.mapTo(d.ID, exact.ID)
-				return Imported{Outcome: ImportDuplicate, Target: exact.ID}, nil
 			}
 			links = found
 		}

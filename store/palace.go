@@ -454,18 +454,6 @@ func newDedupRecord(d *Drawer) *DedupRecord {
 	}
 }
 
-// exactCopy is the oldest exact copy of a new drawer among the current
-// drawers of its scope (findDuplicates' exact), nil when there is none:
-// alone, it decides a drawer that an exact copy makes a duplicate without
-// the near-duplicate search.
-func exactCopy(r Reader, d *Drawer, rec *DedupRecord) (*Drawer, error) {
-	ids, err := r.DedupByHash(rec.Scope, rec.Hash)
-	if err != nil {
-		return nil, err
-	}
-	return firstExact(r, d, ids)
-}
-
 // firstExact is the first drawer of ids (the hash's posting list) that is
 // not d and is in the palace.
 func firstExact(r Reader, d *Drawer, ids []string) (*Drawer, error) {
@@ -485,6 +473,15 @@ func firstExact(r Reader, d *Drawer, ids []string) (*Drawer, error) {
 // exact, normalized and near matches, strongest first; the caller admits
 // at most maxLinks of them (admitLinks).
 func findDuplicates(r Reader, d *Drawer, rec *DedupRecord, threshold float64, judged map[string]Judgement) (*Drawer, []Link, error) {
+	ids, err := r.DedupByHash(rec.Scope, rec.Hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	return duplicatesOf(r, d, rec, threshold, judged, ids)
+}
+
+// duplicatesOf is findDuplicates with the hash's posting list (ids) read.
+func duplicatesOf(r Reader, d *Drawer, rec *DedupRecord, threshold float64, judged map[string]Judgement, ids []string) (*Drawer, []Link, error) {
 	type match struct {
 		id   string
 		kind dedup.Verdict
@@ -492,13 +489,8 @@ func findDuplicates(r Reader, d *Drawer, rec *DedupRecord, threshold float64, ju
 	}
 	var matches []match
 	seen := map[string]bool{d.ID: true}
-	var exact *Drawer
-
-	ids, err := r.DedupByHash(rec.Scope, rec.Hash)
+	exact, err := firstExact(r, d, ids)
 	if err != nil {
-		return nil, nil, err
-	}
-	if exact, err = firstExact(r, d, ids); err != nil {
 		return nil, nil, err
 	}
 	for _, id := range ids {
