@@ -475,13 +475,26 @@ func (im *Importer) DrawerPrepared(t ImportTarget, d Drawer, p *Prepared) (Impor
 			if d.Supersedes != "" {
 				r = skipDrawer{t.R, d.Supersedes}
 			}
-			exact, found, err := findDuplicates(r, &d, rec, im.Dedup.Threshold, nil)
+			ids, err := r.DedupByHash(rec.Scope, rec.Hash)
 			if err != nil {
 				return Imported{}, err
 			}
-			if exact != nil && d.Name == "" && d.Supersedes == "" && !mined(&d) {
-				im.mapTo(d.ID, exact.ID)
-				return Imported{Outcome: ImportDuplicate, Target: exact.ID}, nil
+			copyIsDuplicate := d.Name == "" && d.Supersedes == "" && !mined(&d)
+			if copyIsDuplicate {
+				// An exact copy decides it alone: the near-duplicate
+				// search is for a drawer that is stored.
+				exact, err := firstExact(r, &d, ids)
+				if err != nil {
+					return Imported{}, err
+				}
+				if exact != nil {
+					im.mapTo(d.ID, exact.ID)
+					return Imported{Outcome: ImportDuplicate, Target: exact.ID}, nil
+				}
+			}
+			_, found, err := duplicatesOf(r, &d, rec, im.Dedup.Threshold, nil, ids)
+			if err != nil {
+				return Imported{}, err
 			}
 			links = found
 		}

@@ -454,11 +454,34 @@ func newDedupRecord(d *Drawer) *DedupRecord {
 	}
 }
 
+// firstExact is the first drawer of ids (the hash's posting list) that is
+// not d and is in the palace.
+func firstExact(r Reader, d *Drawer, ids []string) (*Drawer, error) {
+	for _, id := range ids {
+		if id == d.ID {
+			continue
+		}
+		if x, err := r.Drawer(id); err != nil || x != nil {
+			return x, err
+		}
+	}
+	return nil, nil
+}
+
 // findDuplicates compares a new drawer with the current drawers of its
 // scope. It returns the oldest exact copy (if any) and the links to record:
 // exact, normalized and near matches, strongest first; the caller admits
 // at most maxLinks of them (admitLinks).
 func findDuplicates(r Reader, d *Drawer, rec *DedupRecord, threshold float64, judged map[string]Judgement) (*Drawer, []Link, error) {
+	ids, err := r.DedupByHash(rec.Scope, rec.Hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	return duplicatesOf(r, d, rec, threshold, judged, ids)
+}
+
+// duplicatesOf is findDuplicates with the hash's posting list (ids) read.
+func duplicatesOf(r Reader, d *Drawer, rec *DedupRecord, threshold float64, judged map[string]Judgement, ids []string) (*Drawer, []Link, error) {
 	type match struct {
 		id   string
 		kind dedup.Verdict
@@ -466,9 +489,7 @@ func findDuplicates(r Reader, d *Drawer, rec *DedupRecord, threshold float64, ju
 	}
 	var matches []match
 	seen := map[string]bool{d.ID: true}
-	var exact *Drawer
-
-	ids, err := r.DedupByHash(rec.Scope, rec.Hash)
+	exact, err := firstExact(r, d, ids)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -477,11 +498,6 @@ func findDuplicates(r Reader, d *Drawer, rec *DedupRecord, threshold float64, ju
 			continue
 		}
 		seen[id] = true
-		if exact == nil {
-			if exact, err = r.Drawer(id); err != nil {
-				return nil, nil, err
-			}
-		}
 		matches = append(matches, match{id, dedup.Exact, dedup.Signals{SameHash: true, SameFingerprint: true, Similarity: 1, Threshold: threshold}})
 	}
 	ids, err = r.DedupByFingerprint(rec.Scope, rec.Fingerprint)

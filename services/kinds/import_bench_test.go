@@ -23,8 +23,10 @@ import (
 
 // syntheticExport writes an export file of n current drawers of realistic
 // text (two Markov sentences each) in 10 wings of 10 rooms, as loci export
-// writes one, without building the palace it would come from.
-func syntheticExport(tb testing.TB, path string, n int) {
+// writes one, without building the palace it would come from. With copies,
+// every second drawer is an exact copy of an earlier drawer of its room
+// (the palace's duplicate rules keep one).
+func syntheticExport(tb testing.TB, path string, n int, copies bool) {
 	tb.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -57,11 +59,17 @@ func syntheticExport(tb testing.TB, path string, n int) {
 		put(export.TypeRoom, export.Room{Type: export.TypeRoom, ID: id(2, r), WingID: id(1, r/10), Name: "room" + strconv.Itoa(r), CreatedAt: at})
 	}
 	text, rng := markov.NewText(), rand.New(rand.NewPCG(1, 2))
+	var last [100]string
 	for i := range n {
 		r := i % 100
 		t := at.Add(time.Duration(i) * time.Millisecond)
+		content := text.Sentence(rng) + " " + text.Sentence(rng)
+		if copies && (i/100)%2 == 1 {
+			content = last[r]
+		}
+		last[r] = content
 		put(export.TypeDrawer, export.Drawer{Type: export.TypeDrawer, ID: id(3, i), WingID: id(1, r/10), RoomID: id(2, r),
-			Content: text.Sentence(rng) + " " + text.Sentence(rng), Tags: []string{},
+			Content: content, Tags: []string{},
 			Source: export.Source{Kind: store.KindNote}, Provenance: export.Provenance{RequestedBy: store.ByHTTP},
 			ValidFrom: t, CreatedAt: t})
 	}
@@ -73,7 +81,7 @@ func syntheticExport(tb testing.TB, path string, n int) {
 }
 
 // BenchmarkImport imports an export of LOCI_BENCH_DRAWERS drawers
-// (default 100,000) into an empty palace with the palace's duplicate rules,
+// (default 100,000; LOCI_BENCH_COPIES=1: half of them exact copies) into an empty palace with the palace's duplicate rules,
 // through the import job and the writer, and reports drawers/s (the
 // issue's goal: at least 50,000). One palace per iteration: run it with
 // -benchtime=1x. At a million drawers:
@@ -85,7 +93,7 @@ func BenchmarkImport(b *testing.B) {
 		n = v
 	}
 	file := filepath.Join(b.TempDir(), "export.jsonl")
-	syntheticExport(b, file, n)
+	syntheticExport(b, file, n, os.Getenv("LOCI_BENCH_COPIES") == "1")
 	b.ResetTimer()
 	var elapsed time.Duration
 	var peak uint64

@@ -468,3 +468,41 @@ func TestGramSetNeverRulesOutANearPair(t *testing.T) {
 		t.Fatalf("only %d of %d unrelated pairs ruled out", ruled, pairs)
 	}
 }
+
+// TestSketchDistinctCountsDistinctRuns pins Sketch.Distinct to the number
+// of distinct run hashes of a text up to LongText runes, 0 above (what the
+// near index's overlap floor divides by), however they are counted.
+func TestSketchDistinctCountsDistinctRuns(t *testing.T) {
+	texts := []string{"abcd", "abcdabcd", strings.Repeat("ab", 100), strings.Repeat("the cat sat ", 30),
+		"the release goes out on friday morning", strings.Repeat("ééé ", 50), strings.Repeat("x", LongText)}
+	for i := range 200 {
+		var b strings.Builder
+		for j := range 20 + i*7 {
+			b.WriteString([]string{"alpha ", "beta ", "gamma ", "delta ", "ö ", "a "}[(i*31+j*j)%6])
+		}
+		texts = append(texts, b.String())
+	}
+	for _, text := range texts {
+		norm := Normalize(text)
+		if len([]rune(norm)) < MinNearRunes {
+			continue
+		}
+		want := map[uint64]bool{}
+		if len([]rune(norm)) <= LongText {
+			eachRun(norm, func(h uint64) { want[h] = true })
+		}
+		if got := MakeSketch(norm).Distinct; got != len(want) {
+			t.Fatalf("Distinct %d, want %d distinct runs of %q", got, len(want), norm)
+		}
+	}
+}
+
+// BenchmarkSketch is the signature of a drawer of two sentences (the
+// import computes one per drawer, off the writer).
+func BenchmarkSketch(b *testing.B) {
+	norm := Normalize("The deploy pipeline now waits for the canary to report healthy before it promotes the release. " +
+		"We agreed to keep the old queue running for a week while the consumers move over to the new topic.")
+	for b.Loop() {
+		_ = MakeSketch(norm)
+	}
+}
