@@ -125,10 +125,9 @@ func (a *app) backup(ctx context.Context, out, since string, force bool) error {
 				return fault.Newf(fault.InputInvalid, "give --out another file: the incremental is written beside the backup it follows, never over it",
 					"--out %s is the --since file: it would be replaced by the incremental that needs it", out)
 			}
-			switch FileKind(since) {
-			case KindExport, KindEncrypted:
+			if what := map[string]string{KindExport: "a loci export", KindEncrypted: "age-encrypted (an encrypted loci export)"}[FileKind(since)]; what != "" {
 				return fault.Newf(fault.BackupInvalid, "give --since a file written by `loci backup` (or a store version); an export is imported with `loci import FILE`",
-					"--since %s: the file is a loci export, not a backup", since)
+					"--since %s: the file is %s, not a backup", since, what)
 			}
 			base, err := a.local.ReadBackupHeader(since)
 			if err != nil {
@@ -409,6 +408,9 @@ once the restore succeeded. The derived indexes (lexical, vectors) are
 removed: the daemon rebuilds them from the store at its next start.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if c.Flags().Changed("data-dir") {
+				f.palaceFlag = "data-dir"
+			}
 			cfg, log, _, err := a.localSetup(&f)
 			if err != nil {
 				return err
