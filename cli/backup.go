@@ -38,7 +38,7 @@ func (a *app) backupCmd() *cobra.Command {
 	var force bool
 	c := &cobra.Command{
 		Use:   "backup",
-		Short: "Back up the whole palace to a file you choose while the daemon runs (full, or incremental with --since)",
+		Short: "Back up the whole palace to a file you choose while the daemon runs (loci backups: the daemon's own in backup.dir)",
 		Long: `Back up the whole palace to a file while the daemon runs and keeps writing: a
 consistent snapshot at one version of the store, fetched from GET /api/backup,
 written to a temporary file in the target's folder, verified end to end,

@@ -20,7 +20,7 @@ import (
 func (a *app) backupsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "backups",
-		Short: "List the daemon's backups in backup.dir, newest first, with the last successful one",
+		Short: "List the daemon's own backups in backup.dir (the ones status counts); loci backup writes one to a file you choose",
 		Long: `List the daemon's own backups in backup.dir (taken by "loci backups run" or
 backup.schedule, rotated at backup.keep), newest first, with the last
 successful one: these are the backups status, doctor and the dashboard count.
