@@ -91,3 +91,21 @@ func TestImportOfABackupNamesRestore(t *testing.T) {
 		t.Fatal("the daemon was asked")
 	}
 }
+
+// TestBackupAndBackupsNameEachOther: the two commands a letter apart
+// each say, in their one-line summary and in their help, what the other
+// is and which backups status counts.
+func TestBackupAndBackupsNameEachOther(t *testing.T) {
+	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	b, bs := a.backupCmd(), a.backupsCmd()
+	for _, c := range []struct {
+		text, other string
+	}{{b.Short, "loci backups"}, {b.Long, "loci backups"}, {bs.Short, "loci backup "}, {bs.Long, "loci backup\""}} {
+		if !strings.Contains(c.text, c.other) || !strings.Contains(c.text, "backup.dir") {
+			t.Fatalf("%q does not name %s and backup.dir", c.text, c.other)
+		}
+	}
+	if !strings.Contains(bs.Short+bs.Long, "status") || !strings.Contains(b.Long, "status") {
+		t.Fatal("neither says which backups status counts")
+	}
+}
