@@ -331,14 +331,16 @@ func DecodeHeader(r io.Reader) (Header, error) {
 	return h, nil
 }
 
+// truncated and corrupt say why in a sentence of ours, whole (Newf would
+// cut it as it cuts a quoted input: "the body's digest is sha256:…, th…").
 func truncated(off int64, why string) error {
-	return fault.Newf(fault.BackupTruncated, "the file was cut short (an interrupted copy or download?): use a complete copy, or take a new backup",
-		"%s (byte %d)", why, off)
+	return fault.New(fault.BackupTruncated, fmt.Sprintf("%s (byte %d)", fault.Clip(why, fault.MaxMsg), off),
+		"the file was cut short (an interrupted copy or download?): use a complete copy, or take a new backup")
 }
 
 func corrupt(off int64, why string) error {
-	return fault.Newf(fault.BackupCorrupt, "the file is damaged: use another copy, or take a new backup",
-		"%s (byte %d)", why, off)
+	return fault.New(fault.BackupCorrupt, fmt.Sprintf("%s (byte %d)", fault.Clip(why, fault.MaxMsg), off),
+		"the file is damaged: use another copy, or take a new backup")
 }
 
 func futureVersion(h Header) error {

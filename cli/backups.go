@@ -20,8 +20,12 @@ import (
 func (a *app) backupsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "backups",
-		Short: "List the daemon's backups in backup.dir, newest first, with the last successful one",
-		Args:  cobra.NoArgs,
+		Short: "List the daemon's own backups in backup.dir (the ones status counts); loci backup writes one to a file you choose",
+		Long: `List the daemon's own backups in backup.dir (taken by "loci backups run" or
+backup.schedule, rotated at backup.keep), newest first, with the last
+successful one: these are the backups status, doctor and the dashboard count.
+"loci backup" (no s) writes a backup to a file you choose instead.`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var list api.BackupList
 			if _, err := a.call(c.Context(), http.MethodGet, "/api/backups", nil, &list); err != nil {
@@ -104,13 +108,21 @@ func (a *app) backupFinding(ctx context.Context, cfg config.Config, daemonUp boo
 	case daemonUp:
 		var list api.BackupList
 		if _, err := a.call(ctx, http.MethodGet, "/api/backups", nil, &list); err != nil {
-			return Finding{Check: "backup", Status: "warn", Detail: "not checked: " + fault.As(err).Msg}, true
+			fe := fault.As(err)
+			fix := cliHelp(fe.Help)
+			if fe.Remote == fault.AuthUnauthorized {
+				// The daemon's help speaks to any client; doctor's
+				// reader is at the CLI.
+				fix = "set LOCI_AUTH_TOKEN (or auth.token in the configuration file) to the daemon's token, then run loci doctor again"
+			}
+			return Finding{"backup", "warn", "not checked: " + fe.Msg, fix}, true
 		}
 		st = list.BackupStatus
 	case a.local.Backups != nil:
 		var err error
 		if st, err = a.local.Backups(ctx, cfg); err != nil {
-			return Finding{Check: "backup", Status: "warn", Detail: "not checked: " + fault.As(err).Msg}, true
+			fe := fault.As(err)
+			return Finding{"backup", "warn", "not checked: " + fe.Msg, cliHelp(fe.Help)}, true
 		}
 	default:
 		return Finding{}, false

@@ -31,6 +31,9 @@ type listenerFlags struct {
 	bind, palace string
 	port         int
 	web          bool
+	// palaceFlag is the flag palace came from ("palace" when empty;
+	// restore's "data-dir"): a refusal names the flag the person gave.
+	palaceFlag string
 }
 
 func (f *listenerFlags) add(c *cobra.Command) {
@@ -53,6 +56,14 @@ func (a *app) applyFlags(f *listenerFlags) (*config.Config, error) {
 		cfg.Server.Port = f.port
 	}
 	if f.palace != "" {
+		if !filepath.IsAbs(f.palace) {
+			name := f.palaceFlag
+			if name == "" {
+				name = "palace"
+			}
+			return nil, fault.Newf(fault.InputInvalid, "give an absolute --"+name+" (e.g. --"+name+" \"$PWD/"+fault.Clip(filepath.ToSlash(filepath.Clean(f.palace)), fault.MaxQuoted)+"\")",
+				"--%s %q is relative; the palace's folder must be an absolute path", name, f.palace)
+		}
 		cfg.Palace.Path = f.palace
 	}
 	if f.web {

@@ -28,7 +28,7 @@ type exportResult struct {
 func (a *app) exportCmd() *cobra.Command {
 	var wings, recipients []string
 	var since, out string
-	var vectors, passphrase bool
+	var vectors, passphrase, force bool
 	cmd := &cobra.Command{
 		Use:   "export [--wing W]... [--since T] [--out FILE] [--vectors] [--encrypt-to RECIPIENT]... [--passphrase]",
 		Short: "Export the palace (or some wings) as a portable JSON Lines file, optionally encrypted with age",
@@ -38,7 +38,8 @@ func (a *app) exportCmd() *cobra.Command {
 			"the configured profiles' vectors. Never tokens, credentials, jobs or configuration.\n" +
 			"--since T (RFC 3339 or YYYY-MM-DD) exports what was created or changed at or after T, with what it\n" +
 			"needs to be imported. The file is written beside FILE, synced, checked complete and renamed into\n" +
-			"place; without --out it goes to standard output.\n" +
+			"place; an existing FILE is refused unless --force. Without --out it goes to standard output (an\n" +
+			"encrypted export only when standard output is not a terminal: redirect it, or give --out).\n" +
 			"--encrypt-to RECIPIENT (an age public key, age1...; repeat it for several) or --passphrase (read\n" +
 			"from " + export.PassphraseEnv + ", or asked on the terminal; never a flag's value) encrypts it with age.",
 		Args: cobra.NoArgs,
@@ -51,6 +52,18 @@ func (a *app) exportCmd() *cobra.Command {
 			}
 			if len(recipients) > 0 {
 				if _, err := export.Encrypt(io.Discard, enc); err != nil {
+					return err
+				}
+			}
+			toStdout := out == "" || out == "-"
+			if (len(recipients) > 0 || passphrase) && toStdout && a.stdoutIsTerminal() {
+				// age refuses the same: the binary file would land on
+				// the terminal.
+				return fault.New(fault.InputInvalid, "an encrypted export is binary and standard output is a terminal; nothing was exported",
+					"give --out FILE, or redirect standard output to a file (loci export ... > FILE)")
+			}
+			if !toStdout {
+				if err := refuseExisting(out, force); err != nil {
 					return err
 				}
 			}
@@ -84,11 +97,11 @@ func (a *app) exportCmd() *cobra.Command {
 				return err
 			}
 			defer body.Close()
-			if out == "" || out == "-" {
+			if toStdout {
 				_, err := a.copyExport(a.stdout, body, enc)
 				return err
 			}
-			res, err := a.exportToFile(out, body, enc)
+			res, err := a.exportToFile(out, body, enc, force)
 			if err != nil {
 				return err
 			}
@@ -107,6 +120,7 @@ func (a *app) exportCmd() *cobra.Command {
 	f.StringArrayVar(&wings, "wing", nil, "export this wing (repeat for several; default every wing)")
 	f.StringVar(&since, "since", "", "export what was created or changed at or after this instant (RFC 3339 or YYYY-MM-DD)")
 	f.StringVarP(&out, "out", "o", "", "write the export to this file (default standard output)")
+	f.BoolVar(&force, "force", false, "replace an existing --out file")
 	f.BoolVar(&vectors, "vectors", false, "include the configured embedding profiles' vectors, tagged with their profile identity")
 	f.StringArrayVar(&recipients, "encrypt-to", nil, "encrypt to this age recipient (age1...; repeat for several)")
 	f.BoolVar(&passphrase, "passphrase", false, "encrypt with a passphrase read from "+export.PassphraseEnv+" or the terminal")
@@ -116,11 +130,16 @@ func (a *app) exportCmd() *cobra.Command {
 // exportPassphrase reads the passphrase from the environment, or asks it
 // on the terminal (twice when it encrypts: a typo would lock the file).
 func (a *app) exportPassphrase(c *cobra.Command, confirm bool) (string, error) {
-	if p, ok := a.env(export.PassphraseEnv); ok && p != "" {
+	p, set := a.env(export.PassphraseEnv)
+	if set && p != "" {
 		return p, nil
 	}
 	in, ok := c.InOrStdin().(*os.File)
 	if !ok || !term.IsTerminal(int(in.Fd())) {
+		if set {
+			return "", fault.New(fault.CLIPromptFailed, "no passphrase: "+export.PassphraseEnv+" is set but empty and standard input is not a terminal",
+				"put the passphrase in "+export.PassphraseEnv+" (an empty one is never used), or run the command on a terminal to be asked")
+		}
 		return "", fault.New(fault.CLIPromptFailed, "no passphrase: "+export.PassphraseEnv+" is not set and standard input is not a terminal",
 			"set "+export.PassphraseEnv+", or run the command on a terminal to be asked")
 	}
@@ -191,7 +210,7 @@ func (a *app) copyExport(w io.Writer, body io.Reader, enc export.Encryption) (ex
 // complete, then renames it into place (and syncs the folder): a crash
 // or a broken stream never leaves a file at the path that looks
 // complete.
-func (a *app) exportToFile(file string, body io.Reader, enc export.Encryption) (exportResult, error) {
+func (a *app) exportToFile(file string, body io.Reader, enc export.Encryption, force bool) (exportResult, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return exportResult{}, fault.Wrap(fault.IOFailed, err, "out: "+err.Error(), "give a file path")
@@ -219,6 +238,10 @@ func (a *app) exportToFile(file string, body io.Reader, enc export.Encryption) (
 	}
 	if err := tmp.Close(); err != nil {
 		return res, fault.Wrap(fault.IOFailed, err, "cannot write "+tmp.Name()+": "+err.Error(), "check the disk")
+	}
+	// A file that appeared at the path while the export ran is kept.
+	if err := refuseExisting(abs, force); err != nil {
+		return res, err
 	}
 	if err := os.Rename(tmp.Name(), abs); err != nil {
 		return res, fault.Wrap(fault.IOFailed, err, "cannot rename the export into place: "+err.Error(), "check the folder may be written")

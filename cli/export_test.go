@@ -34,7 +34,8 @@ func exportBytes(t *testing.T) []byte {
 // TestExportFileWholeOrAbsent: loci export --out writes the file only
 // when the daemon's stream is complete; a stream cut short (the daemon
 // stopped, the connection broke) leaves neither the file nor a part of
-// it, and an older file at the path is kept as it was.
+// it, and an older file at the path (which --force allows to replace) is
+// kept as it was.
 func TestExportFileWholeOrAbsent(t *testing.T) {
 	full := exportBytes(t)
 	for _, c := range []struct {
@@ -68,7 +69,7 @@ func TestExportFileWholeOrAbsent(t *testing.T) {
 					return map[string]string{"HOME": dir, "XDG_CONFIG_HOME": dir}[k], k == "HOME" || k == "XDG_CONFIG_HOME"
 				}}
 			cmd := a.exportCmd()
-			cmd.SetArgs([]string{"--wing", "a,b", "--wing", "c", "--out", out})
+			cmd.SetArgs([]string{"--wing", "a,b", "--wing", "c", "--out", out, "--force"})
 			cmd.SilenceUsage, cmd.SilenceErrors = true, true
 			err := cmd.Execute()
 			got, _ := os.ReadFile(out)

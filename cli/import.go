@@ -50,6 +50,10 @@ func (a *app) importCmd() *cobra.Command {
 				return fault.Wrap(fault.IOFailed, err, "cannot read "+args[0]+": "+err.Error(), "give the path of a file written by loci export")
 			}
 			defer f.Close()
+			if FileKind(args[0]) == KindBackup {
+				return fault.Newf(fault.ExportInvalid, "restore a backup with `loci restore "+safeText(args[0])+"` (the daemon stopped); loci import takes a file written by `loci export`",
+					"%s is a loci backup, not an export", args[0])
+			}
 			plain, err := export.Decrypt(f, identity, func() (string, error) { return a.exportPassphrase(c, false) })
 			if err != nil {
 				return err

@@ -678,3 +678,9 @@ func (a *app) projectCheckpoint(b []byte) ([]byte, error) {
 	payload["items"], _ = json.Marshal(items)
 	return json.Marshal(payload)
 }
+
+// stdoutIsTerminal reports whether standard output is a terminal.
+func (a *app) stdoutIsTerminal() bool {
+	f, ok := a.stdout.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

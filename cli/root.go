@@ -323,7 +323,12 @@ func (a *app) printError(err error) {
 		fe = &c
 	}
 	if a.jsonOut {
-		writeJSONTo(a.stderr, fe.Body())
+		// The wire form bounds a message a daemon sends; here the
+		// message and its help are printed whole (a message cut
+		// mid-sentence loses what it was about to say).
+		b := fe.Body()
+		b.Error = fe.Msg
+		writeJSONTo(a.stderr, b)
 		return
 	}
 	fmt.Fprintf(a.stderr, "error: %s\n", safeText(fe.Msg))

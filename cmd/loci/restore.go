@@ -36,7 +36,19 @@ func verifyBackup(ctx context.Context, path string) (api.BackupHeader, error) {
 func readBackupHeader(path string) (api.BackupHeader, error) {
 	h, err := backup.ReadHeader(path)
 	if err != nil {
-		return api.BackupHeader{}, fmt.Errorf("--since %s: %w", path, err)
+		// The refusal names the file (a wrapping fmt.Errorf's text
+		// would be lost: the CLI prints the fault's message).
+		var fe *fault.Error
+		if !errors.As(err, &fe) {
+			return api.BackupHeader{}, fmt.Errorf("--since %s: %w", path, err)
+		}
+		c := *fe
+		if strings.Contains(c.Msg, path) {
+			c.Msg = "--since: " + c.Msg
+		} else {
+			c.Msg = "--since " + path + ": " + c.Msg
+		}
+		return api.BackupHeader{}, &c
 	}
 	return apiHeader(h), nil
 }
@@ -65,6 +77,13 @@ func derivedDirs(cfg config.Config) []string {
 // that the next start rebuilds them.
 func restore(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.RestoreOptions) (rep api.RestoreReport, err error) {
 	rep.Palace = cfg.Palace.Path
+	for _, f := range o.Files {
+		what := map[string]string{cli.KindExport: "a loci export", cli.KindEncrypted: "age-encrypted (an encrypted loci export)"}[cli.FileKind(f)]
+		if what != "" {
+			return rep, fault.Newf(fault.BackupInvalid, "import an export with `loci import "+f+"` (the daemon running); restore takes files written by `loci backup` or `loci backups run`",
+				"%s is %s, not a backup", f, what)
+		}
+	}
 	hs, err := backup.Check(ctx, o.Files, latestData())
 	if err != nil {
 		return rep, err

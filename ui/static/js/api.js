@@ -70,8 +70,9 @@ export function status() {
 }
 
 // download fetches path with the session's headers (the token, the
-// mode) and saves the answer as a file: the name the daemon gives in
-// Content-Disposition, else name. A refusal is an ApiError as any call's.
+// mode) and saves the answer as a file: name when the caller gives one
+// (a wing's export says its wing), else the name the daemon gives in
+// Content-Disposition. A refusal is an ApiError as any call's.
 export async function download(path, name) {
   const r = await fetch(path, { method: 'GET', headers: headers({ Accept: '*/*' }), cache: 'no-store', credentials: 'omit' });
   if (!r.ok) {
@@ -85,7 +86,7 @@ export async function download(path, name) {
   const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
-  a.download = m ? m[1] : name;
+  a.download = name || (m ? m[1] : 'download');
   document.body.append(a);
   a.click();
   a.remove();

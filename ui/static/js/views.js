@@ -165,7 +165,7 @@ function exportCard(wing) {
   return h('div', { class: 'card', id: 'export' }, h('h2', {}, 'Export'),
     h('p', { class: 'muted' }, `Download the wing ${wing} in loci's export format (JSON Lines), to import it into another palace with loci import.`),
     h('p', {}, h('button', { type: 'button', id: 'export-wing', onclick: () => act(slot, async () => {
-      const n = await download('/api/export' + q({ wing }), `loci-export-${wing}.jsonl`);
+      const n = await download('/api/export' + q({ wing }), `loci-export-${wing.replace(/[^\w.-]+/g, '_')}-${new Date().toISOString().replace(/[-:]|\.\d+/g, '')}.jsonl`);
       slot.replaceChildren(h('p', { class: 'ok' }, `Exported ${bytes(n)}.`));
     }) }, 'Export this wing')), slot);
 }
