@@ -131,8 +131,10 @@ func runBackup(ctx context.Context, r *actors.Run, db store.DB, s BackupSettings
 			return
 		}
 		last = time.Now()
-		_ = r.Save(ctx, nil, store.Progress{Current: bytes,
-			Message: fmt.Sprintf("%d records, %d bytes written to %s", records, bytes, name)})
+		// Current is the records written (the CLI prints it before the
+		// message); the message says what it counts.
+		_ = r.Save(ctx, nil, store.Progress{Current: records,
+			Message: fmt.Sprintf("records written (%d bytes) to %s", bytes, name)})
 	}})
 	close(done)
 	wg.Wait()
@@ -249,14 +251,51 @@ func ListBackupNames(dir, palaceID string) ([]BackupFile, error) {
 }
 
 // ListBackups lists palaceID's backups in dir, newest first, each with
-// its size and header (a file whose header cannot be read is listed with
-// the reason).
+// its size and header: the kind's own files of the palace (a file whose
+// header cannot be read is listed with the reason) and any other file
+// whose header names the palace, whatever its name (`loci backup --out`
+// into the folder, a copy put there by hand). Hidden files (a write's
+// temporary files) and files whose header is no backup of this palace
+// are left out. Rotation never reads this list: it touches the kind's
+// own names only (RotateBackups).
 func ListBackups(dir, palaceID string) ([]BackupFile, error) {
-	files, err := ListBackupNames(dir, palaceID)
-	for i := range files {
-		files[i] = ReadBackup(files[i])
+	own, err := ListBackupNames(dir, palaceID)
+	if err != nil || palaceID == "" {
+		return nil, err
 	}
-	return files, err
+	files := make([]BackupFile, 0, len(own))
+	seen := make(map[string]bool, len(own))
+	for _, f := range own {
+		seen[f.Name] = true
+		files = append(files, ReadBackup(f))
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		// Listed a moment ago: a folder removed since holds nothing more.
+		entries = nil
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if seen[n] || strings.HasPrefix(n, ".") || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err != nil || info.Size() < backup.HeaderSize {
+			continue
+		}
+		f := ReadBackup(BackupFile{Name: n, Path: filepath.Join(dir, n)})
+		if f.Header == nil || f.Header.PalaceID != palaceID {
+			continue
+		}
+		f.At = f.Header.CreatedAt
+		files = append(files, f)
+	}
+	for i := range files {
+		if h := files[i].Header; h != nil && !h.CreatedAt.IsZero() {
+			files[i].At = h.CreatedAt
+		}
+	}
+	sort.SliceStable(files, func(a, b int) bool { return files[a].At.After(files[b].At) })
+	return files, nil
 }
 
 // ReadBackup fills in a listed file's size and header (or why its header
