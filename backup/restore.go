@@ -163,6 +163,23 @@ func ordinal(n int) string {
 	return fmt.Sprintf("%d%s", n, suffix)
 }
 
+// Target is what a restore into db would replace: whether it holds data
+// (store.Dumper's Holds) and its palace's identity ("" when it has none;
+// nothing is written). A restore that replaces a palace of another
+// identity reports the change (api.RestoreReport's PreviousPalaceID and
+// PalaceID).
+func Target(ctx context.Context, db store.DB) (holds bool, palaceID string, err error) {
+	d, ok := db.(store.Dumper)
+	if !ok {
+		return false, "", fault.Newf(fault.BackupUnsupported, "restore into a palace on the embedded store", "the %s store cannot be restored into", db.Backend())
+	}
+	if holds, err = d.Holds(ctx); err != nil {
+		return false, "", err
+	}
+	palaceID, _, err = store.KnownPalaceID(ctx, db)
+	return holds, palaceID, err
+}
+
 // Apply loads the checked chain (Check's headers) into db, which must
 // hold nothing (loci::backup::not_empty otherwise): each body in order,
 // its digest checked again as it is read (a file changed since Check
