@@ -273,18 +273,14 @@ func (b *Backups) StatusOf(palaceID string, drawers int) (api.BackupStatus, erro
 }
 
 func (b *Backups) statusOf(palaceID string, held Held, dl *api.BackupFile) (api.BackupStatus, error) {
-	files, err := kinds.ListBackups(b.Dir, palaceID)
+	// Only the folder's newest backup whose header reads matters here.
+	f, err := kinds.LastBackup(b.Dir, palaceID)
 	if err != nil {
 		return api.BackupStatus{}, err
 	}
-	// Newest first: the first whose header reads is the folder's last
-	// successful one.
 	var last []api.BackupFile
-	for _, f := range files {
-		if bf := backupFile(f); bf.Error == "" {
-			last = append(last, bf)
-			break
-		}
+	if f != nil {
+		last = append(last, backupFile(*f))
 	}
 	return b.state(last, held, dl), nil
 }

@@ -259,15 +259,63 @@ func ListBackupNames(dir, palaceID string) ([]BackupFile, error) {
 // are left out. Rotation never reads this list: it touches the kind's
 // own names only (RotateBackups).
 func ListBackups(dir, palaceID string) ([]BackupFile, error) {
-	own, err := ListBackupNames(dir, palaceID)
-	if err != nil || palaceID == "" {
+	own, others, err := listBackups(dir, palaceID)
+	if err != nil {
 		return nil, err
 	}
-	files := make([]BackupFile, 0, len(own))
+	files := others
+	for _, f := range own {
+		files = append(files, ReadBackup(f))
+	}
+	for i := range files {
+		if h := files[i].Header; h != nil && !h.CreatedAt.IsZero() {
+			files[i].At = h.CreatedAt
+		}
+	}
+	sort.SliceStable(files, func(a, b int) bool { return files[a].At.After(files[b].At) })
+	return files, nil
+}
+
+// LastBackup is palaceID's newest backup in dir whose header reads (nil:
+// none), as ListBackups would list it first among those, reading only
+// the headers it needs: the kind's own files newest first until one
+// reads, and the files of other names.
+func LastBackup(dir, palaceID string) (*BackupFile, error) {
+	own, others, err := listBackups(dir, palaceID)
+	if err != nil {
+		return nil, err
+	}
+	var last *BackupFile
+	for i := range others {
+		if last == nil || others[i].At.After(last.At) {
+			last = &others[i]
+		}
+	}
+	for _, f := range own {
+		if f = ReadBackup(f); f.Header != nil {
+			if !f.Header.CreatedAt.IsZero() {
+				f.At = f.Header.CreatedAt
+			}
+			if last == nil || f.At.After(last.At) {
+				last = &f
+			}
+			break
+		}
+	}
+	return last, nil
+}
+
+// listBackups is the kind's own files of palaceID by name, newest first
+// and unread, and the files of other names whose header reads and names
+// the palace (read, At their header's time).
+func listBackups(dir, palaceID string) (own, others []BackupFile, err error) {
+	own, err = ListBackupNames(dir, palaceID)
+	if err != nil || palaceID == "" {
+		return nil, nil, err
+	}
 	seen := make(map[string]bool, len(own))
 	for _, f := range own {
 		seen[f.Name] = true
-		files = append(files, ReadBackup(f))
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -287,15 +335,9 @@ func ListBackups(dir, palaceID string) ([]BackupFile, error) {
 			continue
 		}
 		f.At = f.Header.CreatedAt
-		files = append(files, f)
+		others = append(others, f)
 	}
-	for i := range files {
-		if h := files[i].Header; h != nil && !h.CreatedAt.IsZero() {
-			files[i].At = h.CreatedAt
-		}
-	}
-	sort.SliceStable(files, func(a, b int) bool { return files[a].At.After(files[b].At) })
-	return files, nil
+	return own, others, nil
 }
 
 // ReadBackup fills in a listed file's size and header (or why its header

@@ -492,3 +492,40 @@ func TestListBackupsReadsHeadersOfAnyName(t *testing.T) {
 		t.Fatalf("%d listed after the job's backup, want 3", len(files))
 	}
 }
+
+// LastBackup is what ListBackups lists first among the files whose
+// header reads: a newer own-named file that is no backup is passed
+// over, a file of another name counts by its header's time.
+func TestLastBackupIsTheListsNewestReadable(t *testing.T) {
+	dir := t.TempDir()
+	j := backupRuntime(t, dir, 5, nil)
+	id, err := store.PalaceID(context.Background(), j.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last, err := LastBackup(dir, id); err != nil || last != nil {
+		t.Fatalf("an empty folder: %+v %v", last, err)
+	}
+	own := filepath.Join(dir, BackupFileName(id, time.Now().Add(-time.Hour)))
+	if _, err := backup.WriteFile(context.Background(), j.DB, own, backup.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	broken := BackupFileName(id, time.Now().Add(time.Hour))
+	if err := os.WriteFile(filepath.Join(dir, broken), []byte("cut short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	last, err := LastBackup(dir, id)
+	if err != nil || last == nil || last.Name != filepath.Base(own) {
+		t.Fatalf("last %+v %v, want %s", last, err, filepath.Base(own))
+	}
+	time.Sleep(5 * time.Millisecond)
+	named := filepath.Join(dir, "mine.backup")
+	if _, err := backup.WriteFile(context.Background(), j.DB, named, backup.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	last, err = LastBackup(dir, id)
+	list, _ := ListBackups(dir, id)
+	if err != nil || last == nil || last.Name != "mine.backup" || len(list) != 3 || list[0].Name != broken || list[1].Name != "mine.backup" {
+		t.Fatalf("last %+v %v; list %+v", last, err, list)
+	}
+}
