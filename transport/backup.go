@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -58,7 +59,9 @@ func (s *Server) getBackup(w http.ResponseWriter, r *http.Request) error {
 	if err == nil && started {
 		// The last bytes are handed to the connection before the backup
 		// counts as taken.
-		err = rc.Flush()
+		if err = rc.Flush(); errors.Is(err, http.ErrNotSupported) {
+			err = nil // a writer that cannot flush sends it at the handler's end
+		}
 	}
 	if err != nil && started {
 		// The status is sent: the connection is cut, so the client sees
