@@ -41,6 +41,14 @@ type RestoreReport struct {
 	Files []BackupHeader `json:"files"`
 	// Replaced is true when a palace holding data was replaced (--force).
 	Replaced bool `json:"replaced"`
+	// PalaceID is the restored palace's identity (the backups'); when a
+	// palace was replaced, PreviousPalaceID is the identity it had ("":
+	// it had none). They differ when --force put another palace's
+	// backup in place of this one: the palace id changes from
+	// PreviousPalaceID to PalaceID (backup.Target reads it before the
+	// restore).
+	PalaceID         string `json:"palace_id,omitempty"`
+	PreviousPalaceID string `json:"previous_palace_id,omitempty"`
 	// IndexesRemoved lists the derived index folders removed; the daemon
 	// rebuilds them at its next start.
 	IndexesRemoved []string `json:"indexes_removed,omitempty"`

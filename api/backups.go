@@ -20,6 +20,11 @@ type BackupFile struct {
 	// Error says why the file's header could not be read (the file is
 	// then no successful backup).
 	Error string `json:"error,omitempty"`
+	// Downloaded is true for a backup the daemon streamed whole to a
+	// client (GET /api/backup, `loci backup`): it is no file in
+	// backup.dir, and its Name says so ("downloaded by a client"); the
+	// daemon never knows where the client put it.
+	Downloaded bool `json:"downloaded,omitempty"`
 }
 
 // BackupStatus is the backups' state in the status report and at the
@@ -34,8 +39,13 @@ type BackupStatus struct {
 	Keep     int        `json:"keep"`
 	// WarnAfterSecs is backup.warn_after.
 	WarnAfterSecs int64 `json:"warn_after_secs"`
-	// Last is the newest backup whose header reads; nil when none.
+	// Last is the newest backup: of the files in backup.dir whose header
+	// reads and the last download (Downloaded), full or incremental;
+	// nil when none.
 	Last *BackupFile `json:"last"`
+	// Downloaded is the last backup of the palace the daemon streamed
+	// whole to a client, nil when none.
+	Downloaded *BackupFile `json:"downloaded,omitempty"`
 	// AgeSecs is Last's age.
 	AgeSecs int64 `json:"age_secs,omitempty"`
 	// Warning is set when the palace holds data and no backup is newer

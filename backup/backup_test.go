@@ -385,3 +385,24 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// Target reads what a restore would replace: nothing in a new store;
+// data and the palace's identity in one that holds a palace (what
+// restore --force of another palace's backup reports as the change of
+// palace id).
+func TestTargetNamesThePalaceARestoreReplaces(t *testing.T) {
+	ctx := t.Context()
+	empty := open(t)
+	if holds, id, err := backup.Target(ctx, empty); err != nil || holds || id != "" {
+		t.Fatalf("an empty store: %v %q %v", holds, id, err)
+	}
+	db := open(t)
+	fill(t, db, 2)
+	want, err := store.PalaceID(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if holds, id, err := backup.Target(ctx, db); err != nil || !holds || id != want {
+		t.Fatalf("a palace: %v %q %v, want true %q", holds, id, err, want)
+	}
+}

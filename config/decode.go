@@ -45,15 +45,26 @@ func decodeError(de *toml.DecodeError) error {
 		} else {
 			got = "a TOML " + got
 		}
-		want := "of another type"
+		want, help := "of another type", ""
 		if t := keyType(reflect.TypeOf(Config{}), de.Key()); t != nil {
 			want = "must be " + valueKind(t)
+			// A table says its keys, and an example when there is one.
+			if keys := tableKeys(t); keys != "" {
+				want += " (keys: " + keys + ")"
+				help = "give " + key + " a table"
+				if ex, ok := tableExamples[key]; ok {
+					help += ", e.g. " + ex
+				}
+			}
 		}
 		if want == "of another type" {
 			return fault.Newf(fault.ConfigInvalid, "give "+key+" a value of the type the settings table shows",
 				"configuration file, line %d column %d: %s is %s, which it cannot be", row, col, key, got)
 		}
-		return fault.Newf(fault.ConfigInvalid, fmt.Sprintf("give %s %s", key, strings.TrimPrefix(want, "must be ")),
+		if help == "" {
+			help = fmt.Sprintf("give %s %s", key, strings.TrimPrefix(want, "must be "))
+		}
+		return fault.Newf(fault.ConfigInvalid, help,
 			"configuration file, line %d column %d: %s %s, not %s", row, col, key, want, got)
 	}
 	// Any Go type the decoder names is left out: it is not the user's.
@@ -62,6 +73,33 @@ func decodeError(de *toml.DecodeError) error {
 	}
 	return fault.Newf(fault.ConfigInvalid, "fix the TOML at that position",
 		"configuration file: %s at line %d column %d%s", msg, row, col, keyHint(key))
+}
+
+// tableExamples show a table setting written whole, for the message of
+// a value that is not a table ("1h" where a timetable goes).
+var tableExamples = map[string]string{
+	"backup.schedule": `backup.schedule = { every = "1h" } (or every = "1d", at = "03:00" under [backup.schedule])`,
+}
+
+// tableKeys names a table's keys as the file writes them ("every, at");
+// "" for a type that is no table of fixed keys.
+func tableKeys(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return ""
+	}
+	var keys []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if tag == "-" || tag == "" || !f.IsExported() {
+			continue
+		}
+		keys = append(keys, tag)
+	}
+	return strings.Join(keys, ", ")
 }
 
 // keyType is the type a dotted configuration key decodes into, following

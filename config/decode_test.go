@@ -38,3 +38,20 @@ func TestDecodeTypeErrorsNameTheKey(t *testing.T) {
 		})
 	}
 }
+
+// A value where a table goes names the table's keys, and for
+// backup.schedule gives an example ("1h" is a common first try).
+func TestDecodeTableErrorsNameTheKeys(t *testing.T) {
+	var cfg Config
+	err := decode([]byte("[backup]\nschedule = \"1h\"\n"), &cfg)
+	fe := fault.As(err)
+	if err == nil || fe.Code != fault.ConfigInvalid {
+		t.Fatalf("%v", err)
+	}
+	if !strings.Contains(fe.Msg, "backup.schedule must be a table (keys: every, at), not a string") {
+		t.Fatalf("message %q", fe.Msg)
+	}
+	if !strings.Contains(fe.Help, `backup.schedule = { every = "1h" }`) {
+		t.Fatalf("help %q", fe.Help)
+	}
+}

@@ -91,7 +91,7 @@ var settingDocs = map[string]string{
 	"backup.schedule.every":                  "Interval of scheduled backups, as a schedule trigger's (a number and a unit: s, m, h or d, at least 1s); \"\": no scheduled backups.",
 	"backup.schedule.at":                     "Time of day of scheduled backups (HH:MM UTC), with whole-day intervals only.",
 	"backup.keep":                            "Backups the daemon keeps in backup.dir: after each, the oldest of its own beyond this are deleted (files it did not name are never touched).",
-	"backup.warn_after":                      "Age of the last successful backup past which `loci status`, `loci doctor` and the dashboard warn, once the palace holds data (s, m, h or d).",
+	"backup.warn_after":                      "Age of the last successful backup past which `loci status`, `loci doctor` and the dashboard warn, once the palace holds data (m, h or d; at least 1m, though backup.schedule.every may be shorter).",
 	"miners.<name>.source":                   "The source adapter (default the directory source) or a named source configuration.",
 	"miners.<name>.locator":                  "What the source reads (for the directory source, an absolute path).",
 	"miners.<name>.wing":                     "The wing the miner files into.",

@@ -311,7 +311,8 @@ func (a Assets) validate() error {
 
 // validateBackup checks the backup section: an absolute folder outside
 // the palace, a schedule a schedule trigger would take, a positive keep
-// and a warning age of at least a minute.
+// and a warning age of at least a minute (the schedule may be tighter:
+// the message says why the warning is not).
 func (c *Config) validateBackup() error {
 	b := c.Backup
 	if b.Dir != "" {
@@ -342,8 +343,15 @@ func (c *Config) validateBackup() error {
 	case b.Keep > MaxBackupKeep:
 		return bad("backup.keep", "%d is more than %d", b.Keep, MaxBackupKeep)
 	}
-	if d, ok := triggers.ParseDuration(b.WarnAfter); !ok || d < time.Minute {
-		return bad("backup.warn_after", "%q is not a duration of at least 1m (a number and a unit: m, h or d)", b.WarnAfter)
+	d, ok := triggers.ParseDuration(b.WarnAfter)
+	switch {
+	case !ok:
+		return bad("backup.warn_after", "%q is not a duration (a number and a unit: m, h or d, at least 1m, e.g. \"7d\")", b.WarnAfter)
+	case d < time.Minute:
+		// backup.schedule.every goes down to 1s (a schedule trigger's
+		// floor); the warning does not: a backup takes a while to write,
+		// and the status counts its age in seconds.
+		return bad("backup.warn_after", "%q is shorter than 1m, its minimum: a backup takes a while to write, so a tighter warning would come and go between backups even when backup.schedule.every is shorter (which it may be, down to 1s); give at least \"1m\", e.g. \"7d\"", b.WarnAfter)
 	}
 	return nil
 }

@@ -82,6 +82,8 @@ func TestValidateBySection(t *testing.T) {
 		{"backup", "backup.keep", func(c *Config) { c.Backup.Keep = 100001 }, ""},
 		{"backup", "backup.warn_after", func(c *Config) { c.Backup.WarnAfter = "a week" }, ""},
 		{"backup", "backup.warn_after", func(c *Config) { c.Backup.WarnAfter = "30s" }, ""},
+		{"backup", "backup.warn_after", func(c *Config) { c.Backup.Schedule.Every, c.Backup.WarnAfter = "20s", "20s" },
+			`backup.warn_after: "20s" is shorter than 1m, its minimum: a backup takes a while to write, so a tighter warning would come and go between backups even when backup.schedule.every is shorter (which it may be, down to 1s); give at least "1m", e.g. "7d"`},
 		{"backup", "backup.schedule.every", func(c *Config) { c.Backup.Schedule.Every = "often" }, ""},
 		{"backup", "backup.schedule.every", func(c *Config) { c.Backup.Schedule.At = "03:00" }, ""},
 		{"backup", "backup.schedule.at", func(c *Config) { c.Backup.Schedule = BackupSchedule{Every: "1d", At: "3am"} }, ""},

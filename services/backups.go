@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/backup"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/services/kinds"
@@ -22,6 +24,30 @@ import (
 // the slot (a missed one fires once) and a changed timetable starts
 // afresh.
 const metaBackupSchedule = "backup_schedule"
+
+// metaBackupDownload is the meta record of the last backup the daemon
+// streamed whole to a client (GET /api/backup, `loci backup`): its
+// palace, times, store versions and size, never where the client put it
+// (the daemon does not know, and a client's path is not the palace's
+// business).
+const metaBackupDownload = "backup_last_download"
+
+// downloadMeta is the meta record of the last downloaded backup.
+type downloadMeta struct {
+	PalaceID string `json:"palace_id"`
+	// CreatedAt is the backup's own time (its header's: the snapshot's);
+	// DoneAt when its last byte was handed to the connection.
+	CreatedAt    time.Time `json:"created_at"`
+	DoneAt       time.Time `json:"done_at"`
+	Since        uint64    `json:"since"`
+	StoreVersion uint64    `json:"store_version"`
+	Bytes        int64     `json:"bytes"`
+	Drawers      int       `json:"drawers"`
+}
+
+// DownloadedName is the Name of a BackupFile that is a backup a client
+// downloaded (GET /api/backup): it is no file in backup.dir.
+const DownloadedName = "downloaded by a client"
 
 // Backups is the daemon's own backups: the schedule that queues a backup
 // job at each slot of backup.schedule, the list of the palace's backups
@@ -93,6 +119,10 @@ func (b *Backups) Start(ctx context.Context) error {
 		var m scheduleMeta
 		if json.Unmarshal([]byte(raw), &m) == nil && m.Every == b.Settings.Schedule.Every && m.At == b.Settings.Schedule.At && !m.Due.IsZero() {
 			due = &m.Due
+			// Shown at once: the next slot is known before it fires.
+			b.mu.Lock()
+			b.nextDue = &m.Due
+			b.mu.Unlock()
 		}
 	}
 	rctx, cancel := context.WithCancel(context.Background())
@@ -172,12 +202,49 @@ func (b *Backups) List(ctx context.Context) (api.BackupList, error) {
 	for _, f := range files {
 		out.Backups = append(out.Backups, backupFile(f))
 	}
-	drawers, err := b.drawers(ctx)
+	held, err := b.held(ctx)
 	if err != nil {
 		return api.BackupList{}, err
 	}
-	out.BackupStatus = b.state(out.Backups, drawers)
+	dl, err := b.lastDownload(ctx, id)
+	if err != nil {
+		return api.BackupList{}, err
+	}
+	out.BackupStatus = b.state(out.Backups, held, dl)
 	return out, nil
+}
+
+// Downloaded records h as the last backup the daemon streamed whole to a
+// client (GET /api/backup): from then on it counts as the last backup
+// when it is the newest, full or incremental (an incremental continues a
+// chain the client holds: the palace's changes are saved). The record
+// is the header's facts and the bytes sent, never a path.
+func (b *Backups) Downloaded(ctx context.Context, h backup.Header) error {
+	raw, err := json.Marshal(downloadMeta{PalaceID: h.PalaceID, CreatedAt: h.CreatedAt.UTC(), DoneAt: b.now().UTC(),
+		Since: h.Since, StoreVersion: h.StoreVersion, Bytes: h.Size(), Drawers: h.Counts.Drawers})
+	if err != nil {
+		return err
+	}
+	return b.DB.PutMeta(ctx, metaBackupDownload, string(raw))
+}
+
+// lastDownload is the last backup of palace id a client downloaded, as
+// a listed backup (nil: none, or one of another palace, which a restore
+// of another palace's backup brings along).
+func (b *Backups) lastDownload(ctx context.Context, id string) (*api.BackupFile, error) {
+	if b.DB == nil || id == "" {
+		return nil, nil
+	}
+	raw, found, err := b.DB.GetMeta(ctx, metaBackupDownload)
+	if err != nil || !found {
+		return nil, err
+	}
+	var m downloadMeta
+	if json.Unmarshal([]byte(raw), &m) != nil || m.PalaceID != id {
+		return nil, nil
+	}
+	return &api.BackupFile{Name: DownloadedName, Downloaded: true, Size: m.Bytes, CreatedAt: m.CreatedAt,
+		StoreVersion: m.StoreVersion, Since: m.Since, Drawers: m.Drawers}, nil
 }
 
 // Status is the backups' state for the status report: the last
@@ -187,42 +254,54 @@ func (b *Backups) Status(ctx context.Context) (api.BackupStatus, error) {
 	if err != nil {
 		return api.BackupStatus{}, err
 	}
-	drawers, err := b.drawers(ctx)
+	held, err := b.held(ctx)
 	if err != nil {
 		return api.BackupStatus{}, err
 	}
-	return b.StatusOf(id, drawers)
+	dl, err := b.lastDownload(ctx, id)
+	if err != nil {
+		return api.BackupStatus{}, err
+	}
+	return b.statusOf(id, held, dl)
 }
 
 // StatusOf is Status for the palace palaceID ("": one without an
-// identity, which has no backup) holding drawers stored drawers.
+// identity, which has no backup) holding drawers drawers, without a
+// store (no downloaded backup is known).
 func (b *Backups) StatusOf(palaceID string, drawers int) (api.BackupStatus, error) {
-	files, err := kinds.ListBackupNames(b.Dir, palaceID)
+	return b.statusOf(palaceID, Held{Current: drawers, Stored: drawers}, nil)
+}
+
+func (b *Backups) statusOf(palaceID string, held Held, dl *api.BackupFile) (api.BackupStatus, error) {
+	// Only the folder's newest backup whose header reads matters here.
+	f, err := kinds.LastBackup(b.Dir, palaceID)
 	if err != nil {
 		return api.BackupStatus{}, err
 	}
-	// Newest first: the first whose header reads is the last successful
-	// one; the rest need not be read.
 	var last []api.BackupFile
-	for _, f := range files {
-		if bf := backupFile(kinds.ReadBackup(f)); bf.Error == "" {
-			last = append(last, bf)
-			break
-		}
+	if f != nil {
+		last = append(last, backupFile(*f))
 	}
-	return b.state(last, drawers), nil
+	return b.state(last, held, dl), nil
 }
 
-// drawers is the palace's stored drawers.
-func (b *Backups) drawers(ctx context.Context) (int, error) {
+// Held is what the palace holds, as the status counts it: its current
+// drawers and all it stores (current or not).
+type Held struct {
+	Current int
+	Stored  int
+}
+
+// held is the palace's drawers.
+func (b *Backups) held(ctx context.Context) (Held, error) {
 	var counts store.Counts
 	err := b.DB.View(ctx, func(r store.Reader) (err error) { counts, err = r.Counts(); return err })
-	return counts.DrawersStored, err
+	return Held{Current: counts.Drawers, Stored: counts.DrawersStored}, err
 }
 
 // state is the status of a folder whose backups are files, newest first,
-// for a palace of drawers stored drawers.
-func (b *Backups) state(files []api.BackupFile, drawers int) api.BackupStatus {
+// and of the last download (nil: none), for a palace holding held.
+func (b *Backups) state(files []api.BackupFile, held Held, dl *api.BackupFile) api.BackupStatus {
 	warn := backupWarnAfter(b.Settings)
 	st := api.BackupStatus{Dir: b.Dir, Keep: b.Settings.Keep, WarnAfterSecs: int64(warn / time.Second)}
 	if s := b.Settings.Schedule; s.Every != "" {
@@ -234,7 +313,17 @@ func (b *Backups) state(files []api.BackupFile, drawers int) api.BackupStatus {
 		st.NextDue = b.nextDue
 		b.mu.Unlock()
 	}
-	st.Last, st.AgeSecs, st.Warning = BackupWarning(files, drawers, b.now(), warn, b.Dir)
+	st.Downloaded = dl
+	if dl != nil {
+		// The download takes its place by its time among the folder's.
+		i := 0
+		for i < len(files) && !files[i].CreatedAt.Before(dl.CreatedAt) {
+			i++
+		}
+		files = append(files[:i:i], append([]api.BackupFile{*dl}, files[i:]...)...)
+	}
+	st.Last, st.AgeSecs, st.Warning = BackupWarning(BackupFacts{Files: files, Held: held, Now: b.now(), WarnAfter: warn,
+		Dir: b.Dir, Schedule: st.Schedule, NextDue: st.NextDue})
 	return st
 }
 
@@ -243,32 +332,87 @@ func backupWarnAfter(s config.Backup) time.Duration {
 	return config.Config{Backup: s}.BackupWarnAfter()
 }
 
-// BackupWarning judges a folder's backups (newest first): the last
-// successful one (the first without an error), its age at now, and the
-// warning when the palace holds drawers and no backup is newer than
-// warnAfter ("" otherwise).
-func BackupWarning(files []api.BackupFile, drawers int, now time.Time, warnAfter time.Duration, dir string) (last *api.BackupFile, ageSecs int64, warning string) {
-	for i := range files {
-		if files[i].Error == "" {
-			f := files[i]
-			last = &f
+// BackupFacts are what the backup warning judges.
+type BackupFacts struct {
+	// Files are the palace's backups, newest first: the folder's and the
+	// last download (a file with an Error is no backup).
+	Files []api.BackupFile
+	// Held is what the palace holds: no warning when it holds no drawer.
+	Held Held
+	// Now is the time the ages are taken at; WarnAfter is
+	// backup.warn_after; Dir is backup.dir.
+	Now       time.Time
+	WarnAfter time.Duration
+	Dir       string
+	// Schedule is backup.schedule as the status says it ("every 1h",
+	// "": none); NextDue its next slot when known.
+	Schedule string
+	NextDue  *time.Time
+}
+
+// BackupWarning judges the palace's backups: the last successful one
+// (the first without an error), its age at f.Now, and the warning when
+// the palace holds drawers and no backup is newer than f.WarnAfter (""
+// otherwise). The warning's advice fits the configuration: it suggests
+// backup.schedule only when none is set.
+func BackupWarning(f BackupFacts) (last *api.BackupFile, ageSecs int64, warning string) {
+	for i := range f.Files {
+		if f.Files[i].Error == "" {
+			b := f.Files[i]
+			last = &b
 			break
 		}
 	}
 	if last != nil {
-		ageSecs = max(int64(now.Sub(last.CreatedAt)/time.Second), 0)
+		ageSecs = max(int64(f.Now.Sub(last.CreatedAt)/time.Second), 0)
 	}
-	if drawers == 0 {
+	if f.Held.Current == 0 && f.Held.Stored == 0 {
 		return last, ageSecs, ""
 	}
 	switch {
 	case last == nil:
-		warning = fmt.Sprintf("no backup yet: the palace holds %d drawers and %s has no backup of it; run `loci backups run`, or set backup.schedule", drawers, dir)
-	case now.Sub(last.CreatedAt) > warnAfter:
-		warning = fmt.Sprintf("the last backup (%s) is %s old, more than backup.warn_after (%s); run `loci backups run`, or check backup.schedule and the backup jobs",
-			last.Name, age(now.Sub(last.CreatedAt)), triggers.FormatDuration(warnAfter))
+		warning = fmt.Sprintf("no backup yet: the palace holds %s, and neither %s nor a client's download (`loci backup`) is a backup of it; %s",
+			f.Held.String(), f.Dir, advice(f, true))
+	case f.Now.Sub(last.CreatedAt) > f.WarnAfter:
+		old, limit := age(f.Now.Sub(last.CreatedAt)), triggers.FormatDuration(f.WarnAfter)
+		if old == limit {
+			old = "just over " + old
+		}
+		warning = fmt.Sprintf("the last backup (%s, taken %s) is %s old, older than backup.warn_after (%s); %s",
+			last.Name, last.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"), old, limit, advice(f, false))
 	}
 	return last, ageSecs, warning
+}
+
+// advice is the warning's remedy: a backup now (either way), and the
+// schedule: set one when there is none, else check the one there is.
+func advice(f BackupFacts, none bool) string {
+	now := "run `loci backups run` (a backup into backup.dir) or `loci backup --out FILE` (a backup where you choose)"
+	switch {
+	case f.Schedule == "":
+		return now + ", or set backup.schedule (e.g. backup.schedule = { every = \"1d\" })"
+	case none && f.NextDue != nil:
+		return fmt.Sprintf("the schedule (%s) takes the first at %s; %s to have one now", f.Schedule, f.NextDue.UTC().Format("2006-01-02 15:04 UTC"), now)
+	default:
+		return fmt.Sprintf("backup.schedule (%s) is set: check its backup jobs (`loci job list --kind backup`) and the daemon's log; %s", f.Schedule, now)
+	}
+}
+
+// String reads the palace's drawers as the status counts them: its
+// current drawers, or its stored ones when none is current.
+func (h Held) String() string {
+	if h.Current > 0 || h.Stored == 0 {
+		return plural(h.Current, "current drawer")
+	}
+	return plural(h.Stored, "stored drawer") + " (none current)"
+}
+
+// plural is "1 drawer", "2 drawers".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // backupFile is a listed file on the wire.
@@ -283,14 +427,22 @@ func backupFile(f kinds.BackupFile) api.BackupFile {
 	return out
 }
 
-// age reads a duration roughly: whole days from two days, whole hours
-// from two hours, else minutes.
+// age reads a duration to the second, its units from days down, zero
+// units left out ("9d", "1m4s", "2h0m5s" reads "2h5s").
 func age(d time.Duration) string {
-	switch {
-	case d >= 48*time.Hour:
-		return fmt.Sprintf("%dd", d/(24*time.Hour))
-	case d >= 2*time.Hour:
-		return fmt.Sprintf("%dh", d/time.Hour)
+	d = d.Truncate(time.Second)
+	if d <= 0 {
+		return "0s"
 	}
-	return fmt.Sprintf("%dm", d/time.Minute)
+	var b strings.Builder
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
+		if n := d / u.d; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.name)
+			d -= n * u.d
+		}
+	}
+	return b.String()
 }

@@ -36,8 +36,8 @@ func TestBackupWarning(t *testing.T) {
 	}{
 		{"empty palace, no backup", nil, 0, "", ""},
 		{"empty palace, old backup", []api.BackupFile{old}, 0, "old", ""},
-		{"none", nil, 3, "", "no backup yet: the palace holds 3 drawers"},
-		{"old", []api.BackupFile{old}, 3, "old", "the last backup (old) is 9d old, more than backup.warn_after (7d)"},
+		{"none", nil, 3, "", "no backup yet: the palace holds 3 current drawers"},
+		{"old", []api.BackupFile{old}, 3, "old", "the last backup (old, taken 2026-11-17 12:00:00 UTC) is 9d old, older than backup.warn_after (7d)"},
 		{"fresh", []api.BackupFile{fresh, old}, 3, "fresh", ""},
 		{"only a broken one", []api.BackupFile{broken}, 3, "", "no backup yet"},
 		{"broken newer than old", []api.BackupFile{broken, old}, 3, "old", "is 9d old"},
@@ -45,7 +45,7 @@ func TestBackupWarning(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			last, age, warn := BackupWarning(tt.files, tt.drawers, now, week, "/b")
+			last, age, warn := BackupWarning(BackupFacts{Files: tt.files, Held: Held{Current: tt.drawers, Stored: tt.drawers}, Now: now, WarnAfter: week, Dir: "/b"})
 			if name := map[bool]string{true: ""}[last == nil]; last != nil {
 				name = last.Name
 				if name != tt.last {
@@ -260,5 +260,168 @@ func TestStatusWarnsOfAnUnreadableBackupFolder(t *testing.T) {
 	st := rp.Status(context.Background(), "full")
 	if st.Backup == nil || st.Backup.Dir != notADir || !strings.Contains(st.Backup.Warning, "cannot read the backup folder "+notADir) {
 		t.Fatalf("status backup %+v", st.Backup)
+	}
+}
+
+// drawerIn files one drawer into a palace on j's store.
+func drawerIn(t *testing.T, j *actors.Jobs, content string) {
+	t.Helper()
+	pal := &Palace{DB: j.DB, Sys: j.Sys}
+	if _, err := pal.CreateDrawer(context.Background(), store.NewDrawer{Wing: "w", Room: "r", Content: content, Source: store.Source{Kind: "manual"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The warning's advice fits the configuration: without a schedule it
+// suggests one (with the table's form); with one it does not, and says
+// when the schedule takes the first. Both offer `loci backup --out
+// FILE`. The palace's drawers are counted as the status counts them,
+// with the right plural; a stale backup's age is said precisely
+// ("older than", to the second).
+func TestBackupWarningFitsTheConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	b, j := backupsOn(t, dir, config.Backup{Keep: 3, WarnAfter: "1m"})
+	drawerIn(t, j, "one drawer is enough for a warning")
+	if _, err := store.PalaceID(context.Background(), j.DB); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"the palace holds 1 current drawer,", "`loci backup --out FILE`", "`loci backups run`", `or set backup.schedule (e.g. backup.schedule = { every = "1d" })`} {
+		if !strings.Contains(st.Warning, want) {
+			t.Fatalf("no schedule: warning %q lacks %q", st.Warning, want)
+		}
+	}
+
+	scheduled := &Backups{DB: j.DB, Jobs: j, Dir: dir, Settings: config.Backup{Schedule: config.BackupSchedule{Every: "1h"}, Keep: 3, WarnAfter: "1m"}}
+	if err := scheduled.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer scheduled.Stop(context.Background())
+	deadline := time.Now().Add(10 * time.Second)
+	for st, _ = scheduled.Status(context.Background()); st.NextDue == nil && time.Now().Before(deadline); st, _ = scheduled.Status(context.Background()) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Contains(st.Warning, "set backup.schedule") || !strings.Contains(st.Warning, "`loci backup --out FILE`") ||
+		!strings.Contains(st.Warning, "the schedule (every 1h) takes the first at ") {
+		t.Fatalf("with a schedule: warning %q", st.Warning)
+	}
+
+	// A backup 1m4s old against warn_after 1m.
+	id, _ := store.PalaceID(context.Background(), j.DB)
+	taken := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+	path := filepath.Join(dir, kinds.BackupFileName(id, taken))
+	if _, err := backup.WriteFile(context.Background(), j.DB, path, backup.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := backup.ReadHeader(path)
+	scheduled.Now = func() time.Time { return h.CreatedAt.Add(64 * time.Second) }
+	st, err = scheduled.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(st.Warning, "is 1m4s old, older than backup.warn_after (1m)") || strings.Contains(st.Warning, "set backup.schedule") ||
+		!strings.Contains(st.Warning, "check its backup jobs") {
+		t.Fatalf("stale backup with a schedule: warning %q", st.Warning)
+	}
+}
+
+// After a restart, the next scheduled backup's time is known at once
+// (the remembered slot), not only after the first run.
+func TestNextBackupShownAfterARestart(t *testing.T) {
+	dir := t.TempDir()
+	set := config.Backup{Schedule: config.BackupSchedule{Every: "1d"}, Keep: 3, WarnAfter: "7d"}
+	b, j := backupsOn(t, dir, set)
+	due := time.Now().Add(5 * time.Hour).UTC().Truncate(time.Second)
+	raw, _ := json.Marshal(scheduleMeta{Every: "1d", Due: due})
+	if err := j.DB.PutMeta(context.Background(), metaBackupSchedule, string(raw)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop(context.Background())
+	st, err := b.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.NextDue == nil || !st.NextDue.Equal(due) {
+		t.Fatalf("next_due %v right after the start, want the remembered %s", st.NextDue, due)
+	}
+	list, err := b.List(context.Background())
+	if err != nil || list.NextDue == nil || !list.NextDue.Equal(due) {
+		t.Fatalf("GET /api/backups next_due %v (%v), want %s", list.NextDue, err, due)
+	}
+}
+
+// A backup a client downloaded whole counts as the last backup, full or
+// incremental, once it is the newest, and says it was downloaded (no
+// path); another palace's record (a restore brings the source's along)
+// does not count. Files of any name in the folder whose header names
+// the palace count too.
+func TestDownloadedAndForeignNamedBackupsCount(t *testing.T) {
+	dir := t.TempDir()
+	b, j := backupsOn(t, dir, config.Backup{Keep: 3, WarnAfter: "1h"})
+	drawerIn(t, j, "a drawer that needs a backup")
+	id, err := store.PalaceID(context.Background(), j.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file the CLI wrote into the folder under its own name.
+	cliFile := filepath.Join(dir, "loci-"+id[:8]+"-20261126T095810Z-full.backup")
+	full, err := backup.WriteFile(context.Background(), j.DB, cliFile, backup.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Status(context.Background())
+	if err != nil || st.Warning != "" || st.Last == nil || st.Last.Name != filepath.Base(cliFile) {
+		t.Fatalf("a `loci backup` file in backup.dir: %+v %v", st, err)
+	}
+	list, err := b.List(context.Background())
+	if err != nil || len(list.Backups) != 1 || list.Backups[0].Name != filepath.Base(cliFile) || list.Backups[0].Error != "" {
+		t.Fatalf("listed %+v %v", list.Backups, err)
+	}
+	if err := os.Remove(cliFile); err != nil {
+		t.Fatal(err)
+	}
+
+	// A download: counted, newest, no path.
+	if err := b.Downloaded(context.Background(), full); err != nil {
+		t.Fatal(err)
+	}
+	st, err = b.Status(context.Background())
+	if err != nil || st.Warning != "" || st.Last == nil || !st.Last.Downloaded || st.Last.Name != DownloadedName ||
+		st.Last.StoreVersion != full.StoreVersion || st.Last.Since != 0 || st.Last.Size != full.Size() || st.Downloaded == nil {
+		t.Fatalf("after a download: %+v (last %+v) %v", st, st.Last, err)
+	}
+	raw, _, _ := j.DB.GetMeta(context.Background(), metaBackupDownload)
+	if strings.Contains(raw, dir) || strings.Contains(raw, "path") {
+		t.Fatalf("the download record names a path: %s", raw)
+	}
+	// An incremental download an hour and a half later resets the age.
+	drawerIn(t, j, "another drawer after the full backup")
+	later := time.Now().Add(90 * time.Minute)
+	b.Now = func() time.Time { return later }
+	if st, _ = b.Status(context.Background()); !strings.Contains(st.Warning, "the last backup (downloaded by a client, taken ") {
+		t.Fatalf("an old download: warning %q", st.Warning)
+	}
+	inc := full
+	inc.Since, inc.StoreVersion, inc.CreatedAt = full.StoreVersion, full.StoreVersion+5, later.Add(-time.Minute)
+	if err := b.Downloaded(context.Background(), inc); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ = b.Status(context.Background()); st.Warning != "" || st.Last == nil || st.Last.Since != full.StoreVersion {
+		t.Fatalf("an incremental download: %+v (last %+v)", st, st.Last)
+	}
+	// Another palace's record does not count.
+	other := inc
+	other.PalaceID = "7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6"
+	if err := b.Downloaded(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ = b.Status(context.Background()); st.Last != nil || st.Downloaded != nil || !strings.Contains(st.Warning, "no backup yet") {
+		t.Fatalf("another palace's download counted: %+v", st)
 	}
 }

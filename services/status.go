@@ -74,7 +74,7 @@ func (rp *Reporter) Status(ctx context.Context, mode string) api.Status {
 		// A folder that cannot be read is a warning, not a silence.
 		b, err := rp.Backups.Status(ctx)
 		if err != nil {
-			b = rp.Backups.state(nil, 0)
+			b = rp.Backups.state(nil, Held{}, nil)
 			b.Warning = fault.As(err).Msg
 		}
 		st.Backup = &b

@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -21,7 +23,8 @@ const (
 // format: header, then body), full or, with since, incremental; with
 // palace, the palace must be that one (an incremental's base names it).
 // It is a read: it needs the token when authentication is on; it is
-// never an MCP tool, and the daemon writes no file for it.
+// never an MCP tool, and the daemon writes no file for it. A backup
+// streamed whole is recorded as the palace's last backup (Backups.Downloaded).
 func (s *Server) getBackup(w http.ResponseWriter, r *http.Request) error {
 	if s.Store == nil {
 		return fault.New(fault.BackupUnsupported, "this daemon serves no backups", "run `loci backup` against a daemon of the palace")
@@ -52,12 +55,27 @@ func (s *Server) getBackup(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusOK)
 		started = true
 	}
-	_, err := backup.Write(r.Context(), s.Store, &deadlineWriter{w: w, rc: rc, stall: stall}, o)
+	h, err := backup.Write(r.Context(), s.Store, &deadlineWriter{w: w, rc: rc, stall: stall}, o)
+	if err == nil && started {
+		// The last bytes are handed to the connection before the backup
+		// counts as taken.
+		if err = rc.Flush(); errors.Is(err, http.ErrNotSupported) {
+			err = nil // a writer that cannot flush sends it at the handler's end
+		}
+	}
 	if err != nil && started {
 		// The status is sent: the connection is cut, so the client sees
 		// a body shorter than its length, never a whole-looking file.
 		s.Log.Warn("a backup stream broke off", "client", r.RemoteAddr, "err", err)
 		panic(http.ErrAbortHandler)
+	}
+	if err == nil && s.Backups != nil {
+		// Streamed whole: the palace's operational records count it as
+		// its last backup (status, doctor, GET /api/backups), without
+		// the client's path, which the daemon never knows.
+		if rerr := s.Backups.Downloaded(context.WithoutCancel(r.Context()), h); rerr != nil {
+			s.Log.Warn("recording a downloaded backup failed: status will not count it", "err", fault.As(rerr).Msg)
+		}
 	}
 	return err
 }

@@ -1,16 +1,20 @@
 package transport
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/backup"
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/services/kinds"
+	"github.com/loci-dev/loci/store"
 )
 
 // GET /api/backups lists backup.dir and POST /api/backups queues a
@@ -64,6 +68,60 @@ func TestBackupRoutes(t *testing.T) {
 	}
 }
 
+// A backup streamed whole through GET /api/backup counts as the
+// palace's last backup in GET /api/backups and the status, says it was
+// downloaded and names no path; a refused request records nothing.
+func TestDownloadedBackupCounts(t *testing.T) {
+	ts := newTestServer(t, false, "")
+	dir := t.TempDir()
+	ts.Store = ts.Palace.DB
+	ts.Backups = &services.Backups{DB: ts.Palace.DB, Jobs: ts.Jobs, Settings: config.Backup{Schedule: config.BackupSchedule{Every: "1d"}, Keep: 3, WarnAfter: "7d"}, Dir: dir}
+	ts.Reporter = ts.reporter()
+	ts.Reporter.Backups = ts.Backups
+	if _, err := ts.Palace.CreateDrawer(context.Background(), store.NewDrawer{Wing: "w", Room: "r", Content: "a drawer to back up", Source: store.Source{Kind: "manual"}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out := ts.call(t, http.MethodGet, "/api/backups", "")
+	if w, _ := out["warning"].(string); code != http.StatusOK || out["last"] != nil || !strings.Contains(w, "no backup yet: the palace holds 1 current drawer,") {
+		t.Fatalf("before a download: %d %v", code, out)
+	}
+	// A refused download (since beyond the store) records nothing.
+	if code, _ := ts.call(t, http.MethodGet, "/api/backup?since=999999", ""); code != http.StatusBadRequest {
+		t.Fatalf("since beyond: %d", code)
+	}
+	if _, out = ts.call(t, http.MethodGet, "/api/backups", ""); out["last"] != nil {
+		t.Fatalf("a refused download counted: %v", out["last"])
+	}
+	resp, err := http.Get(ts.http.URL + "/api/backup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/backup: %d %v", resp.StatusCode, err)
+	}
+	h, err := backup.DecodeHeader(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/api/backups", "/api/status"} {
+		_, out = ts.call(t, http.MethodGet, path, "")
+		st := out
+		if path == "/api/status" {
+			st, _ = out["backup"].(map[string]any)
+		}
+		last, _ := st["last"].(map[string]any)
+		if last == nil || last["downloaded"] != true || last["name"] != services.DownloadedName || last["store_version"] != float64(h.StoreVersion) ||
+			last["size"] != float64(len(body)) || st["warning"] != nil {
+			t.Fatalf("%s after a download: %v", path, st)
+		}
+	}
+	if list, _ := out["backups"].([]any); len(list) != 0 {
+		t.Fatalf("the download listed as a file in backup.dir: %v", list)
+	}
+}
+
 // The backup answers as clients read them.
 func TestBackupAnswers(t *testing.T) {
 	at := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
@@ -74,7 +132,12 @@ func TestBackupAnswers(t *testing.T) {
 		WarnAfterSecs: 604800, Last: &last, AgeSecs: 3600}
 	sameAnswer(t, "backup list", api.BackupList{BackupStatus: st, Backups: []api.BackupFile{last,
 		{Name: "loci-0b6f4c1e-6a1d-4c5e-9a49-1f3c2d4e5f60-20261125T030000.000Z.backup", Size: 17, CreatedAt: at.Add(-24 * time.Hour), Error: "backup header: truncated"}}})
-	warn := api.BackupStatus{Dir: st.Dir, Keep: 7, WarnAfterSecs: 604800,
-		Warning: "no backup yet: the palace holds 3 drawers and /home/u/.local/share/loci/backups has no backup of it; run `loci backups run`, or set backup.schedule"}
+	_, _, text := services.BackupWarning(services.BackupFacts{Held: services.Held{Current: 3, Stored: 3}, Now: at, WarnAfter: 7 * 24 * time.Hour, Dir: st.Dir})
+	warn := api.BackupStatus{Dir: st.Dir, Keep: 7, WarnAfterSecs: 604800, Warning: text}
 	sameAnswer(t, "status backup", api.Status{Version: "1.0.0", StartedAt: "2026-11-26T03:00:00Z", Address: "127.0.0.1:8420", Mode: "full", Backup: &warn})
+	// A backup a client downloaded (GET /api/backup) is the last one.
+	dl := api.BackupFile{Name: services.DownloadedName, Downloaded: true, Size: 812345, CreatedAt: at.Add(time.Hour), StoreVersion: 840, Since: 812, Drawers: 121}
+	withDownload := st
+	withDownload.Last, withDownload.Downloaded, withDownload.AgeSecs = &dl, &dl, 0
+	sameAnswer(t, "backup list with a download", api.BackupList{BackupStatus: withDownload, Backups: []api.BackupFile{last}})
 }

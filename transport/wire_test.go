@@ -43,7 +43,7 @@ func TestClientTypesReadEveryAnswer(t *testing.T) {
 		"search clipped": func() any { return new(api.SearchResult) }, "search brief": func() any { return new(api.BriefResult) },
 		"transcript hit": func() any { return new(api.SearchResult) }, "wake-up with the last session": func() any { return new(api.WakeUp) },
 		"source list": func() any { return new(api.SourceList) },
-		"backup list": func() any { return new(api.BackupList) }, "status backup": func() any { return new(api.Status) },
+		"backup list": func() any { return new(api.BackupList) }, "backup list with a download": func() any { return new(api.BackupList) }, "status backup": func() any { return new(api.Status) },
 	}
 	b, err := os.ReadFile(goldenFile)
 	if err != nil {

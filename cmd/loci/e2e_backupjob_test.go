@@ -159,7 +159,7 @@ func TestBackupWarningUntilOneIsTaken(t *testing.T) {
 		t.Fatalf("write: %d %s", r.status, r.raw)
 	}
 	out, _, _ := runCLI(home, "", []string{"--addr", d.addr, "status"}, envs)
-	if !strings.Contains(out, "backup:     none yet (in "+dir+")") || !strings.Contains(out, "warning:    no backup yet: the palace holds 1 drawers") {
+	if !strings.Contains(out, "backup:     none yet (in "+dir+")") || !strings.Contains(out, "warning:    no backup yet: the palace holds 1 current drawer,") {
 		t.Fatalf("loci status without a backup: %s", out)
 	}
 	out, _, code := runCLI(home, "", []string{"doctor"}, envs)

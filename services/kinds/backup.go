@@ -131,8 +131,10 @@ func runBackup(ctx context.Context, r *actors.Run, db store.DB, s BackupSettings
 			return
 		}
 		last = time.Now()
-		_ = r.Save(ctx, nil, store.Progress{Current: bytes,
-			Message: fmt.Sprintf("%d records, %d bytes written to %s", records, bytes, name)})
+		// Current is the records written (the CLI prints it before the
+		// message); the message says what it counts.
+		_ = r.Save(ctx, nil, store.Progress{Current: records,
+			Message: fmt.Sprintf("records written (%d bytes) to %s", bytes, name)})
 	}})
 	close(done)
 	wg.Wait()
@@ -249,14 +251,93 @@ func ListBackupNames(dir, palaceID string) ([]BackupFile, error) {
 }
 
 // ListBackups lists palaceID's backups in dir, newest first, each with
-// its size and header (a file whose header cannot be read is listed with
-// the reason).
+// its size and header: the kind's own files of the palace (a file whose
+// header cannot be read is listed with the reason) and any other file
+// whose header names the palace, whatever its name (`loci backup --out`
+// into the folder, a copy put there by hand). Hidden files (a write's
+// temporary files) and files whose header is no backup of this palace
+// are left out. Rotation never reads this list: it touches the kind's
+// own names only (RotateBackups).
 func ListBackups(dir, palaceID string) ([]BackupFile, error) {
-	files, err := ListBackupNames(dir, palaceID)
-	for i := range files {
-		files[i] = ReadBackup(files[i])
+	own, others, err := listBackups(dir, palaceID)
+	if err != nil {
+		return nil, err
 	}
-	return files, err
+	files := others
+	for _, f := range own {
+		files = append(files, ReadBackup(f))
+	}
+	for i := range files {
+		if h := files[i].Header; h != nil && !h.CreatedAt.IsZero() {
+			files[i].At = h.CreatedAt
+		}
+	}
+	sort.SliceStable(files, func(a, b int) bool { return files[a].At.After(files[b].At) })
+	return files, nil
+}
+
+// LastBackup is palaceID's newest backup in dir whose header reads (nil:
+// none), as ListBackups would list it first among those, reading only
+// the headers it needs: the kind's own files newest first until one
+// reads, and the files of other names.
+func LastBackup(dir, palaceID string) (*BackupFile, error) {
+	own, others, err := listBackups(dir, palaceID)
+	if err != nil {
+		return nil, err
+	}
+	var last *BackupFile
+	for i := range others {
+		if last == nil || others[i].At.After(last.At) {
+			last = &others[i]
+		}
+	}
+	for _, f := range own {
+		if f = ReadBackup(f); f.Header != nil {
+			if !f.Header.CreatedAt.IsZero() {
+				f.At = f.Header.CreatedAt
+			}
+			if last == nil || f.At.After(last.At) {
+				last = &f
+			}
+			break
+		}
+	}
+	return last, nil
+}
+
+// listBackups is the kind's own files of palaceID by name, newest first
+// and unread, and the files of other names whose header reads and names
+// the palace (read, At their header's time).
+func listBackups(dir, palaceID string) (own, others []BackupFile, err error) {
+	own, err = ListBackupNames(dir, palaceID)
+	if err != nil || palaceID == "" {
+		return nil, nil, err
+	}
+	seen := make(map[string]bool, len(own))
+	for _, f := range own {
+		seen[f.Name] = true
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		// Listed a moment ago: a folder removed since holds nothing more.
+		entries = nil
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if seen[n] || strings.HasPrefix(n, ".") || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err != nil || info.Size() < backup.HeaderSize {
+			continue
+		}
+		f := ReadBackup(BackupFile{Name: n, Path: filepath.Join(dir, n)})
+		if f.Header == nil || f.Header.PalaceID != palaceID {
+			continue
+		}
+		f.At = f.Header.CreatedAt
+		others = append(others, f)
+	}
+	return own, others, nil
 }
 
 // ReadBackup fills in a listed file's size and header (or why its header

@@ -402,3 +402,130 @@ func TestCancelledRealBackupLeavesNoFile(t *testing.T) {
 		t.Fatalf("a cancelled backup left %v", left)
 	}
 }
+
+// The job's progress counts one thing and says which: the records
+// written, with the bytes in the message (it once read "839483 3851
+// records, 839483 bytes written" in the CLI, which prints the count
+// before the message).
+func TestBackupJobProgressSaysWhatItCounts(t *testing.T) {
+	dir := t.TempDir()
+	j := backupRuntime(t, dir, 2, fileWriter)
+	job, err := j.Submit(context.Background(), actors.Submission{Type: KindBackup, Channel: store.ByCLI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := waitDone(t, j, job.ID)
+	if done.Status != store.JobCompleted {
+		t.Fatalf("backup job %s: %s", done.Status, done.Error)
+	}
+	p := done.Progress
+	if p.Current != 1 || !strings.HasPrefix(p.Message, "records written (11 bytes) to loci-") {
+		t.Fatalf("progress %d %q, want 1 \"records written (11 bytes) to loci-…\"", p.Current, p.Message)
+	}
+}
+
+// Any file in the folder whose header names the palace is one of its
+// backups, whatever its name (`loci backup --out` into backup.dir), and
+// is listed by its header's time; another palace's file, a file that is
+// no backup and a hidden temporary file are not. Rotation still touches
+// the kind's own names only.
+func TestListBackupsReadsHeadersOfAnyName(t *testing.T) {
+	dir := t.TempDir()
+	j := backupRuntime(t, dir, 1, nil)
+	pal := &Palace{DB: j.DB, Sys: j.Sys, Dedup: store.Dedup{Enabled: true, Threshold: 0.9}}
+	if _, err := pal.CreateDrawer(context.Background(), store.NewDrawer{Wing: "w", Room: "r", Content: "a drawer worth a backup", Source: store.Source{Kind: "manual"}}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := store.PalaceID(context.Background(), j.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What `loci backup --out` names a file, and a name of the operator's.
+	cliFull := filepath.Join(dir, "loci-"+id[:8]+"-20261126T095810Z-full.backup")
+	if _, err := backup.WriteFile(context.Background(), j.DB, cliFull, backup.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := backup.ReadHeader(cliFull)
+	time.Sleep(5 * time.Millisecond)
+	mine := filepath.Join(dir, "before-upgrade.bak")
+	if _, err := backup.WriteFile(context.Background(), j.DB, mine, backup.Options{Since: h.StoreVersion}); err != nil {
+		t.Fatal(err)
+	}
+	// Not this palace's: a full-size file that is no backup, a hidden one.
+	junk := make([]byte, 2*backup.HeaderSize)
+	for _, n := range []string{"notes.bin", ".hidden.backup.tmp-1"} {
+		if err := os.WriteFile(filepath.Join(dir, n), junk, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := ListBackups(dir, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name)
+		if f.Header == nil || f.Err != "" {
+			t.Fatalf("%s listed without its header: %q", f.Name, f.Err)
+		}
+	}
+	if want := []string{"before-upgrade.bak", filepath.Base(cliFull)}; !slices.Equal(names, want) {
+		t.Fatalf("listed %v, want %v (newest first)", names, want)
+	}
+	if other, err := ListBackups(dir, palaceB); err != nil || len(other) != 0 {
+		t.Fatalf("another palace lists %v %v", other, err)
+	}
+	// A job's backup, then rotation at keep 1: the other names stay.
+	job, err := j.Submit(context.Background(), actors.Submission{Type: KindBackup, Channel: store.ByCLI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := waitDone(t, j, job.ID); done.Status != store.JobCompleted {
+		t.Fatalf("backup job %s: %s", done.Status, done.Error)
+	}
+	for _, n := range []string{filepath.Base(cliFull), "before-upgrade.bak", "notes.bin"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Fatalf("rotation touched %s: %v", n, err)
+		}
+	}
+	if files, _ := ListBackups(dir, id); len(files) != 3 {
+		t.Fatalf("%d listed after the job's backup, want 3", len(files))
+	}
+}
+
+// LastBackup is what ListBackups lists first among the files whose
+// header reads: a newer own-named file that is no backup is passed
+// over, a file of another name counts by its header's time.
+func TestLastBackupIsTheListsNewestReadable(t *testing.T) {
+	dir := t.TempDir()
+	j := backupRuntime(t, dir, 5, nil)
+	id, err := store.PalaceID(context.Background(), j.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last, err := LastBackup(dir, id); err != nil || last != nil {
+		t.Fatalf("an empty folder: %+v %v", last, err)
+	}
+	own := filepath.Join(dir, BackupFileName(id, time.Now().Add(-time.Hour)))
+	if _, err := backup.WriteFile(context.Background(), j.DB, own, backup.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	broken := BackupFileName(id, time.Now().Add(time.Hour))
+	if err := os.WriteFile(filepath.Join(dir, broken), []byte("cut short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	last, err := LastBackup(dir, id)
+	if err != nil || last == nil || last.Name != filepath.Base(own) {
+		t.Fatalf("last %+v %v, want %s", last, err, filepath.Base(own))
+	}
+	time.Sleep(5 * time.Millisecond)
+	named := filepath.Join(dir, "mine.backup")
+	if _, err := backup.WriteFile(context.Background(), j.DB, named, backup.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	last, err = LastBackup(dir, id)
+	list, _ := ListBackups(dir, id)
+	if err != nil || last == nil || last.Name != "mine.backup" || len(list) != 3 || list[0].Name != broken || list[1].Name != "mine.backup" {
+		t.Fatalf("last %+v %v; list %+v", last, err, list)
+	}
+}
