@@ -442,6 +442,9 @@ removed: the daemon rebuilds them from the store at its next start.`,
 				len(rep.Files), rep.Palace, last.PalaceID, last.StoreVersion, last.Counts.Wings, last.Counts.Rooms, last.Counts.Drawers)
 			if rep.Replaced {
 				a.printf("the palace's previous store was replaced\n")
+				if rep.PreviousPalaceID != "" && rep.PreviousPalaceID != rep.PalaceID {
+					a.printf("the palace's identity changes from %s to %s (the backup is of another palace)\n", rep.PreviousPalaceID, rep.PalaceID)
+				}
 			}
 			a.printf("the search indexes are rebuilt when the daemon starts (loci daemon start)\n")
 			return nil

@@ -460,6 +460,11 @@ func TestBackupRefusals(t *testing.T) {
 	if _, errOut, code := other.cli("", "backup", "--out", otherFull); code != 0 {
 		t.Fatalf("backup: %s", errOut)
 	}
+	ovOut, ovErr, ovCode := runCLI(home, "", []string{"backup", "verify", otherFull, "--json"}, nil)
+	var ohdr map[string]any
+	if ovCode != 0 || json.Unmarshal([]byte(ovOut), &ohdr) != nil || get[string](ohdr, "palace_id") == "" {
+		t.Fatalf("verify of the other palace's backup: %s %s", ovOut, ovErr)
+	}
 	if _, errOut, code := d.cli("", "backup", "--since", otherFull, "--out", filepath.Join(dir, "x.backup")); code == 0 || !strings.Contains(errOut, "palace_mismatch") {
 		t.Fatalf("an incremental on another palace's backup: %d %s", code, errOut)
 	}
@@ -506,8 +511,14 @@ func TestBackupRefusals(t *testing.T) {
 		t.Fatal("a refused restore changed the palace")
 	}
 	stopDaemon(t, d)
-	if _, errOut, code := runCLI(home, "", []string{"restore", otherFull, "--data-dir", palace, "--force"}, nil); code != 0 {
+	out, errOut, code := runCLI(home, "", []string{"restore", otherFull, "--data-dir", palace, "--force"}, nil)
+	if code != 0 {
 		t.Fatalf("restore --force: %s", errOut)
+	}
+	// It says that the palace's identity changes (the backup is of
+	// another palace).
+	if !strings.Contains(out, "identity changes from") || !strings.Contains(out, get[string](ohdr, "palace_id")) {
+		t.Fatalf("restore --force of another palace's backup says nothing of it: %s", out)
 	}
 	if m, _ := filepath.Glob(filepath.Join(palace, "store.*")); len(m) != 0 {
 		t.Fatalf("left beside the store: %v", m)

@@ -104,12 +104,7 @@ func restore(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.Res
 			}
 			return rep, err
 		}
-		d, ok := db.(store.Dumper)
-		if !ok {
-			db.Close()
-			return rep, fault.Newf(fault.BackupUnsupported, "restore into a palace on the embedded store", "the %s store cannot be restored into", db.Backend())
-		}
-		holds, err := d.Holds(ctx)
+		holds, previous, err := backup.Target(ctx, db)
 		db.Close()
 		if err != nil {
 			return rep, err
@@ -119,7 +114,11 @@ func restore(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.Res
 				"the palace at %s holds data", cfg.Palace.Path)
 		}
 		rep.Replaced = holds
+		if holds {
+			rep.PreviousPalaceID = previous
+		}
 	}
+	rep.PalaceID = hs[len(hs)-1].PalaceID
 	if err := os.MkdirAll(cfg.Palace.Path, 0o700); err != nil {
 		return rep, fault.Wrap(fault.IOFailed, err, "cannot create the palace folder "+cfg.Palace.Path+": "+err.Error(), "check the path and its permissions")
 	}
