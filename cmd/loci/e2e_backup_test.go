@@ -257,7 +257,11 @@ func TestBackupUnderWritersAndRestore(t *testing.T) {
 	// what the full backup and it hold, and only filed drawers (an update
 	// leaves the original's lexical index with statistics of the replaced
 	// document until its segments merge, which a rebuilt index has not),
-	// so both answer searches alike.
+	// so both answer searches alike. The incremental is taken once the
+	// original's embed jobs have made every drawer's vector: a vector it
+	// made after the backup is not in it, and the restored daemon would
+	// make its own, weighed with its own frequencies (another vector).
+	vectorsHold(t, d, len(original))
 	inc1, inc2 := filepath.Join(dir, "inc1.backup"), filepath.Join(dir, "inc2.backup")
 	if _, errOut, code := d.cli("", "backup", "--since", full, "--out", inc1); code != 0 {
 		t.Fatalf("incremental 1: %s", errOut)

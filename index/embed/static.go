@@ -135,9 +135,14 @@ func Words(text string) []string {
 }
 
 // Embed implements Provider. Under ForStored it first lets the
-// frequencies settle (DF's Settle, when it has one).
+// frequencies settle (DF's Settle, when it has one) and weighs the words
+// with the cached frequencies (weights); any other text (a search's
+// query, a hit's sentences) is weighed with the palace's frequencies as
+// they are now (current), so that its vector depends on the palace alone,
+// not on what the provider embedded before.
 func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if st, ok := s.DF.(Settler); ok && forStored(ctx) {
+	stored := forStored(ctx)
+	if st, ok := s.DF.(Settler); ok && stored {
 		st.Settle(ctx)
 	}
 	rows := make([][]int32, len(texts))
@@ -150,7 +155,12 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 			}
 		}
 	}
-	idf := s.weights(need)
+	var idf map[int32]float32
+	if stored || s.DF == nil {
+		idf = s.weights(need)
+	} else {
+		idf = s.current(need)
+	}
 	out := make([][]float32, len(texts))
 	for i, rs := range rows {
 		out[i] = s.vector(rs, idf)
@@ -225,9 +235,38 @@ func (s *Static) weights(need map[int32]bool) map[int32]float32 {
 		s.mu.Unlock()
 	}
 	for r := range need {
-		e := entries[r]
-		df := float64(min(e.df, e.n))
-		out[r] = float32(math.Log(1 + (float64(e.n)-df+0.5)/(df+0.5)))
+		out[r] = idfOf(entries[r])
 	}
 	return out
+}
+
+// current are the IDF of each row from the palace's frequencies read now,
+// in one read, leaving the cache as it is. A query weighed with the cache
+// had the frequencies of the palace when an embed job last read them (up
+// to a quarter smaller): a daemon restored from a backup, whose cache was
+// empty, embedded the same query otherwise than the original and its
+// semantic leg ranked otherwise (issue 37). A query has a few words; the
+// read costs a term lookup each.
+func (s *Static) current(need map[int32]bool) map[int32]float32 {
+	out := make(map[int32]float32, len(need))
+	if len(need) == 0 {
+		return out
+	}
+	rows := make([]int32, 0, len(need))
+	words := make([]string, 0, len(need))
+	for r := range need {
+		rows = append(rows, r)
+		words = append(words, s.Table.Word(int(r)))
+	}
+	n, dfs := s.DF.DocFreqs(words)
+	for i, r := range rows {
+		out[r] = idfOf(dfEntry{df: dfs[i], n: n})
+	}
+	return out
+}
+
+// idfOf is BM25's IDF of a word's frequency in a palace.
+func idfOf(e dfEntry) float32 {
+	df := float64(min(e.df, e.n))
+	return float32(math.Log(1 + (float64(e.n)-df+0.5)/(df+0.5)))
 }

@@ -148,7 +148,7 @@ func TestStaticEmbedDoesNotWaitForAnotherBatch(t *testing.T) {
 	st.DF = g
 	batch := make(chan error, 1)
 	go func() {
-		_, err := st.Embed(context.Background(), []string{"the kettle in the garden shed"})
+		_, err := st.Embed(ForStored(context.Background()), []string{"the kettle in the garden shed"})
 		batch <- err
 	}()
 	<-g.entered // the batch is reading the palace's size
@@ -169,5 +169,48 @@ func TestStaticEmbedDoesNotWaitForAnotherBatch(t *testing.T) {
 	close(g.release)
 	if err := <-batch; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// growingDF is a palace whose frequencies the test changes.
+type growingDF struct{ f atomic.Pointer[fixedDF] }
+
+func (g *growingDF) DocFreqs(words []string) (uint64, []uint64) { return g.f.Load().DocFreqs(words) }
+
+// A query is embedded with the palace's frequencies as they are, whatever
+// the provider embedded before: a daemon whose embed jobs read the
+// frequencies of a smaller palace (cached until it grows a quarter) and
+// one started on a restored copy of the same palace embed a query alike,
+// so both answer the same search alike (issue 37: after a restore, the
+// semantic leg of a search ranked otherwise than the original's).
+func TestStaticQueryDoesNotDependOnHistory(t *testing.T) {
+	palace := func(n uint64, df map[string]uint64) *fixedDF { return &fixedDF{n: n, df: df} }
+	then := palace(1000, map[string]uint64{"walnut": 40, "basalt": 400})
+	now := palace(1200, map[string]uint64{"walnut": 240, "basalt": 410})
+
+	original, err := NewStatic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &growingDF{}
+	g.f.Store(then)
+	original.DF = g
+	// An embed job's batch, when the palace held 1,000 drawers.
+	if _, err := original.Embed(ForStored(context.Background()), []string{"walnut basalt harbor"}); err != nil {
+		t.Fatal(err)
+	}
+	g.f.Store(now) // 200 drawers more: less than a quarter
+	qs, _ := original.Embed(context.Background(), []string{"walnut basalt"})
+	q := qs[0]
+
+	restored, _ := NewStatic()
+	restored.DF = now
+	rs, _ := restored.Embed(context.Background(), []string{"walnut basalt"})
+	r := rs[0]
+	for i := range q {
+		if q[i] != r[i] {
+			t.Fatalf("the query's vector depends on what the provider embedded before: value %d is %v, in a fresh provider %v (cosine %.6f)",
+				i, q[i], r[i], cosine(q, r))
+		}
 	}
 }
