@@ -128,7 +128,11 @@ func (a *app) backupFinding(ctx context.Context, cfg config.Config, daemonUp boo
 		return Finding{}, false
 	}
 	if st.Warning != "" {
-		return Finding{"backup", "warn", st.Warning, "run `loci backups run` with the daemon up, or set backup.schedule (e.g. every = \"1d\") in the configuration file"}, true
+		fix := "run `loci backups run` with the daemon up (or `loci backup --out FILE`)"
+		if st.Schedule == "" {
+			fix += ", or set backup.schedule = { every = \"1d\" } in the configuration file"
+		}
+		return Finding{"backup", "warn", st.Warning, fix}, true
 	}
 	return Finding{Check: "backup", Status: "ok", Detail: "last backup: " + backupLine(st)}, true
 }
