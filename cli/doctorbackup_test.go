@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/config"
+)
+
+// Doctor's fix for a missing backup offers the schedule only when none
+// is set, as the status warning does, and loci backup --out always.
+func TestDoctorBackupFixFitsTheSchedule(t *testing.T) {
+	for _, c := range []struct {
+		name, schedule string
+		offersSchedule bool
+	}{
+		{"no schedule", "", true},
+		{"a schedule", "every 1d", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := &app{local: Local{Backups: func(context.Context, config.Config) (api.BackupStatus, error) {
+				return api.BackupStatus{Warning: "no backup yet", Schedule: c.schedule}, nil
+			}}}
+			f, ok := a.backupFinding(context.Background(), config.Config{}, false)
+			if !ok || f.Status != "warn" {
+				t.Fatalf("finding %+v", f)
+			}
+			if got := strings.Contains(f.Remedy, "set backup.schedule"); got != c.offersSchedule {
+				t.Fatalf("fix %q: offers the schedule %v, want %v", f.Remedy, got, c.offersSchedule)
+			}
+			if !strings.Contains(f.Remedy, "loci backup --out FILE") {
+				t.Fatalf("fix %q does not offer loci backup --out", f.Remedy)
+			}
+		})
+	}
+}
