@@ -263,11 +263,14 @@ func TestReaderRefusesBadInput(t *testing.T) {
 			return append([]string{ls[0], `{"type":"hologram","shape":"cube"}`}, ls[1:]...)
 		})
 		recs := readAll(t, file, export.ReaderOptions{SkipUnknown: true})
-		if len(recs) != len(baseLines) {
-			t.Fatalf("%d records, want %d", len(recs), len(baseLines))
+		if len(recs) != len(baseLines)+1 {
+			t.Fatalf("%d records, want %d (the skipped one returned, marked)", len(recs), len(baseLines)+1)
 		}
-		if recs[1].Type != export.TypeWing || recs[1].Line != 3 {
-			t.Fatalf("after the skipped line: %+v", recs[1])
+		if s := recs[1]; !s.Unknown || s.Type != "hologram" || s.Line != 2 || s.Offset != int64(offsetOf(file, 2)) {
+			t.Fatalf("the skipped record: %+v", s)
+		}
+		if recs[2].Type != export.TypeWing || recs[2].Line != 3 || recs[2].Unknown {
+			t.Fatalf("after the skipped line: %+v", recs[2])
 		}
 	})
 }
@@ -338,5 +341,91 @@ func TestTypeGivenTwice(t *testing.T) {
 	_, err := readUntilError(reseal(ls), export.ReaderOptions{})
 	if fe := fault.As(err); fe == nil || fe.Code != fault.ExportInvalid || !strings.Contains(fe.Msg, "given twice") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestSkippedTypesBounded: with SkipUnknown, every skipped record is
+// returned marked Unknown with its type; past MaxUnknownTypes distinct
+// types (or a type that is not a plain name) the type is UnknownType, so
+// a file of invented types cannot grow a report without bound.
+func TestSkippedTypesBounded(t *testing.T) {
+	file := build(t, smallHeader())
+	ls := lines(file)
+	var extra []string
+	for i := range export.MaxUnknownTypes + 10 {
+		extra = append(extra, fmt.Sprintf(`{"type":"kind_%s"}`, strings.Repeat("x", i+1)))
+	}
+	extra = append(extra, `{"type":"kind_x"}`, `{"type":"`+strings.Repeat("y", export.MaxUnknownTypeBytes+1)+`"}`, `{ "type": "a/b" }`)
+	file = reseal(append(append([]string{ls[0]}, extra...), ls[1:]...))
+	recs := readAll(t, file, export.ReaderOptions{SkipUnknown: true})
+	named := map[string]bool{}
+	skipped := 0
+	for _, r := range recs {
+		if r.Unknown {
+			skipped++
+			named[r.Type] = true
+		}
+	}
+	if skipped != len(extra) {
+		t.Fatalf("%d skipped records returned, want %d", skipped, len(extra))
+	}
+	if len(named) != export.MaxUnknownTypes+1 || !named[export.UnknownType] || !named["kind_x"] {
+		t.Fatalf("types named: %v", named)
+	}
+	if last := recs[len(recs)-2]; !last.Unknown || last.Type != export.UnknownType {
+		t.Fatalf("a type with '/': %+v", last)
+	}
+}
+
+// TestBackupRefusedAsBackup: a loci backup given as an export is named as
+// a backup, with the command that reads it (not "a record has no type").
+func TestBackupRefusedAsBackup(t *testing.T) {
+	head := `{"format":"loci-backup","version":1,"palace_id":"` + uuid.NewString() + `","backend":"badger","records":3}` + "\n" + strings.Repeat(" ", 200) + "\n\x00\x01binary body"
+	_, err := readUntilError([]byte(head), export.ReaderOptions{})
+	fe := fault.As(err)
+	if fe == nil || fe.Code != fault.ExportInvalid || !strings.HasPrefix(fe.Msg, "line 1 (byte 0): the file is a loci backup") ||
+		!strings.Contains(fe.Help, "loci restore") {
+		t.Fatalf("got %v (help %q)", err, fe.Help)
+	}
+}
+
+// TestLimitHelpFollowable: a limit's advice names the limit and a way
+// that exists (one wing a file), not a setting that does not.
+func TestLimitHelpFollowable(t *testing.T) {
+	_, err := readUntilError(nil, export.ReaderOptions{})
+	if err == nil {
+		t.Fatal("empty file accepted")
+	}
+	rd := export.NewReader(&wingFlood{n: 5}, export.ReaderOptions{Limits: export.Limits{MaxWings: 2}})
+	for err = nil; err == nil; _, err = rd.Next() {
+	}
+	fe := fault.As(err)
+	if fe == nil || fe.Code != fault.ExportLimit {
+		t.Fatalf("got %v", err)
+	}
+	for _, want := range []string{"at most 2 wings", "loci export --wing", "no setting"} {
+		if !strings.Contains(fe.Help, want) {
+			t.Fatalf("help %q does not say %q", fe.Help, want)
+		}
+	}
+	if strings.Contains(fe.Help, "raise the limit") {
+		t.Fatalf("help %q advises a limit no one can raise", fe.Help)
+	}
+}
+
+// TestWingNames: the Reader tells the wings of the file read so far (an
+// import checks --wing-map against them).
+func TestWingNames(t *testing.T) {
+	rd := export.NewReader(&wingFlood{n: 3}, export.ReaderOptions{})
+	for {
+		if _, err := rd.Next(); err != nil {
+			break
+		}
+	}
+	if !rd.HasWing("w1") || !rd.HasWing("w3") || rd.HasWing("w4") {
+		t.Fatal("HasWing")
+	}
+	if got := rd.WingNames(2); len(got) != 2 || got[0] != "w1" || got[1] != "w2" {
+		t.Fatalf("WingNames(2) = %v", got)
 	}
 }
