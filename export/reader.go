@@ -114,6 +114,7 @@ type Reader struct {
 	err          error
 	counts       map[string]int
 	unknownTypes map[string]bool // the unknown types named so far (at most MaxUnknownTypes)
+	lineBuf      []byte          // the line being read, reused (a record's fields are copies)
 
 	wings     map[uuid.UUID]int32 // wing id -> index
 	wingNames map[string]bool
@@ -280,7 +281,8 @@ func (r *Reader) next1() (Record, error) {
 func (r *Reader) readLine() (line []byte, partial bool, err error) {
 	r.line++
 	r.offset = r.next
-	var buf []byte
+	buf := r.lineBuf[:0]
+	defer func() { r.lineBuf = buf[:0] }()
 	for {
 		frag, rerr := r.br.ReadSlice('\n')
 		err = rerr

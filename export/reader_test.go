@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -428,4 +429,73 @@ func TestWingNames(t *testing.T) {
 	if got := rd.WingNames(2); len(got) != 2 || got[0] != "w1" || got[1] != "w2" {
 		t.Fatalf("WingNames(2) = %v", got)
 	}
+}
+
+// bigDrawers serves a header, a wing, a room, then n drawers of about
+// size bytes of content each, made as they are read; no end record.
+type bigDrawers struct {
+	n, size, made int
+	pending       []byte
+	wing, room    string
+}
+
+func (b *bigDrawers) Read(p []byte) (int, error) {
+	for len(b.pending) < len(p) && b.made < b.n+3 {
+		switch b.made {
+		case 0:
+			h, _ := json.Marshal(smallHeader())
+			b.pending = append(append(b.pending, h...), '\n')
+			b.wing, b.room = uuid.NewString(), uuid.NewString()
+		case 1:
+			b.pending = fmt.Appendf(b.pending, `{"type":"wing","id":"%s","name":"w","created_at":"2026-01-01T00:00:00Z"}`+"\n", b.wing)
+		case 2:
+			b.pending = fmt.Appendf(b.pending, `{"type":"room","id":"%s","wing_id":"%s","name":"r","created_at":"2026-01-01T00:00:00Z"}`+"\n", b.room, b.wing)
+		default:
+			content := strings.Repeat(fmt.Sprintf("word%d ", b.made), b.size/8)
+			b.pending = fmt.Appendf(b.pending, `{"type":"drawer","id":"%s","wing_id":"%s","room_id":"%s","content":%q,"tags":[],"source":{"kind":"manual"},"provenance":{},"created_at":"2026-01-01T00:00:00Z","valid_from":"2026-01-01T00:00:00Z"}`+"\n", uuid.NewString(), b.wing, b.room, content)
+		}
+		b.made++
+	}
+	if len(b.pending) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, b.pending)
+	b.pending = b.pending[n:]
+	return n, nil
+}
+
+// TestReaderMemoryFlatOnBigDrawers: checking a file of drawers near the
+// content limit holds one line at a time (the trial's 1.8 GB upload of
+// 900 KB drawers): the heap's peak does not grow with the file, and the
+// line buffer is reused (garbage about 7 bytes a byte read, was 10.5).
+func TestReaderMemoryFlatOnBigDrawers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 70 MB")
+	}
+	peakOf := func(n int) (uint64, uint64) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		src := &bigDrawers{n: n, size: 900 << 10}
+		var err error
+		peak := peakHeap(func() {
+			rd := export.NewReader(src, export.ReaderOptions{})
+			for err == nil {
+				_, err = rd.Next()
+			}
+		})
+		runtime.ReadMemStats(&after)
+		if fault.As(err) == nil || fault.As(err).Code != fault.ExportTruncated {
+			t.Fatalf("got %v", err)
+		}
+		return peak, (after.TotalAlloc - before.TotalAlloc) / uint64(n)
+	}
+	small, _ := peakOf(10)
+	big, perDrawer := peakOf(80)
+	if big > 48<<20 || big > small+32<<20 {
+		t.Fatalf("peak heap %d MB for 80 drawers of 900 KB, %d MB for 10: it grows with the file", big>>20, small>>20)
+	}
+	if perDrawer > 9*(900<<10) {
+		t.Fatalf("%d bytes allocated a drawer of 900 KB", perDrawer)
+	}
+	t.Logf("peak heap %d MB (10 drawers: %d MB), %d KB allocated a drawer", big>>20, small>>20, perDrawer>>10)
 }
