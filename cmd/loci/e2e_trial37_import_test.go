@@ -1,9 +1,11 @@
 package main_test
 
 import (
-	"context"
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -63,31 +65,39 @@ func TestTrial37ImportUploadIsBounded(t *testing.T) {
 		}
 	}
 
-	// A body of unknown length (chunked), 64 MiB if it were all sent.
+	// A body of unknown length (chunked), 64 MiB if it were all sent,
+	// written on a raw connection while its answer is read: the answer
+	// must come while the body is still being sent.
 	const total = 64 << 20
-	pr, pw := io.Pipe()
+	conn, err := net.Dial("tcp", d.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
 	var sent atomic.Int64
 	go func() {
-		chunk := []byte(strings.Repeat("x", 64<<10))
+		w := bufio.NewWriter(conn)
+		fmt.Fprintf(w, "POST /api/imports HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\nContent-Type: application/x-ndjson\r\n\r\n", d.addr)
+		chunk := strings.Repeat("x", 64<<10)
 		for sent.Load() < total {
-			n, err := pw.Write(chunk)
-			sent.Add(int64(n))
-			if err != nil {
+			fmt.Fprintf(w, "%x\r\n%s\r\n", len(chunk), chunk)
+			if w.Flush() != nil {
 				return
 			}
+			sent.Add(int64(len(chunk)))
 		}
-		_ = pw.Close()
+		fmt.Fprintf(w, "0\r\n\r\n")
+		_ = w.Flush()
 	}()
-	req, _ := http.NewRequestWithContext(context.Background(), "POST", "http://"+d.addr+"/api/imports", pr)
-	req.ContentLength = -1
-	resp, err := http.DefaultClient.Do(req)
+	_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatalf("chunked upload: %v", err)
 	}
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	atAnswer := sent.Load()
-	_ = pr.CloseWithError(io.ErrClosedPipe)
+	conn.Close()
 	checkRefusal("a chunked upload", resp.StatusCode, raw)
 	if atAnswer >= total/2 {
 		t.Fatalf("the refusal came after %d of %d bytes: the body was read to its end", atAnswer, total)
