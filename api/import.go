@@ -25,7 +25,8 @@ type ImportReport struct {
 	// skip_unknown), at most MaxImportIssues.
 	Skipped []ImportIssue `json:"skipped"`
 	// Notes say what the request's options do to this palace (a
-	// --wing-map onto a wing the palace holds: merged into it).
+	// --wing-map onto a wing the palace holds: merged into it), in a dry
+	// run's report and the job's.
 	Notes []string `json:"notes,omitempty"`
 }
 

@@ -120,12 +120,13 @@ func (s *Imports) ImportSized(ctx context.Context, body io.Reader, size int64, o
 	if err != nil {
 		return nil, nil, err
 	}
+	notes := s.wingMapNotes(ctx, o.WingMap)
 	if o.DryRun {
 		rep.DryRun = true
-		rep.Notes = s.wingMapNotes(ctx, o.WingMap)
+		rep.Notes = notes
 		return &rep, nil, nil
 	}
-	p.Records = rep.Records
+	p.Records, p.Notes = rep.Records, notes
 	job, err := s.Jobs.Submit(ctx, actors.Submission{Type: kinds.KindImport, RequestedBy: o.RequestedBy, Channel: o.Channel, Typed: p})
 	if err != nil {
 		return nil, nil, err

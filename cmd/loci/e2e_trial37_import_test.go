@@ -217,7 +217,10 @@ func TestTrial37WingMapChecked(t *testing.T) {
 	if r.status != 202 {
 		t.Fatalf("import: %d %s", r.status, fault(r.raw))
 	}
-	waitJob(t, d, get[string](r.body, "id"), 60*time.Second, finished)
+	job := waitJob(t, d, get[string](r.body, "id"), 60*time.Second, finished)
+	if notes := strings.Join(toStrings(get[[]any](job, "result", "notes")), "\n"); !strings.Contains(notes, "merged into it") {
+		t.Fatalf("the job's report does not say the wing was merged: %q", notes)
+	}
 	if r := d.do("GET", "/api/wings/team", nil); r.status != 200 || get[float64](r.body, "drawers") != 2 {
 		t.Fatalf("wing team: %d %s", r.status, r.raw)
 	}

@@ -38,6 +38,8 @@ type ImportParams struct {
 	SkipUnknown bool `json:"skip_unknown,omitempty"`
 	// Records is how many records the file holds (its progress total).
 	Records int64 `json:"records,omitempty"`
+	// Notes are what the request's options do here, for the report.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // spoolName is what a spooled file's name looks like (ImportSpoolName).
@@ -127,6 +129,7 @@ func runImport(ctx context.Context, r *actors.Run, dir string, dd store.Dedup, v
 		// Every record is in; the daemon stopped before the job's end was
 		// recorded.
 		_ = os.Remove(path)
+		st.Report.Notes = in.Notes
 		return st.Report, nil
 	}
 	f, err := os.Open(path)
@@ -187,6 +190,7 @@ func runImport(ctx context.Context, r *actors.Run, dir string, dd store.Dedup, v
 		}
 	}
 	_ = os.Remove(path)
+	st.Report.Notes = in.Notes
 	return st.Report, nil
 }
 
