@@ -65,12 +65,12 @@ type ImportOptions struct {
 // free space.
 const spoolChunk = 1 << 20
 
-// TooLarge is the refusal of an upload longer than max bytes
+// TooLarge is the refusal of an upload longer than limit bytes
 // (import.max_bytes), with a way that exists to import the palace.
-func TooLarge(max int64) error {
+func TooLarge(limit int64) error {
 	return fault.Newf(fault.ExportTooLarge,
 		"export the palace a few wings a file (`loci export --wing NAME --out NAME.jsonl`) and import each, or raise import.max_bytes in the daemon's configuration (then restart it) if the file is trusted",
-		"the import is larger than import.max_bytes (%d bytes); nothing was imported", max)
+		"the import is larger than import.max_bytes (%d bytes); nothing was imported", limit)
 }
 
 func (s *Imports) maxBytes() int64 {
@@ -172,10 +172,10 @@ func (s *Imports) spool(ctx context.Context, body io.Reader) (name string, err e
 	}()
 	buf := make([]byte, 64<<10)
 	var written int64
-	max := s.maxBytes()
+	limit := s.maxBytes()
 	// One byte more than the limit is read: a body of exactly the limit
 	// is taken.
-	body = io.LimitReader(body, max+1)
+	body = io.LimitReader(body, limit+1)
 	for {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -187,8 +187,8 @@ func (s *Imports) spool(ctx context.Context, body io.Reader) (name string, err e
 		}
 		n, err := io.CopyBuffer(f, io.LimitReader(body, spoolChunk), buf)
 		written += n
-		if written > max {
-			return "", TooLarge(max)
+		if written > limit {
+			return "", TooLarge(limit)
 		}
 		if err != nil {
 			var mbe interface{ Timeout() bool }
