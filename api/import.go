@@ -1,5 +1,7 @@
 package api
 
+import "encoding/json"
+
 // ImportReport is what an import changed (an import job's result) or
 // would change (POST /api/imports?dry_run=true): per record type, how many
 // records were created, left unchanged, updated, merged, in conflict,
@@ -7,7 +9,9 @@ package api
 type ImportReport struct {
 	// DryRun: nothing was changed; the counts say what an import would do.
 	DryRun bool `json:"dry_run"`
-	// Records counts the file's records, header and end included.
+	// Records counts the file's records before its end record, the
+	// header included: the end record's own count, the number `loci
+	// export` reports for the file.
 	Records int64 `json:"records"`
 	// Totals sums Types.
 	Totals ImportCounts `json:"totals"`
@@ -16,9 +20,31 @@ type ImportReport struct {
 	// Conflicts are the first records whose id holds another record in
 	// the palace (never overwritten), at most MaxImportIssues.
 	Conflicts []ImportIssue `json:"conflicts"`
-	// Skipped are the first records left out, with why, at most
-	// MaxImportIssues.
+	// Skipped are the first records left out, with why (a vector of
+	// another embedding profile, a record of an unknown type with
+	// skip_unknown), at most MaxImportIssues.
 	Skipped []ImportIssue `json:"skipped"`
+	// Notes say what the request's options do to this palace (a
+	// --wing-map onto a wing the palace holds: merged into it), in a dry
+	// run's report and the job's.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// MarshalJSON writes the report with its lists and table always present
+// ([] and {} when empty, never null).
+func (r ImportReport) MarshalJSON() ([]byte, error) {
+	type plain ImportReport
+	p := plain(r)
+	if p.Types == nil {
+		p.Types = map[string]ImportCounts{}
+	}
+	if p.Conflicts == nil {
+		p.Conflicts = []ImportIssue{}
+	}
+	if p.Skipped == nil {
+		p.Skipped = []ImportIssue{}
+	}
+	return json.Marshal(p)
 }
 
 // MaxImportIssues bounds the conflicts and skipped records an import

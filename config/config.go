@@ -44,6 +44,7 @@ type Config struct {
 	Extraction  Extraction  `toml:"extraction" json:"extraction"`
 	Search      Search      `toml:"search" json:"search"`
 	Backup      Backup      `toml:"backup" json:"backup"`
+	Import      Import      `toml:"import" json:"import"`
 	// Miners are the saved definitions of what to mine, by name
 	// ([miners.<name>]). Enablement lives only here.
 	Miners map[string]Miner `toml:"miners" json:"-"`
@@ -426,6 +427,19 @@ const (
 	MaxBackupKeep = 10000
 )
 
+// Import is the import of export files (POST /api/imports, loci import).
+type Import struct {
+	// MaxBytes bounds one import's upload: a body longer is refused with
+	// loci::export::too_large (413) as it arrives, its spool removed.
+	MaxBytes int64 `toml:"max_bytes" json:"max_bytes"`
+}
+
+// DefaultImportMaxBytes is import.max_bytes's default: 4 GiB, an export
+// of about a million drawers of 2 KB with their graph; the daemon
+// spools and checks a file of that size in a few minutes. A palace
+// beyond it moves a few wings a file (loci export --wing).
+const DefaultImportMaxBytes int64 = 4 << 30
+
 // BackupDir is the folder backups go to: backup.dir, else "backups"
 // beside the palace's folder (with the default palace,
 // ~/.local/share/loci/backups): outside the palace, so that a restore
@@ -469,6 +483,7 @@ func Default(env func(string) (string, bool)) Config {
 		Search: Search{ContextWeight: 0.7, ContextWindow: 2, SemanticWeight: 1, Fusion: rank.MethodScores, FusionK: 60, Depth: 50,
 			FeedbackTerms: 5, FeedbackDocs: 5, FeedbackWeight: 0.3, AnswerWeight: 0.5},
 		Backup: Backup{Keep: DefaultBackupKeep, WarnAfter: DefaultBackupWarnAfter},
+		Import: Import{MaxBytes: DefaultImportMaxBytes},
 		Embedding: Embedding{SaveSecs: 600, Default: StaticProfile,
 			Profiles: map[string]Profile{StaticProfile: {Provider: StaticProvider}}},
 	}

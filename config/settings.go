@@ -92,6 +92,7 @@ var settingDocs = map[string]string{
 	"backup.schedule.at":                     "Time of day of scheduled backups (HH:MM UTC), with whole-day intervals only.",
 	"backup.keep":                            "Backups the daemon keeps in backup.dir: after each, the oldest of its own beyond this are deleted (files it did not name are never touched).",
 	"backup.warn_after":                      "Age of the last successful backup past which `loci status`, `loci doctor` and the dashboard warn, once the palace holds data (m, h or d; at least 1m, though backup.schedule.every may be shorter).",
+	"import.max_bytes":                       "Largest import the daemon takes (bytes of the export file, POST /api/imports, `loci import`): a longer upload is refused with loci::export::too_large (413) as it arrives, nothing changed. A bigger palace moves a few wings a file (`loci export --wing NAME`).",
 	"miners.<name>.source":                   "The source adapter (default the directory source) or a named source configuration.",
 	"miners.<name>.locator":                  "What the source reads (for the directory source, an absolute path).",
 	"miners.<name>.wing":                     "The wing the miner files into.",

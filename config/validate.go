@@ -38,6 +38,7 @@ func (c *Config) Validate() error {
 		c.Credentials.validate,
 		c.Assets.validate,
 		c.validateBackup,
+		c.Import.validate,
 	}
 	for _, check := range sections {
 		if err := check(); err != nil {
@@ -305,6 +306,13 @@ func (c Credentials) validate() error {
 func (a Assets) validate() error {
 	if a.Dir != "" && !filepath.IsAbs(a.Dir) {
 		return bad("assets.dir", "%q is relative; an absolute path is required", a.Dir)
+	}
+	return nil
+}
+
+func (i Import) validate() error {
+	if i.MaxBytes < 1 {
+		return bad("import.max_bytes", "%d is not a size; give the largest import the daemon takes, in bytes (default %d)", i.MaxBytes, DefaultImportMaxBytes)
 	}
 	return nil
 }

@@ -84,7 +84,9 @@ func (l Limits) withDefaults() Limits {
 // ReaderOptions shape a Reader.
 type ReaderOptions struct {
 	// SkipUnknown skips records of a type this version does not know
-	// instead of refusing the file (--skip-unknown).
+	// instead of refusing the file (--skip-unknown): Next returns each as
+	// a Record with Unknown set, its Type and position and no payload, so
+	// that the import reports what it left out.
 	SkipUnknown bool
 	// Limits bound the file (DefaultLimits where zero).
 	Limits Limits
@@ -111,6 +113,8 @@ type Reader struct {
 	ended        bool
 	err          error
 	counts       map[string]int
+	unknownTypes map[string]bool // the unknown types named so far (at most MaxUnknownTypes)
+	lineBuf      []byte          // the line being read, reused (a record's fields are copies)
 
 	wings     map[uuid.UUID]int32 // wing id -> index
 	wingNames map[string]bool
@@ -140,8 +144,57 @@ func NewReader(r io.Reader, o ReaderOptions) *Reader {
 		counts: map[string]int{}, wings: map[uuid.UUID]int32{}, wingNames: map[string]bool{},
 		rooms: map[uuid.UUID]roomRef{}, roomNames: map[string]bool{}, drawers: map[uuid.UUID]int32{},
 		successor: map[uuid.UUID]uuid.UUID{}, entities: map[uuid.UUID]struct{}{}, facts: map[uuid.UUID]struct{}{},
-		sources: map[string]int32{},
+		sources: map[string]int32{}, unknownTypes: map[string]bool{},
 	}
+}
+
+// MaxUnknownTypes bounds the distinct unknown record types a Reader
+// names (SkipUnknown): the records of further types are returned with
+// Type UnknownType, so that a hostile file's many invented types cannot
+// grow a report's table of types.
+const MaxUnknownTypes = 16
+
+// UnknownType is the Type of a skipped record whose own type was not
+// named (more than MaxUnknownTypes distinct unknown types, or a type
+// longer than MaxUnknownTypeBytes).
+const UnknownType = "unknown"
+
+// MaxUnknownTypeBytes bounds the length of an unknown type the Reader
+// names.
+const MaxUnknownTypeBytes = 64
+
+// unknownName is the Type a skipped record of type typ is returned with.
+func (r *Reader) unknownName(typ string) string {
+	if r.unknownTypes[typ] {
+		return typ
+	}
+	if len(typ) > MaxUnknownTypeBytes || len(r.unknownTypes) >= MaxUnknownTypes || typ == UnknownType || names.Place(typ) != "" {
+		return UnknownType
+	}
+	r.unknownTypes[typ] = true
+	return typ
+}
+
+// BackupFormat is the format a loci backup's header names (the backup
+// package's Format; export does not depend on backup). A file that
+// starts with it is refused with advice to restore it.
+const BackupFormat = "loci-backup"
+
+// HasWing reports whether the file read so far holds a wing of that name
+// (its name in the file, before any --wing-map).
+func (r *Reader) HasWing(name string) bool { return r.wingNames[name] }
+
+// WingNames are the names of the wings read so far, at most max, sorted.
+func (r *Reader) WingNames(max int) []string {
+	out := make([]string, 0, min(max, len(r.wingNames)))
+	for n := range r.wingNames {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	if len(out) > max {
+		out = out[:max]
+	}
+	return out
 }
 
 // Header is the file's header once the first record was read; nil before.
@@ -215,7 +268,8 @@ func (r *Reader) next1() (Record, error) {
 			r.records++
 		}
 		if skip {
-			continue
+			rec.Unknown = true
+			rec.Type = r.unknownName(rec.Type)
 		}
 		return rec, nil
 	}
@@ -227,7 +281,8 @@ func (r *Reader) next1() (Record, error) {
 func (r *Reader) readLine() (line []byte, partial bool, err error) {
 	r.line++
 	r.offset = r.next
-	var buf []byte
+	buf := r.lineBuf[:0]
+	defer func() { r.lineBuf = buf[:0] }()
 	for {
 		frag, rerr := r.br.ReadSlice('\n')
 		err = rerr
@@ -276,9 +331,15 @@ func (r *Reader) invalid(format string, args ...any) *fault.Error {
 	return r.fail(fault.ExportInvalid, "the file breaks the export format (docs/EXPORT.md) or the palace's rules: export it again with loci export, or correct that line", format, args...)
 }
 
+// LimitHelp is the advice of a limit error: the limits of one import
+// file are fixed (no setting raises them); a palace beyond them is moved
+// a few wings at a time.
+func LimitHelp(what string, n int64) string {
+	return fmt.Sprintf("one import file holds at most %d %s (a fixed limit of loci import, no setting raises it): export the palace a wing at a time (`loci export --wing NAME --out NAME.jsonl`, or several --wing flags a file) and import each file", n, what)
+}
+
 func (r *Reader) limit(what string, n int) *fault.Error {
-	return r.fail(fault.ExportLimit, "the file holds more than the limits allow; raise the limit if the file is trusted, or export fewer wings",
-		"more than %d %s", n, what)
+	return r.fail(fault.ExportLimit, LimitHelp(what, int64(n)), "more than %d %s", n, what)
 }
 
 // ageHeader starts an age-encrypted file, binary or armored.
@@ -287,7 +348,7 @@ var ageHeaders = [][]byte{[]byte("age-encryption.org/"), []byte("-----BEGIN AGE 
 func (r *Reader) parse(line []byte) (Record, bool, error) {
 	rec := Record{Line: r.line, Offset: r.offset}
 	if r.records >= r.lim.MaxRecords {
-		return rec, false, r.fail(fault.ExportLimit, "the file holds more records than the limit allows", "more than %d records", r.lim.MaxRecords)
+		return rec, false, r.fail(fault.ExportLimit, LimitHelp("records", r.lim.MaxRecords), "more than %d records", r.lim.MaxRecords)
 	}
 	if r.header == nil {
 		for _, h := range ageHeaders {
@@ -301,6 +362,10 @@ func (r *Reader) parse(line []byte) (Record, bool, error) {
 	if !ok {
 		var head struct {
 			Type *string `json:"type"`
+		}
+		if r.header == nil && r.records == 0 && isBackup(line) {
+			return rec, false, r.fail(fault.ExportInvalid, "this is a loci backup, not an export: restore it with `loci restore FILE` (the daemon stopped), or import a file written by `loci export`",
+				"the file is a loci backup (its header names the format %q), not an export", BackupFormat)
 		}
 		if err := json.Unmarshal(line, &head); err != nil {
 			if r.header == nil && r.records == 0 {
@@ -397,6 +462,15 @@ func (r *Reader) parse(line []byte) (Record, bool, error) {
 	}
 	r.counts[rec.Type]++
 	return rec, false, nil
+}
+
+// isBackup reports a first line that is a loci backup's header: a JSON
+// object whose "format" is BackupFormat.
+func isBackup(line []byte) bool {
+	var h struct {
+		Format string `json:"format"`
+	}
+	return bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) && json.Unmarshal(line, &h) == nil && h.Format == BackupFormat
 }
 
 // jsonProblem is a JSON error's text without the input it quotes.

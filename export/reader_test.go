@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -263,11 +264,14 @@ func TestReaderRefusesBadInput(t *testing.T) {
 			return append([]string{ls[0], `{"type":"hologram","shape":"cube"}`}, ls[1:]...)
 		})
 		recs := readAll(t, file, export.ReaderOptions{SkipUnknown: true})
-		if len(recs) != len(baseLines) {
-			t.Fatalf("%d records, want %d", len(recs), len(baseLines))
+		if len(recs) != len(baseLines)+1 {
+			t.Fatalf("%d records, want %d (the skipped one returned, marked)", len(recs), len(baseLines)+1)
 		}
-		if recs[1].Type != export.TypeWing || recs[1].Line != 3 {
-			t.Fatalf("after the skipped line: %+v", recs[1])
+		if s := recs[1]; !s.Unknown || s.Type != "hologram" || s.Line != 2 || s.Offset != int64(offsetOf(file, 2)) {
+			t.Fatalf("the skipped record: %+v", s)
+		}
+		if recs[2].Type != export.TypeWing || recs[2].Line != 3 || recs[2].Unknown {
+			t.Fatalf("after the skipped line: %+v", recs[2])
 		}
 	})
 }
@@ -339,4 +343,159 @@ func TestTypeGivenTwice(t *testing.T) {
 	if fe := fault.As(err); fe == nil || fe.Code != fault.ExportInvalid || !strings.Contains(fe.Msg, "given twice") {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// TestSkippedTypesBounded: with SkipUnknown, every skipped record is
+// returned marked Unknown with its type; past MaxUnknownTypes distinct
+// types (or a type that is not a plain name) the type is UnknownType, so
+// a file of invented types cannot grow a report without bound.
+func TestSkippedTypesBounded(t *testing.T) {
+	file := build(t, smallHeader())
+	ls := lines(file)
+	var extra []string
+	for i := range export.MaxUnknownTypes + 10 {
+		extra = append(extra, fmt.Sprintf(`{"type":"kind_%s"}`, strings.Repeat("x", i+1)))
+	}
+	extra = append(extra, `{"type":"kind_x"}`, `{"type":"`+strings.Repeat("y", export.MaxUnknownTypeBytes+1)+`"}`, `{ "type": "a/b" }`)
+	file = reseal(append(append([]string{ls[0]}, extra...), ls[1:]...))
+	recs := readAll(t, file, export.ReaderOptions{SkipUnknown: true})
+	named := map[string]bool{}
+	skipped := 0
+	for _, r := range recs {
+		if r.Unknown {
+			skipped++
+			named[r.Type] = true
+		}
+	}
+	if skipped != len(extra) {
+		t.Fatalf("%d skipped records returned, want %d", skipped, len(extra))
+	}
+	if len(named) != export.MaxUnknownTypes+1 || !named[export.UnknownType] || !named["kind_x"] {
+		t.Fatalf("types named: %v", named)
+	}
+	if last := recs[len(recs)-2]; !last.Unknown || last.Type != export.UnknownType {
+		t.Fatalf("a type with '/': %+v", last)
+	}
+}
+
+// TestBackupRefusedAsBackup: a loci backup given as an export is named as
+// a backup, with the command that reads it (not "a record has no type").
+func TestBackupRefusedAsBackup(t *testing.T) {
+	head := `{"format":"loci-backup","version":1,"palace_id":"` + uuid.NewString() + `","backend":"badger","records":3}` + "\n" + strings.Repeat(" ", 200) + "\n\x00\x01binary body"
+	_, err := readUntilError([]byte(head), export.ReaderOptions{})
+	fe := fault.As(err)
+	if fe == nil || fe.Code != fault.ExportInvalid || !strings.HasPrefix(fe.Msg, "line 1 (byte 0): the file is a loci backup") ||
+		!strings.Contains(fe.Help, "loci restore") {
+		t.Fatalf("got %v (help %q)", err, fe.Help)
+	}
+}
+
+// TestLimitHelpFollowable: a limit's advice names the limit and a way
+// that exists (one wing a file), not a setting that does not.
+func TestLimitHelpFollowable(t *testing.T) {
+	_, err := readUntilError(nil, export.ReaderOptions{})
+	if err == nil {
+		t.Fatal("empty file accepted")
+	}
+	rd := export.NewReader(&wingFlood{n: 5}, export.ReaderOptions{Limits: export.Limits{MaxWings: 2}})
+	for err = nil; err == nil; _, err = rd.Next() {
+	}
+	fe := fault.As(err)
+	if fe == nil || fe.Code != fault.ExportLimit {
+		t.Fatalf("got %v", err)
+	}
+	for _, want := range []string{"at most 2 wings", "loci export --wing", "no setting"} {
+		if !strings.Contains(fe.Help, want) {
+			t.Fatalf("help %q does not say %q", fe.Help, want)
+		}
+	}
+	if strings.Contains(fe.Help, "raise the limit") {
+		t.Fatalf("help %q advises a limit no one can raise", fe.Help)
+	}
+}
+
+// TestWingNames: the Reader tells the wings of the file read so far (an
+// import checks --wing-map against them).
+func TestWingNames(t *testing.T) {
+	rd := export.NewReader(&wingFlood{n: 3}, export.ReaderOptions{})
+	for {
+		if _, err := rd.Next(); err != nil {
+			break
+		}
+	}
+	if !rd.HasWing("w1") || !rd.HasWing("w3") || rd.HasWing("w4") {
+		t.Fatal("HasWing")
+	}
+	if got := rd.WingNames(2); len(got) != 2 || got[0] != "w1" || got[1] != "w2" {
+		t.Fatalf("WingNames(2) = %v", got)
+	}
+}
+
+// bigDrawers serves a header, a wing, a room, then n drawers of about
+// size bytes of content each, made as they are read; no end record.
+type bigDrawers struct {
+	n, size, made int
+	pending       []byte
+	wing, room    string
+}
+
+func (b *bigDrawers) Read(p []byte) (int, error) {
+	for len(b.pending) < len(p) && b.made < b.n+3 {
+		switch b.made {
+		case 0:
+			h, _ := json.Marshal(smallHeader())
+			b.pending = append(append(b.pending, h...), '\n')
+			b.wing, b.room = uuid.NewString(), uuid.NewString()
+		case 1:
+			b.pending = fmt.Appendf(b.pending, `{"type":"wing","id":"%s","name":"w","created_at":"2026-01-01T00:00:00Z"}`+"\n", b.wing)
+		case 2:
+			b.pending = fmt.Appendf(b.pending, `{"type":"room","id":"%s","wing_id":"%s","name":"r","created_at":"2026-01-01T00:00:00Z"}`+"\n", b.room, b.wing)
+		default:
+			content := strings.Repeat(fmt.Sprintf("word%d ", b.made), b.size/8)
+			b.pending = fmt.Appendf(b.pending, `{"type":"drawer","id":"%s","wing_id":"%s","room_id":"%s","content":%q,"tags":[],"source":{"kind":"manual"},"provenance":{},"created_at":"2026-01-01T00:00:00Z","valid_from":"2026-01-01T00:00:00Z"}`+"\n", uuid.NewString(), b.wing, b.room, content)
+		}
+		b.made++
+	}
+	if len(b.pending) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, b.pending)
+	b.pending = b.pending[n:]
+	return n, nil
+}
+
+// TestReaderMemoryFlatOnBigDrawers: checking a file of drawers near the
+// content limit holds one line at a time (the trial's 1.8 GB upload of
+// 900 KB drawers): the heap's peak does not grow with the file, and the
+// line buffer is reused (garbage about 7 bytes a byte read, was 10.5).
+func TestReaderMemoryFlatOnBigDrawers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 70 MB")
+	}
+	peakOf := func(n int) (uint64, uint64) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		src := &bigDrawers{n: n, size: 900 << 10}
+		var err error
+		peak := peakHeap(func() {
+			rd := export.NewReader(src, export.ReaderOptions{})
+			for err == nil {
+				_, err = rd.Next()
+			}
+		})
+		runtime.ReadMemStats(&after)
+		if fault.As(err) == nil || fault.As(err).Code != fault.ExportTruncated {
+			t.Fatalf("got %v", err)
+		}
+		return peak, (after.TotalAlloc - before.TotalAlloc) / uint64(n)
+	}
+	small, _ := peakOf(10)
+	big, perDrawer := peakOf(80)
+	if big > 48<<20 || big > small+32<<20 {
+		t.Fatalf("peak heap %d MB for 80 drawers of 900 KB, %d MB for 10: it grows with the file", big>>20, small>>20)
+	}
+	if perDrawer > 9*(900<<10) {
+		t.Fatalf("%d bytes allocated a drawer of 900 KB", perDrawer)
+	}
+	t.Logf("peak heap %d MB (10 drawers: %d MB), %d KB allocated a drawer", big>>20, small>>20, perDrawer>>10)
 }

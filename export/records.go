@@ -289,6 +289,10 @@ type Record struct {
 	Type   string
 	Line   int64
 	Offset int64
+	// Unknown: a record of a type this version does not know, skipped
+	// (ReaderOptions.SkipUnknown): no payload; Type is its type, or
+	// UnknownType past the Reader's bound on the types it names.
+	Unknown bool
 
 	Header     *Header
 	Wing       *Wing

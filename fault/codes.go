@@ -135,7 +135,8 @@ const (
 	// ExportUnknownRecord: a record type this version does not know
 	// (refused unless unknown records are skipped).
 	ExportUnknownRecord Code = "loci::export::unknown_record"
-	// ExportTooLarge: a line of an export file longer than the limit.
+	// ExportTooLarge: a line of an export file longer than the limit, or
+	// an import upload longer than import.max_bytes.
 	ExportTooLarge Code = "loci::export::too_large"
 	// ExportLimit: an export file holds more wings, rooms, drawers,
 	// entities, facts, sources or records than the configured limits.

@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/services/kinds"
 	"github.com/loci-dev/loci/store"
@@ -37,7 +39,11 @@ type Imports struct {
 	// Profile is the default embedding profile (a dry run reports which
 	// vectors would be kept).
 	Profile store.ImportProfile
-	Log     *slog.Logger
+	// MaxBytes bounds one upload (import.max_bytes; 0: the default): a
+	// body longer is refused with loci::export::too_large (413) as soon
+	// as it is known to be, its spool removed.
+	MaxBytes int64
+	Log      *slog.Logger
 
 	mu       sync.Mutex
 	spooling map[string]bool // spooled files whose request is not done
@@ -59,12 +65,37 @@ type ImportOptions struct {
 // free space.
 const spoolChunk = 1 << 20
 
+// TooLarge is the refusal of an upload longer than limit bytes
+// (import.max_bytes), with a way that exists to import the palace.
+func TooLarge(limit int64) error {
+	return fault.Newf(fault.ExportTooLarge,
+		"export the palace a few wings a file (`loci export --wing NAME --out NAME.jsonl`) and import each, or raise import.max_bytes in the daemon's configuration (then restart it) if the file is trusted",
+		"the import is larger than import.max_bytes (%d bytes); nothing was imported", limit)
+}
+
+func (s *Imports) maxBytes() int64 {
+	if s.MaxBytes > 0 {
+		return s.MaxBytes
+	}
+	return config.DefaultImportMaxBytes
+}
+
 // Import spools body, checks the whole file (the export Reader's checks
 // and the palace's rules for every record), then answers the report of a
 // dry run, or the queued import job. A bad file is its first error,
 // naming the line and byte offset; the spool is removed and nothing
 // changed.
 func (s *Imports) Import(ctx context.Context, body io.Reader, o ImportOptions) (*api.ImportReport, *store.Job, error) {
+	return s.ImportSized(ctx, body, -1, o)
+}
+
+// ImportSized is Import of a body whose length is known (size >= 0, an
+// upload's Content-Length): one longer than MaxBytes is refused before
+// any of it is read.
+func (s *Imports) ImportSized(ctx context.Context, body io.Reader, size int64, o ImportOptions) (*api.ImportReport, *store.Job, error) {
+	if size > s.maxBytes() {
+		return nil, nil, TooLarge(s.maxBytes())
+	}
 	name, err := s.spool(ctx, body)
 	if err != nil {
 		return nil, nil, err
@@ -89,11 +120,13 @@ func (s *Imports) Import(ctx context.Context, body io.Reader, o ImportOptions) (
 	if err != nil {
 		return nil, nil, err
 	}
+	notes := s.wingMapNotes(ctx, o.WingMap)
 	if o.DryRun {
 		rep.DryRun = true
+		rep.Notes = notes
 		return &rep, nil, nil
 	}
-	p.Records = rep.Records
+	p.Records, p.Notes = rep.Records, notes
 	job, err := s.Jobs.Submit(ctx, actors.Submission{Type: kinds.KindImport, RequestedBy: o.RequestedBy, Channel: o.Channel, Typed: p})
 	if err != nil {
 		return nil, nil, err
@@ -139,6 +172,10 @@ func (s *Imports) spool(ctx context.Context, body io.Reader) (name string, err e
 	}()
 	buf := make([]byte, 64<<10)
 	var written int64
+	limit := s.maxBytes()
+	// One byte more than the limit is read: a body of exactly the limit
+	// is taken.
+	body = io.LimitReader(body, limit+1)
 	for {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -150,6 +187,9 @@ func (s *Imports) spool(ctx context.Context, body io.Reader) (name string, err e
 		}
 		n, err := io.CopyBuffer(f, io.LimitReader(body, spoolChunk), buf)
 		written += n
+		if written > limit {
+			return "", TooLarge(limit)
+		}
 		if err != nil {
 			var mbe interface{ Timeout() bool }
 			if errors.As(err, &mbe) && mbe.Timeout() {
@@ -214,6 +254,32 @@ func (s *Imports) Sweep(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// wingMapNotes say, for each --wing-map pair, where the file's wing goes
+// in this palace: a new wing, or merged into a wing the palace holds.
+func (s *Imports) wingMapNotes(ctx context.Context, wingMap map[string]string) []string {
+	if len(wingMap) == 0 {
+		return nil
+	}
+	froms := make([]string, 0, len(wingMap))
+	for from := range wingMap {
+		froms = append(froms, from)
+	}
+	slices.Sort(froms)
+	var notes []string
+	_ = s.DB.View(ctx, func(r store.Reader) error {
+		for _, from := range froms {
+			to := wingMap[from]
+			if w, err := r.WingByName(to); err == nil && w != nil {
+				notes = append(notes, fmt.Sprintf("wing-map %s=%s: the palace already holds a wing %q: the file's wing is merged into it (rooms of the same name merged, the others added; a record whose id the palace holds as another record is a conflict and the palace's is kept)", from, to, to))
+			} else {
+				notes = append(notes, fmt.Sprintf("wing-map %s=%s: the file's wing %q becomes a new wing %q (unless the palace holds the wing's id, then a conflict: the palace's wing is kept)", from, to, from, to))
+			}
+		}
+		return nil
+	})
+	return notes
 }
 
 // ParseWingMap reads --wing-map's pairs, each FROM=TO (the query's

@@ -13,7 +13,9 @@ import (
 // upload reports the routes whose body is a file of any size, spooled as
 // it arrives (POST /api/imports): neither the 4 MiB cap of JSON bodies nor
 // the whole-body deadline applies; the handler bounds each read instead
-// (stallReader) and the free-space guard bounds the size.
+// (stallReader), and import.max_bytes (checked against Content-Length
+// first, then as the body arrives) and the free-space guard bound the
+// size.
 func upload(r *http.Request) bool {
 	return r.Method == http.MethodPost && routedPath(r) == "/api/imports"
 }
@@ -40,7 +42,7 @@ func (s *Server) submitImport(w http.ResponseWriter, r *http.Request) error {
 	rc := http.NewResponseController(w)
 	body := &stallReader{r: r.Body, rc: rc, wait: s.Limits.body()}
 	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-	rep, job, err := s.Imports.Import(r.Context(), body, services.ImportOptions{WingMap: wm, DryRun: dry, SkipUnknown: skip,
+	rep, job, err := s.Imports.ImportSized(r.Context(), body, r.ContentLength, services.ImportOptions{WingMap: wm, DryRun: dry, SkipUnknown: skip,
 		RequestedBy: store.ByHTTP, Channel: store.ByHTTP})
 	if err != nil {
 		return err

@@ -499,7 +499,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 
 	// Imports: spooled files no job reads any more are removed at a start.
 	imports := &services.Imports{DB: db, Jobs: jobs, Dir: importDir, Gate: sys.Gate, Dedup: palace.Dedup,
-		Profile: kinds.ImportProfile(vectors), Log: log.With("component", "imports")}
+		Profile: kinds.ImportProfile(vectors), MaxBytes: cfg.Import.MaxBytes, Log: log.With("component", "imports")}
 	if !readOnly(db) {
 		imports.Sweep(ctx)
 	}

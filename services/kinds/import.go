@@ -38,6 +38,8 @@ type ImportParams struct {
 	SkipUnknown bool `json:"skip_unknown,omitempty"`
 	// Records is how many records the file holds (its progress total).
 	Records int64 `json:"records,omitempty"`
+	// Notes are what the request's options do here, for the report.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // spoolName is what a spooled file's name looks like (ImportSpoolName).
@@ -127,7 +129,7 @@ func runImport(ctx context.Context, r *actors.Run, dir string, dd store.Dedup, v
 		// Every record is in; the daemon stopped before the job's end was
 		// recorded.
 		_ = os.Remove(path)
-		st.Report.Records = st.Records
+		st.Report.Notes = in.Notes
 		return st.Report, nil
 	}
 	f, err := os.Open(path)
@@ -187,8 +189,8 @@ func runImport(ctx context.Context, r *actors.Run, dir string, dd store.Dedup, v
 			recs, prep = recs[n:], prep[n:]
 		}
 	}
-	st.Report.Records = st.Records
 	_ = os.Remove(path)
+	st.Report.Notes = in.Notes
 	return st.Report, nil
 }
 
@@ -285,7 +287,7 @@ func importWrite(ctx context.Context, r *actors.Run, im *store.Importer, st *imp
 			last := batch[len(batch)-1]
 			next.Records, next.Offset, next.Done = st.Records+int64(len(batch)), last.Offset, last.End != nil
 			return nil
-		}, &next, store.Progress{Current: st.Records + int64(len(batch)), Total: totalOf(total), Message: "records imported"})
+		}, &next, store.Progress{Current: st.Report.Records + countedRecords(batch), Total: totalOf(total), Message: "records imported"})
 		if errors.Is(err, store.ErrTxnTooBig) && len(batch) > 1 {
 			batch, prep = batch[:len(batch)/2], prep[:len(batch)/2]
 			continue
@@ -337,6 +339,8 @@ func ApplyImportRecord(im *store.Importer, t store.ImportTarget, rec export.Reco
 		err error
 	)
 	switch {
+	case rec.Unknown:
+		res = skippedUnknown(rec)
 	case rec.Wing != nil:
 		w := rec.Wing
 		name := w.Name
@@ -415,10 +419,10 @@ func ApplyImportRecord(im *store.Importer, t store.ImportTarget, rec export.Reco
 	return id, res, nil
 }
 
-// TallyImport counts a record's outcome in a report (the header and end
-// records count as records only).
+// TallyImport counts a record's outcome in a report (the header
+// counts as a record only, the end record not at all: countedRecord).
 func TallyImport(rep *api.ImportReport, rec export.Record, id string, res store.Imported) {
-	rep.Records++
+	rep.Records += countedRecord(rec)
 	if res.Outcome == "" {
 		return
 	}
@@ -481,7 +485,7 @@ func JudgeImport(ctx context.Context, db store.DB, f io.Reader, p ImportParams, 
 			}
 			rec, err := rd.Next()
 			if errors.Is(err, io.EOF) {
-				return nil
+				return checkWingMap(rd, p.WingMap)
 			}
 			if err != nil {
 				return err
