@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -34,5 +35,16 @@ func TestDoctorBackupFixFitsTheSchedule(t *testing.T) {
 				t.Fatalf("fix %q does not offer loci backup --out", f.Remedy)
 			}
 		})
+	}
+}
+
+// An import's notes (what a wing map onto an existing wing does) reach
+// the person who ran it.
+func TestImportReportPrintsItsNotes(t *testing.T) {
+	var out bytes.Buffer
+	a := &app{stdout: &out}
+	a.printImportReport(&api.ImportReport{Records: 3, Notes: []string{"wing work is merged into the palace's wing work"}})
+	if !strings.Contains(out.String(), "note: wing work is merged into the palace's wing work") {
+		t.Fatalf("report printed without its note:\n%s", out.String())
 	}
 }

@@ -102,7 +102,7 @@ func (a *app) importCmd() *cobra.Command {
 			return a.watchJob(c.Context(), job.ID, job.Kind)
 		},
 	}
-	cmd.Flags().StringArrayVar(&wingMap, "wing-map", nil, "import the file's wing FROM as wing TO (FROM=TO); repeatable")
+	cmd.Flags().StringArrayVar(&wingMap, "wing-map", nil, "import the file's wing FROM as wing TO (FROM=TO; FROM must be a wing of the file; a TO the palace holds is merged into, records whose ids it holds are conflicts); repeatable")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "report what the import would change, and change nothing")
 	cmd.Flags().BoolVar(&skip, "skip-unknown", false, "skip records of types this version does not know (a newer loci's file) instead of refusing the file")
 	cmd.Flags().StringVar(&identity, "identity", "", "age identity file to decrypt an encrypted export with (age-keygen's output)")
@@ -158,5 +158,8 @@ func (a *app) printImportReport(rep *api.ImportReport) {
 		if more := list.n - len(list.items); more > 0 {
 			a.printf("  … and %d more\n", more)
 		}
+	}
+	for _, n := range rep.Notes {
+		a.printf("note: %s\n", n)
 	}
 }
