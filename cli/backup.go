@@ -59,7 +59,7 @@ which are the ones status, doctor and the dashboard count.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.backup(c.Context(), out, since, force) },
 	}
-	c.Flags().StringVarP(&out, "out", "o", "", "the file to write (default loci-<palace>-<time>.backup in the current folder)")
+	c.Flags().StringVarP(&out, "out", "o", "", "the file to write (default loci-<palace>-<time>-full.backup, or -incremental.backup with --since, in the current folder)")
 	c.Flags().BoolVar(&force, "force", false, "replace an existing --out file (never the --since file)")
 	c.Flags().StringVar(&since, "since", "", "an earlier backup file, or a store version: back up only what changed after it")
 	verify := &cobra.Command{
