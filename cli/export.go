@@ -137,10 +137,10 @@ func (a *app) exportPassphrase(c *cobra.Command, confirm bool) (string, error) {
 	in, ok := c.InOrStdin().(*os.File)
 	if !ok || !term.IsTerminal(int(in.Fd())) {
 		if set {
-			return "", fault.New(fault.CLIPromptFailed, "no passphrase: "+export.PassphraseEnv+" is set but empty and standard input is not a terminal",
+			return "", fault.New(fault.CLIPromptFailed, export.PassphraseEnv+" is set but empty and standard input is not a terminal: no passphrase to encrypt with",
 				"put the passphrase in "+export.PassphraseEnv+" (an empty one is never used), or run the command on a terminal to be asked")
 		}
-		return "", fault.New(fault.CLIPromptFailed, "no passphrase: "+export.PassphraseEnv+" is not set and standard input is not a terminal",
+		return "", fault.New(fault.CLIPromptFailed, export.PassphraseEnv+" is not set and standard input is not a terminal: no passphrase to encrypt with",
 			"set "+export.PassphraseEnv+", or run the command on a terminal to be asked")
 	}
 	ask := func(prompt string) (string, error) {

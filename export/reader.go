@@ -868,7 +868,7 @@ func (r *Reader) checkVector(v *Vector) error {
 }
 
 func (r *Reader) checkSource(s *SourceState) error {
-	if len(s.Key) != 32 || strings.Trim(s.Key, "0123456789abcdef") != "" {
+	if len(s.Key) != 32 || !lowerHex(s.Key) {
 		return r.invalid("source: key %q is not 32 lowercase hex digits", fault.Clip(s.Key, fault.MaxQuoted))
 	}
 	if _, dup := r.sources[s.Key]; dup {
@@ -997,4 +997,14 @@ func (r *Reader) checkEnd(e *End) error {
 	}
 	r.ended = true
 	return nil
+}
+
+// lowerHex reports whether s is made of lowercase hexadecimal digits only.
+func lowerHex(s string) bool {
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
