@@ -118,9 +118,16 @@ func caughtUp(t *testing.T, d *daemon, n int) {
 // searchIDs is the ids of a search's first limit hits, in order.
 func searchIDs(t *testing.T, d *daemon, q string, limit int) []string {
 	t.Helper()
-	r := d.do("GET", "/api/search?limit="+strconv.Itoa(limit)+"&q="+url.QueryEscape(q), nil)
+	return hitIDs(t, d, "/api/search?limit="+strconv.Itoa(limit)+"&q="+url.QueryEscape(q))
+}
+
+// hitIDs is the ids of the hits a search request (path and query)
+// answers, in order.
+func hitIDs(t *testing.T, d *daemon, path string) []string {
+	t.Helper()
+	r := d.do("GET", path, nil)
 	if r.status != 200 {
-		t.Fatalf("search %q: %d %s", q, r.status, r.raw)
+		t.Fatalf("%s: %d %s", path, r.status, r.raw)
 	}
 	var ids []string
 	for _, h := range get[[]any](r.body, "hits") {

@@ -31,15 +31,7 @@ func vectorsHold(t *testing.T, d *daemon, n int) {
 // rankedIDs is the ids of a search's first 10 hits in a ranking, in order.
 func rankedIDs(t *testing.T, d *daemon, q, ranking string) []string {
 	t.Helper()
-	r := d.do("GET", "/api/search?limit=10&ranking="+ranking+"&q="+url.QueryEscape(q), nil)
-	if r.status != 200 {
-		t.Fatalf("search %q: %d %s", q, r.status, r.raw)
-	}
-	var ids []string
-	for _, h := range get[[]any](r.body, "hits") {
-		ids = append(ids, h.(map[string]any)["id"].(string))
-	}
-	return ids
+	return hitIDs(t, d, "/api/search?limit=10&ranking="+ranking+"&q="+url.QueryEscape(q))
 }
 
 // A restored palace answers a search as the original does when both
