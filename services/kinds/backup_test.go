@@ -224,24 +224,7 @@ func TestCancelledBackupLeavesNoFile(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the backup never started")
 	}
-	if _, err := j.Cancel(context.Background(), job.ID); err != nil {
-		t.Fatal(err)
-	}
-	var got *store.Job
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if got, err = j.Get(context.Background(), job.ID); err != nil {
-			t.Fatal(err)
-		}
-		if got.Status == store.JobCancelled {
-			break
-		}
-	}
-	if got.Status != store.JobCancelled {
-		t.Fatalf("job %s, want cancelled", got.Status)
-	}
-	if left := dirNames(t, dir); len(left) != 0 {
-		t.Fatalf("a cancelled backup left %v", left)
-	}
+	cancelLeavesNothing(t, j, job.ID, dir)
 }
 
 // The schedule's request queues one backup job, and none more while it
@@ -383,24 +366,7 @@ func TestCancelledRealBackupLeavesNoFile(t *testing.T) {
 	if len(dirNames(t, dir)) == 0 {
 		t.Fatal("no temporary file while the body is written")
 	}
-	if _, err := j.Cancel(context.Background(), job.ID); err != nil {
-		t.Fatal(err)
-	}
-	var got *store.Job
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if got, err = j.Get(context.Background(), job.ID); err != nil {
-			t.Fatal(err)
-		}
-		if got.Status == store.JobCancelled {
-			break
-		}
-	}
-	if got.Status != store.JobCancelled {
-		t.Fatalf("job %s, want cancelled", got.Status)
-	}
-	if left := dirNames(t, dir); len(left) != 0 {
-		t.Fatalf("a cancelled backup left %v", left)
-	}
+	cancelLeavesNothing(t, j, job.ID, dir)
 }
 
 // The job's progress counts one thing and says which: the records
@@ -527,5 +493,30 @@ func TestLastBackupIsTheListsNewestReadable(t *testing.T) {
 	list, _ := ListBackups(dir, id)
 	if err != nil || last == nil || last.Name != "mine.backup" || len(list) != 3 || list[0].Name != broken || list[1].Name != "mine.backup" {
 		t.Fatalf("last %+v %v; list %+v", last, err, list)
+	}
+}
+
+// cancelLeavesNothing cancels the running backup job id, waits for it to
+// be cancelled and checks that dir holds nothing it wrote.
+func cancelLeavesNothing(t *testing.T, j *actors.Jobs, id, dir string) {
+	t.Helper()
+	if _, err := j.Cancel(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	var got *store.Job
+	var err error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if got, err = j.Get(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == store.JobCancelled {
+			break
+		}
+	}
+	if got.Status != store.JobCancelled {
+		t.Fatalf("job %s, want cancelled", got.Status)
+	}
+	if left := dirNames(t, dir); len(left) != 0 {
+		t.Fatalf("a cancelled backup left %v", left)
 	}
 }
