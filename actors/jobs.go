@@ -66,8 +66,10 @@ type Jobs struct {
 	// reaper recovers expired leases on a shared store (reaper.go).
 	reaper *reaper
 	// ticking counts the dispatcher's running ticker goroutines; Stop
-	// waits for them.
+	// waits for them. tickers is the same count as a number, read by
+	// tests (a WaitGroup cannot be read).
 	ticking sync.WaitGroup
+	tickers atomic.Int32
 }
 
 // Run is one running job as its handler sees it.
@@ -577,9 +579,9 @@ func (d *dispatcher) heartbeat() {
 
 // tickerStarted and tickerEnded count the dispatcher's ticker goroutines,
 // which Stop waits for.
-func (j *Jobs) tickerStarted() { j.ticking.Add(1) }
+func (j *Jobs) tickerStarted() { j.tickers.Add(1); j.ticking.Add(1) }
 
-func (j *Jobs) tickerEnded() { j.ticking.Done() }
+func (j *Jobs) tickerEnded() { j.tickers.Add(-1); j.ticking.Done() }
 
 // workerFailure tells the dispatcher that a worker panicked.
 func (j *Jobs) workerFailure(pid *actor.PID, reason any) {
