@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	filippo.io/age v1.3.2
 	github.com/BobuSumisu/aho-corasick v1.0.3
+	github.com/Masterminds/semver/v3 v3.4.0
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
@@ -29,6 +30,7 @@ require (
 	github.com/sassoftware/go-rpmutils v0.4.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
+	github.com/tetratelabs/wazero v1.12.0
 	github.com/tidwall/gjson v1.20.2
 	github.com/tidwall/jsonc v0.3.3
 	github.com/viterin/vek v0.4.3
@@ -45,7 +47,6 @@ require (
 	github.com/AlekSi/pointer v1.2.0 // indirect
 	github.com/DataDog/zstd v1.5.5 // indirect
 	github.com/Masterminds/goutils v1.1.1 // indirect
-	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/Masterminds/sprig/v3 v3.3.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProtonMail/go-crypto v1.4.0 // indirect

@@ -43,6 +43,8 @@ func (a *app) sourceCmd() *cobra.Command {
 			})
 		},
 	})
+	s.AddCommand(a.sourcePackageCmds()...)
+	s.AddCommand(a.sourceDevCmds()...)
 	return s
 }
 

@@ -80,16 +80,30 @@ const (
 	SourceIncompatible        Code = "loci::source::incompatible"
 	SourceBuiltin             Code = "loci::source::builtin"
 	SourceBundled             Code = "loci::source::bundled"
-	MinerInvalid              Code = "loci::miner::invalid"
-	MinerNotFound             Code = "loci::miner::not_found"
-	MinerScopeBroadened       Code = "loci::miner::scope_broadened"
-	MinerConfigFile           Code = "loci::miner::config_file"
-	MinerNotRunnable          Code = "loci::miner::not_runnable"
-	MinerDisabled             Code = "loci::miner::disabled"
-	TriggerInvalid            Code = "loci::trigger::invalid"
-	TriggerNotActivatable     Code = "loci::trigger::not_activatable"
-	TriggerDisabled           Code = "loci::trigger::disabled"
-	TriggerNotFound           Code = "loci::trigger::not_found"
+	// SourceConsentRequired: installing a package that asks for
+	// permissions needs the user's consent to exactly those (the digest).
+	SourceConsentRequired Code = "loci::source::consent_required"
+	// SourcePermissionDenied: a package asked for something its consented
+	// permissions do not grant.
+	SourcePermissionDenied Code = "loci::source::permission_denied"
+	// SourceTimeout: a package's call ran past mining.source_timeout_secs.
+	SourceTimeout Code = "loci::source::timeout"
+	// SourceIntegrity: a package's bytes are not the ones named (a module
+	// changed on disk, an archive whose digest differs).
+	SourceIntegrity Code = "loci::source::integrity"
+	// SourceUntrusted: a package's signature is missing or not from a
+	// trusted key where the policy requires one.
+	SourceUntrusted       Code = "loci::source::untrusted"
+	MinerInvalid          Code = "loci::miner::invalid"
+	MinerNotFound         Code = "loci::miner::not_found"
+	MinerScopeBroadened   Code = "loci::miner::scope_broadened"
+	MinerConfigFile       Code = "loci::miner::config_file"
+	MinerNotRunnable      Code = "loci::miner::not_runnable"
+	MinerDisabled         Code = "loci::miner::disabled"
+	TriggerInvalid        Code = "loci::trigger::invalid"
+	TriggerNotActivatable Code = "loci::trigger::not_activatable"
+	TriggerDisabled       Code = "loci::trigger::disabled"
+	TriggerNotFound       Code = "loci::trigger::not_found"
 
 	// ProjectInvalid: a project scope file (.loci.toml) or LOCI_PROJECT is
 	// unreadable or holds a bad key; the message names the file and key.
@@ -233,6 +247,11 @@ var statuses = map[Code]int{
 	SourceIncompatible:          409,
 	SourceBuiltin:               400,
 	SourceBundled:               400,
+	SourceConsentRequired:       400,
+	SourcePermissionDenied:      403,
+	SourceTimeout:               504,
+	SourceIntegrity:             502,
+	SourceUntrusted:             400,
 	MinerInvalid:                400,
 	MinerNotFound:               404,
 	MinerScopeBroadened:         409,

@@ -53,6 +53,10 @@ type Ref struct {
 	// to; 0 for adapters with one document a file. Unlike Cursor it stays
 	// on refs the mine job files out of cursor order.
 	Offset int64
+	// Doc is the document itself when discovery already read it (an
+	// installed source whose listing holds everything, like a commit
+	// log): the mine job files it without calling Read.
+	Doc *Document
 }
 
 // Document is a read and normalised document.
@@ -132,6 +136,21 @@ type Adapter interface {
 	// error excludes it. The mine job reads a batch's documents
 	// concurrently: Read must be safe for concurrent use.
 	Read(ctx context.Context, run Run, ref Ref) (*Document, error)
+}
+
+// BatchReader is an adapter that reads many documents in one go cheaper
+// than one by one (an installed source: one sandbox call for a batch):
+// the mine job hands it slices of a batch's refs, on every core, and
+// files the results in order. results has one entry per ref: a document,
+// or the error Read would have returned for it.
+type BatchReader interface {
+	ReadBatch(ctx context.Context, run Run, refs []Ref) []ReadResult
+}
+
+// ReadResult is one ref's read in a batch.
+type ReadResult struct {
+	Doc *Document
+	Err error
 }
 
 // Lister is an adapter that can list every document its source holds now,

@@ -15,6 +15,7 @@ const (
 	badger     = "github.com/dgraph-io/badger/v4"    // the embedded backend's
 	fsnotify   = "github.com/fsnotify/fsnotify"      // the file watch's
 	nethttp    = "net/http"                          // HTTP's
+	wazero     = "github.com/tetratelabs/wazero"     // the WebAssembly sandbox's
 )
 
 // anyOfOurs in a rule's may allows every package of ours.
@@ -82,6 +83,20 @@ var depRules = []depRule{
 		why: "sources read documents and hand the store's records up: never the indexes, the actors, triggers or a backend"},
 	{pkg: "sources/secret", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the secret policies are a pure enum the configuration validates (sources itself is too heavy for the CLI's configuration to link)"},
 	{pkg: "sources/exportgen", may: nil, why: "the export generator makes test corpora, nothing of ours"},
+	{pkg: "sources/contract", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger, wazero},
+		why: "the source package contract is the standard library only: a guest written in Go copies it into its own module and builds it for wasip1"},
+	{pkg: "sources/pack", may: []string{"fault", "sources/contract"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger, wazero},
+		why: "a package's manifest, permissions, consent and archive are read without running it: the CLI's local commands link it"},
+	{pkg: "sources/sandbox", may: []string{"fault", "sources/contract"}, noDeps: []string{cobra, chi, protoactor, badger},
+		why: "the sandbox runs modules under wazero with the grants it is handed: it knows no adapter, store or layer above"},
+	{pkg: "sources/installed", may: []string{"fault", "store", "sources", "sources/contract", "sources/pack", "sources/sandbox"}, noDeps: []string{cobra, chi, protoactor, badger},
+		why: "an installed source is an adapter over the sandbox: the sources' contract, never a backend or a layer above"},
+	{pkg: "sources/conformance", may: []string{"fault", "store", "sources"}, noDeps: []string{cobra, chi, protoactor, badger},
+		why: "the conformance cases drive any adapter through the sources' contract"},
+	{pkg: "sources/bundled", may: []string{"fault", "sources/pack"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger, wazero},
+		why: "the bundled packages are embedded files read as packages"},
+	{pkg: "sources/bundled/guests/...", may: []string{"sources/contract"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger, wazero},
+		why: "a bundled package's module is a guest: the contract and the standard library, built for wasip1"},
 	{pkg: "extract", may: []string{"store/graph", "extract/provider"}, noDeps: []string{cobra, chi, protoactor, badger},
 		why: "extraction reads text into the graph's vocabulary: no store backend, no sources, no layer above"},
 	{pkg: "extract/provider", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the extraction providers' names are a pure enum the configuration validates (extract itself speaks HTTP, which the configuration may not)"},
@@ -94,7 +109,7 @@ var depRules = []depRule{
 	// The runtime and its kinds.
 	{pkg: "actors", may: []string{"config", "fault", "index/...", "store"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
 		why: "the actors are the runtime (the actor system and the writer, the job runtime and its kinds registry, the change-log followers over the store and the indexes): they name no service, no kind, no source and no search (services and search sit on them), HTTP belongs to transport (protoactor pulls net/http in, our code may not import it) and the backend to the composition root"},
-	{pkg: "services", may: []string{"actors", "api", "backup", "config", "export", "fault", "search", "services/kinds", "sources", "store", "store/dedup", "store/graph", "triggers", "triggers/watch"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
+	{pkg: "services", may: []string{"actors", "api", "backup", "config", "export", "fault", "search", "services/kinds", "sources", "sources/bundled", "sources/installed", "sources/pack", "sources/sandbox", "store", "store/dedup", "store/graph", "triggers", "triggers/watch"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
 		why: "the services (the palace and its wake-up, graph, auth, sources, miners, triggers and their supervisor, the reporter) stand on the runtime, search, sources and triggers: never on transport, the CLI or a backend"},
 	{pkg: "services/kinds", may: []string{"actors", "api", "backup", "config", "export", "extract", "extract/provider", "fault", "index/embed", "sources", "sources/secret", "store", "store/graph"}, noDeps: []string{cobra, chi, badger}, noImports: []string{nethttp},
 		why: "the job kinds run on the runtime with the settings they are handed (kinds.Settings), never a service, transport, a backend or HTTP of their own"},
@@ -109,7 +124,7 @@ var depRules = []depRule{
 		why: "transport serves the actors over HTTP and MCP: never the CLI, never a backend"},
 	{pkg: "transport/client", may: []string{"api", "fault"}, noDeps: []string{cobra, chi, protoactor, badger}, why: "the HTTP client is what the CLI links: wire types and errors only"},
 	{pkg: "ui", may: nil, noDeps: []string{cobra, chi, protoactor, badger}, why: "the dashboard is embedded files and their handler"},
-	{pkg: "cli", may: []string{"transport/client", "api", "fault", "config", "store/disk", "project", "assets", "integration", "service", "export"}, noDeps: []string{badger, protoactor, chi},
+	{pkg: "cli", may: []string{"transport/client", "api", "fault", "config", "store/disk", "project", "assets", "integration", "service", "export", "sources/contract", "sources/pack"}, noDeps: []string{badger, protoactor, chi},
 		why: "the CLI is an HTTP client: wire types, the client, the error type and the configuration, never the store's backends, the indexes, sources or the actors (cmd/loci hands it the daemon)"},
 	{pkg: "project", may: []string{"fault", "names"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "a project's file is read and written by the CLI: leaves only"},
 	{pkg: "assets", may: []string{"fault"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the bundled assets are files: leaves only"},

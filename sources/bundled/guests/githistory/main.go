@@ -1,0 +1,7 @@
+// Command githistory is the git-history source: a bundled source package's module, built for
+// GOOS=wasip1 GOARCH=wasm by go generate in sources/bundled.
+package main
+
+import "github.com/loci-dev/loci/sources/contract"
+
+func main() { contract.Serve(nil) }

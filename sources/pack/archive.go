@@ -1,0 +1,158 @@
+package pack
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/loci-dev/loci/fault"
+)
+
+// MaxArchiveBytes is the most a package archive may hold, compressed or
+// not (the spec's 64 MiB body limit).
+const MaxArchiveBytes = 64 << 20
+
+// Package is a source package in memory: its manifest (as written and as
+// read) and its module.
+type Package struct {
+	Manifest      *Manifest
+	ManifestBytes []byte
+	Module        []byte
+}
+
+// ModuleDigest is the SHA-256 of the module, in hex: recorded at install
+// and checked at every load.
+func (p *Package) ModuleDigest() string { return Digest(p.Module) }
+
+// Digest is the SHA-256 of b in hex.
+func Digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// epoch is every archive entry's time: the archive of the same manifest
+// and module is the same bytes wherever and whenever it is made.
+var epoch = time.Unix(0, 0).UTC()
+
+// WriteArchive writes p as a deterministic .tar.gz: the manifest, then
+// the module, with fixed times, owners and modes.
+func (p *Package) WriteArchive(w io.Writer) error {
+	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
+	zw.ModTime = epoch
+	tw := tar.NewWriter(zw)
+	for _, f := range []struct {
+		name string
+		body []byte
+	}{{ManifestFile, p.ManifestBytes}, {p.Manifest.Module, p.Module}} {
+		h := &tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: epoch, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if _, err := tw.Write(f.body); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// ReadArchive reads a package archive: exactly a manifest and the module
+// it names, regular files at the top, nothing else, at most
+// MaxArchiveBytes unpacked. Every problem is loci::input::invalid saying
+// what is wrong.
+func ReadArchive(r io.Reader) (*Package, error) {
+	bad := func(format string, args ...any) error {
+		return fault.Invalid("package", fmt.Sprintf(format, args...))
+	}
+	zr, err := gzip.NewReader(io.LimitReader(r, MaxArchiveBytes+1))
+	if err != nil {
+		return nil, bad("not a .tar.gz source package: %v", err)
+	}
+	tr := tar.NewReader(zr)
+	files := map[string][]byte{}
+	var total int64
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, bad("the archive is damaged: %v", err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			return nil, bad("%q is not a regular file; a package holds only %s and its module", h.Name, ManifestFile)
+		}
+		if h.Name != filepath.Base(h.Name) || h.Name == "." || h.Name == ".." {
+			return nil, bad("%q is inside a folder; a package's files are at its top", h.Name)
+		}
+		if _, dup := files[h.Name]; dup {
+			return nil, bad("%q appears twice", h.Name)
+		}
+		if total += h.Size; h.Size < 0 || total > MaxArchiveBytes {
+			return nil, bad("the package unpacks to more than %d MiB", MaxArchiveBytes>>20)
+		}
+		b, err := io.ReadAll(io.LimitReader(tr, h.Size+1))
+		if err != nil || int64(len(b)) != h.Size {
+			return nil, bad("%q is truncated", h.Name)
+		}
+		files[h.Name] = b
+	}
+	mb, ok := files[ManifestFile]
+	if !ok {
+		return nil, bad("there is no %s in the package", ManifestFile)
+	}
+	m, err := ParseManifest(mb)
+	if err != nil {
+		return nil, err
+	}
+	mod, ok := files[m.Module]
+	if !ok {
+		return nil, bad("the manifest names the module %q, which is not in the package", m.Module)
+	}
+	if len(files) != 2 {
+		for n := range files {
+			if n != ManifestFile && n != m.Module {
+				return nil, bad("%q is neither the manifest nor the module", n)
+			}
+		}
+	}
+	if !bytes.HasPrefix(mod, []byte("\x00asm")) {
+		return nil, bad("%q is not a WebAssembly module", m.Module)
+	}
+	return &Package{Manifest: m, ManifestBytes: mb, Module: mod}, nil
+}
+
+// ReadDir reads a package laid out in a directory: its manifest and the
+// module the manifest names beside it (a project's build output, an
+// installed package).
+func ReadDir(dir string) (*Package, error) {
+	mb, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return nil, fault.Invalid("package", fmt.Sprintf("reading %s in %s: %v", ManifestFile, dir, err))
+	}
+	m, err := ParseManifest(mb)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := os.ReadFile(filepath.Join(dir, m.Module))
+	if err != nil {
+		return nil, fault.Invalid("package", fmt.Sprintf("reading the module %s: %v", m.Module, err))
+	}
+	if !bytes.HasPrefix(mod, []byte("\x00asm")) {
+		return nil, fault.Invalid("package", fmt.Sprintf("%s is not a WebAssembly module", m.Module))
+	}
+	return &Package{Manifest: m, ManifestBytes: mb, Module: mod}, nil
+}

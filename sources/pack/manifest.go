@@ -1,0 +1,303 @@
+// Package pack is a source package as loci reads and writes it, without
+// running it: the manifest (loci-source.toml), the permissions it asks
+// for and their consent digest, the compatibility check against this
+// daemon, and the package archive (a deterministic .tar.gz of the
+// manifest and the module). Running a package is sources/sandbox's;
+// serving it as an adapter is sources/installed's.
+package pack
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/sources/contract"
+)
+
+// ManifestFile is the manifest's name in a package and a project.
+const ManifestFile = "loci-source.toml"
+
+// BaseVersion is the version a daemon compares a manifest's loci
+// requirement with when its own version is not a semantic version (a
+// development build stamped with a commit).
+const BaseVersion = "0.1.0"
+
+// The memory ceiling a package gets when its manifest names none, and the
+// most it may ask for.
+const (
+	DefaultMemoryMiB = 64
+	MaxMemoryMiB     = 1024
+)
+
+// Locator is the read permission naming the directory the source mines
+// (whatever locator the miner gives), not a fixed path.
+const Locator = "locator"
+
+// Manifest is a package's loci-source.toml.
+type Manifest struct {
+	// Contract is the contract version the module was built for
+	// (contract.Version).
+	Contract int `toml:"contract" json:"contract"`
+	// Name is the source's name (lowercase letters, digits and '-').
+	Name        string `toml:"name" json:"name"`
+	Version     string `toml:"version" json:"version"`
+	Description string `toml:"description,omitempty" json:"description,omitempty"`
+	// Loci is the loci versions it runs on, a semantic version
+	// constraint (">= 0.1.0"); "" any.
+	Loci string `toml:"loci,omitempty" json:"loci,omitempty"`
+	// Module is the WebAssembly module's file name in the package.
+	Module string `toml:"module" json:"module"`
+
+	Source      SourceInfo  `toml:"source" json:"source"`
+	Permissions Permissions `toml:"permissions" json:"permissions"`
+}
+
+// SourceInfo is what the source declares of itself: what GET
+// /api/sources shows of an adapter.
+type SourceInfo struct {
+	// Options are the option keys it takes.
+	Options []string `toml:"options,omitempty" json:"options,omitempty"`
+	// Incremental: discovery past a cursor lists only what changed.
+	Incremental bool `toml:"incremental,omitempty" json:"incremental,omitempty"`
+	// Triggers are the trigger types beyond schedule and poll it supports
+	// ("watch").
+	Triggers []string `toml:"triggers,omitempty" json:"triggers,omitempty"`
+	// DefaultLocator is what an empty locator stands for ("" none).
+	DefaultLocator string `toml:"default_locator,omitempty" json:"default_locator,omitempty"`
+	// Format is the stated version of the format it reads, if any.
+	Format string `toml:"format,omitempty" json:"format,omitempty"`
+}
+
+// Permissions are what a package may touch. Nothing is ambient: what is
+// not here, the sandbox does not give.
+type Permissions struct {
+	// Read are the directories it may read, never write: Locator (the
+	// directory a miner names) or absolute paths.
+	Read []string `toml:"read,omitempty" json:"read,omitempty"`
+	// Programs are the programs it may run, by exact name, with
+	// arguments and no shell.
+	Programs []string `toml:"programs,omitempty" json:"programs,omitempty"`
+	// Env are the environment variables it may read.
+	Env []string `toml:"env,omitempty" json:"env,omitempty"`
+	// Network: it may fetch over the network (all or nothing).
+	Network bool `toml:"network,omitempty" json:"network,omitempty"`
+	// MemoryMiB is its memory ceiling (0: DefaultMemoryMiB).
+	MemoryMiB int `toml:"memory_mib,omitempty" json:"memory_mib"`
+}
+
+var (
+	nameRE    = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+	envRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	programRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
+	optionRE  = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+)
+
+// shells are the programs a package may never name: a shell runs
+// anything, which is the one permission a list of programs must not give.
+var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "ash", "busybox", "env", "sudo", "su", "doas", "xargs", "nohup", "setsid", "timeout", "nice", "exec", "cmd", "cmd.exe", "powershell", "pwsh", "python", "python3", "perl", "ruby", "node"}
+
+// ParseManifest reads and checks a manifest: every problem is
+// loci::input::invalid naming the field. The permissions come back
+// normalised.
+func ParseManifest(b []byte) (*Manifest, error) {
+	var m Manifest
+	d := toml.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&m); err != nil {
+		return nil, fault.Invalid("manifest", fmt.Sprintf("%s is not a valid manifest: %v", ManifestFile, err))
+	}
+	if err := m.Check(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Check checks a manifest's fields (not its compatibility: Compatible)
+// and normalises its permissions.
+func (m *Manifest) Check() error {
+	bad := func(field, problem string) error { return fault.Invalid("manifest", field+": "+problem) }
+	if !nameRE.MatchString(m.Name) {
+		return bad("name", fmt.Sprintf("%q is not a source name (lowercase letters, digits and '-', starting with a letter, at most 63)", m.Name))
+	}
+	if m.Contract <= 0 {
+		return bad("contract", "the contract version the module was built for is required (this loci speaks "+fmt.Sprint(contract.Version)+")")
+	}
+	if _, err := semver.StrictNewVersion(m.Version); err != nil {
+		return bad("version", fmt.Sprintf("%q is not a semantic version (1.2.3)", m.Version))
+	}
+	if m.Loci != "" {
+		if _, err := semver.NewConstraint(m.Loci); err != nil {
+			return bad("loci", fmt.Sprintf("%q is not a version constraint (\">= 0.1.0\"): %v", m.Loci, err))
+		}
+	}
+	if m.Module == "" || m.Module != filepath.Base(m.Module) || !strings.HasSuffix(m.Module, ".wasm") || strings.HasPrefix(m.Module, ".") {
+		return bad("module", fmt.Sprintf("%q is not a module file name (a name ending .wasm, beside the manifest)", m.Module))
+	}
+	for _, o := range m.Source.Options {
+		if !optionRE.MatchString(o) {
+			return bad("source.options", fmt.Sprintf("%q is not an option key (lowercase letters, digits and '_')", o))
+		}
+	}
+	for _, t := range m.Source.Triggers {
+		if t != "watch" && t != "webhook" {
+			return bad("source.triggers", fmt.Sprintf("%q is not a trigger type a source declares (watch, webhook)", t))
+		}
+	}
+	p, err := m.Permissions.Normalised()
+	if err != nil {
+		return err
+	}
+	m.Permissions = p
+	return nil
+}
+
+// Normalised is the permissions checked, each list sorted without
+// repeats and paths cleaned, the memory ceiling filled in: two spellings
+// of the same permissions are equal, so their consent digests are.
+func (p Permissions) Normalised() (Permissions, error) {
+	bad := func(field, problem string) (Permissions, error) {
+		return Permissions{}, fault.Invalid("manifest", "permissions."+field+": "+problem)
+	}
+	var out Permissions
+	for _, d := range p.Read {
+		if d == Locator {
+			out.Read = append(out.Read, d)
+			continue
+		}
+		if !filepath.IsAbs(d) {
+			return bad("read", fmt.Sprintf("%q is neither %q nor an absolute path", d, Locator))
+		}
+		out.Read = append(out.Read, filepath.Clean(d))
+	}
+	for _, prog := range p.Programs {
+		if !programRE.MatchString(prog) {
+			return bad("programs", fmt.Sprintf("%q is not a program name (a name found on PATH, no path, no arguments)", prog))
+		}
+		if slices.Contains(shells, strings.ToLower(prog)) {
+			return bad("programs", fmt.Sprintf("%q runs other programs (a shell or launcher); a package names the programs it runs", prog))
+		}
+		out.Programs = append(out.Programs, prog)
+	}
+	for _, e := range p.Env {
+		if !envRE.MatchString(e) {
+			return bad("env", fmt.Sprintf("%q is not an environment variable name", e))
+		}
+		out.Env = append(out.Env, e)
+	}
+	out.Network = p.Network
+	switch {
+	case p.MemoryMiB == 0:
+		out.MemoryMiB = DefaultMemoryMiB
+	case p.MemoryMiB < 0 || p.MemoryMiB > MaxMemoryMiB:
+		return bad("memory_mib", fmt.Sprintf("%d is not between 1 and %d", p.MemoryMiB, MaxMemoryMiB))
+	default:
+		out.MemoryMiB = p.MemoryMiB
+	}
+	for _, l := range []*[]string{&out.Read, &out.Programs, &out.Env} {
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+	return out, nil
+}
+
+// None reports a package that asks for nothing beyond its own memory: no
+// directory, program, variable or network. It needs no consent.
+func (p Permissions) None() bool {
+	return len(p.Read) == 0 && len(p.Programs) == 0 && len(p.Env) == 0 && !p.Network
+}
+
+// Within reports whether p asks for nothing beyond q (both normalised):
+// an update whose permissions are within those consented to needs no new
+// consent.
+func (p Permissions) Within(q Permissions) bool {
+	subset := func(a, b []string) bool {
+		for _, x := range a {
+			if !slices.Contains(b, x) {
+				return false
+			}
+		}
+		return true
+	}
+	return subset(p.Read, q.Read) && subset(p.Programs, q.Programs) && subset(p.Env, q.Env) &&
+		(!p.Network || q.Network) && p.MemoryMiB <= q.MemoryMiB
+}
+
+// ConsentDigest is the digest a user consents to: SHA-256 over the
+// source's name and its normalised permissions, in hex. The daemon
+// recomputes it from the package it is given, so a digest shown for one
+// package never installs another.
+func ConsentDigest(name string, p Permissions) string {
+	b, _ := json.Marshal(struct {
+		Contract    int         `json:"contract"`
+		Name        string      `json:"name"`
+		Permissions Permissions `json:"permissions"`
+	}{1, name, p})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Words are the permissions in human words, one line each, for the
+// consent question and the dashboard.
+func (p Permissions) Words() []string {
+	var out []string
+	for _, d := range p.Read {
+		if d == Locator {
+			out = append(out, "read the folder a miner points it at, without changing it")
+		} else {
+			out = append(out, "read "+d+", without changing it")
+		}
+	}
+	for _, prog := range p.Programs {
+		out = append(out, "run the program "+prog+" (by name, no shell)")
+	}
+	for _, e := range p.Env {
+		out = append(out, "read the environment variable "+e)
+	}
+	if p.Network {
+		out = append(out, "use the network (any address)")
+	}
+	mem := p.MemoryMiB
+	if mem == 0 {
+		mem = DefaultMemoryMiB
+	}
+	return append(out, fmt.Sprintf("use up to %d MiB of memory", mem))
+}
+
+// Compatible is "" when this daemon (its version lociVersion) can run the
+// package, else why not: the reason an incompatible package shows.
+func (m *Manifest) Compatible(lociVersion string) string {
+	if m.Contract != contract.Version {
+		return fmt.Sprintf("built for source contract %d; this loci speaks contract %d (rebuild it against this loci)", m.Contract, contract.Version)
+	}
+	if m.Loci == "" {
+		return ""
+	}
+	c, err := semver.NewConstraint(m.Loci)
+	if err != nil {
+		return fmt.Sprintf("its loci requirement %q cannot be read: %v", m.Loci, err)
+	}
+	v, err := semver.NewVersion(strings.TrimPrefix(lociVersion, "v"))
+	if err != nil {
+		v = semver.MustParse(BaseVersion)
+	}
+	// A pre-release of this loci (0.1.0-dev) meets a requirement its
+	// release meets.
+	if v.Prerelease() != "" {
+		rel, _ := v.SetPrerelease("")
+		v = &rel
+	}
+	if !c.Check(v) {
+		return fmt.Sprintf("needs loci %s; this is %s", m.Loci, v)
+	}
+	return ""
+}
