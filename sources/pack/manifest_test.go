@@ -1,0 +1,157 @@
+package pack
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/loci-dev/loci/fault"
+)
+
+const goodManifest = `
+contract = 1
+name = "notes-app"
+version = "1.2.0"
+description = "A notes app's folder"
+loci = ">= 0.1.0"
+module = "notes.wasm"
+
+[source]
+options = ["since"]
+incremental = true
+
+[permissions]
+read = ["locator", "/srv/notes/../notes", "/srv/notes"]
+programs = ["git", "git"]
+env = ["NOTES_TOKEN"]
+`
+
+func TestParseManifestNormalisesPermissions(t *testing.T) {
+	m, err := ParseManifest([]byte(goodManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := m.Permissions
+	if strings.Join(p.Read, ",") != "/srv/notes,locator" || strings.Join(p.Programs, ",") != "git" ||
+		strings.Join(p.Env, ",") != "NOTES_TOKEN" || p.Network || p.MemoryMiB != DefaultMemoryMiB {
+		t.Fatalf("normalised permissions: %+v", p)
+	}
+	if p.None() {
+		t.Fatal("a package reading folders asks for something")
+	}
+}
+
+func TestParseManifestRefusesEachBadField(t *testing.T) {
+	for name, edit := range map[string][2]string{
+		"unknown field":      {`module = "notes.wasm"`, "module = \"notes.wasm\"\nsurprise = 1"},
+		"bad name":           {`name = "notes-app"`, `name = "Notes App"`},
+		"no contract":        {`contract = 1`, ``},
+		"bad version":        {`version = "1.2.0"`, `version = "one"`},
+		"bad loci":           {`loci = ">= 0.1.0"`, `loci = "soon"`},
+		"module in a folder": {`module = "notes.wasm"`, `module = "../notes.wasm"`},
+		"module not wasm":    {`module = "notes.wasm"`, `module = "notes.exe"`},
+		"relative read":      {`"/srv/notes"]`, `"notes"]`},
+		"a shell":            {`programs = ["git", "git"]`, `programs = ["sh"]`},
+		"a path as program":  {`programs = ["git", "git"]`, `programs = ["/usr/bin/git"]`},
+		"bad env":            {`env = ["NOTES_TOKEN"]`, `env = ["NOTES TOKEN"]`},
+		"too much memory":    {`env = ["NOTES_TOKEN"]`, "env = []\nmemory_mib = 4096"},
+		"bad option key":     {`options = ["since"]`, `options = ["Since!"]`},
+		"bad trigger":        {`incremental = true`, "incremental = true\ntriggers = [\"cron\"]"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			text := strings.Replace(goodManifest, edit[0], edit[1], 1)
+			if text == goodManifest {
+				t.Fatalf("the edit %q did not apply", edit[0])
+			}
+			_, err := ParseManifest([]byte(text))
+			if !fault.Is(err, fault.InputInvalid) {
+				t.Fatalf("want loci::input::invalid, got %v", err)
+			}
+		})
+	}
+}
+
+func TestConsentDigestFollowsNameAndPermissionsOnly(t *testing.T) {
+	a, _ := Permissions{Read: []string{"locator"}, Programs: []string{"git"}}.Normalised()
+	b, _ := Permissions{Programs: []string{"git", "git"}, Read: []string{"locator"}}.Normalised()
+	if ConsentDigest("x", a) != ConsentDigest("x", b) {
+		t.Fatal("two spellings of the same permissions differ")
+	}
+	if ConsentDigest("x", a) == ConsentDigest("y", a) {
+		t.Fatal("the digest does not bind the name")
+	}
+	c := a
+	c.Network = true
+	if ConsentDigest("x", a) == ConsentDigest("x", c) {
+		t.Fatal("the digest does not bind the network")
+	}
+	if len(ConsentDigest("x", a)) != 64 {
+		t.Fatal("not a SHA-256 in hex")
+	}
+}
+
+func TestWithin(t *testing.T) {
+	base, _ := Permissions{Read: []string{"locator"}, Programs: []string{"git"}, MemoryMiB: 128}.Normalised()
+	less, _ := Permissions{Read: []string{"locator"}, MemoryMiB: 64}.Normalised()
+	more, _ := Permissions{Read: []string{"locator"}, Programs: []string{"git", "hg"}, MemoryMiB: 128}.Normalised()
+	net := base
+	net.Network = true
+	mem := base
+	mem.MemoryMiB = 256
+	if !less.Within(base) || !base.Within(base) {
+		t.Fatal("asking for less or the same is within")
+	}
+	for name, p := range map[string]Permissions{"another program": more, "the network": net, "more memory": mem} {
+		if p.Within(base) {
+			t.Errorf("%s is within", name)
+		}
+	}
+}
+
+func TestWordsSayEveryPermission(t *testing.T) {
+	p, _ := Permissions{Read: []string{"locator", "/etc/x"}, Programs: []string{"git"}, Env: []string{"TOKEN"}, Network: true}.Normalised()
+	w := strings.Join(p.Words(), "\n")
+	for _, want := range []string{"folder a miner points it at", "read /etc/x", "run the program git", "environment variable TOKEN", "network", "64 MiB"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("the words lack %q:\n%s", want, w)
+		}
+	}
+}
+
+func TestCompatible(t *testing.T) {
+	m, err := ParseManifest([]byte(goodManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, ok := range map[string]bool{"0.1.0": true, "0.1.0-dev": true, "v0.2.0": true, "9a8b7c6": true, "0.0.9": false} {
+		if got := m.Compatible(v) == ""; got != ok {
+			t.Errorf("loci %s: compatible %v, want %v (%s)", v, got, ok, m.Compatible(v))
+		}
+	}
+	m.Contract = 2
+	if r := m.Compatible("0.1.0"); !strings.Contains(r, "contract 2") {
+		t.Fatalf("another contract: %q", r)
+	}
+}
+
+func TestArchiveIsDeterministicAndReadsBack(t *testing.T) {
+	m, _ := ParseManifest([]byte(goodManifest))
+	p := &Package{Manifest: m, ManifestBytes: []byte(goodManifest), Module: []byte("\x00asm\x01\x00\x00\x00")}
+	var a, b bytes.Buffer
+	if err := p.WriteArchive(&a); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteArchive(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("two archives of one package differ")
+	}
+	got, err := ReadArchive(bytes.NewReader(a.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Manifest.Name != "notes-app" || !bytes.Equal(got.Module, p.Module) || got.ModuleDigest() != p.ModuleDigest() {
+		t.Fatalf("read back: %+v", got.Manifest)
+	}
+}
