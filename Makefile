@@ -54,6 +54,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) test -run '^$$' -bench 'BenchmarkExport|BenchmarkRead' -benchtime 3x -count 1 -timeout 60m ./export
 	$(GO) test -run '^$$' -bench BenchmarkImport -benchtime 1x -count 1 -timeout 60m ./services/kinds
 	$(GO) test -run '^$$' -bench BenchmarkBackup -benchtime 1x -count 1 -timeout 60m ./backup
+	$(GO) test -run '^$$' -bench 'BenchmarkCall' -benchtime 2000x -count 1 ./sources/sandbox
 	$(GO) run ./cmd/locibench -bin ./$(BIN)
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only static
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only dashboard
@@ -62,6 +63,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only hook
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only export
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only transcripts
+	$(GO) run ./cmd/locibench -bin ./$(BIN) -only sourcepkg
 	$(MAKE) bench-quality
 	$(MAKE) bench-million
 

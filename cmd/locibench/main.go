@@ -12,7 +12,10 @@
 //     generated 128 MiB ChatGPT export;
 //   - with -only transcripts, 1,000 Claude Code session files (200 MB)
 //     mined (MB/s, peak resident set) and a session grown by one turn
-//     timed from the watch trigger firing to the turn being searchable.
+//     timed from the watch trigger firing to the turn being searchable;
+//   - with -only sourcepkg, the bundled WebAssembly directory source
+//     against the built-in one on 20,000 small files (files/s, in turns)
+//     and the git-history source over 10,000 commits (commits/s).
 //
 // It prints one line per figure; docs/BENCHMARKS.md records them.
 package main
@@ -48,7 +51,8 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup or million")
+	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup, sourcepkg or million")
+	wasmSource := flag.String("wasm-source", "directory-wasm", "with -only sourcepkg: the bundled WebAssembly directory source's name")
 	keep := flag.String("keep", "", "with -only vectors, million or backup: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
 	if f := os.Getenv("LOCIBENCH_CPUPROFILE"); f != "" {
@@ -96,10 +100,12 @@ func main() {
 				err = exportBench(*bin, dir)
 			case "transcripts":
 				err = transcriptsBench(*bin, dir, 1000, 200, 20)
+			case "sourcepkg":
+				err = sourcePackages(*bin, dir, 20000, 10000, *wasmSource)
 			case "backup":
 				err = backupBench(*bin, dir, *fill, *clients)
 			default:
-				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup or million", *only)
+				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup, sourcepkg or million", *only)
 			}
 		}
 		if err != nil {
