@@ -447,7 +447,9 @@ func TestErrorKinds(t *testing.T) {
 		})
 	}
 	// The resolve call's invalid is the user's input too.
-	f := &fake{resolve: func(*contract.Request) (*contract.Answer, error) { return nil, contract.Errorf(contract.ErrInvalid, "no such team") }}
+	f := &fake{resolve: func(*contract.Request) (*contract.Answer, error) {
+		return nil, contract.Errorf(contract.ErrInvalid, "no such team")
+	}}
 	_, err := newAdapter(t, p, Native(f), Options{}).Resolve("x", nil)
 	mustFail(t, err, fault.InputInvalid, "no such team")
 
