@@ -33,8 +33,14 @@ func (a *adapter) do(ctx context.Context, g sandbox.Grants, req *contract.Reques
 	}
 	ans, err := a.call(cctx, g, req)
 	if err != nil {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
+			// The job's own stop, not the source's doing.
 			return nil, ctx.Err()
+		case cctx.Err() != nil:
+			// This call's time limit, whatever the caller made of it.
+			return nil, fault.Newf(fault.SourceTimeout, "raise mining.source_timeout_secs if the source is slow, or report it to whoever wrote it",
+				"the source %s: its %s call ran past its time limit of %s and was stopped", a.m.Name, req.Call, a.o.Timeout)
 		}
 		var fe *fault.Error
 		if errors.As(err, &fe) {
@@ -46,10 +52,6 @@ func (a *adapter) do(ctx context.Context, g sandbox.Grants, req *contract.Reques
 				msg = "the source " + a.m.Name + ": " + msg
 			}
 			return nil, fault.New(fe.Code, msg, fe.Help)
-		}
-		if errors.Is(err, context.DeadlineExceeded) || cctx.Err() != nil {
-			return nil, fault.Newf(fault.SourceTimeout, "raise mining.source_timeout_secs if the source is slow, or report it to whoever wrote it",
-				"the source %s: its %s call ran past its time limit of %s and was stopped", a.m.Name, req.Call, a.o.Timeout)
 		}
 		return nil, a.failed(fmt.Sprintf("its %s call failed: %s", req.Call, a.quote(err.Error(), g)))
 	}

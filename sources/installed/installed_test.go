@@ -480,6 +480,15 @@ func TestCallFailures(t *testing.T) {
 	a := newAdapter(t, p, slow, Options{Timeout: 50 * time.Millisecond})
 	_, err := a.Discover(t.Context(), run, nil)
 	mustFail(t, err, fault.SourceTimeout, "its discover call ran past its time limit of 50ms")
+	// A caller that reports the end of its context its own way (the
+	// sandbox: "stopped", as for a cancelled job) is still this call's
+	// timeout.
+	stopped := func(ctx context.Context, _ sandbox.Grants, _ *contract.Request) (*contract.Answer, error) {
+		<-ctx.Done()
+		return nil, fault.New(fault.SourceFailed, "the call of the source notes was stopped", "the job was cancelled")
+	}
+	_, err = newAdapter(t, p, stopped, Options{Timeout: 50 * time.Millisecond}).Discover(t.Context(), run, nil)
+	mustFail(t, err, fault.SourceTimeout, "ran past its time limit")
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := a.Discover(ctx, run, nil); !errors.Is(err, context.Canceled) {
