@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/sources/contract"
@@ -74,8 +75,8 @@ func (a *adapter) Discover(ctx context.Context, run sources.Run, cursor json.Raw
 // (a JSON object, not the one it was listed past), a document when it
 // carries one (not when it is filtered).
 func (a *adapter) ref(it contract.Item, past json.RawMessage, g sandbox.Grants) (sources.Ref, error) {
-	if !usable(it.ID) {
-		return sources.Ref{}, a.failed(fmt.Sprintf("listed an item whose id %s is empty, longer than %d bytes, not UTF-8 or holds control characters",
+	if it.ID == "" || len(it.ID) > MaxLocatorBytes || !utf8.ValidString(it.ID) {
+		return sources.Ref{}, a.failed(fmt.Sprintf("listed an item whose id %s is empty, longer than %d bytes or not UTF-8",
 			a.quote(it.ID, g), MaxLocatorBytes))
 	}
 	if !object(it.Cursor) || len(it.Cursor) > MaxCursorBytes {

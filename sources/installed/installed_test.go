@@ -338,7 +338,7 @@ func TestDiscoverCarriesDocuments(t *testing.T) {
 		return &contract.Answer{Items: []contract.Item{
 			{ID: "c1", Cursor: cursorOf(1), Document: &contract.Document{Name: "commit c1", Kind: "note", Meta: "m", Units: []string{"fix the lease"}, Origin: json.RawMessage(`{"sha":"c1"}`)}},
 			{ID: "c2", Cursor: cursorOf(2), Filtered: "merge", Document: &contract.Document{Name: "c2", Units: []string{"x"}}},
-			{ID: "c3", Cursor: cursorOf(3)},
+			{ID: "c3\nwith a line break", Cursor: cursorOf(3)}, // its name is judged when it is filed
 		}}, nil
 	}}
 	a := newAdapter(t, manifest(t, ""), Native(f), Options{})
