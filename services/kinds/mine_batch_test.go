@@ -5,15 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/sources/contract"
+	"github.com/loci-dev/loci/sources/installed"
+	"github.com/loci-dev/loci/sources/pack"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -210,5 +216,137 @@ func TestMineSurvivesABatchReaderThatPanics(t *testing.T) {
 	}
 	if done := waitDone(t, j, job.ID); done.Status != store.JobCompleted {
 		t.Fatalf("the next mine: %s %s", done.Status, done.Error)
+	}
+}
+
+// notesGuest is a source package's Go guest (run in-process): the files
+// directly under its locator by name past an {"after": name} cursor; a
+// ".log" file is carried whole by discovery, the others are read.
+type notesGuest struct{}
+
+func (notesGuest) Resolve(req *contract.Request) (*contract.Answer, error) {
+	return &contract.Answer{Identity: &contract.Identity{Locator: req.Locator}}, nil
+}
+
+func (notesGuest) Discover(req *contract.Request) (*contract.Answer, error) {
+	var c struct {
+		After string `json:"after"`
+	}
+	if len(req.Cursor) > 0 {
+		if err := json.Unmarshal(req.Cursor, &c); err != nil || c.After == "" {
+			return nil, contract.Errorf(contract.ErrCursor, "not my cursor")
+		}
+	}
+	entries, err := os.ReadDir(req.Locator)
+	if err != nil {
+		return nil, err
+	}
+	a := &contract.Answer{}
+	for _, e := range entries { // sorted by name
+		if e.Name() <= c.After {
+			continue
+		}
+		if len(a.Items) == req.Limit {
+			a.More = true
+			break
+		}
+		cur, _ := json.Marshal(map[string]string{"after": e.Name()})
+		it := contract.Item{ID: e.Name(), Cursor: cur}
+		if strings.HasSuffix(e.Name(), ".log") {
+			b, _ := os.ReadFile(filepath.Join(req.Locator, e.Name()))
+			it.Document = &contract.Document{Name: e.Name(), Kind: "note", Units: []string{string(b)}}
+		}
+		a.Items = append(a.Items, it)
+	}
+	return a, nil
+}
+
+func (notesGuest) Read(req *contract.Request) (*contract.Answer, error) {
+	a := &contract.Answer{}
+	for _, it := range req.Items {
+		if strings.HasSuffix(it.ID, ".log") {
+			return nil, contract.Errorf(contract.ErrFailed, "a log was read: discovery carried it")
+		}
+		b, err := os.ReadFile(filepath.Join(req.Locator, it.ID))
+		r := contract.ReadResult{ID: it.ID, Document: &contract.Document{Name: it.ID, Kind: "file", Units: []string{string(b)}}}
+		if err != nil {
+			r = contract.ReadResult{ID: it.ID, Error: contract.Errorf(contract.ErrNotFound, "gone")}
+		}
+		a.Documents = append(a.Documents, r)
+	}
+	return a, nil
+}
+
+// An installed source (its guest run in-process) mines through the job:
+// carried documents filed, the others read in batches, into the room of
+// the source's name, and a second mine goes on from the stored cursor.
+func TestMineAnInstalledSource(t *testing.T) {
+	m, err := pack.ParseManifest([]byte("contract = 1\nname = \"notes\"\nversion = \"1.0.0\"\nmodule = \"notes.wasm\"\n[source]\nincremental = true\n[permissions]\nread = [\"locator\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := installed.New(&pack.Package{Manifest: m}, installed.Native(notesGuest{}), installed.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := sources.NewRegistry()
+	if _, err := reg.Put(sources.Entry{Adapter: a, State: sources.StateEnabled, Origin: sources.OriginLocal}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for i := range 10 {
+		name := fmt.Sprintf("note-%02d.md", i)
+		if i%3 == 0 {
+			name = fmt.Sprintf("day-%02d.log", i)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("what happened in "+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var log syncBuffer
+	j, _ := sourceRuntime(t, t.TempDir(), reg, &log)
+	mine := func() api.MineResult {
+		t.Helper()
+		job, err := submit(t, j, "mine", `{"source":"notes","locator":"`+dir+`/","wing":"w"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := waitDone(t, j, job.ID)
+		var res api.MineResult
+		_ = json.Unmarshal(done.Result, &res)
+		if done.Status != store.JobCompleted {
+			t.Fatalf("mine: %s %s", done.Status, done.Error)
+		}
+		return res
+	}
+	if res := mine(); res.Discovered != 10 || res.Created != 10 || res.Skipped != 0 {
+		t.Fatalf("the first mine: %+v", res)
+	}
+	var names []string
+	err = j.DB.View(context.Background(), func(r store.Reader) error {
+		w, err := store.FindWing(r, "w")
+		if err != nil {
+			return err
+		}
+		rm, err := store.FindRoom(r, w, "notes")
+		if err != nil {
+			return err
+		}
+		return r.Drawers(rm.ID, false, func(d *store.Drawer) bool {
+			if d.Content != "what happened in "+d.Name {
+				t.Errorf("drawer %s: %q", d.Name, d.Content)
+			}
+			names = append(names, d.Name)
+			return true
+		})
+	})
+	if err != nil || len(names) != 10 {
+		t.Fatalf("room notes: %v %v", names, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "note-99.md"), []byte("what happened last"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := mine(); res.Mode != api.MineIncremental || res.Discovered != 1 || res.Created != 1 {
+		t.Fatalf("the second mine: %+v", res)
 	}
 }
