@@ -655,6 +655,20 @@ func TestReadRefusesHostileAnswers(t *testing.T) {
 	if n := len(rec.calls(contract.CallRead)); n > 2*len(many) {
 		t.Fatalf("%d read calls for %d items", n, len(many))
 	}
+
+	// A module that fails slowly is not asked again: its chunk fails.
+	rec = record(&fake{read: poison})
+	slowly := func(ctx context.Context, g sandbox.Grants, req *contract.Request) (*contract.Answer, error) {
+		time.Sleep(60 * time.Millisecond)
+		return rec.call(ctx, g, req)
+	}
+	res = newAdapter(t, manifest(t, ""), slowly, Options{Timeout: 200 * time.Millisecond}).ReadBatch(t.Context(), run, many)
+	for _, r := range res {
+		mustFail(t, r.Err, fault.SourceFailed, "the module trapped")
+	}
+	if n := len(rec.calls(contract.CallRead)); n != 1 {
+		t.Fatalf("%d read calls of a slow failing module", n)
+	}
 }
 
 // A batch is read in calls of at most BatchItems items and BatchBytes of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"time"
 
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/names"
@@ -25,9 +26,10 @@ func (a *adapter) Read(ctx context.Context, run sources.Run, ref sources.Ref) (*
 // fs.ErrNotExist for an item gone since discovery; or
 // loci::source::failed naming the source and the item. A call that
 // fails as a whole (the module trapped, answered past the output cap or
-// nothing readable) is tried again in halves, down to single items, so
-// that one document the module cannot read fails alone. A call answering
-// the wrong count, or items out of order, fails its items.
+// nothing readable) within a quarter of its time limit is tried again in
+// halves, down to single items, so that one document the module cannot
+// read fails alone. A call answering the wrong count, or items out of
+// order, fails its items.
 func (a *adapter) ReadBatch(ctx context.Context, run sources.Run, refs []sources.Ref) []sources.ReadResult {
 	out := make([]sources.ReadResult, len(refs))
 	dir, err := a.dirOf(run.ID)
@@ -73,10 +75,14 @@ func (a *adapter) readChunk(ctx context.Context, run sources.Run, g sandbox.Gran
 			out[i] = sources.ReadResult{Err: err}
 		}
 	}
+	start := time.Now()
 	ans, err := a.do(ctx, g, &contract.Request{Call: contract.CallRead, Locator: run.ID.Locator, Account: run.ID.Account,
 		Options: run.Options, Items: items})
 	if err != nil {
-		if len(refs) > 1 && ctx.Err() == nil && fault.Is(err, fault.SourceFailed) {
+		// Halves, when the call failed fast: a module that fails slowly
+		// would make a chunk's 2n-1 calls cost that long each.
+		fast := a.o.Timeout == 0 || time.Since(start) < a.o.Timeout/4
+		if len(refs) > 1 && fast && ctx.Err() == nil && fault.Is(err, fault.SourceFailed) {
 			half := len(refs) / 2
 			a.readChunk(ctx, run, g, refs[:half], out[:half])
 			a.readChunk(ctx, run, g, refs[half:], out[half:])
