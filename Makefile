@@ -94,6 +94,7 @@ fuzz: ## run each fuzz target for a while (FUZZTIME, default 30s)
 	$(GO) test -run '^$$' -fuzz FuzzJSONSplice -fuzztime $${FUZZTIME:-30s} ./integration
 	$(GO) test -run '^$$' -fuzz FuzzTOMLSplice -fuzztime $${FUZZTIME:-30s} ./integration
 	$(GO) test -run '^$$' -fuzz FuzzOSA -fuzztime $${FUZZTIME:-30s} ./store/dedup
+	$(GO) test -run '^$$' -fuzz FuzzAnswers -fuzztime $${FUZZTIME:-30s} ./sources/installed
 	$(GO) test -run '^$$' -fuzz FuzzExportParse -fuzztime $${FUZZTIME:-30s} -fuzzminimizetime 2s ./sources
 	$(GO) test -run '^$$' -fuzz FuzzNormalizeCompare -fuzztime $${FUZZTIME:-30s} ./store/dedup
 	$(GO) test -run '^$$' -fuzz FuzzDecodeArgs -fuzztime $${FUZZTIME:-30s} ./transport

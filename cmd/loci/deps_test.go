@@ -89,7 +89,7 @@ var depRules = []depRule{
 		why: "a package's manifest, permissions, consent and archive are read without running it: the CLI's local commands link it"},
 	{pkg: "sources/sandbox", may: []string{"fault", "sources/contract"}, noDeps: []string{cobra, chi, protoactor, badger},
 		why: "the sandbox runs modules under wazero with the grants it is handed: it knows no adapter, store or layer above"},
-	{pkg: "sources/installed", may: []string{"fault", "store", "sources", "sources/contract", "sources/pack", "sources/sandbox"}, noDeps: []string{cobra, chi, protoactor, badger},
+	{pkg: "sources/installed", may: []string{"fault", "names", "store", "sources", "sources/contract", "sources/pack", "sources/sandbox"}, noDeps: []string{cobra, chi, protoactor, badger},
 		why: "an installed source is an adapter over the sandbox: the sources' contract, never a backend or a layer above"},
 	{pkg: "sources/conformance", may: []string{"fault", "store", "sources"}, noDeps: []string{cobra, chi, protoactor, badger},
 		why: "the conformance cases drive any adapter through the sources' contract"},

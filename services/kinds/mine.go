@@ -667,14 +667,24 @@ func mineNote(s api.MineResult, pruneNote string) string {
 	return strings.Join(parts, " ")
 }
 
+// readBatchMax is the most documents one ReadBatch call of a mine job is
+// handed.
+const readBatchMax = 256
+
 // readAll reads and prepares a batch's documents, on every core: reading,
 // the secret scan, chunking and the near-duplicate judging are most of a
-// mine job's work, and one document's never waits for another's. The
-// documents and counts come back in the batch's order. Each goroutine runs
-// the source's code, so it is started through sources.Go, and each Read
-// goes through sources.Guard: a panic in Read fails that document
-// (counted skipped, the first named in st), a panic anywhere else in a
-// goroutine fails the job, never the daemon.
+// mine job's work, and one document's never waits for another's. A ref
+// that carries its document (an installed source whose listing read it)
+// is not read; an adapter that reads batches cheaper (a
+// sources.BatchReader: one sandbox call for many documents) is handed
+// the refs to read in chunks, one per core (at most readBatchMax each),
+// and each of its results goes the way a Read's does. The documents and
+// counts come back in the batch's order. Each goroutine runs the
+// source's code, so it is started through sources.Go, and each Read or
+// ReadBatch goes through sources.Guard: a panic in it fails that
+// document, or that chunk's documents (counted skipped, the first named
+// in st), a panic anywhere else in a goroutine fails the job, never the
+// daemon.
 func (m Mining) readAll(ctx context.Context, a sources.Adapter, src sources.Run, refs []sources.Ref, key, target string,
 	in MineInput, r *actors.Run, st *mineState) ([]store.MinedDocument, error) {
 	type result struct {
@@ -685,40 +695,99 @@ func (m Mining) readAll(ctx context.Context, a sources.Adapter, src sources.Run,
 		failed   string
 	}
 	out := make([]result, len(refs))
+	// file takes ref k's read (its document or its error) through the
+	// counts and, for a document, the scrub and prepare.
+	file := func(k int, doc *sources.Document, err error) {
+		ref, res := refs[k], &out[k]
+		if err == nil && doc == nil {
+			err = fault.New(fault.SourceFailed, fmt.Sprintf("the %s source read no document and no error", in.Source),
+				"the source's code failed, not the daemon: report it to whoever wrote the "+in.Source+" source")
+		}
+		if _, ok := sources.IsFiltered(err); ok {
+			res.filtered = true
+			return
+		}
+		if sourceFailure(err) {
+			res.failed = m.shown(ref.ID) + ": " + src.Credential.Scrub(fault.As(err).Msg)
+			m.notePanic(r, err, src.Credential)
+		}
+		if err != nil {
+			res.stats.Skipped++
+			return
+		}
+		scrubDocument(doc, src.Credential)
+		res.stats.Bytes += doc.Bytes
+		res.stats.UnknownRecords += doc.Skipped
+		res.md, res.ok = m.prepare(doc, key, target, in, r, &res.stats)
+	}
+	// The work: each task a list of refs (by index) that one goroutine
+	// takes: a carried document, a ref to Read, or a chunk to ReadBatch.
+	var tasks [][]int
+	var toRead []int
+	for k, ref := range refs {
+		switch {
+		case ref.Filtered != "":
+			out[k].filtered = true
+		case ref.Doc != nil:
+			tasks = append(tasks, []int{k})
+		default:
+			toRead = append(toRead, k)
+		}
+	}
+	br, batched := a.(sources.BatchReader)
+	size := 1
+	if batched {
+		size = min(readBatchMax, max(1, (len(toRead)+runtime.GOMAXPROCS(0)-1)/runtime.GOMAXPROCS(0)))
+	}
+	for lo := 0; lo < len(toRead); lo += size {
+		tasks = append(tasks, toRead[lo:min(lo+size, len(toRead))])
+	}
 	var wg sync.WaitGroup
 	var next atomic.Int64
 	var failMu sync.Mutex
 	var failure error
-	for range min(len(refs), runtime.GOMAXPROCS(0)) {
+	for range min(len(tasks), runtime.GOMAXPROCS(0)) {
 		sources.Go(&wg, in.Source, func() {
 			for {
-				k := int(next.Add(1)) - 1
-				if k >= len(refs) {
+				t := int(next.Add(1)) - 1
+				if t >= len(tasks) {
 					return
 				}
-				ref, res := refs[k], &out[k]
-				if ref.Filtered != "" {
-					res.filtered = true
+				ks := tasks[t]
+				if ref := refs[ks[0]]; ref.Doc != nil {
+					// Filed as discovery read it; a copy, so that the
+					// scrub leaves the ref as it was.
+					doc := *ref.Doc
+					doc.Units = slices.Clone(doc.Units)
+					if doc.ID == "" {
+						doc.ID = ref.ID
+					}
+					file(ks[0], &doc, nil)
 					continue
 				}
-				var doc *sources.Document
-				err := sources.Guard(in.Source, func() (err error) { doc, err = a.Read(ctx, src, ref); return err })
-				if _, ok := sources.IsFiltered(err); ok {
-					res.filtered = true
+				if !batched {
+					var doc *sources.Document
+					err := sources.Guard(in.Source, func() (err error) { doc, err = a.Read(ctx, src, refs[ks[0]]); return err })
+					file(ks[0], doc, err)
 					continue
 				}
-				if fault.Is(err, fault.SourceFailed) {
-					res.failed = m.shown(ref.ID) + ": " + src.Credential.Scrub(fault.As(err).Msg)
-					m.notePanic(r, err, src.Credential)
+				chunk := make([]sources.Ref, len(ks))
+				for i, k := range ks {
+					chunk[i] = refs[k]
 				}
-				if err != nil {
-					res.stats.Skipped++
-					continue
+				var results []sources.ReadResult
+				err := sources.Guard(in.Source, func() error { results = br.ReadBatch(ctx, src, chunk); return nil })
+				if err == nil && len(results) != len(ks) {
+					err = fault.New(fault.SourceFailed, fmt.Sprintf("the %s source read %d results for a batch of %d documents", in.Source, len(results), len(ks)),
+						"the source's code failed, not the daemon: report it to whoever wrote the "+in.Source+" source")
 				}
-				scrubDocument(doc, src.Credential)
-				res.stats.Bytes += doc.Bytes
-				res.stats.UnknownRecords += doc.Skipped
-				res.md, res.ok = m.prepare(doc, key, target, in, r, &res.stats)
+				for i, k := range ks {
+					if err != nil {
+						file(k, nil, err)
+					} else {
+						file(k, results[i].Doc, results[i].Err)
+					}
+				}
 			}
 		}, func(err error) {
 			failMu.Lock()
@@ -726,7 +795,7 @@ func (m Mining) readAll(ctx context.Context, a sources.Adapter, src sources.Run,
 			if failure == nil {
 				failure = err
 			}
-			next.Store(int64(len(refs))) // the other goroutines stop
+			next.Store(int64(len(tasks))) // the other goroutines stop
 		})
 	}
 	wg.Wait()
@@ -884,6 +953,14 @@ func (m Mining) shown(s string) string {
 	}, s)
 	red, _ := sources.Redact(s, sources.ScanFile("", spaced))
 	return red
+}
+
+// sourceFailure reports a read error that is the source failing (its code
+// failed or panicked, its call ran out of time or asked for what it may
+// not), counted and named in the job's note; other errors (a document
+// gone since discovery) are only counted skipped.
+func sourceFailure(err error) bool {
+	return fault.Is(err, fault.SourceFailed) || fault.Is(err, fault.SourceTimeout) || fault.Is(err, fault.SourcePermissionDenied)
 }
 
 func megabytes(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
