@@ -277,8 +277,16 @@ func (a *app) buildRust(ctx context.Context, dir, module string) error {
 			"install Rust (https://rustup.rs), then run `rustup target add "+rustTarget+"`")
 	}
 	if rustup, err := exec.LookPath("rustup"); err == nil {
-		out, err := exec.CommandContext(ctx, rustup, "target", "list", "--installed").Output()
-		if err == nil && !slices.Contains(strings.Fields(string(out)), rustTarget) {
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, rustup, "target", "list", "--installed")
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			why, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+			return fault.New(fault.SourceUnavailable, "cannot build: rustup has no usable Rust toolchain: "+safeText(why),
+				"install one (`rustup default stable`), then run `rustup target add "+rustTarget+"`")
+		}
+		if !slices.Contains(strings.Fields(string(out)), rustTarget) {
 			return fault.New(fault.SourceUnavailable, "cannot build: the Rust target "+rustTarget+" is not installed",
 				"run `rustup target add "+rustTarget+"`")
 		}
