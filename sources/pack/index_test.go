@@ -2,6 +2,7 @@ package pack
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -184,4 +185,46 @@ func TestParseIndexRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseIndex: ParseIndex never panics, and an index it accepts
+// writes back to one it reads the same.
+func FuzzParseIndex(f *testing.F) {
+	_, key, _ := GenerateKey()
+	a := []byte("\x1f\x8b")
+	f.Add(a)
+	f.Add([]byte(`{"version":1,"sources":[]}`))
+	f.Add([]byte(`{"version":1,"sources":[{"name":"notes","versions":[{"version":"1.0.0","archive":"n.tar.gz","sha256":"` + strings.Repeat("ab", 32) + `","size":10,"contract":1}]}]}`))
+	f.Add([]byte(FormatPublicKey(key.Public().(ed25519.PublicKey))))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ix, err := ParseIndex(b)
+		if err != nil {
+			return
+		}
+		again, err := ParseIndex(ix.Marshal())
+		if err != nil {
+			t.Fatalf("an accepted index does not read back: %v\n%s", err, ix.Marshal())
+		}
+		if !bytes.Equal(again.Marshal(), ix.Marshal()) {
+			t.Fatalf("the index changed when read back")
+		}
+	})
+}
+
+// FuzzParsePublicKey: ParsePublicKey never panics, and a key it accepts
+// formats to text it reads as the same key.
+func FuzzParsePublicKey(f *testing.F) {
+	pub, _, _ := GenerateKey()
+	f.Add(FormatPublicKey(pub))
+	f.Add("loci-ed25519 AAAA")
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := ParsePublicKey(s)
+		if err != nil {
+			return
+		}
+		back, err := ParsePublicKey(FormatPublicKey(k))
+		if err != nil || !back.Equal(k) {
+			t.Fatalf("%q: %v", s, err)
+		}
+	})
 }
