@@ -399,6 +399,10 @@ when a case fails. Build first: loci source build.`,
 			if locator, err = filepath.Abs(locator); err != nil {
 				return fault.Newf(fault.InputInvalid, "give a folder", "--locator: %v", err)
 			}
+			if fi, err := os.Stat(locator); err != nil || !fi.IsDir() {
+				return fault.Newf(fault.InputInvalid, "give --locator a folder of at least three documents (loci source init makes testdata/locator)",
+					"the locator %s is not a folder", locator)
+			}
 			if _, err := readBuilt(dir); err != nil {
 				return err
 			}

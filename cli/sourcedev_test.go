@@ -230,6 +230,9 @@ func testProject(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, "conv.wasm"), []byte("\x00asm\x01\x00\x00\x00 a module"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join(dir, "testdata", "locator"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
 
@@ -288,8 +291,13 @@ func TestTestCommand(t *testing.T) {
 	local.SourceTest = func(context.Context, string, string, io.Writer) error {
 		return fault.New(fault.SourceFailed, "1 of 4 conformance cases failed", "")
 	}
-	if code := Run(context.Background(), local, []string{"source", "test", dir, "--locator", "elsewhere"}, &out, &errb); code == 0 {
+	if code := Run(context.Background(), local, []string{"source", "test", dir, "--locator", t.TempDir()}, &out, &errb); code == 0 {
 		t.Fatal("a failed case exited 0")
+	}
+	errb.Reset()
+	if code := Run(context.Background(), local, []string{"source", "test", dir, "--locator", filepath.Join(dir, "nowhere")}, &out, &errb); code == 0 ||
+		!strings.Contains(errb.String(), "is not a folder") {
+		t.Fatalf("test over a locator that is not a folder: %d\n%s", code, errb.String())
 	}
 	os.Remove(filepath.Join(dir, "conv.wasm"))
 	errb.Reset()
