@@ -139,6 +139,23 @@ func TestSourceDevGoTemplate(t *testing.T) {
 		if !strings.Contains(out, "read the folder a miner points it at") {
 			t.Errorf("test did not print the permissions granted:\n%s", out)
 		}
+
+		// A source that lists the item at its cursor again fails paging,
+		// and test exits non-zero.
+		files := filepath.Join(proj, "files.go")
+		src, _ := os.ReadFile(files)
+		broken := bytes.Replace(src, []byte("files[i].rel > after"), []byte("files[i].rel >= after"), 1)
+		if bytes.Equal(broken, src) {
+			t.Fatal("files.go no longer compares paths with the cursor as the test expects")
+		}
+		if err := os.WriteFile(files, broken, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sourceCLI(t, home, 0, "source", "build", proj)
+		out, errOut, code = runCLI(home, "", []string{"source", "test", proj}, goEnv(t))
+		if code == 0 || !regexp.MustCompile(`(?m)^FAIL\s+paging`).MatchString(out) || !strings.Contains(errOut, "conformance cases") {
+			t.Fatalf("test of a source that pages wrong: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+		}
 	})
 }
 
