@@ -39,7 +39,7 @@ func runLoci(t *testing.T, args ...string) (stdout, stderr string, code int) {
 // at least three sample documents.
 func TestRenderTemplates(t *testing.T) {
 	samples := []string{"testdata/locator/README.md", "testdata/locator/lease.txt", "testdata/locator/notes/2026-11-02.md", "testdata/locator/notes/2026-11-09.md"}
-	goFiles := append([]string{".gitignore", "README.md", "contract/contract.go", "files.go", "go.mod", "loci-source.toml", "main.go"}, samples...)
+	goFiles := append([]string{".gitignore", "README.md", "contract/contract.go", "files.go", "go.mod", "loci-source.toml", "main.go", "main_test.go"}, samples...)
 	for _, c := range []struct {
 		kind     string
 		program  string
@@ -383,11 +383,13 @@ func buildGuest(t *testing.T, kind string) (guest, string) {
 		}
 	}
 	bin := filepath.Join(dir, "probe")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the %s template does not build: %v\n%s", kind, err, out)
+	for _, args := range [][]string{{"vet", "./..."}, {"test", "./..."}, {"build", "-o", bin, "."}} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s in the %s template: %v\n%s", strings.Join(args, " "), kind, err, out)
+		}
 	}
 	loc := filepath.Join(dir, "testdata", "locator")
 	for name, body := range map[string]string{"crlf.txt": "\uFEFFone\r\ntwo\r\n", "empty.txt": "", "blob.bin": "a\x00b", ".hidden": "secret"} {
@@ -415,8 +417,8 @@ func (g guest) call(req contract.Request) *contract.Answer {
 	return &a
 }
 
-// TestTemplateGuests: the go and cli templates' guests speak the
-// contract: resolve cleans an absolute locator and refuses a relative
+// TestTemplateGuests: the go and cli templates vet clean and pass their
+// own go test; their guests speak the contract: resolve cleans an absolute locator and refuses a relative
 // one; discover pages strictly after the cursor in path order (hidden
 // files skipped, empty ones filtered), refuses a foreign cursor and lists
 // nothing after the last; read normalises (byte-order mark, CRLF),
