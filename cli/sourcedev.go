@@ -136,7 +136,11 @@ Then: loci source build, loci source test, loci source package.`,
 func goToolchain(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output(); err == nil {
+	cmd := exec.CommandContext(ctx, "go", "env", "GOVERSION")
+	// The go on PATH itself, never a toolchain a go.mod around the
+	// current folder would make it download.
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	if out, err := cmd.Output(); err == nil {
 		return strings.TrimSpace(string(out))
 	}
 	return runtime.Version()
