@@ -109,7 +109,14 @@ func BuildIndex(archives []IndexArchive, key ed25519.PrivateKey) (*Index, error)
 	}
 	ix := &Index{Version: IndexFormat, Sources: []IndexSource{}}
 	for name, rels := range byName {
-		slices.SortFunc(rels, func(a, b rel) int { return b.v.Compare(a.v) })
+		slices.SortFunc(rels, func(a, b rel) int {
+			if c := b.v.Compare(a.v); c != 0 {
+				return c
+			}
+			// Versions that differ only in build metadata rank
+			// equal: their text orders them.
+			return strings.Compare(a.r.Version, b.r.Version)
+		})
 		s := IndexSource{Name: name, Description: rels[0].desc}
 		for _, r := range rels {
 			s.Versions = append(s.Versions, r.r)

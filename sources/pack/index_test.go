@@ -39,6 +39,8 @@ func TestBuildIndex(t *testing.T) {
 		{"notes-0.9.0.tar.gz", testArchive(t, "notes", "0.9.0", "old notes")},
 		{"notes-0.10.0.tar.gz", testArchive(t, "notes", "0.10.0", "notes")},
 		{"chat-1.0.0.tar.gz", testArchive(t, "chat", "1.0.0", "chat")},
+		{"chat-b.tar.gz", testArchive(t, "chat", "0.1.0+b", "chat")},
+		{"chat-a.tar.gz", testArchive(t, "chat", "0.1.0+a", "chat")},
 	}
 	ix, err := BuildIndex(a, nil)
 	if err != nil {
@@ -55,12 +57,21 @@ func TestBuildIndex(t *testing.T) {
 	if r.Archive != "notes-0.10.0.tar.gz" || r.SHA256 != Digest(a[1].Bytes) || r.Size != int64(len(a[1].Bytes)) || r.Contract != 1 || r.Loci != ">= 0.1.0" || r.Signed() {
 		t.Fatalf("release %+v", r)
 	}
-	again, err := BuildIndex([]IndexArchive{a[2], a[1], a[0]}, nil)
-	if err != nil {
-		t.Fatal(err)
+	if v := ix.Sources[0].Versions; len(v) != 3 || v[0].Version != "1.0.0" || v[1].Version != "0.1.0+a" || v[2].Version != "0.1.0+b" {
+		t.Fatalf("chat's versions %+v", v)
 	}
-	if !bytes.Equal(ix.Marshal(), again.Marshal()) {
-		t.Fatalf("the order of the archives changed the index:\n%s\n%s", ix.Marshal(), again.Marshal())
+	for _, order := range [][]int{{4, 3, 2, 1, 0}, {2, 3, 0, 4, 1}, {3, 4, 1, 0, 2}} {
+		var b []IndexArchive
+		for _, i := range order {
+			b = append(b, a[i])
+		}
+		again, err := BuildIndex(b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(ix.Marshal(), again.Marshal()) {
+			t.Fatalf("the order %v of the archives changed the index:\n%s\n%s", order, ix.Marshal(), again.Marshal())
+		}
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(ix.Marshal(), &raw); err != nil || raw["version"] != float64(1) {
