@@ -69,6 +69,9 @@ Then: loci source build, loci source test, loci source package.`,
 			if err != nil {
 				return fault.Newf(fault.InputInvalid, "give the project's folder", "DIR %q: %v", dir, err)
 			}
+			if _, ok := templateDirs[kind]; !ok {
+				return fault.Newf(fault.InputInvalid, "use one of: "+strings.Join(templateNames, ", "), "--template %q is not a template", kind)
+			}
 			fromDir := name == ""
 			if fromDir {
 				name = filepath.Base(dir)
