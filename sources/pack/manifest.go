@@ -4,8 +4,7 @@
 // daemon, the package archive (a deterministic .tar.gz of the manifest
 // and the module), and a static registry's index of archives with their
 // ed25519 signatures (index.go, sign.go). Running a package is
-// sources/sandbox's;
-// serving it as an adapter is sources/installed's.
+// sources/sandbox's; serving it as an adapter is sources/installed's.
 package pack
 
 import (
