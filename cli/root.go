@@ -1,7 +1,9 @@
 // Package cli is loci's command line: cobra commands, human and --json
 // output and exit codes. Most commands are HTTP clients of the daemon; the
 // local ones (serve, daemon start/restart, migrate, offline doctor,
-// completion) get their bodies from the composition root through Local.
+// completion, loci source test) get their bodies from the composition
+// root through Local; the other source package development commands
+// (init, build, package, index, keygen) run here.
 // Results go to stdout, everything else to stderr.
 package cli
 
@@ -51,6 +53,12 @@ type Local struct {
 	ReadBackupHeader func(path string) (api.BackupHeader, error)
 	// Restore restores backup files into the palace, the daemon stopped.
 	Restore func(ctx context.Context, cfg config.Config, log *slog.Logger, o RestoreOptions) (api.RestoreReport, error)
+	// SourceTest runs the conformance cases against the source package
+	// built in dir (its manifest and module), in the sandbox with the
+	// manifest's permissions, over the folder locator: it writes the
+	// permissions in words, then one PASS or FAIL line per case to out,
+	// and is an error when a case fails (loci source test).
+	SourceTest func(ctx context.Context, dir, locator string, out io.Writer) error
 }
 
 // MigrateReport says what migrate did.

@@ -32,6 +32,8 @@ func main() {
 		VerifyBackup:     verifyBackup,
 		ReadBackupHeader: readBackupHeader,
 		Restore:          restore,
+
+		SourceTest: sourceTest,
 	}, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

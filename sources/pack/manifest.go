@@ -1,9 +1,10 @@
 // Package pack is a source package as loci reads and writes it, without
 // running it: the manifest (loci-source.toml), the permissions it asks
 // for and their consent digest, the compatibility check against this
-// daemon, and the package archive (a deterministic .tar.gz of the
-// manifest and the module). Running a package is sources/sandbox's;
-// serving it as an adapter is sources/installed's.
+// daemon, the package archive (a deterministic .tar.gz of the manifest
+// and the module), and a static registry's index of archives with their
+// ed25519 signatures (index.go, sign.go). Running a package is
+// sources/sandbox's; serving it as an adapter is sources/installed's.
 package pack
 
 import (
