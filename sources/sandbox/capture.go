@@ -1,0 +1,53 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"sync/atomic"
+)
+
+// errOverCap is what a capped writer answers past its cap.
+var errOverCap = errors.New("output past the cap")
+
+// capped keeps what is written up to limit bytes; the write that would
+// pass it is refused, over is set and stop is called (it stops the writer:
+// the instance or the program), so nothing past the cap is ever held.
+type capped struct {
+	buf   bytes.Buffer
+	limit int64
+	// budget, when set, is shared with other writers of one round: each
+	// byte kept is taken from it too.
+	budget *atomic.Int64
+	over   bool
+	stop   func()
+}
+
+func (w *capped) Write(p []byte) (int, error) {
+	if w.over {
+		return 0, errOverCap
+	}
+	n := int64(len(p))
+	if int64(w.buf.Len())+n > w.limit || (w.budget != nil && w.budget.Add(-n) < 0) {
+		w.over = true
+		if w.stop != nil {
+			w.stop()
+		}
+		return 0, errOverCap
+	}
+	return w.buf.Write(p)
+}
+
+// head keeps the first limit bytes written and drops the rest without
+// complaint (a guest's standard error: its first lines say what went
+// wrong).
+type head struct {
+	buf   bytes.Buffer
+	limit int
+}
+
+func (w *head) Write(p []byte) (int, error) {
+	if room := w.limit - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
