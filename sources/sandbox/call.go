@@ -185,7 +185,7 @@ func (c *call) instance(m *Module, in []byte) (out []byte, err error) {
 	case c.ctx.Err() != nil:
 		return nil, c.expired()
 	case err == nil:
-		return stdout.buf.Bytes(), nil
+		return stdout.bytes(), nil
 	case mem.refused.Load() || bytes.Contains(c.stderr, []byte("out of memory")):
 		return nil, c.failedStderr(err, "ran out of memory (its ceiling is %s)", size(int64(c.memBytes)))
 	}

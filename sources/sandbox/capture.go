@@ -13,7 +13,7 @@ var errOverCap = errors.New("output past the cap")
 // pass it is refused, over is set and stop is called (it stops the writer:
 // the instance or the program), so nothing past the cap is ever held.
 type capped struct {
-	buf   bytes.Buffer
+	buf   []byte // never grown past limit
 	limit int64
 	// budget, when set, is shared with other writers of one round: each
 	// byte kept is taken from it too.
@@ -27,15 +27,24 @@ func (w *capped) Write(p []byte) (int, error) {
 		return 0, errOverCap
 	}
 	n := int64(len(p))
-	if int64(w.buf.Len())+n > w.limit || (w.budget != nil && w.budget.Add(-n) < 0) {
+	if int64(len(w.buf))+n > w.limit || (w.budget != nil && w.budget.Add(-n) < 0) {
 		w.over = true
 		if w.stop != nil {
 			w.stop()
 		}
 		return 0, errOverCap
 	}
-	return w.buf.Write(p)
+	if need := len(w.buf) + len(p); need > cap(w.buf) {
+		nb := make([]byte, len(w.buf), min(max(need, 2*cap(w.buf), 512), int(w.limit)))
+		copy(nb, w.buf)
+		w.buf = nb
+	}
+	w.buf = append(w.buf, p...)
+	return len(p), nil
 }
+
+// bytes is what was kept.
+func (w *capped) bytes() []byte { return w.buf }
 
 // head keeps the first limit bytes written and drops the rest without
 // complaint (a guest's standard error: its first lines say what went

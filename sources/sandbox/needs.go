@@ -141,7 +141,7 @@ func (c *call) run(n contract.Need, dir string, budget *atomic.Int64) contract.R
 	case c.ctx.Err() != nil:
 		return contract.Result{Error: contract.Errorf(contract.ErrFailed, "%s was stopped: the call ran out of time", n.Program)}
 	}
-	res := contract.Result{Stdout: stdout.buf.Bytes(), Stderr: stderr.buf.Bytes()}
+	res := contract.Result{Stdout: stdout.bytes(), Stderr: stderr.bytes()}
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
@@ -191,7 +191,7 @@ func (c *call) fetch(n contract.Need, budget *atomic.Int64) contract.Result {
 		}
 		return contract.Result{Error: contract.Errorf(contract.ErrFailed, "reading from %s: %v", host(n.URL), err)}
 	}
-	res := contract.Result{Status: resp.StatusCode, Body: body.buf.Bytes(), Headers: map[string]string{}}
+	res := contract.Result{Status: resp.StatusCode, Body: body.bytes(), Headers: map[string]string{}}
 	for k, v := range resp.Header {
 		res.Headers[k] = strings.Join(v, ", ")
 	}
