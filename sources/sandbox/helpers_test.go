@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	}
 	guestDir = dir
 	code := m.Run()
+	if shared.rt != nil {
+		_ = shared.rt.Close(context.Background())
+	}
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -76,6 +79,36 @@ func guest(t testing.TB, name string) []byte {
 func digestOf(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// shared is one runtime for the tests with the Go guests compiled once
+// (compiling a Go guest takes seconds under the race detector): every
+// test's hostile calls and the good calls after them share it.
+var shared struct {
+	once          sync.Once
+	rt            *Runtime
+	hostile, echo *Module
+	err           error
+}
+
+// sharedRuntime is the shared runtime and its compiled guests.
+func sharedRuntime(t testing.TB) (rt *Runtime, hostile, echo *Module) {
+	t.Helper()
+	h, e := guest(t, "hostile"), guest(t, "echo")
+	shared.once.Do(func() {
+		ctx := context.Background()
+		if shared.rt, shared.err = New(ctx); shared.err != nil {
+			return
+		}
+		if shared.hostile, shared.err = shared.rt.Compile(ctx, digestOf(h), h); shared.err != nil {
+			return
+		}
+		shared.echo, shared.err = shared.rt.Compile(ctx, digestOf(e), e)
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.rt, shared.hostile, shared.echo
 }
 
 // newRuntime is a runtime closed at the test's end.

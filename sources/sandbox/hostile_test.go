@@ -15,11 +15,11 @@ import (
 	"github.com/loci-dev/loci/sources/contract"
 )
 
-// hostile is the hostile guest compiled on a fresh runtime.
+// hostile is the hostile guest on the shared runtime.
 func hostile(t *testing.T) (*Runtime, *Module) {
 	t.Helper()
-	rt := newRuntime(t)
-	return rt, compile(t, rt, guest(t, "hostile"))
+	rt, m, _ := sharedRuntime(t)
+	return rt, m
 }
 
 func TestFilesOnlyTheGrantedDirsReadOnly(t *testing.T) {

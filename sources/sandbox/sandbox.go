@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -100,6 +101,8 @@ type Runtime struct {
 	mu      sync.Mutex
 	closed  bool
 	modules map[string]*compiling
+	// compiles counts compilations (the tests check one per digest).
+	compiles atomic.Int64
 }
 
 // compiling is one digest's compilation: done closes when m or err is set.
@@ -201,6 +204,7 @@ func (r *Runtime) compile(ctx context.Context, digest string, wasm []byte) (m *M
 			m, err = nil, fault.New(fault.SourceFailed, fmt.Sprintf("the module %s cannot be compiled: %v", short(digest), p), helpModule)
 		}
 	}()
+	r.compiles.Add(1)
 	cm, err := r.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, fault.Wrap(fault.SourceFailed, err,

@@ -39,7 +39,7 @@ func TestCompileChecksTheDigest(t *testing.T) {
 
 func TestCompileOncePerDigest(t *testing.T) {
 	rt := newRuntime(t)
-	wasm := guest(t, "echo")
+	wasm := minimalModule()
 	const n = 8
 	got := make([]*Module, n)
 	var wg sync.WaitGroup
@@ -61,6 +61,9 @@ func TestCompileOncePerDigest(t *testing.T) {
 	if again := compile(t, rt, wasm); again != got[0] {
 		t.Fatal("a later Compile of the same digest compiled again")
 	}
+	if n := rt.compiles.Load(); n != 1 {
+		t.Fatalf("%d compilations of one digest", n)
+	}
 }
 
 func TestCompileRefusesWhatIsNoCommand(t *testing.T) {
@@ -80,8 +83,7 @@ func TestCompileRefusesWhatIsNoCommand(t *testing.T) {
 }
 
 func TestGoGuestAnswersEachCall(t *testing.T) {
-	rt := newRuntime(t)
-	m := compile(t, rt, guest(t, "echo"))
+	rt, _, m := sharedRuntime(t)
 	a, err := rt.Call(t.Context(), m, "echo", Grants{}, limits, resolveReq("/some/where", nil))
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +113,7 @@ func TestGoGuestAnswersEachCall(t *testing.T) {
 }
 
 func TestGuestErrorIsAnAnswer(t *testing.T) {
-	rt := newRuntime(t)
-	m := compile(t, rt, guest(t, "hostile"))
+	rt, m := hostile(t)
 	a, err := rt.Call(t.Context(), m, "hostile", Grants{}, limits, resolveReq("/x", map[string]string{"do": "guest-error"}))
 	if err != nil {
 		t.Fatal(err)
@@ -123,8 +124,7 @@ func TestGuestErrorIsAnAnswer(t *testing.T) {
 }
 
 func TestConcurrentCallsOnOneModule(t *testing.T) {
-	rt := newRuntime(t)
-	m := compile(t, rt, guest(t, "echo"))
+	rt, _, m := sharedRuntime(t)
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
@@ -171,8 +171,7 @@ func TestModuleOfAnotherRuntimeRefused(t *testing.T) {
 }
 
 func TestCallerCancellationIsNotATimeout(t *testing.T) {
-	rt := newRuntime(t)
-	m := compile(t, rt, guest(t, "hostile"))
+	rt, m := hostile(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	_, err := rt.Call(ctx, m, "hostile", Grants{}, Limits{Timeout: time.Minute}, resolveReq("/x", map[string]string{"do": "loop"}))
