@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -146,9 +147,17 @@ func (c *call) instance(m *Module, in []byte) (out []byte, err error) {
 	stdout := &capped{limit: c.outCap, stop: stop}
 	stderr := &head{limit: MaxStderrBytes}
 
+	// Each granted dir is an os.Root seen through fs.FS (read-only by
+	// nature): unlike a plain directory mount, a symbolic link inside it
+	// cannot lead the guest out of it.
 	fs := wazero.NewFSConfig()
 	for _, d := range c.dirs {
-		fs = fs.WithReadOnlyDirMount(d, d)
+		root, err := os.OpenRoot(d)
+		if err != nil {
+			return nil, c.failed("cannot be given its directory %s: %s", fault.Clip(d, fault.MaxQuoted), fault.Clip(err.Error(), 200))
+		}
+		defer root.Close()
+		fs = fs.WithFSMount(root.FS(), d)
 	}
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: instances of one module run side by side

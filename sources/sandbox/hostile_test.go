@@ -331,3 +331,39 @@ func TestHandMadeTrapsAndCeilings(t *testing.T) {
 		t.Fatalf("after: %+v %v", a, err)
 	}
 }
+
+func TestSymlinksCannotLeadOutOfAGrantedDir(t *testing.T) {
+	rt, m := hostile(t)
+	granted, outside := t.TempDir(), t.TempDir()
+	const secret = "behind-a-link-5b1e"
+	for dir, text := range map[string]string{outside: secret, granted: "inside text"} {
+		if err := os.WriteFile(filepath.Join(dir, "file.txt"), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"abs":     filepath.Join(outside, "file.txt"),
+		"rel":     filepath.Join("..", filepath.Base(outside), "file.txt"),
+		"dirlink": outside,
+		"inside":  "file.txt",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(granted, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := Grants{Dirs: []string{granted}}
+	for _, p := range []string{"abs", "rel", "dirlink/file.txt"} {
+		got := probe(t, rt, m, g, map[string]string{"do": "readfile", "path": filepath.Join(granted, p)})
+		if got["error"] == "" || strings.Contains(got["content"].(string), secret) {
+			t.Fatalf("reading %s through a link: %v", p, got)
+		}
+	}
+	got := probe(t, rt, m, g, map[string]string{"do": "readfile", "path": filepath.Join(granted, "inside")})
+	if got["content"] != "inside text" {
+		t.Fatalf("a link that stays inside: %v", got)
+	}
+
+	_, err := rt.Call(t.Context(), m, "hostile", Grants{Dirs: []string{filepath.Join(granted, "gone")}}, limits, resolveReq("/x", nil))
+	wantFault(t, err, fault.SourceFailed, "the source hostile cannot be given its directory "+filepath.Join(granted, "gone"))
+}
