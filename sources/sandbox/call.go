@@ -143,7 +143,12 @@ func (c *call) instance(m *Module, in []byte) (out []byte, err error) {
 	}
 	ctx, stop := context.WithCancel(c.ctx)
 	defer stop()
-	mem := &ceiling{limit: c.memBytes}
+	mem := &ceiling{limit: c.memBytes, hint: m.grown.Load()}
+	defer func() {
+		if p := mem.peak.Load(); p > 0 && !mem.refused.Load() {
+			m.grown.Store(p) // the last instance's: one big call does not weigh on every later one
+		}
+	}()
 	stdout := &capped{limit: c.outCap, stop: stop}
 	stderr := &head{limit: MaxStderrBytes}
 

@@ -17,6 +17,11 @@ const pageBytes = 64 << 10
 type ceiling struct {
 	limit   uint64
 	refused atomic.Bool
+	// hint is the size the module's last instance grew to: the first
+	// allocation reserves it, so a guest that grows as the last one did
+	// copies nothing. peak is this instance's size.
+	hint uint64
+	peak atomic.Uint64
 }
 
 // Allocate implements experimental.MemoryAllocator.
@@ -37,12 +42,16 @@ func (l *linear) Reallocate(size uint64) []byte {
 		l.c.refused.Store(true)
 		return nil
 	}
+	if size > l.c.peak.Load() {
+		l.c.peak.Store(size)
+	}
 	if size <= uint64(cap(l.buf)) {
 		l.buf = l.buf[:size]
 		return l.buf
 	}
-	// Grow like append, but never reserve past the ceiling.
-	newCap := min(max(size, 2*uint64(cap(l.buf))), l.c.limit)
+	// Grow like append (or to the hint at first), but never reserve past
+	// the ceiling.
+	newCap := min(max(size, 2*uint64(cap(l.buf)), l.c.hint), l.c.limit)
 	nb := make([]byte, size, newCap)
 	copy(nb, l.buf)
 	l.buf = nb

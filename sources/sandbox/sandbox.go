@@ -120,6 +120,9 @@ type Module struct {
 	// minPages is the most initial pages of its memories: an instance
 	// whose ceiling is below it cannot start.
 	minPages uint32
+	// grown is the memory its last instance grew to (the next one
+	// reserves as much at once).
+	grown atomic.Uint64
 }
 
 // Digest is the SHA-256 in hex of the module's bytes.

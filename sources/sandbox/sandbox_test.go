@@ -215,3 +215,26 @@ func TestSizeAndSecondsWords(t *testing.T) {
 		t.Errorf("seconds(60s) = %q", got)
 	}
 }
+
+func TestLinearMemoryKeepsItsCeiling(t *testing.T) {
+	c := &ceiling{limit: 4 << 20, hint: 2 << 20}
+	l := c.Allocate(0, 0)
+	b := l.Reallocate(64 << 10)
+	if len(b) != 64<<10 || cap(b) != 2<<20 {
+		t.Fatalf("the first allocation: len %d cap %d, want the hint reserved", len(b), cap(b))
+	}
+	b[100] = 7
+	b = l.Reallocate(3 << 20)
+	if len(b) != 3<<20 || cap(b) > 4<<20 || b[100] != 7 {
+		t.Fatalf("grown: len %d cap %d, content kept %v", len(b), cap(b), b[100] == 7)
+	}
+	if l.Reallocate(4<<20+pageBytes) != nil || !c.refused.Load() {
+		t.Fatal("a growth past the ceiling was given")
+	}
+	if c.peak.Load() != 3<<20 {
+		t.Fatalf("peak %d", c.peak.Load())
+	}
+	if b := l.Reallocate(4 << 20); len(b) != 4<<20 || b[100] != 7 {
+		t.Fatal("growing to the ceiling exactly failed")
+	}
+}
