@@ -196,10 +196,10 @@ func (c *call) instance(m *Module, in []byte) (out []byte, err error) {
 	switch {
 	case stdout.over:
 		return nil, c.failed("answered more than %s", size(c.outCap))
+	case err == nil: // it finished, even if the deadline came just after
+		return stdout.bytes(), nil
 	case c.ctx.Err() != nil:
 		return nil, c.expired()
-	case err == nil:
-		return stdout.bytes(), nil
 	case mem.refused.Load() || bytes.Contains(c.stderr, []byte("out of memory")):
 		return nil, c.failedStderr(err, "ran out of memory (its ceiling is %s)", size(int64(c.memBytes)))
 	}
