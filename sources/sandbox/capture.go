@@ -19,7 +19,9 @@ type capped struct {
 	// byte kept is taken from it too.
 	budget *atomic.Int64
 	over   bool
-	stop   func()
+	// overBudget: the round's budget ran out before this writer's cap.
+	overBudget bool
+	stop       func()
 }
 
 func (w *capped) Write(p []byte) (int, error) {
@@ -27,7 +29,11 @@ func (w *capped) Write(p []byte) (int, error) {
 		return 0, errOverCap
 	}
 	n := int64(len(p))
-	if int64(len(w.buf))+n > w.limit || (w.budget != nil && w.budget.Add(-n) < 0) {
+	over := int64(len(w.buf))+n > w.limit
+	if !over && w.budget != nil && w.budget.Add(-n) < 0 {
+		over, w.overBudget = true, true
+	}
+	if over {
 		w.over = true
 		if w.stop != nil {
 			w.stop()

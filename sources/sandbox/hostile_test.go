@@ -213,6 +213,28 @@ func TestRunOnlyGrantedPrograms(t *testing.T) {
 			t.Fatalf("stopping yes took %v", d)
 		}
 	})
+	t.Run("a round's needs share twice the cap", func(t *testing.T) {
+		g := g
+		g.Programs = []string{"head"}
+		a, err := rt.Call(t.Context(), m, "hostile", g, Limits{Timeout: 30 * time.Second, OutputBytes: 1 << 20},
+			resolveReq("/x", map[string]string{"do": "run", "program": "head", "args": "-c 900000 /dev/zero", "count": "3", "sizes": "1"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		_ = json.Unmarshal([]byte(a.Identity.Locator), &got)
+		b, _ := json.Marshal(got["results"])
+		var rs []contract.Result
+		if err := json.Unmarshal(b, &rs); err != nil || len(rs) != 3 {
+			t.Fatalf("results: %v", err)
+		}
+		if lens, _ := got["lens"].([]any); rs[0].Error != nil || rs[1].Error != nil || len(lens) != 3 || lens[0] != 900000.0 || lens[1] != 900000.0 || lens[2] != 0.0 {
+			t.Fatalf("the first two: %+v, %+v, sizes %v", rs[0].Error, rs[1].Error, got["lens"])
+		}
+		if rs[2].Error == nil || rs[2].Error.Kind != ErrTooLarge || !strings.Contains(rs[2].Error.Message, "2 MiB of output in all") {
+			t.Fatalf("the third: %+v", rs[2].Error)
+		}
+	})
 	stillGood(t, rt, m)
 }
 

@@ -136,6 +136,8 @@ func (c *call) run(n contract.Need, dir string, budget *atomic.Int64) contract.R
 	cmd.WaitDelay = time.Second // a child left holding the pipes does not hold the call
 	err = cmd.Run()
 	switch {
+	case stdout.overBudget || stderr.overBudget:
+		return contract.Result{Error: contract.Errorf(ErrTooLarge, "the needs of this round passed %s of output in all", size(2*c.outCap))}
 	case stdout.over || stderr.over:
 		return contract.Result{Error: contract.Errorf(ErrTooLarge, "the output of %s passed %s", n.Program, size(c.outCap))}
 	case c.ctx.Err() != nil:
@@ -186,6 +188,9 @@ func (c *call) fetch(n contract.Need, budget *atomic.Int64) contract.Result {
 	defer resp.Body.Close()
 	body := &capped{limit: c.outCap, budget: budget}
 	if _, err := io.Copy(body, resp.Body); err != nil {
+		if body.overBudget {
+			return contract.Result{Error: contract.Errorf(ErrTooLarge, "the needs of this round passed %s of output in all", size(2*c.outCap))}
+		}
 		if body.over {
 			return contract.Result{Error: contract.Errorf(ErrTooLarge, "the body from %s passed %s", host(n.URL), size(c.outCap))}
 		}

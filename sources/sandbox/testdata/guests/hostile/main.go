@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,14 +42,25 @@ func main() {
 		report(map[string]any{"now": time.Now().UTC().Format(time.RFC3339Nano)})
 	case "run", "fetch":
 		if len(req.Results) > 0 {
-			report(map[string]any{"results": req.Results, "state": string(req.State)})
+			var lens []int
+			for i, r := range req.Results {
+				lens = append(lens, len(r.Stdout))
+				if o["sizes"] != "" { // the sizes only: the output may not fit in an answer
+					req.Results[i].Stdout = nil
+				}
+			}
+			report(map[string]any{"results": req.Results, "state": string(req.State), "lens": lens})
 			return
 		}
 		n := contract.Need{Kind: o["do"], Program: o["program"], Dir: o["dir"], URL: o["url"]}
 		if o["args"] != "" {
 			n.Args = strings.Split(o["args"], " ")
 		}
-		answer(contract.Answer{Needs: []contract.Need{n}, State: json.RawMessage(`{"round":1}`)})
+		needs := []contract.Need{n}
+		for len(needs) < atoi(o["count"]) {
+			needs = append(needs, n)
+		}
+		answer(contract.Answer{Needs: needs, State: json.RawMessage(`{"round":1}`)})
 	case "needs-forever":
 		answer(contract.Answer{Needs: []contract.Need{{Kind: "run", Program: "true"}}})
 	case "unknown-need":
@@ -108,6 +120,11 @@ func answer(a contract.Answer) {
 	if err := json.NewEncoder(os.Stdout).Encode(a); err != nil {
 		os.Exit(1)
 	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 func errString(err error) string {
