@@ -12,7 +12,8 @@
 // digest. The memory ceiling is per call: an allocator handed to each
 // instance refuses to grow its linear memory past Grants.MemoryMiB, so
 // packages with different ceilings share one runtime and one compiled
-// module.
+// module. Granted directories are mounted through os.Root, so a symbolic
+// link inside one cannot lead out of it.
 package sandbox
 
 import (
@@ -61,7 +62,7 @@ const ErrTooLarge = "too_large"
 // resolved for one run.
 type Grants struct {
 	// Dirs are absolute host directories, mounted read-only at the same
-	// paths in the guest.
+	// paths in the guest (a symbolic link leading out of one is refused).
 	Dirs []string
 	// Programs are the programs it may run, by exact name (found on the
 	// daemon's PATH), never through a shell.

@@ -2,6 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -237,4 +240,36 @@ func TestLinearMemoryKeepsItsCeiling(t *testing.T) {
 	if b := l.Reallocate(4 << 20); len(b) != 4<<20 || b[100] != 7 {
 		t.Fatal("growing to the ceiling exactly failed")
 	}
+}
+
+func TestCompilationCacheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	rt, err := NewWith(t.Context(), Options{CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := compile(t, rt, minimalModule())
+	if a, err := rt.Call(t.Context(), m, "minimal", Grants{}, limits, resolveReq("x", nil)); err != nil || a.Identity.Locator != "minimal" {
+		t.Fatalf("%+v %v", a, err)
+	}
+	if err := rt.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var files int
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, _ error) error {
+		if d != nil && !d.IsDir() {
+			files++
+		}
+		return nil
+	})
+	if files == 0 {
+		t.Fatal("nothing was cached in the directory")
+	}
+
+	notDir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewWith(t.Context(), Options{CacheDir: notDir})
+	wantFault(t, err, fault.IOFailed, notDir)
 }
