@@ -220,7 +220,9 @@ func (source) Read(req *contract.Request) (*contract.Answer, error) {
 
 // readFile reads one file as one unit, or says why not.
 func readFile(root, id string, limit int64) (*contract.Document, *contract.Error) {
-	filtered := func(reason string) *contract.Error { return &contract.Error{Kind: contract.ErrFiltered, Message: reason} }
+	filtered := func(reason string) *contract.Error {
+		return &contract.Error{Kind: contract.ErrFiltered, Message: reason}
+	}
 	if id == "" || path.IsAbs(id) || path.Clean(id) != id || id == ".." || strings.HasPrefix(id, "../") {
 		return nil, contract.Errorf(contract.ErrNotFound, "%q is not a path under %s", id, root)
 	}
