@@ -95,6 +95,8 @@ var depRules = []depRule{
 		why: "the conformance cases drive any adapter through the sources' contract"},
 	{pkg: "sources/bundled", may: []string{"fault", "sources/pack"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger, wazero},
 		why: "the bundled packages are embedded files read as packages"},
+	{pkg: "sources/bundled/gen", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger, wazero},
+		why: "the bundled modules' builder (go generate) runs the go command, nothing of ours"},
 	{pkg: "sources/bundled/guests/...", may: []string{"sources/contract"}, noDeps: []string{nethttp, cobra, chi, protoactor, badger, wazero},
 		why: "a bundled package's module is a guest: the contract and the standard library, built for wasip1"},
 	{pkg: "extract", may: []string{"store/graph", "extract/provider"}, noDeps: []string{cobra, chi, protoactor, badger},
