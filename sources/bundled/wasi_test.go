@@ -30,7 +30,7 @@ type wasi struct {
 	modules map[string]wazero.CompiledModule
 }
 
-func newWASI(t *testing.T) *wasi {
+func newWASI(t testing.TB) *wasi {
 	t.Helper()
 	ctx := t.Context()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
@@ -53,7 +53,7 @@ func newWASI(t *testing.T) *wasi {
 
 // call runs one request, its needs run natively (git, the one program
 // the git-history manifest names), round after round.
-func (w *wasi) call(t *testing.T, name string, req contract.Request) *contract.Answer {
+func (w *wasi) call(t testing.TB, name string, req contract.Request) *contract.Answer {
 	t.Helper()
 	req.Contract = contract.Version
 	for range 32 {

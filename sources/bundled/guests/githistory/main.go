@@ -23,6 +23,4 @@
 // in halves; a single commit over it is listed as filtered (too_large).
 package main
 
-import "github.com/loci-dev/loci/sources/contract"
-
-func main() { contract.Serve(source{}) }
+func main() { serve(source{}) }

@@ -310,7 +310,14 @@ func (source) Discover(req *contract.Request) (*contract.Answer, error) {
 
 // item is the listing's nth commit (1 the oldest), hash h.
 func (s state) item(n int, h string, fill func(*contract.Item)) contract.Item {
-	c, _ := json.Marshal(cursor{Base: s.Base, Head: s.Head, Total: s.Total, N: n, Commit: h})
+	// The cursor's JSON, written by hand (hashes need no escaping): the
+	// fields of cursor.
+	c := make([]byte, 0, 64+len(s.Base)+len(s.Head)+len(h))
+	c = append(c, `{"base":"`+s.Base+`","head":"`+s.Head+`","total":`...)
+	c = strconv.AppendInt(c, int64(s.Total), 10)
+	c = append(c, `,"n":`...)
+	c = strconv.AppendInt(c, int64(n), 10)
+	c = append(c, `,"commit":"`+h+`"}`...)
 	it := contract.Item{ID: h, Cursor: c}
 	fill(&it)
 	if it.Document != nil {
@@ -500,8 +507,16 @@ func (c commit) document() *contract.Document {
 		t.WriteString("\n")
 	}
 	subject, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
-	origin, _ := json.Marshal(map[string]any{"commit": c.hash, "author": valid(c.name), "email": valid(c.email), "date": c.date,
-		"parents": c.parents, "paths": len(c.paths)})
+	// The origin's JSON, written by hand (encoding/json is most of a
+	// call's cost in WebAssembly): the commit, its author and date.
+	origin := make([]byte, 0, 128+len(c.name)+len(c.email))
+	origin = append(origin, `{"author":`...)
+	origin = appendString(origin, c.name)
+	origin = append(origin, `,"commit":"`+c.hash+`","date":`...)
+	origin = appendString(origin, c.date)
+	origin = append(origin, `,"email":`...)
+	origin = appendString(origin, c.email)
+	origin = append(origin, '}')
 	text := t.String()
 	return &contract.Document{Name: name(c.hash[:12] + " " + subject), Room: room, Kind: kind, URI: "git:" + c.hash,
 		Origin: origin, Meta: c.hash, Units: []string{text}, Bytes: int64(len(text))}
