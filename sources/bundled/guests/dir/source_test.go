@@ -157,6 +157,14 @@ func TestDiscoverOrderAndSkips(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("discovered %q, want %q", got, want)
 	}
+	// Each cursor reads back as the file's change time and path.
+	for _, it := range discoverAll(t, root, 0, nil, nil) {
+		c, err := parseCursor(it.Cursor)
+		info, serr := os.Stat(filepath.Join(root, it.ID))
+		if err != nil || serr != nil || *c.Path != it.ID || *c.CTime != changeTime(info) {
+			t.Errorf("%s: cursor %s: %v %v", it.ID, it.Cursor, err, serr)
+		}
+	}
 }
 
 // Paging with a limit lists every file once, strictly after each cursor,

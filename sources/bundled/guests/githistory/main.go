@@ -23,4 +23,6 @@
 // in halves; a single commit over it is listed as filtered (too_large).
 package main
 
-func main() { serve(source{}) }
+import "github.com/loci-dev/loci/sources/bundled/guests/internal/wire"
+
+func main() { wire.Serve(source{}) }

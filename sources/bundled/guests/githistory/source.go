@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/loci-dev/loci/sources/bundled/guests/internal/wire"
 	"github.com/loci-dev/loci/sources/contract"
 )
 
@@ -511,11 +512,11 @@ func (c commit) document() *contract.Document {
 	// call's cost in WebAssembly): the commit, its author and date.
 	origin := make([]byte, 0, 128+len(c.name)+len(c.email))
 	origin = append(origin, `{"author":`...)
-	origin = appendString(origin, c.name)
+	origin = wire.AppendString(origin, c.name)
 	origin = append(origin, `,"commit":"`+c.hash+`","date":`...)
-	origin = appendString(origin, c.date)
+	origin = wire.AppendString(origin, c.date)
 	origin = append(origin, `,"email":`...)
-	origin = appendString(origin, c.email)
+	origin = wire.AppendString(origin, c.email)
 	origin = append(origin, '}')
 	text := t.String()
 	return &contract.Document{Name: name(c.hash[:12] + " " + subject), Room: room, Kind: kind, URI: "git:" + c.hash,

@@ -1,4 +1,11 @@
-package main
+// Package wire writes a Go guest's answers to standard output, faster
+// than encoding/json where it matters: Serve is contract.Serve, except
+// that the answers carrying documents or items (a page of a listing, a
+// read) are written by hand, byte for byte what encoding/json writes;
+// encoding/json's reflection is most of a call's cost in WebAssembly.
+// The bundled guests use it; it imports the contract and the standard
+// library only.
+package wire
 
 import (
 	"bufio"
@@ -10,17 +17,15 @@ import (
 	"github.com/loci-dev/loci/sources/contract"
 )
 
-// serve is contract.Serve with a faster writer for the answers that
-// carry documents (a page of commits, a read): encoding/json's
-// reflection is most of a call's cost in WebAssembly. Every other answer
-// goes through encoding/json. encode_test.go checks both write the same
-// JSON.
-func serve(h contract.Handler) {
+// Serve is contract.Serve with a faster writer for the answers that
+// carry items or documents. Every other answer goes through
+// encoding/json.
+func Serve(h contract.Handler) {
 	a := contract.Handle(h, os.Stdin)
 	w := bufio.NewWriterSize(os.Stdout, 1<<16)
 	var err error
-	if fast(a) {
-		_, err = w.Write(appendAnswer(make([]byte, 0, 1<<20), a))
+	if Fast(a) {
+		_, err = w.Write(AppendAnswer(make([]byte, 0, 1<<20), a))
 	} else {
 		err = json.NewEncoder(w).Encode(a)
 	}
@@ -33,15 +38,15 @@ func serve(h contract.Handler) {
 	}
 }
 
-// fast reports an answer appendAnswer writes: items or documents, and
+// Fast reports an answer AppendAnswer writes: items or documents, and
 // nothing else.
-func fast(a *contract.Answer) bool {
+func Fast(a *contract.Answer) bool {
 	return a.Error == nil && len(a.Needs) == 0 && len(a.State) == 0 && a.Identity == nil && (a.Items != nil || a.Documents != nil)
 }
 
 // appendAnswer appends a's JSON (as encoding/json writes it, newline
 // ended) to b; a is one fast accepts.
-func appendAnswer(b []byte, a *contract.Answer) []byte {
+func AppendAnswer(b []byte, a *contract.Answer) []byte {
 	b = append(b, '{')
 	sep := false
 	if len(a.Items) > 0 {
@@ -72,16 +77,16 @@ func appendAnswer(b []byte, a *contract.Answer) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"id":`...)
-			b = appendString(b, r.ID)
+			b = AppendString(b, r.ID)
 			if r.Document != nil {
 				b = append(b, `,"document":`...)
 				b = appendDocument(b, r.Document)
 			}
 			if r.Error != nil {
 				b = append(b, `,"error":{"kind":`...)
-				b = appendString(b, r.Error.Kind)
+				b = AppendString(b, r.Error.Kind)
 				b = append(b, `,"message":`...)
-				b = appendString(b, r.Error.Message)
+				b = AppendString(b, r.Error.Message)
 				b = append(b, '}')
 			}
 			b = append(b, '}')
@@ -93,7 +98,7 @@ func appendAnswer(b []byte, a *contract.Answer) []byte {
 
 func appendItem(b []byte, it *contract.Item) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, it.ID)
+	b = AppendString(b, it.ID)
 	b = append(b, `,"cursor":`...)
 	b = appendRaw(b, it.Cursor)
 	if it.Size != 0 {
@@ -102,7 +107,7 @@ func appendItem(b []byte, it *contract.Item) []byte {
 	}
 	if it.Filtered != "" {
 		b = append(b, `,"filtered":`...)
-		b = appendString(b, it.Filtered)
+		b = AppendString(b, it.Filtered)
 	}
 	if it.Document != nil {
 		b = append(b, `,"document":`...)
@@ -113,11 +118,11 @@ func appendItem(b []byte, it *contract.Item) []byte {
 
 func appendDocument(b []byte, d *contract.Document) []byte {
 	b = append(b, `{"name":`...)
-	b = appendString(b, d.Name)
+	b = AppendString(b, d.Name)
 	for _, f := range []struct{ key, v string }{{"room", d.Room}, {"kind", d.Kind}, {"uri", d.URI}} {
 		if f.v != "" {
 			b = append(b, `,"`+f.key+`":`...)
-			b = appendString(b, f.v)
+			b = AppendString(b, f.v)
 		}
 	}
 	if len(d.Origin) > 0 {
@@ -126,7 +131,7 @@ func appendDocument(b []byte, d *contract.Document) []byte {
 	}
 	if d.Meta != "" {
 		b = append(b, `,"meta":`...)
-		b = appendString(b, d.Meta)
+		b = AppendString(b, d.Meta)
 	}
 	b = append(b, `,"units":`...)
 	if d.Units == nil {
@@ -137,7 +142,7 @@ func appendDocument(b []byte, d *contract.Document) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, u)
+			b = AppendString(b, u)
 		}
 		b = append(b, ']')
 	}
@@ -159,10 +164,10 @@ func appendRaw(b []byte, raw json.RawMessage) []byte {
 
 const hex = "0123456789abcdef"
 
-// appendString appends s as a JSON string the way encoding/json does:
+// AppendString appends s as a JSON string the way encoding/json does:
 // invalid UTF-8 as U+FFFD, control characters, <, >, & and U+2028 and
 // U+2029 escaped.
-func appendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
