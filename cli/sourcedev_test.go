@@ -252,7 +252,7 @@ func TestPackageCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := pack.ParseManifest(mustRead(t, filepath.Join(dir, pack.ManifestFile)))
-	for _, want := range []string{archive, pack.Digest(first), pack.ConsentDigest("conv", m.Permissions), "run the program cat (by name, no shell)"} {
+	for _, want := range []string{archive, pack.Digest(first), pack.ConsentDigest("conv", m.Permissions), "run the program cat as you, with any arguments"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("package did not print %q:\n%s", want, out)
 		}

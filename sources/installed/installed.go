@@ -52,8 +52,11 @@ type Options struct {
 
 // Bounds on what one discovery and one read call carry.
 const (
-	// PageItems is the most items one discover call is asked for.
-	PageItems = 1000
+	// PageItems is the most items one discover call is asked for: large,
+	// because a call costs a module's start (milliseconds for a Go guest)
+	// and a simple source walks its whole listing per call; a source whose
+	// items carry documents ends a page early to stay under the output cap.
+	PageItems = 10_000
 	// MaxRefs is the most items one discovery lists: a source answering
 	// more to come forever fails instead of running forever.
 	MaxRefs = 10_000_000

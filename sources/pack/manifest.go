@@ -259,7 +259,7 @@ func (p Permissions) Words() []string {
 		}
 	}
 	for _, prog := range p.Programs {
-		out = append(out, "run the program "+prog+" (by name, no shell)")
+		out = append(out, "run the program "+prog+" as you, with any arguments it chooses (no shell, but whatever "+prog+" can do, such as run other programs or use the network, the package can ask of it)")
 	}
 	for _, e := range p.Env {
 		out = append(out, "read the environment variable "+e)
