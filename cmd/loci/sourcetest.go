@@ -10,7 +10,6 @@ import (
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources/conformance"
-	"github.com/loci-dev/loci/sources/contract"
 	"github.com/loci-dev/loci/sources/installed"
 	"github.com/loci-dev/loci/sources/pack"
 	"github.com/loci-dev/loci/sources/sandbox"
@@ -48,10 +47,7 @@ func sourceTest(ctx context.Context, dir, locator string, out io.Writer) error {
 		return named(err, "compiling "+m.Module)
 	}
 	timeout := time.Duration(config.Default(os.LookupEnv).Mining.SourceTimeoutSecs) * time.Second
-	call := func(ctx context.Context, g sandbox.Grants, req *contract.Request) (*contract.Answer, error) {
-		return rt.Call(ctx, mod, m.Name, g, sandbox.Limits{Timeout: timeout}, req)
-	}
-	a, err := installed.New(p, call, installed.Options{Timeout: timeout, Getenv: os.LookupEnv})
+	a, err := installed.New(p, installed.InSandbox(rt, mod, m.Name, timeout), installed.Options{Timeout: timeout, Getenv: os.LookupEnv})
 	if err != nil {
 		return named(err, "loading "+m.Name)
 	}

@@ -260,3 +260,12 @@ func (a *adapter) grants(dir string) sandbox.Grants {
 	}
 	return g
 }
+
+// InSandbox is the Caller of the package named name whose module m was
+// compiled by rt: each call runs in the sandbox with the run's grants and
+// the time limit timeout (mining.source_timeout_secs).
+func InSandbox(rt *sandbox.Runtime, m *sandbox.Module, name string, timeout time.Duration) Caller {
+	return func(ctx context.Context, g sandbox.Grants, req *contract.Request) (*contract.Answer, error) {
+		return rt.Call(ctx, m, name, g, sandbox.Limits{Timeout: timeout}, req)
+	}
+}
