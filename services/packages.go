@@ -30,6 +30,10 @@ import (
 // against all the others as read.
 const packagesKey = "source_packages"
 
+// MaxPackageBytes is the most a package archive may be (the spec's 64
+// MiB body limit).
+const MaxPackageBytes = pack.MaxArchiveBytes
+
 // BundledConsent is the consent a bundled package is recorded with: it
 // ships with loci, so installing loci is the consent.
 const BundledConsent = "bundled with loci"

@@ -45,8 +45,10 @@ func newPackages(t *testing.T, bundled ...*pack.Package) (*Packages, store.DB) {
 	t.Helper()
 	_, db := newSystem(t)
 	p := &Packages{DB: db, Registry: sources.NewRegistry(sources.Directory{}), Dir: filepath.Join(t.TempDir(), "sources"), Version: "0.1.0-dev",
-		Bundled:    func() ([]*pack.Package, error) { return bundled, nil },
-		NewAdapter: func(p *pack.Package) (sources.Adapter, error) { return fakeAdapter{unloaded{info: manifestInfo(p.Manifest)}}, nil }}
+		Bundled: func() ([]*pack.Package, error) { return bundled, nil },
+		NewAdapter: func(p *pack.Package) (sources.Adapter, error) {
+			return fakeAdapter{unloaded{info: manifestInfo(p.Manifest)}}, nil
+		}}
 	if err := p.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/services"
-	"github.com/loci-dev/loci/sources/pack"
 )
 
 // The source package routes are authenticated like every route but not
@@ -38,9 +37,9 @@ func (s *Server) installPackage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if r.ContentLength > pack.MaxArchiveBytes {
+	if r.ContentLength > services.MaxPackageBytes {
 		return fault.Newf(fault.InputTooLarge, "a source package is at most 64 MiB",
-			"the request body declares %d bytes; a source package is at most %d", r.ContentLength, pack.MaxArchiveBytes)
+			"the request body declares %d bytes; a source package is at most %d", r.ContentLength, services.MaxPackageBytes)
 	}
 	if !hasBody(r) {
 		return fault.Invalid("body", "is empty; send the package archive (.tar.gz)")
