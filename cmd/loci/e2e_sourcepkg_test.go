@@ -394,3 +394,80 @@ func consentOf(t *testing.T, name, perms string) string {
 	p, _ := notesPackage(t, name, "1.0.0", perms, guestModule(t))
 	return pack.ConsentDigest(name, p.Manifest.Permissions)
 }
+
+// loci source install never consents without a terminal: it shows the
+// permissions and the digest and fails with consent_required; --yes and
+// --consent consent; a folder is packed and sent; show, enable,
+// disable, remove and list say what the daemon holds.
+func TestSourcePackageCLI(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	mod := guestModule(t)
+	p, arc := notesPackage(t, "notes", "1.0.0", notesPerms, mod)
+	digest := pack.ConsentDigest("notes", p.Manifest.Permissions)
+	file := filepath.Join(t.TempDir(), "notes-1.0.0.tar.gz")
+	if err := os.WriteFile(file, arc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	out, errOut, code := d.cli("", "source", "install", file)
+	if code == 0 || !strings.Contains(errOut, "loci::source::consent_required") || !strings.Contains(errOut, digest) ||
+		!strings.Contains(errOut, "read the environment variable NOTES_TOKEN") || strings.Contains(out, "installed") {
+		t.Fatalf("install without a terminal: %d %s %s", code, out, errOut)
+	}
+	if r := d.do("GET", "/api/source-packages/notes", nil); r.status != 404 {
+		t.Fatalf("installed without consent: %s", r.raw)
+	}
+	if out, errOut, code := d.cli("", "source", "install", file, "--consent", pack.ConsentDigest("other", p.Manifest.Permissions)); code == 0 ||
+		!strings.Contains(errOut, "loci::source::consent_required") {
+		t.Fatalf("install with another digest: %d %s %s", code, out, errOut)
+	}
+	out, errOut, code = d.cli("", "source", "install", file, "--yes")
+	if code != 0 || !strings.Contains(out, "installed the notes source 1.0.0 (local, ") || !strings.Contains(errOut, "read the folder a miner points it at") {
+		t.Fatalf("install --yes: %d %s %s", code, out, errOut)
+	}
+
+	// A folder (a project's build output), asking for more: --consent.
+	more, _ := notesPackage(t, "notes", "1.1.0", notesPerms+"programs = [\"git\"]\n", mod)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, pack.ManifestFile), more.ManifestBytes, 0o600)
+	os.WriteFile(filepath.Join(dir, "notes.wasm"), mod, 0o600)
+	if out, errOut, code := d.cli("", "source", "install", dir); code == 0 || !strings.Contains(errOut, "run the program git") {
+		t.Fatalf("an update asking for more without consent: %d %s %s", code, out, errOut)
+	}
+	out, errOut, code = d.cli("", "source", "install", dir, "--consent", pack.ConsentDigest("notes", more.Manifest.Permissions), "--enable")
+	if code != 0 || !strings.Contains(out, "installed the notes source 1.1.0") || !strings.Contains(out, "it replaced version 1.0.0") {
+		t.Fatalf("install DIR --consent: %d %s %s", code, out, errOut)
+	}
+
+	out, errOut, code = d.cli("", "source", "show", "notes")
+	if code != 0 || !strings.Contains(out, "origin:   local") || !strings.Contains(out, "run the program git (by name, no shell)") ||
+		!strings.Contains(out, "consent digest: "+pack.ConsentDigest("notes", more.Manifest.Permissions)) {
+		t.Fatalf("show: %d %s %s", code, out, errOut)
+	}
+	if out, errOut, code := d.cli("", "source", "show", "directory"); code != 0 || !strings.Contains(out, "origin:   built-in") {
+		t.Fatalf("show a built-in: %d %s %s", code, out, errOut)
+	}
+	for _, act := range []string{"disable", "enable"} {
+		if out, errOut, code := d.cli("", "source", act, "notes"); code != 0 || !strings.HasPrefix(out, "notes: ") {
+			t.Fatalf("%s: %d %s %s", act, code, out, errOut)
+		}
+	}
+	if _, errOut, code := d.cli("", "source", "disable", "directory"); code == 0 || !strings.Contains(errOut, "loci::source::builtin") {
+		t.Fatalf("disable a built-in: %d %s", code, errOut)
+	}
+
+	// list says why a source cannot run.
+	modPath := filepath.Join(palace, "sources", "notes", "notes.wasm")
+	os.WriteFile(modPath, append(append([]byte{}, mod...), 0), 0o600)
+	out, errOut, code = d.cli("", "source", "list")
+	if code != 0 || !regexp.MustCompile(`notes\s+unavailable, local`).MatchString(out) || !strings.Contains(out, "why unavailable: the module changed on disk") {
+		t.Fatalf("list: %d %s %s", code, out, errOut)
+	}
+	if out, errOut, code := d.cli("", "source", "remove", "notes"); code != 0 || !strings.Contains(out, "removed the notes source") {
+		t.Fatalf("remove: %d %s %s", code, out, errOut)
+	}
+	if out, _, _ := d.cli("", "source", "list"); strings.Contains(out, "notes") {
+		t.Fatalf("listed after removal: %s", out)
+	}
+}
