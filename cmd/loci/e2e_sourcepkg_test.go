@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -182,7 +183,11 @@ func TestSourcePackageConsent(t *testing.T) {
 // and at the next start, with the reason; a mine of it is refused.
 func TestSourcePackageTamperedModule(t *testing.T) {
 	home, palace := newPalace(t)
-	d := start(t, home, palace)
+	cfg := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[miners.jotter]\nsource = \"notes\"\nlocator = %q\nwing = \"notes\"\nenabled = true\n", t.TempDir())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, home, palace, "LOCI_CONFIG="+cfg)
 	_, arc := notesPackage(t, "notes", "1.0.0", "", guestModule(t))
 	if r := install(d, arc, "?enable=true"); r.status != 201 {
 		t.Fatalf("install: %d %s", r.status, r.raw)
@@ -194,14 +199,22 @@ func TestSourcePackageTamperedModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	check := func(when string) {
+		// The mine first: its submission loads the packages again.
+		job := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "source": "notes", "locator": t.TempDir(), "wing": "notes"})
+		if job.status != 409 || job.code() != "loci::source::unavailable" || !strings.Contains(job.raw, "changed on disk") {
+			t.Fatalf("%s: a mine of a tampered source: %d %s", when, job.status, job.raw)
+		}
 		r := d.do("GET", "/api/source-packages/notes", nil)
 		if r.status != 200 || get[string](r.body, "state") != "unavailable" ||
 			!strings.Contains(get[string](r.body, "reason"), "the module changed on disk since it was installed (sha256 "+pack.Digest(b)) {
 			t.Fatalf("%s: %d %s", when, r.status, r.raw)
 		}
-		job := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "source": "notes", "locator": t.TempDir(), "wing": "notes"})
-		if job.status != 409 || job.code() != "loci::source::unavailable" || !strings.Contains(job.raw, "changed on disk") {
-			t.Fatalf("%s: a mine of a tampered source: %d %s", when, job.status, job.raw)
+		m := d.do("GET", "/api/miners/jotter", nil)
+		if get[string](m.body, "state") != "unavailable" || !strings.Contains(get[string](m.body, "reason"), "the module changed on disk") {
+			t.Fatalf("%s: the miner of a tampered source: %s", when, m.raw)
+		}
+		if run := d.do("POST", "/api/miners/jotter/run", nil); run.status != 409 {
+			t.Fatalf("%s: running the miner of a tampered source: %d %s", when, run.status, run.raw)
 		}
 		l := d.do("GET", "/api/sources", nil)
 		if a := named(l.body, "adapters", "notes"); a["state"] != "unavailable" || a["origin"] != "local" || !strings.HasPrefix(get[string](a, "reason"), "the module changed on disk") {
@@ -213,7 +226,7 @@ func TestSourcePackageTamperedModule(t *testing.T) {
 	if err := d.wait(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	d = start(t, home, palace)
+	d = start(t, home, palace, "LOCI_CONFIG="+cfg)
 	check("after a restart")
 }
 
@@ -328,15 +341,23 @@ func TestNoMCPToolTouchesSourcePackages(t *testing.T) {
 func TestSourcePackageEnableDisable(t *testing.T) {
 	needsSandbox(t)
 	home, palace := newPalace(t)
-	d := start(t, home, palace)
+	cfg := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[miners.jotter]\nsource = \"notes\"\nlocator = %q\nwing = \"notes\"\nenabled = true\n", t.TempDir())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, home, palace, "LOCI_CONFIG="+cfg)
 	_, arc := notesPackage(t, "notes", "1.0.0", "read = [\"locator\"]\n", guestModule(t))
 	if r := install(d, arc, "?consent="+consentOf(t, "notes", "read = [\"locator\"]\n")); r.status != 201 || get[string](r.body, "source", "state") != "installed" {
 		t.Fatalf("install: %d %s", r.status, r.raw)
 	}
-	for _, c := range []struct{ action, state string }{{"enable", "enabled"}, {"enable", "enabled"}, {"disable", "disabled"}, {"disable", "disabled"}} {
+	for _, c := range []struct{ action, state, miner string }{{"enable", "enabled", "ready"}, {"enable", "enabled", "ready"}, {"disable", "disabled", "unavailable"}, {"disable", "disabled", "unavailable"}} {
 		r := d.do("POST", "/api/source-packages/notes/"+c.action, nil)
 		if r.status != 200 || get[string](r.body, "state") != c.state {
 			t.Fatalf("%s: %d %s", c.action, r.status, r.raw)
+		}
+		m := d.do("GET", "/api/miners/jotter", nil)
+		if get[string](m.body, "state") != c.miner || (c.miner == "unavailable" && !strings.Contains(get[string](m.body, "reason"), "disabled")) {
+			t.Fatalf("the miner after %s: %s", c.action, m.raw)
 		}
 	}
 	job := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "source": "notes", "locator": t.TempDir(), "wing": "notes"})
