@@ -553,7 +553,8 @@ type InstallOptions struct {
 // consent digest the daemon computes from it
 // (loci::source::consent_required, the digest and the permissions in
 // words); an update asking for nothing beyond what was consented to
-// needs no new consent. The files are written beside the others and
+// needs no new consent. A consent digest given that is not this
+// package's is refused the same way, whatever the package asks for. The files are written beside the others and
 // swapped in at once, then the record; replaced is the version replaced
 // ("" when new).
 func (p *Packages) Install(ctx context.Context, body io.Reader, o InstallOptions) (api.SourcePackageInstalled, error) {
@@ -599,6 +600,11 @@ func (p *Packages) Install(ctx context.Context, body io.Reader, o InstallOptions
 	rec := &PackageRecord{Name: name, Version: m.Version, Origin: origin, ModuleSHA256: pkg.ModuleDigest(),
 		ManifestSHA256: pack.Digest(pkg.ManifestBytes), Consented: perms, InstalledAt: p.now().UTC()}
 	switch {
+	case o.Consent != "" && o.Consent != digest:
+		// A digest names exact permissions of one package: another one's
+		// (or another version's) never installs this one, whatever it
+		// asks for.
+		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur)
 	case cur != nil && perms.Within(cur.Consented):
 		// An update asking for nothing new keeps the consent given.
 		rec.Consent, rec.Consented = cur.Consent, cur.Consented

@@ -120,6 +120,9 @@ func TestInstallNeedsTheConsentDigestOfThisPackage(t *testing.T) {
 func TestAPackageAskingForNothingNeedsNoConsent(t *testing.T) {
 	p, _ := newPackages(t)
 	pkg := testPackage(t, "quiet", "1.0.0", "memory_mib = 32\n", testModule)
+	// A digest given that is not this package's is refused all the same.
+	_, err := p.Install(context.Background(), bytes.NewReader(archive(t, pkg)), InstallOptions{Consent: pack.ConsentDigest("other", pkg.Manifest.Permissions)})
+	wantCode(t, err, fault.SourceConsentRequired)
 	out, err := p.Install(context.Background(), bytes.NewReader(archive(t, pkg)), InstallOptions{Enable: true})
 	if err != nil || out.Source.State != sources.StateEnabled {
 		t.Fatalf("%+v %v", out, err)
