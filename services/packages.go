@@ -95,6 +95,9 @@ type Packages struct {
 	mu      sync.Mutex // one change of files, records and registry at a time
 	bundled map[string]*pack.Package
 	loaded  map[string]loadedPackage
+	// manifests are the manifests read at the last load, by name (what
+	// the API shows of a package).
+	manifests map[string]*pack.Manifest
 }
 
 // loadedPackage is the adapter made for a package as last loaded, kept
@@ -328,6 +331,7 @@ func (p *Packages) refresh(ctx context.Context) (map[string]*PackageRecord, erro
 	if p.loaded == nil {
 		p.loaded = map[string]loadedPackage{}
 	}
+	p.manifests = map[string]*pack.Manifest{}
 	for name, rec := range recs {
 		e := p.load(rec)
 		if _, err := p.Registry.Put(e); err != nil {
@@ -355,6 +359,9 @@ func (p *Packages) load(rec *PackageRecord) sources.Entry {
 		}
 	} else if pkg, err = pack.ReadDir(filepath.Join(p.Dir, rec.Name)); err != nil {
 		return p.unavailable(rec, nil, "its files cannot be read ("+fault.As(err).Msg+")")
+	}
+	if pkg.Manifest.Name == rec.Name {
+		p.manifests[rec.Name] = pkg.Manifest
 	}
 	if d := pkg.ModuleDigest(); d != rec.ModuleSHA256 {
 		return p.unavailable(rec, pkg, fmt.Sprintf("the module changed on disk since it was installed (sha256 %s, installed %s)", d, rec.ModuleSHA256))
@@ -512,15 +519,7 @@ func (p *Packages) view(e sources.Entry, rec *PackageRecord) api.SourcePackage {
 	at := rec.InstalledAt
 	v.InstalledAt = &at
 	perms := rec.Consented
-	var m *pack.Manifest
-	if rec.Origin == sources.OriginBundled {
-		if pkg := p.bundled[rec.Name]; pkg != nil {
-			m = pkg.Manifest
-		}
-	} else if pkg, err := pack.ReadDir(filepath.Join(p.Dir, rec.Name)); err == nil && pkg.Manifest.Name == rec.Name {
-		m = pkg.Manifest
-	}
-	if m != nil {
+	if m := p.manifests[rec.Name]; m != nil {
 		v.Description, v.Contract = m.Description, m.Contract
 		if m.Permissions.Within(rec.Consented) {
 			perms = m.Permissions
@@ -614,13 +613,18 @@ func (p *Packages) Install(ctx context.Context, body io.Reader, o InstallOptions
 	default:
 		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur)
 	}
-	if err := p.writeFiles(pkg); err != nil {
+	undo, done, err := p.writeFiles(pkg)
+	if err != nil {
 		return api.SourcePackageInstalled{}, err
 	}
 	before, after, err := p.change(ctx, name, packageEvent{kind: evInstall, record: rec, enable: o.Enable})
 	if err != nil {
+		// Not recorded (a full disk, a read-only palace): the package
+		// before stays as it was.
+		undo()
 		return api.SourcePackageInstalled{}, err
 	}
+	done()
 	delete(p.loaded, name)
 	recs, err = p.refresh(ctx)
 	if err != nil {
@@ -671,9 +675,11 @@ func packageNotFound(name string) error {
 
 // writeFiles writes a package's manifest and module into a new folder in
 // Dir, synced, then puts it in place of the package's folder at once.
-func (p *Packages) writeFiles(pkg *pack.Package) error {
-	failed := func(err error) error {
-		return fault.Wrap(fault.StoreBackendFailed, err, "writing the source package's files failed: "+err.Error(), "check the disk; nothing was installed")
+// done removes the old package's files once the record is written; undo
+// puts them back when it could not be.
+func (p *Packages) writeFiles(pkg *pack.Package) (undo, done func(), err error) {
+	failed := func(err error) (func(), func(), error) {
+		return nil, nil, fault.Wrap(fault.StoreBackendFailed, err, "writing the source package's files failed: "+err.Error(), "check the disk; nothing was installed")
 	}
 	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
 		return failed(err)
@@ -682,25 +688,46 @@ func (p *Packages) writeFiles(pkg *pack.Package) error {
 	if err != nil {
 		return failed(err)
 	}
-	defer os.RemoveAll(tmp)
 	for _, f := range []struct {
 		name string
 		body []byte
 	}{{pack.ManifestFile, pkg.ManifestBytes}, {pkg.Manifest.Module, pkg.Module}} {
 		if err := writeSynced(filepath.Join(tmp, f.name), f.body); err != nil {
+			os.RemoveAll(tmp)
 			return failed(err)
 		}
 	}
 	if err := syncDir(tmp); err != nil {
+		os.RemoveAll(tmp)
 		return failed(err)
 	}
-	if err := swapDir(tmp, filepath.Join(p.Dir, pkg.Manifest.Name)); err != nil {
+	dst := filepath.Join(p.Dir, pkg.Manifest.Name)
+	old, err := swapDir(tmp, dst)
+	if err != nil {
+		os.RemoveAll(tmp)
 		return failed(err)
 	}
 	if err := syncDir(p.Dir); err != nil {
-		return failed(err)
+		p.log().Warn("syncing the source packages' folder failed", "err", err)
 	}
-	return nil
+	undo = func() {
+		if err := os.RemoveAll(dst); err != nil {
+			p.log().Warn("removing an unrecorded source package's files failed; they go at the next start", "path", dst, "err", err)
+		}
+		if old != "" {
+			if err := os.Rename(old, dst); err != nil {
+				p.log().Warn("putting a source package's files back failed", "path", dst, "err", err)
+			}
+		}
+	}
+	done = func() {
+		if old != "" {
+			if err := os.RemoveAll(old); err != nil {
+				p.log().Warn("removing a replaced source package's files failed; they go at the next start", "path", old, "err", err)
+			}
+		}
+	}
+	return undo, done, nil
 }
 
 func writeSynced(path string, b []byte) error {
@@ -812,15 +839,20 @@ func (p *Packages) Names(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// swapAside moves dst aside, tmp to dst, then removes the old folder.
-func swapAside(tmp, dst string) error {
-	old := filepath.Join(filepath.Dir(tmp), ".old-"+filepath.Base(dst)+"-"+filepath.Base(tmp))
-	if err := os.Rename(dst, old); err != nil && !os.IsNotExist(err) {
-		return err
+// swapAside moves dst aside (old: where it went, "" when there was none),
+// then tmp to dst.
+func swapAside(tmp, dst string) (old string, err error) {
+	old = filepath.Join(filepath.Dir(tmp), ".old-"+filepath.Base(dst)+"-"+filepath.Base(tmp))
+	if err := os.Rename(dst, old); os.IsNotExist(err) {
+		old = ""
+	} else if err != nil {
+		return "", err
 	}
 	if err := os.Rename(tmp, dst); err != nil {
-		_ = os.Rename(old, dst)
-		return err
+		if old != "" {
+			_ = os.Rename(old, dst)
+		}
+		return "", err
 	}
-	return os.RemoveAll(old)
+	return old, nil
 }

@@ -3,6 +3,6 @@
 package services
 
 // swapDir puts the folder tmp in place of dst: the old folder is moved
-// aside first (a crash between leaves only the .old- folder, swept at the
-// next start, and the source unavailable until installed again).
-func swapDir(tmp, dst string) error { return swapAside(tmp, dst) }
+// aside first (old; a crash between leaves only the .old- folder, swept
+// at the next start, and the source unavailable until installed again).
+func swapDir(tmp, dst string) (old string, err error) { return swapAside(tmp, dst) }

@@ -329,3 +329,72 @@ func TestAnArchiveOverTheLimitIsRefused(t *testing.T) {
 	_, err = p.Install(context.Background(), strings.NewReader("not a package"), InstallOptions{})
 	wantCode(t, err, fault.InputInvalid)
 }
+
+// failingMeta refuses writes while fail is set (a full disk).
+type failingMeta struct {
+	store.Meta
+	fail bool
+}
+
+func (f *failingMeta) CompareAndSwapMeta(ctx context.Context, key, old, value string) (bool, error) {
+	if f.fail {
+		return false, fault.New(fault.StoreDiskFull, "the disk is full", "free space")
+	}
+	return f.Meta.CompareAndSwapMeta(ctx, key, old, value)
+}
+
+func TestAnUpdateThatCannotBeRecordedLeavesThePackageBefore(t *testing.T) {
+	ctx := context.Background()
+	p, db := newPackages(t)
+	meta := &failingMeta{Meta: db}
+	p.DB = meta
+	v1 := testPackage(t, "notes", "1.0.0", "", testModule)
+	if _, err := p.Install(ctx, bytes.NewReader(archive(t, v1)), InstallOptions{Enable: true}); err != nil {
+		t.Fatal(err)
+	}
+	meta.fail = true
+	v2 := testPackage(t, "notes", "2.0.0", "", append(append([]byte{}, testModule...), 9))
+	_, err := p.Install(ctx, bytes.NewReader(archive(t, v2)), InstallOptions{})
+	wantCode(t, err, fault.StoreDiskFull)
+	meta.fail = false
+	v, err := p.Show(ctx, "notes")
+	if err != nil || v.Version != "1.0.0" || v.State != sources.StateEnabled {
+		t.Fatalf("the package after a failed update: %+v %v", v, err)
+	}
+	if ents, _ := os.ReadDir(p.Dir); len(ents) != 1 {
+		t.Fatalf("left: %v", ents)
+	}
+	// A new package that cannot be recorded leaves no files.
+	meta.fail = true
+	_, err = p.Install(ctx, bytes.NewReader(archive(t, testPackage(t, "other", "1.0.0", "", testModule))), InstallOptions{})
+	wantCode(t, err, fault.StoreDiskFull)
+	if _, err := os.Stat(filepath.Join(p.Dir, "other")); !os.IsNotExist(err) {
+		t.Fatalf("an unrecorded package left files: %v", err)
+	}
+}
+
+// swapAside is the swap where the folders cannot be exchanged.
+func TestSwapAside(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name, content string) string {
+		d := filepath.Join(dir, name)
+		_ = os.MkdirAll(d, 0o700)
+		_ = os.WriteFile(filepath.Join(d, "f"), []byte(content), 0o600)
+		return d
+	}
+	dst := filepath.Join(dir, "pkg")
+	old, err := swapAside(mk(".tmp-1", "one"), dst)
+	if err != nil || old != "" {
+		t.Fatalf("%q %v", old, err)
+	}
+	old, err = swapAside(mk(".tmp-2", "two"), dst)
+	if err != nil || old == "" {
+		t.Fatalf("%q %v", old, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dst, "f")); string(b) != "two" {
+		t.Fatalf("in place: %s", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(old, "f")); string(b) != "one" {
+		t.Fatalf("aside: %s", b)
+	}
+}
