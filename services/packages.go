@@ -160,7 +160,9 @@ func (p *Packages) bundledRecord(pkg *pack.Package) *PackageRecord {
 
 // sweep removes what an interrupted install left (.tmp-* and .old-*
 // folders) and the folders of packages with no record (a removal
-// interrupted after its record went).
+// interrupted after its record went) or a bundled one's (a package
+// installed under a name this loci now bundles: the bundled one took its
+// record).
 func (p *Packages) sweep(ctx context.Context) {
 	if p.Dir == "" {
 		return
@@ -175,7 +177,7 @@ func (p *Packages) sweep(ctx context.Context) {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if _, ok := recs[n]; ok && !strings.HasPrefix(n, ".") {
+		if rec, ok := recs[n]; ok && rec.Origin != sources.OriginBundled && !strings.HasPrefix(n, ".") {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(p.Dir, n)); err != nil {

@@ -398,3 +398,26 @@ func TestSwapAside(t *testing.T) {
 		t.Fatalf("aside: %s", b)
 	}
 }
+
+// A package installed under a name a later loci bundles gives way to the
+// bundled one, its files swept.
+func TestABundledPackageTakesTheNameOfAnInstalledOne(t *testing.T) {
+	ctx := context.Background()
+	p, db := newPackages(t)
+	if _, err := p.Install(ctx, bytes.NewReader(archive(t, testPackage(t, "git-history", "0.1.0", "", testModule))), InstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bundled := testPackage(t, "git-history", "1.0.0", "programs = [\"git\"]\n", append(append([]byte{}, testModule...), 7))
+	p2 := &Packages{DB: db, Registry: sources.NewRegistry(), Dir: p.Dir, Version: p.Version, NewAdapter: p.NewAdapter,
+		Bundled: func() ([]*pack.Package, error) { return []*pack.Package{bundled}, nil }}
+	if err := p2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	v, err := p2.Show(ctx, "git-history")
+	if err != nil || v.Origin != sources.OriginBundled || v.Version != "1.0.0" || v.State != sources.StateInstalled {
+		t.Fatalf("%+v %v", v, err)
+	}
+	if _, err := os.Stat(filepath.Join(p.Dir, "git-history")); !os.IsNotExist(err) {
+		t.Fatalf("the installed package's files stay: %v", err)
+	}
+}
