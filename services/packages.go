@@ -365,14 +365,18 @@ func (p *Packages) load(rec *PackageRecord) sources.Entry {
 	if pkg.Manifest.Name == rec.Name {
 		p.manifests[rec.Name] = pkg.Manifest
 	}
-	if d := pkg.ModuleDigest(); d != rec.ModuleSHA256 {
-		return p.unavailable(rec, pkg, fmt.Sprintf("the module changed on disk since it was installed (sha256 %s, installed %s)", d, rec.ModuleSHA256))
-	}
-	if d := pack.Digest(pkg.ManifestBytes); d != rec.ManifestSHA256 {
-		return p.unavailable(rec, pkg, fmt.Sprintf("the manifest changed on disk since it was installed (sha256 %s, installed %s)", d, rec.ManifestSHA256))
-	}
-	if !pkg.Manifest.Permissions.Within(rec.Consented) {
-		return p.unavailable(rec, pkg, "it asks for permissions beyond those consented to")
+	// A bundled package is the binary's own, read from it: nothing on disk
+	// to have changed, and loci's consent.
+	if rec.Origin != sources.OriginBundled {
+		if d := pkg.ModuleDigest(); d != rec.ModuleSHA256 {
+			return p.unavailable(rec, pkg, fmt.Sprintf("the module changed on disk since it was installed (sha256 %s, installed %s)", d, rec.ModuleSHA256))
+		}
+		if d := pack.Digest(pkg.ManifestBytes); d != rec.ManifestSHA256 {
+			return p.unavailable(rec, pkg, fmt.Sprintf("the manifest changed on disk since it was installed (sha256 %s, installed %s)", d, rec.ManifestSHA256))
+		}
+		if !pkg.Manifest.Permissions.Within(rec.Consented) {
+			return p.unavailable(rec, pkg, "it asks for permissions beyond those consented to")
+		}
 	}
 	if why := pkg.Manifest.Compatible(p.Version); why != "" {
 		e := p.unavailable(rec, pkg, why)
