@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -828,21 +827,6 @@ func (p *Packages) Remove(ctx context.Context, name string) error {
 	}
 	p.log().Info("source package removed", "source", name)
 	return nil
-}
-
-// Names is the recorded packages' names, sorted (for tests and the
-// status).
-func (p *Packages) Names(ctx context.Context) ([]string, error) {
-	recs, err := p.records(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(recs))
-	for n := range recs {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // swapAside moves dst aside (old: where it went, "" when there was none),
