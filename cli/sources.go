@@ -30,6 +30,9 @@ func (a *app) sourceCmd() *cobra.Command {
 						line += "; default locator " + ad.DefaultLocator
 					}
 					a.printf("%s\n", line)
+					if ad.Reason != "" {
+						a.printf("                  why %s: %s\n", ad.State, ad.Reason)
+					}
 				}
 				defer a.printWarnings(out.Warnings)
 				if len(out.Sources) == 0 {

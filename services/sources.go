@@ -19,6 +19,9 @@ import (
 type Sources struct {
 	DB       store.DB
 	Registry *sources.Registry
+	// Packages loads the source packages again at each listing (a module
+	// changed on disk shows as unavailable); nil: none.
+	Packages *Packages
 }
 
 // MinedSource is a source mined at least once into a wing: its identity,
@@ -37,6 +40,11 @@ type MinedSource struct {
 // List is every adapter with its state and origin (by name) and every
 // source mined into a wing (by adapter, locator, then wing).
 func (s *Sources) List(ctx context.Context) ([]sources.Entry, []MinedSource, error) {
+	if s.Packages != nil {
+		if err := s.Packages.Refresh(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 	entries := s.Registry.Entries()
 	var mined []MinedSource
 	err := s.DB.View(ctx, func(r store.Reader) error {

@@ -72,6 +72,11 @@ func (s *Server) submitJob(w http.ResponseWriter, r *http.Request) error {
 		}
 		return fault.Invalid("body", "must be a JSON object")
 	}
+	if head.Type == "mine" {
+		if err := s.refreshSources(r); err != nil {
+			return err
+		}
+	}
 	job, err := s.Jobs.Submit(r.Context(), actors.Submission{Type: head.Type, RequestedBy: head.RequestedBy, Channel: store.ByHTTP, Params: body})
 	if err != nil {
 		return err

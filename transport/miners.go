@@ -17,7 +17,23 @@ import (
 type minersHandler func(m *services.Miners, v string, w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) minersRoute(key string, fn minersHandler) handler {
-	return serviceRoute(s.miners, key, fn)
+	inner := serviceRoute(s.miners, key, fn)
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.refreshSources(r); err != nil {
+			return err
+		}
+		return inner(w, r)
+	}
+}
+
+// refreshSources loads the source packages again before a miner is read
+// or run, or a mine submitted: a module changed on disk makes its source,
+// and the miners reading it, unavailable now.
+func (s *Server) refreshSources(r *http.Request) error {
+	if s.Packages == nil {
+		return nil
+	}
+	return s.Packages.Refresh(r.Context())
 }
 
 // serviceRoute adapts a handler of a service's routes: fn gets the service

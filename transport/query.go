@@ -55,6 +55,12 @@ var queryParams = map[string][]string{
 	"GET /api/graph":                                  {"entity", "depth", "limit", "known_at"},
 
 	"GET /api/sources":                         nil,
+	"GET /api/source-packages":                 nil,
+	"POST /api/source-packages":                {"consent", "enable"},
+	"GET /api/source-packages/{name}":          nil,
+	"DELETE /api/source-packages/{name}":       nil,
+	"POST /api/source-packages/{name}/enable":  nil,
+	"POST /api/source-packages/{name}/disable": nil,
 	"GET /api/source-configs":                  nil,
 	"GET /api/source-configs/{id}":             nil,
 	"PUT /api/source-configs/{id}":             nil,

@@ -43,7 +43,9 @@ type Server struct {
 	// Graph is the knowledge graph's service.
 	Graph *services.Graph
 	// Imports takes export files (POST /api/imports).
-	Imports  *services.Imports
+	Imports *services.Imports
+	// Packages installs and lists source packages (nil: refused).
+	Packages *services.Packages
 	Config   config.Config
 	Version  string
 	Started  time.Time
@@ -160,6 +162,14 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/graph", s.read(s.graphRead))
 
 		r.Get("/sources", s.read(s.listSources))
+		// Source packages: authenticated, never mode-gated (installing
+		// code is not a memory write), no MCP tool.
+		r.Get("/source-packages", s.h(s.listPackages))
+		r.Post("/source-packages", s.h(s.installPackage))
+		r.Get("/source-packages/{name}", s.h(s.showPackage))
+		r.Delete("/source-packages/{name}", s.h(s.removePackage))
+		r.Post("/source-packages/{name}/enable", s.h(s.enablePackage(true)))
+		r.Post("/source-packages/{name}/disable", s.h(s.enablePackage(false)))
 		r.Get("/source-configs", s.read(s.minersRoute("", listSourceConfigs)))
 		r.Get("/source-configs/{id}", s.read(s.minersRoute("id", getSourceConfig)))
 		r.Put("/source-configs/{id}", s.h(s.minersRoute("id", putSourceConfig)))

@@ -42,8 +42,9 @@ func TestClientTypesReadEveryAnswer(t *testing.T) {
 		"filed":          func() any { return new(api.Filed) },
 		"search clipped": func() any { return new(api.SearchResult) }, "search brief": func() any { return new(api.BriefResult) },
 		"transcript hit": func() any { return new(api.SearchResult) }, "wake-up with the last session": func() any { return new(api.WakeUp) },
-		"source list": func() any { return new(api.SourceList) },
-		"backup list": func() any { return new(api.BackupList) }, "backup list with a download": func() any { return new(api.BackupList) }, "status backup": func() any { return new(api.Status) },
+		"source list": func() any { return new(api.SourceList) }, "source package installed": func() any { return new(api.SourcePackageInstalled) },
+		"built-in source": func() any { return new(api.SourcePackage) },
+		"backup list":     func() any { return new(api.BackupList) }, "backup list with a download": func() any { return new(api.BackupList) }, "status backup": func() any { return new(api.Status) },
 	}
 	b, err := os.ReadFile(goldenFile)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/services/kinds"
 	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/sources/sandbox"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
 	"github.com/loci-dev/loci/store/disk"
@@ -377,6 +378,19 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	})
 	srcs := sources.NewRegistry(sources.Directory{MaxFileBytes: cfg.Mining.MaxFileBytes},
 		sources.ClaudeCode(), sources.Codex(), sources.OpenCode{}, sources.ChatGPTExport(), sources.ClaudeExport())
+	// Source packages: the bundled ones recorded, every one loaded into
+	// the registry (a module changed on disk is unavailable).
+	wasm, err := sandbox.New(ctx)
+	if err != nil {
+		return fault.Wrap(fault.ServerFailed, err, "starting the source sandbox failed: "+err.Error(), "see the log")
+	}
+	lc.started("the source sandbox", time.Second, wasm.Close)
+	packages := &services.Packages{DB: db, Registry: srcs, Dir: filepath.Join(cfg.Palace.Path, "sources"), Version: version,
+		Timeout: time.Duration(cfg.Mining.SourceTimeoutSecs) * time.Second, Runtime: wasm, Bundled: bundledPackages,
+		Log: log.With("component", "source-packages")}
+	if err := packages.Start(ctx); err != nil {
+		return fault.Wrap(fault.ServerFailed, err, "loading the source packages failed: "+err.Error(), "see the log")
+	}
 	extractor := kinds.Extractor(cfg.Extraction)
 	mining := kinds.Mining{Sources: srcs, ChunkChars: cfg.Mining.ChunkChars,
 		MaxDocuments: cfg.Mining.MaxDocuments, Secrets: cfg.Mining.Secrets, Log: log}
@@ -508,7 +522,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// HTTP server can drain its other requests.
 	started := time.Now()
 	srv := &transport.Server{
-		Palace: palace, Jobs: jobs, Search: searcher, Sources: &services.Sources{DB: db, Registry: srcs},
+		Palace: palace, Jobs: jobs, Search: searcher, Sources: &services.Sources{DB: db, Registry: srcs, Packages: packages}, Packages: packages,
 		Miners: miners, Triggers: trig, Graph: &services.Graph{DB: db, Sys: sys, Fuzzy: cfg.Dedup.EntityFuzzy}, Config: cfg, Version: version, Started: started, Address: addr,
 		Log: log.With("component", "http"), Migrator: mig, Auth: auth, Events: bus, Imports: imports,
 		StreamStall: time.Duration(cfg.Server.SlowSubscriberSecs) * time.Second, MCPMax: caps.mcp,

@@ -15,6 +15,8 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/loci-dev/loci/sources/pack"
 )
 
 // chromium finds the browser for the dashboard tests: LOCI_CHROMIUM, else
@@ -415,6 +417,27 @@ func TestDashboardInABrowser(t *testing.T) {
 	if r := d.do("GET", "/api/triggers/hourly", nil, auth...); get[string](r.body, "status") != "disabled" || get[float64](r.body, "counters", "fired") != 1 {
 		t.Fatalf("the trigger after Fire and Disable: %s", r.raw)
 	}
+
+	// The sources the mining view lists: an installed package with its
+	// origin and permissions in words, one whose module changed on disk
+	// with why it cannot run, a built-in one.
+	notes, arc := notesPackage(t, "notes", "1.0.0", notesPerms, guestModule(t))
+	if r := install(d, arc, "?consent="+pack.ConsentDigest("notes", notes.Manifest.Permissions), auth...); r.status != 201 {
+		t.Fatalf("install: %d %s", r.status, r.raw)
+	}
+	_, arc = notesPackage(t, "tampered", "1.0.0", "", guestModule(t))
+	if r := install(d, arc, "", auth...); r.status != 201 {
+		t.Fatalf("install: %d %s", r.status, r.raw)
+	}
+	if err := os.WriteFile(filepath.Join(palace, "sources", "tampered", "notes.wasm"), append(guestModule(t), 0), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run("the sources", chromedp.Navigate(base+"#/overview"), chromedp.Navigate(base+"#/mining"),
+		waitText(`document.querySelector('tr[data-source="notes"] .origin')?.textContent === 'local'`),
+		waitText(`document.querySelector('tr[data-source="notes"] .permissions')?.textContent.includes('read the environment variable NOTES_TOKEN')`),
+		waitText(`document.querySelector('tr[data-source="tampered"] .state')?.textContent.startsWith('unavailable')`),
+		waitText(`document.querySelector('tr[data-source="tampered"] .reason')?.textContent.startsWith('the module changed on disk since it was installed')`),
+		waitText(`document.querySelector('tr[data-source="directory"] .origin')?.textContent === 'built-in'`), shot("sources"))
 
 	// The graph: facts from checkpoints drawn around their entity; a
 	// superseded fact's history names the fact that replaced it.

@@ -85,11 +85,15 @@ func TestMineEndToEnd(t *testing.T) {
 		get[string](mined[0].(map[string]any), "locator") != root || get[float64](mined[0].(map[string]any), "documents") != 4 {
 		t.Fatalf("sources: %s", src.raw)
 	}
-	// Every source of this daemon is built in and enabled, and says so.
+	// Every source of a fresh daemon is enabled, built in or bundled (the
+	// source packages shipped with loci), and says so.
 	for _, a := range adapters {
-		if a := a.(map[string]any); a["state"] != "enabled" || a["origin"] != "built-in" {
-			t.Fatalf("adapter %v: want state enabled, origin built-in", a)
+		if a := a.(map[string]any); a["state"] != "enabled" || (a["origin"] != "built-in" && a["origin"] != "bundled") {
+			t.Fatalf("adapter %v: want state enabled, origin built-in or bundled", a)
 		}
+	}
+	if a := adapterInfo(adapters, "directory"); a["origin"] != "built-in" {
+		t.Fatalf("the directory adapter: %v", a)
 	}
 	// The address as loci status prints it works as --addr too.
 	if out, _, code := runCLI(home, "", []string{"--addr", "http://" + d.addr + "/", "source", "list"}, nil); code != 0 || !strings.Contains(out, root+"  4 documents") {

@@ -446,10 +446,10 @@ const jobs = {
   },
 };
 
-// ---- mining: miners and triggers
+// ---- mining: miners, triggers and the sources they read
 const mining = {
   async render(el) {
-    const [m, t] = await Promise.all([get('/api/miners'), get('/api/triggers')]);
+    const [m, t, s] = await Promise.all([get('/api/miners'), get('/api/triggers'), get('/api/source-packages')]);
     const slot = h('div');
     const btn = (label, path, act2) => h('button', { type: 'button', class: 'plain', 'data-act': act2, onclick: () => act(slot, () => post(path), () => mining.render(el)) }, label);
     const wh = t.webhook || {};
@@ -471,6 +471,15 @@ const mining = {
           x.last_job ? h('div', {}, h('a', { href: '#/jobs' + q({ job: x.last_job }) }, 'last job ' + x.last_job.slice(0, 8))) : null),
         h('td', {}, btn('Fire', '/api/triggers/' + esc(x.name) + '/fire', 'fire'), x.enabled ? btn('Disable', '/api/triggers/' + esc(x.name) + '/disable', 'disable') : btn('Enable', '/api/triggers/' + esc(x.name) + '/enable', 'enable')));
     };
+    // A source: its origin, its state and why it cannot run, and the
+    // permissions it was given, in words (none for a built-in one).
+    const source = (x) => h('tr', { 'data-source': x.name },
+      h('td', {}, x.name, x.version ? h('span', { class: 'muted' }, ' ' + x.version) : null),
+      h('td', { class: 'origin' }, x.origin),
+      h('td', { class: 'state' }, x.state, x.reason ? h('div', { class: 'error-text reason' }, x.reason) : null),
+      h('td', { class: 'permissions' }, x.permission_words
+        ? h('ul', {}, x.permission_words.map((w) => h('li', {}, w)))
+        : h('span', { class: 'muted' }, 'part of loci')));
     const hook = `http://${wh.bind}:${wh.port}/hooks/<trigger name>`;
     fill(el, h('h1', {}, 'Mining'), slot,
       h('div', { class: 'card' }, h('h2', {}, 'Miners'), (m.miners || []).length
@@ -482,6 +491,10 @@ const mining = {
         h('p', {}, 'Webhook endpoint: ', wh.enabled
           ? [h('code', { id: 'webhook-url' }, hook), ' ', h('button', { type: 'button', class: 'plain', onclick: (e) => copy(hook, e.target) }, 'Copy')]
           : h('span', { class: 'muted' }, 'off (set webhook.enable to receive deliveries)'))),
+      h('div', { class: 'card' }, h('h2', {}, 'Sources'),
+        h('table', { id: 'sources' }, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Origin'), h('th', {}, 'State'), h('th', {}, 'Permissions'))),
+          h('tbody', {}, (s.sources || []).map(source))),
+        h('p', { class: 'muted' }, 'Install a source package with `loci source install FILE`: it shows the permissions it asks for and asks before installing.')),
       m.config_file ? h('p', { class: 'muted' }, 'Miners and triggers live in ' + m.config_file + '.')
         : m.config_file_to_create ? h('p', { class: 'muted' }, 'No configuration file yet: the first miner or trigger saved (loci miner set, loci trigger set) creates ' + m.config_file_to_create + '.') : null);
   },

@@ -1,0 +1,848 @@
+package services
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/sources"
+	"github.com/loci-dev/loci/sources/contract"
+	"github.com/loci-dev/loci/sources/installed"
+	"github.com/loci-dev/loci/sources/pack"
+	"github.com/loci-dev/loci/sources/sandbox"
+	"github.com/loci-dev/loci/store"
+)
+
+// packagesKey is the store meta key holding every package's record, a
+// JSON object by name: one compare-and-swap changes one package's record
+// against all the others as read.
+const packagesKey = "source_packages"
+
+// MaxPackageBytes is the most a package archive may be (the spec's 64
+// MiB body limit).
+const MaxPackageBytes = pack.MaxArchiveBytes
+
+// BundledConsent is the consent a bundled package is recorded with: it
+// ships with loci, so installing loci is the consent.
+const BundledConsent = "bundled with loci"
+
+// PackageRecord is what the palace keeps of an installed or bundled
+// source package. The manifest and module themselves are files
+// (<palace>/../sources/<name>/) or, for a bundled package, in the binary.
+type PackageRecord struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Origin is bundled or local (registry and plugin later).
+	Origin string `json:"origin"`
+	// ModuleSHA256 and ManifestSHA256 are the files' digests as
+	// installed, checked at every load.
+	ModuleSHA256   string `json:"module_sha256"`
+	ManifestSHA256 string `json:"manifest_sha256"`
+	// Consent is the consent digest the user gave ("" when the package
+	// asked for nothing; BundledConsent for a bundled one).
+	Consent string `json:"consent,omitempty"`
+	// Consented are the permissions consented to (normalised): an update
+	// within them needs no new consent.
+	Consented pack.Permissions `json:"consented_permissions"`
+	// State is installed, enabled or disabled: the stored states.
+	// Unavailable and incompatible are computed at each load.
+	State       string    `json:"state"`
+	InstalledAt time.Time `json:"installed_at"`
+}
+
+// Packages is the service of source packages: installing one with the
+// user's consent, enabling, disabling and removing it, and loading every
+// package into the sources registry (at start and at each read), where a
+// module changed on disk is unavailable and one this loci cannot run is
+// incompatible.
+type Packages struct {
+	// DB keeps the records (store meta).
+	DB store.Meta
+	// Registry is the daemon's adapters; built-in ones are already in it.
+	Registry *sources.Registry
+	// Dir holds the installed packages' files, a folder each.
+	Dir string
+	// Version is this loci's version (compatibility).
+	Version string
+	// Timeout is each sandbox call's limit (mining.source_timeout_secs).
+	Timeout time.Duration
+	// Runtime runs the modules; nil only where NewAdapter is set.
+	Runtime *sandbox.Runtime
+	// Bundled lists the packages shipped with loci (bundled.Packages).
+	Bundled func() ([]*pack.Package, error)
+	// NewAdapter makes a package's adapter (nil: installed.New over
+	// Runtime).
+	NewAdapter func(p *pack.Package) (sources.Adapter, error)
+	// Getenv reads the environment for the variables a package may read
+	// (nil: os.LookupEnv).
+	Getenv func(string) (string, bool)
+	Log    *slog.Logger
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+
+	mu      sync.Mutex // one change of files, records and registry at a time
+	bundled map[string]*pack.Package
+	loaded  map[string]loadedPackage
+	// manifests are the manifests read at the last load, by name (what
+	// the API shows of a package).
+	manifests map[string]*pack.Manifest
+}
+
+// loadedPackage is the adapter made for a package as last loaded, kept
+// while its files and record stay the same.
+type loadedPackage struct {
+	key   string // record and file digests it was made from
+	entry sources.Entry
+}
+
+func (p *Packages) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+func (p *Packages) log() *slog.Logger {
+	if p.Log != nil {
+		return p.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Start reads the bundled packages, records the ones not yet recorded
+// (enabled, origin bundled) or changed with this loci (keeping their
+// state), removes what an interrupted install or removal left in Dir, and
+// loads every package into the registry.
+func (p *Packages) Start(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bundled = map[string]*pack.Package{}
+	if p.Bundled != nil {
+		pkgs, err := p.Bundled()
+		if err != nil {
+			return fmt.Errorf("reading the bundled source packages: %w", err)
+		}
+		for _, pkg := range pkgs {
+			p.bundled[pkg.Manifest.Name] = pkg
+		}
+	}
+	for name, pkg := range p.bundled {
+		rec := p.bundledRecord(pkg)
+		_, _, err := p.change(ctx, name, packageEvent{kind: evBundle, record: rec})
+		if err != nil {
+			// A palace read only for now (a full disk): the bundled
+			// source still loads, enabled, from the record it would have.
+			p.log().Warn("recording a bundled source package failed", "source", name, "err", err)
+		}
+	}
+	p.sweep(ctx)
+	_, err := p.refresh(ctx)
+	return err
+}
+
+func (p *Packages) bundledRecord(pkg *pack.Package) *PackageRecord {
+	return &PackageRecord{Name: pkg.Manifest.Name, Version: pkg.Manifest.Version, Origin: sources.OriginBundled,
+		ModuleSHA256: pkg.ModuleDigest(), ManifestSHA256: pack.Digest(pkg.ManifestBytes), Consent: BundledConsent,
+		Consented: pkg.Manifest.Permissions, State: sources.StateEnabled, InstalledAt: p.now().UTC()}
+}
+
+// sweep removes what an interrupted install left (.tmp-* and .old-*
+// folders) and the folders of packages with no record (a removal
+// interrupted after its record went) or a bundled one's (a package
+// installed under a name this loci now bundles: the bundled one took its
+// record).
+func (p *Packages) sweep(ctx context.Context) {
+	if p.Dir == "" {
+		return
+	}
+	ents, err := os.ReadDir(p.Dir)
+	if err != nil {
+		return
+	}
+	recs, err := p.records(ctx)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if rec, ok := recs[n]; ok && rec.Origin != sources.OriginBundled && !strings.HasPrefix(n, ".") {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(p.Dir, n)); err != nil {
+			p.log().Warn("removing a leftover source package folder failed", "path", filepath.Join(p.Dir, n), "err", err)
+		}
+	}
+}
+
+// records reads every package's record.
+func (p *Packages) records(ctx context.Context) (map[string]*PackageRecord, error) {
+	raw, _, err := p.DB.GetMeta(ctx, packagesKey)
+	if err != nil {
+		return nil, err
+	}
+	return decodeRecords(raw)
+}
+
+func decodeRecords(raw string) (map[string]*PackageRecord, error) {
+	recs := map[string]*PackageRecord{}
+	if raw == "" {
+		return recs, nil
+	}
+	if err := json.Unmarshal([]byte(raw), &recs); err != nil {
+		return nil, fault.Wrap(fault.StoreBackendFailed, err, "the source package records cannot be read", "run loci doctor")
+	}
+	return recs, nil
+}
+
+// The events of a package's state machine.
+const (
+	evInstall = "install" // a package (new or an update) installed by the user
+	evBundle  = "bundle"  // a bundled package as this loci ships it
+	evEnable  = "enable"
+	evDisable = "disable"
+	evRemove  = "remove"
+)
+
+type packageEvent struct {
+	kind   string
+	record *PackageRecord // install, bundle: the package's record
+	enable bool           // install: enable it at once
+}
+
+// nextPackage is the one state machine of a package's record: cur is the
+// record (nil: none), the answer the record after ev (nil: none). Install
+// makes a new package installed (enabled when asked) and keeps an
+// updated one's state (enabled when asked); a bundled package is recorded
+// enabled and keeps its state across loci versions; enable and disable
+// are idempotent; remove removes, except a bundled package.
+func nextPackage(cur *PackageRecord, ev packageEvent) (*PackageRecord, error) {
+	switch ev.kind {
+	case evInstall, evBundle:
+		next := *ev.record
+		switch {
+		case cur == nil && ev.kind == evBundle:
+			next.State = sources.StateEnabled
+		case cur == nil:
+			next.State = sources.StateInstalled
+		case cur.Origin == sources.OriginBundled && ev.kind == evInstall:
+			return nil, bundledErr(cur.Name, "replaced")
+		default:
+			next.State = cur.State
+			if ev.kind == evBundle && cur.ModuleSHA256 == next.ModuleSHA256 && cur.ManifestSHA256 == next.ManifestSHA256 && cur.Origin == next.Origin {
+				next.InstalledAt = cur.InstalledAt
+			}
+		}
+		if ev.enable {
+			next.State = sources.StateEnabled
+		}
+		return &next, nil
+	case evEnable, evDisable:
+		if cur == nil {
+			return nil, packageNotFound("")
+		}
+		next := *cur
+		next.State = sources.StateEnabled
+		if ev.kind == evDisable {
+			next.State = sources.StateDisabled
+		}
+		return &next, nil
+	case evRemove:
+		if cur == nil {
+			return nil, packageNotFound("")
+		}
+		if cur.Origin == sources.OriginBundled {
+			return nil, bundledErr(cur.Name, "removed")
+		}
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unknown source package event %q", ev.kind)
+}
+
+// change applies ev to the named package's record, compare-and-swapped
+// against the records as read, and returns the record before and after.
+func (p *Packages) change(ctx context.Context, name string, ev packageEvent) (before, after *PackageRecord, err error) {
+	for range 16 {
+		raw, _, err := p.DB.GetMeta(ctx, packagesKey)
+		if err != nil {
+			return nil, nil, err
+		}
+		recs, err := decodeRecords(raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		before = recs[name]
+		after, err = nextPackage(before, ev)
+		if err != nil {
+			if fe := fault.As(err); fe.Code == fault.SourceNotFound {
+				return nil, nil, packageNotFound(name)
+			}
+			return nil, nil, err
+		}
+		if after == nil {
+			delete(recs, name)
+		} else {
+			recs[name] = after
+		}
+		val := ""
+		if len(recs) > 0 {
+			b, err := json.Marshal(recs)
+			if err != nil {
+				return nil, nil, err
+			}
+			val = string(b)
+		}
+		if val == raw {
+			return before, after, nil
+		}
+		ok, err := p.DB.CompareAndSwapMeta(ctx, packagesKey, raw, val)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			return before, after, nil
+		}
+	}
+	return nil, nil, fault.New(fault.StoreBackendFailed, "the source package records kept changing", "try again")
+}
+
+// refresh loads every recorded package (and every bundled one) into the
+// registry and drops the installed adapters no longer recorded; it
+// returns the records.
+func (p *Packages) refresh(ctx context.Context) (map[string]*PackageRecord, error) {
+	recs, err := p.records(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for name, pkg := range p.bundled {
+		if recs[name] == nil {
+			recs[name] = p.bundledRecord(pkg)
+		}
+	}
+	if p.loaded == nil {
+		p.loaded = map[string]loadedPackage{}
+	}
+	p.manifests = map[string]*pack.Manifest{}
+	for name, rec := range recs {
+		e := p.load(rec)
+		if _, err := p.Registry.Put(e); err != nil {
+			p.log().Warn("a source package cannot be registered", "source", name, "err", err)
+		}
+	}
+	for _, e := range p.Registry.Entries() {
+		if e.Origin != sources.OriginBuiltIn && recs[e.Name()] == nil {
+			_ = p.Registry.Remove(e.Name())
+			delete(p.loaded, e.Name())
+		}
+	}
+	return recs, nil
+}
+
+// load is the registry entry of a recorded package: its adapter with the
+// stored state when its files are the ones installed and this loci can
+// run it; else unavailable or incompatible with the reason.
+func (p *Packages) load(rec *PackageRecord) sources.Entry {
+	var pkg *pack.Package
+	var err error
+	if rec.Origin == sources.OriginBundled {
+		if pkg = p.bundled[rec.Name]; pkg == nil {
+			return p.unavailable(rec, nil, "it was bundled with another version of loci and this one does not ship it")
+		}
+	} else if pkg, err = pack.ReadDir(filepath.Join(p.Dir, rec.Name)); err != nil {
+		return p.unavailable(rec, nil, "its files cannot be read ("+fault.As(err).Msg+")")
+	}
+	if pkg.Manifest.Name == rec.Name {
+		p.manifests[rec.Name] = pkg.Manifest
+	}
+	// A bundled package is the binary's own, read from it: nothing on disk
+	// to have changed, and loci's consent.
+	if rec.Origin != sources.OriginBundled {
+		if d := pkg.ModuleDigest(); d != rec.ModuleSHA256 {
+			return p.unavailable(rec, pkg, fmt.Sprintf("the module changed on disk since it was installed (sha256 %s, installed %s)", d, rec.ModuleSHA256))
+		}
+		if d := pack.Digest(pkg.ManifestBytes); d != rec.ManifestSHA256 {
+			return p.unavailable(rec, pkg, fmt.Sprintf("the manifest changed on disk since it was installed (sha256 %s, installed %s)", d, rec.ManifestSHA256))
+		}
+		if !pkg.Manifest.Permissions.Within(rec.Consented) {
+			return p.unavailable(rec, pkg, "it asks for permissions beyond those consented to")
+		}
+	}
+	if why := pkg.Manifest.Compatible(p.Version); why != "" {
+		e := p.unavailable(rec, pkg, why)
+		e.State = sources.StateIncompatible
+		return e
+	}
+	key := rec.ModuleSHA256 + rec.ManifestSHA256 + rec.Origin
+	if l, ok := p.loaded[rec.Name]; ok && l.key == key {
+		l.entry.State = rec.State
+		return l.entry
+	}
+	a, err := p.adapter(pkg)
+	if err != nil {
+		return p.unavailable(rec, pkg, "it cannot be loaded: "+err.Error())
+	}
+	e := sources.Entry{Adapter: a, State: rec.State, Origin: rec.Origin}
+	p.loaded[rec.Name] = loadedPackage{key: key, entry: e}
+	return e
+}
+
+func (p *Packages) unavailable(rec *PackageRecord, pkg *pack.Package, reason string) sources.Entry {
+	delete(p.loaded, rec.Name)
+	info := sources.Info{Name: rec.Name}
+	if pkg != nil && pkg.Manifest.Name == rec.Name {
+		info = manifestInfo(pkg.Manifest)
+	}
+	return sources.Entry{Adapter: unloaded{info: info, reason: reason}, State: sources.StateUnavailable, Origin: rec.Origin, Reason: reason}
+}
+
+// adapter makes a package's adapter: installed.New over the sandbox,
+// the module compiled (by digest) at its first call.
+func (p *Packages) adapter(pkg *pack.Package) (sources.Adapter, error) {
+	if p.NewAdapter != nil {
+		return p.NewAdapter(pkg)
+	}
+	if p.Runtime == nil {
+		return nil, errors.New("no sandbox runtime")
+	}
+	getenv := p.Getenv
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	name, digest := pkg.Manifest.Name, pkg.ModuleDigest()
+	limits := sandbox.Limits{Timeout: p.Timeout}
+	var mu sync.Mutex
+	wasm := pkg.Module
+	var mod *sandbox.Module
+	call := func(ctx context.Context, g sandbox.Grants, req *contract.Request) (*contract.Answer, error) {
+		mu.Lock()
+		if mod == nil {
+			m, err := p.Runtime.Compile(ctx, digest, wasm)
+			if err != nil {
+				mu.Unlock()
+				return nil, fault.Wrap(fault.SourceFailed, err, fmt.Sprintf("the %s source's module cannot be compiled: %v", name, err), "reinstall the source")
+			}
+			mod, wasm = m, nil
+		}
+		m := mod
+		mu.Unlock()
+		return p.Runtime.Call(ctx, m, name, g, limits, req)
+	}
+	return installed.New(pkg, call, installed.Options{Timeout: p.Timeout, Getenv: getenv})
+}
+
+func manifestInfo(m *pack.Manifest) sources.Info {
+	return sources.Info{Name: m.Name, Options: append([]string{}, m.Source.Options...),
+		Capabilities:   sources.Capabilities{Incremental: m.Source.Incremental, Triggers: append([]string{}, m.Source.Triggers...)},
+		Format:         m.Source.Format,
+		DefaultLocator: m.Source.DefaultLocator}
+}
+
+// unloaded is the adapter of a package that cannot be loaded: it shows
+// what its manifest declares, and every stage fails with why.
+type unloaded struct {
+	info   sources.Info
+	reason string
+}
+
+func (u unloaded) Info() sources.Info { return u.info }
+func (u unloaded) err() error {
+	return fault.Newf(fault.SourceUnavailable, "reinstall the source, or remove it", "the %s source is unavailable: %s", u.info.Name, u.reason)
+}
+func (u unloaded) Resolve(string, map[string]string) (store.SourceIdentity, error) {
+	return store.SourceIdentity{}, u.err()
+}
+func (u unloaded) ParseCursor(json.RawMessage) error { return u.err() }
+func (u unloaded) Discover(context.Context, sources.Run, json.RawMessage) ([]sources.Ref, error) {
+	return nil, u.err()
+}
+func (u unloaded) Read(context.Context, sources.Run, sources.Ref) (*sources.Document, error) {
+	return nil, u.err()
+}
+
+// Refresh loads every package again (a read: a module changed on disk
+// shows now).
+func (p *Packages) Refresh(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err := p.refresh(ctx)
+	return err
+}
+
+// List is every source, built-in, bundled and installed, by name.
+func (p *Packages) List(ctx context.Context) ([]api.SourcePackage, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	recs, err := p.refresh(ctx)
+	if err != nil {
+		return nil, err
+	}
+	entries := p.Registry.Entries()
+	out := make([]api.SourcePackage, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, p.view(e, recs[e.Name()]))
+	}
+	return out, nil
+}
+
+// Show is one source, built-in, bundled or installed.
+func (p *Packages) Show(ctx context.Context, name string) (api.SourcePackage, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	recs, err := p.refresh(ctx)
+	if err != nil {
+		return api.SourcePackage{}, err
+	}
+	e, ok := p.Registry.Entry(name)
+	if !ok {
+		return api.SourcePackage{}, packageNotFound(name)
+	}
+	return p.view(e, recs[name]), nil
+}
+
+// view is an entry as the API shows it, with its record's package facts.
+func (p *Packages) view(e sources.Entry, rec *PackageRecord) api.SourcePackage {
+	in := e.Adapter.Info()
+	c := in.Capabilities
+	v := api.SourcePackage{Name: in.Name, Origin: e.Origin, State: e.State, Reason: e.Reason, Options: append([]string{}, in.Options...),
+		Capabilities: api.SourceCapabilities{Incremental: c.Incremental, KeepsRaw: c.KeepsRaw, NeedsCredentials: c.NeedsCredentials,
+			Triggers: append([]string{}, c.Triggers...)},
+		Format: in.Format, DefaultLocator: in.DefaultLocator}
+	if rec == nil {
+		return v
+	}
+	v.Version, v.ModuleSHA256 = rec.Version, rec.ModuleSHA256
+	at := rec.InstalledAt
+	v.InstalledAt = &at
+	perms := rec.Consented
+	if m := p.manifests[rec.Name]; m != nil {
+		v.Description, v.Contract = m.Description, m.Contract
+		if m.Permissions.Within(rec.Consented) {
+			perms = m.Permissions
+		}
+	}
+	v.Permissions = apiPermissions(perms)
+	v.PermissionWords = perms.Words()
+	v.ConsentDigest = pack.ConsentDigest(rec.Name, perms)
+	return v
+}
+
+func apiPermissions(p pack.Permissions) *api.SourcePermissions {
+	nz := func(s []string) []string { return append([]string{}, s...) }
+	return &api.SourcePermissions{Read: nz(p.Read), Programs: nz(p.Programs), Env: nz(p.Env), Network: p.Network, MemoryMiB: p.MemoryMiB}
+}
+
+// InstallOptions are an install's query: the consent digest and whether
+// to enable the source at once.
+type InstallOptions struct {
+	Consent string
+	Enable  bool
+	// Origin is where the package comes from (local when empty).
+	Origin string
+}
+
+// Install installs the package archive read from body (at most
+// pack.MaxArchiveBytes): refused when its name is a built-in or bundled
+// source's, when this loci cannot run it (loci::source::incompatible
+// with the reason), and when it asks for permissions without the
+// consent digest the daemon computes from it
+// (loci::source::consent_required, the digest and the permissions in
+// words); an update asking for nothing beyond what was consented to
+// needs no new consent. A consent digest given that is not this
+// package's is refused the same way, whatever the package asks for. The files are written beside the others and
+// swapped in at once, then the record; replaced is the version replaced
+// ("" when new).
+func (p *Packages) Install(ctx context.Context, body io.Reader, o InstallOptions) (api.SourcePackageInstalled, error) {
+	raw, err := io.ReadAll(io.LimitReader(body, pack.MaxArchiveBytes+1))
+	if err != nil {
+		return api.SourcePackageInstalled{}, fault.Wrap(fault.InputInvalid, err, "body: cannot be read", "send the package again")
+	}
+	if len(raw) > pack.MaxArchiveBytes {
+		return api.SourcePackageInstalled{}, tooLarge()
+	}
+	pkg, err := pack.ReadArchive(bytes.NewReader(raw))
+	if err != nil {
+		return api.SourcePackageInstalled{}, err
+	}
+	origin := o.Origin
+	if origin == "" {
+		origin = sources.OriginLocal
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	name, m := pkg.Manifest.Name, pkg.Manifest
+	if e, ok := p.Registry.Entry(name); ok && e.Origin == sources.OriginBuiltIn {
+		return api.SourcePackageInstalled{}, fault.Newf(fault.SourceBuiltin, "built-in sources are part of loci; name the package otherwise",
+			"the %s source is built in: it cannot be replaced", name)
+	}
+	if _, ok := p.bundled[name]; ok {
+		return api.SourcePackageInstalled{}, bundledErr(name, "replaced")
+	}
+	recs, err := p.records(ctx)
+	if err != nil {
+		return api.SourcePackageInstalled{}, err
+	}
+	cur := recs[name]
+	if cur != nil && cur.Origin == sources.OriginBundled {
+		return api.SourcePackageInstalled{}, bundledErr(name, "replaced")
+	}
+	if why := m.Compatible(p.Version); why != "" {
+		return api.SourcePackageInstalled{}, fault.Newf(fault.SourceIncompatible, "install a version of the source built for this loci ("+p.Version+")",
+			"the %s source %s cannot run on this loci: %s", name, m.Version, why)
+	}
+	perms := m.Permissions
+	digest := pack.ConsentDigest(name, perms)
+	rec := &PackageRecord{Name: name, Version: m.Version, Origin: origin, ModuleSHA256: pkg.ModuleDigest(),
+		ManifestSHA256: pack.Digest(pkg.ManifestBytes), Consented: perms, InstalledAt: p.now().UTC()}
+	switch {
+	case o.Consent != "" && o.Consent != digest:
+		// A digest names exact permissions of one package: another one's
+		// (or another version's) never installs this one, whatever it
+		// asks for.
+		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur)
+	case cur != nil && perms.Within(cur.Consented):
+		// An update asking for nothing new keeps the consent given.
+		rec.Consent, rec.Consented = cur.Consent, cur.Consented
+	case perms.None():
+	case o.Consent == digest:
+		rec.Consent = digest
+	default:
+		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur)
+	}
+	undo, done, err := p.writeFiles(pkg)
+	if err != nil {
+		return api.SourcePackageInstalled{}, err
+	}
+	before, after, err := p.change(ctx, name, packageEvent{kind: evInstall, record: rec, enable: o.Enable})
+	if err != nil {
+		// Not recorded (a full disk, a read-only palace): the package
+		// before stays as it was.
+		undo()
+		return api.SourcePackageInstalled{}, err
+	}
+	done()
+	delete(p.loaded, name)
+	recs, err = p.refresh(ctx)
+	if err != nil {
+		return api.SourcePackageInstalled{}, err
+	}
+	e, _ := p.Registry.Entry(name)
+	out := api.SourcePackageInstalled{Source: p.view(e, recs[name])}
+	if before != nil {
+		out.Replaced = before.Version
+	}
+	p.log().Info("source package installed", "source", name, "version", after.Version, "origin", origin, "state", after.State,
+		"module_sha256", after.ModuleSHA256, "replaced", out.Replaced)
+	return out, nil
+}
+
+func tooLarge() error {
+	return fault.Newf(fault.InputTooLarge, "a source package is at most 64 MiB", "the package is larger than %d bytes", pack.MaxArchiveBytes)
+}
+
+// consentRequired is the refusal of a package asking for permissions
+// without the consent digest computed from it.
+func consentRequired(pkg *pack.Package, digest, given string, cur *PackageRecord) error {
+	m := pkg.Manifest
+	var b strings.Builder
+	switch {
+	case given != "":
+		fmt.Fprintf(&b, "the consent %s is not the consent of the %s source %s, which asks to: ", given, m.Name, m.Version)
+	case cur != nil:
+		fmt.Fprintf(&b, "the %s source %s asks for more than was consented to for %s: it asks to: ", m.Name, m.Version, cur.Version)
+	default:
+		fmt.Fprintf(&b, "installing the %s source %s needs your consent: it asks to: ", m.Name, m.Version)
+	}
+	b.WriteString(strings.Join(m.Permissions.Words(), "; "))
+	fmt.Fprintf(&b, ". Its consent digest is %s", digest)
+	return fault.New(fault.SourceConsentRequired, b.String(),
+		"review the permissions; then run `loci source install FILE` (it shows them and asks), or pass --consent "+digest+
+			" (the query consent="+digest+")")
+}
+
+func bundledErr(name, what string) error {
+	return fault.Newf(fault.SourceBundled, "bundled sources ship with loci; disable it instead, or install a package under another name",
+		"the %s source is bundled with loci: it cannot be %s", name, what)
+}
+
+func packageNotFound(name string) error {
+	return fault.Newf(fault.SourceNotFound, "list the sources (loci source list, GET /api/source-packages)", "no source is named %q", name)
+}
+
+// writeFiles writes a package's manifest and module into a new folder in
+// Dir, synced, then puts it in place of the package's folder at once.
+// done removes the old package's files once the record is written; undo
+// puts them back when it could not be.
+func (p *Packages) writeFiles(pkg *pack.Package) (undo, done func(), err error) {
+	failed := func(err error) (func(), func(), error) {
+		return nil, nil, fault.Wrap(fault.StoreBackendFailed, err, "writing the source package's files failed: "+err.Error(), "check the disk; nothing was installed")
+	}
+	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
+		return failed(err)
+	}
+	tmp, err := os.MkdirTemp(p.Dir, ".tmp-"+pkg.Manifest.Name+"-")
+	if err != nil {
+		return failed(err)
+	}
+	for _, f := range []struct {
+		name string
+		body []byte
+	}{{pack.ManifestFile, pkg.ManifestBytes}, {pkg.Manifest.Module, pkg.Module}} {
+		if err := writeSynced(filepath.Join(tmp, f.name), f.body); err != nil {
+			os.RemoveAll(tmp)
+			return failed(err)
+		}
+	}
+	if err := syncDir(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return failed(err)
+	}
+	dst := filepath.Join(p.Dir, pkg.Manifest.Name)
+	old, err := swapDir(tmp, dst)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return failed(err)
+	}
+	if err := syncDir(p.Dir); err != nil {
+		p.log().Warn("syncing the source packages' folder failed", "err", err)
+	}
+	undo = func() {
+		if err := os.RemoveAll(dst); err != nil {
+			p.log().Warn("removing an unrecorded source package's files failed; they go at the next start", "path", dst, "err", err)
+		}
+		if old != "" {
+			if err := os.Rename(old, dst); err != nil {
+				p.log().Warn("putting a source package's files back failed", "path", dst, "err", err)
+			}
+		}
+	}
+	done = func() {
+		if old != "" {
+			if err := os.RemoveAll(old); err != nil {
+				p.log().Warn("removing a replaced source package's files failed; they go at the next start", "path", old, "err", err)
+			}
+		}
+	}
+	return undo, done, nil
+}
+
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// SetEnabled enables or disables a source (idempotent): a built-in
+// source stays enabled (loci::source::builtin); a bundled one may be
+// disabled.
+func (p *Packages) SetEnabled(ctx context.Context, name string, enable bool) (api.SourcePackage, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.Registry.Entry(name); ok && e.Origin == sources.OriginBuiltIn {
+		if enable {
+			return p.view(e, nil), nil
+		}
+		return api.SourcePackage{}, fault.Newf(fault.SourceBuiltin, "built-in sources are part of loci; disable the miners that use it instead",
+			"the %s source is built in: it cannot be disabled", name)
+	}
+	ev := packageEvent{kind: evDisable}
+	if enable {
+		ev.kind = evEnable
+	}
+	if pkg, ok := p.bundled[name]; ok {
+		// A bundled package is recorded as it ships before its first
+		// change.
+		if _, _, err := p.change(ctx, name, packageEvent{kind: evBundle, record: p.bundledRecord(pkg)}); err != nil {
+			return api.SourcePackage{}, err
+		}
+	}
+	_, after, err := p.change(ctx, name, ev)
+	if err != nil {
+		return api.SourcePackage{}, err
+	}
+	recs, err := p.refresh(ctx)
+	if err != nil {
+		return api.SourcePackage{}, err
+	}
+	e, _ := p.Registry.Entry(name)
+	p.log().Info("source package "+ev.kind+"d", "source", name, "state", after.State)
+	return p.view(e, recs[name]), nil
+}
+
+// Remove removes an installed package: its record, its adapter and its
+// files. What it mined stays; a running mine keeps the adapter it
+// started with. Built-in (loci::source::builtin) and bundled
+// (loci::source::bundled) sources stay.
+func (p *Packages) Remove(ctx context.Context, name string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.Registry.Entry(name); ok && e.Origin == sources.OriginBuiltIn {
+		return fault.Newf(fault.SourceBuiltin, "built-in sources are part of loci; disable the miners that use it instead",
+			"the %s source is built in: it cannot be removed", name)
+	}
+	if _, ok := p.bundled[name]; ok {
+		return bundledErr(name, "removed")
+	}
+	if _, _, err := p.change(ctx, name, packageEvent{kind: evRemove}); err != nil {
+		return err
+	}
+	delete(p.loaded, name)
+	if err := p.Registry.Remove(name); err != nil && fault.As(err).Code != fault.SourceNotFound {
+		return err
+	}
+	// The record went first: files left by a failure here are swept at
+	// the next start.
+	if p.Dir != "" {
+		if err := os.RemoveAll(filepath.Join(p.Dir, name)); err != nil {
+			p.log().Warn("removing a source package's files failed; they go at the next start", "source", name, "err", err)
+		}
+	}
+	p.log().Info("source package removed", "source", name)
+	return nil
+}
+
+// swapAside moves dst aside (old: where it went, "" when there was none),
+// then tmp to dst.
+func swapAside(tmp, dst string) (old string, err error) {
+	old = filepath.Join(filepath.Dir(tmp), ".old-"+filepath.Base(dst)+"-"+filepath.Base(tmp))
+	if err := os.Rename(dst, old); os.IsNotExist(err) {
+		old = ""
+	} else if err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		if old != "" {
+			_ = os.Rename(old, dst)
+		}
+		return "", err
+	}
+	return old, nil
+}
