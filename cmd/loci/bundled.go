@@ -1,8 +1,8 @@
 package main
 
-import "github.com/loci-dev/loci/sources/pack"
+import "github.com/loci-dev/loci/sources/bundled"
 
-// bundledPackages lists the source packages shipped with loci, installed
-// from the start with origin bundled. sources/bundled builds them; until
-// its Packages lands on this branch there are none.
-var bundledPackages = func() ([]*pack.Package, error) { return nil, nil }
+// bundledPackages lists the source packages shipped with loci (built from
+// this repository and embedded by sources/bundled), installed from the
+// start with origin bundled.
+var bundledPackages = bundled.Packages

@@ -380,7 +380,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		sources.ClaudeCode(), sources.Codex(), sources.OpenCode{}, sources.ChatGPTExport(), sources.ClaudeExport())
 	// Source packages: the bundled ones recorded, every one loaded into
 	// the registry (a module changed on disk is unavailable).
-	wasm, err := sandbox.New(ctx)
+	// Compiled modules are kept under the palace's folder, so a start
+	// does not compile the bundled ones again (a second or two each).
+	wasm, err := sandbox.NewWith(ctx, sandbox.Options{CacheDir: filepath.Join(cfg.Palace.Path, "cache", "wasm")})
+	if err != nil {
+		log.Warn("the source sandbox's compilation cache is not usable; modules are compiled at each start", "err", err)
+		wasm, err = sandbox.New(ctx)
+	}
 	if err != nil {
 		return fault.Wrap(fault.ServerFailed, err, "starting the source sandbox failed: "+err.Error(), "see the log")
 	}

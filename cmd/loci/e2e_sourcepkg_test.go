@@ -473,7 +473,7 @@ func TestSourcePackageCLI(t *testing.T) {
 	}
 
 	out, errOut, code = d.cli("", "source", "show", "notes")
-	if code != 0 || !strings.Contains(out, "origin:   local") || !strings.Contains(out, "run the program git (by name, no shell)") ||
+	if code != 0 || !strings.Contains(out, "origin:   local") || !strings.Contains(out, "run the program git as you, with any arguments") ||
 		!strings.Contains(out, "consent digest: "+pack.ConsentDigest("notes", more.Manifest.Permissions)) {
 		t.Fatalf("show: %d %s %s", code, out, errOut)
 	}
