@@ -178,8 +178,13 @@ func (m Mining) plan(p mineParams) (MineInput, store.SourceIdentity, error) {
 // mineBatch bounds the documents (and bytes) filed in one transaction; a
 // batch the store finds too big for one is halved, and a document too big
 // alone is skipped.
+// A source that reads in batches (an installed one: a call costs a
+// module's start, milliseconds for a Go guest) is handed batches of up to
+// mineBatchCalls documents, so that its calls are few and full; the bytes'
+// bound is the same.
 const (
 	mineBatch      = 64
+	mineBatchCalls = 512
 	mineBatchBytes = 1 << 20
 )
 
@@ -291,7 +296,11 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (_ any, err error) {
 		}
 		return store.Progress{Current: int64(s.Documents), Total: &total, Message: msg}
 	}
-	batch := mineBatch
+	maxBatch := mineBatch
+	if _, ok := a.(sources.BatchReader); ok {
+		maxBatch = mineBatchCalls
+	}
+	batch := maxBatch
 	for i := 0; i < len(refs); {
 		if r.Stopping() {
 			return nil, actors.ErrStopped
@@ -337,7 +346,7 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (_ any, err error) {
 		if err != nil {
 			return nil, err
 		}
-		batch = min(mineBatch, 2*batch)
+		batch = min(maxBatch, 2*batch)
 		st, i = next, end
 		if in.Limit > 0 && st.Stats.Documents >= in.Limit && i < len(refs) {
 			st.Stats.Truncated = true

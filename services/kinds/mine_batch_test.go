@@ -350,3 +350,35 @@ func TestMineAnInstalledSource(t *testing.T) {
 		t.Fatalf("the second mine: %+v", res)
 	}
 }
+
+// A BatchReader is handed full chunks: the mine's batches hold up to
+// mineBatchCalls documents for it (not mineBatch), so 1,000 small
+// documents to read take a handful of calls, not one per 64 / cores.
+func TestMineHandsABatchReaderFullChunks(t *testing.T) {
+	src := &batchy{docs: 2000}
+	reg := sources.NewRegistry()
+	if _, err := reg.Put(sources.Entry{Adapter: src, State: sources.StateEnabled, Origin: sources.OriginLocal}); err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	j, _ := sourceRuntime(t, t.TempDir(), reg, &log)
+	job, err := submit(t, j, "mine", `{"source":"batchy","locator":"inbox","wing":"w"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := waitDone(t, j, job.ID); done.Status != store.JobCompleted {
+		t.Fatalf("mine: %s %s", done.Status, done.Error)
+	}
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	largest, read := 0, 0
+	for _, c := range src.chunks {
+		largest, read = max(largest, len(c)), read+len(c)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	// 1,000 of the 2,000 are carried; the 1,000 to read come in batches of
+	// 512 documents (256 to read), each split over the cores.
+	if want := min(256, (256+procs-1)/procs); read != 1000 || largest < want {
+		t.Fatalf("%d read in %d chunks, the largest %d, want one of at least %d", read, len(src.chunks), largest, want)
+	}
+}

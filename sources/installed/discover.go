@@ -91,13 +91,14 @@ func (a *adapter) ref(it contract.Item, past json.RawMessage, g sandbox.Grants) 
 		return ref, nil
 	}
 	if it.Document != nil {
-		doc, err := a.document(it.ID, it.Document, g)
-		if err != nil {
-			return sources.Ref{}, err
-		}
-		ref.Doc = doc
-		if ref.Size == 0 {
-			ref.Size = doc.Bytes
+		// A carried document that fails its checks fails alone: the ref
+		// goes without it, so the mine job asks for it with a read, whose
+		// answer fails that document, not the discovery.
+		if doc, err := a.document(it.ID, it.Document, g); err == nil {
+			ref.Doc = doc
+			if ref.Size == 0 {
+				ref.Size = doc.Bytes
+			}
 		}
 	}
 	return ref, nil

@@ -354,10 +354,23 @@ func TestDiscoverCarriesDocuments(t *testing.T) {
 	if refs[1].Doc != nil || refs[1].Filtered != "merge" || refs[2].Doc != nil {
 		t.Fatalf("refs %+v", refs[1:])
 	}
+	// A carried document failing its checks fails alone: the discovery
+	// goes on without it (the mine job reads it, and the read fails that
+	// document); a name cut to length with a space at its end is trimmed.
 	f.discover = func(req *contract.Request) (*contract.Answer, error) {
-		return &contract.Answer{Items: []contract.Item{{ID: "c1", Cursor: cursorOf(1), Document: &contract.Document{Name: "../up", Units: []string{"x"}}}}}, nil
+		return &contract.Answer{Items: []contract.Item{
+			{ID: "c1", Cursor: cursorOf(1), Document: &contract.Document{Name: "../up", Units: []string{"x"}}},
+			{ID: "c2", Cursor: cursorOf(2), Document: &contract.Document{Name: "c2 cut here ", Units: []string{"x"}}},
+		}}, nil
 	}
-	_, err = a.Discover(t.Context(), sources.Run{ID: store.SourceIdentity{Locator: "x"}}, nil)
+	refs, err = a.Discover(t.Context(), sources.Run{ID: store.SourceIdentity{Locator: "x"}}, nil)
+	if err != nil || len(refs) != 2 || refs[0].Doc != nil || refs[1].Doc == nil || refs[1].Doc.Name != "c2 cut here" {
+		t.Fatalf("a bad carried document and a trimmed one: %+v %v", refs, err)
+	}
+	f.read = func(req *contract.Request) (*contract.Answer, error) {
+		return &contract.Answer{Documents: []contract.ReadResult{{ID: "c1", Document: &contract.Document{Name: "../up", Units: []string{"x"}}}}}, nil
+	}
+	_, err = a.Read(t.Context(), sources.Run{ID: store.SourceIdentity{Locator: "x"}}, refs[0])
 	mustFail(t, err, fault.SourceFailed, `the name "../up"`)
 }
 

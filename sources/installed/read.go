@@ -138,7 +138,9 @@ func (a *adapter) result(r contract.ReadResult, g sandbox.Grants) sources.ReadRe
 // or a JSON object; its units made valid UTF-8; its size the units'
 // when it gives none.
 func (a *adapter) document(id string, d *contract.Document, g sandbox.Grants) (*sources.Document, error) {
-	name, room := d.Name, d.Room
+	// Spaces at either end are trimmed (a name cut to length may end in
+	// one); what is left must be a name.
+	name, room := strings.TrimSpace(d.Name), strings.TrimSpace(d.Room)
 	if name == "" {
 		name = id
 	}

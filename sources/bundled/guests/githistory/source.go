@@ -537,7 +537,7 @@ func name(s string) string {
 		return r
 	}, s)
 	s = strings.Join(strings.Fields(s), " ")
-	return truncate(s, maxNameBytes)
+	return strings.TrimSpace(truncate(s, maxNameBytes))
 }
 
 func truncate(s string, n int) string {

@@ -336,3 +336,14 @@ func TestProgramRefused(t *testing.T) {
 		t.Fatalf("%+v", a)
 	}
 }
+
+// A name cut to its length never ends in a space (the host refuses a
+// drawer name with one at either end).
+func TestNameCutNeverEndsInASpace(t *testing.T) {
+	for pad := range 8 {
+		s := strings.Repeat("x", maxNameBytes-1-pad) + strings.Repeat(" y", 20)
+		if n := name(s); strings.TrimSpace(n) != n || len(n) > maxNameBytes {
+			t.Fatalf("pad %d: %q", pad, n)
+		}
+	}
+}
