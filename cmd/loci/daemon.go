@@ -382,10 +382,22 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// the registry (a module changed on disk is unavailable).
 	// Compiled modules are kept under the palace's folder, so a start
 	// does not compile the bundled ones again (a second or two each).
-	wasm, err := sandbox.NewWith(ctx, sandbox.Options{CacheDir: filepath.Join(cfg.Palace.Path, "cache", "wasm")})
+	// A package granted the network may not call this daemon's own
+	// listeners (with authentication off, the API would install packages
+	// for it).
+	daemonPorts := func() []int {
+		ports := []int{ln.Addr().(*net.TCPAddr).Port}
+		for _, p := range []int{cfg.Webhook.Port, cfg.DB.Port} {
+			if p > 0 {
+				ports = append(ports, p)
+			}
+		}
+		return ports
+	}
+	wasm, err := sandbox.NewWith(ctx, sandbox.Options{CacheDir: filepath.Join(cfg.Palace.Path, "cache", "wasm"), DaemonPorts: daemonPorts})
 	if err != nil {
 		log.Warn("the source sandbox's compilation cache is not usable; modules are compiled at each start", "err", err)
-		wasm, err = sandbox.New(ctx)
+		wasm, err = sandbox.NewWith(ctx, sandbox.Options{DaemonPorts: daemonPorts})
 	}
 	if err != nil {
 		return fault.Wrap(fault.ServerFailed, err, "starting the source sandbox failed: "+err.Error(), "see the log")

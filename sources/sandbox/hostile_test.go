@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -388,4 +390,41 @@ func TestSymlinksCannotLeadOutOfAGrantedDir(t *testing.T) {
 
 	_, err := rt.Call(t.Context(), m, "hostile", Grants{Dirs: []string{filepath.Join(granted, "gone")}}, limits, resolveReq("/x", nil))
 	wantFault(t, err, fault.SourceFailed, "the source hostile cannot be given its directory "+filepath.Join(granted, "gone"))
+}
+
+// With the network granted, a fetch still cannot reach the daemon's own
+// listeners on this machine, by any name for it (127.0.0.1, localhost,
+// an interface's address): with authentication off, the daemon's API
+// would install packages for it. Other ports of this machine stay open.
+func TestFetchNeverReachesTheDaemon(t *testing.T) {
+	serve := func() (*httptest.Server, int) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("answered")) }))
+		u, _ := url.Parse(srv.URL)
+		port, _ := strconv.Atoi(u.Port())
+		return srv, port
+	}
+	daemon, daemonPort := serve()
+	defer daemon.Close()
+	other, _ := serve()
+	defer other.Close()
+	h := guest(t, "hostile")
+	rt, err := NewWith(t.Context(), Options{DaemonPorts: func() []int { return []int{daemonPort} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(t.Context())
+	m, err := rt.Compile(t.Context(), digestOf(h), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := Grants{Network: true}
+	for _, u := range []string{daemon.URL, strings.Replace(daemon.URL, "127.0.0.1", "localhost", 1), strings.Replace(daemon.URL, "127.0.0.1", "[::ffff:127.0.0.1]", 1)} {
+		r := results(t, probe(t, rt, m, g, map[string]string{"do": "fetch", "url": u + "/api/source-packages"}))[0]
+		if r.Error == nil || !strings.Contains(r.Error.Message, "the loci daemon's own listener") || len(r.Body) != 0 {
+			t.Fatalf("%s: %+v", u, r)
+		}
+	}
+	if r := results(t, probe(t, rt, m, g, map[string]string{"do": "fetch", "url": other.URL})); r[0].Error != nil || string(r[0].Body) != "answered" {
+		t.Fatalf("another local port: %+v", r[0])
+	}
 }

@@ -6,14 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/loci-dev/loci/fault"
@@ -205,9 +208,15 @@ func (c *call) fetch(n contract.Need, budget *atomic.Int64) contract.Result {
 
 // newHTTPClient is the client fetches use: redirects only to http and
 // https, at most 10.
-func newHTTPClient() *http.Client {
+func newHTTPClient(daemonPorts func() []int) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	if daemonPorts != nil {
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second,
+			Control: func(_, address string, _ syscall.RawConn) error { return refuseDaemon(address, daemonPorts()) }}
+		t.DialContext = d.DialContext
+	}
 	return &http.Client{
-		Transport: http.DefaultTransport.(*http.Transport).Clone(),
+		Transport: t,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 10 {
 				return errors.New("stopped after 10 redirects")
@@ -228,4 +237,40 @@ func host(raw string) string {
 		return "a malformed URL"
 	}
 	return fault.Clip(u.Scheme+"://"+u.Host, fault.MaxQuoted)
+}
+
+// refuseDaemon refuses a connection to address (the resolved ip:port a
+// fetch dials, so no name or redirect leads around it) when it is one of
+// the daemon's own ports on this machine.
+func refuseDaemon(address string, ports []int) error {
+	h, p, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	port, _ := strconv.Atoi(p)
+	if !slices.Contains(ports, port) {
+		return nil
+	}
+	ip := net.ParseIP(h)
+	if ip == nil {
+		return nil
+	}
+	if ip.IsLoopback() || ip.IsUnspecified() || localAddress(ip) {
+		return fmt.Errorf("%s is the loci daemon's own listener, which a source may not call", address)
+	}
+	return nil
+}
+
+// localAddress reports an address of one of this machine's interfaces.
+func localAddress(ip net.IP) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return true // unknown: refuse rather than let a source reach the daemon
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }

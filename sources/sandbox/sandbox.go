@@ -91,6 +91,12 @@ type Options struct {
 	// across restarts (a large module compiles in about a second); else
 	// the compilation cache is in memory only.
 	CacheDir string
+	// DaemonPorts, when set, lists the ports of the daemon's own
+	// listeners: a fetch may not reach them on this machine (a loopback,
+	// unspecified or local interface address), whatever name it used, so
+	// that a package granted the network cannot call the daemon's API
+	// (which, with authentication off, installs packages).
+	DaemonPorts func() []int
 }
 
 // Runtime compiles and runs modules. It is safe for concurrent use.
@@ -152,7 +158,7 @@ func NewWith(ctx context.Context, o Options) (*Runtime, error) {
 		_ = cache.Close(ctx)
 		return nil, fault.Wrap(fault.ServerFailed, err, "the sandbox cannot start WASI", "report it: this is a bug")
 	}
-	return &Runtime{rt: rt, cache: cache, http: newHTTPClient(), modules: map[string]*compiling{}}, nil
+	return &Runtime{rt: rt, cache: cache, http: newHTTPClient(o.DaemonPorts), modules: map[string]*compiling{}}, nil
 }
 
 const helpIntegrity = "the module's bytes are not the ones installed: reinstall the package"
