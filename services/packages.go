@@ -39,7 +39,7 @@ const BundledConsent = "bundled with loci"
 
 // PackageRecord is what the palace keeps of an installed or bundled
 // source package. The manifest and module themselves are files
-// (<palace>/../sources/<name>/) or, for a bundled package, in the binary.
+// (<palace>/sources/<name>/) or, for a bundled package, in the binary.
 type PackageRecord struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
