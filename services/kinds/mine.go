@@ -630,13 +630,15 @@ func (m Mining) finish(ctx context.Context, r *actors.Run, in MineInput, key str
 	default:
 		s.Outcome = api.MineNothingFiled
 	}
-	s.Note = mineNote(s, pruneNote)
+	s.Note = mineNote(s, in.Source == sources.DirectoryName, pruneNote)
 	return s, nil
 }
 
 // mineNote says in words what a mine job's counts mean, and what to do
 // when something is to be done.
-func mineNote(s api.MineResult, pruneNote string) string {
+// mineNote is the result's note; what the directory source finds past its
+// cursor (change times) is said only for it.
+func mineNote(s api.MineResult, directory bool, pruneNote string) string {
 	var parts []string
 	switch s.Outcome {
 	case api.MineChanged:
@@ -649,9 +651,11 @@ func mineNote(s api.MineResult, pruneNote string) string {
 			parts = append(parts, fmt.Sprintf("Read everything again and filed what changed in wing %q.", s.Wing))
 		}
 	case api.MineUpToDate:
-		parts = append(parts, fmt.Sprintf("Up to date: nothing changed since the last mine of this source into wing %q (%d documents filed there). "+
-			"Files renamed, moved or copied in with old dates are found by their change time; a file whose content changed with none "+
-			"of its times (nor its directory's) changing is found only by a full read: loci mine --full, which duplicates nothing.", s.Wing, s.Tracked))
+		parts = append(parts, fmt.Sprintf("Up to date: nothing changed since the last mine of this source into wing %q (%d documents filed there).", s.Wing, s.Tracked))
+		if directory {
+			parts = append(parts, "Files renamed, moved or copied in with old dates are found by their change time; a file whose content changed with none "+
+				"of its times (nor its directory's) changing is found only by a full read: loci mine --full, which duplicates nothing.")
+		}
 	case api.MineUnchanged:
 		parts = append(parts, fmt.Sprintf("Every document is as last filed in wing %q.", s.Wing))
 	case api.MineEmpty:

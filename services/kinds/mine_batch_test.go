@@ -382,3 +382,15 @@ func TestMineHandsABatchReaderFullChunks(t *testing.T) {
 		t.Fatalf("%d read in %d chunks, the largest %d, want one of at least %d", read, len(src.chunks), largest, want)
 	}
 }
+
+// An up-to-date mine explains change times for the directory source only:
+// another source's cursor is its own (a commit, a session's offset).
+func TestUpToDateNoteSaysChangeTimesForDirectoriesOnly(t *testing.T) {
+	s := api.MineResult{Outcome: api.MineUpToDate, Wing: "w", Tracked: 3}
+	if n := mineNote(s, true, ""); !strings.Contains(n, "Up to date") || !strings.Contains(n, "change time") {
+		t.Fatalf("directory: %s", n)
+	}
+	if n := mineNote(s, false, ""); !strings.Contains(n, "Up to date") || strings.Contains(n, "change time") || strings.Contains(n, "Files") {
+		t.Fatalf("another source: %s", n)
+	}
+}
