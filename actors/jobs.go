@@ -80,8 +80,11 @@ type Run struct {
 	// abort cancels ctx: force-cancel.
 	abort context.CancelFunc
 	stop  atomic.Int32
-	pid   *actor.PID
-	done  chan struct{}
+	// stops closes at the first stop request (stopOnce).
+	stops    chan struct{}
+	stopOnce sync.Once
+	pid      *actor.PID
+	done     chan struct{}
 }
 
 // NewJobs builds the runtime; Register its kinds, then Start recovers and
@@ -206,6 +209,9 @@ func (j *Jobs) kick() {
 
 // request records the strongest stop reason asked for.
 func (r *Run) request(reason int32) {
+	if reason != stopNone && r.stops != nil {
+		r.stopOnce.Do(func() { close(r.stops) })
+	}
 	for {
 		cur := r.stop.Load()
 		if cur >= reason || r.stop.CompareAndSwap(cur, reason) {
@@ -217,6 +223,11 @@ func (r *Run) request(reason int32) {
 // Stopping reports that the handler should stop at its next unit boundary
 // (pause, cancel or shutdown), saving its checkpoint first.
 func (r *Run) Stopping() bool { return r.stop.Load() != stopNone || r.ctx.Err() != nil }
+
+// Stops is closed once the job is asked to stop (pause, cancel or
+// shutdown): a handler waiting on something long that is safe to abandon
+// (a source's discovery, say) selects on it.
+func (r *Run) Stops() <-chan struct{} { return r.stops }
 
 // Context is cancelled when the job is force-cancelled.
 func (r *Run) Context() context.Context { return r.ctx }
@@ -470,7 +481,7 @@ func (d *dispatcher) start(c actor.Context, job *store.Job) {
 		j.Log.Error("reading a job's input failed", "job", job.ID, "err", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Run{Job: *job, jobs: j, ctx: ctx, abort: cancel, done: make(chan struct{})}
+	r := &Run{Job: *job, jobs: j, ctx: ctx, abort: cancel, stops: make(chan struct{}), done: make(chan struct{})}
 	j.mu.Lock()
 	j.runs[job.ID] = r
 	j.mu.Unlock()

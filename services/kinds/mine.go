@@ -274,7 +274,21 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (_ any, err error) {
 			return nil, err
 		}
 	}
-	refs, err := m.discover(ctx, r, a, src, in, t, st.Cursor)
+	// A discovery (a source's listing, an installed one's calls) is
+	// abandoned at a pause, cancel or shutdown: nothing was filed from it.
+	dctx, stopDiscovery := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-r.Stops():
+			stopDiscovery()
+		case <-dctx.Done():
+		}
+	}()
+	refs, err := m.discover(dctx, r, a, src, in, t, st.Cursor)
+	stopDiscovery()
+	if err != nil && r.Stopping() {
+		return nil, actors.ErrStopped
+	}
 	if err != nil {
 		return nil, err
 	}

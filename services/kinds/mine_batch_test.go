@@ -394,3 +394,55 @@ func TestUpToDateNoteSaysChangeTimesForDirectoriesOnly(t *testing.T) {
 		t.Fatalf("another source: %s", n)
 	}
 }
+
+// endless is a source whose discovery never ends on its own (an
+// installed source answering "more" forever): it lists until its context
+// ends.
+type endless struct{ batchy }
+
+func (e *endless) Discover(ctx context.Context, _ sources.Run, _ json.RawMessage) ([]sources.Ref, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A cancel reaches a discovery in progress: the job ends cancelled at
+// once, not after the source gives up (nothing was filed from it).
+func TestCancelStopsADiscoveryInProgress(t *testing.T) {
+	src := &endless{}
+	reg := sources.NewRegistry()
+	if _, err := reg.Put(sources.Entry{Adapter: src, State: sources.StateEnabled, Origin: sources.OriginLocal}); err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	j, _ := sourceRuntime(t, t.TempDir(), reg, &log)
+	job, err := submit(t, j, "mine", `{"source":"batchy","locator":"inbox","wing":"w"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		got, err := j.Get(t.Context(), job.ID)
+		if err == nil && got.Status == store.JobRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the mine never ran: %+v %v", got, err)
+		}
+	}
+	t0 := time.Now()
+	if _, err := j.Cancel(t.Context(), job.ID); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		got, err := j.Get(t.Context(), job.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == store.JobCancelled {
+			return
+		}
+		if time.Since(t0) > 10*time.Second {
+			t.Fatalf("10 s after a cancel: %s %s", got.Status, got.Error)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

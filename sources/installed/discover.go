@@ -36,6 +36,7 @@ func (a *adapter) Discover(ctx context.Context, run sources.Run, cursor json.Raw
 	}
 	var refs []sources.Ref
 	seen := map[string]struct{}{}
+	var held int64 // bytes the refs hold: ids, cursors, carried documents
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -63,6 +64,14 @@ func (a *adapter) Discover(ctx context.Context, run sources.Run, cursor json.Raw
 			}
 			seen[ref.ID] = struct{}{}
 			refs = append(refs, ref)
+			held += int64(2*len(ref.ID) + len(ref.Cursor))
+			if ref.Doc != nil {
+				held += ref.Doc.Bytes
+			}
+		}
+		if held > a.maxBytes {
+			return nil, a.failed(fmt.Sprintf("listed more than %d MiB in one discovery (ids, cursors and the documents it carried), which the daemon holds in memory until they are filed",
+				a.maxBytes>>20))
 		}
 		if !ans.More {
 			return refs, nil

@@ -46,7 +46,7 @@ func FuzzAnswers(f *testing.F) {
 			return &a, nil
 		}
 		a := &adapter{m: *manifest(t, "").Manifest, call: call, o: Options{Getenv: func(string) (string, bool) { return "", false }},
-			page: 10, maxRefs: 100}
+			page: 10, maxRefs: 100, maxBytes: 1 << 20}
 		run := sources.Run{ID: store.SourceIdentity{Adapter: "notes", Locator: "x"}}
 		refs, err := a.Discover(t.Context(), run, nil)
 		if err == nil {

@@ -60,6 +60,11 @@ const (
 	// MaxRefs is the most items one discovery lists: a source answering
 	// more to come forever fails instead of running forever.
 	MaxRefs = 10_000_000
+	// MaxDiscoveryBytes is the most one discovery may hold (its ids,
+	// cursors and carried documents): a discovery is held in memory until
+	// its documents are filed, so a source listing without end fails here
+	// long before the daemon's memory does.
+	MaxDiscoveryBytes = 512 << 20
 	// BatchItems is the most items one read call is asked for.
 	BatchItems = 256
 	// BatchBytes bounds one read call's items: their sizes (as discovery
@@ -87,6 +92,7 @@ type adapter struct {
 	reads bool
 	// page and maxRefs are PageItems and MaxRefs (smaller in tests).
 	page, maxRefs int
+	maxBytes      int64
 }
 
 // New is the adapter of package p, its calls made through call. A
@@ -110,7 +116,7 @@ func New(p *pack.Package, call Caller, o Options) (sources.Adapter, error) {
 		o.Getenv = os.LookupEnv
 	}
 	return &adapter{m: m, perms: perms, call: call, o: o, reads: slices.Contains(perms.Read, pack.Locator),
-		page: PageItems, maxRefs: MaxRefs}, nil
+		page: PageItems, maxRefs: MaxRefs, maxBytes: MaxDiscoveryBytes}, nil
 }
 
 // Info is the manifest's: the name, the option keys and the

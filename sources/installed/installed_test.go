@@ -408,6 +408,14 @@ func TestDiscoverRefusesHostileAnswers(t *testing.T) {
 		{"no id", func(*contract.Request) *contract.Answer {
 			return &contract.Answer{Items: []contract.Item{{Cursor: cursorOf(1)}}}
 		}, "listed an item whose id"},
+		{"more bytes than a discovery holds", func(req *contract.Request) *contract.Answer {
+			n, _ := after(req)
+			a := page(n+1, 5, true)
+			for i := range a.Items {
+				a.Items[i].Document = &contract.Document{Name: a.Items[i].ID, Units: []string{strings.Repeat("x", 64<<10)}}
+			}
+			return a
+		}, "listed more than 1 MiB in one discovery"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -419,7 +427,7 @@ func TestDiscoverRefusesHostileAnswers(t *testing.T) {
 				return tc.answer(req), nil
 			}}
 			a := newAdapter(t, manifest(t, ""), Native(f), Options{})
-			a.page, a.maxRefs = 5, 50
+			a.page, a.maxRefs, a.maxBytes = 5, 50, 1<<20
 			refs, err := a.Discover(t.Context(), sources.Run{ID: store.SourceIdentity{Locator: "x"}}, nil)
 			if refs != nil {
 				t.Fatalf("refs %v beside the error", refs)
