@@ -654,7 +654,11 @@ func (r *Run) conclude(result any, err error) {
 		}
 		r.finish(store.JobEvent{Kind: ev})
 	default:
-		r.finish(store.JobEvent{Kind: store.EvFail, Error: fault.As(err).Msg})
+		// A failure is said in the log too (the job's error is what its
+		// answer shows: a source's failure names the source).
+		fe := fault.As(err)
+		r.jobs.Log.Warn("job failed", "job", r.Job.ID, "kind", r.Job.Kind, "code", string(fe.Code), "err", fe.Msg)
+		r.finish(store.JobEvent{Kind: store.EvFail, Error: fe.Msg})
 	}
 }
 
