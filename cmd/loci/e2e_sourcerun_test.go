@@ -1,0 +1,290 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/loci-dev/loci/sources/pack"
+)
+
+var (
+	wasmGuestsMu sync.Mutex
+	wasmGuests   = map[string][]byte{}
+)
+
+// wasmGuest is the Go program in testdata/name built for wasip1, once.
+func wasmGuest(t *testing.T, name string) []byte {
+	t.Helper()
+	wasmGuestsMu.Lock()
+	defer wasmGuestsMu.Unlock()
+	if b, ok := wasmGuests[name]; ok {
+		return b
+	}
+	out := filepath.Join(t.TempDir(), name+".wasm")
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/"+name)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the guest %s: %v\n%s", name, err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasmGuests[name] = b
+	return b
+}
+
+// marker is a value found nowhere but where the test put it.
+func marker(t *testing.T, what string) string {
+	t.Helper()
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return "SECRET" + what + hex.EncodeToString(b)
+}
+
+// rssKiB is the resident memory of a process (VmRSS), 0 when unknown.
+func rssKiB(pid int) int {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			return n
+		}
+	}
+	return 0
+}
+
+// mineJob submits a mine job and waits for its end.
+func mineJob(t *testing.T, d *daemon, body map[string]any, within time.Duration) map[string]any {
+	t.Helper()
+	r := d.do("POST", "/api/jobs", body)
+	if r.status != 202 {
+		t.Fatalf("mine %v: %d %s", body, r.status, r.raw)
+	}
+	return waitJob(t, d, get[string](r.body, "id"), within, finished)
+}
+
+// The hostile package's manifest: its misdeed chosen by the option do;
+// it may read its locator and the variable HOSTILE_GRANTED and run git,
+// nothing else.
+const hostileManifest = `contract = 1
+name = "hostile"
+version = "1.0.0"
+description = "tries what a source must not"
+module = "hostile.wasm"
+[source]
+options = ["do", "path", "name", "program", "args", "url"]
+[permissions]
+read = ["locator"]
+env = ["HOSTILE_GRANTED"]
+programs = ["git"]
+`
+
+// A package that tries, one mine job at a time, every misdeed the
+// sandbox forbids (a file outside its directories, an unlisted variable,
+// an unlisted program, a shell, the network, memory past its ceiling,
+// an endless loop, 20 MiB of output): each job fails with an error that
+// names the source and the kind, the daemon stays healthy (it answers,
+// files and finds, its memory did not grow by the output), and nothing
+// the misdeed could have reached is anywhere: not in the job, the
+// palace, or the daemon's log.
+func TestSourceRunHostileGuests(t *testing.T) {
+	home, palace := newPalace(t)
+	cfg := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(cfg, []byte("[mining]\nsource_timeout_secs = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fileSecret, envSecret, netSecret, runSecret := marker(t, "FILE"), marker(t, "ENV"), marker(t, "NET"), marker(t, "RUN")
+	secretFile := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(secretFile, []byte("the password is "+fileSecret+" "+runSecret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var fetched atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetched.Add(1)
+		fmt.Fprint(w, netSecret)
+	}))
+	defer srv.Close()
+	d := start(t, home, palace, "LOCI_CONFIG="+cfg, "HOSTILE_SECRET="+envSecret, "HOSTILE_GRANTED=granted-value")
+
+	m, err := pack.ParseManifest([]byte(hostileManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pack.Package{Manifest: m, ManifestBytes: []byte(hostileManifest), Module: wasmGuest(t, "hostileguest")}
+	var arc bytes.Buffer
+	if err := p.WriteArchive(&arc); err != nil {
+		t.Fatal(err)
+	}
+	if r := install(d, arc.Bytes(), "?enable=true&consent="+pack.ConsentDigest("hostile", m.Permissions)); r.status != 201 {
+		t.Fatalf("install: %d %s", r.status, r.raw)
+	}
+	locator := t.TempDir()
+	mine := func(opts map[string]string) map[string]any {
+		t.Helper()
+		return mineJob(t, d, map[string]any{"type": "mine", "source": "hostile", "locator": locator, "wing": "hostile", "options": opts}, time.Minute)
+	}
+
+	// The guest works when it behaves: one note filed. This is the first
+	// call of a module that takes the daemon about as long to compile as
+	// the 1 s limit: the compilation is the daemon's time, not the source's.
+	if j := mine(nil); j["status"] != "completed" || get[float64](j, "result", "ingested") != 1 {
+		t.Fatalf("the harmless mine: %v", j)
+	}
+	searchable(t, d, 20*time.Second, "the harmless note", "copper kettles", "copper kettles")
+	drawers := func() float64 {
+		return get[float64](d.do("GET", "/api/status", nil).body, "counts", "drawers")
+	}
+	want := drawers()
+	if want < 1 {
+		t.Fatalf("no drawer after the harmless mine: %s", counts(d))
+	}
+
+	cases := []struct {
+		name string
+		opts map[string]string
+		// words the job's error holds beside the source's name: the kind
+		// (a job's error is its message; the code is not kept).
+		words []string
+	}{
+		{"a file outside its directories", map[string]string{"do": "readfile", "path": secretFile},
+			[]string{"its discover call failed", "could not read " + secretFile + ": open " + secretFile + ": Bad file number"}},
+		{"a variable not listed", map[string]string{"do": "env", "name": "HOSTILE_SECRET"},
+			[]string{"its discover call failed", "HOSTILE_SECRET is not set; the environment holds: HOSTILE_GRANTED=[$HOSTILE_GRANTED]"}},
+		{"a program not listed", map[string]string{"do": "run", "program": "cat", "args": secretFile},
+			[]string{"asked to run cat, which its permissions do not grant"}},
+		{"a shell", map[string]string{"do": "run", "program": "sh", "args": "-c,cat " + secretFile},
+			[]string{"asked to run sh, which its permissions do not grant"}},
+		{"a shell by its path", map[string]string{"do": "run", "program": "/bin/sh", "args": "-c,cat " + secretFile},
+			[]string{"asked to run /bin/sh, which its permissions do not grant"}},
+		{"the network", map[string]string{"do": "fetch", "url": srv.URL + "/secret"},
+			[]string{"asked to fetch from", "no network"}},
+		{"memory past its ceiling", map[string]string{"do": "alloc"},
+			[]string{"ran out of memory (its ceiling is 64 MiB)"}},
+		{"an endless loop", map[string]string{"do": "loop"},
+			[]string{"its discover call ran past its time limit of 1s and was stopped"}},
+		{"20 MiB of output", map[string]string{"do": "flood"},
+			[]string{"answered more than 16 MiB"}},
+	}
+	pid := d.cmd.Process.Pid
+	for _, c := range cases {
+		rss0 := rssKiB(pid)
+		t0 := time.Now()
+		// full: the harmless mine's cursor would make discovery start past it.
+		r := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "source": "hostile", "locator": locator, "wing": "hostile", "full": true, "options": c.opts})
+		if r.status != 202 {
+			t.Fatalf("%s: submit: %d %s", c.name, r.status, r.raw)
+		}
+		j := waitJob(t, d, get[string](r.body, "id"), time.Minute, finished)
+		took := time.Since(t0)
+		msg := get[string](j, "error")
+		t.Logf("%s (%s): %s", c.name, took.Round(time.Millisecond), msg)
+		if j["status"] != "failed" || !strings.HasPrefix(msg, "the source hostile") {
+			t.Fatalf("%s: want a failed job naming the source: %v", c.name, j)
+		}
+		for _, w := range c.words {
+			if !strings.Contains(msg, w) {
+				t.Fatalf("%s: the error does not say %q: %s", c.name, w, msg)
+			}
+		}
+		if len(msg) > 4096 {
+			t.Fatalf("%s: an error of %d bytes", c.name, len(msg))
+		}
+		if c.opts["do"] == "loop" && took > 15*time.Second {
+			t.Fatalf("an endless loop held the job %s with a 1 s limit", took)
+		}
+
+		// The daemon stays healthy: it answers, files and finds.
+		if h := d.do("GET", "/api/health", nil); h.status != 200 {
+			t.Fatalf("%s: health: %d %s", c.name, h.status, h.raw)
+		}
+		word := fmt.Sprintf("healthcheck%d", len(c.name)*1000+int(time.Now().UnixNano()%1000))
+		if w := d.do("POST", "/api/wings/notes/rooms/health/drawers", map[string]any{"content": "the daemon still files " + word}); w.status != 201 {
+			t.Fatalf("%s: a write after: %d %s", c.name, w.status, w.raw)
+		}
+		want++
+		searchable(t, d, 20*time.Second, c.name+": the write after found", word, word)
+		if got := drawers(); got != want {
+			t.Fatalf("%s: %v drawers, want %v: the misdeed filed something", c.name, got, want)
+		}
+		// The output past the cap was never held: the daemon's memory grew
+		// by less than the 20 MiB printed. (A guest's linear memory is the
+		// daemon's while it runs, up to its ceiling: alloc is not measured.)
+		if rss := rssKiB(pid); c.opts["do"] == "flood" && rss0 > 0 && rss-rss0 >= 20<<10 {
+			t.Fatalf("%s: the daemon's memory grew from %d to %d KiB", c.name, rss0, rss)
+		} else {
+			t.Logf("%s: rss %d -> %d KiB", c.name, rss0, rss)
+		}
+	}
+	if n := fetched.Load(); n != 0 {
+		t.Fatalf("the guest reached the network %d times", n)
+	}
+
+	// Nothing of any misdeed anywhere.
+	jobs := d.do("GET", "/api/jobs?limit=100", nil)
+	for _, s := range []string{fileSecret, envSecret, netSecret, runSecret} {
+		if strings.Contains(jobs.raw, s) {
+			t.Fatalf("a secret in the jobs: %s", jobs.raw)
+		}
+		for _, q := range []string{s, "the password is", "the variable said", "the host gave", "the file said"} {
+			// The hits only: the answer repeats the query.
+			r := d.do("POST", "/api/search", map[string]any{"query": q})
+			if hits := fmt.Sprint(r.body["hits"]); r.status != 200 || strings.Contains(hits, s) || strings.Contains(hits, "stolen") {
+				t.Fatalf("search %q finds the misdeed: %s", q, r.raw)
+			}
+		}
+		if strings.Contains(d.log.String(), s) {
+			t.Fatalf("a secret in the daemon's log:\n%s", d.log.String())
+		}
+	}
+	if strings.Contains(d.log.String(), strings.Repeat("x", 1024)) {
+		t.Fatalf("the flood reached the daemon's log")
+	}
+	list := d.do("GET", "/api/wings/hostile/rooms", nil)
+	if strings.Contains(list.raw, "stolen") || strings.Contains(list.raw, "flood") || strings.Contains(list.raw, "allocated") {
+		t.Fatalf("a misdeed's room: %s", list.raw)
+	}
+}
+
+// searchTop is the contents of a search's first n hits.
+func searchTop(t *testing.T, d *daemon, query string, n int) []string {
+	t.Helper()
+	r := d.do("POST", "/api/search", map[string]any{"query": query, "limit": n})
+	if r.status != 200 {
+		t.Fatalf("search %q: %d %s", query, r.status, r.raw)
+	}
+	var out []string
+	for _, h := range get[[]any](r.body, "hits") {
+		hm, _ := h.(map[string]any)
+		c := get[string](hm, "content")
+		if c == "" {
+			c = get[string](hm, "drawer", "content")
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+var _ = url.QueryEscape
