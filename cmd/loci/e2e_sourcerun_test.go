@@ -287,4 +287,99 @@ func searchTop(t *testing.T, d *daemon, query string, n int) []string {
 	return out
 }
 
-var _ = url.QueryEscape
+// listRoom is every current drawer of a room as the list answers them,
+// page by page.
+func listRoom(t *testing.T, d *daemon, wing, room string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	cursor := ""
+	for {
+		path := "/api/wings/" + wing + "/rooms/" + room + "/drawers?limit=200"
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		r := d.do("GET", path, nil)
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", path, r.status, r.raw)
+		}
+		for _, x := range get[[]any](r.body, "drawers") {
+			out = append(out, x.(map[string]any))
+		}
+		if cursor = get[string](r.body, "next_cursor"); cursor == "" {
+			return out
+		}
+	}
+}
+
+// A WebAssembly mine killed with SIGKILL half-way resumes after the
+// restart and ends exactly: every file of the tree is one drawer (none
+// missing, none twice), the job's counts are the tree's, and a mine
+// after it finds nothing new.
+func TestSourceRunKill9DuringWasmMine(t *testing.T) {
+	home, palace := newPalace(t)
+	const files = 2000
+	root := t.TempDir()
+	want := map[string]bool{}
+	for i := range files {
+		dir := filepath.Join(root, fmt.Sprintf("d%02d", i%30))
+		if i < 30 {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := filepath.Join(dir, fmt.Sprintf("note%04d.txt", i))
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("note %d of the tree: the word is tok%dx\n", i, i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want[p] = true
+	}
+	slow := "LOCI_TEST_MINE_DELAY=1ms" // a batch of 64 takes 64 ms at least
+	t0 := time.Now()
+	d := start(t, home, palace, slow)
+	if out, errOut, code := d.cli("", "source", "list"); code != 0 || !strings.Contains(out, "directory-wasm") {
+		t.Fatalf("loci source list: %d %s %s", code, out, errOut)
+	}
+	job := map[string]any{"type": "mine", "source": "directory-wasm", "locator": root, "wing": "tree"}
+	r := d.do("POST", "/api/jobs", job)
+	if r.status != 202 {
+		t.Fatalf("%d %s", r.status, r.raw)
+	}
+	id := get[string](r.body, "id")
+	at := waitJob(t, d, id, time.Minute, func(j map[string]any) bool {
+		return get[float64](j, "progress", "current") >= 128 || finished(j)
+	})
+	if finished(at) || get[float64](at, "progress", "current") >= files {
+		t.Fatalf("the mine ended before the kill: %v", at)
+	}
+	t.Logf("%s: killed at %v", time.Since(t0), at["progress"])
+	d.cmd.Process.Kill() // SIGKILL
+	<-d.exited
+	d = start(t, home, palace, slow)
+	t.Logf("%s: restarted", time.Since(t0))
+	j := waitJob(t, d, id, 2*time.Minute, finished)
+	t.Logf("%s: finished", time.Since(t0))
+	if j["status"] != "completed" || get[float64](j, "result", "documents") != files || get[float64](j, "result", "ingested") != files ||
+		get[float64](j, "recovery_attempts") != 1 {
+		t.Fatalf("the mine after kill -9: %v", j)
+	}
+	seen := map[string]int{}
+	for _, dr := range listRoom(t, d, "tree", "files") {
+		uri := get[string](dr, "source", "uri")
+		if seen[uri]++; seen[uri] > 1 {
+			t.Fatalf("%s filed twice after kill -9", uri)
+		}
+		if !want[uri] {
+			t.Fatalf("a drawer of no file: %v", dr)
+		}
+	}
+	if len(seen) != files {
+		t.Fatalf("%d of %d files filed after kill -9", len(seen), files)
+	}
+	if n := get[float64](d.do("GET", "/api/status", nil).body, "counts", "drawers"); n != files {
+		t.Fatalf("%v drawers in the palace, want %d", n, files)
+	}
+	again := mineJob(t, d, job, time.Minute)
+	if again["status"] != "completed" || get[float64](again, "result", "ingested") != 0 || get[string](again, "result", "outcome") != "up_to_date" {
+		t.Fatalf("a mine after the resumed one: %v", again)
+	}
+}
