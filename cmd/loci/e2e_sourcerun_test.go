@@ -383,3 +383,104 @@ func TestSourceRunKill9DuringWasmMine(t *testing.T) {
 		t.Fatalf("a mine after the resumed one: %v", again)
 	}
 }
+
+// gitRepo is a repository of n commits made with git fast-import, the
+// one at leaseAt explaining a lease timeout change; git runs it in dir.
+func gitRepo(t *testing.T, n, leaseAt int) (dir string, git func(args ...string) string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "repo")
+	git = func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git("init", "-q", "-b", "main")
+	subjects := []string{"Refactor the store's batch writer", "Fix a typo in the README", "Raise the HTTP client timeout for slow mirrors",
+		"Renew leases in batches of one hundred", "Add tests for the search ranking", "Speed up the tokenizer", "Update dependencies",
+		"Log the job id with every error", "Tidy the dashboard's mining view", "Document the backup format"}
+	var b bytes.Buffer
+	for i := 1; i <= n; i++ {
+		msg := fmt.Sprintf("%s (step %d)\n\nA routine change to file%03d.\n", subjects[i%len(subjects)], i, i%50)
+		if i == leaseAt {
+			msg = "Lengthen the job lease timeout from 30s to 90s\n\nWorkers on busy machines lost their leases mid-job: the 30 second " +
+				"lease timeout expired before the next heartbeat, so another worker took the job and it ran twice. Ninety seconds " +
+				"leaves room for three missed heartbeats.\n"
+		}
+		content := fmt.Sprintf("version %d\n", i)
+		fmt.Fprintf(&b, "commit refs/heads/main\nmark :%d\nauthor Dev <dev@example.com> %d +0000\ncommitter Dev <dev@example.com> %d +0000\n",
+			i, 1700000000+i*60, 1700000000+i*60)
+		fmt.Fprintf(&b, "data %d\n%s", len(msg), msg)
+		if i > 1 {
+			fmt.Fprintf(&b, "from :%d\n", i-1)
+		}
+		fmt.Fprintf(&b, "M 644 inline file%03d.txt\ndata %d\n%s\n", i%50, len(content), content)
+	}
+	cmd := exec.Command("git", "-C", dir, "fast-import", "--quiet")
+	cmd.Stdin = &b
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+	git("reset", "-q", "--hard", "main")
+	return dir, git
+}
+
+// The bundled git-history source end to end: a repository of a few
+// hundred commits mined with loci mine --source; the commit that explains
+// the lease timeout change is in the top three of a search asking why;
+// three new commits mined again are exactly three new documents; a
+// fourth mine files nothing.
+func TestSourceRunGitHistory(t *testing.T) {
+	const commits = 300
+	repo, git := gitRepo(t, commits, 137)
+	lease := strings.TrimSpace(git("log", "--format=%H", "--grep", "lease timeout"))
+	if len(lease) != 40 {
+		t.Fatalf("the lease commit: %q", lease)
+	}
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	out, errOut, code := d.cli("", "mine", "--source", "git-history", repo, "--wing", "code")
+	if code != 0 {
+		t.Fatalf("loci mine --source git-history: %d %s %s", code, out, errOut)
+	}
+	if !strings.Contains(out, "status:    completed") || !strings.Contains(out, "mined 300 of 300 documents found: 300 changed the palace") {
+		t.Fatalf("loci mine does not say it filed %d commits: %s", commits, out)
+	}
+	if n := get[float64](d.do("GET", "/api/status", nil).body, "counts", "drawers"); n != commits {
+		t.Fatalf("%v drawers for %d commits", n, commits)
+	}
+
+	// The commit that explains the change answers why.
+	eventually(t, 20*time.Second, "the lease commit in the top 3", func() bool {
+		r := d.do("POST", "/api/search", map[string]any{"query": "why did we change the lease timeout?", "limit": 3})
+		return r.status == 200 && strings.Contains(fmt.Sprint(r.body["hits"]), lease[:12])
+	})
+
+	// Three new commits: exactly three new documents.
+	for i := range 3 {
+		os.WriteFile(filepath.Join(repo, "new.txt"), []byte(fmt.Sprintf("new %d\n", i)), 0o644)
+		git("add", "new.txt")
+		git("commit", "-q", "-m", fmt.Sprintf("Add the new file, revision %d", i))
+	}
+	job := map[string]any{"type": "mine", "source": "git-history", "locator": repo, "wing": "code"}
+	j := mineJob(t, d, job, time.Minute)
+	if j["status"] != "completed" || get[string](j, "result", "mode") != "incremental" || get[float64](j, "result", "discovered") != 3 ||
+		get[float64](j, "result", "ingested") != 3 || get[float64](j, "result", "created") != 3 {
+		t.Fatalf("the mine after three commits: %v", j)
+	}
+	if n := get[float64](d.do("GET", "/api/status", nil).body, "counts", "drawers"); n != commits+3 {
+		t.Fatalf("%v drawers for %d commits", n, commits+3)
+	}
+	j = mineJob(t, d, job, time.Minute)
+	if j["status"] != "completed" || get[float64](j, "result", "discovered") != 0 || get[float64](j, "result", "ingested") != 0 ||
+		get[string](j, "result", "outcome") != "up_to_date" {
+		t.Fatalf("a mine with nothing new: %v", j)
+	}
+}
