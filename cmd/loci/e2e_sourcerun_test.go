@@ -484,3 +484,72 @@ func TestSourceRunGitHistory(t *testing.T) {
 		t.Fatalf("a mine with nothing new: %v", j)
 	}
 }
+
+// An agent mines with an installed source through MCP (loci_mine with
+// source): the job files its documents and loci_search finds them; a
+// misdeed asked through the same tool fails as it does for a user
+// (the agent gains nothing), and a disabled source cannot be mined. That
+// no tool installs or changes a source is TestNoMCPToolTouchesSourcePackages.
+func TestSourceRunMCPMine(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	_, arc := notesPackage(t, "notes", "1.0.0", "read = [\"locator\"]\n", guestModule(t))
+	if r := install(d, arc, "?enable=true&consent="+consentOf(t, "notes", "read = [\"locator\"]\n")); r.status != 201 {
+		t.Fatalf("install notes: %d %s", r.status, r.raw)
+	}
+	m, err := pack.ParseManifest([]byte(hostileManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pack.Package{Manifest: m, ManifestBytes: []byte(hostileManifest), Module: wasmGuest(t, "hostileguest")}
+	var hostile bytes.Buffer
+	if err := p.WriteArchive(&hostile); err != nil {
+		t.Fatal(err)
+	}
+	if r := install(d, hostile.Bytes(), "?enable=true&consent="+pack.ConsentDigest("hostile", m.Permissions)); r.status != 201 {
+		t.Fatalf("install hostile: %d %s", r.status, r.raw)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "lease.txt"), []byte("the agent's note: the lease timeout moved to ninety seconds"), 0o600)
+	os.WriteFile(filepath.Join(dir, "kettle.txt"), []byte("the agent's note: copper kettles hold heat"), 0o600)
+
+	s := mcpSession(t, d)
+	jobOf := func(out map[string]any) map[string]any {
+		t.Helper()
+		id := get[string](out, "id")
+		if id == "" {
+			id = get[string](out, "job", "id")
+		}
+		if id == "" {
+			t.Fatalf("loci_mine answered no job: %v", out)
+		}
+		return waitJob(t, d, id, time.Minute, finished)
+	}
+	out, isErr := callTool(t, s, "loci_mine", map[string]any{"source": "notes", "locator": dir, "wing": "agent"})
+	if isErr {
+		t.Fatalf("loci_mine with an installed source: %v", out)
+	}
+	if j := jobOf(out); j["status"] != "completed" || get[float64](j, "result", "ingested") != 2 || get[string](j, "requested_by") != "mcp" {
+		t.Fatalf("the agent's mine: %v", j)
+	}
+	eventually(t, 20*time.Second, "the agent's mine searchable through MCP", func() bool {
+		res, isErr := callTool(t, s, "loci_search", map[string]any{"query": "lease timeout ninety seconds"})
+		return !isErr && strings.Contains(fmt.Sprint(res["hits"]), "the lease timeout moved to ninety seconds")
+	})
+
+	// A misdeed through the agent's tool: refused the same way.
+	out, isErr = callTool(t, s, "loci_mine", map[string]any{"source": "hostile", "locator": dir, "wing": "agent",
+		"options": map[string]any{"do": "run", "program": "sh", "args": "-c,id"}})
+	if isErr {
+		t.Fatalf("loci_mine of the hostile source: %v", out)
+	}
+	if j := jobOf(out); j["status"] != "failed" || get[string](j, "error") != "the source hostile asked to run sh, which its permissions do not grant" {
+		t.Fatalf("the agent's hostile mine: %v", j)
+	}
+
+	// Disabled by the user: the agent cannot mine it.
+	if r := d.do("POST", "/api/source-packages/notes/disable", nil); r.status != 200 {
+		t.Fatalf("disable: %d %s", r.status, r.raw)
+	}
+	wantError(t, s, "loci_mine", map[string]any{"source": "notes", "locator": dir, "wing": "agent"}, "loci::source::not_enabled", "")
+}
