@@ -102,6 +102,24 @@ env = ["HOSTILE_GRANTED"]
 programs = ["git"]
 `
 
+// installHostile installs testdata/hostileguest as the package hostile,
+// enabled, with consent to its permissions.
+func installHostile(t *testing.T, d *daemon) {
+	t.Helper()
+	m, err := pack.ParseManifest([]byte(hostileManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pack.Package{Manifest: m, ManifestBytes: []byte(hostileManifest), Module: wasmGuest(t, "hostileguest")}
+	var arc bytes.Buffer
+	if err := p.WriteArchive(&arc); err != nil {
+		t.Fatal(err)
+	}
+	if r := install(d, arc.Bytes(), "?enable=true&consent="+pack.ConsentDigest("hostile", m.Permissions)); r.status != 201 {
+		t.Fatalf("install hostile: %d %s", r.status, r.raw)
+	}
+}
+
 // A package that tries, one mine job at a time, every misdeed the
 // sandbox forbids (a file outside its directories, an unlisted variable,
 // an unlisted program, a shell, the network, memory past its ceiling,
@@ -129,18 +147,7 @@ func TestSourceRunHostileGuests(t *testing.T) {
 	defer srv.Close()
 	d := start(t, home, palace, "LOCI_CONFIG="+cfg, "HOSTILE_SECRET="+envSecret, "HOSTILE_GRANTED=granted-value")
 
-	m, err := pack.ParseManifest([]byte(hostileManifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pack.Package{Manifest: m, ManifestBytes: []byte(hostileManifest), Module: wasmGuest(t, "hostileguest")}
-	var arc bytes.Buffer
-	if err := p.WriteArchive(&arc); err != nil {
-		t.Fatal(err)
-	}
-	if r := install(d, arc.Bytes(), "?enable=true&consent="+pack.ConsentDigest("hostile", m.Permissions)); r.status != 201 {
-		t.Fatalf("install: %d %s", r.status, r.raw)
-	}
+	installHostile(t, d)
 	locator := t.TempDir()
 	mine := func(opts map[string]string) map[string]any {
 		t.Helper()
@@ -266,25 +273,6 @@ func TestSourceRunHostileGuests(t *testing.T) {
 	if strings.Contains(list.raw, "stolen") || strings.Contains(list.raw, "flood") || strings.Contains(list.raw, "allocated") {
 		t.Fatalf("a misdeed's room: %s", list.raw)
 	}
-}
-
-// searchTop is the contents of a search's first n hits.
-func searchTop(t *testing.T, d *daemon, query string, n int) []string {
-	t.Helper()
-	r := d.do("POST", "/api/search", map[string]any{"query": query, "limit": n})
-	if r.status != 200 {
-		t.Fatalf("search %q: %d %s", query, r.status, r.raw)
-	}
-	var out []string
-	for _, h := range get[[]any](r.body, "hits") {
-		hm, _ := h.(map[string]any)
-		c := get[string](hm, "content")
-		if c == "" {
-			c = get[string](hm, "drawer", "content")
-		}
-		out = append(out, c)
-	}
-	return out
 }
 
 // listRoom is every current drawer of a room as the list answers them,
@@ -493,25 +481,8 @@ func TestSourceRunGitHistory(t *testing.T) {
 func TestSourceRunMCPMine(t *testing.T) {
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
-	_, arc := notesPackage(t, "notes", "1.0.0", "read = [\"locator\"]\n", guestModule(t))
-	if r := install(d, arc, "?enable=true&consent="+consentOf(t, "notes", "read = [\"locator\"]\n")); r.status != 201 {
-		t.Fatalf("install notes: %d %s", r.status, r.raw)
-	}
-	m, err := pack.ParseManifest([]byte(hostileManifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pack.Package{Manifest: m, ManifestBytes: []byte(hostileManifest), Module: wasmGuest(t, "hostileguest")}
-	var hostile bytes.Buffer
-	if err := p.WriteArchive(&hostile); err != nil {
-		t.Fatal(err)
-	}
-	if r := install(d, hostile.Bytes(), "?enable=true&consent="+pack.ConsentDigest("hostile", m.Permissions)); r.status != 201 {
-		t.Fatalf("install hostile: %d %s", r.status, r.raw)
-	}
+	installHostile(t, d)
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "lease.txt"), []byte("the agent's note: the lease timeout moved to ninety seconds"), 0o600)
-	os.WriteFile(filepath.Join(dir, "kettle.txt"), []byte("the agent's note: copper kettles hold heat"), 0o600)
 
 	s := mcpSession(t, d)
 	jobOf := func(out map[string]any) map[string]any {
@@ -525,20 +496,21 @@ func TestSourceRunMCPMine(t *testing.T) {
 		}
 		return waitJob(t, d, id, time.Minute, finished)
 	}
-	out, isErr := callTool(t, s, "loci_mine", map[string]any{"source": "notes", "locator": dir, "wing": "agent"})
+	// Without a misdeed the package files one harmless note.
+	out, isErr := callTool(t, s, "loci_mine", map[string]any{"source": "hostile", "locator": dir, "wing": "agent"})
 	if isErr {
 		t.Fatalf("loci_mine with an installed source: %v", out)
 	}
-	if j := jobOf(out); j["status"] != "completed" || get[float64](j, "result", "ingested") != 2 || get[string](j, "requested_by") != "mcp" {
+	if j := jobOf(out); j["status"] != "completed" || get[float64](j, "result", "ingested") != 1 || get[string](j, "requested_by") != "mcp" {
 		t.Fatalf("the agent's mine: %v", j)
 	}
 	eventually(t, 20*time.Second, "the agent's mine searchable through MCP", func() bool {
-		res, isErr := callTool(t, s, "loci_search", map[string]any{"query": "lease timeout ninety seconds"})
-		return !isErr && strings.Contains(fmt.Sprint(res["hits"]), "the lease timeout moved to ninety seconds")
+		res, isErr := callTool(t, s, "loci_search", map[string]any{"query": "copper kettles"})
+		return !isErr && strings.Contains(fmt.Sprint(res["hits"]), "a harmless note about copper kettles")
 	})
 
 	// A misdeed through the agent's tool: refused the same way.
-	out, isErr = callTool(t, s, "loci_mine", map[string]any{"source": "hostile", "locator": dir, "wing": "agent",
+	out, isErr = callTool(t, s, "loci_mine", map[string]any{"source": "hostile", "locator": dir, "wing": "agent", "full": true,
 		"options": map[string]any{"do": "run", "program": "sh", "args": "-c,id"}})
 	if isErr {
 		t.Fatalf("loci_mine of the hostile source: %v", out)
@@ -548,8 +520,8 @@ func TestSourceRunMCPMine(t *testing.T) {
 	}
 
 	// Disabled by the user: the agent cannot mine it.
-	if r := d.do("POST", "/api/source-packages/notes/disable", nil); r.status != 200 {
+	if r := d.do("POST", "/api/source-packages/hostile/disable", nil); r.status != 200 {
 		t.Fatalf("disable: %d %s", r.status, r.raw)
 	}
-	wantError(t, s, "loci_mine", map[string]any{"source": "notes", "locator": dir, "wing": "agent"}, "loci::source::not_enabled", "")
+	wantError(t, s, "loci_mine", map[string]any{"source": "hostile", "locator": dir, "wing": "agent"}, "loci::source::not_enabled", "")
 }
