@@ -95,7 +95,7 @@ version = "1.0.0"
 description = "tries what a source must not"
 module = "hostile.wasm"
 [source]
-options = ["do", "path", "name", "program", "args", "url"]
+options = ["do", "at", "path", "name", "program", "args", "url"]
 [permissions]
 read = ["locator"]
 env = ["HOSTILE_GRANTED"]
@@ -136,7 +136,7 @@ func TestSourceRunHostileGuests(t *testing.T) {
 	}
 	fileSecret, envSecret, netSecret, runSecret := marker(t, "FILE"), marker(t, "ENV"), marker(t, "NET"), marker(t, "RUN")
 	secretFile := filepath.Join(t.TempDir(), "secret.txt")
-	if err := os.WriteFile(secretFile, []byte("the password is "+fileSecret+" "+runSecret), 0o600); err != nil {
+	if err := os.WriteFile(secretFile, []byte("the hidden word is "+fileSecret+" and "+runSecret), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var fetched atomic.Int64
@@ -177,9 +177,9 @@ func TestSourceRunHostileGuests(t *testing.T) {
 		words []string
 	}{
 		{"a file outside its directories", map[string]string{"do": "readfile", "path": secretFile},
-			[]string{"its discover call failed", "could not read " + secretFile + ": open " + secretFile + ": Bad file number"}},
+			[]string{"could not read " + secretFile + ": open " + secretFile + ": Bad file number"}},
 		{"a variable not listed", map[string]string{"do": "env", "name": "HOSTILE_SECRET"},
-			[]string{"its discover call failed", "HOSTILE_SECRET is not set; the environment holds: HOSTILE_GRANTED=[$HOSTILE_GRANTED]"}},
+			[]string{"HOSTILE_SECRET is not set; the environment holds: HOSTILE_GRANTED=[$HOSTILE_GRANTED]"}},
 		{"a program not listed", map[string]string{"do": "run", "program": "cat", "args": secretFile},
 			[]string{"asked to run cat, which its permissions do not grant"}},
 		{"a shell", map[string]string{"do": "run", "program": "sh", "args": "-c,cat " + secretFile},
@@ -191,58 +191,76 @@ func TestSourceRunHostileGuests(t *testing.T) {
 		{"memory past its ceiling", map[string]string{"do": "alloc"},
 			[]string{"ran out of memory (its ceiling is 64 MiB)"}},
 		{"an endless loop", map[string]string{"do": "loop"},
-			[]string{"its discover call ran past its time limit of 1s and was stopped"}},
+			[]string{"call ran past its time limit of 1s and was stopped"}},
 		{"20 MiB of output", map[string]string{"do": "flood"},
 			[]string{"answered more than 16 MiB"}},
 	}
 	pid := d.cmd.Process.Pid
-	for _, c := range cases {
-		rss0 := rssKiB(pid)
-		t0 := time.Now()
-		// full: the harmless mine's cursor would make discovery start past it.
-		r := d.do("POST", "/api/jobs", map[string]any{"type": "mine", "source": "hostile", "locator": locator, "wing": "hostile", "full": true, "options": c.opts})
-		if r.status != 202 {
-			t.Fatalf("%s: submit: %d %s", c.name, r.status, r.raw)
-		}
-		j := waitJob(t, d, get[string](r.body, "id"), time.Minute, finished)
-		took := time.Since(t0)
-		msg := get[string](j, "error")
-		t.Logf("%s (%s): %s", c.name, took.Round(time.Millisecond), msg)
-		if j["status"] != "failed" || !strings.HasPrefix(msg, "the source hostile") {
-			t.Fatalf("%s: want a failed job naming the source: %v", c.name, j)
-		}
-		for _, w := range c.words {
-			if !strings.Contains(msg, w) {
-				t.Fatalf("%s: the error does not say %q: %s", c.name, w, msg)
+	checks := 0
+	for _, phase := range []string{"discover", "read"} {
+		for _, c := range cases {
+			name := c.name + " at " + phase
+			opts := map[string]string{"at": phase}
+			for k, v := range c.opts {
+				opts[k] = v
 			}
-		}
-		if len(msg) > 4096 {
-			t.Fatalf("%s: an error of %d bytes", c.name, len(msg))
-		}
-		if c.opts["do"] == "loop" && took > 15*time.Second {
-			t.Fatalf("an endless loop held the job %s with a 1 s limit", took)
-		}
+			rss0 := rssKiB(pid)
+			t0 := time.Now()
+			// full: the harmless mine's cursor would make discovery start past it.
+			j := mineJob(t, d, map[string]any{"type": "mine", "source": "hostile", "locator": locator, "wing": "hostile", "full": true, "options": opts}, time.Minute)
+			took := time.Since(t0)
+			var msg string
+			if phase == "discover" {
+				// The job fails, naming the source.
+				msg = get[string](j, "error")
+				if j["status"] != "failed" || !strings.HasPrefix(msg, "the source hostile") {
+					t.Fatalf("%s: want a failed job naming the source: %v", name, j)
+				}
+			} else {
+				// The document fails; the job completes, the harmless note
+				// as it was, and its note names the source and the failure.
+				msg = get[string](j, "result", "note")
+				if j["status"] != "completed" || get[float64](j, "result", "discovered") != 2 || get[float64](j, "result", "unchanged") != 1 ||
+					get[float64](j, "result", "skipped") != 1 || get[float64](j, "result", "ingested") != 0 ||
+					!strings.Contains(msg, "1 documents could not be read, the source failing on them (the first, misdeed: the source hostile") {
+					t.Fatalf("%s: want a completed job with the document failed: %v", name, j)
+				}
+			}
+			t.Logf("%s (%s): %s", name, took.Round(time.Millisecond), msg)
+			for _, w := range c.words {
+				if !strings.Contains(msg, w) {
+					t.Fatalf("%s: the error does not say %q: %s", name, w, msg)
+				}
+			}
+			if len(msg) > 4096 {
+				t.Fatalf("%s: an error of %d bytes", name, len(msg))
+			}
+			if c.opts["do"] == "loop" && took > 15*time.Second {
+				t.Fatalf("an endless loop held the job %s with a 1 s limit", took)
+			}
 
-		// The daemon stays healthy: it answers, files and finds.
-		if h := d.do("GET", "/api/health", nil); h.status != 200 {
-			t.Fatalf("%s: health: %d %s", c.name, h.status, h.raw)
-		}
-		word := fmt.Sprintf("healthcheck%d", len(c.name)*1000+int(time.Now().UnixNano()%1000))
-		if w := d.do("POST", "/api/wings/notes/rooms/health/drawers", map[string]any{"content": "the daemon still files " + word}); w.status != 201 {
-			t.Fatalf("%s: a write after: %d %s", c.name, w.status, w.raw)
-		}
-		want++
-		searchable(t, d, 20*time.Second, c.name+": the write after found", word, word)
-		if got := drawers(); got != want {
-			t.Fatalf("%s: %v drawers, want %v: the misdeed filed something", c.name, got, want)
-		}
-		// The output past the cap was never held: the daemon's memory grew
-		// by less than the 20 MiB printed. (A guest's linear memory is the
-		// daemon's while it runs, up to its ceiling: alloc is not measured.)
-		if rss := rssKiB(pid); c.opts["do"] == "flood" && rss0 > 0 && rss-rss0 >= 20<<10 {
-			t.Fatalf("%s: the daemon's memory grew from %d to %d KiB", c.name, rss0, rss)
-		} else {
-			t.Logf("%s: rss %d -> %d KiB", c.name, rss0, rss)
+			// The daemon stays healthy: it answers, files and finds.
+			if h := d.do("GET", "/api/health", nil); h.status != 200 {
+				t.Fatalf("%s: health: %d %s", name, h.status, h.raw)
+			}
+			checks++
+			word := fmt.Sprintf("healthcheck%03dz", checks)
+			if w := d.do("POST", "/api/wings/notes/rooms/health/drawers", map[string]any{"content": "the daemon still files " + word}); w.status != 201 {
+				t.Fatalf("%s: a write after: %d %s", name, w.status, w.raw)
+			}
+			want++
+			searchable(t, d, 20*time.Second, name+": the write after found", word, word)
+			if got := drawers(); got != want {
+				t.Fatalf("%s: %v drawers, want %v: the misdeed filed something", name, got, want)
+			}
+			// The output past the cap was never held: the daemon's memory grew
+			// by less than the 20 MiB printed. (A guest's linear memory is the
+			// daemon's while it runs, up to its ceiling: alloc is not measured.)
+			if rss := rssKiB(pid); c.opts["do"] == "flood" && rss0 > 0 && rss-rss0 >= 20<<10 {
+				t.Fatalf("%s: the daemon's memory grew from %d to %d KiB", name, rss0, rss)
+			} else {
+				t.Logf("%s: rss %d -> %d KiB", name, rss0, rss)
+			}
 		}
 	}
 	if n := fetched.Load(); n != 0 {
@@ -255,7 +273,7 @@ func TestSourceRunHostileGuests(t *testing.T) {
 		if strings.Contains(jobs.raw, s) {
 			t.Fatalf("a secret in the jobs: %s", jobs.raw)
 		}
-		for _, q := range []string{s, "the password is", "the variable said", "the host gave", "the file said"} {
+		for _, q := range []string{s, "the hidden word is", "the variable said", "the host gave", "the file said"} {
 			// The hits only: the answer repeats the query.
 			r := d.do("POST", "/api/search", map[string]any{"query": q})
 			if hits := fmt.Sprint(r.body["hits"]); r.status != 200 || strings.Contains(hits, s) || strings.Contains(hits, "stolen") {
