@@ -123,8 +123,10 @@ func installHostile(t *testing.T, d *daemon) {
 // A package that tries, one mine job at a time, every misdeed the
 // sandbox forbids (a file outside its directories, an unlisted variable,
 // an unlisted program, a shell, the network, memory past its ceiling,
-// an endless loop, 20 MiB of output): each job fails with an error that
-// names the source and the kind, the daemon stays healthy (it answers,
+// an endless loop, 20 MiB of output), in its discover call and again in
+// the read call of one document. At discover the job fails with an error
+// naming the source and the kind; at read that document fails and the
+// job completes with a note saying the same. The daemon stays healthy (it answers,
 // files and finds, its memory did not grow by the output), and nothing
 // the misdeed could have reached is anywhere: not in the job, the
 // palace, or the daemon's log.
