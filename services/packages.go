@@ -423,21 +423,35 @@ func (p *Packages) adapter(pkg *pack.Package) (sources.Adapter, error) {
 	var mu sync.Mutex
 	wasm := pkg.Module
 	var mod *sandbox.Module
-	call := func(ctx context.Context, g sandbox.Grants, req *contract.Request) (*contract.Answer, error) {
+	// compiled is the module, compiled at the first call: before the
+	// call's time limit starts (installed.Options.Prepare), because the
+	// compilation is the daemon's time, not the source's (a large module
+	// takes seconds on a busy machine, as long as a low
+	// mining.source_timeout_secs).
+	compiled := func(ctx context.Context) (*sandbox.Module, error) {
 		mu.Lock()
+		defer mu.Unlock()
 		if mod == nil {
 			m, err := p.Runtime.Compile(ctx, digest, wasm)
 			if err != nil {
-				mu.Unlock()
 				return nil, fault.Wrap(fault.SourceFailed, err, fmt.Sprintf("the %s source's module cannot be compiled: %v", name, err), "reinstall the source")
 			}
 			mod, wasm = m, nil
 		}
-		m := mod
-		mu.Unlock()
+		return mod, nil
+	}
+	prepare := func(ctx context.Context) error {
+		_, err := compiled(ctx)
+		return err
+	}
+	call := func(ctx context.Context, g sandbox.Grants, req *contract.Request) (*contract.Answer, error) {
+		m, err := compiled(ctx)
+		if err != nil {
+			return nil, err
+		}
 		return p.Runtime.Call(ctx, m, name, g, limits, req)
 	}
-	return installed.New(pkg, call, installed.Options{Timeout: p.Timeout, Getenv: getenv})
+	return installed.New(pkg, call, installed.Options{Timeout: p.Timeout, Getenv: getenv, Prepare: prepare})
 }
 
 func manifestInfo(m *pack.Manifest) sources.Info {

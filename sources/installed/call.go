@@ -24,6 +24,18 @@ import (
 // names the source.
 func (a *adapter) do(ctx context.Context, g sandbox.Grants, req *contract.Request) (*contract.Answer, error) {
 	req.Contract = contract.Version
+	if a.o.Prepare != nil {
+		if err := a.o.Prepare(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			var fe *fault.Error
+			if errors.As(err, &fe) {
+				return nil, err
+			}
+			return nil, a.failed(fmt.Sprintf("could not be prepared for its %s call: %v", req.Call, err))
+		}
+	}
 	req.Now = time.Now().UTC().Format(time.RFC3339)
 	cctx := ctx
 	if a.o.Timeout > 0 {

@@ -48,6 +48,11 @@ type Options struct {
 	// Getenv reads the daemon's environment for the variables the
 	// package may read (os.LookupEnv when nil).
 	Getenv func(string) (string, bool)
+	// Prepare, when set, runs before each call, outside its time limit:
+	// the daemon compiles the module there at the first call, which is
+	// the daemon's time (seconds for a large module on a busy machine),
+	// not the source's. Its error fails the call.
+	Prepare func(ctx context.Context) error
 }
 
 // Bounds on what one discovery and one read call carry.

@@ -489,6 +489,34 @@ func TestErrorKinds(t *testing.T) {
 	mustFail(t, err, fault.SourceCursorInvalid, "not my cursor")
 }
 
+// Prepare (the daemon compiling the module) runs before each call's time
+// limit starts: a preparation longer than the limit fails nothing; its
+// error fails the call, named.
+func TestPrepareOutsideTheTimeLimit(t *testing.T) {
+	p := manifest(t, "")
+	run := sources.Run{ID: store.SourceIdentity{Locator: "x"}}
+	prepared := 0
+	slowPrepare := func(ctx context.Context) error {
+		prepared++
+		time.Sleep(150 * time.Millisecond)
+		return nil
+	}
+	native := Native(&fake{})
+	checked := func(ctx context.Context, g sandbox.Grants, req *contract.Request) (*contract.Answer, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err // the preparation ate the call's time
+		}
+		return native(ctx, g, req)
+	}
+	a := newAdapter(t, p, checked, Options{Timeout: 50 * time.Millisecond, Prepare: slowPrepare})
+	if _, err := a.Discover(t.Context(), run, nil); err != nil || prepared == 0 {
+		t.Fatalf("a call after a preparation longer than its limit: %v (prepared %d)", err, prepared)
+	}
+	failing := func(context.Context) error { return errors.New("no space left on device") }
+	_, err := newAdapter(t, p, Native(&fake{}), Options{Prepare: failing}).Discover(t.Context(), run, nil)
+	mustFail(t, err, fault.SourceFailed, "the source notes: could not be prepared for its discover call: no space left on device")
+}
+
 // A call past its time limit is loci::source::timeout; a caller's own
 // failure is loci::source::failed; the job's own cancellation is itself.
 func TestCallFailures(t *testing.T) {
