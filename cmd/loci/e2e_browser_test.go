@@ -357,6 +357,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	// taken from the button shows, and the warning goes.
 	run("the backup warning", chromedp.Navigate(base+"#/overview"),
 		waitText(`document.getElementById('backup-warning')?.textContent.startsWith('no backup yet: the palace holds')`),
+		// The daemon's commands in backticks are shown as code.
+		waitText("!document.getElementById('backup-warning').textContent.includes('`') && document.querySelector('#backup-warning code')?.textContent === 'loci backup'"),
 		waitText(`document.getElementById('backup-last')?.textContent === 'No backup yet.'`), shot("backup-warning"),
 		click("#backup-now"), waitText(`!!document.querySelector('#backup a[href^="#/jobs?job="]')`))
 	eventually(t, 60*time.Second, "the backup from the button", func() bool {

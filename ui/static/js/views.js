@@ -62,7 +62,7 @@ function backupCard(b) {
   const last = b.last;
   const plan = b.schedule ? `scheduled ${b.schedule}${b.next_due ? ', next ' + when(b.next_due) : ''}` : 'no schedule (backup.schedule)';
   return h('div', { class: 'card', id: 'backup' }, h('h2', {}, 'Backup'),
-    b.warning ? h('div', { class: 'warning', role: 'status', id: 'backup-warning' }, b.warning) : null,
+    b.warning ? h('div', { class: 'warning', role: 'status', id: 'backup-warning' }, said(b.warning)) : null,
     last ? h('p', { id: 'backup-last' }, 'Last backup ', h('span', { title: when(last.created_at) }, ago(last.created_at)), ': ', h('code', {}, last.name),
       ` (${bytes(last.size)}, ${last.drawers} drawers, store version ${last.store_version})`)
       : h('p', { class: 'empty', id: 'backup-last' }, 'No backup yet.'),
