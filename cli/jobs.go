@@ -362,7 +362,10 @@ func (a *app) mineCmd() *cobra.Command {
 			"redacted (mining.secrets).\n\n" +
 			"--source mines another source (loci source list shows them): claude-code, codex and opencode read the\n" +
 			"agents' sessions (LOCATOR defaults to the agent's own location, the wing to the source's name; a quoted\n" +
-			"'~/...' LOCATOR is under the home of the daemon's user).",
+			"'~/...' LOCATOR is under the home of the daemon's user); chatgpt-export and claude-export an unzipped\n" +
+			"export's folder; git-history the commits reachable from HEAD (the checked-out branch) of the git repository\n" +
+			"whose top folder is LOCATOR; directory-wasm a directory, read in a WebAssembly sandbox; an installed source\n" +
+			"package (loci source install) reads what its LOCATOR names, with the permissions consented to.",
 		Args: cobra.RangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if source == "" && len(args) != 1 {
@@ -409,8 +412,8 @@ func (a *app) mineCmd() *cobra.Command {
 	cmd.Flags().StringVar(&wing, "wing", "", "wing to file into (default: the directory's name)")
 	cmd.Flags().StringVar(&source, "source", "", "mine this source instead of a directory (see loci source list), with LOCATOR as its locator")
 	cmd.Flags().BoolVar(&full, "full", false, "read everything again, not only what changed (nothing is duplicated)")
-	cmd.Flags().BoolVar(&prune, "prune", false, "close the drawers of files gone from the directory (the option prune=true; by default they stay current)")
-	cmd.Flags().StringArrayVarP(&opts, "option", "o", nil, "a source option, key=value (dir=PATTERN, since=DATE, prune=true); repeatable")
+	cmd.Flags().BoolVar(&prune, "prune", false, "close the drawers of files gone from the directory (the option prune=true; by default they stay current); the directory source and the other built-in ones take it, git-history, directory-wasm and other source packages do not")
+	cmd.Flags().StringArrayVarP(&opts, "option", "o", nil, "a source option, key=value (dir=PATTERN, since=DATE, prune=true: the directory source's; loci source list shows each source's); repeatable")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "queue the job and return (follow it with loci job watch)")
 	return cmd
 }

@@ -357,6 +357,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	// taken from the button shows, and the warning goes.
 	run("the backup warning", chromedp.Navigate(base+"#/overview"),
 		waitText(`document.getElementById('backup-warning')?.textContent.startsWith('no backup yet: the palace holds')`),
+		// The daemon's commands in backticks are shown as code.
+		waitText("!document.getElementById('backup-warning').textContent.includes('`') && document.querySelector('#backup-warning code')?.textContent === 'loci backup'"),
 		waitText(`document.getElementById('backup-last')?.textContent === 'No backup yet.'`), shot("backup-warning"),
 		click("#backup-now"), waitText(`!!document.querySelector('#backup a[href^="#/jobs?job="]')`))
 	eventually(t, 60*time.Second, "the backup from the button", func() bool {
@@ -419,7 +421,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	}
 
 	// The sources the mining view lists: an installed package with its
-	// origin and permissions in words, one whose module changed on disk
+	// origin, description and permissions in words, one whose module changed on disk
 	// with why it cannot run, a built-in one.
 	notes, arc := notesPackage(t, "notes", "1.0.0", notesPerms, guestModule(t))
 	if r := install(d, arc, "?consent="+pack.ConsentDigest("notes", notes.Manifest.Permissions), auth...); r.status != 201 {
@@ -437,7 +439,21 @@ func TestDashboardInABrowser(t *testing.T) {
 		waitText(`document.querySelector('tr[data-source="notes"] .permissions')?.textContent.includes('read the environment variable NOTES_TOKEN')`),
 		waitText(`document.querySelector('tr[data-source="tampered"] .state')?.textContent.startsWith('unavailable')`),
 		waitText(`document.querySelector('tr[data-source="tampered"] .reason')?.textContent.startsWith('the module changed on disk since it was installed')`),
-		waitText(`document.querySelector('tr[data-source="directory"] .origin')?.textContent === 'built-in'`), shot("sources"))
+		waitText(`document.querySelector('tr[data-source="directory"] .origin')?.textContent === 'built-in'`),
+		// A package's description under its name; commands as code, not
+		// between literal backticks; a name on one line beside a reason
+		// with two hashes; the permission bullets level with their row.
+		waitText(`document.querySelector('tr[data-source="git-history"] .description')?.textContent.startsWith('The commits reachable from HEAD (the checked-out branch)')`),
+		waitText("!document.querySelector('main').textContent.includes('`') && document.querySelector('#sources + p code')?.textContent === 'loci source install FILE'"),
+		waitText(`['chatgpt-export', 'directory-wasm', 'tampered'].every((n) => {
+			const lines = [...(document.querySelector('tr[data-source="' + n + '"] .source-name')?.getClientRects() || [])];
+			return lines.length > 0 && lines.every((l) => l.top === lines[0].top);
+		})`),
+		waitText(`(() => {
+			const row = document.querySelector('tr[data-source="notes"]');
+			const name = row?.querySelector('.source-name')?.getBoundingClientRect(), bullet = row?.querySelector('.permissions li')?.getBoundingClientRect();
+			return !!name && !!bullet && Math.abs(name.top - bullet.top) < 4;
+		})()`), shot("sources"))
 
 	// The graph: facts from checkpoints drawn around their entity; a
 	// superseded fact's history names the fact that replaced it.

@@ -26,9 +26,9 @@ import (
 // mineParams are a mine submission's fields.
 type mineParams struct {
 	Path    string            `json:"path,omitempty" jsonschema:"absolute path of a directory to mine (or give source)"`
-	Source  string            `json:"source,omitempty" jsonschema:"a source by name instead of path: claude-code, codex, opencode (an agent's sessions; locator defaults to the agent's own folder), chatgpt-export, claude-export (locator: the unzipped export's folder)"`
+	Source  string            `json:"source,omitempty" jsonschema:"a source by name instead of path: claude-code, codex, opencode (an agent's sessions; locator defaults to the agent's own folder), chatgpt-export, claude-export (locator: the unzipped export's folder), git-history (the commits reachable from HEAD; locator: the repository's top folder), directory-wasm (a directory, read in a sandbox), or an installed source package (loci source list)"`
 	Locator string            `json:"locator,omitempty" jsonschema:"what the source should read"`
-	Options map[string]string `json:"options,omitempty" jsonschema:"source options: key=value strings the source declares (directory: dir, since, prune=true closes the drawers of files gone)"`
+	Options map[string]string `json:"options,omitempty" jsonschema:"source options: key=value strings the source declares (directory: dir, since, prune=true closes the drawers of files gone; the built-in sources take prune, git-history takes no option)"`
 	Full    bool              `json:"full,omitempty" jsonschema:"read everything again (nothing is duplicated), not only what changed"`
 	Wing    string            `json:"wing,omitempty" jsonschema:"wing to file into (default: the directory's name; an agent's sessions or an export: the source's name)"`
 	// MaxDocuments overrides mining.max_documents for this job (a miner's
@@ -97,7 +97,7 @@ func Mine(m Mining) actors.Kind {
 		Files:      true,
 		Abortable:  true,
 		Writes:     always,
-		Tool: &actors.Tool{Name: "loci_mine", Description: "Mine a directory (absolute path on the daemon's machine) into drawers: each file becomes drawers in room files of a wing, kept current by mining again; or, with source, an agent's sessions or a chat export (turns, never reasoning or tool output). Returns the job at once.",
+		Tool: &actors.Tool{Name: "loci_mine", Description: "Mine a directory (absolute path on the daemon's machine) into drawers: each file becomes drawers in room files of a wing, kept current by mining again; or, with source, an agent's sessions or a chat export (turns, never reasoning or tool output), a git repository's commits (git-history) or an installed source package's documents. Returns the job at once.",
 			Idempotent: true, OpenWorld: true, Unoffered: []string{"max_documents"}},
 		Decode: func(ctx context.Context, s actors.Submission, p mineParams) (actors.Plan, error) {
 			in, id, err := m.plan(p)

@@ -20,7 +20,7 @@ export function h(tag, attrs = {}, ...children) {
 
 // errorBox shows a daemon error with its help text.
 export function errorBox(e) {
-  return h('div', { class: 'error', role: 'alert' }, e.message || String(e), e.help ? h('span', { class: 'help' }, e.help) : null);
+  return h('div', { class: 'error', role: 'alert' }, e.message || String(e), e.help ? h('span', { class: 'help' }, said(e.help)) : null);
 }
 
 export function when(iso) {
@@ -53,4 +53,11 @@ export function redraw(name) {
 // undefined and false (a part a view does not show) and flattening arrays.
 export function fill(el, ...children) {
   el.replaceChildren(...children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false));
+}
+
+// said turns a message with commands in backticks ('run `loci mine /path`')
+// into text and <code> elements, the backticks dropped: the dashboard's
+// help names the commands to type the way the CLI's help writes them.
+export function said(text) {
+  return String(text).split('`').map((part, i) => (i % 2 ? h('code', {}, part) : part)).filter((part) => part !== '');
 }

@@ -1,7 +1,7 @@
 // The views, one per route: render(el, route) draws it; frames(batch,
 // route), when present, updates it from live events.
 import { get, post, del, q, esc, status, download } from './api.js';
-import { h, fill, errorBox, when, ago, duration, redraw } from './dom.js';
+import { h, fill, errorBox, when, ago, duration, redraw, said } from './dom.js';
 
 // act runs a write and shows its error (with the daemon's help) in place.
 async function act(slot, fn, after) {
@@ -42,7 +42,7 @@ const overview = {
         jobs.jobs.length ? jobTable(jobs.jobs) : h('p', { class: 'empty' }, 'No job is running.')),
       h('div', { class: 'card', id: 'chart' }, h('h2', {}, 'Drawers filed, last 14 days'), h('p', { class: 'muted' }, 'Counting…')));
     if (!c.drawers) {
-      el.querySelector('#chart').replaceChildren(h('h2', {}, 'Drawers filed'), h('p', { class: 'empty' }, 'No drawers yet: run `loci mine /path` or file a note in the palace view.'));
+      el.querySelector('#chart').replaceChildren(h('h2', {}, 'Drawers filed'), h('p', { class: 'empty' }, said('No drawers yet: run `loci mine /path` or file a note in the palace view.')));
       return;
     }
     chart(el.querySelector('#chart'));
@@ -62,7 +62,7 @@ function backupCard(b) {
   const last = b.last;
   const plan = b.schedule ? `scheduled ${b.schedule}${b.next_due ? ', next ' + when(b.next_due) : ''}` : 'no schedule (backup.schedule)';
   return h('div', { class: 'card', id: 'backup' }, h('h2', {}, 'Backup'),
-    b.warning ? h('div', { class: 'warning', role: 'status', id: 'backup-warning' }, b.warning) : null,
+    b.warning ? h('div', { class: 'warning', role: 'status', id: 'backup-warning' }, said(b.warning)) : null,
     last ? h('p', { id: 'backup-last' }, 'Last backup ', h('span', { title: when(last.created_at) }, ago(last.created_at)), ': ', h('code', {}, last.name),
       ` (${bytes(last.size)}, ${last.drawers} drawers, store version ${last.store_version})`)
       : h('p', { class: 'empty', id: 'backup-last' }, 'No backup yet.'),
@@ -140,7 +140,7 @@ async function wingsView(el) {
   fill(el, h('h1', {}, 'Palace'),
     ws.length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Wing'), h('th', {}, 'Rooms'), h('th', {}, 'Drawers'))),
       h('tbody', {}, ws.map((w) => h('tr', {}, h('td', {}, h('a', { href: '#/palace/' + esc(w.name) }, w.name)), h('td', {}, w.rooms_count), h('td', {}, w.drawers)))))
-      : h('p', { class: 'empty' }, 'No drawers yet: run `loci mine /path` or file a note.'),
+      : h('p', { class: 'empty' }, said('No drawers yet: run `loci mine /path` or file a note.')),
     h('form', { class: 'card', onsubmit: (e) => { e.preventDefault(); act(slot, () => post('/api/wings', { name: name.value }), () => wingsView(el)); } },
       h('h2', {}, 'New wing'), h('label', { for: 'new-wing' }, 'Name'), name, h('p', {}, h('button', { type: 'submit' }, 'Create wing')), slot));
 }
@@ -181,7 +181,7 @@ async function drawersView(el, wing, room) {
     ds.length ? h('div', { id: 'drawers' }, ds.map((d) => h('div', { class: 'hit' },
       h('a', { href: drawerLink(d, wing, room) }, d.name || d.id.slice(-8)), ' ', h('span', { class: 'muted' }, ago(d.created_at), d.valid_to ? ' · superseded' : ''),
       h('div', { class: 'content' }, d.preview), tags(d.tags))))
-      : h('p', { class: 'empty' }, 'No drawers yet: run `loci mine /path` or file a note above.'),
+      : h('p', { class: 'empty' }, said('No drawers yet: run `loci mine /path` or file a note above.')),
     ds.length >= 100 ? h('p', { class: 'muted' }, 'The newest 100 drawers are shown: search the room to find older ones.') : null);
 }
 
@@ -360,7 +360,7 @@ const jobs = {
     this.body = h('tbody', {}, list.map((j) => this.row(j)));
     this.more = h('p', { class: 'muted', id: 'jobs-more' });
     fill(el, h('h1', {}, 'Jobs'), form, list.length ? h('table', { id: 'jobs' }, h('thead', {}, h('tr', {}, h('th', {}, 'Kind'), h('th', {}, 'Status'), h('th', {}, 'Progress'), h('th', {}, 'Created'), h('th', {}, 'Actions'))), this.body)
-      : h('p', { class: 'empty' }, this.filter.status || this.filter.kind ? 'No job matches.' : 'No jobs yet: run `loci mine /path` to start one.'), this.more, this.detailBox = h('div', { id: 'job-detail' }));
+      : h('p', { class: 'empty' }, this.filter.status || this.filter.kind ? 'No job matches.' : said('No jobs yet: run `loci mine /path` to start one.')), this.more, this.detailBox = h('div', { id: 'job-detail' }));
     this.counted(list);
     if (!list.length) this.body = null; // an empty page is drawn again when a job appears
     if (this.selected) {
@@ -471,10 +471,12 @@ const mining = {
           x.last_job ? h('div', {}, h('a', { href: '#/jobs' + q({ job: x.last_job }) }, 'last job ' + x.last_job.slice(0, 8))) : null),
         h('td', {}, btn('Fire', '/api/triggers/' + esc(x.name) + '/fire', 'fire'), x.enabled ? btn('Disable', '/api/triggers/' + esc(x.name) + '/disable', 'disable') : btn('Enable', '/api/triggers/' + esc(x.name) + '/enable', 'enable')));
     };
-    // A source: its origin, its state and why it cannot run, and the
-    // permissions it was given, in words (none for a built-in one).
+    // A source: its name and what it reads (a package's description), its
+    // origin, its state and why it cannot run, and the permissions it was
+    // given, in words (none for a built-in one).
     const source = (x) => h('tr', { 'data-source': x.name },
-      h('td', {}, x.name, x.version ? h('span', { class: 'muted' }, ' ' + x.version) : null),
+      h('td', { class: 'name' }, h('span', { class: 'source-name' }, x.name, x.version ? h('span', { class: 'muted' }, ' ' + x.version) : null),
+        x.description ? h('div', { class: 'description muted' }, x.description) : null),
       h('td', { class: 'origin' }, x.origin),
       h('td', { class: 'state' }, x.state, x.reason ? h('div', { class: 'error-text reason' }, x.reason) : null),
       h('td', { class: 'permissions' }, x.permission_words
@@ -484,17 +486,17 @@ const mining = {
     fill(el, h('h1', {}, 'Mining'), slot,
       h('div', { class: 'card' }, h('h2', {}, 'Miners'), (m.miners || []).length
         ? h('table', { id: 'miners' }, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Source'), h('th', {}, 'State'), h('th', {}, 'Schedule'), h('th', {}, 'Actions'))), h('tbody', {}, m.miners.map(miner)))
-        : h('p', { class: 'empty' }, 'No miners: add one with `loci miner set` or run `loci mine /path` once.')),
+        : h('p', { class: 'empty' }, said('No miners: `loci miner set` adds one, to mine a source again by hand, on a schedule or on a trigger. A one-off `loci mine /path` needs no miner and adds none.'))),
       h('div', { class: 'card' }, h('h2', {}, 'Triggers'), (t.triggers || []).length
         ? h('table', { id: 'triggers' }, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Status'), h('th', {}, 'Next due'), h('th', {}, 'Counters'), h('th', {}, 'Actions'))), h('tbody', {}, t.triggers.map(trigger)))
-        : h('p', { class: 'empty' }, 'No triggers: file watches, schedules and webhooks are set with `loci trigger set`.'),
+        : h('p', { class: 'empty' }, said('No triggers: file watches, schedules and webhooks are set with `loci trigger set`.')),
         h('p', {}, 'Webhook endpoint: ', wh.enabled
           ? [h('code', { id: 'webhook-url' }, hook), ' ', h('button', { type: 'button', class: 'plain', onclick: (e) => copy(hook, e.target) }, 'Copy')]
           : h('span', { class: 'muted' }, 'off (set webhook.enable to receive deliveries)'))),
       h('div', { class: 'card' }, h('h2', {}, 'Sources'),
         h('table', { id: 'sources' }, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Origin'), h('th', {}, 'State'), h('th', {}, 'Permissions'))),
           h('tbody', {}, (s.sources || []).map(source))),
-        h('p', { class: 'muted' }, 'Install a source package with `loci source install FILE`: it shows the permissions it asks for and asks before installing.')),
+        h('p', { class: 'muted' }, said('Install a source package with `loci source install FILE`: it shows the permissions it asks for and asks before installing.'))),
       m.config_file ? h('p', { class: 'muted' }, 'Miners and triggers live in ' + m.config_file + '.')
         : m.config_file_to_create ? h('p', { class: 'muted' }, 'No configuration file yet: the first miner or trigger saved (loci miner set, loci trigger set) creates ' + m.config_file_to_create + '.') : null);
   },

@@ -112,8 +112,12 @@ func noOptions(opts map[string]string) error {
 	return nil
 }
 
-// Resolve asks git for the work tree's top: the identity of a locator
-// anywhere in it.
+// Resolve asks git whether the locator is a work tree's top folder: its
+// identity is then the locator itself (the host keeps the directory given
+// as the identity of a source that reads it, a symbolic link too). A
+// folder inside a work tree is refused, naming the top folder to give
+// instead: a miner of a subfolder would file every commit of the whole
+// repository under another identity.
 func (source) Resolve(req *contract.Request) (*contract.Answer, error) {
 	if req.Locator == "" {
 		return nil, contract.Errorf(contract.ErrInvalid, "the locator is required: the absolute path of a git work tree")
@@ -126,7 +130,7 @@ func (source) Resolve(req *contract.Request) (*contract.Answer, error) {
 	}
 	loc := path.Clean(req.Locator)
 	if len(req.Results) == 0 {
-		n := run("rev-parse", "--show-toplevel")
+		n := run("rev-parse", "--show-toplevel", "--show-prefix")
 		n.Dir = loc
 		return &contract.Answer{Needs: []contract.Need{n}}, nil
 	}
@@ -134,11 +138,17 @@ func (source) Resolve(req *contract.Request) (*contract.Answer, error) {
 	if r.Error != nil {
 		return nil, contract.Errorf(contract.ErrInvalid, "%q cannot be read as a git work tree: %s", loc, r.Error.Message)
 	}
-	top := strings.TrimSuffix(string(r.Stdout), "\n")
+	// Two lines: the top folder, then the locator's path under it ("" at
+	// the top itself).
+	top, prefix, _ := strings.Cut(strings.TrimSuffix(string(r.Stdout), "\n"), "\n")
 	if r.Exit != 0 || top == "" {
 		return nil, contract.Errorf(contract.ErrInvalid, "%q is not a git work tree: %s", loc, strings.TrimSpace(string(r.Stderr)))
 	}
-	return &contract.Answer{Identity: &contract.Identity{Locator: path.Clean(top)}}, nil
+	if prefix != "" {
+		top = path.Clean(top)
+		return nil, contract.Errorf(contract.ErrInvalid, "%s is inside the git repository %s: point git-history at the repository's top folder (%s)", loc, top, top)
+	}
+	return &contract.Answer{Identity: &contract.Identity{Locator: loc}}, nil
 }
 
 // state is what a discover call carries from round to round.

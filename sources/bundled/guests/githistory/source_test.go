@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -278,10 +279,17 @@ func TestResolve(t *testing.T) {
 	importCommits(t, repo, "", 0, linear(2, t0, 1))
 	gitIn(t, repo, nil, "checkout", "-q", "main")
 	top, _ := filepath.EvalSymlinks(repo)
+	// A link to the top folder is the directory given: the host keeps it
+	// as the identity's locator.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(repo, link); err != nil {
+		t.Fatal(err)
+	}
 	h := &host{}
 	for _, c := range []struct{ locator, want, kind string }{
-		{repo, top, ""},
-		{repo + "/dir1/../dir1/", top, ""},
+		{repo, repo, ""},
+		{repo + "/dir1/../", repo, ""},
+		{link, link, ""},
 		{"", "", contract.ErrInvalid},
 		{"relative", "", contract.ErrInvalid},
 		{t.TempDir(), "", contract.ErrInvalid},
@@ -296,6 +304,14 @@ func TestResolve(t *testing.T) {
 		}
 		if a.Error != nil || a.Identity == nil || a.Identity.Locator != c.want {
 			t.Errorf("resolve %q: %+v %v, want %q", c.locator, a.Identity, a.Error, c.want)
+		}
+	}
+	// A folder inside the work tree is refused with the top folder to
+	// give instead (a miner of it would mine the whole repository).
+	for _, sub := range []string{repo + "/dir1", repo + "/dir1/../dir1/", link + "/dir1"} {
+		want := filepath.Clean(sub) + " is inside the git repository " + top + ": point git-history at the repository's top folder (" + top + ")"
+		if a := h.call(t, contract.Request{Call: contract.CallResolve, Locator: sub}); a.Error == nil || a.Error.Kind != contract.ErrInvalid || a.Error.Message != want {
+			t.Errorf("resolve %q: %+v, want the error %q", sub, a.Error, want)
 		}
 	}
 	if a := h.call(t, contract.Request{Call: contract.CallResolve, Locator: repo, Options: map[string]string{"branch": "x"}}); a.Error == nil || a.Error.Kind != contract.ErrInvalid {
