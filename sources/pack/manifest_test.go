@@ -2,6 +2,7 @@ package pack
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -153,5 +154,61 @@ func TestArchiveIsDeterministicAndReadsBack(t *testing.T) {
 	}
 	if got.Manifest.Name != "notes-app" || !bytes.Equal(got.Module, p.Module) || got.ModuleDigest() != p.ModuleDigest() {
 		t.Fatalf("read back: %+v", got.Manifest)
+	}
+}
+
+// TestManifestRefusesLociVariables: a package never reads loci's own
+// settings (LOCI_AUTH_TOKEN is the daemon's token), in any case.
+func TestManifestRefusesLociVariables(t *testing.T) {
+	for _, env := range []string{"LOCI_AUTH_TOKEN", "loci_palace", "Loci_Anything"} {
+		text := strings.Replace(goodManifest, `env = ["NOTES_TOKEN"]`, `env = ["NOTES_TOKEN", "`+env+`"]`, 1)
+		_, err := ParseManifest([]byte(text))
+		var f *fault.Error
+		if !errors.As(err, &f) || f.Code != fault.InputInvalid || !strings.Contains(f.Msg, "permissions.env") ||
+			!strings.Contains(f.Msg, env) || !strings.Contains(f.Msg, "may not read") {
+			t.Fatalf("%s: %v, want the LOCI_ variable refused by name", env, err)
+		}
+	}
+	if _, err := (Permissions{Env: []string{"NOTES_LOCI_X", "XLOCI_"}}).Normalised(); err != nil {
+		t.Fatalf("a variable merely containing LOCI_ is refused: %v", err)
+	}
+}
+
+// TestManifestErrorsSpeakTheAuthorsTerms: a decode error names the key,
+// its line and what it must be, an unknown key names the keys its table
+// has; no Go type or struct name shows; the help names the file.
+func TestManifestErrorsSpeakTheAuthorsTerms(t *testing.T) {
+	for name, c := range map[string]struct{ from, to, want string }{
+		"network as a list":  {`env = ["NOTES_TOKEN"]`, "env = [\"NOTES_TOKEN\"]\nnetwork = [\"example.org\"]", "loci-source.toml line 17: permissions.network must be true or false"},
+		"unknown permission": {`env = ["NOTES_TOKEN"]`, "env = [\"NOTES_TOKEN\"]\nwrite = [\"/tmp\"]", "loci-source.toml line 17: unknown key permissions.write (the permissions are read, programs, env, network, memory_mib)"},
+		"unknown top key":    {`module = "notes.wasm"`, "module = \"notes.wasm\"\nsurprise = 1", "loci-source.toml line 8: unknown key surprise (the keys are contract, name, version, description, loci, module, [source], [permissions])"},
+		"unknown source key": {`incremental = true`, "incremental = true\nwatch = true", "loci-source.toml line 12: unknown key source.watch (the source keys are options, incremental, triggers, default_locator, format)"},
+		"contract as text":   {`contract = 1`, `contract = "1"`, "loci-source.toml line 2: contract must be a whole number"},
+		"options of numbers": {`options = ["since"]`, `options = [1]`, `loci-source.toml line 10: source.options must be a list of strings (["a", "b"])`},
+		"not toml":           {`name = "notes-app"`, `name = `, "loci-source.toml line 3: not valid TOML: "},
+		"a bad name":         {`name = "notes-app"`, `name = "Notes App"`, `loci-source.toml: name: "Notes App" is not a source name`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			text := strings.Replace(goodManifest, c.from, c.to, 1)
+			if text == goodManifest {
+				t.Fatalf("the edit %q did not apply", c.from)
+			}
+			_, err := ParseManifest([]byte(text))
+			var f *fault.Error
+			if !errors.As(err, &f) || f.Code != fault.InputInvalid {
+				t.Fatalf("want loci::input::invalid, got %v", err)
+			}
+			if !strings.HasPrefix(f.Msg, c.want) {
+				t.Fatalf("message %q, want it to start %q", f.Msg, c.want)
+			}
+			for _, internal := range []string{"pack.", "struct", "strict mode", "Go ", "TOML array", "TOML integer"} {
+				if strings.Contains(f.Msg, internal) {
+					t.Fatalf("message %q shows %q", f.Msg, internal)
+				}
+			}
+			if f.Help != "correct loci-source.toml (see loci source init for a working one)" {
+				t.Fatalf("help %q", f.Help)
+			}
+		})
 	}
 }
