@@ -116,9 +116,9 @@ const ManifestHelp = "correct " + ManifestFile + " (see loci source init for a w
 // manifestError is loci::input::invalid about the manifest: where (the
 // file, its line when known) and what, in the author's words.
 func manifestError(line int, problem string) *fault.Error {
-	where := ManifestFile
+	where := "manifest " + ManifestFile
 	if line > 0 {
-		where = fmt.Sprintf("%s line %d", ManifestFile, line)
+		where = fmt.Sprintf("%s line %d", where, line)
 	}
 	return fault.New(fault.InputInvalid, where+": "+fault.Clip(problem, fault.MaxMsg-64), ManifestHelp)
 }

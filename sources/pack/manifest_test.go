@@ -179,14 +179,14 @@ func TestManifestRefusesLociVariables(t *testing.T) {
 // has; no Go type or struct name shows; the help names the file.
 func TestManifestErrorsSpeakTheAuthorsTerms(t *testing.T) {
 	for name, c := range map[string]struct{ from, to, want string }{
-		"network as a list":  {`env = ["NOTES_TOKEN"]`, "env = [\"NOTES_TOKEN\"]\nnetwork = [\"example.org\"]", "loci-source.toml line 17: permissions.network must be true or false"},
-		"unknown permission": {`env = ["NOTES_TOKEN"]`, "env = [\"NOTES_TOKEN\"]\nwrite = [\"/tmp\"]", "loci-source.toml line 17: unknown key permissions.write (the permissions are read, programs, env, network, memory_mib)"},
-		"unknown top key":    {`module = "notes.wasm"`, "module = \"notes.wasm\"\nsurprise = 1", "loci-source.toml line 8: unknown key surprise (the keys are contract, name, version, description, loci, module, [source], [permissions])"},
-		"unknown source key": {`incremental = true`, "incremental = true\nwatch = true", "loci-source.toml line 12: unknown key source.watch (the source keys are options, incremental, triggers, default_locator, format)"},
-		"contract as text":   {`contract = 1`, `contract = "1"`, "loci-source.toml line 2: contract must be a whole number"},
-		"options of numbers": {`options = ["since"]`, `options = [1]`, `loci-source.toml line 10: source.options must be a list of strings (["a", "b"])`},
-		"not toml":           {`name = "notes-app"`, `name = `, "loci-source.toml line 3: not valid TOML: "},
-		"a bad name":         {`name = "notes-app"`, `name = "Notes App"`, `loci-source.toml: name: "Notes App" is not a source name`},
+		"network as a list":  {`env = ["NOTES_TOKEN"]`, "env = [\"NOTES_TOKEN\"]\nnetwork = [\"example.org\"]", "manifest loci-source.toml line 17: permissions.network must be true or false"},
+		"unknown permission": {`env = ["NOTES_TOKEN"]`, "env = [\"NOTES_TOKEN\"]\nwrite = [\"/tmp\"]", "manifest loci-source.toml line 17: unknown key permissions.write (the permissions are read, programs, env, network, memory_mib)"},
+		"unknown top key":    {`module = "notes.wasm"`, "module = \"notes.wasm\"\nsurprise = 1", "manifest loci-source.toml line 8: unknown key surprise (the keys are contract, name, version, description, loci, module, [source], [permissions])"},
+		"unknown source key": {`incremental = true`, "incremental = true\nwatch = true", "manifest loci-source.toml line 12: unknown key source.watch (the source keys are options, incremental, triggers, default_locator, format)"},
+		"contract as text":   {`contract = 1`, `contract = "1"`, "manifest loci-source.toml line 2: contract must be a whole number"},
+		"options of numbers": {`options = ["since"]`, `options = [1]`, `manifest loci-source.toml line 10: source.options must be a list of strings (["a", "b"])`},
+		"not toml":           {`name = "notes-app"`, `name = `, "manifest loci-source.toml line 3: not valid TOML: "},
+		"a bad name":         {`name = "notes-app"`, `name = "Notes App"`, `manifest loci-source.toml: name: "Notes App" is not a source name`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			text := strings.Replace(goodManifest, c.from, c.to, 1)
