@@ -105,6 +105,12 @@ var (
 	optionRE  = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 )
 
+// NameRule says what a source name may be.
+const NameRule = "lowercase letters, digits and '-', starting with a letter, at most 63"
+
+// ValidName reports whether s is a source name (NameRule).
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
 // shells are the programs a package may never name: a shell runs
 // anything, which is the one permission a list of programs must not give.
 var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "ash", "busybox", "env", "sudo", "su", "doas", "xargs", "nohup", "setsid", "timeout", "nice", "exec", "cmd", "cmd.exe", "powershell", "pwsh", "python", "python3", "perl", "ruby", "node"}
@@ -264,8 +270,8 @@ func tomlType(t reflect.Type) string {
 // and normalises its permissions.
 func (m *Manifest) Check() error {
 	bad := func(field, problem string) error { return manifestError(0, field+": "+problem) }
-	if !nameRE.MatchString(m.Name) {
-		return bad("name", fmt.Sprintf("%q is not a source name (lowercase letters, digits and '-', starting with a letter, at most 63)", m.Name))
+	if !ValidName(m.Name) {
+		return bad("name", fmt.Sprintf("%q is not a source name (%s)", m.Name, NameRule))
 	}
 	if m.Contract <= 0 {
 		return bad("contract", "the contract version the module was built for is required (this loci speaks "+fmt.Sprint(contract.Version)+")")
