@@ -420,6 +420,43 @@ func (p Permissions) Words() []string {
 	return append(out, fmt.Sprintf("use up to %d MiB of memory", mem))
 }
 
+// CompareVersions compares two package versions as semantic versions:
+// -1 when a is older than b, 1 when newer, 0 when the same or when
+// either cannot be read.
+func CompareVersions(a, b string) int {
+	va, err := semver.NewVersion(a)
+	if err != nil {
+		return 0
+	}
+	vb, err := semver.NewVersion(b)
+	if err != nil {
+		return 0
+	}
+	return va.Compare(vb)
+}
+
+// WordsBeyond is what p asks for that q does not give (both normalised),
+// in human words (Words): an update's new permissions.
+func (p Permissions) WordsBeyond(q Permissions) []string {
+	extra := func(a, b []string) []string {
+		var x []string
+		for _, s := range a {
+			if !slices.Contains(b, s) {
+				x = append(x, s)
+			}
+		}
+		return x
+	}
+	more := Permissions{Read: extra(p.Read, q.Read), Programs: extra(p.Programs, q.Programs), Env: extra(p.Env, q.Env),
+		Network: p.Network && !q.Network, MemoryMiB: p.MemoryMiB}
+	words := more.Words()
+	if p.MemoryMiB <= q.MemoryMiB {
+		// The memory line comes last; it is not new.
+		words = words[:len(words)-1]
+	}
+	return words
+}
+
 // Compatible is "" when this daemon (its version lociVersion) can run the
 // package, else why not: the reason an incompatible package shows.
 func (m *Manifest) Compatible(lociVersion string) string {

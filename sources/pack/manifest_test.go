@@ -212,3 +212,21 @@ func TestManifestErrorsSpeakTheAuthorsTerms(t *testing.T) {
 		})
 	}
 }
+
+// TestWordsBeyondSaysOnlyWhatIsNew: an update's new permissions in words,
+// nothing it already had.
+func TestWordsBeyondSaysOnlyWhatIsNew(t *testing.T) {
+	old, _ := Permissions{Read: []string{"locator"}, Env: []string{"A"}}.Normalised()
+	more, _ := Permissions{Read: []string{"locator", "/srv"}, Env: []string{"A", "B"}, Network: true, MemoryMiB: 128}.Normalised()
+	got := strings.Join(more.WordsBeyond(old), "; ")
+	want := "read /srv, without changing it; read the environment variable B; use the network (any address); use up to 128 MiB of memory"
+	if got != want {
+		t.Fatalf("beyond: %q, want %q", got, want)
+	}
+	if w := old.WordsBeyond(more); len(w) != 0 {
+		t.Fatalf("less than consented to says %q", w)
+	}
+	if CompareVersions("0.2.0", "0.4.0") != -1 || CompareVersions("1.0.0", "0.9.9") != 1 || CompareVersions("x", "1.0.0") != 0 {
+		t.Fatal("CompareVersions")
+	}
+}
