@@ -129,6 +129,21 @@ func manifestError(line int, problem string) *fault.Error {
 	return fault.New(fault.InputInvalid, where+": "+fault.Clip(problem, fault.MaxMsg-64), ManifestHelp)
 }
 
+// invalid is loci::input::invalid naming the field, as fault.Invalid,
+// with help that fits the file at fault (a local command's input is a
+// file, not a request to send again).
+func invalid(field, problem, help string) *fault.Error {
+	return fault.New(fault.InputInvalid, fault.Clip(field, fault.MaxQuoted)+": "+fault.Clip(problem, fault.MaxMsg/2), help)
+}
+
+// The help of the errors about each kind of file.
+const (
+	archiveHelp = "this is not a source package as loci source package writes it: package its project again, or ask its author for the package"
+	indexHelp   = "this is not a source registry index loci reads: write it again with loci source index, or ask the registry's keeper"
+	pubKeyHelp  = "give the public key as loci source keygen wrote it (PREFIX.pub, one line: " + KeyPrefix + " <base64>)"
+	privKeyHelp = "give the private key file loci source keygen wrote (PREFIX.key)"
+)
+
 // ParseManifest reads and checks a manifest: every problem is
 // loci::input::invalid naming the key (and its line when the TOML is at
 // fault), with help saying to correct the file. The permissions come

@@ -230,3 +230,30 @@ func TestWordsBeyondSaysOnlyWhatIsNew(t *testing.T) {
 		t.Fatal("CompareVersions")
 	}
 }
+
+// TestPackErrorsHelpWithTheFile: no error of pack says to "send the
+// request again" (fault.Invalid's help for a request): each says what to
+// do with the file at fault.
+func TestPackErrorsHelpWithTheFile(t *testing.T) {
+	dir := t.TempDir()
+	_, errDir := ReadDir(dir)
+	_, errArc := ReadArchive(strings.NewReader("not gzip"))
+	_, errIx := ParseIndex([]byte(`{"version": 9}`))
+	_, errPub := ParsePublicKey("nope")
+	_, errKey := ParsePrivateKey([]byte("nope"))
+	for name, c := range map[string]struct {
+		err  error
+		help string
+	}{
+		"a folder with no manifest":  {errDir, "loci source init"},
+		"not an archive":             {errArc, "loci source package"},
+		"an index of another format": {errIx, "loci source index"},
+		"not a public key":           {errPub, "loci source keygen"},
+		"not a private key":          {errKey, "loci source keygen"},
+	} {
+		var f *fault.Error
+		if !errors.As(c.err, &f) || f.Code != fault.InputInvalid || strings.Contains(f.Help, "send the request again") || !strings.Contains(f.Help, c.help) {
+			t.Errorf("%s: %v (help %q), want help naming %q", name, c.err, f.Help, c.help)
+		}
+	}
+}
