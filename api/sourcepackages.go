@@ -36,6 +36,10 @@ type SourcePackage struct {
 	ModuleSHA256 string `json:"module_sha256,omitempty"`
 	// InstalledAt is when this version was installed.
 	InstalledAt *time.Time `json:"installed_at,omitempty"`
+	// Dir is the folder holding an installed package's files (its
+	// manifest and module) under the palace; "" for a built-in or bundled
+	// source, whose files are in loci itself.
+	Dir string `json:"dir,omitempty"`
 }
 
 // SourcePermissions are a package's permissions: read-only directories
@@ -54,6 +58,9 @@ type SourcePermissions struct {
 type SourcePackageInstalled struct {
 	Source   SourcePackage `json:"source"`
 	Replaced string        `json:"replaced"`
+	// Downgrade: the version replaced is newer than the one installed (a
+	// roll back; it is installed all the same).
+	Downgrade bool `json:"downgrade,omitempty"`
 }
 
 // SourcePackageList is GET /api/source-packages: every source, built-in,
@@ -65,4 +72,8 @@ type SourcePackageList struct {
 // SourcePackageRemoved is DELETE /api/source-packages/{name}'s answer.
 type SourcePackageRemoved struct {
 	Removed string `json:"removed"`
+	// Miners are the miners of the configuration file naming the removed
+	// source: unavailable until a source of that name is installed again
+	// (remove them or change their source).
+	Miners []string `json:"miners,omitempty"`
 }

@@ -82,16 +82,22 @@ Then: loci source build, loci source test, loci source package.`,
 			case kind != TemplateCLI && program != "":
 				return fault.Newf(fault.InputInvalid, "use --template cli to wrap a program", "--program is for the cli template, not %q", kind)
 			}
+			if !pack.ValidName(name) {
+				help := "a source name has " + pack.NameRule
+				if sug := suggestName(name); sug != "" {
+					help += fmt.Sprintf(", such as %q", sug)
+				}
+				if fromDir {
+					return fault.Newf(fault.InputInvalid, "pass --name NAME: "+help, "the folder's name %q is not a source name", name)
+				}
+				return fault.Newf(fault.InputInvalid, "pass --name NAME: "+help, "--name %q is not a source name", name)
+			}
 			d := templateData{Name: name, Program: program}
 			if kind == TemplateGo || kind == TemplateCLI {
 				d.GoVersion = goLine(goToolchain(c.Context()))
 			}
 			files, err := renderTemplate(kind, d)
 			if err != nil {
-				if fe := fault.As(err); fe.Code == fault.InputInvalid && fromDir && strings.Contains(fe.Msg, "name:") {
-					return fault.Newf(fault.InputInvalid, "pass --name NAME: lowercase letters, digits and '-', starting with a letter",
-						"the folder's name %q is not a source name", name)
-				}
 				return err
 			}
 			var there []string
@@ -188,6 +194,32 @@ stderr.`,
 			return nil
 		},
 	}
+}
+
+// suggestName is a source name close to s (lowercased, runs of other
+// characters made one '-'), "" when none is.
+func suggestName(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	out := strings.TrimLeft(b.String(), "0123456789-")
+	if len(out) > 63 {
+		out = strings.TrimRight(out[:63], "-")
+	}
+	if !pack.ValidName(out) {
+		return ""
+	}
+	return out
 }
 
 // sourceProjectDir is the project folder the arguments name (default: the
@@ -356,6 +388,11 @@ func crateBinary(dir string) (string, error) {
 // half of one.
 func writeFileAtomic(path string, b []byte, perm fs.FileMode) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if errors.Is(err, fs.ErrNotExist) {
+		dir := filepath.Dir(path)
+		return fault.Wrap(fault.IOFailed, err, "the folder "+dir+" does not exist; "+path+" was not written",
+			"make the folder (mkdir -p "+dir+") or give a path in one that exists")
+	}
 	if err != nil {
 		return fault.Wrap(fault.IOFailed, err, "cannot write in "+filepath.Dir(path)+": "+err.Error(), "check that the folder exists and is writable")
 	}
@@ -520,6 +557,9 @@ type KeygenResult struct {
 	PublicKey  string `json:"public_key"`
 	KeyFile    string `json:"key_file"`
 	PublicFile string `json:"public_file"`
+	// MadeFolder is the folder keygen made for the keys (mode 0700), ""
+	// when it was there.
+	MadeFolder string `json:"made_folder,omitempty"`
 }
 
 func (a *app) sourceKeygenCmd() *cobra.Command {
@@ -556,17 +596,31 @@ files are kept unless --force. Prints the public key.`,
 				return fault.Wrap(fault.ServerFailed, err, "cannot encode the key: "+err.Error(), "report it")
 			}
 			text := pack.FormatPublicKey(pub)
+			// A missing folder is made, private: it is there to hold a
+			// secret key.
+			made := ""
+			if dir := filepath.Dir(keyFile); dir != "." {
+				if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+					if err := os.MkdirAll(dir, 0o700); err != nil {
+						return fault.Wrap(fault.IOFailed, err, "cannot make the folder "+dir+": "+err.Error(), "check that its parent is writable, or give another --out")
+					}
+					made = dir
+				}
+			}
 			if err := writeFileAtomic(keyFile, priv, 0o600); err != nil {
 				return err
 			}
 			if err := writeFileAtomic(pubFile, []byte(text+"\n"), 0o644); err != nil {
 				return err
 			}
-			res := KeygenResult{PublicKey: text, KeyFile: keyFile, PublicFile: pubFile}
+			res := KeygenResult{PublicKey: text, KeyFile: keyFile, PublicFile: pubFile, MadeFolder: made}
 			if a.jsonOut {
 				return a.out(res)
 			}
 			a.printf("%s\n", text)
+			if made != "" {
+				fmt.Fprintf(a.stderrOrDiscard(), "made the folder %s (mode 0700: only you can read it)\n", safeText(made))
+			}
 			fmt.Fprintf(a.stderrOrDiscard(), "wrote the private key %s (keep it secret) and the public key %s\n", safeText(keyFile), safeText(pubFile))
 			return nil
 		},
@@ -646,7 +700,7 @@ The format (version 1):
 			if res.Key != "" {
 				signed = "signed by " + res.Key
 			}
-			a.printf("indexed %d archives of %d sources into %s (%s)\n", n, len(ix.Sources), out, signed)
+			a.printf("indexed %d %s of %d %s into %s (%s)\n", n, plural(n, "archive", "archives"), len(ix.Sources), plural(len(ix.Sources), "source", "sources"), out, signed)
 			for _, s := range ix.Sources {
 				var vs []string
 				for _, v := range s.Versions {

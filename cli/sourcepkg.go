@@ -65,6 +65,11 @@ func (a *app) sourcePackageCmds() []*cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			return show(a, c.Context(), http.MethodDelete, "/api/source-packages/"+client.Esc(args[0]), nil, func(out *api.SourcePackageRemoved) {
 				a.printf("removed the %s source; what it mined stays\n", out.Removed)
+				if n := len(out.Miners); n > 0 {
+					a.printf("warning: %s %s %s the %s source; %s cannot run until a source of that name is installed again: remove %s (loci miner rm NAME) or give %s another source (loci miner set NAME --source SOURCE)\n",
+						plural(n, "the miner", "the miners"), strings.Join(out.Miners, ", "), plural(n, "names", "name"), out.Removed,
+						plural(n, "it", "they"), plural(n, "it", "them"), plural(n, "it", "them"))
+				}
 			})
 		},
 	})
@@ -169,7 +174,10 @@ func (a *app) installPackage(c *cobra.Command, path string, yes bool, consent st
 	}
 	s := out.Source
 	a.printf("installed the %s source %s (%s, %s)\n", s.Name, s.Version, s.Origin, packageState(&s))
-	if out.Replaced != "" {
+	switch {
+	case out.Downgrade:
+		a.printf("it replaced version %s, a newer one: this is a downgrade (install %s again to go back)\n", out.Replaced, out.Replaced)
+	case out.Replaced != "":
 		a.printf("it replaced version %s\n", out.Replaced)
 	}
 	if s.State == "installed" {
@@ -225,5 +233,8 @@ func (a *app) printPackage(p *api.SourcePackage) {
 	a.printf("  module sha256:  %s\n", p.ModuleSHA256)
 	if p.InstalledAt != nil {
 		a.printf("  installed:      %s\n", p.InstalledAt.Format("2006-01-02 15:04:05 MST"))
+	}
+	if p.Dir != "" {
+		a.printf("  files:          %s\n", p.Dir)
 	}
 }

@@ -176,6 +176,9 @@ type MinerInfo struct {
 	CredentialAvailable bool
 	State               string
 	Reason              string
+	// help is what to do about Reason when its cause says (enable the
+	// source, reinstall it); "" when the miner itself is to be corrected.
+	help string
 }
 
 // List is every miner, by name.
@@ -233,9 +236,40 @@ func (m *Miners) info(name string, def config.Miner) MinerInfo {
 		err = fault.New(fault.MinerNotRunnable, "its credential cannot be read", "set the credential the miner names")
 	}
 	if err != nil {
-		in.State, in.Reason = MinerUnavailable, fault.As(err).Msg
+		fe := fault.As(err)
+		in.State, in.Reason = MinerUnavailable, fe.Msg
+		switch fe.Code {
+		case fault.SourceNotEnabled, fault.SourceUnavailable, fault.SourceIncompatible:
+			// The source is at fault, not the miner: its own help says
+			// what to do (loci source enable NAME).
+			in.help = fe.Help
+		}
 	}
 	return in
+}
+
+// fixHelp is what to do so that a miner that is unavailable can run:
+// the source's own help when the source is the cause, else correct the
+// miner (then, after, e.g. "then enable it").
+func (in MinerInfo) fixHelp(after string) string {
+	if in.help != "" {
+		return in.help
+	}
+	return "correct the miner in the configuration file" + after
+}
+
+// UsingSource names the miners that read with the named source (their
+// own source, or that of the source configuration they name), sorted.
+func (m *Miners) UsingSource(source string) []string {
+	defined, _, _ := m.Snapshot()
+	var out []string
+	for name, def := range defined {
+		if src, _, _ := m.effective(def); src == source {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // effective is the source, options and credential a miner reads with: a
@@ -473,7 +507,7 @@ func (m *Miners) Request(ctx context.Context, name string, run MinerRun, join bo
 	case MinerDisabled:
 		return nil, false, fault.Newf(fault.MinerDisabled, "enable it first: loci miner enable "+name+" (POST /api/miners/"+name+"/enable)", "miner %q is disabled", name)
 	case MinerUnavailable:
-		return nil, false, fault.Newf(fault.MinerNotRunnable, "correct the miner in the configuration file", "miner %q cannot run: %s", name, in.Reason)
+		return nil, false, fault.Newf(fault.MinerNotRunnable, in.fixHelp(""), "miner %q cannot run: %s", name, in.Reason)
 	}
 	opts := map[string]string{}
 	for k, v := range in.Options {
@@ -521,7 +555,7 @@ func (m *Miners) SetEnabled(name string, on bool) (MinerInfo, error) {
 		def := in.Miner
 		def.Enabled = true
 		if would := m.info(name, def); would.State == MinerUnavailable {
-			return in, fault.Newf(fault.MinerNotRunnable, "correct the miner in the configuration file, then enable it",
+			return in, fault.Newf(fault.MinerNotRunnable, would.fixHelp(", then enable it"),
 				"miner %q cannot run: %s", name, would.Reason)
 		}
 	}

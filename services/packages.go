@@ -90,6 +90,9 @@ type Packages struct {
 	Log    *slog.Logger
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// MinersUsing names the miners that read with a source (nil: none
+	// known): a removal says which it leaves without their source.
+	MinersUsing func(source string) []string
 
 	mu      sync.Mutex // one change of files, records and registry at a time
 	bundled map[string]*pack.Package
@@ -97,6 +100,10 @@ type Packages struct {
 	// manifests are the manifests read at the last load, by name (what
 	// the API shows of a package).
 	manifests map[string]*pack.Manifest
+	// warned are the packages whose unavailability (or
+	// incompatibility) the log was told of, with the reason: a warning at
+	// each change of state, not at each read.
+	warned map[string]string
 }
 
 // loadedPackage is the adapter made for a package as last loaded, kept
@@ -335,6 +342,7 @@ func (p *Packages) refresh(ctx context.Context) (map[string]*PackageRecord, erro
 	p.manifests = map[string]*pack.Manifest{}
 	for name, rec := range recs {
 		e := p.load(rec)
+		p.noteState(name, e)
 		if _, err := p.Registry.Put(e); err != nil {
 			p.log().Warn("a source package cannot be registered", "source", name, "err", err)
 		}
@@ -345,7 +353,34 @@ func (p *Packages) refresh(ctx context.Context) (map[string]*PackageRecord, erro
 			delete(p.loaded, e.Name())
 		}
 	}
+	for name := range p.warned {
+		if recs[name] == nil {
+			delete(p.warned, name)
+		}
+	}
 	return recs, nil
+}
+
+// noteState logs a package found unavailable or incompatible, with why,
+// once per change (a tampered module at start, or between two reads),
+// and its return to use.
+func (p *Packages) noteState(name string, e sources.Entry) {
+	if p.warned == nil {
+		p.warned = map[string]string{}
+	}
+	prev, was := p.warned[name]
+	switch {
+	case e.State == sources.StateUnavailable || e.State == sources.StateIncompatible:
+		why := e.State + ": " + e.Reason
+		if was && prev == why {
+			return
+		}
+		p.warned[name] = why
+		p.log().Warn("a source package cannot run", "source", name, "state", e.State, "reason", e.Reason)
+	case was:
+		delete(p.warned, name)
+		p.log().Info("a source package can run again", "source", name, "state", e.State)
+	}
 }
 
 // load is the registry entry of a recorded package: its adapter with the
@@ -535,6 +570,9 @@ func (p *Packages) view(e sources.Entry, rec *PackageRecord) api.SourcePackage {
 		return v
 	}
 	v.Version, v.ModuleSHA256 = rec.Version, rec.ModuleSHA256
+	if rec.Origin != sources.OriginBundled && p.Dir != "" {
+		v.Dir = filepath.Join(p.Dir, rec.Name)
+	}
 	at := rec.InstalledAt
 	v.InstalledAt = &at
 	perms := rec.Consented
@@ -653,9 +691,10 @@ func (p *Packages) Install(ctx context.Context, body io.Reader, o InstallOptions
 	out := api.SourcePackageInstalled{Source: p.view(e, recs[name])}
 	if before != nil {
 		out.Replaced = before.Version
+		out.Downgrade = pack.CompareVersions(after.Version, before.Version) < 0
 	}
 	p.log().Info("source package installed", "source", name, "version", after.Version, "origin", origin, "state", after.State,
-		"module_sha256", after.ModuleSHA256, "replaced", out.Replaced)
+		"module_sha256", after.ModuleSHA256, "replaced", out.Replaced, "downgrade", out.Downgrade)
 	return out, nil
 }
 
@@ -672,7 +711,8 @@ func consentRequired(pkg *pack.Package, digest, given string, cur *PackageRecord
 	case given != "":
 		fmt.Fprintf(&b, "the consent %s is not the consent of the %s source %s, which asks to: ", given, m.Name, m.Version)
 	case cur != nil:
-		fmt.Fprintf(&b, "the %s source %s asks for more than was consented to for %s: it asks to: ", m.Name, m.Version, cur.Version)
+		fmt.Fprintf(&b, "the %s source %s asks for more than was consented to for %s: it newly asks to: %s. All it asks to: ",
+			m.Name, m.Version, cur.Version, strings.Join(m.Permissions.WordsBeyond(cur.Consented), "; "))
 	default:
 		fmt.Fprintf(&b, "installing the %s source %s needs your consent: it asks to: ", m.Name, m.Version)
 	}
@@ -811,10 +851,29 @@ func (p *Packages) SetEnabled(ctx context.Context, name string, enable bool) (ap
 	return p.view(e, recs[name]), nil
 }
 
+// RemoveSource is Remove answering what DELETE
+// /api/source-packages/{name} shows: the name, and the miners that name
+// the source (MinersUsing), now unavailable; the log warns of them.
+func (p *Packages) RemoveSource(ctx context.Context, name string) (api.SourcePackageRemoved, error) {
+	if err := p.Remove(ctx, name); err != nil {
+		return api.SourcePackageRemoved{}, err
+	}
+	out := api.SourcePackageRemoved{Removed: name}
+	if p.MinersUsing != nil {
+		out.Miners = p.MinersUsing(name)
+	}
+	if len(out.Miners) > 0 {
+		p.log().Warn("a removed source package is named by miners; they are unavailable until it is installed again",
+			"source", name, "miners", strings.Join(out.Miners, ", "))
+	}
+	return out, nil
+}
+
 // Remove removes an installed package: its record, its adapter and its
 // files. What it mined stays; a running mine keeps the adapter it
 // started with. Built-in (loci::source::builtin) and bundled
-// (loci::source::bundled) sources stay.
+// (loci::source::bundled) sources stay. The miners naming it are not
+// changed (they are the configuration file's): RemoveSource names them.
 func (p *Packages) Remove(ctx context.Context, name string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -90,7 +90,11 @@ func (r *Registry) Adapter(name string) (Adapter, error) {
 		return nil, fault.Newf(fault.SourceIncompatible, "install a version of the source built for this loci",
 			"the %s source is incompatible: %s", name, e.Reason)
 	}
-	return nil, fault.Newf(fault.SourceNotEnabled, "enable it first", "the %s source is %s, not enabled", name, e.State)
+	help := "enable it: loci source enable " + name + " (POST /api/source-packages/" + name + "/enable)"
+	if e.State == StateInstalled {
+		return nil, fault.Newf(fault.SourceNotEnabled, help, "the %s source is installed but not enabled", name)
+	}
+	return nil, fault.Newf(fault.SourceNotEnabled, help, "the %s source is %s", name, e.State)
 }
 
 // Entry is the named entry, and whether there is one.

@@ -89,7 +89,8 @@ func (s *Server) showPackage(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, v)
 }
 
-// removePackage is DELETE /api/source-packages/{name}: {removed}.
+// removePackage is DELETE /api/source-packages/{name}: {removed, miners}
+// (the miners naming the source, now unavailable).
 func (s *Server) removePackage(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.packagesOr()
 	if err != nil {
@@ -99,10 +100,11 @@ func (s *Server) removePackage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Remove(r.Context(), name); err != nil {
+	out, err := p.RemoveSource(r.Context(), name)
+	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.SourcePackageRemoved{Removed: name})
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // enablePackage is POST /api/source-packages/{name}/enable or /disable

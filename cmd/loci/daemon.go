@@ -472,6 +472,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if cfg.File == "" {
 		miners.NewFile = config.DefaultFile(os.LookupEnv)
 	}
+	// A removal says which miners it leaves without their source.
+	packages.MinersUsing = miners.UsingSource
 	trig := &services.Triggers{Miners: miners, DB: db, Sys: sys, Log: log, Webhook: cfg.Webhook, AuthEnabled: cfg.Auth.Enabled}
 	if cfg.Webhook.Enable {
 		trig.Listener = &transport.Webhooks{Triggers: trig, Config: cfg.Webhook, Log: log.With("component", "webhooks"),

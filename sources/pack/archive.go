@@ -12,8 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/loci-dev/loci/fault"
 )
 
 // MaxArchiveBytes is the most a package archive may hold, compressed or
@@ -75,7 +73,7 @@ func (p *Package) WriteArchive(w io.Writer) error {
 // what is wrong.
 func ReadArchive(r io.Reader) (*Package, error) {
 	bad := func(format string, args ...any) error {
-		return fault.Invalid("package", fmt.Sprintf(format, args...))
+		return invalid("package", fmt.Sprintf(format, args...), archiveHelp)
 	}
 	zr, err := gzip.NewReader(io.LimitReader(r, MaxArchiveBytes+1))
 	if err != nil {
@@ -141,7 +139,8 @@ func ReadArchive(r io.Reader) (*Package, error) {
 func ReadDir(dir string) (*Package, error) {
 	mb, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if err != nil {
-		return nil, fault.Invalid("package", fmt.Sprintf("reading %s in %s: %v", ManifestFile, dir, err))
+		return nil, invalid("package", fmt.Sprintf("reading %s in %s: %v", ManifestFile, dir, err),
+			"give a source package's folder, with its "+ManifestFile+" (loci source init makes a project)")
 	}
 	m, err := ParseManifest(mb)
 	if err != nil {
@@ -149,10 +148,12 @@ func ReadDir(dir string) (*Package, error) {
 	}
 	mod, err := os.ReadFile(filepath.Join(dir, m.Module))
 	if err != nil {
-		return nil, fault.Invalid("package", fmt.Sprintf("reading the module %s: %v", m.Module, err))
+		return nil, invalid("package", fmt.Sprintf("reading the module %s: %v", m.Module, err),
+			"build the module (loci source build), or correct module in "+ManifestFile)
 	}
 	if !bytes.HasPrefix(mod, []byte("\x00asm")) {
-		return nil, fault.Invalid("package", fmt.Sprintf("%s is not a WebAssembly module", m.Module))
+		return nil, invalid("package", fmt.Sprintf("%s is not a WebAssembly module", m.Module),
+			"build the module for WebAssembly (loci source build)")
 	}
 	return &Package{Manifest: m, ManifestBytes: mb, Module: mod}, nil
 }

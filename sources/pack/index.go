@@ -86,17 +86,17 @@ func BuildIndex(archives []IndexArchive, key ed25519.PrivateKey) (*Index, error)
 	from := map[string]string{} // name@version: the file that holds it
 	for _, a := range archives {
 		if a.File != filepath.Base(a.File) || a.File == "." || a.File == ".." {
-			return nil, fault.Invalid("archive", fmt.Sprintf("%q is not a file name beside the index", a.File))
+			return nil, invalid("archive", fmt.Sprintf("%q is not a file name beside the index", a.File), "put the archives beside the index")
 		}
 		p, err := ReadArchive(bytes.NewReader(a.Bytes))
 		if err != nil {
 			fe := fault.As(err)
-			return nil, fault.Invalid("archive", fmt.Sprintf("%s: %s", a.File, fe.Msg))
+			return nil, invalid("archive", fmt.Sprintf("%s: %s", a.File, fe.Msg), "package "+a.File+" again (loci source package), or move it out of the folder")
 		}
 		m := p.Manifest
 		id := m.Name + "@" + m.Version
 		if f, dup := from[id]; dup {
-			return nil, fault.Invalid("archive", fmt.Sprintf("%s and %s are both %s %s: keep one", f, a.File, m.Name, m.Version))
+			return nil, invalid("archive", fmt.Sprintf("%s and %s are both %s %s: keep one", f, a.File, m.Name, m.Version), "move one of them out of the folder")
 		}
 		from[id] = a.File
 		r := IndexRelease{Version: m.Version, Archive: a.File, SHA256: Digest(a.Bytes), Size: int64(len(a.Bytes)),
@@ -146,23 +146,23 @@ func ParseIndex(b []byte) (*Index, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&ix); err != nil {
-		return nil, fault.Invalid("index", fmt.Sprintf("not a source registry index: %v", err))
+		return nil, invalid("index", fmt.Sprintf("not a source registry index: %v", err), indexHelp)
 	}
 	if ix.Version != IndexFormat {
-		return nil, fault.Invalid("index.version", fmt.Sprintf("the index is format %d; this loci reads format %d", ix.Version, IndexFormat))
+		return nil, invalid("index.version", fmt.Sprintf("the index is format %d; this loci reads format %d", ix.Version, IndexFormat), indexHelp)
 	}
 	names := map[string]bool{}
 	for i, s := range ix.Sources {
 		at := fmt.Sprintf("sources[%d]", i)
 		if !nameRE.MatchString(s.Name) {
-			return nil, fault.Invalid(at+".name", fmt.Sprintf("%q is not a source name", s.Name))
+			return nil, invalid(at+".name", fmt.Sprintf("%q is not a source name", s.Name), indexHelp)
 		}
 		if names[s.Name] {
-			return nil, fault.Invalid(at+".name", fmt.Sprintf("%s is listed twice", s.Name))
+			return nil, invalid(at+".name", fmt.Sprintf("%s is listed twice", s.Name), indexHelp)
 		}
 		names[s.Name] = true
 		if len(s.Versions) == 0 {
-			return nil, fault.Invalid(at+".versions", "a source lists at least one version")
+			return nil, invalid(at+".versions", "a source lists at least one version", indexHelp)
 		}
 		versions := map[string]bool{}
 		for j, r := range s.Versions {
@@ -170,7 +170,7 @@ func ParseIndex(b []byte) (*Index, error) {
 				return nil, err
 			}
 			if versions[r.Version] {
-				return nil, fault.Invalid(fmt.Sprintf("%s.versions[%d].version", at, j), fmt.Sprintf("%s %s is listed twice", s.Name, r.Version))
+				return nil, invalid(fmt.Sprintf("%s.versions[%d].version", at, j), fmt.Sprintf("%s %s is listed twice", s.Name, r.Version), indexHelp)
 			}
 			versions[r.Version] = true
 		}
@@ -180,7 +180,7 @@ func ParseIndex(b []byte) (*Index, error) {
 
 // check checks one release's fields (at names it in errors).
 func (r IndexRelease) check(at string) error {
-	bad := func(field, problem string) error { return fault.Invalid(at+"."+field, problem) }
+	bad := func(field, problem string) error { return invalid(at+"."+field, problem, indexHelp) }
 	if _, err := semver.StrictNewVersion(r.Version); err != nil {
 		return bad("version", fmt.Sprintf("%q is not a semantic version", r.Version))
 	}

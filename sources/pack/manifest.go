@@ -12,8 +12,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -103,19 +105,55 @@ var (
 	optionRE  = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 )
 
+// NameRule says what a source name may be.
+const NameRule = "lowercase letters, digits and '-', starting with a letter, at most 63"
+
+// ValidName reports whether s is a source name (NameRule).
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
 // shells are the programs a package may never name: a shell runs
 // anything, which is the one permission a list of programs must not give.
 var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "ash", "busybox", "env", "sudo", "su", "doas", "xargs", "nohup", "setsid", "timeout", "nice", "exec", "cmd", "cmd.exe", "powershell", "pwsh", "python", "python3", "perl", "ruby", "node"}
 
+// ManifestHelp is the help every manifest error carries: the manifest is
+// a file its author edits, not a request.
+const ManifestHelp = "correct " + ManifestFile + " (see loci source init for a working one)"
+
+// manifestError is loci::input::invalid about the manifest: where (the
+// file, its line when known) and what, in the author's words.
+func manifestError(line int, problem string) *fault.Error {
+	where := "manifest " + ManifestFile
+	if line > 0 {
+		where = fmt.Sprintf("%s line %d", where, line)
+	}
+	return fault.New(fault.InputInvalid, where+": "+fault.Clip(problem, fault.MaxMsg-64), ManifestHelp)
+}
+
+// invalid is loci::input::invalid naming the field, as fault.Invalid,
+// with help that fits the file at fault (a local command's input is a
+// file, not a request to send again).
+func invalid(field, problem, help string) *fault.Error {
+	return fault.New(fault.InputInvalid, fault.Clip(field, fault.MaxQuoted)+": "+fault.Clip(problem, fault.MaxMsg/2), help)
+}
+
+// The help of the errors about each kind of file.
+const (
+	archiveHelp = "this is not a source package as loci source package writes it: package its project again, or ask its author for the package"
+	indexHelp   = "this is not a source registry index loci reads: write it again with loci source index, or ask the registry's keeper"
+	pubKeyHelp  = "give the public key as loci source keygen wrote it (PREFIX.pub, one line: " + KeyPrefix + " <base64>)"
+	privKeyHelp = "give the private key file loci source keygen wrote (PREFIX.key)"
+)
+
 // ParseManifest reads and checks a manifest: every problem is
-// loci::input::invalid naming the field. The permissions come back
-// normalised.
+// loci::input::invalid naming the key (and its line when the TOML is at
+// fault), with help saying to correct the file. The permissions come
+// back normalised.
 func ParseManifest(b []byte) (*Manifest, error) {
 	var m Manifest
 	d := toml.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&m); err != nil {
-		return nil, fault.Invalid("manifest", fmt.Sprintf("%s is not a valid manifest: %v", ManifestFile, err))
+		return nil, decodeError(err)
 	}
 	if err := m.Check(); err != nil {
 		return nil, err
@@ -123,12 +161,132 @@ func ParseManifest(b []byte) (*Manifest, error) {
 	return &m, nil
 }
 
+// decodeError says what go-toml found wrong in user terms: an unknown
+// key with the keys its table has, a value of the wrong type with the
+// type it must be, or the TOML syntax error, each with its line.
+func decodeError(err error) *fault.Error {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		e := strict.Errors[0]
+		line, _ := e.Position()
+		key := []string(e.Key())
+		table, known := keysOf(reflect.TypeOf(Manifest{}), key[:len(key)-1])
+		problem := "unknown key " + strings.Join(key, ".")
+		if len(known) > 0 {
+			what := "the keys are "
+			if table != "" {
+				what = "the " + table + " keys are "
+				if table == "permissions" {
+					what = "the permissions are "
+				}
+			}
+			problem += " (" + what + strings.Join(known, ", ") + ")"
+		}
+		if n := len(strict.Errors) - 1; n > 0 {
+			problem += fmt.Sprintf("; and %d more unknown key%s", n, plural(n))
+		}
+		return manifestError(line, problem)
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		line, _ := de.Position()
+		key := []string(de.Key())
+		if len(key) > 0 && strings.Contains(de.Error(), "cannot decode") {
+			if t := typeAt(reflect.TypeOf(Manifest{}), key); t != nil {
+				return manifestError(line, strings.Join(key, ".")+" must be "+tomlType(t))
+			}
+		}
+		return manifestError(line, "not valid TOML: "+strings.TrimPrefix(de.Error(), "toml: "))
+	}
+	return manifestError(0, "not valid TOML: "+strings.TrimPrefix(err.Error(), "toml: "))
+}
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// tomlKey is a struct field's TOML key ("" when it has none).
+func tomlKey(f reflect.StructField) string {
+	k, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+	if k == "-" {
+		return ""
+	}
+	return k
+}
+
+// keysOf is the keys the table at path has (tables in brackets) and the
+// table's name ("" the top level).
+func keysOf(t reflect.Type, path []string) (string, []string) {
+	t = typeAt(t, path)
+	if t == nil || t.Kind() != reflect.Struct {
+		return strings.Join(path, "."), nil
+	}
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		k := tomlKey(f)
+		if k == "" {
+			continue
+		}
+		if f.Type.Kind() == reflect.Struct {
+			k = "[" + strings.Join(append(slices.Clone(path), k), ".") + "]"
+		}
+		keys = append(keys, k)
+	}
+	return strings.Join(path, "."), keys
+}
+
+// typeAt is the Go type of the key at path in t (nil when there is none).
+func typeAt(t reflect.Type, path []string) reflect.Type {
+	for _, k := range path {
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		var next reflect.Type
+		for i := range t.NumField() {
+			if tomlKey(t.Field(i)) == k {
+				next = t.Field(i).Type
+				break
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		t = next
+	}
+	return t
+}
+
+// tomlType names a Go type as the TOML a manifest writes for it.
+func tomlType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string in quotes"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
+		return "a whole number"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.String {
+			return `a list of strings (["a", "b"])`
+		}
+		return "a list of values of one type"
+	case reflect.Struct:
+		return "a table"
+	}
+	return "a value of another type"
+}
+
 // Check checks a manifest's fields (not its compatibility: Compatible)
 // and normalises its permissions.
 func (m *Manifest) Check() error {
-	bad := func(field, problem string) error { return fault.Invalid("manifest", field+": "+problem) }
-	if !nameRE.MatchString(m.Name) {
-		return bad("name", fmt.Sprintf("%q is not a source name (lowercase letters, digits and '-', starting with a letter, at most 63)", m.Name))
+	bad := func(field, problem string) error { return manifestError(0, field+": "+problem) }
+	if !ValidName(m.Name) {
+		return bad("name", fmt.Sprintf("%q is not a source name (%s)", m.Name, NameRule))
 	}
 	if m.Contract <= 0 {
 		return bad("contract", "the contract version the module was built for is required (this loci speaks "+fmt.Sprint(contract.Version)+")")
@@ -167,7 +325,7 @@ func (m *Manifest) Check() error {
 // of the same permissions are equal, so their consent digests are.
 func (p Permissions) Normalised() (Permissions, error) {
 	bad := func(field, problem string) (Permissions, error) {
-		return Permissions{}, fault.Invalid("manifest", "permissions."+field+": "+problem)
+		return Permissions{}, manifestError(0, "permissions."+field+": "+problem)
 	}
 	var out Permissions
 	for _, d := range p.Read {
@@ -192,6 +350,9 @@ func (p Permissions) Normalised() (Permissions, error) {
 	for _, e := range p.Env {
 		if !envRE.MatchString(e) {
 			return bad("env", fmt.Sprintf("%q is not an environment variable name", e))
+		}
+		if strings.HasPrefix(strings.ToUpper(e), "LOCI_") {
+			return bad("env", fmt.Sprintf("%q is loci's own setting (a LOCI_ variable, such as the daemon's token); a package may not read one", e))
 		}
 		out.Env = append(out.Env, e)
 	}
@@ -272,6 +433,43 @@ func (p Permissions) Words() []string {
 		mem = DefaultMemoryMiB
 	}
 	return append(out, fmt.Sprintf("use up to %d MiB of memory", mem))
+}
+
+// CompareVersions compares two package versions as semantic versions:
+// -1 when a is older than b, 1 when newer, 0 when the same or when
+// either cannot be read.
+func CompareVersions(a, b string) int {
+	va, err := semver.NewVersion(a)
+	if err != nil {
+		return 0
+	}
+	vb, err := semver.NewVersion(b)
+	if err != nil {
+		return 0
+	}
+	return va.Compare(vb)
+}
+
+// WordsBeyond is what p asks for that q does not give (both normalised),
+// in human words (Words): an update's new permissions.
+func (p Permissions) WordsBeyond(q Permissions) []string {
+	extra := func(a, b []string) []string {
+		var x []string
+		for _, s := range a {
+			if !slices.Contains(b, s) {
+				x = append(x, s)
+			}
+		}
+		return x
+	}
+	more := Permissions{Read: extra(p.Read, q.Read), Programs: extra(p.Programs, q.Programs), Env: extra(p.Env, q.Env),
+		Network: p.Network && !q.Network, MemoryMiB: p.MemoryMiB}
+	words := more.Words()
+	if p.MemoryMiB <= q.MemoryMiB {
+		// The memory line comes last; it is not new.
+		words = words[:len(words)-1]
+	}
+	return words
 }
 
 // Compatible is "" when this daemon (its version lociVersion) can run the

@@ -2,6 +2,7 @@ package pack
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -153,5 +154,106 @@ func TestArchiveIsDeterministicAndReadsBack(t *testing.T) {
 	}
 	if got.Manifest.Name != "notes-app" || !bytes.Equal(got.Module, p.Module) || got.ModuleDigest() != p.ModuleDigest() {
 		t.Fatalf("read back: %+v", got.Manifest)
+	}
+}
+
+// TestManifestRefusesLociVariables: a package never reads loci's own
+// settings (LOCI_AUTH_TOKEN is the daemon's token), in any case.
+func TestManifestRefusesLociVariables(t *testing.T) {
+	for _, env := range []string{"LOCI_AUTH_TOKEN", "loci_palace", "Loci_Anything"} {
+		text := strings.Replace(goodManifest, `env = ["NOTES_TOKEN"]`, `env = ["NOTES_TOKEN", "`+env+`"]`, 1)
+		_, err := ParseManifest([]byte(text))
+		var f *fault.Error
+		if !errors.As(err, &f) || f.Code != fault.InputInvalid || !strings.Contains(f.Msg, "permissions.env") ||
+			!strings.Contains(f.Msg, env) || !strings.Contains(f.Msg, "may not read") {
+			t.Fatalf("%s: %v, want the LOCI_ variable refused by name", env, err)
+		}
+	}
+	if _, err := (Permissions{Env: []string{"NOTES_LOCI_X", "XLOCI_"}}).Normalised(); err != nil {
+		t.Fatalf("a variable merely containing LOCI_ is refused: %v", err)
+	}
+}
+
+// TestManifestErrorsSpeakTheAuthorsTerms: a decode error names the key,
+// its line and what it must be, an unknown key names the keys its table
+// has; no Go type or struct name shows; the help names the file.
+func TestManifestErrorsSpeakTheAuthorsTerms(t *testing.T) {
+	for name, c := range map[string]struct{ from, to, want string }{
+		"network as a list":  {`env = ["NOTES_TOKEN"]`, "env = [\"NOTES_TOKEN\"]\nnetwork = [\"example.org\"]", "manifest loci-source.toml line 17: permissions.network must be true or false"},
+		"unknown permission": {`env = ["NOTES_TOKEN"]`, "env = [\"NOTES_TOKEN\"]\nwrite = [\"/tmp\"]", "manifest loci-source.toml line 17: unknown key permissions.write (the permissions are read, programs, env, network, memory_mib)"},
+		"unknown top key":    {`module = "notes.wasm"`, "module = \"notes.wasm\"\nsurprise = 1", "manifest loci-source.toml line 8: unknown key surprise (the keys are contract, name, version, description, loci, module, [source], [permissions])"},
+		"unknown source key": {`incremental = true`, "incremental = true\nwatch = true", "manifest loci-source.toml line 12: unknown key source.watch (the source keys are options, incremental, triggers, default_locator, format)"},
+		"contract as text":   {`contract = 1`, `contract = "1"`, "manifest loci-source.toml line 2: contract must be a whole number"},
+		"options of numbers": {`options = ["since"]`, `options = [1]`, `manifest loci-source.toml line 10: source.options must be a list of strings (["a", "b"])`},
+		"not toml":           {`name = "notes-app"`, `name = `, "manifest loci-source.toml line 3: not valid TOML: "},
+		"a bad name":         {`name = "notes-app"`, `name = "Notes App"`, `manifest loci-source.toml: name: "Notes App" is not a source name`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			text := strings.Replace(goodManifest, c.from, c.to, 1)
+			if text == goodManifest {
+				t.Fatalf("the edit %q did not apply", c.from)
+			}
+			_, err := ParseManifest([]byte(text))
+			var f *fault.Error
+			if !errors.As(err, &f) || f.Code != fault.InputInvalid {
+				t.Fatalf("want loci::input::invalid, got %v", err)
+			}
+			if !strings.HasPrefix(f.Msg, c.want) {
+				t.Fatalf("message %q, want it to start %q", f.Msg, c.want)
+			}
+			for _, internal := range []string{"pack.", "struct", "strict mode", "Go ", "TOML array", "TOML integer"} {
+				if strings.Contains(f.Msg, internal) {
+					t.Fatalf("message %q shows %q", f.Msg, internal)
+				}
+			}
+			if f.Help != "correct loci-source.toml (see loci source init for a working one)" {
+				t.Fatalf("help %q", f.Help)
+			}
+		})
+	}
+}
+
+// TestWordsBeyondSaysOnlyWhatIsNew: an update's new permissions in words,
+// nothing it already had.
+func TestWordsBeyondSaysOnlyWhatIsNew(t *testing.T) {
+	old, _ := Permissions{Read: []string{"locator"}, Env: []string{"A"}}.Normalised()
+	more, _ := Permissions{Read: []string{"locator", "/srv"}, Env: []string{"A", "B"}, Network: true, MemoryMiB: 128}.Normalised()
+	got := strings.Join(more.WordsBeyond(old), "; ")
+	want := "read /srv, without changing it; read the environment variable B; use the network (any address); use up to 128 MiB of memory"
+	if got != want {
+		t.Fatalf("beyond: %q, want %q", got, want)
+	}
+	if w := old.WordsBeyond(more); len(w) != 0 {
+		t.Fatalf("less than consented to says %q", w)
+	}
+	if CompareVersions("0.2.0", "0.4.0") != -1 || CompareVersions("1.0.0", "0.9.9") != 1 || CompareVersions("x", "1.0.0") != 0 {
+		t.Fatal("CompareVersions")
+	}
+}
+
+// TestPackErrorsHelpWithTheFile: no error of pack says to "send the
+// request again" (fault.Invalid's help for a request): each says what to
+// do with the file at fault.
+func TestPackErrorsHelpWithTheFile(t *testing.T) {
+	dir := t.TempDir()
+	_, errDir := ReadDir(dir)
+	_, errArc := ReadArchive(strings.NewReader("not gzip"))
+	_, errIx := ParseIndex([]byte(`{"version": 9}`))
+	_, errPub := ParsePublicKey("nope")
+	_, errKey := ParsePrivateKey([]byte("nope"))
+	for name, c := range map[string]struct {
+		err  error
+		help string
+	}{
+		"a folder with no manifest":  {errDir, "loci source init"},
+		"not an archive":             {errArc, "loci source package"},
+		"an index of another format": {errIx, "loci source index"},
+		"not a public key":           {errPub, "loci source keygen"},
+		"not a private key":          {errKey, "loci source keygen"},
+	} {
+		var f *fault.Error
+		if !errors.As(c.err, &f) || f.Code != fault.InputInvalid || strings.Contains(f.Help, "send the request again") || !strings.Contains(f.Help, c.help) {
+			t.Errorf("%s: %v (help %q), want help naming %q", name, c.err, f.Help, c.help)
+		}
 	}
 }

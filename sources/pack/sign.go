@@ -37,11 +37,11 @@ func FormatPublicKey(pub ed25519.PublicKey) string {
 func ParsePublicKey(s string) (ed25519.PublicKey, error) {
 	f := strings.Fields(s)
 	if len(f) < 2 || f[0] != KeyPrefix {
-		return nil, fault.Invalid("key", fmt.Sprintf("not a public key: it reads %q followed by the key in base64", KeyPrefix+" "))
+		return nil, invalid("key", fmt.Sprintf("not a public key: it reads %q followed by the key in base64", KeyPrefix+" "), pubKeyHelp)
 	}
 	b, err := base64.StdEncoding.Strict().DecodeString(f[1])
 	if err != nil || len(b) != ed25519.PublicKeySize {
-		return nil, fault.Invalid("key", fmt.Sprintf("not a public key: %q is not %d bytes in base64", f[1], ed25519.PublicKeySize))
+		return nil, invalid("key", fmt.Sprintf("not a public key: %q is not %d bytes in base64", f[1], ed25519.PublicKeySize), pubKeyHelp)
 	}
 	return ed25519.PublicKey(b), nil
 }
@@ -59,7 +59,7 @@ func MarshalPrivateKey(key ed25519.PrivateKey) ([]byte, error) {
 // OpenSSL's `genpkey -algorithm ed25519`); anything else is
 // loci::input::invalid.
 func ParsePrivateKey(b []byte) (ed25519.PrivateKey, error) {
-	bad := fault.Invalid("key", "not an ed25519 private key file (PEM \"PRIVATE KEY\", as loci source keygen writes)")
+	bad := invalid("key", "not an ed25519 private key file (PEM \"PRIVATE KEY\", as loci source keygen writes)", privKeyHelp)
 	blk, _ := pem.Decode(b)
 	if blk == nil || blk.Type != pemPrivate {
 		return nil, bad

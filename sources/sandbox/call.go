@@ -276,7 +276,10 @@ func (c *call) failedStderr(cause error, format string, args ...any) error {
 
 // excerpt is the first lines of the guest's standard error, on one line,
 // with the values of the granted environment variables masked (a guest
-// printing its token does not put it in a job's error).
+// printing its token does not put it in a job's error). A Go trace
+// (after "panic:" or "fatal error:") is cut to its first frame of the
+// guest's own code, without addresses: the message says what failed and
+// where, not the goroutines' memory.
 func (c *call) excerpt() string {
 	s := strings.TrimSpace(string(c.stderr))
 	if s == "" {
@@ -284,10 +287,18 @@ func (c *call) excerpt() string {
 	}
 	lines := strings.Split(s, "\n")
 	var keep []string
-	for _, ln := range lines {
-		if ln = strings.TrimSpace(ln); ln != "" {
-			keep = append(keep, ln)
+	for i, raw := range lines {
+		ln := strings.TrimSpace(raw)
+		if traceStart(ln) {
+			if f := firstFrame(lines[i+1:]); f != "" {
+				keep = append(keep, f)
+			}
+			break
 		}
+		if ln == "" || strings.HasPrefix(ln, "[signal ") {
+			continue
+		}
+		keep = append(keep, ln)
 		if len(keep) == 6 {
 			break
 		}
@@ -299,6 +310,42 @@ func (c *call) excerpt() string {
 		}
 	}
 	return fault.Clip(s, 600)
+}
+
+// traceStart reports the first line of a Go trace's stacks.
+func traceStart(ln string) bool {
+	return ln == "runtime stack:" || strings.HasPrefix(ln, "goroutine ") && strings.HasSuffix(ln, ":")
+}
+
+// firstFrame is the first frame of a Go trace that is the guest's own
+// (not the runtime's), else its first frame, as "at FUNC (DIR/FILE:LINE)";
+// "" when there is none.
+func firstFrame(lines []string) string {
+	first := ""
+	for i := 0; i+1 < len(lines); i++ {
+		fn, at := lines[i], lines[i+1]
+		if fn == "" || strings.HasPrefix(fn, "\t") || !strings.HasPrefix(at, "\t") || traceStart(strings.TrimSpace(fn)) {
+			continue
+		}
+		if j := strings.LastIndexByte(fn, '('); j > 0 && strings.HasSuffix(fn, ")") {
+			fn = fn[:j]
+		}
+		file, _, _ := strings.Cut(strings.TrimSpace(at), " ")
+		if k := strings.LastIndexByte(file, '/'); k >= 0 {
+			if k2 := strings.LastIndexByte(file[:k], '/'); k2 >= 0 {
+				file = file[k2+1:]
+			}
+		}
+		frame := "at " + fn + " (" + file + ")"
+		if !strings.HasPrefix(fn, "runtime.") && !strings.HasPrefix(fn, "runtime/") && !strings.HasPrefix(fn, "internal/") && fn != "panic" {
+			return frame
+		}
+		if first == "" {
+			first = frame
+		}
+		i++
+	}
+	return first
 }
 
 // trap is the first line of a wazero error, without wazero's prefix.
