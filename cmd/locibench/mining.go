@@ -20,19 +20,8 @@ import (
 func mining(bin, dir string, small, bigMB int) error {
 	r := rand.New(rand.NewPCG(13, 13))
 	tree := filepath.Join(dir, "small")
-	for i := range small {
-		p := filepath.Join(tree, fmt.Sprintf("pkg%03d", i%200), fmt.Sprintf("file%05d.txt", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		var b strings.Builder
-		for range 3 + i%5 {
-			b.WriteString(sentence(r))
-			b.WriteString("\n")
-		}
-		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-			return err
-		}
+	if err := smallTree(tree, small, r); err != nil {
+		return err
 	}
 	big := filepath.Join(dir, "big")
 	if err := os.MkdirAll(big, 0o755); err != nil {
@@ -106,6 +95,26 @@ func mining(bin, dir string, small, bigMB int) error {
 	}
 	fmt.Printf("mining %d small files with the default configuration (static embeddings): %s, %.0f files/s; all %d drawers embedded and in the vector index %s after the start\n",
 		res.Documents, mined.Round(time.Millisecond), float64(res.Documents)/mined.Seconds(), res.Created, time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+// smallTree writes n small text files of three to seven sentences into
+// 200 folders under tree.
+func smallTree(tree string, n int, r *rand.Rand) error {
+	for i := range n {
+		p := filepath.Join(tree, fmt.Sprintf("pkg%03d", i%200), fmt.Sprintf("file%05d.txt", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		var b strings.Builder
+		for range 3 + i%5 {
+			b.WriteString(sentence(r))
+			b.WriteString("\n")
+		}
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -20,19 +20,8 @@ import (
 func sourcePackages(bin, dir string, files, commits int, wasmSource string) error {
 	r := rand.New(rand.NewPCG(29, 29))
 	tree := filepath.Join(dir, "tree")
-	for i := range files {
-		p := filepath.Join(tree, fmt.Sprintf("pkg%03d", i%200), fmt.Sprintf("file%05d.txt", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		var b strings.Builder
-		for range 3 + i%5 {
-			b.WriteString(sentence(r))
-			b.WriteString("\n")
-		}
-		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-			return err
-		}
+	if err := smallTree(tree, files, r); err != nil {
+		return err
 	}
 	rates := map[string][]float64{}
 	for turn := range 4 {

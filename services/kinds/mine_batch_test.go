@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources"
@@ -103,22 +104,35 @@ func (b *batchy) ReadBatch(_ context.Context, _ sources.Run, refs []sources.Ref)
 	return out
 }
 
+// mineOf registers src (named batchy) enabled in a fresh runtime and
+// submits a mine of it into wing w.
+func mineOf(t *testing.T, src sources.Adapter) (*actors.Jobs, *store.Job) {
+	var log syncBuffer
+	return mineLogged(t, src, &log)
+}
+
+// mineLogged is mineOf with the runtime's log written to log.
+func mineLogged(t *testing.T, src sources.Adapter, log *syncBuffer) (*actors.Jobs, *store.Job) {
+	t.Helper()
+	reg := sources.NewRegistry()
+	if _, err := reg.Put(sources.Entry{Adapter: src, State: sources.StateEnabled, Origin: sources.OriginLocal}); err != nil {
+		t.Fatal(err)
+	}
+	j, _ := sourceRuntime(t, t.TempDir(), reg, log)
+	job, err := submit(t, j, "mine", `{"source":"batchy","locator":"inbox","wing":"w"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, job
+}
+
 // A mine of a BatchReader files the documents discovery carried without
 // reading them, reads the others in chunks spread over the cores with
 // ReadBatch (never Read), and counts each result as a Read's: filtered,
 // failed (named in the note), gone (skipped).
 func TestMineReadsBatchesAndFilesCarriedDocuments(t *testing.T) {
 	src := &batchy{docs: 30, filtered: 30}
-	reg := sources.NewRegistry()
-	if _, err := reg.Put(sources.Entry{Adapter: src, State: sources.StateEnabled, Origin: sources.OriginLocal}); err != nil {
-		t.Fatal(err)
-	}
-	var log syncBuffer
-	j, _ := sourceRuntime(t, t.TempDir(), reg, &log)
-	job, err := submit(t, j, "mine", `{"source":"batchy","locator":"inbox","wing":"w"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, job := mineOf(t, src)
 	done := waitDone(t, j, job.ID)
 	var res api.MineResult
 	_ = json.Unmarshal(done.Result, &res)
@@ -170,16 +184,8 @@ func TestMineReadsBatchesAndFilesCarriedDocuments(t *testing.T) {
 // the first named), never the job or the daemon.
 func TestMineSurvivesABatchReaderThatPanics(t *testing.T) {
 	src := &batchy{docs: 30, filtered: 30, panicOn: "doc-2"}
-	reg := sources.NewRegistry()
-	if _, err := reg.Put(sources.Entry{Adapter: src, State: sources.StateEnabled, Origin: sources.OriginLocal}); err != nil {
-		t.Fatal(err)
-	}
 	var log syncBuffer
-	j, _ := sourceRuntime(t, t.TempDir(), reg, &log)
-	job, err := submit(t, j, "mine", `{"source":"batchy","locator":"inbox","wing":"w"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, job := mineLogged(t, src, &log)
 	done := waitDone(t, j, job.ID)
 	var res api.MineResult
 	_ = json.Unmarshal(done.Result, &res)
@@ -210,7 +216,7 @@ func TestMineSurvivesABatchReaderThatPanics(t *testing.T) {
 	src.mu.Lock()
 	src.panicOn = ""
 	src.mu.Unlock()
-	job, err = submit(t, j, "mine", `{"source":"batchy","locator":"inbox","wing":"w","full":true}`)
+	job, err := submit(t, j, "mine", `{"source":"batchy","locator":"inbox","wing":"w","full":true}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,16 +362,7 @@ func TestMineAnInstalledSource(t *testing.T) {
 // documents to read take a handful of calls, not one per 64 / cores.
 func TestMineHandsABatchReaderFullChunks(t *testing.T) {
 	src := &batchy{docs: 2000}
-	reg := sources.NewRegistry()
-	if _, err := reg.Put(sources.Entry{Adapter: src, State: sources.StateEnabled, Origin: sources.OriginLocal}); err != nil {
-		t.Fatal(err)
-	}
-	var log syncBuffer
-	j, _ := sourceRuntime(t, t.TempDir(), reg, &log)
-	job, err := submit(t, j, "mine", `{"source":"batchy","locator":"inbox","wing":"w"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, job := mineOf(t, src)
 	if done := waitDone(t, j, job.ID); done.Status != store.JobCompleted {
 		t.Fatalf("mine: %s %s", done.Status, done.Error)
 	}
@@ -409,16 +406,7 @@ func (e *endless) Discover(ctx context.Context, _ sources.Run, _ json.RawMessage
 // once, not after the source gives up (nothing was filed from it).
 func TestCancelStopsADiscoveryInProgress(t *testing.T) {
 	src := &endless{}
-	reg := sources.NewRegistry()
-	if _, err := reg.Put(sources.Entry{Adapter: src, State: sources.StateEnabled, Origin: sources.OriginLocal}); err != nil {
-		t.Fatal(err)
-	}
-	var log syncBuffer
-	j, _ := sourceRuntime(t, t.TempDir(), reg, &log)
-	job, err := submit(t, j, "mine", `{"source":"batchy","locator":"inbox","wing":"w"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, job := mineOf(t, src)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		got, err := j.Get(t.Context(), job.ID)
 		if err == nil && got.Status == store.JobRunning {
