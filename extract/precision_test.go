@@ -161,7 +161,15 @@ func TestPrecisionOnThisRepository(t *testing.T) {
 			t.Logf("ENTITY %s %v", k, kinds)
 		}
 	}
-	score(t, readJudged(t, "testdata/repo-entities.jsonl"), x, 0.91, 300)
+	// The bound on all entities is a count over this repository's own
+	// text, so it moves when the text grows with the rules unchanged:
+	// issue 29 (source packages, ~15,000 lines of code and docs) added 19
+	// and dropped 3 with the heuristic as it was (right: Extism, Extism
+	// Go, PDK, PEM, PKCS, Rust, WASI and three dates; wrong: ABI, SDKs,
+	// PDKs, PDFs, notice, name, "Bad Name", "CommandName", Discover as a
+	// person, "Discover/Read"), 289 → 306; the bound went from 300 to 320
+	// with them. A change of the rules is still judged against 320.
+	score(t, readJudged(t, "testdata/repo-entities.jsonl"), x, 0.91, 320)
 }
 
 // TestPrecisionOnLoCoMo scores the heuristic on the turns of the LoCoMo
