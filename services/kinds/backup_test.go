@@ -167,14 +167,7 @@ func TestBackupJobWritesIntoTheFolderAndRotates(t *testing.T) {
 	}
 	var results []BackupResult
 	for range 3 {
-		job, err := j.Submit(context.Background(), actors.Submission{Type: KindBackup, Channel: store.ByHTTP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := waitDone(t, j, job.ID)
-		if done.Status != store.JobCompleted {
-			t.Fatalf("backup job %s: %s", done.Status, done.Error)
-		}
+		done := backupDone(t, j, store.ByHTTP)
 		var res BackupResult
 		if err := json.Unmarshal(done.Result, &res); err != nil {
 			t.Fatal(err)
@@ -306,14 +299,7 @@ func TestBackupJobWritesAVerifiedBackup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	job, err := j.Submit(context.Background(), actors.Submission{Type: KindBackup, Channel: store.ByCLI})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := waitDone(t, j, job.ID)
-	if done.Status != store.JobCompleted {
-		t.Fatalf("backup job %s: %s", done.Status, done.Error)
-	}
+	done := backupDone(t, j, store.ByCLI)
 	var res BackupResult
 	if err := json.Unmarshal(done.Result, &res); err != nil {
 		t.Fatal(err)
@@ -376,14 +362,7 @@ func TestCancelledRealBackupLeavesNoFile(t *testing.T) {
 func TestBackupJobProgressSaysWhatItCounts(t *testing.T) {
 	dir := t.TempDir()
 	j := backupRuntime(t, dir, 2, fileWriter)
-	job, err := j.Submit(context.Background(), actors.Submission{Type: KindBackup, Channel: store.ByCLI})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := waitDone(t, j, job.ID)
-	if done.Status != store.JobCompleted {
-		t.Fatalf("backup job %s: %s", done.Status, done.Error)
-	}
+	done := backupDone(t, j, store.ByCLI)
 	p := done.Progress
 	if p.Current != 1 || !strings.HasPrefix(p.Message, "records written (11 bytes) to loci-") {
 		t.Fatalf("progress %d %q, want 1 \"records written (11 bytes) to loci-…\"", p.Current, p.Message)
@@ -442,13 +421,7 @@ func TestListBackupsReadsHeadersOfAnyName(t *testing.T) {
 		t.Fatalf("another palace lists %v %v", other, err)
 	}
 	// A job's backup, then rotation at keep 1: the other names stay.
-	job, err := j.Submit(context.Background(), actors.Submission{Type: KindBackup, Channel: store.ByCLI})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if done := waitDone(t, j, job.ID); done.Status != store.JobCompleted {
-		t.Fatalf("backup job %s: %s", done.Status, done.Error)
-	}
+	backupDone(t, j, store.ByCLI)
 	for _, n := range []string{filepath.Base(cliFull), "before-upgrade.bak", "notes.bin"} {
 		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
 			t.Fatalf("rotation touched %s: %v", n, err)
@@ -519,4 +492,19 @@ func cancelLeavesNothing(t *testing.T, j *actors.Jobs, id, dir string) {
 	if left := dirNames(t, dir); len(left) != 0 {
 		t.Fatalf("a cancelled backup left %v", left)
 	}
+}
+
+// backupDone submits a backup job on channel ch and waits for it to
+// complete (a failure fails the test).
+func backupDone(t *testing.T, j *actors.Jobs, ch string) *store.Job {
+	t.Helper()
+	job, err := j.Submit(context.Background(), actors.Submission{Type: KindBackup, Channel: ch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := waitDone(t, j, job.ID)
+	if done.Status != store.JobCompleted {
+		t.Fatalf("backup job %s: %s", done.Status, done.Error)
+	}
+	return done
 }
