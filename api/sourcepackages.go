@@ -36,6 +36,14 @@ type SourcePackage struct {
 	ModuleSHA256 string `json:"module_sha256,omitempty"`
 	// InstalledAt is when this version was installed.
 	InstalledAt *time.Time `json:"installed_at,omitempty"`
+	// Registry names the registry a registry source was installed from;
+	// SignedBy the trusted key that vouched for its archive ("" none).
+	Registry string `json:"registry,omitempty"`
+	SignedBy string `json:"signed_by,omitempty"`
+	// Plugin is the id of the plugin that provides it ("" none).
+	Plugin string `json:"plugin,omitempty"`
+	// Auth is its sign-in status when its manifest declares OAuth.
+	Auth *SignInStatus `json:"auth,omitempty"`
 	// Dir is the folder holding an installed package's files (its
 	// manifest and module) under the palace; "" for a built-in or bundled
 	// source, whose files are in loci itself.

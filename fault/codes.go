@@ -93,17 +93,36 @@ const (
 	SourceIntegrity Code = "loci::source::integrity"
 	// SourceUntrusted: a package's signature is missing or not from a
 	// trusted key where the policy requires one.
-	SourceUntrusted       Code = "loci::source::untrusted"
-	MinerInvalid          Code = "loci::miner::invalid"
-	MinerNotFound         Code = "loci::miner::not_found"
-	MinerScopeBroadened   Code = "loci::miner::scope_broadened"
-	MinerConfigFile       Code = "loci::miner::config_file"
-	MinerNotRunnable      Code = "loci::miner::not_runnable"
-	MinerDisabled         Code = "loci::miner::disabled"
-	TriggerInvalid        Code = "loci::trigger::invalid"
-	TriggerNotActivatable Code = "loci::trigger::not_activatable"
-	TriggerDisabled       Code = "loci::trigger::disabled"
-	TriggerNotFound       Code = "loci::trigger::not_found"
+	SourceUntrusted Code = "loci::source::untrusted"
+	// SourceRegistryUnavailable: a registry's index or archive cannot be
+	// read (unreachable, refused, not an index).
+	SourceRegistryUnavailable Code = "loci::source::registry_unavailable"
+	// SourceNotInRegistry: no configured registry lists the name (or the
+	// version asked for).
+	SourceNotInRegistry Code = "loci::source::not_in_registry"
+	// CredentialRequired: a run needs a sign-in the source does not have.
+	CredentialRequired Code = "loci::credential::required"
+	// CredentialRefreshFailed: the provider refused to refresh a token.
+	CredentialRefreshFailed Code = "loci::credential::refresh_failed"
+	// CredentialFlowFailed: a sign-in flow was declined, expired,
+	// refused, replaced or already reported.
+	CredentialFlowFailed Code = "loci::credential::flow_failed"
+	// CredentialStoreFailed: a token could not be kept or read where
+	// credentials.backend keeps them.
+	CredentialStoreFailed Code = "loci::credential::store_failed"
+	// CredentialOAuthUnsupported: the source declares no sign-in (or not
+	// the flow asked for).
+	CredentialOAuthUnsupported Code = "loci::credential::oauth_unsupported"
+	MinerInvalid               Code = "loci::miner::invalid"
+	MinerNotFound              Code = "loci::miner::not_found"
+	MinerScopeBroadened        Code = "loci::miner::scope_broadened"
+	MinerConfigFile            Code = "loci::miner::config_file"
+	MinerNotRunnable           Code = "loci::miner::not_runnable"
+	MinerDisabled              Code = "loci::miner::disabled"
+	TriggerInvalid             Code = "loci::trigger::invalid"
+	TriggerNotActivatable      Code = "loci::trigger::not_activatable"
+	TriggerDisabled            Code = "loci::trigger::disabled"
+	TriggerNotFound            Code = "loci::trigger::not_found"
 
 	// ProjectInvalid: a project scope file (.loci.toml) or LOCI_PROJECT is
 	// unreadable or holds a bad key; the message names the file and key.
@@ -252,6 +271,13 @@ var statuses = map[Code]int{
 	SourceTimeout:               504,
 	SourceIntegrity:             502,
 	SourceUntrusted:             400,
+	SourceRegistryUnavailable:   502,
+	SourceNotInRegistry:         404,
+	CredentialRequired:          409,
+	CredentialRefreshFailed:     502,
+	CredentialFlowFailed:        502,
+	CredentialStoreFailed:       500,
+	CredentialOAuthUnsupported:  400,
 	MinerInvalid:                400,
 	MinerNotFound:               404,
 	MinerScopeBroadened:         409,

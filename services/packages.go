@@ -59,6 +59,14 @@ type PackageRecord struct {
 	// Unavailable and incompatible are computed at each load.
 	State       string    `json:"state"`
 	InstalledAt time.Time `json:"installed_at"`
+	// Registry names the registry a registry package came from, SignedBy
+	// the trusted key that vouched for its archive ("" none), and
+	// ArchiveSHA256 the archive's digest as installed.
+	Registry      string `json:"registry,omitempty"`
+	SignedBy      string `json:"signed_by,omitempty"`
+	ArchiveSHA256 string `json:"archive_sha256,omitempty"`
+	// Plugin is the id of the plugin that provides it ("" none).
+	Plugin string `json:"plugin,omitempty"`
 }
 
 // Packages is the service of source packages: installing one with the
@@ -93,6 +101,9 @@ type Packages struct {
 	// MinersUsing names the miners that read with a source (nil: none
 	// known): a removal says which it leaves without their source.
 	MinersUsing func(source string) []string
+	// SignIns answers a package's sign-in status and forgets its tokens
+	// when it is removed (nil: no source signs in).
+	SignIns SignIns
 
 	mu      sync.Mutex // one change of files, records and registry at a time
 	bundled map[string]*pack.Package
@@ -570,6 +581,7 @@ func (p *Packages) view(e sources.Entry, rec *PackageRecord) api.SourcePackage {
 		return v
 	}
 	v.Version, v.ModuleSHA256 = rec.Version, rec.ModuleSHA256
+	v.Registry, v.SignedBy, v.Plugin = rec.Registry, rec.SignedBy, rec.Plugin
 	if rec.Origin != sources.OriginBundled && p.Dir != "" {
 		v.Dir = filepath.Join(p.Dir, rec.Name)
 	}
@@ -580,6 +592,9 @@ func (p *Packages) view(e sources.Entry, rec *PackageRecord) api.SourcePackage {
 		v.Description, v.Contract = m.Description, m.Contract
 		if m.Permissions.Within(rec.Consented) {
 			perms = m.Permissions
+		}
+		if p.SignIns != nil {
+			v.Auth = p.SignIns.Status(rec.Name, m)
 		}
 	}
 	v.Permissions = apiPermissions(perms)
@@ -593,6 +608,17 @@ func apiPermissions(p pack.Permissions) *api.SourcePermissions {
 	return &api.SourcePermissions{Read: nz(p.Read), Programs: nz(p.Programs), Env: nz(p.Env), Network: p.Network, MemoryMiB: p.MemoryMiB}
 }
 
+// SignIns is what the packages service asks of sign-in (OAuth): a
+// package's status, shown with it, and forgetting its stored tokens when
+// it is removed.
+type SignIns interface {
+	// Status is the sign-in status of source as its manifest m declares
+	// sign-in (nil when it declares none).
+	Status(source string, m *pack.Manifest) *api.SignInStatus
+	// Forget removes every token stored for source.
+	Forget(source string) error
+}
+
 // InstallOptions are an install's query: the consent digest and whether
 // to enable the source at once.
 type InstallOptions struct {
@@ -600,6 +626,14 @@ type InstallOptions struct {
 	Enable  bool
 	// Origin is where the package comes from (local when empty).
 	Origin string
+	// Registry, SignedBy and ArchiveSHA256 are recorded for a registry
+	// install: which registry, which trusted key vouched, which bytes.
+	Registry, SignedBy, ArchiveSHA256 string
+	// Plugin is the plugin installing the package as one of its modules.
+	Plugin string
+	// Adopt: the package may replace one installed on its own (or by
+	// another plugin) under the same name.
+	Adopt bool
 }
 
 // Install installs the package archive read from body (at most
@@ -625,6 +659,12 @@ func (p *Packages) Install(ctx context.Context, body io.Reader, o InstallOptions
 	if err != nil {
 		return api.SourcePackageInstalled{}, err
 	}
+	return p.InstallPackage(ctx, pkg, o)
+}
+
+// InstallPackage installs pkg, already read and checked (from a registry
+// or a plugin), as Install does.
+func (p *Packages) InstallPackage(ctx context.Context, pkg *pack.Package, o InstallOptions) (api.SourcePackageInstalled, error) {
 	origin := o.Origin
 	if origin == "" {
 		origin = sources.OriginLocal
@@ -654,7 +694,8 @@ func (p *Packages) Install(ctx context.Context, body io.Reader, o InstallOptions
 	perms := m.Permissions
 	digest := pack.ConsentDigest(name, perms)
 	rec := &PackageRecord{Name: name, Version: m.Version, Origin: origin, ModuleSHA256: pkg.ModuleDigest(),
-		ManifestSHA256: pack.Digest(pkg.ManifestBytes), Consented: perms, InstalledAt: p.now().UTC()}
+		ManifestSHA256: pack.Digest(pkg.ManifestBytes), Consented: perms, InstalledAt: p.now().UTC(),
+		Registry: o.Registry, SignedBy: o.SignedBy, ArchiveSHA256: o.ArchiveSHA256, Plugin: o.Plugin}
 	switch {
 	case o.Consent != "" && o.Consent != digest:
 		// A digest names exact permissions of one package: another one's
@@ -896,6 +937,11 @@ func (p *Packages) Remove(ctx context.Context, name string) error {
 	if p.Dir != "" {
 		if err := os.RemoveAll(filepath.Join(p.Dir, name)); err != nil {
 			p.log().Warn("removing a source package's files failed; they go at the next start", "source", name, "err", err)
+		}
+	}
+	if p.SignIns != nil {
+		if err := p.SignIns.Forget(name); err != nil {
+			p.log().Warn("forgetting a removed source's stored sign-in failed", "source", name, "err", err)
 		}
 	}
 	p.log().Info("source package removed", "source", name)

@@ -46,7 +46,12 @@ type Server struct {
 	Imports *services.Imports
 	// Packages installs and lists source packages (nil: refused).
 	Packages *services.Packages
-	Config   config.Config
+	// Registries searches and installs from source registries, Plugins
+	// installs plugins, SignIn signs sources in (nil: refused).
+	Registries *services.Registries
+	Plugins    *services.Plugins
+	SignIn     *services.SignIn
+	Config     config.Config
 	Version  string
 	Started  time.Time
 	Address  string
@@ -170,6 +175,23 @@ func (s *Server) Handler() http.Handler {
 		r.Delete("/source-packages/{name}", s.h(s.removePackage))
 		r.Post("/source-packages/{name}/enable", s.h(s.enablePackage(true)))
 		r.Post("/source-packages/{name}/disable", s.h(s.enablePackage(false)))
+		r.Post("/source-packages/{name}/auth", s.h(s.startPackageSignIn))
+		r.Post("/source-packages/{name}/auth/{flow}/wait", s.h(s.waitPackageSignIn))
+		r.Post("/source-configs/{id}/auth", s.h(s.startConfigSignIn))
+		r.Get("/source-configs/{id}/auth", s.h(s.waitConfigSignIn))
+		r.Get("/source-registry/search", s.h(s.searchRegistry))
+		r.Get("/source-registry/sources/{name}", s.h(s.showRegistrySource))
+		r.Post("/source-registry/install", s.h(s.installFromRegistry))
+		r.Get("/source-registry/updates", s.h(s.registryUpdates))
+		r.Post("/source-registry/update", s.h(s.updateFromRegistry))
+		r.Get("/plugins", s.h(s.listPlugins))
+		r.Post("/plugins", s.h(s.installPlugin))
+		r.Post("/plugins/preview", s.h(s.previewPlugin))
+		r.Get("/plugins/{id}", s.h(s.showPlugin))
+		r.Delete("/plugins/{id}", s.h(s.removePlugin))
+		r.Get("/plugin-registry/search", s.h(s.searchPluginRegistry))
+		r.Get("/plugin-registry/plugins/{id}", s.h(s.showRegistryPlugin))
+		r.Post("/plugin-registry/install", s.h(s.installPluginFromRegistry))
 		r.Get("/source-configs", s.read(s.minersRoute("", listSourceConfigs)))
 		r.Get("/source-configs/{id}", s.read(s.minersRoute("id", getSourceConfig)))
 		r.Put("/source-configs/{id}", s.h(s.minersRoute("id", putSourceConfig)))
