@@ -73,7 +73,7 @@ func TestDeviceFlowSignsInHonouringTheInterval(t *testing.T) {
 	if err != nil || tok == nil {
 		t.Fatalf("signed in: %v %v", tok, err)
 	}
-	if tok.Access != d.Access || tok.Refresh != d.Refresh || tok.Provider != p.Digest() ||
+	if tok.Access() != d.Access || tok.Refresh() != d.Refresh || tok.Provider != p.Digest() ||
 		strings.Join(tok.Scopes, " ") != "read:user repo" || time.Until(tok.Expiry) < 59*time.Minute {
 		t.Fatalf("token: %+v", *tok)
 	}
@@ -214,13 +214,13 @@ func TestBrowserFlowWithPKCESignsInAndRefreshes(t *testing.T) {
 		t.Fatalf("the redirect answered %d: %s", status, body)
 	}
 	tok, err := f.Wait(t.Context(), st.ID, 10*time.Second)
-	if err != nil || tok == nil || tok.Access == "" || tok.Refresh == "" || tok.Provider != p.Digest() || !tok.Expiry.After(time.Now()) {
+	if err != nil || tok == nil || tok.Access() == "" || tok.Refresh() == "" || tok.Provider != p.Digest() || !tok.Expiry.After(time.Now()) {
 		t.Fatalf("signed in: %v %v", tok, err)
 	}
 	if listening(t, st.URL) {
 		t.Fatal("the loopback listener is still open after the sign-in")
 	}
-	secretsIn(t, "the page", body, tok.Access, tok.Refresh)
+	secretsIn(t, "the page", body, tok.Access(), tok.Refresh())
 
 	// Refresh before expiry: a new token from the provider.
 	if tok.Expired(time.Now(), time.Minute) {
@@ -230,10 +230,10 @@ func TestBrowserFlowWithPKCESignsInAndRefreshes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nt.Access == "" || nt.Refresh == "" || nt.Refresh == tok.Refresh || nt.Provider != p.Digest() || !nt.Expiry.After(time.Now()) {
+	if nt.Access() == "" || nt.Refresh() == "" || nt.Refresh() == tok.Refresh() || nt.Provider != p.Digest() || !nt.Expiry.After(time.Now()) {
 		t.Fatalf("refreshed: %v (was %v)", nt, tok)
 	}
-	secretsIn(t, "the log", logs.String(), tok.Access, tok.Refresh, nt.Access, nt.Refresh, q.Get("state"))
+	secretsIn(t, "the log", logs.String(), tok.Access(), tok.Refresh(), nt.Access(), nt.Refresh(), q.Get("state"))
 }
 
 func TestBrowserFlowRefusesAWrongState(t *testing.T) {
@@ -333,7 +333,7 @@ func TestANewFlowReplacesAWaitingOne(t *testing.T) {
 	_, err = f.WaitFor(t.Context(), "other", second.ID, 0)
 	wantFlowFailed(t, err, "no sign-in is waiting")
 	tok, err := f.WaitFor(t.Context(), "k", second.ID, 10*time.Second)
-	if err != nil || tok == nil || tok.Access != d.Access {
+	if err != nil || tok == nil || tok.Access() != d.Access {
 		t.Fatalf("the new flow: %v %v", tok, err)
 	}
 	_, err = f.Wait(t.Context(), "no-such-flow", time.Second)
@@ -389,11 +389,11 @@ func TestRefreshRefusedIsRefreshFailedWithoutTheToken(t *testing.T) {
 		t.Fatalf("a refused refresh: %v %v", nt, err)
 	}
 	// The mock's error_description repeats the refresh token.
-	secretsIn(t, "the error", err.Error(), tok.Access, tok.Refresh)
+	secretsIn(t, "the error", err.Error(), tok.Access(), tok.Refresh())
 	b := fault.As(err).Body()
-	secretsIn(t, "the error body", b.Error+b.Help, tok.Access, tok.Refresh)
+	secretsIn(t, "the error body", b.Error+b.Help, tok.Access(), tok.Refresh())
 	slog.New(slog.NewTextHandler(logs, nil)).Error("refresh failed", "err", err, "token", tok)
-	secretsIn(t, "the log", logs.String(), tok.Access, tok.Refresh)
+	secretsIn(t, "the log", logs.String(), tok.Access(), tok.Refresh())
 
 	// A provider changed since the sign-in, or no refresh token: sign in again.
 	changed := p
@@ -401,9 +401,9 @@ func TestRefreshRefusedIsRefreshFailedWithoutTheToken(t *testing.T) {
 	if _, err := Refresh(t.Context(), changed, tok); !fault.Is(err, fault.CredentialRequired) {
 		t.Fatalf("refresh under changed scopes: %v", err)
 	}
-	noRefresh := *tok
-	noRefresh.Refresh = ""
-	if _, err := Refresh(t.Context(), p, &noRefresh); !fault.Is(err, fault.CredentialRequired) {
+	noRefresh := NewToken(tok.Access(), "")
+	noRefresh.Provider = tok.Provider
+	if _, err := Refresh(t.Context(), p, noRefresh); !fault.Is(err, fault.CredentialRequired) {
 		t.Fatalf("refresh without a refresh token: %v", err)
 	}
 }
@@ -416,12 +416,13 @@ func TestRefreshUnreachableIsRefreshFailed(t *testing.T) {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	p := Provider{Name: "Gone", ClientID: "c", AuthURL: "http://" + addr + "/a", TokenURL: "http://" + addr + "/t", Flows: []string{FlowBrowser}}
-	tok := &Token{Access: "at-secret-1", Refresh: "rt-secret-1", Provider: p.Digest()}
+	tok := NewToken("at-secret-1", "rt-secret-1")
+	tok.Provider = p.Digest()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	_, err = Refresh(ctx, p, tok)
 	if !fault.Is(err, fault.CredentialRefreshFailed) || !strings.Contains(err.Error(), "could not reach Gone") {
 		t.Fatalf("unreachable provider: %v", err)
 	}
-	secretsIn(t, "the error", err.Error(), tok.Access, tok.Refresh)
+	secretsIn(t, "the error", err.Error(), tok.Access(), tok.Refresh())
 }

@@ -170,7 +170,8 @@ func tokenOf(p Provider, tok *oauth2.Token) (*Token, error) {
 	}
 	slices.Sort(scopes)
 	scopes = slices.Compact(scopes)
-	t := &Token{Access: tok.AccessToken, Refresh: tok.RefreshToken, Scopes: scopes, Provider: p.Digest()}
+	t := NewToken(tok.AccessToken, tok.RefreshToken)
+	t.Scopes, t.Provider = scopes, p.Digest()
 	if !tok.Expiry.IsZero() {
 		t.Expiry = tok.Expiry.UTC().Truncate(time.Second)
 	}
@@ -199,7 +200,7 @@ func refresh(ctx context.Context, client *http.Client, p Provider, t *Token) (*T
 		return nil, fault.New(fault.CredentialRequired, "the source is not signed in", again)
 	case !t.SignedInUnder(p):
 		return nil, fault.New(fault.CredentialRequired, "the source's sign-in was made for another client, endpoints or scopes (the source changed)", again)
-	case t.Refresh == "":
+	case t.Refresh() == "":
 		return nil, fault.New(fault.CredentialRequired, fmt.Sprintf("%s gave no refresh token, so the sign-in cannot be renewed", providerName(p)), again)
 	}
 	if err := p.Check(); err != nil {
@@ -208,7 +209,7 @@ func refresh(ctx context.Context, client *http.Client, p Provider, t *Token) (*T
 	ctx, cancel := context.WithTimeout(withClient(ctx, client), RequestTimeout)
 	defer cancel()
 	// An expired token makes the source refresh it now.
-	src := p.config("").TokenSource(ctx, &oauth2.Token{RefreshToken: t.Refresh, Expiry: time.Unix(1, 0)})
+	src := p.config("").TokenSource(ctx, &oauth2.Token{RefreshToken: t.Refresh(), Expiry: time.Unix(1, 0)})
 	tok, err := src.Token()
 	if err != nil {
 		msg := reachMsg(p, err)
@@ -218,12 +219,12 @@ func refresh(ctx context.Context, client *http.Client, p Provider, t *Token) (*T
 		return nil, fault.Wrap(fault.CredentialRefreshFailed, cleanCause(err), msg,
 			"sign the source in again (loci source auth); if "+providerName(p)+" cannot be reached, try later")
 	}
+	if tok.RefreshToken == "" {
+		tok.RefreshToken = t.Refresh()
+	}
 	nt, err := tokenOf(p, tok)
 	if err != nil {
 		return nil, fault.Wrap(fault.CredentialRefreshFailed, err, providerName(p)+"'s answer to the renewal held no access token", again)
-	}
-	if nt.Refresh == "" {
-		nt.Refresh = t.Refresh
 	}
 	return nt, nil
 }
