@@ -63,7 +63,7 @@ func TestDeviceFlowSignsInHonouringTheInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.Kind != FlowDevice || st.UserCode != d.UserCode || st.VerificationURI != d.URL+"/activate" ||
-		!strings.Contains(st.VerificationURIComplete, d.UserCode) || st.ID == "" || st.ExpiresIn != 60*time.Second {
+		!strings.Contains(st.VerificationURIComplete, d.UserCode) || st.ID == "" || st.ExpiresIn < 58*time.Second || st.ExpiresIn > 60*time.Second {
 		t.Fatalf("started: %+v", st)
 	}
 	if tok, err := f.Wait(t.Context(), st.ID, 0); tok != nil || err != nil {
@@ -146,6 +146,44 @@ func TestDeviceAuthorisationRefusedFailsToStart(t *testing.T) {
 	_, err := f.Start(t.Context(), "k", d.provider(), "")
 	wantFlowFailed(t, err, "refused to start the sign-in (invalid_scope)")
 	secretsIn(t, "the error", err.Error(), d.DeviceCode)
+}
+
+func TestDeviceFlowBoundsTheProvider(t *testing.T) {
+	t.Parallel()
+	t.Run("a verification URI that is not https", func(t *testing.T) {
+		t.Parallel()
+		d := newDeviceServer(t, 1, 60, "ok")
+		d.verificationURI = "javascript:alert(1)"
+		f, _ := newFlows(t)
+		_, err := f.Start(t.Context(), "k", d.provider(), "")
+		wantFlowFailed(t, err, "no usable verification_uri")
+	})
+	t.Run("an answer over 1 MiB", func(t *testing.T) {
+		t.Parallel()
+		d := newDeviceServer(t, 1, 60, "ok")
+		d.huge = true
+		f, _ := newFlows(t)
+		_, err := f.Start(t.Context(), "k", d.provider(), "")
+		wantFlowFailed(t, err, "answer could not be read")
+	})
+	t.Run("an interval below zero", func(t *testing.T) {
+		t.Parallel()
+		// A negative interval would panic a ticker; RFC 8628's default
+		// (5 s) is used.
+		d := newDeviceServer(t, -3, 60, "ok")
+		f, _ := newFlows(t)
+		st, err := f.Start(t.Context(), "k", d.provider(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		begun := time.Now()
+		if tok, err := f.Wait(t.Context(), st.ID, 15*time.Second); err != nil || tok == nil {
+			t.Fatalf("signed in: %v %v", tok, err)
+		}
+		if waited := time.Since(begun); waited < 4500*time.Millisecond {
+			t.Fatalf("the first poll came after %v; the default interval is 5 s", waited)
+		}
+	})
 }
 
 func TestStartRefusesAFlowTheProviderDoesNotOffer(t *testing.T) {
@@ -257,6 +295,25 @@ func TestBrowserFlowRefusesAWrongState(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "state is not the flow's") {
 		t.Fatalf("the refusal is not logged: %s", logs)
+	}
+	// The listener answers its own callback only, under its own address.
+	redirect, _ := url.Parse(q.Get("redirect_uri"))
+	if status, _ := browse(t, "http://"+redirect.Host+"/favicon.ico"); status != http.StatusNotFound {
+		t.Fatalf("another path answered %d", status)
+	}
+	orig, _ := url.Parse(st.URL)
+	req, _ := http.NewRequest("GET", "http://"+redirect.Host+CallbackPath+"?code=x&state="+url.QueryEscape(orig.Query().Get("state")), nil)
+	req.Host = "rebound.example:80"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a request for another host name answered %d", resp.StatusCode)
+	}
+	if tok, err := f.Wait(t.Context(), st.ID, 0); tok != nil || err != nil {
+		t.Fatalf("the flow still waits: %v %v", tok, err)
 	}
 	if status, body := browse(t, st.URL); status != 200 || !strings.Contains(body, "Signed in") {
 		t.Fatalf("the right redirect after a wrong one answered %d: %s", status, body)

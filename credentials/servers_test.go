@@ -91,8 +91,11 @@ type deviceServer struct {
 	interval  int
 	expiresIn int
 	// deviceError, when set, is the device authorisation endpoint's
-	// refusal.
-	deviceError string
+	// refusal; verificationURI replaces the one it gives; huge makes its
+	// answer 2 MiB.
+	deviceError     string
+	verificationURI string
+	huge            bool
 
 	mu      sync.Mutex
 	answers []string
@@ -140,9 +143,18 @@ func (d *deviceServer) device(w http.ResponseWriter, r *http.Request) {
 	d.mu.Lock()
 	d.scope = r.PostFormValue("scope")
 	d.mu.Unlock()
+	verify := d.URL + "/activate"
+	if d.verificationURI != "" {
+		verify = d.verificationURI
+	}
+	if d.huge {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"device_code": "` + strings.Repeat("x", 2<<20) + `"}`))
+		return
+	}
 	writeJSON(w, 200, map[string]any{
 		"device_code": d.DeviceCode, "user_code": d.UserCode,
-		"verification_uri": d.URL + "/activate", "verification_uri_complete": d.URL + "/activate?user_code=" + d.UserCode,
+		"verification_uri": verify, "verification_uri_complete": d.URL + "/activate?user_code=" + d.UserCode,
 		"expires_in": d.expiresIn, "interval": d.interval,
 	})
 }
