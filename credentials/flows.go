@@ -28,8 +28,10 @@ const (
 	DeviceExpiry  = 15 * time.Minute
 	MaxFlowExpiry = 30 * time.Minute
 	// maxInterval bounds the device flow's polling interval a provider
-	// asks for (seconds).
-	maxInterval = 300
+	// asks for (seconds); maxPollRetries the polls in a row the network
+	// may lose before the flow fails.
+	maxInterval    = 300
+	maxPollRetries = 3
 	// maxWaiting bounds the flows waiting at once (one per key);
 	// maxFlows the flows remembered, waiting or ended.
 	maxWaiting = 64
@@ -413,6 +415,13 @@ func (f *Flows) startDevice(ctx context.Context, p Provider) (Started, run, erro
 		ctx, cancel := context.WithDeadlineCause(withClient(fctx, f.HTTPClient), expiry, context.DeadlineExceeded)
 		defer cancel()
 		tok, err := cfg.DeviceAccessToken(ctx, da)
+		// A poll the network lost is polled again after the interval,
+		// a few times: a provider's hiccup does not end a sign-in the
+		// user is finishing.
+		for retries := 0; err != nil && retries < maxPollRetries && ctx.Err() == nil && providerCode(err) == ""; retries++ {
+			f.log().Warn("sign-in poll failed; polling again", "provider", p.Name, "err", cleanCause(err))
+			tok, err = cfg.DeviceAccessToken(ctx, da)
+		}
 		if err != nil {
 			return nil, endErr(ctx, p, err)
 		}

@@ -166,6 +166,23 @@ func TestDeviceFlowBoundsTheProvider(t *testing.T) {
 		_, err := f.Start(t.Context(), "k", d.provider(), "")
 		wantFlowFailed(t, err, "answer could not be read")
 	})
+	t.Run("a poll the network lost", func(t *testing.T) {
+		t.Parallel()
+		d := newDeviceServer(t, 1, 60, "ok")
+		d.drop = 2
+		f, logs := newFlows(t)
+		st, err := f.Start(t.Context(), "k", d.provider(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok, err := f.Wait(t.Context(), st.ID, 15*time.Second); err != nil || tok == nil {
+			t.Fatalf("signed in after lost polls: %v %v", tok, err)
+		}
+		if !strings.Contains(logs.String(), "polling again") {
+			t.Fatalf("the lost polls are not logged: %s", logs)
+		}
+		secretsIn(t, "the log", logs.String(), d.DeviceCode, d.Access)
+	})
 	t.Run("an interval below zero", func(t *testing.T) {
 		t.Parallel()
 		// A negative interval would panic a ticker; RFC 8628's default

@@ -96,6 +96,9 @@ type deviceServer struct {
 	deviceError     string
 	verificationURI string
 	huge            bool
+	// drop is how many polls it drops (closing the connection unanswered)
+	// before answering.
+	drop int
 
 	mu      sync.Mutex
 	answers []string
@@ -170,6 +173,14 @@ func (d *deviceServer) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.mu.Lock()
+	if d.drop > 0 {
+		d.drop--
+		d.mu.Unlock()
+		if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = c.Close()
+		}
+		return
+	}
 	d.polls = append(d.polls, time.Now())
 	answer := d.answers[min(len(d.polls), len(d.answers))-1]
 	scope := d.scope
