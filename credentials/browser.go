@@ -106,7 +106,7 @@ func (f *Flows) startBrowser(p Provider, key string) (Started, run, error) {
 			if err != nil {
 				res.err = endErr(flowCtx, p, err)
 			} else if res.tok, err = tokenOf(p, tok); err != nil {
-				res.err = flowFailed(providerName(p)+"'s answer held no access token", err)
+				res.err = flowFailed(providerName(p)+" gave no usable access token: "+err.Error(), err)
 			}
 		}
 		results <- res

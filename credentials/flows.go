@@ -427,7 +427,7 @@ func (f *Flows) startDevice(ctx context.Context, p Provider) (Started, run, erro
 		}
 		t, err := tokenOf(p, tok)
 		if err != nil {
-			return nil, flowFailed(providerName(p)+"'s answer held no access token", err)
+			return nil, flowFailed(providerName(p)+" gave no usable access token: "+err.Error(), err)
 		}
 		return t, nil
 	}, nil

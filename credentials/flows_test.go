@@ -183,6 +183,19 @@ func TestDeviceFlowBoundsTheProvider(t *testing.T) {
 		}
 		secretsIn(t, "the log", logs.String(), d.DeviceCode, d.Access)
 	})
+	t.Run("a token that is not a bearer token", func(t *testing.T) {
+		t.Parallel()
+		d := newDeviceServer(t, 1, 60, "ok")
+		d.tokenType = "DPoP"
+		f, _ := newFlows(t)
+		st, err := f.Start(t.Context(), "k", d.provider(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.Wait(t.Context(), st.ID, 10*time.Second)
+		wantFlowFailed(t, err, `gave no usable access token: a token of type "DPoP"`)
+		secretsIn(t, "the error", err.Error(), d.Access, d.Refresh)
+	})
 	t.Run("an interval below zero", func(t *testing.T) {
 		t.Parallel()
 		// A negative interval would panic a ticker; RFC 8628's default

@@ -164,6 +164,11 @@ func tokenOf(p Provider, tok *oauth2.Token) (*Token, error) {
 	if tok == nil || tok.AccessToken == "" {
 		return nil, errors.New("no access token in the answer")
 	}
+	// A source sends the token as a bearer token (RFC 6750); another
+	// kind (a DPoP- or MAC-bound token) would fail at every request.
+	if tt := tok.Type(); !strings.EqualFold(tt, "bearer") {
+		return nil, fmt.Errorf("a token of type %q, not a bearer token", fault.Clip(tt, 32))
+	}
 	scopes := slices.Clone(p.Scopes)
 	if s, ok := tok.Extra("scope").(string); ok && s != "" && len(s) <= maxScopeAnswer {
 		scopes = strings.Fields(s)
@@ -224,7 +229,7 @@ func refresh(ctx context.Context, client *http.Client, p Provider, t *Token) (*T
 	}
 	nt, err := tokenOf(p, tok)
 	if err != nil {
-		return nil, fault.Wrap(fault.CredentialRefreshFailed, err, providerName(p)+"'s answer to the renewal held no access token", again)
+		return nil, fault.Wrap(fault.CredentialRefreshFailed, err, providerName(p)+" renewed the sign-in without a usable access token: "+err.Error(), again)
 	}
 	return nt, nil
 }

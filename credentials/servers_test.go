@@ -99,6 +99,8 @@ type deviceServer struct {
 	// drop is how many polls it drops (closing the connection unanswered)
 	// before answering.
 	drop int
+	// tokenType is the token_type it issues ("": Bearer).
+	tokenType string
 
 	mu      sync.Mutex
 	answers []string
@@ -189,7 +191,11 @@ func (d *deviceServer) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 400, map[string]string{"error": answer, "error_description": "device code " + d.DeviceCode})
 		return
 	}
-	writeJSON(w, 200, map[string]any{"access_token": d.Access, "token_type": "Bearer", "expires_in": 3600,
+	tt := "Bearer"
+	if d.tokenType != "" {
+		tt = d.tokenType
+	}
+	writeJSON(w, 200, map[string]any{"access_token": d.Access, "token_type": tt, "expires_in": 3600,
 		"refresh_token": d.Refresh, "scope": scope})
 }
 

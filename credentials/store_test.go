@@ -308,3 +308,53 @@ func TestProviderDigestFollowsClientEndpointsAndScopes(t *testing.T) {
 		t.Fatal("SignedInUnder follows the digest")
 	}
 }
+
+// unname inverts fileName for names that are not hashed: that it can is
+// what makes two keys never share a file.
+func unname(n string) (string, bool) {
+	n, ok := strings.CutSuffix(n, ".json")
+	if !ok {
+		return "", false
+	}
+	if n == "_" {
+		return "", true
+	}
+	var b strings.Builder
+	for i := 0; i < len(n); i++ {
+		if n[i] != '_' {
+			b.WriteByte(n[i])
+			continue
+		}
+		if i+2 >= len(n) {
+			return "", false
+		}
+		var c byte
+		if _, err := fmt.Sscanf(n[i+1:i+3], "%02x", &c); err != nil {
+			return "", false
+		}
+		b.WriteByte(c)
+		i += 2
+	}
+	return b.String(), true
+}
+
+func FuzzFileName(f *testing.F) {
+	for _, k := range []string{"notes", "cfg:mail", "../x", "_41", "", "ü", strings.Repeat("é", 80)} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		n := fileName(key)
+		if len(n) > 255 || strings.HasPrefix(n, ".") || strings.ContainsAny(strings.TrimSuffix(n, ".json"), "/\\.:\x00") {
+			t.Fatalf("key %q names file %q", key, n)
+		}
+		if strings.HasPrefix(n, "_h") {
+			if len(n) != len("_h")+64+len(".json") {
+				t.Fatalf("hashed name %q", n)
+			}
+			return
+		}
+		if back, ok := unname(n); !ok || back != key {
+			t.Fatalf("key %q names %q, which reads back as %q", key, n, back)
+		}
+	})
+}
