@@ -102,7 +102,9 @@ func (f *Flows) startBrowser(p Provider, key string) (Started, run, error) {
 		} else if code := q.Get("code"); code == "" || len(code) > 4096 {
 			res.err = flowFailed(providerName(p)+"'s redirect carried no usable authorisation code", nil)
 		} else {
-			tok, err := cfg.Exchange(withClient(flowCtx, f.HTTPClient), code, oauth2.VerifierOption(verifier))
+			xctx, cancel := context.WithTimeout(withClient(flowCtx, f.HTTPClient), RequestTimeout)
+			tok, err := cfg.Exchange(xctx, code, oauth2.VerifierOption(verifier))
+			cancel()
 			if err != nil {
 				res.err = endErr(flowCtx, p, err)
 			} else if res.tok, err = tokenOf(p, tok); err != nil {
