@@ -351,9 +351,11 @@ func endErr(ctx context.Context, p Provider, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return flowFailed("the sign-in expired before it was approved", context.DeadlineExceeded)
 	}
-	switch code := providerCode(err); code {
-	case "":
+	pe := refusal(err)
+	if pe == nil {
 		return flowFailed("the sign-in failed: "+reachMsg(p, err), cleanCause(err))
+	}
+	switch code := pe.Shown(); code {
 	case "access_denied":
 		return flowFailed("the sign-in was declined at "+providerName(p), cleanCause(err))
 	case "expired_token":
@@ -373,8 +375,8 @@ func (f *Flows) startDevice(ctx context.Context, p Provider) (Started, run, erro
 	da, err := cfg.DeviceAuth(rctx)
 	if err != nil {
 		msg := "could not start the sign-in: " + reachMsg(p, err)
-		if code := providerCode(err); code != "" {
-			msg = fmt.Sprintf("%s refused to start the sign-in (%s)", providerName(p), code)
+		if pe := refusal(err); pe != nil {
+			msg = fmt.Sprintf("%s refused to start the sign-in (%s)", providerName(p), pe.Shown())
 		}
 		return Started{}, nil, flowFailed(msg, cleanCause(err))
 	}
@@ -418,7 +420,7 @@ func (f *Flows) startDevice(ctx context.Context, p Provider) (Started, run, erro
 		// A poll the network lost is polled again after the interval,
 		// a few times: a provider's hiccup does not end a sign-in the
 		// user is finishing.
-		for retries := 0; err != nil && retries < maxPollRetries && ctx.Err() == nil && providerCode(err) == ""; retries++ {
+		for retries := 0; err != nil && retries < maxPollRetries && ctx.Err() == nil && refusal(err) == nil; retries++ {
 			f.log().Warn("sign-in poll failed; polling again", "provider", p.Name, "err", cleanCause(err))
 			tok, err = cfg.DeviceAccessToken(ctx, da)
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -475,6 +476,9 @@ func TestRefreshRefusedIsRefreshFailedWithoutTheToken(t *testing.T) {
 	if nt != nil || !fault.Is(err, fault.CredentialRefreshFailed) || !strings.Contains(err.Error(), "(invalid_grant)") || fault.As(err).Help == "" {
 		t.Fatalf("a refused refresh: %v %v", nt, err)
 	}
+	if !Refused(err) {
+		t.Fatalf("a refusal is not told apart: %v", err)
+	}
 	// The mock's error_description repeats the refresh token.
 	secretsIn(t, "the error", err.Error(), tok.Access(), tok.Refresh())
 	b := fault.As(err).Body()
@@ -508,8 +512,21 @@ func TestRefreshUnreachableIsRefreshFailed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	_, err = Refresh(ctx, p, tok)
-	if !fault.Is(err, fault.CredentialRefreshFailed) || !strings.Contains(err.Error(), "could not reach Gone") {
+	if !fault.Is(err, fault.CredentialRefreshFailed) || !strings.Contains(err.Error(), "could not reach Gone") || Refused(err) {
 		t.Fatalf("unreachable provider: %v", err)
+	}
+	secretsIn(t, "the error", err.Error(), tok.Access(), tok.Refresh())
+
+	// A provider failing (HTTP 503, no OAuth error) is no refusal either.
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down for maintenance; your refresh token was "+r.PostFormValue("refresh_token"), http.StatusServiceUnavailable)
+	}))
+	defer failing.Close()
+	p.TokenURL = failing.URL + "/t"
+	tok.Provider = p.Digest()
+	_, err = Refresh(ctx, p, tok)
+	if !fault.Is(err, fault.CredentialRefreshFailed) || !strings.Contains(err.Error(), "Gone failed to answer (HTTP 503)") || Refused(err) {
+		t.Fatalf("failing provider: %v", err)
 	}
 	secretsIn(t, "the error", err.Error(), tok.Access(), tok.Refresh())
 }
