@@ -135,10 +135,18 @@ func (f *Flows) startBrowser(p Provider, key string) (Started, run, error) {
 		select {
 		case res = <-results:
 		case <-ctx.Done():
-			select {
-			case res = <-results:
-			default:
-				res.err = endErr(ctx, p, ctx.Err())
+			res.err = endErr(ctx, p, ctx.Err())
+			if fctx.Err() == nil && claimed.Load() {
+				// Expiry met a redirect being exchanged: its answer
+				// (bounded by RequestTimeout) decides, as its page will.
+				t := time.NewTimer(RequestTimeout + 5*time.Second)
+				select {
+				case res = <-results:
+				case <-fctx.Done():
+					res.err = endErr(fctx, p, fctx.Err())
+				case <-t.C:
+				}
+				t.Stop()
 			}
 		}
 		// Let the page reach the browser, then close the listener.
