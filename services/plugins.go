@@ -25,6 +25,10 @@ import (
 // object by id, changed by compare-and-swap like packagesKey.
 const pluginsKey = "plugins"
 
+// MaxPluginBytes is the most a plugin archive may be (the spec's 64 MiB
+// body limit).
+const MaxPluginBytes = plugin.MaxArchiveBytes
+
 // PluginRecord is what the palace keeps of an installed plugin; its
 // modules' files and records are the source packages'.
 type PluginRecord struct {

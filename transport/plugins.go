@@ -9,7 +9,6 @@ import (
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/services"
-	"github.com/loci-dev/loci/sources/plugin"
 )
 
 // The plugin routes are authenticated like every route but not gated by
@@ -46,9 +45,9 @@ func (s *Server) pluginsOr() (*services.Plugins, error) {
 // when it declares more than 64 MiB or is empty, each read with its own
 // deadline; done clears the deadline.
 func (s *Server) pluginBody(w http.ResponseWriter, r *http.Request) (io.Reader, func(), error) {
-	if r.ContentLength > plugin.MaxArchiveBytes {
+	if r.ContentLength > services.MaxPluginBytes {
 		return nil, nil, fault.Newf(fault.InputTooLarge, "a plugin is at most 64 MiB",
-			"the request body declares %d bytes; a plugin is at most %d", r.ContentLength, plugin.MaxArchiveBytes)
+			"the request body declares %d bytes; a plugin is at most %d", r.ContentLength, services.MaxPluginBytes)
 	}
 	if !hasBody(r) {
 		return nil, nil, fault.Invalid("body", "is empty; send the plugin archive (.tar.gz)")
