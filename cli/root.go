@@ -1,9 +1,10 @@
 // Package cli is loci's command line: cobra commands, human and --json
 // output and exit codes. Most commands are HTTP clients of the daemon; the
 // local ones (serve, daemon start/restart, migrate, offline doctor,
-// completion, loci source test) get their bodies from the composition
-// root through Local; the other source package development commands
-// (init, build, package, index, keygen) run here.
+// completion, loci source test and loci plugin test) get their bodies
+// from the composition root through Local; the other source package and
+// plugin development commands (source init, build, package, index,
+// keygen; plugin package, inspect, sign) run here.
 // Results go to stdout, everything else to stderr.
 package cli
 
@@ -168,6 +169,7 @@ Connect an agent in one line, e.g. Claude Code:
 	root.AddCommand(a.backupsCmd())
 	root.AddCommand(a.backupCmd(), a.restoreCmd())
 	root.AddCommand(a.importCmd())
+	root.AddCommand(a.pluginCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.New(fault.InputInvalid, err.Error(), "see `"+c.CommandPath()+" --help`")
 	})

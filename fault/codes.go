@@ -100,6 +100,16 @@ const (
 	// SourceNotInRegistry: no configured registry lists the name (or the
 	// version asked for).
 	SourceNotInRegistry Code = "loci::source::not_in_registry"
+	// SourceAdoptionRequired: a plugin provides a source installed on its
+	// own earlier, and the install did not list it for adoption.
+	SourceAdoptionRequired Code = "loci::source::adoption_required"
+	// SourcePluginProvided: a source a plugin provides cannot be removed
+	// or replaced on its own; remove (or update) the plugin.
+	SourcePluginProvided Code = "loci::source::plugin_provided"
+	// PluginNotFound: no installed plugin has the id.
+	PluginNotFound Code = "loci::plugin::not_found"
+	// PluginInUse: a plugin with an enabled module cannot be removed.
+	PluginInUse Code = "loci::plugin::in_use"
 	// CredentialRequired: a run needs a sign-in the source does not have.
 	CredentialRequired Code = "loci::credential::required"
 	// CredentialRefreshFailed: the provider refused to refresh a token.
@@ -273,6 +283,10 @@ var statuses = map[Code]int{
 	SourceUntrusted:             400,
 	SourceRegistryUnavailable:   502,
 	SourceNotInRegistry:         404,
+	SourceAdoptionRequired:      409,
+	SourcePluginProvided:        409,
+	PluginNotFound:              404,
+	PluginInUse:                 409,
 	CredentialRequired:          409,
 	CredentialRefreshFailed:     502,
 	CredentialFlowFailed:        502,

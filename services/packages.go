@@ -687,6 +687,9 @@ func (p *Packages) InstallPackage(ctx context.Context, pkg *pack.Package, o Inst
 	if cur != nil && cur.Origin == sources.OriginBundled {
 		return api.SourcePackageInstalled{}, bundledErr(name, "replaced")
 	}
+	if err := pluginHold(cur, o); err != nil {
+		return api.SourcePackageInstalled{}, err
+	}
 	if why := m.Compatible(p.Version); why != "" {
 		return api.SourcePackageInstalled{}, fault.Newf(fault.SourceIncompatible, "install a version of the source built for this loci ("+p.Version+")",
 			"the %s source %s cannot run on this loci: %s", name, m.Version, why)
@@ -915,7 +918,34 @@ func (p *Packages) RemoveSource(ctx context.Context, name string) (api.SourcePac
 // started with. Built-in (loci::source::builtin) and bundled
 // (loci::source::bundled) sources stay. The miners naming it are not
 // changed (they are the configuration file's): RemoveSource names them.
+// A source a plugin provides goes only with the plugin
+// (loci::source::plugin_provided).
 func (p *Packages) Remove(ctx context.Context, name string) error {
+	return p.remove(ctx, name, "")
+}
+
+// pluginHold refuses a change o would make to the package recorded as
+// cur that the plugin holding it did not ask for
+// (loci::source::plugin_provided: remove the plugin instead), and a
+// plugin taking over a package installed on its own without adopting it
+// (loci::source::adoption_required). The one rule of which package a
+// plugin holds: Install, InstallPackage and Remove ask it.
+func pluginHold(cur *PackageRecord, o InstallOptions) error {
+	switch {
+	case cur == nil || cur.Plugin == o.Plugin || o.Adopt:
+		return nil
+	case cur.Plugin != "":
+		return fault.Newf(fault.SourcePluginProvided, "remove the plugin (loci plugin remove "+cur.Plugin+"), or install a version of it without this source",
+			"the %s source is provided by the plugin %s: it cannot be changed or removed on its own", cur.Name, cur.Plugin)
+	default:
+		return fault.Newf(fault.SourceAdoptionRequired, "list it for adoption (X-Loci-Adopt-Sources, loci plugin install --adopt "+cur.Name+")",
+			"the %s source was installed on its own (%s); the plugin %s provides it and may take it over only when told to adopt it", cur.Name, cur.Origin, o.Plugin)
+	}
+}
+
+// remove is Remove for plugin ("" the user's own request): a plugin's
+// source goes only with its plugin.
+func (p *Packages) remove(ctx context.Context, name, plugin string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if e, ok := p.Registry.Entry(name); ok && e.Origin == sources.OriginBuiltIn {
@@ -924,6 +954,11 @@ func (p *Packages) Remove(ctx context.Context, name string) error {
 	}
 	if _, ok := p.bundled[name]; ok {
 		return bundledErr(name, "removed")
+	}
+	if recs, err := p.records(ctx); err != nil {
+		return err
+	} else if err := pluginHold(recs[name], InstallOptions{Plugin: plugin}); err != nil {
+		return err
 	}
 	if _, _, err := p.change(ctx, name, packageEvent{kind: evRemove}); err != nil {
 		return err

@@ -15,10 +15,11 @@ import (
 // the whole-body deadline applies; the handler bounds each read instead
 // (stallReader), and import.max_bytes (checked against Content-Length
 // first, then as the body arrives) and the free-space guard bound the
-// size. A source package (POST /api/source-packages) is one too, bounded
-// at 64 MiB by its handler.
+// size. A source package (POST /api/source-packages) and a plugin (POST
+// /api/plugins, /api/plugins/preview) are too, bounded at 64 MiB by
+// their handlers.
 func upload(r *http.Request) bool {
-	return r.Method == http.MethodPost && routedPath(r) == "/api/imports" || packageUpload(r)
+	return r.Method == http.MethodPost && routedPath(r) == "/api/imports" || packageUpload(r) || pluginUpload(r)
 }
 
 // submitImport is POST /api/imports[?wing_map=A=B&wing_map=C=D&dry_run=true&skip_unknown=true]

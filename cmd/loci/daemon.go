@@ -553,6 +553,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		Shutdown: requestStop,
 		Store:    db,
 	}
+	// Plugins install their modules through the packages service; their
+	// registry (Registry) and trust (Trust) are the source registries'.
+	srv.Plugins = &services.Plugins{Packages: packages, Log: log.With("component", "plugins")}
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)
 	// Idle and half-open connections give way to new ones at the cap.
