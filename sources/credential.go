@@ -21,8 +21,11 @@ type Credential struct {
 }
 
 type credential struct {
-	kind   string
-	secret []byte
+	kind string
+	// secret is behind a function: fmt prints a function as an address
+	// whatever the verb, where a byte slice in a field it reaches by
+	// reflection (%s, %q of a struct holding a Credential) would show.
+	secret func() []byte
 }
 
 // NewCredential is a credential of a reference kind (env, file, oauth)
@@ -31,7 +34,8 @@ func NewCredential(kind string, secret []byte) Credential {
 	if len(secret) == 0 {
 		return Credential{}
 	}
-	return Credential{c: &credential{kind: kind, secret: bytes.Clone(secret)}}
+	held := bytes.Clone(secret)
+	return Credential{c: &credential{kind: kind, secret: func() []byte { return held }}}
 }
 
 // IsZero reports no credential.
@@ -52,7 +56,7 @@ func (c Credential) Secret() []byte {
 	if c.c == nil {
 		return nil
 	}
-	return bytes.Clone(c.c.secret)
+	return bytes.Clone(c.c.secret())
 }
 
 // Scrub replaces the credential's value in s ("" credential: s as is): an
@@ -61,7 +65,7 @@ func (c Credential) Scrub(s string) string {
 	if c.c == nil {
 		return s
 	}
-	return strings.ReplaceAll(s, string(c.c.secret), "[credential]")
+	return strings.ReplaceAll(s, string(c.c.secret()), "[credential]")
 }
 
 // String is what a credential prints as: its kind, never its value.
