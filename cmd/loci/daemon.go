@@ -409,6 +409,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if err := packages.Start(ctx); err != nil {
 		return fault.Wrap(fault.ServerFailed, err, "loading the source packages failed: "+err.Error(), "see the log")
 	}
+	registries, err := newRegistries(cfg, packages, version, log.With("component", "source-registries"))
+	if err != nil {
+		return err
+	}
 	extractor := kinds.Extractor(cfg.Extraction)
 	mining := kinds.Mining{Sources: srcs, ChunkChars: cfg.Mining.ChunkChars,
 		MaxDocuments: cfg.Mining.MaxDocuments, Secrets: cfg.Mining.Secrets, Log: log}
@@ -553,6 +557,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		Shutdown: requestStop,
 		Store:    db,
 	}
+	srv.Registries = registries
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)
 	// Idle and half-open connections give way to new ones at the cap.

@@ -105,6 +105,10 @@ type Options struct {
 	// by file name (nil: no bundled registry).
 	Bundled        *pack.Index
 	BundledArchive func(file string) ([]byte, error)
+	// BundledPackages, when Bundled is nil, are the bundled packages:
+	// their index (BundledIndex) is built at the first lookup, not at
+	// New (packing them takes a while).
+	BundledPackages func() ([]*pack.Package, error)
 	// HTTP is the client for http(s) registries (nil: one with timeouts
 	// whose redirects are checked like the first request and whose plain
 	// http connections reach loopback only).
@@ -117,6 +121,28 @@ type Client struct {
 	regs    []*reg
 	trusted map[string]bool // a trusted key's text form (normalised)
 	http    *http.Client
+
+	bundledOnce sync.Once
+	bundledIx   *pack.Index
+	bundledGet  func(string) ([]byte, error)
+	bundledErr  error
+}
+
+// bundled is the bundled registry's index and archives, built once.
+func (c *Client) bundled() (*pack.Index, func(string) ([]byte, error), error) {
+	c.bundledOnce.Do(func() {
+		if c.o.Bundled != nil {
+			c.bundledIx, c.bundledGet = c.o.Bundled, c.o.BundledArchive
+			return
+		}
+		pkgs, err := c.o.BundledPackages()
+		if err != nil {
+			c.bundledErr = err
+			return
+		}
+		c.bundledIx, c.bundledGet, c.bundledErr = BundledIndex(pkgs)
+	})
+	return c.bundledIx, c.bundledGet, c.bundledErr
 }
 
 // reg is one registry: where its index is and the index as last read.
@@ -386,7 +412,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // bundled one (when there is one) then the configured ones in order.
 func (c *Client) registries(name string) ([]*reg, error) {
 	all := []*reg{}
-	if c.o.Bundled != nil {
+	if c.o.Bundled != nil || c.o.BundledPackages != nil {
 		all = append(all, &reg{name: Bundled})
 	}
 	all = append(all, c.regs...)
@@ -767,10 +793,14 @@ func (c *Client) archive(ctx context.Context, rel Release) ([]byte, error) {
 		}
 		return b, nil
 	default:
-		if c.o.BundledArchive == nil {
+		_, get, err := c.bundled()
+		if err != nil {
+			return nil, unavailable(r, "its index", err)
+		}
+		if get == nil {
 			return nil, unavailable(r, "the archive "+rel.Archive, errors.New("this loci ships no bundled archives"))
 		}
-		b, err := c.o.BundledArchive(rel.Archive)
+		b, err := get(rel.Archive)
 		if err != nil {
 			return nil, unavailable(r, "the archive "+rel.Archive, err)
 		}
@@ -830,7 +860,11 @@ func scrub(err error) error {
 // index by its size and time.
 func (c *Client) index(ctx context.Context, r *reg) (*pack.Index, error) {
 	if r.name == Bundled && r.index == nil && r.file == "" {
-		return c.o.Bundled, nil
+		ix, _, err := c.bundled()
+		if err != nil {
+			return nil, unavailable(r, "its index", err)
+		}
+		return ix, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -393,11 +393,7 @@ func TestBundled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, get, err := BundledIndex([]*pack.Package{p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client(t, Options{Bundled: ix, BundledArchive: get, Policy: PolicyRequired})
+	c := client(t, Options{BundledPackages: func() ([]*pack.Package, error) { return []*pack.Package{p}, nil }, Policy: PolicyRequired})
 	got, _, err := c.Search(context.Background(), Sources, "", "")
 	if err != nil || len(got) != 1 || got[0].Registry != Bundled {
 		t.Fatalf("search = %+v %v", got, err)
