@@ -141,10 +141,10 @@ type Jobs struct {
 
 // Mining is the mining pipeline.
 type Mining struct {
-	ChunkChars        int      `toml:"chunk_chars" json:"chunk_chars"`
-	MaxFileBytes      int64    `toml:"max_file_bytes" json:"max_file_bytes"`
-	MaxDocuments      int      `toml:"max_documents" json:"max_documents"`
-	SourceTimeoutSecs int      `toml:"source_timeout_secs" json:"source_timeout_secs"`
+	ChunkChars        int   `toml:"chunk_chars" json:"chunk_chars"`
+	MaxFileBytes      int64 `toml:"max_file_bytes" json:"max_file_bytes"`
+	MaxDocuments      int   `toml:"max_documents" json:"max_documents"`
+	SourceTimeoutSecs int   `toml:"source_timeout_secs" json:"source_timeout_secs"`
 	// Registries are the source registries: "URL" or "NAME=URL".
 	Registries []string `toml:"registries" json:"registries"`
 	// TrustedKeys are the publishers' public keys ("loci-ed25519 ...")
