@@ -407,4 +407,19 @@ func TestRegistryRoutesNeedAuth(t *testing.T) {
 			t.Fatalf("%s %s with the token in read_only mode: %d %s", rt.method, rt.path, r.status, r.raw)
 		}
 	}
+	// Bad input: {error, code, help}, 400.
+	for _, bad := range []struct {
+		method, path string
+		body         any
+	}{
+		{"GET", "/api/source-registry/sources/Not%20A%20Name", nil},
+		{"POST", "/api/source-registry/install", map[string]any{}},
+		{"POST", "/api/source-registry/install", map[string]any{"name": "notes", "extra": 1}},
+		{"POST", "/api/source-registry/update", map[string]any{"nam": "notes"}},
+	} {
+		r := d.do(bad.method, bad.path, bad.body, "Authorization", "Bearer "+token)
+		if r.status != 400 || r.code() != "loci::input::invalid" || r.body["help"] == nil {
+			t.Fatalf("%s %s %v: %d %s", bad.method, bad.path, bad.body, r.status, r.raw)
+		}
+	}
 }
