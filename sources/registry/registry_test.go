@@ -330,11 +330,19 @@ func TestHTTP(t *testing.T) {
 	if _, _, err := again.Search(ctx, Sources, "", ""); err != nil || full.Load() != 1 {
 		t.Fatalf("a new client with the disk cache downloaded the index again (%d) or failed: %v", full.Load(), err)
 	}
+	// A changed index is downloaded again at the next use.
+	b := archive(t, "notes", "1.1.0", 1, "")
+	os.WriteFile(filepath.Join(dir, "a", "notes-1.1.0.tar.gz"), b, 0o644)
+	ix, _ := pack.BuildIndex([]pack.IndexArchive{{File: "a/notes-1.0.0.tar.gz", Bytes: archive(t, "notes", "1.0.0", 1, "")}, {File: "a/notes-1.1.0.tar.gz", Bytes: b}}, nil)
+	os.WriteFile(filepath.Join(dir, pack.IndexFile), ix.Marshal(), 0o644)
+	if got, _, err := c.Search(ctx, Sources, "notes", ""); err != nil || len(got) != 1 || got[0].Version != "1.1.0" || full.Load() != 2 {
+		t.Fatalf("after the index changed: %+v %v (downloads %d)", got, err, full.Load())
+	}
 	r, err := c.Find(ctx, Sources, "notes", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, err := c.Fetch(ctx, r); err != nil || f.Package == nil {
+	if f, err := c.Fetch(ctx, r); err != nil || f.Package == nil || f.Package.Manifest.Version != "1.1.0" {
 		t.Fatalf("fetch = %v", err)
 	}
 	if !strings.HasPrefix(r.URL, srv.URL+"/a/") {
