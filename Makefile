@@ -66,6 +66,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only export
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only transcripts
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only sourcepkg
+	$(GO) run ./cmd/locibench -bin ./$(BIN) -only registry
 	$(MAKE) bench-quality
 	$(MAKE) bench-million
 

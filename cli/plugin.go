@@ -477,8 +477,8 @@ func isLocal(arg string) bool {
 	return err == nil || strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".tar.gz")
 }
 
-// registryRef splits ID[@VERSION].
-func registryRef(arg string) (id, version string, err error) {
+// pluginRef splits ID[@VERSION].
+func pluginRef(arg string) (id, version string, err error) {
 	id, version, _ = strings.Cut(arg, "@")
 	if !pack.ValidName(id) {
 		return "", "", fault.Newf(fault.InputInvalid, "give a plugin file, a folder, or a plugin id from a registry (ID or ID@VERSION)",
@@ -505,7 +505,7 @@ func (a *app) previewPlugin(c *cobra.Command, arg, registry string) (*api.Plugin
 		}
 		return &pv, nil
 	}
-	id, version, err := registryRef(arg)
+	id, version, err := pluginRef(arg)
 	if err != nil {
 		return nil, err
 	}
@@ -543,7 +543,7 @@ func (a *app) installPlugin(c *cobra.Command, arg, registry string, consentArgs,
 		if _, raw, err = readPlugin(arg); err != nil {
 			return err
 		}
-	} else if id, version, err = registryRef(arg); err != nil {
+	} else if id, version, err = pluginRef(arg); err != nil {
 		return err
 	}
 	cl, err := a.client()

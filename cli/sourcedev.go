@@ -656,7 +656,11 @@ beside the archives it names.
 The format (version 1):
   {"version": 1, "sources": [{"name", "description", "versions": [
     {"version", "archive", "sha256", "size", "contract", "loci",
-     "signature", "key"}]}]}`,
+     "signature", "key", "yanked"}]}],
+   "plugins": [{"id", "description", "versions": [...]}]}
+An archive's path is relative to the index's folder (folders below it
+allowed, never above it); a publisher withdraws a version by setting
+"yanked": true (installed only when pinned).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			dir, err := filepath.Abs(args[0])

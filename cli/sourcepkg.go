@@ -23,30 +23,50 @@ import (
 // source packages: install, show, enable, disable, remove.
 func (a *app) sourcePackageCmds() []*cobra.Command {
 	var yes, enable bool
-	var consent string
+	var consent, registry, showRegistry string
 	install := &cobra.Command{
-		Use:   "install FILE|DIR",
-		Short: "Install a source package (a .tar.gz, or a folder holding loci-source.toml and its module), after consenting to its permissions",
+		Use:   "install FILE|DIR|NAME[@VERSION]",
+		Short: "Install a source package (a .tar.gz, a folder holding loci-source.toml and its module, or a registry's source by name), after consenting to its permissions",
 		Long: "Install a source package into the daemon. The permissions it asks for are shown and asked about on a terminal;\n" +
 			"--yes consents to them, --consent DIGEST consents to the permissions whose digest was reviewed before.\n" +
 			"Without a terminal and without either, nothing is consented to: a package asking for permissions is refused\n" +
-			"(loci::source::consent_required) with its permissions and digest shown.",
+			"(loci::source::consent_required) with its permissions and digest shown.\n" +
+			"NAME[@VERSION] (not an existing file) installs from the registries (mining.registries): the newest version\n" +
+			"that runs on this loci unless VERSION is given; the daemon fetches and verifies it.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if isRegistryRef(args[0]) {
+				return a.installFromRegistry(c, args[0], registry, yes, consent, enable)
+			}
 			return a.installPackage(c, args[0], yes, consent, enable)
 		},
 	}
 	install.Flags().BoolVarP(&yes, "yes", "y", false, "consent to the permissions shown without asking")
 	install.Flags().StringVar(&consent, "consent", "", "the consent digest of the permissions reviewed (for scripts)")
 	install.Flags().BoolVar(&enable, "enable", false, "enable the source at once")
+	install.Flags().StringVar(&registry, "registry", "", "install NAME from this registry")
 
 	showCmd := &cobra.Command{
-		Use: "show NAME", Short: "Show a source: its origin, state, permissions and, when it cannot run, why", Args: cobra.ExactArgs(1),
+		Use:   "show NAME[@VERSION]",
+		Short: "Show a source: its origin, state, permissions and, when it cannot run, why; a registry's release when NAME@VERSION, --registry or NAME is not installed",
+		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return show(a, c.Context(), http.MethodGet, "/api/source-packages/"+client.Esc(args[0]), nil, a.printPackage)
+			if strings.Contains(args[0], "@") || showRegistry != "" {
+				return a.showRegistrySource(c, args[0], showRegistry)
+			}
+			err := show(a, c.Context(), http.MethodGet, "/api/source-packages/"+client.Esc(args[0]), nil, a.printPackage)
+			if err != nil && fault.As(err).Remote == fault.SourceNotFound {
+				// Not installed: the release a registry serves, if one does.
+				if rerr := a.showRegistrySource(c, args[0], ""); fault.As(rerr).Remote != fault.SourceNotInRegistry {
+					return rerr
+				}
+			}
+			return err
 		},
 	}
+	showCmd.Flags().StringVar(&showRegistry, "registry", "", "show the release this registry serves")
 	cmds := []*cobra.Command{install, showCmd}
+	cmds = append(cmds, a.sourceRegistryCmds()...)
 	for _, act := range []struct{ name, short string }{
 		{"enable", "Enable an installed or bundled source (idempotent)"},
 		{"disable", "Disable an installed or bundled source: miners using it stop (idempotent)"},

@@ -141,11 +141,18 @@ type Jobs struct {
 
 // Mining is the mining pipeline.
 type Mining struct {
-	ChunkChars        int      `toml:"chunk_chars" json:"chunk_chars"`
-	MaxFileBytes      int64    `toml:"max_file_bytes" json:"max_file_bytes"`
-	MaxDocuments      int      `toml:"max_documents" json:"max_documents"`
-	SourceTimeoutSecs int      `toml:"source_timeout_secs" json:"source_timeout_secs"`
-	Registries        []string `toml:"registries" json:"registries"`
+	ChunkChars        int   `toml:"chunk_chars" json:"chunk_chars"`
+	MaxFileBytes      int64 `toml:"max_file_bytes" json:"max_file_bytes"`
+	MaxDocuments      int   `toml:"max_documents" json:"max_documents"`
+	SourceTimeoutSecs int   `toml:"source_timeout_secs" json:"source_timeout_secs"`
+	// Registries are the source registries: "URL" or "NAME=URL".
+	Registries []string `toml:"registries" json:"registries"`
+	// TrustedKeys are the publishers' public keys ("loci-ed25519 ...")
+	// whose signatures vouch for a registry's archives.
+	TrustedKeys []string `toml:"trusted_keys" json:"trusted_keys"`
+	// SignaturePolicy is optional or required: whether a registry's
+	// archive must be signed by a trusted key.
+	SignaturePolicy string `toml:"signature_policy" json:"signature_policy"`
 	// Secrets is what mining does with a document holding a credential:
 	// redact (each one replaced by a marker naming its kind), skip (the
 	// document is not filed) or allow.
@@ -478,7 +485,7 @@ func Default(env func(string) (string, bool)) Config {
 		Webhook:     Webhook{Bind: "127.0.0.1", Port: 8787, MaxBodyBytes: 1 << 20, MaxConcurrent: 16},
 		Dedup:       Dedup{Enabled: true, NearThreshold: 0.9, EntityFuzzy: true},
 		Jobs:        Jobs{MaxConcurrency: 4, BackgroundConcurrency: 2, LeaseTTLSecs: 30, DrainTimeoutSecs: 10},
-		Mining:      Mining{ChunkChars: 6000, MaxFileBytes: 2 << 20, SourceTimeoutSecs: 60, Secrets: secret.Redact},
+		Mining:      Mining{ChunkChars: 6000, MaxFileBytes: 2 << 20, SourceTimeoutSecs: 60, Secrets: secret.Redact, SignaturePolicy: "optional"},
 		Credentials: Credentials{Dir: filepath.Join(ConfigDir(env), "credentials"), Backend: "auto"},
 		Search: Search{ContextWeight: 0.7, ContextWindow: 2, SemanticWeight: 1, Fusion: rank.MethodScores, FusionK: 60, Depth: 50,
 			FeedbackTerms: 5, FeedbackDocs: 5, FeedbackWeight: 0.3, AnswerWeight: 0.5},

@@ -217,6 +217,13 @@ func (m Mining) validate() error {
 		return bad("mining.source_timeout_secs", "must be at least 1")
 	case !slices.Contains(secret.Policies, m.Secrets):
 		return bad("mining.secrets", "%q is not %s", m.Secrets, oneOf(secret.Policies))
+	case m.SignaturePolicy != "optional" && m.SignaturePolicy != "required":
+		return bad("mining.signature_policy", "%q is not optional or required", m.SignaturePolicy)
+	}
+	for i, k := range m.TrustedKeys {
+		if f := strings.Fields(k); len(f) < 2 || f[0] != "loci-ed25519" {
+			return bad("mining.trusted_keys", "entry %d is not a public key (\"loci-ed25519 <base64>\", as loci source keygen writes to NAME.pub)", i)
+		}
 	}
 	return nil
 }

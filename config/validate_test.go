@@ -63,6 +63,8 @@ func TestValidateBySection(t *testing.T) {
 		{"jobs", "jobs.drain_timeout_secs", func(c *Config) { c.Jobs.DrainTimeoutSecs = -1 }, ""},
 		{"mining", "mining.chunk_chars", func(c *Config) { c.Mining.ChunkChars = 99 }, ""},
 		{"mining", "mining.secrets", func(c *Config) { c.Mining.Secrets = "shred" }, `mining.secrets: "shred" is not redact, skip or allow`},
+		{"mining", "mining.signature_policy", func(c *Config) { c.Mining.SignaturePolicy = "sometimes" }, `mining.signature_policy: "sometimes" is not optional or required`},
+		{"mining", "mining.trusted_keys", func(c *Config) { c.Mining.TrustedKeys = []string{"ssh-ed25519 AAAA"} }, `mining.trusted_keys: entry 0 is not a public key ("loci-ed25519 <base64>", as loci source keygen writes to NAME.pub)`},
 		{"credentials", "credentials.backend", func(c *Config) { c.Credentials.Backend = "vault" }, `credentials.backend: "vault" is not auto or file`},
 		{"credentials", "credentials.dir", func(c *Config) { c.Credentials.Dir = "creds" }, ""},
 		{"assets", "assets.dir", func(c *Config) { c.Assets.Dir = "assets" }, ""},

@@ -25,6 +25,7 @@ import (
 	"github.com/loci-dev/loci/index/lexical"
 	"github.com/loci-dev/loci/search"
 	"github.com/loci-dev/loci/services"
+	"github.com/loci-dev/loci/sources/registry"
 	"github.com/loci-dev/loci/services/kinds"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/sources/sandbox"
@@ -409,6 +410,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	if err := packages.Start(ctx); err != nil {
 		return fault.Wrap(fault.ServerFailed, err, "loading the source packages failed: "+err.Error(), "see the log")
 	}
+	registries, err := newRegistries(cfg, packages, version, log.With("component", "source-registries"))
+	if err != nil {
+		return err
+	}
 	extractor := kinds.Extractor(cfg.Extraction)
 	mining := kinds.Mining{Sources: srcs, ChunkChars: cfg.Mining.ChunkChars,
 		MaxDocuments: cfg.Mining.MaxDocuments, Secrets: cfg.Mining.Secrets, Log: log}
@@ -553,9 +558,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		Shutdown: requestStop,
 		Store:    db,
 	}
+	srv.Registries = registries
 	// Plugins install their modules through the packages service; their
-	// registry (Registry) and trust (Trust) are the source registries'.
-	srv.Plugins = &services.Plugins{Packages: packages, Log: log.With("component", "plugins")}
+	// registry and trust are the source registries'.
+	srv.Plugins = &services.Plugins{Packages: packages, Log: log.With("component", "plugins"),
+		Registry: registries.Client, Trust: func() ([]string, registry.Policy) {
+			return cfg.Mining.TrustedKeys, registry.Policy(cfg.Mining.SignaturePolicy)
+		}}
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)
 	// Idle and half-open connections give way to new ones at the cap.

@@ -15,7 +15,10 @@
 //     timed from the watch trigger firing to the turn being searchable;
 //   - with -only sourcepkg, the bundled WebAssembly directory source
 //     against the built-in one on 20,000 small files (files/s, in turns)
-//     and the git-history source over 10,000 commits (commits/s).
+//     and the git-history source over 10,000 commits (commits/s);
+//   - with -only registry, a search over a 1,000-entry source registry
+//     index served on loopback (p50, p95; the index revalidated) and the
+//     install of a 5 MB package from a folder registry.
 //
 // It prints one line per figure; docs/BENCHMARKS.md records them.
 package main
@@ -51,7 +54,7 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup, sourcepkg or million")
+	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup, sourcepkg, registry or million")
 	wasmSource := flag.String("wasm-source", "directory-wasm", "with -only sourcepkg: the bundled WebAssembly directory source's name")
 	keep := flag.String("keep", "", "with -only vectors, million or backup: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
@@ -104,8 +107,10 @@ func main() {
 				err = sourcePackages(*bin, dir, 20000, 10000, *wasmSource)
 			case "backup":
 				err = backupBench(*bin, dir, *fill, *clients)
+			case "registry":
+				err = registryBench(*bin, dir, 200)
 			default:
-				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup, sourcepkg or million", *only)
+				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup, sourcepkg, registry or million", *only)
 			}
 		}
 		if err != nil {

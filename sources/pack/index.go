@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -32,6 +31,17 @@ type Index struct {
 	Version int `json:"version"`
 	// Sources are the sources, by name.
 	Sources []IndexSource `json:"sources"`
+	// Plugins are the plugins, by id: the same release shape, each
+	// archive a plugin (sources/plugin) rather than a source package.
+	// Optional (format 1 grew it; an index without it lists none).
+	Plugins []IndexPlugin `json:"plugins,omitempty"`
+}
+
+// IndexPlugin is one plugin in an index: its versions, newest first.
+type IndexPlugin struct {
+	ID          string         `json:"id"`
+	Description string         `json:"description,omitempty"`
+	Versions    []IndexRelease `json:"versions"`
 }
 
 // IndexSource is one source in an index: its versions, newest first.
@@ -46,8 +56,8 @@ type IndexSource struct {
 // to check it before reading it.
 type IndexRelease struct {
 	Version string `json:"version"`
-	// Archive is the archive's file name relative to the index (no
-	// folder: the archives sit beside it).
+	// Archive is the archive's path relative to the index's folder, with
+	// "/" between folders (ValidArchivePath): it never leaves that folder.
 	Archive string `json:"archive"`
 	// SHA256 and Size are the archive file's, in hex and bytes.
 	SHA256 string `json:"sha256"`
@@ -62,10 +72,43 @@ type IndexRelease struct {
 	// the reader's policy.
 	Signature string `json:"signature,omitempty"`
 	Key       string `json:"key,omitempty"`
+	// Yanked: the publisher withdrew this version; a reader installs it
+	// only when it is named (pinned).
+	Yanked bool `json:"yanked,omitempty"`
 }
 
-// IndexArchive is an archive file to index: its name relative to the
-// index and its bytes.
+// ValidArchivePath reports why p is not an archive path an index may
+// name ("" when it is one): a path relative to the index's folder, with
+// "/" between its folders, where no segment is empty, begins with a dot
+// (so never "." or ".."), or holds a backslash, a colon (a scheme or a
+// drive), "?", "#" or "%" (nothing a URL would read otherwise than a
+// file system does); at most 512 bytes.
+func ValidArchivePath(p string) string {
+	switch {
+	case p == "":
+		return "an archive path is required"
+	case len(p) > 512:
+		return "an archive path is at most 512 bytes"
+	case strings.HasPrefix(p, "/"):
+		return fmt.Sprintf("%q is absolute; an archive's path is relative to the index's folder", p)
+	case strings.ContainsAny(p, `\:?#%`):
+		return fmt.Sprintf("%q holds a backslash, a colon, \"?\", \"#\" or \"%%\"; an archive's path is folders and a file name below the index's folder", p)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || strings.HasPrefix(seg, ".") {
+			return fmt.Sprintf("%q has an empty segment or one beginning with a dot; an archive's path stays below the index's folder", p)
+		}
+		for _, r := range seg {
+			if r < 0x20 || r == 0x7f {
+				return fmt.Sprintf("%q holds a control character", p)
+			}
+		}
+	}
+	return ""
+}
+
+// IndexArchive is an archive file to index: its path relative to the
+// index's folder ("/" between folders, ValidArchivePath) and its bytes.
 type IndexArchive struct {
 	File  string
 	Bytes []byte
@@ -85,8 +128,8 @@ func BuildIndex(archives []IndexArchive, key ed25519.PrivateKey) (*Index, error)
 	byName := map[string][]rel{}
 	from := map[string]string{} // name@version: the file that holds it
 	for _, a := range archives {
-		if a.File != filepath.Base(a.File) || a.File == "." || a.File == ".." {
-			return nil, invalid("archive", fmt.Sprintf("%q is not a file name beside the index", a.File), "put the archives beside the index")
+		if why := ValidArchivePath(a.File); why != "" {
+			return nil, invalid("archive", why, "put the archives beside the index or in folders below it")
 		}
 		p, err := ReadArchive(bytes.NewReader(a.Bytes))
 		if err != nil {
@@ -161,21 +204,44 @@ func ParseIndex(b []byte) (*Index, error) {
 			return nil, invalid(at+".name", fmt.Sprintf("%s is listed twice", s.Name), indexHelp)
 		}
 		names[s.Name] = true
-		if len(s.Versions) == 0 {
-			return nil, invalid(at+".versions", "a source lists at least one version", indexHelp)
+		if err := checkReleases(at, s.Name, s.Versions); err != nil {
+			return nil, err
 		}
-		versions := map[string]bool{}
-		for j, r := range s.Versions {
-			if err := r.check(fmt.Sprintf("%s.versions[%d]", at, j)); err != nil {
-				return nil, err
-			}
-			if versions[r.Version] {
-				return nil, invalid(fmt.Sprintf("%s.versions[%d].version", at, j), fmt.Sprintf("%s %s is listed twice", s.Name, r.Version), indexHelp)
-			}
-			versions[r.Version] = true
+	}
+	ids := map[string]bool{}
+	for i, pl := range ix.Plugins {
+		at := fmt.Sprintf("plugins[%d]", i)
+		if !nameRE.MatchString(pl.ID) {
+			return nil, invalid(at+".id", fmt.Sprintf("%q is not a plugin id", pl.ID), indexHelp)
+		}
+		if ids[pl.ID] {
+			return nil, invalid(at+".id", fmt.Sprintf("%s is listed twice", pl.ID), indexHelp)
+		}
+		ids[pl.ID] = true
+		if err := checkReleases(at, pl.ID, pl.Versions); err != nil {
+			return nil, err
 		}
 	}
 	return &ix, nil
+}
+
+// checkReleases checks a source's or plugin's versions: at least one,
+// each valid, none twice.
+func checkReleases(at, name string, rels []IndexRelease) error {
+	if len(rels) == 0 {
+		return invalid(at+".versions", "a source or plugin lists at least one version", indexHelp)
+	}
+	versions := map[string]bool{}
+	for j, r := range rels {
+		if err := r.check(fmt.Sprintf("%s.versions[%d]", at, j)); err != nil {
+			return err
+		}
+		if versions[r.Version] {
+			return invalid(fmt.Sprintf("%s.versions[%d].version", at, j), fmt.Sprintf("%s %s is listed twice", name, r.Version), indexHelp)
+		}
+		versions[r.Version] = true
+	}
+	return nil
 }
 
 // check checks one release's fields (at names it in errors).
@@ -184,8 +250,8 @@ func (r IndexRelease) check(at string) error {
 	if _, err := semver.StrictNewVersion(r.Version); err != nil {
 		return bad("version", fmt.Sprintf("%q is not a semantic version", r.Version))
 	}
-	if r.Archive == "" || r.Archive != filepath.Base(r.Archive) || strings.HasPrefix(r.Archive, ".") || strings.ContainsAny(r.Archive, `/\`) {
-		return bad("archive", fmt.Sprintf("%q is not a file name beside the index", r.Archive))
+	if why := ValidArchivePath(r.Archive); why != "" {
+		return bad("archive", why)
 	}
 	if h, err := hex.DecodeString(r.SHA256); err != nil || len(h) != 32 || strings.ToLower(r.SHA256) != r.SHA256 {
 		return bad("sha256", fmt.Sprintf("%q is not a SHA-256 in lowercase hex", r.SHA256))
@@ -248,4 +314,11 @@ func (r IndexRelease) Open(name string, archive []byte) (*Package, error) {
 			"ask the registry's publisher to index its archives again")
 	}
 	return p, nil
+}
+
+// Compatible is why this release cannot run on lociVersion ("" when it
+// can): Manifest.Compatible over the index's contract and loci
+// requirement, so a reader picks a version without downloading it.
+func (r IndexRelease) Compatible(lociVersion string) string {
+	return (&Manifest{Contract: r.Contract, Loci: r.Loci}).Compatible(lociVersion)
 }

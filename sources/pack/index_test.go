@@ -102,7 +102,7 @@ func TestBuildIndexRefuses(t *testing.T) {
 		{"not an archive", []IndexArchive{{"notes-1.0.0.tar.gz", good}, {"broken.tar.gz", []byte("not gzip")}}, []string{"broken.tar.gz"}},
 		{"truncated", []IndexArchive{{"cut.tar.gz", good[:len(good)/2]}}, []string{"cut.tar.gz"}},
 		{"the same version twice", []IndexArchive{{"a.tar.gz", good}, {"b.tar.gz", good}}, []string{"a.tar.gz", "b.tar.gz", "notes 1.0.0"}},
-		{"in a folder", []IndexArchive{{"sub/notes.tar.gz", good}}, []string{"sub/notes.tar.gz"}},
+		{"above the index", []IndexArchive{{"sub/../../notes.tar.gz", good}}, []string{"sub/../../notes.tar.gz"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := BuildIndex(c.a, nil)
@@ -177,7 +177,18 @@ func TestParseIndexRefuses(t *testing.T) {
 		{"unknown field", `"version": 1,`, `"version": 1, "extra": true,`, "extra"},
 		{"name", `"name": "notes"`, `"name": "Notes!"`, "sources[0].name"},
 		{"version", `"version": "1.0.0"`, `"version": "1.0"`, "versions[0].version"},
-		{"archive in a folder", `"archive": "notes-1.0.0.tar.gz"`, `"archive": "../notes-1.0.0.tar.gz"`, "archive"},
+		{"archive climbing out", `"archive": "notes-1.0.0.tar.gz"`, `"archive": "../notes-1.0.0.tar.gz"`, "archive"},
+		{"archive climbing out in a folder", `"archive": "notes-1.0.0.tar.gz"`, `"archive": "a/../../notes-1.0.0.tar.gz"`, "archive"},
+		{"archive absolute", `"archive": "notes-1.0.0.tar.gz"`, `"archive": "/srv/notes-1.0.0.tar.gz"`, "archive"},
+		{"archive with a scheme", `"archive": "notes-1.0.0.tar.gz"`, `"archive": "https://elsewhere.example/notes-1.0.0.tar.gz"`, "archive"},
+		{"archive with a backslash", `"archive": "notes-1.0.0.tar.gz"`, `"archive": "a\\notes-1.0.0.tar.gz"`, "archive"},
+		{"archive percent-encoded", `"archive": "notes-1.0.0.tar.gz"`, `"archive": "%2e%2e/notes-1.0.0.tar.gz"`, "archive"},
+		{"archive hidden folder", `"archive": "notes-1.0.0.tar.gz"`, `"archive": ".git/notes-1.0.0.tar.gz"`, "archive"},
+		{"archive empty segment", `"archive": "notes-1.0.0.tar.gz"`, `"archive": "a//notes-1.0.0.tar.gz"`, "archive"},
+		{"yanked not a bool", `"contract": 1`, `"contract": 1, "yanked": "yes"`, "yanked"},
+		{"plugin id", `"sources": [`, `"plugins": [{"id": "Bad!", "versions": []}], "sources": [`, "plugins[0].id"},
+		{"plugin without versions", `"sources": [`, `"plugins": [{"id": "bundle", "versions": []}], "sources": [`, "plugins[0].versions"},
+		{"plugin field unknown", `"sources": [`, `"plugins": [{"id": "bundle", "name": "x", "versions": []}], "sources": [`, "name"},
 		{"digest", r.SHA256, "abc", "sha256"},
 		{"size", fmt.Sprintf(`"size": %d`, r.Size), `"size": 0`, "size"},
 		{"contract", `"contract": 1`, `"contract": 0`, "contract"},
@@ -238,4 +249,43 @@ func FuzzParsePublicKey(f *testing.F) {
 			t.Fatalf("%q: %v", s, err)
 		}
 	})
+}
+
+// TestIndexFolders: an archive may sit in folders below the index, a
+// release may be yanked, and an index may list plugins with the same
+// release shape; all read back as written (format 1).
+func TestIndexFolders(t *testing.T) {
+	a := testArchive(t, "notes", "1.0.0", "notes")
+	ix, err := BuildIndex([]IndexArchive{{"archives/notes/notes-1.0.0.tar.gz", a}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Sources[0].Versions[0].Yanked = true
+	pl := ix.Sources[0].Versions[0]
+	pl.Archive = "plugins/bundle-1.0.0.tar.gz"
+	ix.Plugins = []IndexPlugin{{ID: "bundle", Description: "a bundle", Versions: []IndexRelease{pl}}}
+	back, err := ParseIndex(ix.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Version != 1 || back.Sources[0].Versions[0].Archive != "archives/notes/notes-1.0.0.tar.gz" || !back.Sources[0].Versions[0].Yanked ||
+		len(back.Plugins) != 1 || back.Plugins[0].ID != "bundle" || back.Plugins[0].Versions[0].Archive != "plugins/bundle-1.0.0.tar.gz" {
+		t.Fatalf("read back %+v", back)
+	}
+	if _, err := BuildIndex([]IndexArchive{{"../notes-1.0.0.tar.gz", a}}, nil); !fault.Is(err, fault.InputInvalid) {
+		t.Fatalf("BuildIndex of an archive above the index = %v", err)
+	}
+	plain, _ := BuildIndex([]IndexArchive{{"notes-1.0.0.tar.gz", a}}, nil)
+	if strings.Contains(string(plain.Marshal()), "yanked") || strings.Contains(string(plain.Marshal()), "plugins") {
+		t.Fatalf("an index with nothing yanked and no plugins names them:\n%s", plain.Marshal())
+	}
+	if why := (IndexRelease{Contract: 1, Loci: ">= 99.0.0"}).Compatible("0.1.0"); !strings.Contains(why, "99.0.0") {
+		t.Fatalf("Compatible = %q", why)
+	}
+	if why := (IndexRelease{Contract: 99}).Compatible("0.1.0"); !strings.Contains(why, "contract 99") {
+		t.Fatalf("Compatible = %q", why)
+	}
+	if why := (IndexRelease{Contract: 1, Loci: ">= 0.1.0"}).Compatible("0.1.0"); why != "" {
+		t.Fatalf("Compatible = %q", why)
+	}
 }

@@ -1,0 +1,329 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/sources/pack"
+	"github.com/loci-dev/loci/transport/client"
+)
+
+// The source registry commands ask the daemon, which fetches and
+// verifies: the CLI never reaches a registry itself.
+
+// sourceRegistryCmds are search, updates and update; show and install
+// take a registry's source by name (sourcePackageCmds).
+func (a *app) sourceRegistryCmds() []*cobra.Command {
+	var registry string
+	search := &cobra.Command{
+		Use:   "search [QUERY]",
+		Short: "Search the source registries (mining.registries and the bundled packages) for sources whose name or description holds QUERY",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			q := url.Values{}
+			if len(args) == 1 {
+				q.Set("q", args[0])
+			}
+			if registry != "" {
+				q.Set("registry", registry)
+			}
+			return show(a, c.Context(), http.MethodGet, "/api/source-registry/search?"+q.Encode(), nil, func(out *api.RegistrySearch) {
+				a.printRegistryWarnings(out.Warnings)
+				if len(out.Entries) == 0 {
+					a.printf("no source found\n")
+					return
+				}
+				for _, e := range out.Entries {
+					line := fmt.Sprintf("%-24s %-10s %-12s", safeText(e.Name), safeText(e.Version), safeText(e.Registry))
+					if e.Installed != "" {
+						line += " (installed " + safeText(e.Installed) + ")"
+					}
+					a.printf("%s\n", line)
+					if e.Description != "" {
+						a.printf("    %s\n", safeText(e.Description))
+					}
+				}
+			})
+		},
+	}
+	search.Flags().StringVar(&registry, "registry", "", "search this registry only")
+
+	updates := &cobra.Command{
+		Use:   "updates",
+		Short: "List the sources installed from a registry that have a newer version running on this loci",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return show(a, c.Context(), http.MethodGet, "/api/source-registry/updates", nil, func(out *api.RegistryUpdates) {
+				a.printRegistryWarnings(out.Warnings)
+				if len(out.Updates) == 0 {
+					a.printf("every source installed from a registry is current\n")
+					return
+				}
+				for _, u := range out.Updates {
+					note := ""
+					if u.NeedsConsent {
+						note = " (asks for more: needs your consent)"
+					}
+					a.printf("%s %s -> %s from %s%s\n", safeText(u.Name), safeText(u.From), safeText(u.To), safeText(u.Registry), note)
+				}
+			})
+		},
+	}
+
+	var consent string
+	var yes bool
+	update := &cobra.Command{
+		Use:   "update [NAME]",
+		Short: "Update the sources installed from a registry (or NAME) to their newest version; one asking for more needs consent",
+		Long: "Update the sources installed from a registry, each keeping its state (an enabled source stays enabled).\n" +
+			"A version asking for more permissions than were consented to is not installed: its permissions and\n" +
+			"consent digest are shown; on a terminal (or with --yes) NAME's update is consented to after review,\n" +
+			"or pass --consent DIGEST.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return a.updateSources(c, name, consent, yes)
+		},
+	}
+	update.Flags().StringVar(&consent, "consent", "", "the consent digest of the new permissions reviewed (for scripts)")
+	update.Flags().BoolVarP(&yes, "yes", "y", false, "consent to NAME's new permissions shown without asking")
+	return []*cobra.Command{search, updates, update}
+}
+
+func (a *app) printRegistryWarnings(ws []api.RegistryWarning) {
+	w := a.stderrOrDiscard()
+	for _, x := range ws {
+		fmt.Fprintf(w, "warning: the %s registry: %s (%s)\n", safeText(x.Registry), safeText(x.Message), x.Code)
+	}
+}
+
+// registryRef reads NAME[@VERSION]: ok false when arg is not one.
+func registryRef(arg string) (name, version string, ok bool) {
+	name, version, _ = strings.Cut(arg, "@")
+	if !pack.ValidName(name) {
+		return "", "", false
+	}
+	if strings.Contains(arg, "@") && version == "" {
+		return "", "", false
+	}
+	return name, version, true
+}
+
+// isRegistryRef reports whether an install's argument names a registry's
+// source: NAME[@VERSION] that is not an existing file or folder.
+func isRegistryRef(arg string) bool {
+	if _, err := os.Stat(arg); err == nil {
+		return false
+	}
+	_, _, ok := registryRef(arg)
+	return ok
+}
+
+func registryQuery(version, registry string) string {
+	q := url.Values{}
+	if version != "" {
+		q.Set("version", version)
+	}
+	if registry != "" {
+		q.Set("registry", registry)
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// showRegistrySource is `loci source show NAME@VERSION` (or NAME not
+// installed, or --registry): the release an install would take, fetched
+// and verified by the daemon.
+func (a *app) showRegistrySource(c *cobra.Command, arg, registry string) error {
+	name, version, ok := registryRef(arg)
+	if !ok {
+		return fault.Invalid("name", fmt.Sprintf("%q is not NAME or NAME@VERSION", arg))
+	}
+	return show(a, c.Context(), http.MethodGet, "/api/source-registry/sources/"+client.Esc(name)+registryQuery(version, registry), nil, a.printRegistrySource)
+}
+
+func (a *app) printRegistrySource(s *api.RegistrySource) {
+	a.printf("%s %s (from the %s registry)\n", safeText(s.Name), safeText(s.Version), safeText(s.Registry))
+	if s.Description != "" {
+		a.printf("  %s\n", safeText(s.Description))
+	}
+	if s.Yanked {
+		a.printf("  yanked: its publisher withdrew this version\n")
+	}
+	signed := "not signed by a trusted key"
+	if s.SignedBy != "" {
+		signed = s.SignedBy
+	}
+	a.printf("  signed by:      %s\n", safeText(signed))
+	a.printf("  archive sha256: %s\n", s.ArchiveDigest)
+	if len(s.PermissionWords) == 0 {
+		a.printf("  permissions:    none\n")
+	} else {
+		a.printf("  permissions:\n")
+		for _, w := range s.PermissionWords {
+			a.printf("    - %s\n", safeText(w))
+		}
+	}
+	a.printf("  consent digest: %s\n", s.ConsentDigest)
+	if s.Replaces != "" {
+		a.printf("  installing it replaces version %s\n", safeText(s.Replaces))
+	}
+}
+
+// installFromRegistry installs NAME[@VERSION] from a registry: the
+// daemon shows the release (fetched and verified), then installs exactly
+// that archive (its digest), first with the consent given; refused for
+// consent, the permissions shown are consented to with --yes or a yes on
+// the terminal, never otherwise (as a file install).
+func (a *app) installFromRegistry(c *cobra.Command, arg, registry string, yes bool, consent string, enable bool) error {
+	name, version, _ := registryRef(arg)
+	var s api.RegistrySource
+	if _, err := a.call(c.Context(), http.MethodGet, "/api/source-registry/sources/"+client.Esc(name)+registryQuery(version, registry), nil, &s); err != nil {
+		return err
+	}
+	send := func(consent string) (*api.SourcePackageInstalled, error) {
+		var out api.SourcePackageInstalled
+		_, err := a.call(c.Context(), http.MethodPost, "/api/source-registry/install", api.RegistryInstall{Name: s.Name, Version: s.Version,
+			Registry: s.Registry, ArchiveDigest: s.ArchiveDigest, Consent: consent, Enable: enable}, &out)
+		return &out, err
+	}
+	out, err := send(consent)
+	if err != nil && consent == "" && fault.As(err).Remote == fault.SourceConsentRequired {
+		w := a.stderrOrDiscard()
+		fmt.Fprintf(w, "The %s source %s (from the %s registry", safeText(s.Name), safeText(s.Version), safeText(s.Registry))
+		if s.SignedBy != "" {
+			fmt.Fprintf(w, ", signed by %s", safeText(s.SignedBy))
+		}
+		fmt.Fprintf(w, ") asks to:\n")
+		for _, line := range s.PermissionWords {
+			fmt.Fprintf(w, "  - %s\n", safeText(line))
+		}
+		fmt.Fprintf(w, "Its consent digest is %s.\n", s.ConsentDigest)
+		if ok, aerr := a.askConsent(c, yes, s.ConsentDigest, "Install"); !ok {
+			if aerr != nil {
+				return aerr
+			}
+			return err
+		}
+		out, err = send(s.ConsentDigest)
+	}
+	if err != nil {
+		return err
+	}
+	if a.jsonOut {
+		return a.out(out)
+	}
+	src := out.Source
+	a.printf("installed the %s source %s from the %s registry (%s)\n", src.Name, src.Version, s.Registry, packageState(&src))
+	if out.Replaced != "" {
+		a.printf("it replaced version %s\n", out.Replaced)
+	}
+	if src.State == "installed" {
+		a.printf("enable it to mine with it: loci source enable %s\n", src.Name)
+	}
+	return nil
+}
+
+// askConsent asks on a terminal (or takes --yes): ok true to consent;
+// false with no error when there is no terminal to ask on (the daemon's
+// refusal stands); an error when the user says no.
+func (a *app) askConsent(c *cobra.Command, yes bool, digest, verb string) (bool, error) {
+	w := a.stderrOrDiscard()
+	switch {
+	case yes:
+		fmt.Fprintf(w, "Consenting (--yes).\n")
+		return true, nil
+	case stdinIsTerminal(c):
+		fmt.Fprintf(w, "%s? [y/N] ", verb)
+		line, rerr := bufio.NewReader(c.InOrStdin()).ReadString('\n')
+		if rerr != nil && line == "" {
+			return false, fault.Wrap(fault.CLIPromptFailed, rerr, "cannot read the answer", "pass --yes, or --consent "+digest)
+		}
+		if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
+			return false, fault.New(fault.CLIAborted, "not consented; nothing was installed", "answer y, or pass --yes")
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// updateSources is `loci source update [NAME]`: each source's outcome;
+// NAME's update needing consent is asked about (or --yes) and sent again
+// with its digest.
+func (a *app) updateSources(c *cobra.Command, name, consent string, yes bool) error {
+	var out []api.RegistryUpdateResult
+	if _, err := a.call(c.Context(), http.MethodPost, "/api/source-registry/update", api.RegistryUpdate{Name: name, Consent: consent}, &out); err != nil {
+		return err
+	}
+	if name != "" && consent == "" && len(out) == 1 && out[0].Status == api.UpdateNeedsConsent {
+		r := out[0]
+		w := a.stderrOrDiscard()
+		fmt.Fprintf(w, "The %s source %s asks for more than %s was consented to. All it asks to:\n", safeText(r.Name), safeText(r.To), safeText(r.From))
+		for _, line := range r.PermissionWords {
+			fmt.Fprintf(w, "  - %s\n", safeText(line))
+		}
+		fmt.Fprintf(w, "Its consent digest is %s.\n", r.ConsentDigest)
+		ok, err := a.askConsent(c, yes, r.ConsentDigest, "Update")
+		if err != nil {
+			return err
+		}
+		if ok {
+			out = nil
+			if _, err := a.call(c.Context(), http.MethodPost, "/api/source-registry/update", api.RegistryUpdate{Name: name, Consent: r.ConsentDigest}, &out); err != nil {
+				return err
+			}
+		}
+	}
+	var failed []api.RegistryUpdateResult
+	for _, r := range out {
+		if r.Status == api.UpdateFailed {
+			failed = append(failed, r)
+		}
+	}
+	if a.jsonOut {
+		if err := a.out(out); err != nil {
+			return err
+		}
+		return updatesFailed(failed, len(out))
+	}
+	if len(out) == 0 {
+		a.printf("no source was installed from a registry\n")
+	}
+	for _, r := range out {
+		switch r.Status {
+		case api.UpdateUpdated:
+			a.printf("%s: updated %s -> %s\n", safeText(r.Name), safeText(r.From), safeText(r.To))
+		case api.UpdateCurrent:
+			a.printf("%s: current (%s)\n", safeText(r.Name), safeText(r.From))
+		case api.UpdateNeedsConsent:
+			a.printf("%s: %s -> %s needs your consent (%s): loci source update %s --consent %s\n", safeText(r.Name), safeText(r.From), safeText(r.To),
+				safeText(r.Message), safeText(r.Name), r.ConsentDigest)
+		default:
+			a.printf("%s: failed: %s (%s)\n", safeText(r.Name), safeText(r.Message), r.Code)
+		}
+	}
+	return updatesFailed(failed, len(out))
+}
+
+// updatesFailed is the command's failure when an update failed: the
+// first one's code, so that a script sees it.
+func updatesFailed(failed []api.RegistryUpdateResult, of int) error {
+	if len(failed) == 0 {
+		return nil
+	}
+	return fault.Newf(fault.Code(failed[0].Code), "see each source's message; the other sources were updated or are current",
+		"%d of %d updates failed (first: %s: %s)", len(failed), of, failed[0].Name, failed[0].Message)
+}
