@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/sources/pack"
 	"github.com/loci-dev/loci/sources/plugin"
 )
@@ -323,12 +322,6 @@ func TestPluginCLI(t *testing.T) {
 // consent digests, the archive digest, the key that vouched), install
 // with a stale archive digest is refused, with the shown one it installs
 // its modules not enabled, origin registry, signed_by the trusted key.
-//
-// It runs once the registry client (sources/registry, the registries
-// branch) is merged and cmd/loci gives the plugins service its registry
-// and trust (services.Plugins.Registry and Trust); until then the daemon
-// answers that no plugin registry is available, and the test skips
-// saying so.
 func TestPluginRegistry(t *testing.T) {
 	home, palace := newPalace(t)
 	reg := t.TempDir()
@@ -345,7 +338,7 @@ func TestPluginRegistry(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(reg, "notes-suite-1.0.0.tar.gz"), arc, 0o600)
 	index := map[string]any{"version": pack.IndexFormat, "sources": []any{}, "plugins": []any{map[string]any{
-		"name": "notes-suite", "description": "notes, twice",
+		"id": "notes-suite", "description": "notes, twice",
 		"versions": []any{map[string]any{"version": "1.0.0", "archive": "notes-suite-1.0.0.tar.gz", "sha256": pack.Digest(arc), "size": len(arc), "contract": 1}},
 	}}}
 	ib, _ := json.Marshal(index)
@@ -353,15 +346,9 @@ func TestPluginRegistry(t *testing.T) {
 	cfg := filepath.Join(home, "config.toml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("[mining]\nregistries = [%q]\ntrusted_keys = [%q]\nsignature_policy = \"required\"\n",
 		filepath.Join(reg, pack.IndexFile), pack.FormatPublicKey(pub))), 0o600)
-	if _, err := config.Load(cfg, func(string) (string, bool) { return "", false }); err != nil {
-		t.Skipf("needs the registries' settings mining.trusted_keys and mining.signature_policy (the registries branch): %v", err)
-	}
 	d := start(t, home, palace, "LOCI_CONFIG="+cfg)
 
 	s := d.do("GET", "/api/plugin-registry/search?q=notes", nil)
-	if s.code() == "loci::source::registry_unavailable" && (strings.Contains(s.raw, "being built") || strings.Contains(s.raw, "no plugin registry is available")) {
-		t.Skipf("needs the registry client and its wiring (the registries branch): %s", s.raw)
-	}
 	if s.status != 200 || len(get[[]any](s.body, "entries")) != 1 || get[string](get[[]any](s.body, "entries")[0].(map[string]any), "name") != "notes-suite" {
 		t.Fatalf("search: %d %s", s.status, s.raw)
 	}
