@@ -508,6 +508,12 @@ func (m *Miners) checkCredentialFile(code fault.Code, c *config.CredentialRef) e
 		return fault.Newf(code, "put the secret in a file inside "+dir+" and name that file, or name an environment variable instead (credential env); a path written by hand in the configuration file is not limited",
 			"credential.file: a credential file named through the API must be an absolute path inside credentials.dir (%s), through no link leading out of it", dir)
 	}
+	if tokens, err := TokenDir(dir); err == nil && (filepath.Clean(c.File) == tokens || config.CredentialFileInside(tokens, c.File)) {
+		// The sign-in tokens (a refresh token among them) are the
+		// daemon's: a run is handed a fresh access token, never them.
+		return fault.Newf(code, "put the secret in a file inside "+dir+" but outside its oauth folder, or give the miner credential oauth",
+			"credential.file: %s holds the daemon's sign-in tokens, which no credential may name", tokens)
+	}
 	return nil
 }
 
