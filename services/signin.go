@@ -71,10 +71,10 @@ func SourceKey(source string) string { return "source:" + source }
 // ConfigKey is the key of an explicit source configuration's tokens.
 func ConfigKey(id string) string { return "config:" + id }
 
-// DefaultCredentialsDir is where tokens go when credentials.dir is not
-// set: loci/credentials in the user's configuration folder
-// ($XDG_CONFIG_HOME, ~/.config on Linux), outside any palace, so that a
-// palace's backup or copy never carries them.
+// DefaultCredentialsDir is credentials.dir when it is set to "": the
+// configuration's own default, loci/credentials in the user's
+// configuration folder ($XDG_CONFIG_HOME, ~/.config on Linux), outside
+// any palace, so that a palace's backup or copy never carries a token.
 func DefaultCredentialsDir() (string, error) {
 	base, err := os.UserConfigDir()
 	if err != nil {
@@ -84,25 +84,31 @@ func DefaultCredentialsDir() (string, error) {
 	return filepath.Join(base, "loci", "credentials"), nil
 }
 
-// TokenDir is the folder of the token store under credentials.dir
-// (dir "" : DefaultCredentialsDir): its oauth subfolder, apart from the
-// secret files a file credential may name there.
+// TokenDir is the folder of the token store of credentials.dir (dir ""
+// : DefaultCredentialsDir): its oauth subfolder, apart from the secret
+// files a file credential may name there.
 func TokenDir(dir string) (string, error) {
 	if dir == "" {
-		return DefaultCredentialsDir()
+		var err error
+		if dir, err = DefaultCredentialsDir(); err != nil {
+			return "", err
+		}
 	}
 	return filepath.Join(dir, "oauth"), nil
 }
 
-// OpenSignIn opens the token store of credentials.dir and
-// credentials.backend (loci::credential::store_failed when it cannot be
-// used) and is the service over it.
+// OpenSignIn opens the token store of credentials.dir (dir "" :
+// DefaultCredentialsDir) and credentials.backend
+// (loci::credential::store_failed when it cannot be used) and is the
+// service over it.
 func OpenSignIn(dir, backend string, log *slog.Logger) (*SignIn, error) {
-	tdir, err := TokenDir(dir)
-	if err != nil {
-		return nil, err
+	if dir == "" {
+		var err error
+		if dir, err = DefaultCredentialsDir(); err != nil {
+			return nil, err
+		}
 	}
-	st, err := credentials.Open(tdir, backend)
+	st, err := credentials.Open(dir, backend)
 	if err != nil {
 		return nil, err
 	}
