@@ -1,16 +1,19 @@
 package credentials
 
 import (
-	"context"
-	"time"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
 
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/sources/pack"
 )
 
 // The flow kinds a provider may declare.
 const (
-	FlowDevice  = "device"
-	FlowBrowser = "browser"
+	FlowDevice  = pack.FlowDevice
+	FlowBrowser = pack.FlowBrowser
 )
 
 // The backends of credentials.backend.
@@ -35,75 +38,58 @@ type Provider struct {
 	Flows []string
 }
 
+// FromManifest is the provider a manifest's [oauth] table declares
+// (checked by pack.Manifest.Check, which fills in its flows); ok false
+// when the manifest declares no sign-in.
+func FromManifest(m *pack.Manifest) (p Provider, ok bool) {
+	if m == nil || m.OAuth == nil {
+		return Provider{}, false
+	}
+	o := m.OAuth
+	return Provider{
+		Name: o.Provider, ClientID: o.ClientID,
+		DeviceAuthURL: o.DeviceAuthorizationURL, AuthURL: o.AuthorizationURL, TokenURL: o.TokenURL,
+		Scopes: slices.Clone(o.Scopes), Flows: slices.Clone(o.Flows),
+	}, true
+}
+
+// Check is nil when p can sign in (the manifest rules: pack.OAuth.Check),
+// else loci::credential::oauth_unsupported saying what is missing.
+func (p Provider) Check() error {
+	_, err := p.normalised()
+	return err
+}
+
+// normalised is p checked, its flows filled in when none are named
+// (those whose endpoint is given).
+func (p Provider) normalised() (Provider, error) {
+	o := pack.OAuth{Provider: p.Name, ClientID: p.ClientID, DeviceAuthorizationURL: p.DeviceAuthURL,
+		AuthorizationURL: p.AuthURL, TokenURL: p.TokenURL, Scopes: slices.Clone(p.Scopes), Flows: slices.Clone(p.Flows)}
+	if err := o.Check(); err != nil {
+		return p, fault.Wrap(fault.CredentialOAuthUnsupported, err, "the source's sign-in cannot be used: "+fault.As(err).Msg,
+			"correct the source's [oauth] table in "+pack.ManifestFile+" and install it again")
+	}
+	p.Flows = o.Flows
+	return p, nil
+}
+
 // Digest identifies the client, endpoints and scopes: a token signed in
 // under another digest is not signed in (a changed source requires
-// sign-in again).
-func (p Provider) Digest() string { return "" }
-
-// Token is a stored sign-in. It never prints, logs or marshals its
-// secrets (String shows only whether they are set and the expiry).
-type Token struct {
-	Access  string
-	Refresh string
-	Expiry  time.Time
-	Scopes  []string
-	// Provider is the Provider.Digest it was signed in under.
-	Provider string
-}
-
-// Store keeps tokens by key (a source, or a source configuration),
-// outside the palace.
-type Store interface {
-	// Load is key's token (nil, nil when none).
-	Load(key string) (*Token, error)
-	// Save keeps t under key, readable by the daemon's user only.
-	Save(key string, t *Token) error
-	// Delete forgets key's token (none is no error).
-	Delete(key string) error
-	// Where says where tokens go ("file <dir>" or "keyring").
-	Where() string
-}
-
-// Open is the store credentials.backend names over dir
-// (credentials.dir); loci::credential::store_failed when it cannot be
-// used.
-func Open(dir, backend string) (Store, error) {
-	return nil, fault.New(fault.CredentialStoreFailed, "sign-in is being built", "wait for the next loci")
-}
-
-// Started is a flow begun: what the user does to finish it.
-type Started struct {
-	ID   string
-	Kind string
-	// UserCode and VerificationURI (device flow).
-	UserCode        string
-	VerificationURI string
-	// URL (browser flow): the authorisation URL to open.
-	URL       string
-	ExpiresIn time.Duration
-}
-
-// Flows runs sign-in flows: at most one waiting per key (a new one
-// replaces it), each reported once.
-type Flows struct{}
-
-// Start begins a flow of kind ("" the provider's first) for key;
-// loci::credential::oauth_unsupported when the provider does not declare
-// it, loci::credential::flow_failed when the provider refuses to start.
-func (f *Flows) Start(ctx context.Context, key string, p Provider, kind string) (Started, error) {
-	return Started{}, fault.New(fault.CredentialOAuthUnsupported, "sign-in is being built", "wait for the next loci")
-}
-
-// Wait waits up to timeout for flow id: (nil, nil) while pending; the
-// token once signed in (reported once: a second wait is flow_failed);
-// loci::credential::flow_failed when declined, expired, refused,
-// replaced or unknown.
-func (f *Flows) Wait(ctx context.Context, id string, timeout time.Duration) (*Token, error) {
-	return nil, fault.New(fault.CredentialFlowFailed, "sign-in is being built", "wait for the next loci")
-}
-
-// Refresh is t refreshed at the provider;
-// loci::credential::refresh_failed when the provider refuses.
-func Refresh(ctx context.Context, p Provider, t *Token) (*Token, error) {
-	return nil, fault.New(fault.CredentialRefreshFailed, "sign-in is being built", "wait for the next loci")
+// sign-in again). SHA-256 in hex over the client id, the three endpoints
+// and the scopes sorted without repeats; the provider's name and the
+// flows offered are not in it.
+func (p Provider) Digest() string {
+	scopes := slices.Clone(p.Scopes)
+	slices.Sort(scopes)
+	scopes = slices.Compact(scopes)
+	b, _ := json.Marshal(struct {
+		V             int      `json:"v"`
+		ClientID      string   `json:"client_id"`
+		DeviceAuthURL string   `json:"device_authorization_url"`
+		AuthURL       string   `json:"authorization_url"`
+		TokenURL      string   `json:"token_url"`
+		Scopes        []string `json:"scopes"`
+	}{1, p.ClientID, p.DeviceAuthURL, p.AuthURL, p.TokenURL, scopes})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

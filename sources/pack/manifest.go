@@ -63,6 +63,9 @@ type Manifest struct {
 
 	Source      SourceInfo  `toml:"source" json:"source"`
 	Permissions Permissions `toml:"permissions" json:"permissions"`
+	// OAuth is how the source signs in to its service (nil: it does
+	// not).
+	OAuth *OAuth `toml:"oauth,omitempty" json:"oauth,omitempty"`
 }
 
 // SourceInfo is what the source declares of itself: what GET
@@ -167,6 +170,13 @@ func ParseManifest(b []byte) (*Manifest, error) {
 func decodeError(err error) *fault.Error {
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		for _, e := range strict.Errors {
+			if k := []string(e.Key()); len(k) == 2 && k[0] == "oauth" && k[1] == "client_secret" {
+				line, _ := e.Position()
+				return manifestError(line, "oauth.client_secret: a source signs in as a public client, without a secret "+
+					"(a secret shipped in a package is no secret): remove client_secret; the browser flow uses PKCE instead")
+			}
+		}
 		e := strict.Errors[0]
 		line, _ := e.Position()
 		key := []string(e.Key())
@@ -317,6 +327,11 @@ func (m *Manifest) Check() error {
 		return err
 	}
 	m.Permissions = p
+	if m.OAuth != nil {
+		if err := m.OAuth.Check(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
