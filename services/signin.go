@@ -94,7 +94,7 @@ func TokenDir(dir string) (string, error) {
 			return "", err
 		}
 	}
-	return filepath.Join(dir, "oauth"), nil
+	return filepath.Join(dir, credentials.TokenDir), nil
 }
 
 // OpenSignIn opens the token store of credentials.dir (dir "" :
@@ -112,7 +112,7 @@ func OpenSignIn(dir, backend string, log *slog.Logger) (*SignIn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SignIn{Store: st, Flows: &credentials.Flows{}, Log: log}, nil
+	return &SignIn{Store: st, Flows: &credentials.Flows{Log: log}, Log: log}, nil
 }
 
 func (s *SignIn) now() time.Time {
@@ -149,7 +149,7 @@ func (s *SignIn) Provider(source string) (credentials.Provider, error) {
 			"only an installed source whose manifest declares [oauth] signs in; list them: loci source list",
 			"the source %q declares no sign-in (it is not an installed source package)", source)
 	}
-	p, ok := ProviderOf(m)
+	p, ok := credentials.FromManifest(m)
 	if !ok {
 		return credentials.Provider{}, fault.Newf(fault.CredentialOAuthUnsupported,
 			"a source signs in only when its manifest declares [oauth]; this one reads without",
@@ -230,7 +230,7 @@ func (s *SignIn) Wait(ctx context.Context, key, flow string, timeout time.Durati
 			"no sign-in of this source is waiting under that flow id (it was replaced, reported already, or never started)",
 			"start the sign-in again: loci source auth NAME")
 	}
-	tok, err := s.Flows.Wait(ctx, flow, timeout)
+	tok, err := s.Flows.WaitFor(ctx, key, flow, timeout)
 	if err != nil {
 		s.forgetFlow(flow)
 		if ctx.Err() == nil {
@@ -268,13 +268,6 @@ func (s *SignIn) forgetFlow(id string) {
 	s.mu.Unlock()
 }
 
-// FlowSource is the source a waiting flow signs in ("" none).
-func (s *SignIn) FlowSource(flow string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.flows[flow].source
-}
-
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -294,7 +287,7 @@ func storeFailed(err error) error {
 // Status is the sign-in status of source as its manifest m declares
 // sign-in (nil when it declares none): Packages.SignIns.
 func (s *SignIn) Status(source string, m *pack.Manifest) *api.SignInStatus {
-	p, ok := ProviderOf(m)
+	p, ok := credentials.FromManifest(m)
 	if !ok {
 		return nil
 	}
@@ -345,7 +338,7 @@ func (s *SignIn) usable(key string, p credentials.Provider, tok *credentials.Tok
 	switch {
 	case why != "":
 		return false, why
-	case tok.Provider != p.Digest():
+	case !tok.SignedInUnder(p):
 		return false, "the source changed its sign-in client, endpoints or scopes since it signed in: sign in again"
 	case tok.Refresh == "" && !tok.Expiry.IsZero() && !s.now().Before(tok.Expiry):
 		return false, "the sign-in expired and cannot be refreshed: sign in again"
@@ -387,13 +380,16 @@ func (s *SignIn) AccessToken(ctx context.Context, key, source string) ([]byte, e
 		return nil, required(source, key, why)
 	}
 	if !tok.Expiry.IsZero() && tok.Expiry.Sub(s.now()) < s.margin() && tok.Refresh != "" {
-		next, err := credentials.Refresh(ctx, p, tok)
+		next, err := s.Flows.Refresh(ctx, p, tok)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			fe := fault.As(err)
 			if fe.Code != fault.CredentialRefreshFailed {
+				return nil, err
+			}
+			if !refused(fe) {
 				// The provider could not be reached: not a refusal; the
 				// token may still serve until it expires.
 				if s.now().Before(tok.Expiry) {
@@ -408,9 +404,9 @@ func (s *SignIn) AccessToken(ctx context.Context, key, source string) ([]byte, e
 			}
 			s.failed[key] = "the provider refused to refresh the sign-in: sign in again"
 			s.mu.Unlock()
-			s.log().Warn("the provider refused to refresh a sign-in; the source must sign in again", "source", source, "key", key)
+			s.log().Warn("the provider refused to refresh a sign-in; the source must sign in again", "source", source, "key", key, "err", fe.Msg)
 			return nil, fault.Newf(fault.CredentialRefreshFailed, signInHelp(source, key),
-				"the source %s: the provider refused to refresh its sign-in; sign in again", source)
+				"the source %s: %s; sign in again", source, fe.Msg)
 		}
 		if next.Provider == "" {
 			next.Provider = tok.Provider
@@ -428,6 +424,14 @@ func (s *SignIn) AccessToken(ctx context.Context, key, source string) ([]byte, e
 		return nil, required(source, key, "its stored sign-in holds no access token")
 	}
 	return []byte(tok.Access), nil
+}
+
+// refused reports a refresh_failed is the provider's refusal (an OAuth
+// error answered: the refresh token is dead), not a provider that could
+// not be reached (the token may serve until it expires, and the next run
+// tries again).
+func refused(fe *fault.Error) bool {
+	return strings.Contains(fe.Msg, "refused")
 }
 
 // required is loci::credential::required for source (key) and why.
@@ -472,17 +476,9 @@ func (s *SignIn) Forget(source string) error {
 // flows).
 func (s *SignIn) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.closed = true
 	s.flows = nil
-	return nil
+	s.mu.Unlock()
+	return s.Flows.Close()
 }
 
-// ProviderOf is the sign-in a manifest's [oauth] table declares (false
-// when it declares none).
-func ProviderOf(m *pack.Manifest) (credentials.Provider, bool) {
-	if m == nil {
-		return credentials.Provider{}, false
-	}
-	return credentials.Provider{}, false // until the manifest's [oauth] table lands
-}
