@@ -420,9 +420,16 @@ func TestSignInDeviceFlow(t *testing.T) {
 	for _, p := range []string{"/api/status", "/api/source-packages", "/api/miners", "/api/source-configs", "/api/jobs?limit=50"} {
 		rc.do("GET", p, nil)
 	}
+	if out, errOut, code := d.cli("", "backups", "run", "--wait"); code != 0 {
+		t.Fatalf("loci backups run: %d %s %s", code, out, errOut)
+	}
+	if m, _ := filepath.Glob(filepath.Join(home, "backups", "*.backup")); len(m) != 1 {
+		t.Fatalf("the backup: %v", m)
+	}
 	issued, _ = srv.tokens()
 	time.Sleep(200 * time.Millisecond) // the last events
 	noSecretInFiles(t, palace, issued)
+	noSecretInFiles(t, filepath.Join(home, "backups"), issued) // a backup is not compressed: its bytes are the palace's
 	noSecretIn(t, "the daemon's log", d.log.String(), issued)
 	noSecretIn(t, "an event", evs(), issued)
 	rc.mu.Lock()
