@@ -453,11 +453,16 @@ func signInHelp(source, key string) string {
 func (s *SignIn) Forget(source string) error {
 	keys := []string{SourceKey(source)}
 	if s.Configs != nil {
-		for _, c := range s.Configs.SourceConfigs() {
-			if !c.Implicit && c.Source == source {
-				keys = append(keys, ConfigKey(c.ID))
+		// The configurations as the file defines them, read directly:
+		// Forget runs while the packages service holds its lock, which
+		// SourceConfigs' availability would ask for again.
+		s.Configs.mu.RLock()
+		for id, c := range s.Configs.Configs {
+			if c.Source == source {
+				keys = append(keys, ConfigKey(id))
 			}
 		}
+		s.Configs.mu.RUnlock()
 	}
 	var first error
 	for _, k := range keys {

@@ -52,12 +52,12 @@ type Server struct {
 	Plugins    *services.Plugins
 	SignIn     *services.SignIn
 	Config     config.Config
-	Version  string
-	Started  time.Time
-	Address  string
-	Log      *slog.Logger
-	Migrator store.Migrator
-	Shutdown func() // starts a graceful stop
+	Version    string
+	Started    time.Time
+	Address    string
+	Log        *slog.Logger
+	Migrator   store.Migrator
+	Shutdown   func() // starts a graceful stop
 	// Auth holds the credentials; nil only when authentication is off.
 	Auth *services.Auth
 	// Events is the change-notice bus of GET /api/events.

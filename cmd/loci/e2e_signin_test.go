@@ -301,6 +301,14 @@ func TestSignInDeviceFlow(t *testing.T) {
 		!strings.Contains(get[string](r.body, "help"), "loci source auth notes") {
 		t.Fatalf("a run before sign-in: %d %s", r.status, r.raw)
 	}
+	// A trigger's run is refused the same way, and says so.
+	if r, _ := rc.do("PUT", "/api/triggers/daily", map[string]any{"miner": "signed", "type": "schedule", "enabled": true,
+		"settings": map[string]any{"every": "24h"}}); r.status != 201 {
+		t.Fatalf("put the trigger: %d %s", r.status, r.raw)
+	}
+	if r, _ := rc.do("POST", "/api/triggers/daily/fire", nil); r.status != 409 || r.code() != "loci::credential::required" {
+		t.Fatalf("firing the trigger before sign-in: %d %s", r.status, r.raw)
+	}
 	out, errOut, code := d.cli("", "miner", "run", "signed")
 	if code == 0 || !strings.Contains(out+errOut, "loci::credential::required") {
 		t.Fatalf("loci miner run before sign-in: %d %s %s", code, out, errOut)
@@ -623,6 +631,14 @@ func TestSignInBrowserFlow(t *testing.T) {
 	rc.mu.Lock()
 	noSecretIn(t, "an answer", strings.Join(rc.bodies, "\n"), toks)
 	rc.mu.Unlock()
+
+	// Removing the source forgets its configurations' tokens too.
+	if r, _ := rc.do("DELETE", "/api/source-packages/notes", nil); r.status != 200 {
+		t.Fatalf("remove: %d %s", r.status, r.raw)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(home, ".config", "loci", "credentials", "oauth")); len(ents) != 0 {
+		t.Fatalf("the removed source's configuration's token stays: %v", ents)
+	}
 }
 
 // The CLI signs a source in with the device flow: the code and address
