@@ -211,7 +211,6 @@ func (s *SignIn) Start(ctx context.Context, key, source, kind string) (api.SignI
 	}
 	s.flows[st.ID] = flowOf{key: key, source: source}
 	s.mu.Unlock()
-	s.log().Info("sign-in started", "source", source, "key", key, "kind", st.Kind)
 	return api.SignInStarted{Flow: st.ID, Kind: st.Kind, UserCode: st.UserCode, VerificationURI: st.VerificationURI,
 		URL: st.URL, ExpiresIn: int(st.ExpiresIn.Round(time.Second) / time.Second)}, nil
 }
@@ -232,10 +231,7 @@ func (s *SignIn) Wait(ctx context.Context, key, flow string, timeout time.Durati
 	}
 	tok, err := s.Flows.WaitFor(ctx, key, flow, timeout)
 	if err != nil {
-		s.forgetFlow(flow)
-		if ctx.Err() == nil {
-			s.log().Info("sign-in failed", "source", f.source, "key", key, "err", fault.As(err).Msg)
-		}
+		s.forgetFlow(flow) // the flows' log says how it ended
 		return api.SignInWaited{}, err
 	}
 	if tok == nil {
