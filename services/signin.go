@@ -231,7 +231,9 @@ func (s *SignIn) Wait(ctx context.Context, key, flow string, timeout time.Durati
 	}
 	tok, err := s.Flows.WaitFor(ctx, key, flow, timeout)
 	if err != nil {
-		s.forgetFlow(flow) // the flows' log says how it ended
+		if ctx.Err() == nil {
+			s.forgetFlow(flow) // ended; the flows' log says how
+		}
 		return api.SignInWaited{}, err
 	}
 	if tok == nil {
@@ -482,4 +484,3 @@ func (s *SignIn) Close() error {
 	s.mu.Unlock()
 	return s.Flows.Close()
 }
-
