@@ -658,6 +658,17 @@ func TestSignInCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "not signed in to Test Device") {
 		t.Fatalf("status before: %d %s", code, out)
 	}
+	notes := t.TempDir()
+	if out, errOut, code := d.cli("", "miner", "set", "cli-notes", "--source", "notes", "--locator", notes, "--credential-oauth", "--enable"); code != 0 {
+		t.Fatalf("loci miner set --credential-oauth: %d %s %s", code, out, errOut)
+	}
+	if r := d.do("GET", "/api/miners/cli-notes", nil); get[string](r.body, "credential", "kind") != "oauth" || get[bool](r.body, "credential", "available") {
+		t.Fatalf("the miner: %s", r.raw)
+	}
+	if out, errOut, code := d.cli("", "miner", "run", "cli-notes"); code == 0 || !strings.Contains(errOut, "loci::credential::required") ||
+		!strings.Contains(errOut, "loci source auth notes") {
+		t.Fatalf("loci miner run before sign-in: %d %s %s", code, out, errOut)
+	}
 	// Approve whatever code the server hands out, a moment after.
 	go func() {
 		for range 100 {
@@ -678,6 +689,9 @@ func TestSignInCLI(t *testing.T) {
 	}
 	issued, _ := srv.tokens()
 	noSecretIn(t, "the CLI's output", out+errOut, issued)
+	if out, errOut, code := d.cli("", "miner", "run", "cli-notes"); code != 0 {
+		t.Fatalf("loci miner run once signed in: %d %s %s", code, out, errOut)
+	}
 	out, _, code = d.cli("", "source", "show", "notes")
 	if code != 0 || !strings.Contains(out, "sign-in:  signed in to Test Device") {
 		t.Fatalf("source show: %d %s", code, out)
