@@ -108,6 +108,7 @@ fuzz: ## run each fuzz target for a while (FUZZTIME, default 30s)
 	$(GO) test -run '^$$' -fuzz FuzzMCPTools -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzPathSegments -fuzztime $${FUZZTIME:-30s} ./transport
 	$(GO) test -run '^$$' -fuzz FuzzBagBound -fuzztime $${FUZZTIME:-30s} ./store/dedup
+	$(GO) test -run '^$$' -fuzz FuzzFileName -fuzztime $${FUZZTIME:-30s} ./credentials
 	$(GO) test -run '^$$' -fuzz FuzzParseIndex -fuzztime $${FUZZTIME:-30s} ./sources/pack
 	$(GO) test -run '^$$' -fuzz FuzzParsePublicKey -fuzztime $${FUZZTIME:-30s} ./sources/pack
 

@@ -102,11 +102,13 @@ func (f *Flows) startBrowser(p Provider, key string) (Started, run, error) {
 		} else if code := q.Get("code"); code == "" || len(code) > 4096 {
 			res.err = flowFailed(providerName(p)+"'s redirect carried no usable authorisation code", nil)
 		} else {
-			tok, err := cfg.Exchange(withClient(flowCtx, f.HTTPClient), code, oauth2.VerifierOption(verifier))
+			xctx, cancel := context.WithTimeout(withClient(flowCtx, f.HTTPClient), RequestTimeout)
+			tok, err := cfg.Exchange(xctx, code, oauth2.VerifierOption(verifier))
+			cancel()
 			if err != nil {
 				res.err = endErr(flowCtx, p, err)
 			} else if res.tok, err = tokenOf(p, tok); err != nil {
-				res.err = flowFailed(providerName(p)+"'s answer held no access token", err)
+				res.err = flowFailed(providerName(p)+" gave no usable access token: "+err.Error(), err)
 			}
 		}
 		results <- res
@@ -133,10 +135,18 @@ func (f *Flows) startBrowser(p Provider, key string) (Started, run, error) {
 		select {
 		case res = <-results:
 		case <-ctx.Done():
-			select {
-			case res = <-results:
-			default:
-				res.err = endErr(ctx, p, ctx.Err())
+			res.err = endErr(ctx, p, ctx.Err())
+			if fctx.Err() == nil && claimed.Load() {
+				// Expiry met a redirect being exchanged: its answer
+				// (bounded by RequestTimeout) decides, as its page will.
+				t := time.NewTimer(RequestTimeout + 5*time.Second)
+				select {
+				case res = <-results:
+				case <-fctx.Done():
+					res.err = endErr(fctx, p, fctx.Err())
+				case <-t.C:
+				}
+				t.Stop()
 			}
 		}
 		// Let the page reach the browser, then close the listener.

@@ -28,8 +28,10 @@ const (
 	DeviceExpiry  = 15 * time.Minute
 	MaxFlowExpiry = 30 * time.Minute
 	// maxInterval bounds the device flow's polling interval a provider
-	// asks for (seconds).
-	maxInterval = 300
+	// asks for (seconds); maxPollRetries the polls in a row the network
+	// may lose before the flow fails.
+	maxInterval    = 300
+	maxPollRetries = 3
 	// maxWaiting bounds the flows waiting at once (one per key);
 	// maxFlows the flows remembered, waiting or ended.
 	maxWaiting = 64
@@ -349,9 +351,11 @@ func endErr(ctx context.Context, p Provider, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return flowFailed("the sign-in expired before it was approved", context.DeadlineExceeded)
 	}
-	switch code := providerCode(err); code {
-	case "":
+	pe := refusal(err)
+	if pe == nil {
 		return flowFailed("the sign-in failed: "+reachMsg(p, err), cleanCause(err))
+	}
+	switch code := pe.Shown(); code {
 	case "access_denied":
 		return flowFailed("the sign-in was declined at "+providerName(p), cleanCause(err))
 	case "expired_token":
@@ -371,8 +375,8 @@ func (f *Flows) startDevice(ctx context.Context, p Provider) (Started, run, erro
 	da, err := cfg.DeviceAuth(rctx)
 	if err != nil {
 		msg := "could not start the sign-in: " + reachMsg(p, err)
-		if code := providerCode(err); code != "" {
-			msg = fmt.Sprintf("%s refused to start the sign-in (%s)", providerName(p), code)
+		if pe := refusal(err); pe != nil {
+			msg = fmt.Sprintf("%s refused to start the sign-in (%s)", providerName(p), pe.Shown())
 		}
 		return Started{}, nil, flowFailed(msg, cleanCause(err))
 	}
@@ -413,12 +417,19 @@ func (f *Flows) startDevice(ctx context.Context, p Provider) (Started, run, erro
 		ctx, cancel := context.WithDeadlineCause(withClient(fctx, f.HTTPClient), expiry, context.DeadlineExceeded)
 		defer cancel()
 		tok, err := cfg.DeviceAccessToken(ctx, da)
+		// A poll the network lost is polled again after the interval,
+		// a few times: a provider's hiccup does not end a sign-in the
+		// user is finishing.
+		for retries := 0; err != nil && retries < maxPollRetries && ctx.Err() == nil && refusal(err) == nil; retries++ {
+			f.log().Warn("sign-in poll failed; polling again", "provider", p.Name, "err", cleanCause(err))
+			tok, err = cfg.DeviceAccessToken(ctx, da)
+		}
 		if err != nil {
 			return nil, endErr(ctx, p, err)
 		}
 		t, err := tokenOf(p, tok)
 		if err != nil {
-			return nil, flowFailed(providerName(p)+"'s answer held no access token", err)
+			return nil, flowFailed(providerName(p)+" gave no usable access token: "+err.Error(), err)
 		}
 		return t, nil
 	}, nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -63,7 +64,7 @@ func TestDeviceFlowSignsInHonouringTheInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.Kind != FlowDevice || st.UserCode != d.UserCode || st.VerificationURI != d.URL+"/activate" ||
-		!strings.Contains(st.VerificationURIComplete, d.UserCode) || st.ID == "" || st.ExpiresIn != 60*time.Second {
+		!strings.Contains(st.VerificationURIComplete, d.UserCode) || st.ID == "" || st.ExpiresIn < 58*time.Second || st.ExpiresIn > 60*time.Second {
 		t.Fatalf("started: %+v", st)
 	}
 	if tok, err := f.Wait(t.Context(), st.ID, 0); tok != nil || err != nil {
@@ -73,7 +74,7 @@ func TestDeviceFlowSignsInHonouringTheInterval(t *testing.T) {
 	if err != nil || tok == nil {
 		t.Fatalf("signed in: %v %v", tok, err)
 	}
-	if tok.Access != d.Access || tok.Refresh != d.Refresh || tok.Provider != p.Digest() ||
+	if tok.Access() != d.Access || tok.Refresh() != d.Refresh || tok.Provider != p.Digest() ||
 		strings.Join(tok.Scopes, " ") != "read:user repo" || time.Until(tok.Expiry) < 59*time.Minute {
 		t.Fatalf("token: %+v", *tok)
 	}
@@ -148,6 +149,74 @@ func TestDeviceAuthorisationRefusedFailsToStart(t *testing.T) {
 	secretsIn(t, "the error", err.Error(), d.DeviceCode)
 }
 
+func TestDeviceFlowBoundsTheProvider(t *testing.T) {
+	t.Parallel()
+	t.Run("a verification URI that is not https", func(t *testing.T) {
+		t.Parallel()
+		d := newDeviceServer(t, 1, 60, "ok")
+		d.verificationURI = "javascript:alert(1)"
+		f, _ := newFlows(t)
+		_, err := f.Start(t.Context(), "k", d.provider(), "")
+		wantFlowFailed(t, err, "no usable verification_uri")
+	})
+	t.Run("an answer over 1 MiB", func(t *testing.T) {
+		t.Parallel()
+		d := newDeviceServer(t, 1, 60, "ok")
+		d.huge = true
+		f, _ := newFlows(t)
+		_, err := f.Start(t.Context(), "k", d.provider(), "")
+		wantFlowFailed(t, err, "answer could not be read")
+	})
+	t.Run("a poll the network lost", func(t *testing.T) {
+		t.Parallel()
+		d := newDeviceServer(t, 1, 60, "ok")
+		d.drop = 2
+		f, logs := newFlows(t)
+		st, err := f.Start(t.Context(), "k", d.provider(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok, err := f.Wait(t.Context(), st.ID, 15*time.Second); err != nil || tok == nil {
+			t.Fatalf("signed in after lost polls: %v %v", tok, err)
+		}
+		if !strings.Contains(logs.String(), "polling again") {
+			t.Fatalf("the lost polls are not logged: %s", logs)
+		}
+		secretsIn(t, "the log", logs.String(), d.DeviceCode, d.Access)
+	})
+	t.Run("a token that is not a bearer token", func(t *testing.T) {
+		t.Parallel()
+		d := newDeviceServer(t, 1, 60, "ok")
+		d.tokenType = "DPoP"
+		f, _ := newFlows(t)
+		st, err := f.Start(t.Context(), "k", d.provider(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.Wait(t.Context(), st.ID, 10*time.Second)
+		wantFlowFailed(t, err, `gave no usable access token: a token of type "DPoP"`)
+		secretsIn(t, "the error", err.Error(), d.Access, d.Refresh)
+	})
+	t.Run("an interval below zero", func(t *testing.T) {
+		t.Parallel()
+		// A negative interval would panic a ticker; RFC 8628's default
+		// (5 s) is used.
+		d := newDeviceServer(t, -3, 60, "ok")
+		f, _ := newFlows(t)
+		st, err := f.Start(t.Context(), "k", d.provider(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		begun := time.Now()
+		if tok, err := f.Wait(t.Context(), st.ID, 15*time.Second); err != nil || tok == nil {
+			t.Fatalf("signed in: %v %v", tok, err)
+		}
+		if waited := time.Since(begun); waited < 4500*time.Millisecond {
+			t.Fatalf("the first poll came after %v; the default interval is 5 s", waited)
+		}
+	})
+}
+
 func TestStartRefusesAFlowTheProviderDoesNotOffer(t *testing.T) {
 	f, _ := newFlows(t)
 	d := newDeviceServer(t, 1, 60, "ok")
@@ -214,13 +283,13 @@ func TestBrowserFlowWithPKCESignsInAndRefreshes(t *testing.T) {
 		t.Fatalf("the redirect answered %d: %s", status, body)
 	}
 	tok, err := f.Wait(t.Context(), st.ID, 10*time.Second)
-	if err != nil || tok == nil || tok.Access == "" || tok.Refresh == "" || tok.Provider != p.Digest() || !tok.Expiry.After(time.Now()) {
+	if err != nil || tok == nil || tok.Access() == "" || tok.Refresh() == "" || tok.Provider != p.Digest() || !tok.Expiry.After(time.Now()) {
 		t.Fatalf("signed in: %v %v", tok, err)
 	}
 	if listening(t, st.URL) {
 		t.Fatal("the loopback listener is still open after the sign-in")
 	}
-	secretsIn(t, "the page", body, tok.Access, tok.Refresh)
+	secretsIn(t, "the page", body, tok.Access(), tok.Refresh())
 
 	// Refresh before expiry: a new token from the provider.
 	if tok.Expired(time.Now(), time.Minute) {
@@ -230,10 +299,10 @@ func TestBrowserFlowWithPKCESignsInAndRefreshes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nt.Access == "" || nt.Refresh == "" || nt.Refresh == tok.Refresh || nt.Provider != p.Digest() || !nt.Expiry.After(time.Now()) {
+	if nt.Access() == "" || nt.Refresh() == "" || nt.Refresh() == tok.Refresh() || nt.Provider != p.Digest() || !nt.Expiry.After(time.Now()) {
 		t.Fatalf("refreshed: %v (was %v)", nt, tok)
 	}
-	secretsIn(t, "the log", logs.String(), tok.Access, tok.Refresh, nt.Access, nt.Refresh, q.Get("state"))
+	secretsIn(t, "the log", logs.String(), tok.Access(), tok.Refresh(), nt.Access(), nt.Refresh(), q.Get("state"))
 }
 
 func TestBrowserFlowRefusesAWrongState(t *testing.T) {
@@ -257,6 +326,25 @@ func TestBrowserFlowRefusesAWrongState(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "state is not the flow's") {
 		t.Fatalf("the refusal is not logged: %s", logs)
+	}
+	// The listener answers its own callback only, under its own address.
+	redirect, _ := url.Parse(q.Get("redirect_uri"))
+	if status, _ := browse(t, "http://"+redirect.Host+"/favicon.ico"); status != http.StatusNotFound {
+		t.Fatalf("another path answered %d", status)
+	}
+	orig, _ := url.Parse(st.URL)
+	req, _ := http.NewRequest("GET", "http://"+redirect.Host+CallbackPath+"?code=x&state="+url.QueryEscape(orig.Query().Get("state")), nil)
+	req.Host = "rebound.example:80"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a request for another host name answered %d", resp.StatusCode)
+	}
+	if tok, err := f.Wait(t.Context(), st.ID, 0); tok != nil || err != nil {
+		t.Fatalf("the flow still waits: %v %v", tok, err)
 	}
 	if status, body := browse(t, st.URL); status != 200 || !strings.Contains(body, "Signed in") {
 		t.Fatalf("the right redirect after a wrong one answered %d: %s", status, body)
@@ -333,7 +421,7 @@ func TestANewFlowReplacesAWaitingOne(t *testing.T) {
 	_, err = f.WaitFor(t.Context(), "other", second.ID, 0)
 	wantFlowFailed(t, err, "no sign-in is waiting")
 	tok, err := f.WaitFor(t.Context(), "k", second.ID, 10*time.Second)
-	if err != nil || tok == nil || tok.Access != d.Access {
+	if err != nil || tok == nil || tok.Access() != d.Access {
 		t.Fatalf("the new flow: %v %v", tok, err)
 	}
 	_, err = f.Wait(t.Context(), "no-such-flow", time.Second)
@@ -388,12 +476,15 @@ func TestRefreshRefusedIsRefreshFailedWithoutTheToken(t *testing.T) {
 	if nt != nil || !fault.Is(err, fault.CredentialRefreshFailed) || !strings.Contains(err.Error(), "(invalid_grant)") || fault.As(err).Help == "" {
 		t.Fatalf("a refused refresh: %v %v", nt, err)
 	}
+	if !Refused(err) {
+		t.Fatalf("a refusal is not told apart: %v", err)
+	}
 	// The mock's error_description repeats the refresh token.
-	secretsIn(t, "the error", err.Error(), tok.Access, tok.Refresh)
+	secretsIn(t, "the error", err.Error(), tok.Access(), tok.Refresh())
 	b := fault.As(err).Body()
-	secretsIn(t, "the error body", b.Error+b.Help, tok.Access, tok.Refresh)
+	secretsIn(t, "the error body", b.Error+b.Help, tok.Access(), tok.Refresh())
 	slog.New(slog.NewTextHandler(logs, nil)).Error("refresh failed", "err", err, "token", tok)
-	secretsIn(t, "the log", logs.String(), tok.Access, tok.Refresh)
+	secretsIn(t, "the log", logs.String(), tok.Access(), tok.Refresh())
 
 	// A provider changed since the sign-in, or no refresh token: sign in again.
 	changed := p
@@ -401,9 +492,9 @@ func TestRefreshRefusedIsRefreshFailedWithoutTheToken(t *testing.T) {
 	if _, err := Refresh(t.Context(), changed, tok); !fault.Is(err, fault.CredentialRequired) {
 		t.Fatalf("refresh under changed scopes: %v", err)
 	}
-	noRefresh := *tok
-	noRefresh.Refresh = ""
-	if _, err := Refresh(t.Context(), p, &noRefresh); !fault.Is(err, fault.CredentialRequired) {
+	noRefresh := NewToken(tok.Access(), "")
+	noRefresh.Provider = tok.Provider
+	if _, err := Refresh(t.Context(), p, noRefresh); !fault.Is(err, fault.CredentialRequired) {
 		t.Fatalf("refresh without a refresh token: %v", err)
 	}
 }
@@ -416,12 +507,26 @@ func TestRefreshUnreachableIsRefreshFailed(t *testing.T) {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	p := Provider{Name: "Gone", ClientID: "c", AuthURL: "http://" + addr + "/a", TokenURL: "http://" + addr + "/t", Flows: []string{FlowBrowser}}
-	tok := &Token{Access: "at-secret-1", Refresh: "rt-secret-1", Provider: p.Digest()}
+	tok := NewToken("at-secret-1", "rt-secret-1")
+	tok.Provider = p.Digest()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	_, err = Refresh(ctx, p, tok)
-	if !fault.Is(err, fault.CredentialRefreshFailed) || !strings.Contains(err.Error(), "could not reach Gone") {
+	if !fault.Is(err, fault.CredentialRefreshFailed) || !strings.Contains(err.Error(), "could not reach Gone") || Refused(err) {
 		t.Fatalf("unreachable provider: %v", err)
 	}
-	secretsIn(t, "the error", err.Error(), tok.Access, tok.Refresh)
+	secretsIn(t, "the error", err.Error(), tok.Access(), tok.Refresh())
+
+	// A provider failing (HTTP 503, no OAuth error) is no refusal either.
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down for maintenance; your refresh token was "+r.PostFormValue("refresh_token"), http.StatusServiceUnavailable)
+	}))
+	defer failing.Close()
+	p.TokenURL = failing.URL + "/t"
+	tok.Provider = p.Digest()
+	_, err = Refresh(ctx, p, tok)
+	if !fault.Is(err, fault.CredentialRefreshFailed) || !strings.Contains(err.Error(), "Gone failed to answer (HTTP 503)") || Refused(err) {
+		t.Fatalf("failing provider: %v", err)
+	}
+	secretsIn(t, "the error", err.Error(), tok.Access(), tok.Refresh())
 }

@@ -65,43 +65,89 @@ func withClient(ctx context.Context, client *http.Client) context.Context {
 	return context.WithValue(ctx, oauth2.HTTPClient, client)
 }
 
+// ProviderError is a provider's answer refusing a request, as far as
+// loci repeats it: its RFC 6749 error code (when a short plain word) and
+// the HTTP status. It is the cause (errors.As) of a flow_failed or
+// refresh_failed the provider answered.
+type ProviderError struct {
+	// Code is the provider's error code ("" none; "an unreadable error
+	// code" for one loci does not repeat).
+	Code   string
+	Status int
+}
+
+// Error says the status and code.
+func (e *ProviderError) Error() string {
+	if e.Code == "" {
+		return fmt.Sprintf("the provider answered HTTP %d without an OAuth error", e.Status)
+	}
+	return fmt.Sprintf("the provider answered HTTP %d, error %s", e.Status, e.Code)
+}
+
+// Refusal reports the provider refused (an OAuth error, or 400/401),
+// as opposed to failing (a server error without one).
+func (e *ProviderError) Refusal() bool {
+	return e.Code != "" || e.Status == http.StatusBadRequest || e.Status == http.StatusUnauthorized
+}
+
+// Shown is the code as a message shows it: the code, else the status.
+func (e *ProviderError) Shown() string {
+	if e.Code != "" {
+		return e.Code
+	}
+	return fmt.Sprintf("HTTP %d", e.Status)
+}
+
+// Refused reports err (a refresh_failed or flow_failed) is the provider's
+// refusal: an OAuth error answered, so a refresh token refused is dead
+// and the source must sign in again. Otherwise (the provider unreachable,
+// failing, or its answer unreadable) a later try may succeed.
+func Refused(err error) bool {
+	var pe *ProviderError
+	return errors.As(err, &pe) && pe.Refusal()
+}
+
 // errorCodeRE is what a provider's error code may be to be repeated.
 var errorCodeRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// providerCode is the provider's RFC 6749 error code in err ("" none),
-// repeated only when it is a plain short word.
-func providerCode(err error) string {
+// providerError is the provider's answer in err, nil when err is not
+// one (the network, or an unreadable answer).
+func providerError(err error) *ProviderError {
 	var re *oauth2.RetrieveError
 	if !errors.As(err, &re) {
-		return ""
+		return nil
 	}
-	if errorCodeRE.MatchString(re.ErrorCode) {
-		return re.ErrorCode
-	}
-	if re.ErrorCode != "" {
-		return "an unreadable error code"
-	}
+	pe := &ProviderError{}
 	if re.Response != nil {
-		return fmt.Sprintf("HTTP %d", re.Response.StatusCode)
+		pe.Status = re.Response.StatusCode
 	}
-	return "no error code"
+	switch {
+	case errorCodeRE.MatchString(re.ErrorCode):
+		pe.Code = re.ErrorCode
+	case re.ErrorCode != "":
+		pe.Code = "an unreadable error code"
+	}
+	return pe
+}
+
+// refusal is the provider's refusal in err (nil: none).
+func refusal(err error) *ProviderError {
+	if pe := providerError(err); pe != nil && pe.Refusal() {
+		return pe
+	}
+	return nil
 }
 
 // cleanCause is err as a cause fit for a log and an error: the
-// provider's code and status, or the network failure, without anything
-// the provider sent (golang.org/x/oauth2's errors repeat its answer) or
-// we sent.
+// provider's code and status (a *ProviderError), or the network failure,
+// without anything the provider sent (golang.org/x/oauth2's errors
+// repeat its answer) or we sent.
 func cleanCause(err error) error {
 	if err == nil {
 		return nil
 	}
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) {
-		status := 0
-		if re.Response != nil {
-			status = re.Response.StatusCode
-		}
-		return fmt.Errorf("provider answered HTTP %d, error %s", status, providerCode(err))
+	if pe := providerError(err); pe != nil {
+		return pe
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -140,9 +186,12 @@ func redactURL(u string) string {
 	return u
 }
 
-// reachMsg says a provider could not be reached, or answered
-// unreadably, for err (not a RetrieveError).
+// reachMsg says a provider could not be reached, failed, or answered
+// unreadably, for err (not a refusal).
 func reachMsg(p Provider, err error) string {
+	if pe := providerError(err); pe != nil {
+		return fmt.Sprintf("%s failed to answer (HTTP %d)", providerName(p), pe.Status)
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return fmt.Sprintf("could not reach %s: %v", providerName(p), netCause(ue.Err))
@@ -164,13 +213,19 @@ func tokenOf(p Provider, tok *oauth2.Token) (*Token, error) {
 	if tok == nil || tok.AccessToken == "" {
 		return nil, errors.New("no access token in the answer")
 	}
+	// A source sends the token as a bearer token (RFC 6750); another
+	// kind (a DPoP- or MAC-bound token) would fail at every request.
+	if tt := tok.Type(); !strings.EqualFold(tt, "bearer") {
+		return nil, fmt.Errorf("a token of type %q, not a bearer token", fault.Clip(tt, 32))
+	}
 	scopes := slices.Clone(p.Scopes)
 	if s, ok := tok.Extra("scope").(string); ok && s != "" && len(s) <= maxScopeAnswer {
 		scopes = strings.Fields(s)
 	}
 	slices.Sort(scopes)
 	scopes = slices.Compact(scopes)
-	t := &Token{Access: tok.AccessToken, Refresh: tok.RefreshToken, Scopes: scopes, Provider: p.Digest()}
+	t := NewToken(tok.AccessToken, tok.RefreshToken)
+	t.Scopes, t.Provider = scopes, p.Digest()
 	if !tok.Expiry.IsZero() {
 		t.Expiry = tok.Expiry.UTC().Truncate(time.Second)
 	}
@@ -179,7 +234,7 @@ func tokenOf(p Provider, tok *oauth2.Token) (*Token, error) {
 
 // Refresh is t refreshed at the provider;
 // loci::credential::refresh_failed when the provider refuses (with its
-// error code) or cannot be reached, loci::credential::required when t
+// error code; Refused tells it apart) or cannot be reached, loci::credential::required when t
 // was signed in under another client, endpoints or scopes, or has no
 // refresh token. A provider that sends no new refresh token keeps the
 // old one valid, so it is kept.
@@ -199,7 +254,7 @@ func refresh(ctx context.Context, client *http.Client, p Provider, t *Token) (*T
 		return nil, fault.New(fault.CredentialRequired, "the source is not signed in", again)
 	case !t.SignedInUnder(p):
 		return nil, fault.New(fault.CredentialRequired, "the source's sign-in was made for another client, endpoints or scopes (the source changed)", again)
-	case t.Refresh == "":
+	case t.Refresh() == "":
 		return nil, fault.New(fault.CredentialRequired, fmt.Sprintf("%s gave no refresh token, so the sign-in cannot be renewed", providerName(p)), again)
 	}
 	if err := p.Check(); err != nil {
@@ -208,22 +263,22 @@ func refresh(ctx context.Context, client *http.Client, p Provider, t *Token) (*T
 	ctx, cancel := context.WithTimeout(withClient(ctx, client), RequestTimeout)
 	defer cancel()
 	// An expired token makes the source refresh it now.
-	src := p.config("").TokenSource(ctx, &oauth2.Token{RefreshToken: t.Refresh, Expiry: time.Unix(1, 0)})
+	src := p.config("").TokenSource(ctx, &oauth2.Token{RefreshToken: t.Refresh(), Expiry: time.Unix(1, 0)})
 	tok, err := src.Token()
 	if err != nil {
 		msg := reachMsg(p, err)
-		if code := providerCode(err); code != "" {
-			msg = fmt.Sprintf("%s refused to renew the sign-in (%s)", providerName(p), code)
+		if pe := refusal(err); pe != nil {
+			msg = fmt.Sprintf("%s refused to renew the sign-in (%s)", providerName(p), pe.Shown())
 		}
 		return nil, fault.Wrap(fault.CredentialRefreshFailed, cleanCause(err), msg,
 			"sign the source in again (loci source auth); if "+providerName(p)+" cannot be reached, try later")
 	}
+	if tok.RefreshToken == "" {
+		tok.RefreshToken = t.Refresh()
+	}
 	nt, err := tokenOf(p, tok)
 	if err != nil {
-		return nil, fault.Wrap(fault.CredentialRefreshFailed, err, providerName(p)+"'s answer to the renewal held no access token", again)
-	}
-	if nt.Refresh == "" {
-		nt.Refresh = t.Refresh
+		return nil, fault.Wrap(fault.CredentialRefreshFailed, err, providerName(p)+" renewed the sign-in without a usable access token: "+err.Error(), again)
 	}
 	return nt, nil
 }

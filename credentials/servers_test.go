@@ -91,8 +91,16 @@ type deviceServer struct {
 	interval  int
 	expiresIn int
 	// deviceError, when set, is the device authorisation endpoint's
-	// refusal.
-	deviceError string
+	// refusal; verificationURI replaces the one it gives; huge makes its
+	// answer 2 MiB.
+	deviceError     string
+	verificationURI string
+	huge            bool
+	// drop is how many polls it drops (closing the connection unanswered)
+	// before answering.
+	drop int
+	// tokenType is the token_type it issues ("": Bearer).
+	tokenType string
 
 	mu      sync.Mutex
 	answers []string
@@ -140,9 +148,18 @@ func (d *deviceServer) device(w http.ResponseWriter, r *http.Request) {
 	d.mu.Lock()
 	d.scope = r.PostFormValue("scope")
 	d.mu.Unlock()
+	verify := d.URL + "/activate"
+	if d.verificationURI != "" {
+		verify = d.verificationURI
+	}
+	if d.huge {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"device_code": "` + strings.Repeat("x", 2<<20) + `"}`))
+		return
+	}
 	writeJSON(w, 200, map[string]any{
 		"device_code": d.DeviceCode, "user_code": d.UserCode,
-		"verification_uri": d.URL + "/activate", "verification_uri_complete": d.URL + "/activate?user_code=" + d.UserCode,
+		"verification_uri": verify, "verification_uri_complete": d.URL + "/activate?user_code=" + d.UserCode,
 		"expires_in": d.expiresIn, "interval": d.interval,
 	})
 }
@@ -158,6 +175,14 @@ func (d *deviceServer) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.mu.Lock()
+	if d.drop > 0 {
+		d.drop--
+		d.mu.Unlock()
+		if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = c.Close()
+		}
+		return
+	}
 	d.polls = append(d.polls, time.Now())
 	answer := d.answers[min(len(d.polls), len(d.answers))-1]
 	scope := d.scope
@@ -166,7 +191,11 @@ func (d *deviceServer) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 400, map[string]string{"error": answer, "error_description": "device code " + d.DeviceCode})
 		return
 	}
-	writeJSON(w, 200, map[string]any{"access_token": d.Access, "token_type": "Bearer", "expires_in": 3600,
+	tt := "Bearer"
+	if d.tokenType != "" {
+		tt = d.tokenType
+	}
+	writeJSON(w, 200, map[string]any{"access_token": d.Access, "token_type": tt, "expires_in": 3600,
 		"refresh_token": d.Refresh, "scope": scope})
 }
 

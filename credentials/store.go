@@ -125,7 +125,7 @@ func (s *fileStore) Where() string { return s.where }
 
 // fileName is key's file name: letters a-z, digits and '-' as they are,
 // every other byte '_' and two hex digits (so distinct keys never share
-// a file and no key names a path), ".json"; a key that would make a name
+// a file and no key names a path; "" is "_"), ".json"; a key that would make a name
 // over 200 bytes is "_h" and its SHA-256 instead ('h' never follows an
 // escape's '_').
 func fileName(key string) string {
@@ -137,6 +137,9 @@ func fileName(key string) string {
 		} else {
 			fmt.Fprintf(&b, "_%02x", c)
 		}
+	}
+	if key == "" {
+		b.WriteString("_")
 	}
 	if b.Len() > 200 {
 		sum := sha256.Sum256([]byte(key))
@@ -212,7 +215,9 @@ func (s *fileStore) Load(key string) (*Token, error) {
 		return nil, fault.Newf(fault.CredentialStoreFailed, "delete "+path+" and sign in again",
 			"the token file %s is not one loci wrote for %q", path, key)
 	}
-	return &Token{Access: tf.Access, Refresh: tf.Refresh, Expiry: tf.Expiry, Scopes: tf.Scopes, Provider: tf.Provider}, nil
+	t := NewToken(tf.Access, tf.Refresh)
+	t.Expiry, t.Scopes, t.Provider = tf.Expiry, tf.Scopes, tf.Provider
+	return t, nil
 }
 
 // Save writes key's file whole: a temporary file (0600) beside it,
@@ -221,10 +226,10 @@ func (s *fileStore) Save(key string, t *Token) error {
 	if err := checkKey(s.dir, key); err != nil {
 		return err
 	}
-	if t == nil || t.Access == "" {
+	if t.Access() == "" {
 		return storeFailed(s.dir, nil, "no token to keep for %q", key)
 	}
-	b, err := json.Marshal(tokenFile{Format: 1, Key: key, Access: t.Access, Refresh: t.Refresh, Expiry: t.Expiry,
+	b, err := json.Marshal(tokenFile{Format: 1, Key: key, Access: t.Access(), Refresh: t.Refresh(), Expiry: t.Expiry,
 		Scopes: t.Scopes, Provider: t.Provider, Saved: time.Now().UTC()})
 	if err != nil {
 		return storeFailed(s.dir, nil, "cannot encode the token for %q", key)

@@ -9,16 +9,46 @@ import (
 // Token is a stored sign-in. It never prints, logs or marshals its
 // secrets (String shows only whether they are set and the expiry): fmt
 // (any verb), slog and encoders that use MarshalText (JSON, TOML) see
-// String. Keep it behind a pointer (*Token) in structs: fmt prints a
-// pointer in a struct as an address, while a Token value held in an
-// unexported field would be printed field by field.
+// String, and the secrets themselves are held by a function, which fmt
+// prints by reflection (a Token in an unexported field, under any verb)
+// as an address. They are reached only through Access and Refresh;
+// NewToken makes one. Copies share the (unchangeable) secrets.
 type Token struct {
-	Access  string
-	Refresh string
-	Expiry  time.Time
-	Scopes  []string
+	sec    func() tokenSecrets
+	Expiry time.Time
+	Scopes []string
 	// Provider is the Provider.Digest it was signed in under.
 	Provider string
+}
+
+// tokenSecrets are a token's secrets.
+type tokenSecrets struct {
+	access, refresh string
+}
+
+// NewToken is a token holding access and refresh (either may be "");
+// its Expiry, Scopes and Provider are the caller's to set.
+func NewToken(access, refresh string) *Token {
+	s := tokenSecrets{access: access, refresh: refresh}
+	return &Token{sec: func() tokenSecrets { return s }}
+}
+
+// Access is the access token: for the source's requests, never to keep,
+// show or log.
+func (t *Token) Access() string {
+	if t == nil || t.sec == nil {
+		return ""
+	}
+	return t.sec().access
+}
+
+// Refresh is the refresh token ("" none): for Refresh alone; it never
+// reaches a source.
+func (t *Token) Refresh() string {
+	if t == nil || t.sec == nil {
+		return ""
+	}
+	return t.sec().refresh
 }
 
 // SignedInUnder reports t was signed in under p's client, endpoints and
@@ -46,7 +76,7 @@ func (t Token) String() string {
 	if !t.Expiry.IsZero() {
 		exp = "expires " + t.Expiry.UTC().Format(time.RFC3339)
 	}
-	return fmt.Sprintf("token(access %s, refresh %s, %s)", set(t.Access), set(t.Refresh), exp)
+	return fmt.Sprintf("token(access %s, refresh %s, %s)", set(t.Access()), set(t.Refresh()), exp)
 }
 
 // GoString is String, for %#v.

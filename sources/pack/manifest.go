@@ -242,7 +242,7 @@ func keysOf(t reflect.Type, path []string) (string, []string) {
 		if k == "" {
 			continue
 		}
-		if f.Type.Kind() == reflect.Struct {
+		if ft := f.Type; ft.Kind() == reflect.Struct || ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
 			k = "[" + strings.Join(append(slices.Clone(path), k), ".") + "]"
 		}
 		keys = append(keys, k)
@@ -253,6 +253,9 @@ func keysOf(t reflect.Type, path []string) (string, []string) {
 // typeAt is the Go type of the key at path in t (nil when there is none).
 func typeAt(t reflect.Type, path []string) reflect.Type {
 	for _, k := range path {
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
 		if t.Kind() != reflect.Struct {
 			return nil
 		}
@@ -267,6 +270,9 @@ func typeAt(t reflect.Type, path []string) reflect.Type {
 			return nil
 		}
 		t = next
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
 	return t
 }

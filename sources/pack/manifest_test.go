@@ -181,7 +181,7 @@ func TestManifestErrorsSpeakTheAuthorsTerms(t *testing.T) {
 	for name, c := range map[string]struct{ from, to, want string }{
 		"network as a list":  {`env = ["NOTES_TOKEN"]`, "env = [\"NOTES_TOKEN\"]\nnetwork = [\"example.org\"]", "manifest loci-source.toml line 17: permissions.network must be true or false"},
 		"unknown permission": {`env = ["NOTES_TOKEN"]`, "env = [\"NOTES_TOKEN\"]\nwrite = [\"/tmp\"]", "manifest loci-source.toml line 17: unknown key permissions.write (the permissions are read, programs, env, network, memory_mib)"},
-		"unknown top key":    {`module = "notes.wasm"`, "module = \"notes.wasm\"\nsurprise = 1", "manifest loci-source.toml line 8: unknown key surprise (the keys are contract, name, version, description, loci, module, [source], [permissions])"},
+		"unknown top key":    {`module = "notes.wasm"`, "module = \"notes.wasm\"\nsurprise = 1", "manifest loci-source.toml line 8: unknown key surprise (the keys are contract, name, version, description, loci, module, [source], [permissions], [oauth])"},
 		"unknown source key": {`incremental = true`, "incremental = true\nwatch = true", "manifest loci-source.toml line 12: unknown key source.watch (the source keys are options, incremental, triggers, default_locator, format)"},
 		"contract as text":   {`contract = 1`, `contract = "1"`, "manifest loci-source.toml line 2: contract must be a whole number"},
 		"options of numbers": {`options = ["since"]`, `options = [1]`, `manifest loci-source.toml line 10: source.options must be a list of strings (["a", "b"])`},
