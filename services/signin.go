@@ -338,7 +338,7 @@ func (s *SignIn) usable(key string, p credentials.Provider, tok *credentials.Tok
 		return false, why
 	case !tok.SignedInUnder(p):
 		return false, "the source changed its sign-in client, endpoints or scopes since it signed in: sign in again"
-	case tok.Refresh == "" && !tok.Expiry.IsZero() && !s.now().Before(tok.Expiry):
+	case tok.Refresh() == "" && !tok.Expiry.IsZero() && !s.now().Before(tok.Expiry):
 		return false, "the sign-in expired and cannot be refreshed: sign in again"
 	}
 	return true, ""
@@ -377,7 +377,7 @@ func (s *SignIn) AccessToken(ctx context.Context, key, source string) ([]byte, e
 	if ok, why := s.usable(key, p, tok); !ok {
 		return nil, required(source, key, why)
 	}
-	if !tok.Expiry.IsZero() && tok.Expiry.Sub(s.now()) < s.margin() && tok.Refresh != "" {
+	if !tok.Expiry.IsZero() && tok.Expiry.Sub(s.now()) < s.margin() && tok.Refresh() != "" {
 		next, err := s.Flows.Refresh(ctx, p, tok)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -387,12 +387,12 @@ func (s *SignIn) AccessToken(ctx context.Context, key, source string) ([]byte, e
 			if fe.Code != fault.CredentialRefreshFailed {
 				return nil, err
 			}
-			if !refused(fe) {
+			if !credentials.Refused(err) {
 				// The provider could not be reached: not a refusal; the
 				// token may still serve until it expires.
 				if s.now().Before(tok.Expiry) {
 					s.log().Warn("refreshing a sign-in failed; its token still serves until it expires", "source", source, "key", key, "err", fe.Msg)
-					return []byte(tok.Access), nil
+					return []byte(tok.Access()), nil
 				}
 				return nil, err
 			}
@@ -409,27 +409,16 @@ func (s *SignIn) AccessToken(ctx context.Context, key, source string) ([]byte, e
 		if next.Provider == "" {
 			next.Provider = tok.Provider
 		}
-		if next.Refresh == "" {
-			next.Refresh = tok.Refresh // a provider that does not rotate it
-		}
 		if err := s.Store.Save(key, next); err != nil {
 			return nil, storeFailed(err)
 		}
 		s.log().Info("sign-in refreshed", "source", source, "key", key)
 		tok = next
 	}
-	if tok.Access == "" {
+	if tok.Access() == "" {
 		return nil, required(source, key, "its stored sign-in holds no access token")
 	}
-	return []byte(tok.Access), nil
-}
-
-// refused reports a refresh_failed is the provider's refusal (an OAuth
-// error answered: the refresh token is dead), not a provider that could
-// not be reached (the token may serve until it expires, and the next run
-// tries again).
-func refused(fe *fault.Error) bool {
-	return strings.Contains(fe.Msg, "refused")
+	return []byte(tok.Access()), nil
 }
 
 // required is loci::credential::required for source (key) and why.

@@ -41,8 +41,11 @@ func TestSignInStatusFollowsTheProvider(t *testing.T) {
 	}}
 	defer s.Close()
 	p, _ := credentials.FromManifest(m)
-	if err := st.Save(SourceKey("notes"), &credentials.Token{Access: "at-1234567890", Refresh: "rt-1234567890",
-		Expiry: time.Now().Add(time.Hour), Scopes: []string{"read"}, Provider: p.Digest()}); err != nil {
+	if err := st.Save(SourceKey("notes"), func() *credentials.Token {
+		tok := credentials.NewToken("at-1234567890", "rt-1234567890")
+		tok.Expiry, tok.Scopes, tok.Provider = time.Now().Add(time.Hour), []string{"read"}, p.Digest()
+		return tok
+	}()); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Status("notes", m); got == nil || !got.SignedIn || got.Provider != "Test" || got.ExpiresAt == nil || got.Reason != "" {
