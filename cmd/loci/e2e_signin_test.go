@@ -379,6 +379,16 @@ func TestSignInDeviceFlow(t *testing.T) {
 		t.Fatalf("the guest received a token hashing to %q, not the refreshed access token's", got)
 	}
 
+	// A new flow replaces a waiting one: the old one's wait fails.
+	first, _ := rc.do("POST", "/api/source-packages/notes/auth", nil)
+	second, _ := rc.do("POST", "/api/source-packages/notes/auth", nil)
+	if r, _ := rc.do("POST", "/api/source-packages/notes/auth/"+get[string](first.body, "flow")+"/wait?timeout=1", nil); r.status != 502 || r.code() != "loci::credential::flow_failed" {
+		t.Fatalf("the replaced flow's wait: %d %s", r.status, r.raw)
+	}
+	if r, _ := rc.do("POST", "/api/source-packages/notes/auth/"+get[string](second.body, "flow")+"/wait?timeout=0", nil); r.status != 200 || get[string](r.body, "status") != "pending" {
+		t.Fatalf("the new flow's wait: %d %s", r.status, r.raw)
+	}
+
 	// Declined and expired flows: 502 flow_failed.
 	for _, to := range []string{"deny", "expire"} {
 		r, _ := rc.do("POST", "/api/source-packages/notes/auth", map[string]any{"kind": "device"})
