@@ -82,6 +82,7 @@ func (a *app) minerCmd() *cobra.Command {
 		})
 	}
 	var setSource, setLocator, setWing, credEnv, credFile string
+	var credOAuth bool
 	var setEnable, setDisable, setAllow bool
 	var setMax int
 	var setOpts, unsetOpts, unset []string
@@ -105,8 +106,8 @@ func (a *app) minerCmd() *cobra.Command {
 				on := setEnable
 				body.Enabled = &on
 			}
-			if credEnv != "" || credFile != "" {
-				body.Credential = &api.CredentialRef{Env: credEnv, File: absPath(credFile)}
+			if credEnv != "" || credFile != "" || credOAuth {
+				body.Credential = &api.CredentialRef{Env: credEnv, File: absPath(credFile), OAuth: credOAuth}
 			}
 			if c.Flags().Changed("max-documents") {
 				body.MaxDocuments = &setMax
@@ -142,6 +143,7 @@ func (a *app) minerCmd() *cobra.Command {
 	set.Flags().BoolVar(&setDisable, "disable", false, "disable it")
 	set.Flags().StringVar(&credEnv, "credential-env", "", "read its credential from this environment variable")
 	set.Flags().StringVar(&credFile, "credential-file", "", "read its credential from this file, inside credentials.dir (made absolute)")
+	set.Flags().BoolVar(&credOAuth, "credential-oauth", false, "read with the source's sign-in (or its source configuration's): loci source auth SOURCE")
 	set.Flags().IntVar(&setMax, "max-documents", 0, "stop each run after this many documents, the next run going on (0: unlimited; default mining.max_documents)")
 	set.Flags().StringArrayVarP(&setOpts, "option", "o", nil, "set an option, key=value; repeatable")
 	set.Flags().StringArrayVar(&unsetOpts, "unset-option", nil, "remove an option; repeatable")

@@ -241,6 +241,9 @@ func (a *app) printPackage(p *api.SourcePackage) {
 	if len(caps) > 0 {
 		a.printf("  can:      %s\n", strings.Join(caps, "; "))
 	}
+	if p.Auth != nil {
+		a.printf("  sign-in:  %s\n", strings.TrimPrefix(signInLine(p.Name, p.Auth), p.Name+": "))
+	}
 	if p.Permissions == nil {
 		a.printf("  permissions: none asked; it is part of loci\n")
 		return

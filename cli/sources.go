@@ -48,6 +48,7 @@ func (a *app) sourceCmd() *cobra.Command {
 	})
 	s.AddCommand(a.sourcePackageCmds()...)
 	s.AddCommand(a.sourceDevCmds()...)
+	s.AddCommand(a.sourceAuthCmd())
 	return s
 }
 

@@ -200,6 +200,11 @@ type CredentialRef struct {
 	Env   string `toml:"env"`
 	File  string `toml:"file"`
 	OAuth bool   `toml:"oauth"`
+	// SignIn is, for oauth, the key of the sign-in a run reads its
+	// access token from (a source's or a source configuration's): set by
+	// the daemon when it runs a miner, never read from the file or a
+	// request.
+	SignIn string `toml:"-" json:"SignIn,omitempty"`
 }
 
 // Kind is env, file or oauth ("" when none is set).

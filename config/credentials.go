@@ -47,7 +47,8 @@ func CredentialFileInside(dir, file string) bool {
 
 // Read reads the credential the reference names, now: an environment
 // variable's value (env: nil reads the process's), or a file's content
-// without its trailing line break. oauth is not supported yet. An error
+// without its trailing line break. An oauth sign-in is not read here but
+// from the daemon's sign-in service (services.SignIn). An error
 // says what kind of reference could not be read, never its name, path or
 // anything read.
 func (c *CredentialRef) Read(env func(string) (string, bool)) ([]byte, error) {
@@ -70,7 +71,7 @@ func (c *CredentialRef) Read(env func(string) (string, bool)) ([]byte, error) {
 		}
 		return b, nil
 	case "oauth":
-		return nil, errors.New("oauth sign-in is not supported yet")
+		return nil, errors.New("an oauth sign-in is read from the daemon's sign-in service, not from here")
 	}
 	return nil, errors.New("the credential names no place to read it from")
 }

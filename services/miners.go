@@ -56,6 +56,9 @@ type Miners struct {
 	// the API must lie inside it ("" refuses every one). Taken again at
 	// each reload.
 	CredentialsDir string
+	// SignIn gives the runs of miners whose credential is oauth their
+	// access token (nil: none is signed in).
+	SignIn *SignIn
 
 	mu sync.RWMutex
 	// lastErr is why the last reload failed ("" when it did not).
@@ -210,9 +213,15 @@ func (m *Miners) Get(name string) (MinerInfo, error) {
 func (m *Miners) info(name string, def config.Miner) MinerInfo {
 	src, opts, cred := m.effective(def)
 	in := MinerInfo{Name: name, Miner: def, Source: src, Options: opts, State: MinerReady}
+	signInWhy := ""
 	if cred != nil {
 		in.CredentialKind = cred.Kind()
-		in.CredentialAvailable = m.credentialAvailable(cred)
+		if cred.Kind() == "oauth" {
+			key, src := m.signInKey(def)
+			in.CredentialAvailable, signInWhy = m.signedIn(key, src)
+		} else {
+			in.CredentialAvailable = m.credentialAvailable(cred)
+		}
 	}
 	if !def.Enabled {
 		in.State = MinerDisabled
@@ -234,6 +243,13 @@ func (m *Miners) info(name string, def config.Miner) MinerInfo {
 	}
 	if err == nil && a.Info().Capabilities.NeedsCredentials && !in.CredentialAvailable {
 		err = fault.New(fault.MinerNotRunnable, "its credential cannot be read", "set the credential the miner names")
+	}
+	if err == nil && signInWhy != "" {
+		// Signed in once, not any more (a refused refresh, a changed
+		// source), or a source that does not sign in at all.
+		key, src := m.signInKey(def)
+		err = fault.New(fault.CredentialRequired, "its oauth sign-in: "+signInWhy, signInHelp(src, key))
+		in.help = signInHelp(src, key)
 	}
 	if err != nil {
 		fe := fault.As(err)
@@ -317,6 +333,9 @@ func (m *Miners) SourceConfigs() []SourceConfigInfo {
 		in := SourceConfigInfo{ID: id, Source: sc.Source, Options: sc.Options}
 		if sc.Credential != nil {
 			in.CredentialKind, in.CredentialAvailable = sc.Credential.Kind(), m.credentialAvailable(sc.Credential)
+			if sc.Credential.Kind() == "oauth" {
+				in.CredentialAvailable, _ = m.signedIn(ConfigKey(id), sc.Source)
+			}
 		}
 		out = append(out, in)
 	}
@@ -338,6 +357,28 @@ func (m *Miners) SourceConfig(id string) (SourceConfigInfo, error) {
 	}
 	return SourceConfigInfo{}, fault.Newf(fault.SourceNotFound, "list them (GET /api/source-configs); explicit ones are [source_configs.<id>] tables of the configuration file",
 		"no source configuration has the id %q", id)
+}
+
+// signInKey is the sign-in a miner's oauth credential reads: the
+// explicit source configuration's it names, else its source's.
+func (m *Miners) signInKey(def config.Miner) (key, source string) {
+	m.mu.RLock()
+	sc, ok := m.Configs[def.Source]
+	m.mu.RUnlock()
+	if ok {
+		return ConfigKey(def.Source), sc.Source
+	}
+	src, _, _ := m.effective(def)
+	return SourceKey(src), src
+}
+
+// signedIn reports whether key (of source) is signed in, and else why
+// not ("" when it never signed in).
+func (m *Miners) signedIn(key, source string) (bool, string) {
+	if m.SignIn == nil {
+		return false, ""
+	}
+	return m.SignIn.SignedIn(key, source)
 }
 
 // credentialAvailable reports whether the credential can be read now, the
@@ -467,6 +508,12 @@ func (m *Miners) checkCredentialFile(code fault.Code, c *config.CredentialRef) e
 		return fault.Newf(code, "put the secret in a file inside "+dir+" and name that file, or name an environment variable instead (credential env); a path written by hand in the configuration file is not limited",
 			"credential.file: a credential file named through the API must be an absolute path inside credentials.dir (%s), through no link leading out of it", dir)
 	}
+	if tokens, err := TokenDir(dir); err == nil && (filepath.Clean(c.File) == tokens || config.CredentialFileInside(tokens, c.File)) {
+		// The sign-in tokens (a refresh token among them) are the
+		// daemon's: a run is handed a fresh access token, never them.
+		return fault.Newf(code, "put the secret in a file inside "+dir+" but outside its oauth folder, or give the miner credential oauth",
+			"credential.file: %s holds the daemon's sign-in tokens, which no credential may name", tokens)
+	}
 	return nil
 }
 
@@ -503,6 +550,20 @@ func (m *Miners) Request(ctx context.Context, name string, run MinerRun, join bo
 	if err := m.check(name, in.Miner); err != nil {
 		return nil, false, err
 	}
+	_, _, cred := m.effective(in.Miner)
+	if cred.Kind() == "oauth" && in.State != MinerDisabled {
+		key, src := m.signInKey(in.Miner)
+		if ok, why := m.signedIn(key, src); !ok {
+			if why == "" {
+				why = "it has not signed in"
+			}
+			return nil, false, fault.Newf(fault.CredentialRequired, signInHelp(src, key),
+				"miner %q reads with an oauth sign-in and the source %s is not signed in: %s", name, src, why)
+		}
+		c := *cred
+		c.SignIn = key
+		cred = &c
+	}
 	switch in.State {
 	case MinerDisabled:
 		return nil, false, fault.Newf(fault.MinerDisabled, "enable it first: loci miner enable "+name+" (POST /api/miners/"+name+"/enable)", "miner %q is disabled", name)
@@ -525,7 +586,6 @@ func (m *Miners) Request(ctx context.Context, name string, run MinerRun, join bo
 	if len(opts) > 0 {
 		p.Options = opts
 	}
-	_, _, cred := m.effective(in.Miner)
 	sub := kinds.MineSubmission(p, run.RequestedBy, run.Channel)
 	sub.Credential = cred
 	if join {

@@ -96,3 +96,21 @@ func TestPutWithoutFileOrCredentialsDir(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A credential file named through the API may not be one of the
+// daemon's sign-in tokens (credentials.dir's oauth folder): a run gets a
+// fresh access token, never the refresh token a token file holds.
+func TestCredentialFileNotInTheTokenFolder(t *testing.T) {
+	m := newFileMiners(t, filepath.Join(t.TempDir(), "loci", "config.toml"))
+	dir := t.TempDir()
+	m.CredentialsDir = dir
+	for _, f := range []string{filepath.Join(dir, "oauth"), filepath.Join(dir, "oauth", "source-notes.json")} {
+		_, _, err := m.Put("docs", MinerChange{Locator: &dir, Credential: &config.CredentialRef{File: f}})
+		if !fault.Is(err, fault.MinerInvalid) || !strings.Contains(err.Error(), "sign-in tokens") {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	if _, _, err := m.Put("docs", MinerChange{Locator: &dir, Credential: &config.CredentialRef{File: filepath.Join(dir, "oauth-key")}}); err != nil {
+		t.Fatalf("a file beside the folder: %v", err)
+	}
+}

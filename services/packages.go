@@ -569,6 +569,18 @@ func (p *Packages) Show(ctx context.Context, name string) (api.SourcePackage, er
 	return p.view(e, recs[name]), nil
 }
 
+// Manifest is the manifest of the installed or bundled source name as
+// last loaded (nil when there is none): what sign-in reads its [oauth]
+// table from.
+func (p *Packages) Manifest(name string) *pack.Manifest {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.Registry.Entry(name); !ok {
+		return nil
+	}
+	return p.manifests[name]
+}
+
 // view is an entry as the API shows it, with its record's package facts.
 func (p *Packages) view(e sources.Entry, rec *PackageRecord) api.SourcePackage {
 	in := e.Adapter.Info()

@@ -417,6 +417,20 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	extractor := kinds.Extractor(cfg.Extraction)
 	mining := kinds.Mining{Sources: srcs, ChunkChars: cfg.Mining.ChunkChars,
 		MaxDocuments: cfg.Mining.MaxDocuments, Secrets: cfg.Mining.Secrets, Log: log}
+	// Sign-in (OAuth) of source packages: tokens kept outside the palace
+	// (credentials.dir, credentials.backend). A store that cannot be
+	// opened leaves sign-in off, said in the log and by its routes; the
+	// rest of the daemon serves.
+	signIn, err := services.OpenSignIn(cfg.Credentials.Dir, cfg.Credentials.Backend, log.With("component", "sign-in"))
+	if err != nil {
+		log.Warn("source sign-in is off: its token store cannot be opened", "err", fault.As(err).Msg)
+		signIn = nil
+	} else {
+		signIn.Manifest = packages.Manifest
+		packages.SignIns = signIn
+		mining.Token = signIn.AccessToken
+		lc.startedPlain("source sign-in", time.Second, signIn.Close)
+	}
 	if d, ok := os.LookupEnv("LOCI_TEST_MINE_DELAY"); ok {
 		// Tests that need a mine still running: this long a document.
 		mining.DocDelay, _ = time.ParseDuration(d)
@@ -479,6 +493,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	}
 	// A removal says which miners it leaves without their source.
 	packages.MinersUsing = miners.UsingSource
+	if signIn != nil {
+		miners.SignIn, signIn.Configs = signIn, miners
+	}
 	trig := &services.Triggers{Miners: miners, DB: db, Sys: sys, Log: log, Webhook: cfg.Webhook, AuthEnabled: cfg.Auth.Enabled}
 	if cfg.Webhook.Enable {
 		trig.Listener = &transport.Webhooks{Triggers: trig, Config: cfg.Webhook, Log: log.With("component", "webhooks"),
@@ -555,6 +572,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			Address: addr, PalacePath: cfg.Palace.Path, AuthEnabled: cfg.Auth.Enabled, Dashboard: cfg.Web.Enable,
 			Disk: func() api.Disk { return diskState(cfg.Palace.Path, guard, db) }, Backups: backups},
 		Backups:  backups,
+		SignIn:   signIn,
 		Shutdown: requestStop,
 		Store:    db,
 	}

@@ -59,6 +59,10 @@ type Mining struct {
 	Env func(string) (string, bool)
 	// Log notes a source's panic with its stack (nil: not noted).
 	Log *slog.Logger
+	// Token is a fresh access token of the sign-in key (of source) for a
+	// run whose credential is oauth (services.SignIn.AccessToken; nil:
+	// none is signed in).
+	Token func(ctx context.Context, key, source string) ([]byte, error)
 }
 
 // MineInput is a mine job's stored input.
@@ -234,7 +238,7 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (_ any, err error) {
 	if err != nil {
 		return nil, err
 	}
-	cred, err := m.credential(in, a.Info().Capabilities.NeedsCredentials)
+	cred, err := m.credential(ctx, in, a.Info().Capabilities.NeedsCredentials)
 	if err != nil {
 		return nil, err
 	}
@@ -384,10 +388,25 @@ func (m Mining) run(ctx context.Context, r *actors.Run) (_ any, err error) {
 // when it refers to none). One that cannot be read is none for a source
 // that reads without (as the miner's state says: it is ready), and fails
 // the job of a source that needs it with what kind of reference it was,
-// never its name, path or value.
-func (m Mining) credential(in MineInput, needed bool) (sources.Credential, error) {
+// never its name, path or value. An oauth credential is the sign-in's
+// access token, refreshed when it is near its expiry; not signed in
+// (loci::credential::required) or a refused refresh
+// (loci::credential::refresh_failed) fails the job whatever the source
+// needs: the miner asked for it.
+func (m Mining) credential(ctx context.Context, in MineInput, needed bool) (sources.Credential, error) {
 	if in.Credential == nil {
 		return sources.Credential{}, nil
+	}
+	if in.Credential.Kind() == "oauth" {
+		if m.Token == nil || in.Credential.SignIn == "" {
+			return sources.Credential{}, fault.Newf(fault.CredentialRequired, "run it through its miner once the source is signed in (loci source auth "+in.Source+")",
+				"the %s source's credential is an oauth sign-in this daemon cannot read", in.Source)
+		}
+		b, err := m.Token(ctx, in.Credential.SignIn, in.Source)
+		if err != nil {
+			return sources.Credential{}, err
+		}
+		return sources.NewCredential("oauth", b), nil
 	}
 	b, err := in.Credential.Read(m.Env)
 	if err != nil && !needed {

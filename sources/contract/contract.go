@@ -90,6 +90,13 @@ type Request struct {
 	// Now is the host's time (RFC 3339), for sources that resolve
 	// relative times; a guest has no clock of its own it should trust.
 	Now string `json:"now,omitempty"`
+	// Token (discover, read) is the credential the source's miner reads
+	// with, when it names one: an OAuth sign-in's access token, fresh
+	// (the host keeps the refresh token and refreshes it), or the secret
+	// of an env or file credential. A guest uses it (an Authorization
+	// header of a fetch it needs) and never repeats it: the host removes
+	// it from whatever the guest answers in an error.
+	Token string `json:"token,omitempty"`
 }
 
 // Answer is a call's answer: exactly one of Error, Needs, or the call's

@@ -14,16 +14,16 @@ import (
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/sources/contract"
-	"github.com/loci-dev/loci/sources/sandbox"
 )
 
 // do makes one call with grants g: the request stamped with the contract
-// version and the time, the context bounded by the call's time limit.
+// version, the run's token and the time, the context bounded by the call's time limit.
 // The answer comes back only when it is the call's own (no error, no
 // needs left); an error answer is mapped to loci's codes, and every error
 // names the source.
-func (a *adapter) do(ctx context.Context, g sandbox.Grants, req *contract.Request) (*contract.Answer, error) {
+func (a *adapter) do(ctx context.Context, g grants, req *contract.Request) (*contract.Answer, error) {
 	req.Contract = contract.Version
+	req.Token = g.token
 	if a.o.Prepare != nil {
 		if err := a.o.Prepare(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -43,7 +43,7 @@ func (a *adapter) do(ctx context.Context, g sandbox.Grants, req *contract.Reques
 		cctx, cancel = context.WithTimeout(ctx, a.o.Timeout)
 		defer cancel()
 	}
-	ans, err := a.call(cctx, g, req)
+	ans, err := a.call(cctx, g.Grants, req)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -92,7 +92,7 @@ func (a *adapter) failed(what string) *fault.Error {
 // the user's input, cursor_invalid a stored cursor the source does not
 // read, anything else (failed, a kind contract 1 does not know) the
 // source failing.
-func (a *adapter) guestError(call string, e *contract.Error, g sandbox.Grants) error {
+func (a *adapter) guestError(call string, e *contract.Error, g grants) error {
 	msg := a.quote(e.Message, g)
 	switch e.Kind {
 	case contract.ErrInvalid:
@@ -110,17 +110,21 @@ func (a *adapter) guestError(call string, e *contract.Error, g sandbox.Grants) e
 
 // quote is a package's own text as an error repeats it: cleaned
 // (clean), at most maxQuoted bytes, quoted.
-func (a *adapter) quote(s string, g sandbox.Grants) string {
+func (a *adapter) quote(s string, g grants) string {
 	return fmt.Sprintf("%q", fault.Clip(a.clean(s, g), maxQuoted))
 }
 
 // clean is a package's text made safe to show and keep: valid UTF-8,
 // control characters (a terminal's escapes) made spaces, the values of
-// the variables it was granted replaced by their names, and secrets the
+// the run's token (the credential it was handed) and the values of the
+// variables it was granted replaced by their names, and secrets the
 // scanner finds redacted. A package's message may repeat a token it was
 // given; the job's error is stored and shown.
-func (a *adapter) clean(s string, g sandbox.Grants) string {
+func (a *adapter) clean(s string, g grants) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(g.token) >= 4 {
+		s = strings.ReplaceAll(s, g.token, "[credential]")
+	}
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '

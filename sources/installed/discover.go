@@ -9,7 +9,6 @@ import (
 
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/sources/contract"
-	"github.com/loci-dev/loci/sources/sandbox"
 )
 
 // Discover lists the documents past cursor: discover calls of at most
@@ -30,6 +29,7 @@ func (a *adapter) Discover(ctx context.Context, run sources.Run, cursor json.Raw
 		return nil, err
 	}
 	g := a.grants(dir)
+	g.token = string(run.Credential.Secret())
 	cur := cursor
 	if none(cur) {
 		cur = nil
@@ -83,7 +83,7 @@ func (a *adapter) Discover(ctx context.Context, run sources.Run, cursor json.Raw
 // ref is a listed item as a ref, checked: an id of usable text, a cursor
 // (a JSON object, not the one it was listed past), a document when it
 // carries one (not when it is filtered).
-func (a *adapter) ref(it contract.Item, past json.RawMessage, g sandbox.Grants) (sources.Ref, error) {
+func (a *adapter) ref(it contract.Item, past json.RawMessage, g grants) (sources.Ref, error) {
 	if it.ID == "" || len(it.ID) > MaxLocatorBytes || !utf8.ValidString(it.ID) {
 		return sources.Ref{}, a.failed(fmt.Sprintf("listed an item whose id %s is empty, longer than %d bytes or not UTF-8",
 			a.quote(it.ID, g), MaxLocatorBytes))

@@ -249,8 +249,17 @@ func object(raw json.RawMessage) bool {
 // grants are what a call of the run reading dir may touch: the
 // consented permissions, pack.Locator made dir, the variables the
 // package may read that are set, with their values.
-func (a *adapter) grants(dir string) sandbox.Grants {
-	g := sandbox.Grants{Programs: slices.Clone(a.perms.Programs), Network: a.perms.Network, MemoryMiB: a.perms.MemoryMiB}
+// grants are a call's sandbox grants and the token its request carries
+// (contract.Request.Token: the run's credential, "" none), removed from
+// whatever the package's answers make the daemon show or keep.
+type grants struct {
+	sandbox.Grants
+	token string
+}
+
+// grants are the grants of a call reading dir, without a token.
+func (a *adapter) grants(dir string) grants {
+	g := grants{Grants: sandbox.Grants{Programs: slices.Clone(a.perms.Programs), Network: a.perms.Network, MemoryMiB: a.perms.MemoryMiB}}
 	for _, r := range a.perms.Read {
 		switch {
 		case r != pack.Locator:

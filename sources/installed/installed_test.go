@@ -749,3 +749,59 @@ func TestReadBatchChunks(t *testing.T) {
 		t.Fatalf("read calls of %v items", sizes)
 	}
 }
+
+// The run's credential reaches the package as the request's token, in
+// its discover and read calls only (resolve has no run), and whatever
+// the package answers in an error never repeats it.
+func TestTheRunsTokenReachesThePackageAndNoError(t *testing.T) {
+	const tok = "at-0123456789-access"
+	f := &fake{items: 2, read: func(req *contract.Request) (*contract.Answer, error) {
+		a := &contract.Answer{}
+		for _, it := range req.Items {
+			a.Documents = append(a.Documents, contract.ReadResult{ID: it.ID, Error: contract.Errorf(contract.ErrFailed, "the service refused %s", req.Token)})
+		}
+		return a, nil
+	}}
+	rec := record(f)
+	a := newAdapter(t, manifest(t, ""), rec.call, Options{})
+	run := sources.Run{ID: store.SourceIdentity{Locator: "x"}, Credential: sources.NewCredential("oauth", []byte(tok))}
+	if _, err := a.Resolve("x", nil); err != nil {
+		t.Fatal(err)
+	}
+	refs, err := a.Discover(t.Context(), run, nil)
+	if err != nil || len(refs) != 2 {
+		t.Fatalf("discover: %v %v", refs, err)
+	}
+	res := a.ReadBatch(t.Context(), run, refs)
+	for _, r := range res {
+		if r.Err == nil || strings.Contains(r.Err.Error(), tok) || !strings.Contains(r.Err.Error(), "the service refused [credential]") {
+			t.Fatalf("a read error: %v", r.Err)
+		}
+	}
+	if q := rec.calls(contract.CallResolve); len(q) != 1 || q[0].Token != "" {
+		t.Fatalf("resolve carried a token: %+v", q)
+	}
+	for _, call := range []string{contract.CallDiscover, contract.CallRead} {
+		q := rec.calls(call)
+		if len(q) == 0 || q[0].Token != tok {
+			t.Fatalf("%s did not carry the run's token", call)
+		}
+	}
+	// A discover failing with the token in its message: scrubbed too.
+	f.discover = func(req *contract.Request) (*contract.Answer, error) {
+		return nil, contract.Errorf(contract.ErrFailed, "bad token %s", req.Token)
+	}
+	_, err = a.Discover(t.Context(), run, nil)
+	if err == nil || strings.Contains(err.Error(), tok) || !strings.Contains(err.Error(), "bad token [credential]") {
+		t.Fatalf("discover's error: %v", err)
+	}
+	// No credential: no token.
+	rec.reqs = nil
+	f.discover = nil
+	if _, err := a.Discover(t.Context(), sources.Run{ID: store.SourceIdentity{Locator: "x"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if q := rec.calls(contract.CallDiscover); len(q) == 0 || q[0].Token != "" {
+		t.Fatal("a run without credential carried a token")
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/loci-dev/loci/names"
 	"github.com/loci-dev/loci/sources"
 	"github.com/loci-dev/loci/sources/contract"
-	"github.com/loci-dev/loci/sources/sandbox"
 )
 
 // Read reads one document: ReadBatch of one.
@@ -40,6 +39,7 @@ func (a *adapter) ReadBatch(ctx context.Context, run sources.Run, refs []sources
 		return out
 	}
 	g := a.grants(dir)
+	g.token = string(run.Credential.Secret())
 	for lo := 0; lo < len(refs); {
 		hi := chunkEnd(refs, lo)
 		a.readChunk(ctx, run, g, refs[lo:hi], out[lo:hi])
@@ -65,7 +65,7 @@ func chunkEnd(refs []sources.Ref, lo int) int {
 }
 
 // readChunk makes the read call of refs, its results into out.
-func (a *adapter) readChunk(ctx context.Context, run sources.Run, g sandbox.Grants, refs []sources.Ref, out []sources.ReadResult) {
+func (a *adapter) readChunk(ctx context.Context, run sources.Run, g grants, refs []sources.Ref, out []sources.ReadResult) {
 	items := make([]contract.Item, len(refs))
 	for i, r := range refs {
 		items[i] = contract.Item{ID: r.ID, Cursor: r.Cursor, Size: r.Size}
@@ -108,7 +108,7 @@ func (a *adapter) readChunk(ctx context.Context, run sources.Run, g sandbox.Gran
 }
 
 // result is one item's read result as the mine job takes it.
-func (a *adapter) result(r contract.ReadResult, g sandbox.Grants) sources.ReadResult {
+func (a *adapter) result(r contract.ReadResult, g grants) sources.ReadResult {
 	id := r.ID
 	switch {
 	case r.Error != nil && r.Document != nil:
@@ -137,7 +137,7 @@ func (a *adapter) result(r contract.ReadResult, g sandbox.Grants) sources.ReadRe
 // (the source's name when it gives none) a room name, its origin absent
 // or a JSON object; its units made valid UTF-8; its size the units'
 // when it gives none.
-func (a *adapter) document(id string, d *contract.Document, g sandbox.Grants) (*sources.Document, error) {
+func (a *adapter) document(id string, d *contract.Document, g grants) (*sources.Document, error) {
 	// Spaces at either end are trimmed (a name cut to length may end in
 	// one); what is left must be a name.
 	name, room := strings.TrimSpace(d.Name), strings.TrimSpace(d.Room)

@@ -1,11 +1,17 @@
 // Command notesguest is the source package the end-to-end tests install:
 // a WASI command (contract v1) filing each .txt file of the folder a
 // miner names, discovered past a cursor of file names, the documents
-// inline. Built with GOOS=wasip1 GOARCH=wasm by the tests.
+// inline. Built with GOOS=wasip1 GOARCH=wasm by the tests. Handed a
+// token (a miner's credential, an OAuth sign-in's access token), it also
+// files a note "received-token" holding the token's SHA-256 and length,
+// never the token.
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -46,6 +52,12 @@ func (notes) Discover(req *contract.Request) (*contract.Answer, error) {
 	}
 	sort.Strings(names)
 	a := &contract.Answer{Items: []contract.Item{}}
+	if req.Token != "" && len(req.Cursor) == 0 {
+		sum := sha256.Sum256([]byte(req.Token))
+		text := fmt.Sprintf("received a token of %d bytes, sha256 %s", len(req.Token), hex.EncodeToString(sum[:]))
+		a.Items = append(a.Items, contract.Item{ID: "received-token", Cursor: json.RawMessage(`{"name":""}`), Size: int64(len(text)),
+			Document: &contract.Document{Name: "received-token", Kind: "note", Units: []string{text}, Bytes: int64(len(text))}})
+	}
 	for _, n := range names {
 		b, err := os.ReadFile(filepath.Join(req.Locator, n))
 		if err != nil {
