@@ -32,7 +32,7 @@ func (a *app) sourceAuthCmd() *cobra.Command {
 			"provider's page on this machine (xdg-open or open; --no-open prints the address instead), which sends the\n" +
 			"browser back to a one-shot listener of the daemon. The command waits until the sign-in is done, declined or\n" +
 			"expired, then says where the daemon keeps the token (credentials.dir, or the desktop keyring). No token is\n" +
-			"ever printed. --config ID signs in one source configuration instead of the source; --status shows the\n" +
+			"ever printed. --source-config ID signs in one source configuration instead of the source; --status shows the\n" +
 			"sign-in status without starting one.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -42,7 +42,7 @@ func (a *app) sourceAuthCmd() *cobra.Command {
 			return a.signIn(c.Context(), args[0], config, kind, noOpen)
 		},
 	}
-	cmd.Flags().StringVar(&config, "config", "", "sign in this source configuration (its id) rather than the source")
+	cmd.Flags().StringVar(&config, "source-config", "", "sign in this source configuration (its id) rather than the source")
 	cmd.Flags().StringVar(&kind, "kind", "", "the flow: device or browser (default: the first the source declares)")
 	cmd.Flags().BoolVar(&noOpen, "no-open", false, "print the browser flow's address instead of opening it")
 	cmd.Flags().BoolVar(&status, "status", false, "show the sign-in status, start nothing")
@@ -60,7 +60,7 @@ func (a *app) signInStatus(ctx context.Context, name, config string) error {
 			case c.Credential.Available:
 				a.printf("%s: signed in (source %s)\n", c.ID, c.Source)
 			default:
-				a.printf("%s: not signed in (source %s): loci source auth %s --config %s\n", c.ID, c.Source, c.Source, c.ID)
+				a.printf("%s: not signed in (source %s): loci source auth %s --source-config %s\n", c.ID, c.Source, c.Source, c.ID)
 			}
 		})
 	}

@@ -430,7 +430,7 @@ func required(source, key, why string) error {
 // signInHelp says how to sign key (of source) in.
 func signInHelp(source, key string) string {
 	if id, ok := strings.CutPrefix(key, "config:"); ok {
-		return fmt.Sprintf("sign in: loci source auth %s --config %s (POST /api/source-configs/%s/auth)", source, id, id)
+		return fmt.Sprintf("sign in: loci source auth %s --source-config %s (POST /api/source-configs/%s/auth)", source, id, id)
 	}
 	return fmt.Sprintf("sign in: loci source auth %s (POST /api/source-packages/%s/auth)", source, source)
 }

@@ -69,7 +69,8 @@ func (p *Plugin) CheckSignature() (string, error) {
 // Verify judges the signature under the trusted keys (pack's public key
 // form) and the policy, answering the trusted key that vouched ("" none).
 // A signature by a trusted key that does not match the content is
-// tampering (loci::source::untrusted) under either policy; a signature
+// tampering (loci::source::integrity, as for a registry's archive) under
+// either policy; a signature
 // by a key not trusted counts as none. With required, a plugin no
 // trusted key vouched for is loci::source::untrusted.
 func (p *Plugin) Verify(trusted []string, required bool) (string, error) {
@@ -78,7 +79,10 @@ func (p *Plugin) Verify(trusted []string, required bool) (string, error) {
 		if pub, err := pack.ParsePublicKey(p.Signature.Key); err == nil && isTrusted(pub, trusted) {
 			key, err := p.CheckSignature()
 			if err != nil {
-				return "", err
+				// A trusted key's signature that does not hold is
+				// tampering, as a registry archive's is.
+				fe := fault.As(err)
+				return "", fault.New(fault.SourceIntegrity, fe.Msg, fe.Help)
 			}
 			by = key
 		}
