@@ -439,30 +439,14 @@ func (a *app) pluginDaemonCmds() []*cobra.Command {
 	search := &cobra.Command{
 		Use: "search [QUERY]", Short: "Search the plugin registries", Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			q := url.Values{}
-			if len(args) == 1 {
-				q.Set("q", args[0])
-			}
-			if registry != "" {
-				q.Set("registry", registry)
-			}
-			return show(a, c.Context(), http.MethodGet, "/api/plugin-registry/search?"+q.Encode(), nil, func(out *api.RegistrySearch) {
+			return show(a, c.Context(), http.MethodGet, "/api/plugin-registry/search?"+searchQuery(args, registry), nil, func(out *api.RegistrySearch) {
 				for _, w := range out.Warnings {
 					a.printf("warning: the registry %s cannot be read: %s\n", safeText(w.Registry), safeText(w.Message))
 				}
 				if len(out.Entries) == 0 {
 					a.printf("no plugin found\n")
 				}
-				for _, e := range out.Entries {
-					line := fmt.Sprintf("%-20s %-10s %s", safeText(e.Name), safeText(e.Version), safeText(e.Registry))
-					if e.Installed != "" {
-						line += " (installed " + safeText(e.Installed) + ")"
-					}
-					a.printf("%s\n", line)
-					if e.Description != "" {
-						a.printf("  %s\n", safeText(e.Description))
-					}
-				}
+				a.printRegistryEntries(out.Entries, "%-20s %-10s %s", "  ")
 			})
 		},
 	}

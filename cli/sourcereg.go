@@ -28,29 +28,13 @@ func (a *app) sourceRegistryCmds() []*cobra.Command {
 		Short: "Search the source registries (mining.registries and the bundled packages) for sources whose name or description holds QUERY",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			q := url.Values{}
-			if len(args) == 1 {
-				q.Set("q", args[0])
-			}
-			if registry != "" {
-				q.Set("registry", registry)
-			}
-			return show(a, c.Context(), http.MethodGet, "/api/source-registry/search?"+q.Encode(), nil, func(out *api.RegistrySearch) {
+			return show(a, c.Context(), http.MethodGet, "/api/source-registry/search?"+searchQuery(args, registry), nil, func(out *api.RegistrySearch) {
 				a.printRegistryWarnings(out.Warnings)
 				if len(out.Entries) == 0 {
 					a.printf("no source found\n")
 					return
 				}
-				for _, e := range out.Entries {
-					line := fmt.Sprintf("%-24s %-10s %-12s", safeText(e.Name), safeText(e.Version), safeText(e.Registry))
-					if e.Installed != "" {
-						line += " (installed " + safeText(e.Installed) + ")"
-					}
-					a.printf("%s\n", line)
-					if e.Description != "" {
-						a.printf("    %s\n", safeText(e.Description))
-					}
-				}
+				a.printRegistryEntries(out.Entries, "%-24s %-10s %-12s", "    ")
 			})
 		},
 	}
@@ -105,6 +89,35 @@ func (a *app) printRegistryWarnings(ws []api.RegistryWarning) {
 	w := a.stderrOrDiscard()
 	for _, x := range ws {
 		fmt.Fprintf(w, "warning: the %s registry: %s (%s)\n", safeText(x.Registry), safeText(x.Message), x.Code)
+	}
+}
+
+// searchQuery is the query of a registry search: q the optional QUERY
+// argument, registry when one is named.
+func searchQuery(args []string, registry string) string {
+	q := url.Values{}
+	if len(args) == 1 {
+		q.Set("q", args[0])
+	}
+	if registry != "" {
+		q.Set("registry", registry)
+	}
+	return q.Encode()
+}
+
+// printRegistryEntries prints a registry search's entries, a line each:
+// name, version and registry laid out by format, then the version
+// installed when there is one; the description below, after indent.
+func (a *app) printRegistryEntries(es []api.RegistryEntry, format, indent string) {
+	for _, e := range es {
+		line := fmt.Sprintf(format, safeText(e.Name), safeText(e.Version), safeText(e.Registry))
+		if e.Installed != "" {
+			line += " (installed " + safeText(e.Installed) + ")"
+		}
+		a.printf("%s\n", line)
+		if e.Description != "" {
+			a.printf("%s%s\n", indent, safeText(e.Description))
+		}
 	}
 }
 

@@ -59,10 +59,7 @@ func TestDeviceFlowSignsInHonouringTheInterval(t *testing.T) {
 	d := newDeviceServer(t, 1, 60, "authorization_pending", "ok")
 	f, logs := newFlows(t)
 	p := d.provider()
-	st, err := f.Start(t.Context(), "github-issues", p, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := startFlow(t, f, "github-issues", p, "")
 	if st.Kind != FlowDevice || st.UserCode != d.UserCode || st.VerificationURI != d.URL+"/activate" ||
 		!strings.Contains(st.VerificationURIComplete, d.UserCode) || st.ID == "" || st.ExpiresIn < 58*time.Second || st.ExpiresIn > 60*time.Second {
 		t.Fatalf("started: %+v", st)
@@ -91,10 +88,7 @@ func TestDeviceFlowSlowsDownWhenAsked(t *testing.T) {
 	t.Parallel()
 	d := newDeviceServer(t, 1, 60, "slow_down", "ok")
 	f, _ := newFlows(t)
-	st, err := f.Start(t.Context(), "k", d.provider(), FlowDevice)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := startFlow(t, f, "k", d.provider(), FlowDevice)
 	if _, err := f.Wait(t.Context(), st.ID, 15*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -122,10 +116,7 @@ func TestDeviceFlowDeclinedOrExpiredFails(t *testing.T) {
 			t.Parallel()
 			d := newDeviceServer(t, 1, c.expiresIn, c.answers...)
 			f, logs := newFlows(t)
-			st, err := f.Start(t.Context(), "k", d.provider(), FlowDevice)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := startFlow(t, f, "k", d.provider(), FlowDevice)
 			tok, err := f.Wait(t.Context(), st.ID, 10*time.Second)
 			if tok != nil {
 				t.Fatalf("a token: %v", tok)
@@ -172,10 +163,7 @@ func TestDeviceFlowBoundsTheProvider(t *testing.T) {
 		d := newDeviceServer(t, 1, 60, "ok")
 		d.drop = 2
 		f, logs := newFlows(t)
-		st, err := f.Start(t.Context(), "k", d.provider(), "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := startFlow(t, f, "k", d.provider(), "")
 		if tok, err := f.Wait(t.Context(), st.ID, 15*time.Second); err != nil || tok == nil {
 			t.Fatalf("signed in after lost polls: %v %v", tok, err)
 		}
@@ -189,11 +177,8 @@ func TestDeviceFlowBoundsTheProvider(t *testing.T) {
 		d := newDeviceServer(t, 1, 60, "ok")
 		d.tokenType = "DPoP"
 		f, _ := newFlows(t)
-		st, err := f.Start(t.Context(), "k", d.provider(), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = f.Wait(t.Context(), st.ID, 10*time.Second)
+		st := startFlow(t, f, "k", d.provider(), "")
+		_, err := f.Wait(t.Context(), st.ID, 10*time.Second)
 		wantFlowFailed(t, err, `gave no usable access token: a token of type "DPoP"`)
 		secretsIn(t, "the error", err.Error(), d.Access, d.Refresh)
 	})
@@ -203,10 +188,7 @@ func TestDeviceFlowBoundsTheProvider(t *testing.T) {
 		// (5 s) is used.
 		d := newDeviceServer(t, -3, 60, "ok")
 		f, _ := newFlows(t)
-		st, err := f.Start(t.Context(), "k", d.provider(), "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := startFlow(t, f, "k", d.provider(), "")
 		begun := time.Now()
 		if tok, err := f.Wait(t.Context(), st.ID, 15*time.Second); err != nil || tok == nil {
 			t.Fatalf("signed in: %v %v", tok, err)
@@ -268,10 +250,7 @@ func TestBrowserFlowWithPKCESignsInAndRefreshes(t *testing.T) {
 	base := mockOAuth(t, "ok")
 	f, logs := newFlows(t)
 	p := mockProvider(base)
-	st, err := f.Start(t.Context(), "cfg:mail", p, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := startFlow(t, f, "cfg:mail", p, "")
 	u, _ := url.Parse(st.URL)
 	q := u.Query()
 	if st.Kind != FlowBrowser || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("state") == "" ||
@@ -309,10 +288,7 @@ func TestBrowserFlowRefusesAWrongState(t *testing.T) {
 	t.Parallel()
 	base := mockOAuth(t, "ok")
 	f, logs := newFlows(t)
-	st, err := f.Start(t.Context(), "k", mockProvider(base), FlowBrowser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := startFlow(t, f, "k", mockProvider(base), FlowBrowser)
 	u, _ := url.Parse(st.URL)
 	q := u.Query()
 	q.Set("state", "forged-"+randomString(8))
@@ -358,19 +334,12 @@ func TestBrowserFlowDeclined(t *testing.T) {
 	t.Parallel()
 	base := mockOAuth(t, "decline")
 	f, _ := newFlows(t)
-	st, err := f.Start(t.Context(), "k", mockProvider(base), FlowBrowser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := startFlow(t, f, "k", mockProvider(base), FlowBrowser)
 	status, body := browse(t, st.URL)
 	if status != 200 || !strings.Contains(body, "Sign-in failed") || !strings.Contains(body, "declined") {
 		t.Fatalf("a declined sign-in answered %d: %s", status, body)
 	}
-	_, err = f.Wait(t.Context(), st.ID, 10*time.Second)
-	wantFlowFailed(t, err, "declined at Mock")
-	if listening(t, st.URL) {
-		t.Fatal("the loopback listener is still open after a declined sign-in")
-	}
+	waitFailedClosed(t, f, st, 10*time.Second, "declined at Mock", "the loopback listener is still open after a declined sign-in")
 }
 
 func TestBrowserFlowExpires(t *testing.T) {
@@ -378,18 +347,11 @@ func TestBrowserFlowExpires(t *testing.T) {
 	f, _ := newFlows(t)
 	f.BrowserExpiry = time.Second
 	p := Provider{Name: "Nowhere", ClientID: "c", AuthURL: "https://auth.invalid/authorize", TokenURL: "https://auth.invalid/token", Flows: []string{FlowBrowser}}
-	st, err := f.Start(t.Context(), "k", p, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := startFlow(t, f, "k", p, "")
 	if st.ExpiresIn != time.Second || !listening(t, st.URL) {
 		t.Fatalf("started %+v; listening %v", st, listening(t, st.URL))
 	}
-	_, err = f.Wait(t.Context(), st.ID, 10*time.Second)
-	wantFlowFailed(t, err, "expired")
-	if listening(t, st.URL) {
-		t.Fatal("the loopback listener is still open after the flow expired")
-	}
+	waitFailedClosed(t, f, st, 10*time.Second, "expired", "the loopback listener is still open after the flow expired")
 }
 
 func TestANewFlowReplacesAWaitingOne(t *testing.T) {
@@ -397,28 +359,15 @@ func TestANewFlowReplacesAWaitingOne(t *testing.T) {
 	d := newDeviceServer(t, 1, 60, "authorization_pending", "authorization_pending", "ok")
 	f, _ := newFlows(t)
 	browser := Provider{Name: "B", ClientID: "c", AuthURL: "https://auth.invalid/authorize", TokenURL: "https://auth.invalid/token", Flows: []string{FlowBrowser}}
-	first, err := f.Start(t.Context(), "k", browser, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := f.Start(t.Context(), "other", browser, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := f.Start(t.Context(), "k", d.provider(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.Wait(t.Context(), first.ID, 5*time.Second)
-	wantFlowFailed(t, err, "replaced")
-	if listening(t, first.URL) {
-		t.Fatal("the replaced flow's listener is still open")
-	}
+	first := startFlow(t, f, "k", browser, "")
+	other := startFlow(t, f, "other", browser, "")
+	second := startFlow(t, f, "k", d.provider(), "")
+	waitFailedClosed(t, f, first, 5*time.Second, "replaced", "the replaced flow's listener is still open")
 	if tok, err := f.Wait(t.Context(), other.ID, 0); tok != nil || err != nil {
 		t.Fatalf("another key's flow is not replaced: %v %v", tok, err)
 	}
 	// A flow is waited for under its own key only.
-	_, err = f.WaitFor(t.Context(), "other", second.ID, 0)
+	_, err := f.WaitFor(t.Context(), "other", second.ID, 0)
 	wantFlowFailed(t, err, "no sign-in is waiting")
 	tok, err := f.WaitFor(t.Context(), "k", second.ID, 10*time.Second)
 	if err != nil || tok == nil || tok.Access() != d.Access {
@@ -432,14 +381,8 @@ func TestCloseEndsEveryFlow(t *testing.T) {
 	t.Parallel()
 	d := newDeviceServer(t, 1, 60, "authorization_pending")
 	f, _ := newFlows(t)
-	dev, err := f.Start(t.Context(), "a", d.provider(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	br, err := f.Start(t.Context(), "b", Provider{Name: "B", ClientID: "c", AuthURL: "https://auth.invalid/a", TokenURL: "https://auth.invalid/t"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev := startFlow(t, f, "a", d.provider(), "")
+	br := startFlow(t, f, "b", Provider{Name: "B", ClientID: "c", AuthURL: "https://auth.invalid/a", TokenURL: "https://auth.invalid/t"}, "")
 	closed := make(chan error)
 	go func() { closed <- f.Close() }()
 	select {
@@ -454,7 +397,7 @@ func TestCloseEndsEveryFlow(t *testing.T) {
 	if listening(t, br.URL) {
 		t.Fatal("a listener is open after Close")
 	}
-	_, err = f.Start(t.Context(), "a", d.provider(), "")
+	_, err := f.Start(t.Context(), "a", d.provider(), "")
 	wantFlowFailed(t, err, "stopping")
 }
 
@@ -463,10 +406,7 @@ func TestRefreshRefusedIsRefreshFailedWithoutTheToken(t *testing.T) {
 	base := mockOAuth(t, "refuse-refresh")
 	f, logs := newFlows(t)
 	p := mockProvider(base)
-	st, err := f.Start(t.Context(), "k", p, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := startFlow(t, f, "k", p, "")
 	browse(t, st.URL)
 	tok, err := f.Wait(t.Context(), st.ID, 10*time.Second)
 	if err != nil {
@@ -529,4 +469,27 @@ func TestRefreshUnreachableIsRefreshFailed(t *testing.T) {
 		t.Fatalf("failing provider: %v", err)
 	}
 	secretsIn(t, "the error", err.Error(), tok.Access(), tok.Refresh())
+}
+
+// startFlow starts a flow for key with p (kind "" the first it declares),
+// failing the test when it does not start.
+func startFlow(t *testing.T, f *Flows, key string, p Provider, kind string) Started {
+	t.Helper()
+	st, err := f.Start(t.Context(), key, p, kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// waitFailedClosed waits up to timeout for the browser flow st: it fails
+// (flow_failed saying want), and its loopback listener is closed
+// (fatal otherwise: open).
+func waitFailedClosed(t *testing.T, f *Flows, st Started, timeout time.Duration, want, open string) {
+	t.Helper()
+	_, err := f.Wait(t.Context(), st.ID, timeout)
+	wantFlowFailed(t, err, want)
+	if listening(t, st.URL) {
+		t.Fatal(open)
+	}
 }

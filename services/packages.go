@@ -307,23 +307,7 @@ func (p *Packages) change(ctx context.Context, name string, ev packageEvent) (be
 			}
 			return nil, nil, err
 		}
-		if after == nil {
-			delete(recs, name)
-		} else {
-			recs[name] = after
-		}
-		val := ""
-		if len(recs) > 0 {
-			b, err := json.Marshal(recs)
-			if err != nil {
-				return nil, nil, err
-			}
-			val = string(b)
-		}
-		if val == raw {
-			return before, after, nil
-		}
-		ok, err := p.DB.CompareAndSwapMeta(ctx, packagesKey, raw, val)
+		ok, err := swapRecord(ctx, p.DB, packagesKey, raw, recs, name, after)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -332,6 +316,30 @@ func (p *Packages) change(ctx context.Context, name string, ev packageEvent) (be
 		}
 	}
 	return nil, nil, fault.New(fault.StoreBackendFailed, "the source package records kept changing", "try again")
+}
+
+// swapRecord sets (rec) or deletes (rec nil) recs[id] and writes recs
+// as JSON ("" when none is left) to the meta key, compare-and-swapped
+// against raw, the value they were read from: false when another write
+// came first (read again and retry), true when written or unchanged.
+func swapRecord[R any](ctx context.Context, db store.Meta, key, raw string, recs map[string]*R, id string, rec *R) (bool, error) {
+	if rec == nil {
+		delete(recs, id)
+	} else {
+		recs[id] = rec
+	}
+	val := ""
+	if len(recs) > 0 {
+		b, err := json.Marshal(recs)
+		if err != nil {
+			return false, err
+		}
+		val = string(b)
+	}
+	if val == raw {
+		return true, nil
+	}
+	return db.CompareAndSwapMeta(ctx, key, raw, val)
 }
 
 // refresh loads every recorded package (and every bundled one) into the

@@ -138,23 +138,7 @@ func (p *Plugins) put(ctx context.Context, id string, rec *PluginRecord) error {
 		if err != nil {
 			return err
 		}
-		if rec == nil {
-			delete(recs, id)
-		} else {
-			recs[id] = rec
-		}
-		val := ""
-		if len(recs) > 0 {
-			b, err := json.Marshal(recs)
-			if err != nil {
-				return err
-			}
-			val = string(b)
-		}
-		if val == raw {
-			return nil
-		}
-		ok, err := p.Packages.DB.CompareAndSwapMeta(ctx, pluginsKey, raw, val)
+		ok, err := swapRecord(ctx, p.Packages.DB, pluginsKey, raw, recs, id, rec)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,28 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	return enc.Encode(v)
 }
 
+// answerOK renders v with 200, or returns err: the end of a route that
+// calls one service method.
+func answerOK(w http.ResponseWriter, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, v)
+}
+
+// answerInstalled renders v with 201, or 200 when the install replaced a
+// version (replaced not empty), or returns err.
+func answerInstalled(w http.ResponseWriter, v any, replaced string, err error) error {
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if replaced != "" {
+		status = http.StatusOK
+	}
+	return writeJSON(w, status, v)
+}
+
 // renderError writes the error body with its code's status and logs the
 // cause of server failures (never request bodies or headers).
 func renderError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -53,6 +54,22 @@ func (s *Server) submitImport(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, rep)
 	}
 	return writeJSON(w, http.StatusAccepted, apiJob(job))
+}
+
+// archiveBody is the request's body as an uploaded archive (a source
+// package or a plugin, what names it): refused at once when it declares
+// more than max bytes or is empty, each read with its own deadline; done
+// clears the deadline.
+func (s *Server) archiveBody(w http.ResponseWriter, r *http.Request, max int64, what, archive string) (io.Reader, func(), error) {
+	if r.ContentLength > max {
+		return nil, nil, fault.Newf(fault.InputTooLarge, fmt.Sprintf("a %s is at most %d MiB", what, max>>20),
+			"the request body declares %d bytes; a %s is at most %d", r.ContentLength, what, max)
+	}
+	if !hasBody(r) {
+		return nil, nil, fault.Invalid("body", "is empty; send the "+archive+" (.tar.gz)")
+	}
+	rc := http.NewResponseController(w)
+	return &stallReader{r: r.Body, rc: rc, wait: s.Limits.body()}, func() { _ = rc.SetReadDeadline(time.Time{}) }, nil
 }
 
 // stallReader gives each read of an upload its own deadline: a body of

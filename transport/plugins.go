@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
@@ -41,19 +40,9 @@ func (s *Server) pluginsOr() (*services.Plugins, error) {
 	return s.Plugins, nil
 }
 
-// pluginBody is the request's body as a plugin archive: refused at once
-// when it declares more than 64 MiB or is empty, each read with its own
-// deadline; done clears the deadline.
+// pluginBody is the request's body as a plugin archive (archiveBody).
 func (s *Server) pluginBody(w http.ResponseWriter, r *http.Request) (io.Reader, func(), error) {
-	if r.ContentLength > services.MaxPluginBytes {
-		return nil, nil, fault.Newf(fault.InputTooLarge, "a plugin is at most 64 MiB",
-			"the request body declares %d bytes; a plugin is at most %d", r.ContentLength, services.MaxPluginBytes)
-	}
-	if !hasBody(r) {
-		return nil, nil, fault.Invalid("body", "is empty; send the plugin archive (.tar.gz)")
-	}
-	rc := http.NewResponseController(w)
-	return &stallReader{r: r.Body, rc: rc, wait: s.Limits.body()}, func() { _ = rc.SetReadDeadline(time.Time{}) }, nil
+	return s.archiveBody(w, r, services.MaxPluginBytes, "plugin", "plugin archive")
 }
 
 // pluginHeaders reads X-Loci-Consents and X-Loci-Adopt-Sources.
@@ -80,26 +69,15 @@ func pluginHeaders(r *http.Request) (services.PluginInstallOptions, error) {
 
 // listPlugins is GET /api/plugins: every installed plugin with its
 // modules and their state.
-func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.pluginsOr()
-	if err != nil {
-		return err
-	}
+func listPlugins(p *services.Plugins, _ string, w http.ResponseWriter, r *http.Request) error {
 	list, err := p.List(r.Context())
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, api.PluginList{Plugins: list})
+	return answerOK(w, api.PluginList{Plugins: list}, err)
 }
 
 // installPlugin is POST /api/plugins with a plugin archive as the body
 // and the headers X-Loci-Consents and X-Loci-Adopt-Sources: 201 (200
 // when it replaced a version) with {plugin, replaced, adopted}.
-func (s *Server) installPlugin(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.pluginsOr()
-	if err != nil {
-		return err
-	}
+func (s *Server) installPlugin(p *services.Plugins, _ string, w http.ResponseWriter, r *http.Request) error {
 	o, err := pluginHeaders(r)
 	if err != nil {
 		return err
@@ -110,121 +88,56 @@ func (s *Server) installPlugin(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer done()
 	out, err := p.Install(r.Context(), body, o)
-	if err != nil {
-		return err
-	}
-	status := http.StatusCreated
-	if out.Replaced != "" {
-		status = http.StatusOK
-	}
-	return writeJSON(w, status, out)
+	return answerInstalled(w, out, out.Replaced, err)
 }
 
 // previewPlugin is POST /api/plugins/preview with a plugin archive as the
 // body: what installing it would ask; nothing changes.
-func (s *Server) previewPlugin(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.pluginsOr()
-	if err != nil {
-		return err
-	}
+func (s *Server) previewPlugin(p *services.Plugins, _ string, w http.ResponseWriter, r *http.Request) error {
 	body, done, err := s.pluginBody(w, r)
 	if err != nil {
 		return err
 	}
 	defer done()
 	out, err := p.Preview(r.Context(), body)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return answerOK(w, out, err)
 }
 
 // showPlugin is GET /api/plugins/{id}.
-func (s *Server) showPlugin(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.pluginsOr()
-	if err != nil {
-		return err
-	}
-	id, err := param(r, "id")
-	if err != nil {
-		return err
-	}
+func showPlugin(p *services.Plugins, id string, w http.ResponseWriter, r *http.Request) error {
 	v, err := p.Show(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, v)
+	return answerOK(w, v, err)
 }
 
 // removePlugin is DELETE /api/plugins/{id}: refused (409) while any of
 // its modules is enabled; what they mined stays.
-func (s *Server) removePlugin(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.pluginsOr()
-	if err != nil {
-		return err
-	}
-	id, err := param(r, "id")
-	if err != nil {
-		return err
-	}
+func removePlugin(p *services.Plugins, id string, w http.ResponseWriter, r *http.Request) error {
 	out, err := p.Remove(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return answerOK(w, out, err)
 }
 
 // searchPluginRegistry is GET /api/plugin-registry/search?q=&registry=.
-func (s *Server) searchPluginRegistry(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.pluginsOr()
-	if err != nil {
-		return err
-	}
+func searchPluginRegistry(p *services.Plugins, _ string, w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	out, err := p.Search(r.Context(), q.Get("q"), q.Get("registry"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return answerOK(w, out, err)
 }
 
 // showRegistryPlugin is GET /api/plugin-registry/plugins/{id}?version=&registry=:
 // the plugin fetched and verified, its preview; nothing installed.
-func (s *Server) showRegistryPlugin(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.pluginsOr()
-	if err != nil {
-		return err
-	}
-	id, err := param(r, "id")
-	if err != nil {
-		return err
-	}
+func showRegistryPlugin(p *services.Plugins, id string, w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	out, err := p.ShowRegistry(r.Context(), id, q.Get("version"), q.Get("registry"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return answerOK(w, out, err)
 }
 
 // installPluginFromRegistry is POST /api/plugin-registry/install with
 // {id, version?, registry?, consents?, adopt_sources?, archive_digest?}.
-func (s *Server) installPluginFromRegistry(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.pluginsOr()
-	if err != nil {
-		return err
-	}
+func installPluginFromRegistry(p *services.Plugins, _ string, w http.ResponseWriter, r *http.Request) error {
 	var in api.PluginRegistryInstall
 	if err := decodeBody(r, &in, false); err != nil {
 		return err
 	}
 	out, err := p.InstallRegistry(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	status := http.StatusCreated
-	if out.Replaced != "" {
-		status = http.StatusOK
-	}
-	return writeJSON(w, status, out)
+	return answerInstalled(w, out, out.Replaced, err)
 }

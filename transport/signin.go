@@ -43,11 +43,23 @@ func (s *Server) packageSource(r *http.Request, name string) error {
 // optional body {kind}: {flow, kind, user_code?, verification_uri?, url?,
 // expires_in}.
 func (s *Server) startPackageSignIn(w http.ResponseWriter, r *http.Request) error {
+	return s.startSignIn(w, r, "name", func(_ *services.SignIn, name string) (string, string, error) {
+		if err := s.packageSource(r, name); err != nil {
+			return "", "", err
+		}
+		return services.SourceKey(name), name, nil
+	})
+}
+
+// startSignIn is the body of POST .../auth: the route's path parameter
+// key, the optional body {kind}, then target names the token's key and
+// the source to sign in to.
+func (s *Server) startSignIn(w http.ResponseWriter, r *http.Request, key string, target func(si *services.SignIn, v string) (string, string, error)) error {
 	si, err := s.signIn(w)
 	if err != nil {
 		return err
 	}
-	name, err := param(r, "name")
+	v, err := param(r, key)
 	if err != nil {
 		return err
 	}
@@ -55,14 +67,12 @@ func (s *Server) startPackageSignIn(w http.ResponseWriter, r *http.Request) erro
 	if err := decodeBody(r, &body, true); err != nil {
 		return err
 	}
-	if err := s.packageSource(r, name); err != nil {
-		return err
-	}
-	out, err := si.Start(r.Context(), services.SourceKey(name), name, body.Kind)
+	tokenKey, source, err := target(si, v)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, out)
+	out, err := si.Start(r.Context(), tokenKey, source, body.Kind)
+	return answerOK(w, out, err)
 }
 
 // waitPackageSignIn is POST /api/source-packages/{name}/auth/{flow}/wait
@@ -104,27 +114,9 @@ func (s *Server) waitSignIn(w http.ResponseWriter, r *http.Request, si *services
 // optional body {kind}: a flow for the configuration's source whose token
 // is the configuration's (an implicit configuration's is its source's).
 func (s *Server) startConfigSignIn(w http.ResponseWriter, r *http.Request) error {
-	si, err := s.signIn(w)
-	if err != nil {
-		return err
-	}
-	id, err := param(r, "id")
-	if err != nil {
-		return err
-	}
-	var body signInStart
-	if err := decodeBody(r, &body, true); err != nil {
-		return err
-	}
-	key, source, err := si.ConfigTarget(id)
-	if err != nil {
-		return err
-	}
-	out, err := si.Start(r.Context(), key, source, body.Kind)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return s.startSignIn(w, r, "id", func(si *services.SignIn, id string) (string, string, error) {
+		return si.ConfigTarget(id)
+	})
 }
 
 // waitConfigSignIn is GET /api/source-configs/{id}/auth?flow=ID

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
@@ -28,101 +27,45 @@ func (s *Server) packagesOr() (*services.Packages, error) {
 
 // installPackage is POST /api/source-packages[?consent=DIGEST&enable=true]
 // with a package archive (.tar.gz) as the body: {source, replaced}.
-func (s *Server) installPackage(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.packagesOr()
-	if err != nil {
-		return err
-	}
+func (s *Server) installPackage(p *services.Packages, _ string, w http.ResponseWriter, r *http.Request) error {
 	enable, err := queryBool(r, "enable")
 	if err != nil {
 		return err
 	}
-	if r.ContentLength > services.MaxPackageBytes {
-		return fault.Newf(fault.InputTooLarge, "a source package is at most 64 MiB",
-			"the request body declares %d bytes; a source package is at most %d", r.ContentLength, services.MaxPackageBytes)
-	}
-	if !hasBody(r) {
-		return fault.Invalid("body", "is empty; send the package archive (.tar.gz)")
-	}
-	rc := http.NewResponseController(w)
-	body := &stallReader{r: r.Body, rc: rc, wait: s.Limits.body()}
-	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-	out, err := p.Install(r.Context(), body, services.InstallOptions{Consent: r.URL.Query().Get("consent"), Enable: enable})
+	body, done, err := s.archiveBody(w, r, services.MaxPackageBytes, "source package", "package archive")
 	if err != nil {
 		return err
 	}
-	status := http.StatusCreated
-	if out.Replaced != "" {
-		status = http.StatusOK
-	}
-	return writeJSON(w, status, out)
+	defer done()
+	out, err := p.Install(r.Context(), body, services.InstallOptions{Consent: r.URL.Query().Get("consent"), Enable: enable})
+	return answerInstalled(w, out, out.Replaced, err)
 }
 
 // listPackages is GET /api/source-packages: every source with its state,
 // origin and permissions.
-func (s *Server) listPackages(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.packagesOr()
-	if err != nil {
-		return err
-	}
+func listPackages(p *services.Packages, _ string, w http.ResponseWriter, r *http.Request) error {
 	list, err := p.List(r.Context())
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, api.SourcePackageList{Sources: list})
+	return answerOK(w, api.SourcePackageList{Sources: list}, err)
 }
 
 // showPackage is GET /api/source-packages/{name}.
-func (s *Server) showPackage(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.packagesOr()
-	if err != nil {
-		return err
-	}
-	name, err := param(r, "name")
-	if err != nil {
-		return err
-	}
+func showPackage(p *services.Packages, name string, w http.ResponseWriter, r *http.Request) error {
 	v, err := p.Show(r.Context(), name)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, v)
+	return answerOK(w, v, err)
 }
 
 // removePackage is DELETE /api/source-packages/{name}: {removed, miners}
 // (the miners naming the source, now unavailable).
-func (s *Server) removePackage(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.packagesOr()
-	if err != nil {
-		return err
-	}
-	name, err := param(r, "name")
-	if err != nil {
-		return err
-	}
+func removePackage(p *services.Packages, name string, w http.ResponseWriter, r *http.Request) error {
 	out, err := p.RemoveSource(r.Context(), name)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return answerOK(w, out, err)
 }
 
 // enablePackage is POST /api/source-packages/{name}/enable or /disable
 // (idempotent): the source as it is now.
-func (s *Server) enablePackage(enable bool) handler {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		p, err := s.packagesOr()
-		if err != nil {
-			return err
-		}
-		name, err := param(r, "name")
-		if err != nil {
-			return err
-		}
+func enablePackage(enable bool) func(*services.Packages, string, http.ResponseWriter, *http.Request) error {
+	return func(p *services.Packages, name string, w http.ResponseWriter, r *http.Request) error {
 		v, err := p.SetEnabled(r.Context(), name, enable)
-		if err != nil {
-			return err
-		}
-		return writeJSON(w, http.StatusOK, v)
+		return answerOK(w, v, err)
 	}
 }

@@ -3,10 +3,8 @@ package pack
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,28 +41,7 @@ var epoch = time.Unix(0, 0).UTC()
 // WriteArchive writes p as a deterministic .tar.gz: the manifest, then
 // the module, with fixed times, owners and modes.
 func (p *Package) WriteArchive(w io.Writer) error {
-	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
-	if err != nil {
-		return err
-	}
-	zw.ModTime = epoch
-	tw := tar.NewWriter(zw)
-	for _, f := range []struct {
-		name string
-		body []byte
-	}{{ManifestFile, p.ManifestBytes}, {p.Manifest.Module, p.Module}} {
-		h := &tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: epoch, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		if _, err := tw.Write(f.body); err != nil {
-			return err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	return zw.Close()
+	return WriteTarGz(w, []TarFile{{ManifestFile, p.ManifestBytes}, {p.Manifest.Module, p.Module}})
 }
 
 // ReadArchive reads a package archive: exactly a manifest and the module
@@ -75,38 +52,17 @@ func ReadArchive(r io.Reader) (*Package, error) {
 	bad := func(format string, args ...any) error {
 		return invalid("package", fmt.Sprintf(format, args...), archiveHelp)
 	}
-	zr, err := gzip.NewReader(io.LimitReader(r, MaxArchiveBytes+1))
-	if err != nil {
-		return nil, bad("not a .tar.gz source package: %v", err)
-	}
-	tr := tar.NewReader(zr)
-	files := map[string][]byte{}
-	var total int64
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, bad("the archive is damaged: %v", err)
-		}
+	files, err := ReadTarGz(r, "source package", "package", bad, func(h *tar.Header) (string, bool, error) {
 		if h.Typeflag != tar.TypeReg {
-			return nil, bad("%q is not a regular file; a package holds only %s and its module", h.Name, ManifestFile)
+			return "", false, bad("%q is not a regular file; a package holds only %s and its module", h.Name, ManifestFile)
 		}
 		if h.Name != filepath.Base(h.Name) || h.Name == "." || h.Name == ".." {
-			return nil, bad("%q is inside a folder; a package's files are at its top", h.Name)
+			return "", false, bad("%q is inside a folder; a package's files are at its top", h.Name)
 		}
-		if _, dup := files[h.Name]; dup {
-			return nil, bad("%q appears twice", h.Name)
-		}
-		if total += h.Size; h.Size < 0 || total > MaxArchiveBytes {
-			return nil, bad("the package unpacks to more than %d MiB", MaxArchiveBytes>>20)
-		}
-		b, err := io.ReadAll(io.LimitReader(tr, h.Size+1))
-		if err != nil || int64(len(b)) != h.Size {
-			return nil, bad("%q is truncated", h.Name)
-		}
-		files[h.Name] = b
+		return h.Name, false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	mb, ok := files[ManifestFile]
 	if !ok {

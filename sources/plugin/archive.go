@@ -3,16 +3,13 @@ package plugin
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources/pack"
@@ -25,20 +22,10 @@ func bad(format string, args ...any) error {
 	return fault.New(fault.InputInvalid, "plugin: "+fault.Clip(fmt.Sprintf(format, args...), fault.MaxMsg-16), archiveHelp)
 }
 
-// epoch is every archive entry's time: the same plugin is the same bytes
-// wherever and whenever it is made.
-var epoch = time.Unix(0, 0).UTC()
-
 // Write writes p as a deterministic .tar.gz: the manifest, the signature
 // when there is one, then every module's files by path, with fixed
 // times, owners and modes.
 func (p *Plugin) Write(w io.Writer) error {
-	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
-	if err != nil {
-		return err
-	}
-	zw.ModTime = epoch
-	tw := tar.NewWriter(zw)
 	files := p.files()
 	names := []string{ManifestFile}
 	if p.Signature != nil {
@@ -54,19 +41,11 @@ func (p *Plugin) Write(w io.Writer) error {
 			names = append(names, n)
 		}
 	}
-	for _, n := range names {
-		h := &tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), ModTime: epoch, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		if _, err := tw.Write(files[n]); err != nil {
-			return err
-		}
+	out := make([]pack.TarFile, len(names))
+	for i, n := range names {
+		out[i] = pack.TarFile{Name: n, Body: files[n]}
 	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	return zw.Close()
+	return pack.WriteTarGz(w, out)
 }
 
 // Bytes is p's archive (Write) in memory.
@@ -87,48 +66,27 @@ func (p *Plugin) Bytes() ([]byte, error) {
 // what is wrong. Read does not judge compatibility (Compatible) or the
 // signature (Verify).
 func Read(r io.Reader) (*Plugin, error) {
-	zr, err := gzip.NewReader(io.LimitReader(r, MaxArchiveBytes+1))
-	if err != nil {
-		return nil, bad("not a .tar.gz plugin: %v", err)
-	}
-	tr := tar.NewReader(zr)
-	files := map[string][]byte{}
-	var total int64
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, bad("the archive is damaged: %v", err)
-		}
+	files, err := pack.ReadTarGz(r, "plugin", "plugin", bad, func(h *tar.Header) (string, bool, error) {
 		name := strings.TrimPrefix(h.Name, "./")
 		switch h.Typeflag {
 		case tar.TypeReg:
 		case tar.TypeDir:
 			if !cleanPath(strings.TrimSuffix(name, "/")) {
-				return nil, bad("the folder %q is not a clean relative path", h.Name)
+				return "", false, bad("the folder %q is not a clean relative path", h.Name)
 			}
-			continue
+			return "", true, nil
 		case tar.TypeSymlink, tar.TypeLink:
-			return nil, bad("%q is a link; a plugin holds only regular files", h.Name)
+			return "", false, bad("%q is a link; a plugin holds only regular files", h.Name)
 		default:
-			return nil, bad("%q is not a regular file; a plugin holds only regular files", h.Name)
+			return "", false, bad("%q is not a regular file; a plugin holds only regular files", h.Name)
 		}
 		if !cleanPath(name) || path.Clean(name) != name {
-			return nil, bad("%q is not a clean relative path (no '..', no absolute path, no hidden file)", h.Name)
+			return "", false, bad("%q is not a clean relative path (no '..', no absolute path, no hidden file)", h.Name)
 		}
-		if _, dup := files[name]; dup {
-			return nil, bad("%q appears twice", name)
-		}
-		if total += h.Size; h.Size < 0 || total > MaxArchiveBytes {
-			return nil, bad("the plugin unpacks to more than %d MiB", MaxArchiveBytes>>20)
-		}
-		b, err := io.ReadAll(io.LimitReader(tr, h.Size+1))
-		if err != nil || int64(len(b)) != h.Size {
-			return nil, bad("%q is truncated", name)
-		}
-		files[name] = b
+		return name, false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return fromFiles(files)
 }
