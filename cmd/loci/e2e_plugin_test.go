@@ -182,7 +182,7 @@ func TestPluginRoutesNeedAuthNotMode(t *testing.T) {
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+token)
 	p, _ := notesPackage(t, "notes", "1.0.0", "", guestModule(t))
 	_, arc := notesPlugin(t, "suite", "1.0.0", p)
-	routes := []struct{ method, path, body string }{
+	routes := []authRoute{
 		{"GET", "/api/plugins", ""},
 		{"POST", "/api/plugins/preview", string(arc)},
 		{"POST", "/api/plugins", string(arc)},
@@ -192,18 +192,7 @@ func TestPluginRoutesNeedAuthNotMode(t *testing.T) {
 		{"GET", "/api/plugin-registry/plugins/suite", ""},
 		{"POST", "/api/plugin-registry/install", `{"id":"suite"}`},
 	}
-	for _, rt := range routes {
-		var body any
-		if rt.body != "" {
-			body = rt.body
-		}
-		if r := d.do(rt.method, rt.path, body); r.status != 401 || r.code() != "loci::auth::unauthorized" {
-			t.Fatalf("%s %s without a token: %d %s", rt.method, rt.path, r.status, r.raw)
-		}
-		if r := d.do(rt.method, rt.path, body, "Authorization", "Bearer wrong-token-of-some-length"); r.status != 401 {
-			t.Fatalf("%s %s with a wrong token: %d %s", rt.method, rt.path, r.status, r.raw)
-		}
-	}
+	refusedWithoutToken(t, d, routes)
 	if ents, _ := os.ReadDir(filepath.Join(palace, "sources")); len(ents) != 0 {
 		t.Fatalf("an unauthenticated install left files: %v", ents)
 	}
@@ -211,11 +200,7 @@ func TestPluginRoutesNeedAuthNotMode(t *testing.T) {
 	// registry routes answer as the registries do (none is configured),
 	// never 401 or 403.
 	for _, rt := range routes {
-		var body any
-		if rt.body != "" {
-			body = rt.body
-		}
-		r := d.do(rt.method, rt.path, body, "Authorization", "Bearer "+token, "X-Loci-Mode", "read_only")
+		r := d.do(rt.method, rt.path, rt.payload(), "Authorization", "Bearer "+token, "X-Loci-Mode", "read_only")
 		if r.status == 401 || r.status == 403 || (!strings.Contains(rt.path, "registry") && r.status >= 300) {
 			t.Fatalf("%s %s with the token in read_only mode: %d %s", rt.method, rt.path, r.status, r.raw)
 		}

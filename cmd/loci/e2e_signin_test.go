@@ -134,6 +134,21 @@ func random(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// signInDaemon starts a daemon logging at debug with the source notes
+// installed and enabled, declaring the sign-in oauth (TOML lines of its
+// [oauth] table): the daemon, its answers, and its events as they come.
+func signInDaemon(t *testing.T, home, palace, oauth string) (*daemon, *answers, func() string) {
+	t.Helper()
+	d := start(t, home, palace, "LOCI_LOG=debug")
+	rc := &answers{d: d}
+	evs := events(t, d)
+	digest, arc := signinPackage(t, "notes", oauth)
+	if r, _ := rc.do("POST", "/api/source-packages?consent="+digest+"&enable=true", arc); r.status != 201 {
+		t.Fatalf("install: %d %s", r.status, r.raw)
+	}
+	return d, rc, evs
+}
+
 // signinPackage is the notes guest as the source name, declaring the
 // sign-in oauth (TOML lines of its [oauth] table).
 func signinPackage(t *testing.T, name, oauth string) (digest string, archive []byte) {
@@ -278,14 +293,8 @@ func TestSignInDeviceFlow(t *testing.T) {
 	srv := newDeviceServer(t)
 	srv.expiresIn = 60 // within the refresh margin: every run refreshes
 	home, palace := newPalace(t)
-	d := start(t, home, palace, "LOCI_LOG=debug")
-	rc := &answers{d: d}
-	evs := events(t, d)
-	digest, arc := signinPackage(t, "notes", "provider = \"Test Device\"\nclient_id = \"loci-test\"\n"+
+	d, rc, evs := signInDaemon(t, home, palace, "provider = \"Test Device\"\nclient_id = \"loci-test\"\n"+
 		"device_authorization_url = \""+srv.URL+"/device\"\ntoken_url = \""+srv.URL+"/token\"\nscopes = [\"notes.read\"]\n")
-	if r, _ := rc.do("POST", "/api/source-packages?consent="+digest+"&enable=true", arc); r.status != 201 {
-		t.Fatalf("install: %d %s", r.status, r.raw)
-	}
 	r, _ := rc.do("GET", "/api/source-packages/notes", nil)
 	if get[bool](r.body, "auth", "signed_in") || get[string](r.body, "auth", "provider") != "Test Device" || fmt.Sprint(get[[]any](r.body, "auth", "flows")) != "[device]" {
 		t.Fatalf("the status before sign-in: %s", r.raw)
@@ -557,14 +566,8 @@ func TestSignInBrowserFlow(t *testing.T) {
 	needsSandbox(t)
 	mock := startMockServer(t)
 	home, palace := newPalace(t)
-	d := start(t, home, palace, "LOCI_LOG=debug")
-	rc := &answers{d: d}
-	evs := events(t, d)
-	digest, arc := signinPackage(t, "notes", "provider = \"Mock\"\nclient_id = \"loci-test\"\n"+
+	d, rc, evs := signInDaemon(t, home, palace, "provider = \"Mock\"\nclient_id = \"loci-test\"\n"+
 		"authorization_url = \""+mock.url+"/authorize\"\ntoken_url = \""+mock.url+"/token\"\nscopes = [\"openid\", \"notes\"]\n")
-	if r, _ := rc.do("POST", "/api/source-packages?consent="+digest+"&enable=true", arc); r.status != 201 {
-		t.Fatalf("install: %d %s", r.status, r.raw)
-	}
 	if r, _ := rc.do("PUT", "/api/source-configs/work", map[string]any{"source": "notes", "credential": map[string]any{"oauth": true}}); r.status != 201 && r.status != 200 {
 		t.Fatalf("put the configuration: %d %s", r.status, r.raw)
 	}

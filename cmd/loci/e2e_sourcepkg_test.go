@@ -289,7 +289,7 @@ func TestSourcePackageRoutesNeedAuthNotMode(t *testing.T) {
 	const token = "a-long-enough-secret-for-tests"
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+token)
 	_, arc := notesPackage(t, "notes", "1.0.0", "", guestModule(t))
-	routes := []struct{ method, path, body string }{
+	routes := []authRoute{
 		{"GET", "/api/source-packages", ""},
 		{"POST", "/api/source-packages", string(arc)},
 		{"GET", "/api/source-packages/notes", ""},
@@ -297,34 +297,44 @@ func TestSourcePackageRoutesNeedAuthNotMode(t *testing.T) {
 		{"POST", "/api/source-packages/notes/disable", ""},
 		{"DELETE", "/api/source-packages/notes", ""},
 	}
-	for _, rt := range routes {
-		var body any
-		if rt.body != "" {
-			body = rt.body
-		}
-		if r := d.do(rt.method, rt.path, body); r.status != 401 || r.code() != "loci::auth::unauthorized" {
-			t.Fatalf("%s %s without a token: %d %s", rt.method, rt.path, r.status, r.raw)
-		}
-		if r := d.do(rt.method, rt.path, body, "Authorization", "Bearer wrong-token-of-some-length"); r.status != 401 {
-			t.Fatalf("%s %s with a wrong token: %d %s", rt.method, rt.path, r.status, r.raw)
-		}
-	}
+	refusedWithoutToken(t, d, routes)
 	if ents, _ := os.ReadDir(filepath.Join(palace, "sources")); len(ents) != 0 {
 		t.Fatalf("an unauthenticated install left files: %v", ents)
 	}
 	want := []int{200, 201, 200, 200, 200, 200}
 	for i, rt := range routes {
-		var body any
-		if rt.body != "" {
-			body = rt.body
-		}
-		r := d.do(rt.method, rt.path, body, "Authorization", "Bearer "+token, "X-Loci-Mode", "read_only")
+		r := d.do(rt.method, rt.path, rt.payload(), "Authorization", "Bearer "+token, "X-Loci-Mode", "read_only")
 		if r.status != want[i] {
 			t.Fatalf("%s %s with the token in read_only mode: %d %s", rt.method, rt.path, r.status, r.raw)
 		}
 	}
 	if r := d.do("GET", "/api/source-packages/notes", nil, "Authorization", "Bearer "+token); r.status != 404 {
 		t.Fatalf("removed: %d %s", r.status, r.raw)
+	}
+}
+
+// authRoute is a route under an authentication test; body "" is none.
+type authRoute struct{ method, path, body string }
+
+// payload is rt's body for d.do: nil when it has none.
+func (rt authRoute) payload() any {
+	if rt.body == "" {
+		return nil
+	}
+	return rt.body
+}
+
+// refusedWithoutToken checks that every route answers 401
+// loci::auth::unauthorized without a token, and 401 with a wrong one.
+func refusedWithoutToken(t *testing.T, d *daemon, routes []authRoute) {
+	t.Helper()
+	for _, rt := range routes {
+		if r := d.do(rt.method, rt.path, rt.payload()); r.status != 401 || r.code() != "loci::auth::unauthorized" {
+			t.Fatalf("%s %s without a token: %d %s", rt.method, rt.path, r.status, r.raw)
+		}
+		if r := d.do(rt.method, rt.path, rt.payload(), "Authorization", "Bearer wrong-token-of-some-length"); r.status != 401 {
+			t.Fatalf("%s %s with a wrong token: %d %s", rt.method, rt.path, r.status, r.raw)
+		}
 	}
 }
 
