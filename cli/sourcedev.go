@@ -762,8 +762,14 @@ mining.trusted_keys signed (a plugin may also carry its own signature).`,
 			if res.Key != "" {
 				signed = "signed by " + res.Key
 			}
-			a.printf("indexed %d %s (%d %s, %d %s) into %s (%s)\n", n, plural(n, "archive", "archives"),
-				len(ix.Sources), plural(len(ix.Sources), "source", "sources"), len(ix.Plugins), plural(len(ix.Plugins), "plugin", "plugins"), out, signed)
+			var of []string
+			if ns := len(ix.Sources); ns > 0 {
+				of = append(of, fmt.Sprintf("%d %s", ns, plural(ns, "source", "sources")))
+			}
+			if np := len(ix.Plugins); np > 0 {
+				of = append(of, fmt.Sprintf("%d %s", np, plural(np, "plugin", "plugins")))
+			}
+			a.printf("indexed %d %s of %s into %s (%s)\n", n, plural(n, "archive", "archives"), strings.Join(of, " and "), out, signed)
 			line := func(kind, name string, rels []pack.IndexRelease) {
 				var vs []string
 				for _, v := range rels {

@@ -710,8 +710,8 @@ func TestIndexCommandPlugins(t *testing.T) {
 	// Sources beside it and in a folder of their own are indexed too.
 	writeFile(t, filepath.Join(dir, "notes-1.0.0.tar.gz"), sourceArchive(t, "notes", "1.0.0"))
 	writeFile(t, filepath.Join(dir, "sources", "todo-0.1.0.tar.gz"), sourceArchive(t, "todo", "0.1.0"))
-	if _, errOut, code := runLoci(t, "source", "index", dir); code != 0 {
-		t.Fatal(errOut)
+	if out, errOut, code := runLoci(t, "source", "index", dir); code != 0 || !strings.Contains(out, "indexed 3 archives of 2 sources and 1 plugin into") {
+		t.Fatalf("%d\n%s%s", code, out, errOut)
 	}
 	if ix := readIndex(t, dir); len(ix.Sources) != 2 || ix.Sources[1].Versions[0].Archive != "sources/todo-0.1.0.tar.gz" || len(ix.Plugins) != 1 {
 		t.Fatalf("index %s", ix.Marshal())
