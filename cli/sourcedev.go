@@ -20,6 +20,7 @@ import (
 
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources/pack"
+	"github.com/loci-dev/loci/sources/plugin"
 )
 
 // sourceDevCmds are the local commands for writing a source package, no
@@ -637,30 +638,57 @@ type IndexResult struct {
 	// Key is the signing key's public text form ("" unsigned).
 	Key     string             `json:"key,omitempty"`
 	Sources []pack.IndexSource `json:"sources"`
+	Plugins []pack.IndexPlugin `json:"plugins"`
+	// Warnings are what the publisher should know (the private key
+	// inside the registry's folder).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func (a *app) sourceIndexCmd() *cobra.Command {
 	var keyFile, out string
+	var yank, unyank []string
 	c := &cobra.Command{
 		Use:   "index DIR",
-		Short: "Write a static source registry's index over the package archives in a folder",
-		Long: `Write index.json over the *.tar.gz source packages in DIR: a static registry
-any web server, folder or git repository can serve as it is. Each archive
-is read and checked (a bad one is an error naming it); the index lists
-each source's versions, newest first, with the archive's file name,
-SHA-256, size, contract and loci requirement, and with --sign KEYFILE
-(loci source keygen) an ed25519 signature over each archive and the
-public key. --out names the index (default DIR/index.json); it sits
-beside the archives it names.
+		Short: "Write a static registry's index over the source packages and plugins in a folder",
+		Long: `Write index.json over the *.tar.gz archives in DIR and in its folders one
+level down (DIR/plugins/, DIR/notes/...; folders beginning with a dot are
+skipped): a static registry any web server, folder or git repository can
+serve as it is. Each archive is read as a source package (loci source
+package) or, failing that, as a plugin (loci-plugin.toml and its source
+modules); one that is neither is an error naming it, and nothing is
+written. A folder with no archive is an error; one with only plugins is
+a plugin registry. Sources are listed by name and plugins by id, each
+version newest first, with the archive's path, SHA-256, size, contract
+and loci requirement; with --sign KEYFILE (loci source keygen) an ed25519
+signature over each archive's bytes and the public key. Keep the private
+key out of DIR: whoever serves DIR publishes what is in it (index warns).
+
+--out names the index (default DIR/index.json); it sits in DIR.
+
+Yanking: a publisher withdraws a version with --yank NAME@VERSION (a
+reader installs it only when pinned) and restores it with --unyank
+(both repeatable; a NAME@VERSION the index does not list is an error,
+and nothing is written). Indexing again keeps the yanked flags of the
+releases the index already had (same name, version and SHA-256).
 
 The format (version 1):
-  {"version": 1, "sources": [{"name", "description", "versions": [
-    {"version", "archive", "sha256", "size", "contract", "loci",
-     "signature", "key", "yanked"}]}],
-   "plugins": [{"id", "description", "versions": [...]}]}
-An archive's path is relative to the index's folder (folders below it
-allowed, never above it); a publisher withdraws a version by setting
-"yanked": true (installed only when pinned).`,
+  {"version": 1,
+   "sources": [{"name", "description", "versions": [RELEASE...]}],
+   "plugins": [{"id", "description", "versions": [RELEASE...]}]}
+  RELEASE: {"version"   semantic version (the manifest's),
+            "archive"   path relative to the index's folder, "/" between
+                        folders, never above it,
+            "sha256"    the archive file's SHA-256, lowercase hex,
+            "size"      its size in bytes,
+            "contract"  the source contract it needs (a plugin: the
+                        highest of its source modules'),
+            "loci"      the loci versions it runs on (the manifest's),
+            "signature", "key"  ed25519 over the archive's bytes, and the
+                        public key ("loci-ed25519 <base64>"),
+            "yanked"    true: withdrawn}
+A daemon lists the folder (or its URL) in mining.registries; with
+mining.signature_policy = required it installs only what a key in
+mining.trusted_keys signed (a plugin may also carry its own signature).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			dir, err := filepath.Abs(args[0])
@@ -668,7 +696,7 @@ allowed, never above it); a publisher withdraws a version by setting
 				return fault.Newf(fault.InputInvalid, "give the registry's folder", "DIR %q: %v", args[0], err)
 			}
 			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				return fault.Newf(fault.InputInvalid, "give the folder holding the package archives", "%s is not a folder", dir)
+				return fault.Newf(fault.InputInvalid, "give the folder holding the package and plugin archives", "%s is not a folder", dir)
 			}
 			if out == "" {
 				out = filepath.Join(dir, pack.IndexFile)
@@ -677,25 +705,55 @@ allowed, never above it); a publisher withdraws a version by setting
 				return fault.Newf(fault.InputInvalid, "give --out a file path", "--out: %v", err)
 			}
 			if filepath.Dir(out) != dir {
-				return fault.Newf(fault.InputInvalid, "write the index into DIR: it names its archives by their file names beside it",
+				return fault.Newf(fault.InputInvalid, "write the index into DIR: it names its archives by their paths below it",
 					"--out %s is not in %s", out, dir)
 			}
+			for _, y := range yank {
+				if slices.Contains(unyank, y) {
+					return fault.Newf(fault.InputInvalid, "name a release in --yank or in --unyank, not both", "%s is both yanked and unyanked", fault.Clip(y, fault.MaxQuoted))
+				}
+			}
 			var key []byte
+			var warnings []string
 			if keyFile != "" {
 				if key, err = os.ReadFile(keyFile); err != nil {
 					return fault.Newf(fault.InputInvalid, "give the private key file loci source keygen wrote (PREFIX.key)", "--sign %s: %v", keyFile, err)
 				}
+				if inside(dir, keyFile) {
+					w := fmt.Sprintf("the private key %s is inside the registry's folder %s: whoever serves the folder publishes it, and anyone could sign as you. Move it out of the folder (and make a new key pair if the folder was already served)", keyFile, dir)
+					warnings = append(warnings, w)
+					fmt.Fprintf(a.stderrOrDiscard(), "warning: %s\n", safeText(w))
+				}
 			}
-			ix, n, err := indexDir(dir, key, keyFile)
+			prev, err := previousIndex(out)
 			if err != nil {
 				return err
+			}
+			ix, n, err := indexDir(dir, key, keyFile, prev)
+			if err != nil {
+				return err
+			}
+			for _, y := range yank {
+				if err := ix.SetYanked(y, true); err != nil {
+					return err
+				}
+			}
+			for _, y := range unyank {
+				if err := ix.SetYanked(y, false); err != nil {
+					return err
+				}
 			}
 			if err := writeFileAtomic(out, ix.Marshal(), 0o644); err != nil {
 				return err
 			}
-			res := IndexResult{Index: out, Archives: n, Sources: ix.Sources}
-			if n > 0 && ix.Sources[0].Versions[0].Key != "" {
+			res := IndexResult{Index: out, Archives: n, Sources: ix.Sources, Plugins: ix.Plugins, Warnings: warnings}
+			if res.Plugins == nil {
+				res.Plugins = []pack.IndexPlugin{}
+			}
+			if len(ix.Sources) > 0 {
 				res.Key = ix.Sources[0].Versions[0].Key
+			} else if len(ix.Plugins) > 0 {
+				res.Key = ix.Plugins[0].Versions[0].Key
 			}
 			if a.jsonOut {
 				return a.out(res)
@@ -704,48 +762,115 @@ allowed, never above it); a publisher withdraws a version by setting
 			if res.Key != "" {
 				signed = "signed by " + res.Key
 			}
-			a.printf("indexed %d %s of %d %s into %s (%s)\n", n, plural(n, "archive", "archives"), len(ix.Sources), plural(len(ix.Sources), "source", "sources"), out, signed)
-			for _, s := range ix.Sources {
+			var of []string
+			if ns := len(ix.Sources); ns > 0 {
+				of = append(of, fmt.Sprintf("%d %s", ns, plural(ns, "source", "sources")))
+			}
+			if np := len(ix.Plugins); np > 0 {
+				of = append(of, fmt.Sprintf("%d %s", np, plural(np, "plugin", "plugins")))
+			}
+			a.printf("indexed %d %s of %s into %s (%s)\n", n, plural(n, "archive", "archives"), strings.Join(of, " and "), out, signed)
+			line := func(kind, name string, rels []pack.IndexRelease) {
 				var vs []string
-				for _, v := range s.Versions {
-					vs = append(vs, v.Version)
+				for _, v := range rels {
+					if v.Yanked {
+						vs = append(vs, v.Version+" (yanked)")
+					} else {
+						vs = append(vs, v.Version)
+					}
 				}
-				a.printf("  %-20s %s\n", s.Name, strings.Join(vs, ", "))
+				a.printf("  %-6s %-20s %s\n", kind, name, strings.Join(vs, ", "))
+			}
+			for _, s := range ix.Sources {
+				line("source", s.Name, s.Versions)
+			}
+			for _, p := range ix.Plugins {
+				line("plugin", p.ID, p.Versions)
 			}
 			return nil
 		},
 	}
-	c.Flags().StringVar(&keyFile, "sign", "", "sign each archive with this private key (loci source keygen's PREFIX.key)")
+	c.Flags().StringVar(&keyFile, "sign", "", "sign each archive with this private key (loci source keygen's PREFIX.key; keep it out of DIR)")
 	c.Flags().StringVar(&out, "out", "", "the index file (default DIR/index.json)")
+	c.Flags().StringArrayVar(&yank, "yank", nil, "withdraw the release NAME@VERSION (a source's or a plugin's; repeatable)")
+	c.Flags().StringArrayVar(&unyank, "unyank", nil, "restore the yanked release NAME@VERSION (repeatable)")
 	return c
 }
 
-// indexDir is the index of the archives in dir, signed with the private
-// key file's bytes when there are any, and how many archives it lists.
-func indexDir(dir string, keyBytes []byte, keyFile string) (*pack.Index, int, error) {
-	names, err := filepath.Glob(filepath.Join(dir, "*.tar.gz"))
+// inside reports whether file is in dir or a folder below it (through
+// symbolic links as far as they resolve).
+func inside(dir, file string) bool {
+	abs, err := filepath.Abs(file)
 	if err != nil {
-		return nil, 0, fault.Wrap(fault.IOFailed, err, "cannot list "+dir+": "+err.Error(), "check the folder")
+		return false
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	rel, err := filepath.Rel(dir, abs)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// previousIndex is the index at out being replaced (nil when there is
+// none): its yanked flags carry over. One that cannot be read is an
+// error, so a flag is never dropped silently.
+func previousIndex(out string) (*pack.Index, error) {
+	b, err := os.ReadFile(out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fault.Wrap(fault.IOFailed, err, "cannot read the index "+out+": "+err.Error(), "check the file")
+	}
+	ix, err := pack.ParseIndex(b)
+	if err != nil {
+		return nil, fault.New(fault.InputInvalid, fmt.Sprintf("the index already at %s cannot be read (its yanked flags would be lost): %s", out, fault.As(err).Msg),
+			"correct it, or remove it to index afresh (then yank again with --yank); nothing was written")
+	}
+	return ix, nil
+}
+
+// indexDir is the index of the source package and plugin archives in dir
+// and its folders one level down (not those beginning with a dot),
+// signed with the private key file's bytes when there are any, keeping
+// prev's yanked flags, and how many archives it lists.
+func indexDir(dir string, keyBytes []byte, keyFile string, prev *pack.Index) (*pack.Index, int, error) {
+	var names []string
+	for _, pattern := range []string{"*.tar.gz", filepath.Join("*", "*.tar.gz")} {
+		m, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			return nil, 0, fault.Wrap(fault.IOFailed, err, "cannot list "+dir+": "+err.Error(), "check the folder")
+		}
+		for _, n := range m {
+			rel, _ := filepath.Rel(dir, n)
+			if !strings.HasPrefix(rel, ".") {
+				names = append(names, n)
+			}
+		}
 	}
 	if len(names) == 0 {
-		return nil, 0, fault.Newf(fault.InputInvalid, "pack sources with loci source package and copy the archives there",
-			"%s holds no *.tar.gz source packages", dir)
+		return nil, 0, fault.Newf(fault.InputInvalid, "pack sources with loci source package (or plugins) and copy the archives there, beside the index or one folder down",
+			"%s holds no *.tar.gz source packages or plugins", dir)
 	}
 	slices.Sort(names)
 	var archives []pack.IndexArchive
 	for _, n := range names {
 		fi, err := os.Stat(n)
 		if err != nil || !fi.Mode().IsRegular() {
-			return nil, 0, fault.Newf(fault.InputInvalid, "remove it or make it a package archive", "%s is not a file", n)
+			return nil, 0, fault.Newf(fault.InputInvalid, "remove it or make it a package or plugin archive", "%s is not a file", n)
 		}
 		if fi.Size() > pack.MaxArchiveBytes {
-			return nil, 0, fault.Newf(fault.InputInvalid, "a package is at most 64 MiB", "%s is larger than a package may be", n)
+			return nil, 0, fault.Newf(fault.InputInvalid, "a package or plugin is at most 64 MiB", "%s is larger than a package may be", n)
 		}
 		b, err := os.ReadFile(n)
 		if err != nil {
 			return nil, 0, fault.Wrap(fault.IOFailed, err, "cannot read "+n+": "+err.Error(), "check the file")
 		}
-		archives = append(archives, pack.IndexArchive{File: filepath.Base(n), Bytes: b})
+		rel, _ := filepath.Rel(dir, n)
+		archives = append(archives, pack.IndexArchive{File: filepath.ToSlash(rel), Bytes: b})
 	}
 	var key ed25519.PrivateKey
 	if keyBytes != nil {
@@ -756,7 +881,7 @@ func indexDir(dir string, keyBytes []byte, keyFile string) (*pack.Index, int, er
 		}
 		key = k
 	}
-	ix, err := pack.BuildIndex(archives, key)
+	ix, err := pack.BuildIndexWith(archives, pack.IndexOptions{Key: key, Plugin: plugin.IndexInfo, Previous: prev})
 	if err != nil {
 		var fe *fault.Error
 		if errors.As(err, &fe) {

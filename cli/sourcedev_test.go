@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"go/format"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -20,6 +22,7 @@ import (
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources/contract"
 	"github.com/loci-dev/loci/sources/pack"
+	"github.com/loci-dev/loci/sources/plugin"
 )
 
 // runLoci runs the command line in-process, as cmd/loci does.
@@ -537,4 +540,223 @@ func host(t *testing.T, g guest, req contract.Request, a *contract.Answer, loc s
 	}
 	req.State = a.State
 	return g.call(req)
+}
+
+// sourceArchive is the archive of a small source package name@version
+// (a WebAssembly header for its module).
+func sourceArchive(t *testing.T, name, version string) []byte {
+	t.Helper()
+	mb := fmt.Sprintf("contract = 1\nname = %q\nversion = %q\nmodule = \"%s.wasm\"\n\n[permissions]\nread = [\"locator\"]\n", name, version, name)
+	m, err := pack.ParseManifest([]byte(mb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pack.Package{Manifest: m, ManifestBytes: []byte(mb), Module: []byte("\x00asm\x01\x00\x00\x00" + name + version)}
+	var b bytes.Buffer
+	if err := p.WriteArchive(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// pluginArchive is the archive of a plugin id@version carrying one
+// source module, alpha.
+func pluginArchive(t *testing.T, id, version string) []byte {
+	t.Helper()
+	mb := fmt.Sprintf("id = %q\nversion = %q\ndescription = \"a bundle\"\nloci = \">= 0.1.0\"\n\n[[modules]]\nkind = \"source\"\npath = \"alpha\"\n", id, version)
+	m, err := plugin.ParseManifest([]byte(mb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := pack.ReadArchive(bytes.NewReader(sourceArchive(t, "alpha", "0.1.0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := (&plugin.Plugin{Manifest: m, ManifestBytes: []byte(mb), Sources: []plugin.Source{{Path: "alpha", Package: src}}}).Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeFile(t *testing.T, p string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readIndex(t *testing.T, dir string) *pack.Index {
+	t.Helper()
+	ix, err := pack.ParseIndex(mustRead(t, filepath.Join(dir, pack.IndexFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+// yankedOf is each release's yanked flag by "name@version" (sources and
+// plugins).
+func yankedOf(ix *pack.Index) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range ix.Sources {
+		for _, r := range s.Versions {
+			out[s.Name+"@"+r.Version] = r.Yanked
+		}
+	}
+	for _, p := range ix.Plugins {
+		for _, r := range p.Versions {
+			out["plugin "+p.ID+"@"+r.Version] = r.Yanked
+		}
+	}
+	return out
+}
+
+// TestIndexCommandYank: --yank and --unyank set a release's flag (a
+// source's or a plugin's); indexing again after a new release keeps the
+// flags already in index.json; an unknown NAME@VERSION is an error naming
+// it and the index is left as it was; an unreadable index already there
+// is an error rather than a silent un-yank.
+func TestIndexCommandYank(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "notes-1.0.0.tar.gz"), sourceArchive(t, "notes", "1.0.0"))
+	writeFile(t, filepath.Join(dir, "notes-1.1.0.tar.gz"), sourceArchive(t, "notes", "1.1.0"))
+	writeFile(t, filepath.Join(dir, "plugins", "bundle-1.0.0.tar.gz"), pluginArchive(t, "bundle", "1.0.0"))
+	if _, errOut, code := runLoci(t, "source", "index", dir, "--yank", "notes@1.0.0", "--yank", "bundle@1.0.0"); code != 0 {
+		t.Fatal(errOut)
+	}
+	want := map[string]bool{"notes@1.0.0": true, "notes@1.1.0": false, "plugin bundle@1.0.0": true}
+	if got := yankedOf(readIndex(t, dir)); !maps.Equal(got, want) {
+		t.Fatalf("after --yank: %v, want %v", got, want)
+	}
+	// A new release, indexed again: the yanks stay.
+	writeFile(t, filepath.Join(dir, "notes-1.2.0.tar.gz"), sourceArchive(t, "notes", "1.2.0"))
+	out, errOut, code := runLoci(t, "source", "index", dir)
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	want["notes@1.2.0"] = false
+	if got := yankedOf(readIndex(t, dir)); !maps.Equal(got, want) {
+		t.Fatalf("re-indexed: %v, want %v", got, want)
+	}
+	if !strings.Contains(out, "1.0.0 (yanked)") || !strings.Contains(out, "bundle") {
+		t.Fatalf("the summary does not show the yank or the plugin:\n%s", out)
+	}
+	if _, errOut, code := runLoci(t, "source", "index", dir, "--unyank", "notes@1.0.0"); code != 0 {
+		t.Fatal(errOut)
+	}
+	want["notes@1.0.0"] = false
+	if got := yankedOf(readIndex(t, dir)); !maps.Equal(got, want) {
+		t.Fatalf("after --unyank: %v, want %v", got, want)
+	}
+	before := mustRead(t, filepath.Join(dir, pack.IndexFile))
+	for _, args := range [][]string{{"--yank", "notes@9.9.9"}, {"--unyank", "ghost@1.0.0"}, {"--yank", "notes"}, {"--yank", "notes@1.1.0", "--unyank", "notes@1.1.0"}} {
+		_, errOut, code := runLoci(t, append([]string{"source", "index", dir}, args...)...)
+		if code == 0 || !strings.Contains(errOut, args[1]) {
+			t.Errorf("index %v: %d\n%s", args, code, errOut)
+		}
+		if !bytes.Equal(before, mustRead(t, filepath.Join(dir, pack.IndexFile))) {
+			t.Fatalf("a refused index %v changed index.json", args)
+		}
+	}
+	writeFile(t, filepath.Join(dir, pack.IndexFile), []byte("{not json"))
+	if _, errOut, code := runLoci(t, "source", "index", dir); code == 0 || !strings.Contains(errOut, "yanked") {
+		t.Fatalf("over an unreadable index: %d\n%s", code, errOut)
+	}
+}
+
+// TestIndexCommandPlugins: plugin archives (beside the index or one
+// folder down, e.g. plugins/) are indexed under plugins by id with their
+// version, path, digest, size, contract, loci and signature; a folder of
+// plugins only is a registry; an empty one, or one with an archive that
+// is neither, is an error and writes nothing; folders beginning with a
+// dot are skipped.
+func TestIndexCommandPlugins(t *testing.T) {
+	dir := t.TempDir()
+	plug := pluginArchive(t, "bundle", "1.0.0")
+	writeFile(t, filepath.Join(dir, "plugins", "bundle-1.0.0.tar.gz"), plug)
+	writeFile(t, filepath.Join(dir, ".git", "junk.tar.gz"), []byte("junk"))
+	keys := filepath.Join(t.TempDir(), "release")
+	if _, errOut, code := runLoci(t, "source", "keygen", "--out", keys); code != 0 {
+		t.Fatal(errOut)
+	}
+	out, errOut, code := runLoci(t, "--json", "source", "index", dir, "--sign", keys+".key")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	if strings.Contains(errOut, "warning") {
+		t.Fatalf("a key outside the folder warned: %s", errOut)
+	}
+	var res IndexResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ix := readIndex(t, dir)
+	if len(ix.Sources) != 0 || len(ix.Plugins) != 1 || res.Archives != 1 || len(res.Plugins) != 1 || res.Key == "" {
+		t.Fatalf("index %s\nresult %s", ix.Marshal(), out)
+	}
+	p, r := ix.Plugins[0], ix.Plugins[0].Versions[0]
+	if p.ID != "bundle" || p.Description != "a bundle" || r.Version != "1.0.0" || r.Archive != "plugins/bundle-1.0.0.tar.gz" ||
+		r.SHA256 != pack.Digest(plug) || r.Size != int64(len(plug)) || r.Contract != 1 || r.Loci != ">= 0.1.0" || r.Key != res.Key {
+		t.Fatalf("plugin entry %+v", p)
+	}
+	pub, _ := pack.ParsePublicKey(r.Key)
+	if err := pack.Verify(pub, plug, r.Signature); err != nil {
+		t.Fatal(err)
+	}
+	// Sources beside it and in a folder of their own are indexed too.
+	writeFile(t, filepath.Join(dir, "notes-1.0.0.tar.gz"), sourceArchive(t, "notes", "1.0.0"))
+	writeFile(t, filepath.Join(dir, "sources", "todo-0.1.0.tar.gz"), sourceArchive(t, "todo", "0.1.0"))
+	if out, errOut, code := runLoci(t, "source", "index", dir); code != 0 || !strings.Contains(out, "indexed 3 archives of 2 sources and 1 plugin into") {
+		t.Fatalf("%d\n%s%s", code, out, errOut)
+	}
+	if ix := readIndex(t, dir); len(ix.Sources) != 2 || ix.Sources[1].Versions[0].Archive != "sources/todo-0.1.0.tar.gz" || len(ix.Plugins) != 1 {
+		t.Fatalf("index %s", ix.Marshal())
+	}
+	before := mustRead(t, filepath.Join(dir, pack.IndexFile))
+	writeFile(t, filepath.Join(dir, "plugins", "junk.tar.gz"), []byte("junk"))
+	if _, errOut, code := runLoci(t, "source", "index", dir); code == 0 || !strings.Contains(errOut, "plugins/junk.tar.gz is neither a source package") {
+		t.Fatalf("junk: %d\n%s", code, errOut)
+	}
+	if !bytes.Equal(before, mustRead(t, filepath.Join(dir, pack.IndexFile))) {
+		t.Fatal("a refused index changed index.json")
+	}
+	empty := t.TempDir()
+	if _, errOut, code := runLoci(t, "source", "index", empty); code == 0 || !strings.Contains(errOut, "no *.tar.gz") {
+		t.Fatalf("an empty folder: %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(empty, pack.IndexFile)); err == nil {
+		t.Fatal("an empty folder got an index")
+	}
+}
+
+// TestIndexCommandWarnsOfKeyInside: signing with a private key inside
+// the registry's folder warns (stderr and the JSON result's warnings)
+// and still indexes; the help describes sources, plugins, contract,
+// yanking and the key's place.
+func TestIndexCommandWarnsOfKeyInside(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "notes-1.0.0.tar.gz"), sourceArchive(t, "notes", "1.0.0"))
+	keys := filepath.Join(dir, "keys", "release")
+	if _, errOut, code := runLoci(t, "source", "keygen", "--out", keys); code != 0 {
+		t.Fatal(errOut)
+	}
+	out, errOut, code := runLoci(t, "source", "index", dir, "--sign", keys+".key")
+	if code != 0 || !strings.Contains(errOut, "warning: the private key "+keys+".key is inside the registry's folder") {
+		t.Fatalf("%d\n%s\n%s", code, out, errOut)
+	}
+	out, _, code = runLoci(t, "--json", "source", "index", dir, "--sign", keys+".key")
+	var res IndexResult
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "publishes it") {
+		t.Fatalf("json warnings: %d %s", code, out)
+	}
+	help, _, _ := runLoci(t, "source", "index", "--help")
+	for _, w := range []string{`"plugins"`, `"contract"`, `"yanked"`, "--yank", "--unyank", "loci-plugin.toml", "highest of its source modules", "out of DIR", "signature_policy"} {
+		if !strings.Contains(help, w) {
+			t.Errorf("the help does not mention %s:\n%s", w, help)
+		}
+	}
 }

@@ -114,44 +114,104 @@ type IndexArchive struct {
 	Bytes []byte
 }
 
-// BuildIndex is the index of archives, each signed by key when key is
-// not nil. Every archive is read (ReadArchive); one that is not a
-// package, or a second archive of the same source and version, is
-// loci::input::invalid naming the file. The index is the same bytes for
-// the same archives in any order: sources by name, versions newest first.
+// IndexPluginInfo is what an index lists of a plugin archive: its
+// manifest's id, version, description and loci requirement, and the
+// highest contract among its source modules (a reader picks a version
+// that runs on it without downloading it).
+type IndexPluginInfo struct {
+	ID, Version, Description, Loci string
+	Contract                       int
+}
+
+// IndexOptions are BuildIndexWith's choices.
+type IndexOptions struct {
+	// Key signs each archive's bytes (nil: unsigned).
+	Key ed25519.PrivateKey
+	// Plugin reads an archive that is not a source package as a plugin
+	// (sources/plugin's IndexInfo); nil: only source packages.
+	Plugin func(archive []byte) (IndexPluginInfo, error)
+	// Previous is the index being replaced (nil: none): a release it
+	// marks yanked stays yanked when its kind, name, version and
+	// SHA-256 are the same.
+	Previous *Index
+}
+
+// BuildIndex is the index of source package archives, each signed by key
+// when key is not nil: BuildIndexWith without plugins or a previous index.
 func BuildIndex(archives []IndexArchive, key ed25519.PrivateKey) (*Index, error) {
+	return BuildIndexWith(archives, IndexOptions{Key: key})
+}
+
+// BuildIndexWith is the index of archives. Every archive is read as a
+// source package (ReadArchive) or, failing that and with o.Plugin, as a
+// plugin; one that is neither, or a second archive of the same source (or
+// plugin) and version, is loci::input::invalid naming the file. Releases
+// o.Previous marks yanked stay yanked. The index is the same bytes for
+// the same archives in any order: sources by name and plugins by id,
+// versions newest first.
+func BuildIndexWith(archives []IndexArchive, o IndexOptions) (*Index, error) {
 	type rel struct {
 		r    IndexRelease
 		v    *semver.Version
 		desc string
 	}
+	yanked := map[string]bool{} // kind name@version sha256
+	if o.Previous != nil {
+		for _, s := range o.Previous.Sources {
+			for _, r := range s.Versions {
+				yanked["source "+s.Name+"@"+r.Version+" "+r.SHA256] = r.Yanked
+			}
+		}
+		for _, pl := range o.Previous.Plugins {
+			for _, r := range pl.Versions {
+				yanked["plugin "+pl.ID+"@"+r.Version+" "+r.SHA256] = r.Yanked
+			}
+		}
+	}
 	byName := map[string][]rel{}
-	from := map[string]string{} // name@version: the file that holds it
+	byID := map[string][]rel{}
+	from := map[string]string{} // kind name@version: the file that holds it
 	for _, a := range archives {
 		if why := ValidArchivePath(a.File); why != "" {
 			return nil, invalid("archive", why, "put the archives beside the index or in folders below it")
 		}
-		p, err := ReadArchive(bytes.NewReader(a.Bytes))
-		if err != nil {
-			fe := fault.As(err)
-			return nil, invalid("archive", fmt.Sprintf("%s: %s", a.File, fe.Msg), "package "+a.File+" again (loci source package), or move it out of the folder")
+		kind, name, desc := "source", "", ""
+		r := IndexRelease{Archive: a.File, SHA256: Digest(a.Bytes), Size: int64(len(a.Bytes))}
+		if p, err := ReadArchive(bytes.NewReader(a.Bytes)); err == nil {
+			m := p.Manifest
+			name, desc = m.Name, m.Description
+			r.Version, r.Contract, r.Loci = m.Version, m.Contract, m.Loci
+		} else if o.Plugin == nil {
+			return nil, invalid("archive", fmt.Sprintf("%s: %s", a.File, fault.As(err).Msg), "package "+a.File+" again (loci source package), or move it out of the folder")
+		} else if info, perr := o.Plugin(a.Bytes); perr == nil {
+			kind, name, desc = "plugin", info.ID, info.Description
+			r.Version, r.Contract, r.Loci = info.Version, info.Contract, info.Loci
+		} else {
+			return nil, invalid("archive", fmt.Sprintf("%s is neither a source package (%s) nor a plugin (%s)", a.File,
+				fault.Clip(fault.As(err).Msg, fault.MaxMsg/5), fault.Clip(fault.As(perr).Msg, fault.MaxMsg/5)),
+				"package "+a.File+" again (loci source package, or as a plugin), or move it out of the folder")
 		}
-		m := p.Manifest
-		id := m.Name + "@" + m.Version
+		id := kind + " " + name + "@" + r.Version
 		if f, dup := from[id]; dup {
-			return nil, invalid("archive", fmt.Sprintf("%s and %s are both %s %s: keep one", f, a.File, m.Name, m.Version), "move one of them out of the folder")
+			return nil, invalid("archive", fmt.Sprintf("%s and %s are both the %s %s %s: keep one", f, a.File, kind, name, r.Version), "move one of them out of the folder")
 		}
 		from[id] = a.File
-		r := IndexRelease{Version: m.Version, Archive: a.File, SHA256: Digest(a.Bytes), Size: int64(len(a.Bytes)),
-			Contract: m.Contract, Loci: m.Loci}
-		if key != nil {
-			r.Signature = Sign(key, a.Bytes)
-			r.Key = FormatPublicKey(key.Public().(ed25519.PublicKey))
+		v, err := semver.StrictNewVersion(r.Version)
+		if err != nil {
+			return nil, invalid("archive", fmt.Sprintf("%s: %q is not a semantic version", a.File, r.Version), "package "+a.File+" again")
 		}
-		byName[m.Name] = append(byName[m.Name], rel{r, semver.MustParse(m.Version), m.Description})
+		r.Yanked = yanked[id+" "+r.SHA256]
+		if o.Key != nil {
+			r.Signature = Sign(o.Key, a.Bytes)
+			r.Key = FormatPublicKey(o.Key.Public().(ed25519.PublicKey))
+		}
+		if kind == "plugin" {
+			byID[name] = append(byID[name], rel{r, v, desc})
+		} else {
+			byName[name] = append(byName[name], rel{r, v, desc})
+		}
 	}
-	ix := &Index{Version: IndexFormat, Sources: []IndexSource{}}
-	for name, rels := range byName {
+	sorted := func(rels []rel) []IndexRelease {
 		slices.SortFunc(rels, func(a, b rel) int {
 			if c := b.v.Compare(a.v); c != 0 {
 				return c
@@ -160,14 +220,57 @@ func BuildIndex(archives []IndexArchive, key ed25519.PrivateKey) (*Index, error)
 			// equal: their text orders them.
 			return strings.Compare(a.r.Version, b.r.Version)
 		})
-		s := IndexSource{Name: name, Description: rels[0].desc}
+		out := make([]IndexRelease, 0, len(rels))
 		for _, r := range rels {
-			s.Versions = append(s.Versions, r.r)
+			out = append(out, r.r)
 		}
-		ix.Sources = append(ix.Sources, s)
+		return out
+	}
+	ix := &Index{Version: IndexFormat, Sources: []IndexSource{}}
+	for name, rels := range byName {
+		vs := sorted(rels)
+		ix.Sources = append(ix.Sources, IndexSource{Name: name, Description: rels[0].desc, Versions: vs})
+	}
+	for id, rels := range byID {
+		vs := sorted(rels)
+		ix.Plugins = append(ix.Plugins, IndexPlugin{ID: id, Description: rels[0].desc, Versions: vs})
 	}
 	slices.SortFunc(ix.Sources, func(a, b IndexSource) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(ix.Plugins, func(a, b IndexPlugin) int { return strings.Compare(a.ID, b.ID) })
 	return ix, nil
+}
+
+// SetYanked marks every release NAME@VERSION names (a source's or a
+// plugin's: ref is "name@version") yanked or not; a ref naming no release
+// of the index is loci::input::invalid naming it.
+func (ix *Index) SetYanked(ref string, yanked bool) error {
+	name, version, ok := strings.Cut(ref, "@")
+	if !ok || name == "" || version == "" {
+		return invalid("yank", fmt.Sprintf("%q is not NAME@VERSION", ref), "name a release as NAME@VERSION, e.g. notes@1.2.0")
+	}
+	found := false
+	set := func(rels []IndexRelease) {
+		for i := range rels {
+			if rels[i].Version == version {
+				rels[i].Yanked, found = yanked, true
+			}
+		}
+	}
+	for _, s := range ix.Sources {
+		if s.Name == name {
+			set(s.Versions)
+		}
+	}
+	for _, pl := range ix.Plugins {
+		if pl.ID == name {
+			set(pl.Versions)
+		}
+	}
+	if !found {
+		return invalid("yank", fmt.Sprintf("%s is not a source or plugin release in the folder", fault.Clip(ref, fault.MaxQuoted)),
+			"name a release the index lists (its archive must be in the folder); nothing was written")
+	}
+	return nil
 }
 
 // Marshal is the index as it is written: indented JSON (">" written as

@@ -289,3 +289,108 @@ func TestIndexFolders(t *testing.T) {
 		t.Fatalf("Compatible = %q", why)
 	}
 }
+
+// TestBuildIndexKeepsYanked: a release the previous index marks yanked
+// stays yanked when its name, version and SHA-256 are the same (a
+// rebuilt archive of that version, other bytes, is a new release and is
+// not); SetYanked sets and clears the flag and names an unknown release.
+func TestBuildIndexKeepsYanked(t *testing.T) {
+	old := testArchive(t, "notes", "1.0.0", "notes")
+	a := []IndexArchive{{"notes-1.0.0.tar.gz", old}, {"notes-1.1.0.tar.gz", testArchive(t, "notes", "1.1.0", "notes")}}
+	prev, err := BuildIndex(a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prev.SetYanked("notes@1.0.0", true); err != nil {
+		t.Fatal(err)
+	}
+	a = append(a, IndexArchive{"notes-2.0.0.tar.gz", testArchive(t, "notes", "2.0.0", "notes")})
+	ix, err := BuildIndexWith(a, IndexOptions{Previous: prev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, r := range ix.Sources[0].Versions {
+		got[r.Version] = r.Yanked
+	}
+	if !got["1.0.0"] || got["1.1.0"] || got["2.0.0"] || len(got) != 3 {
+		t.Fatalf("yanked after re-indexing = %v, want only 1.0.0", got)
+	}
+	// Another archive of 1.0.0 (other bytes) is not the release yanked.
+	a[0] = IndexArchive{"notes-1.0.0.tar.gz", testArchive(t, "notes", "1.0.0", "notes, repacked")}
+	ix2, err := BuildIndexWith(a, IndexOptions{Previous: prev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix2.Sources[0].Versions[2].Yanked {
+		t.Fatalf("a repacked 1.0.0 inherited the yank: %+v", ix2.Sources[0].Versions)
+	}
+	if err := ix.SetYanked("notes@1.0.0", false); err != nil || ix.Sources[0].Versions[2].Yanked {
+		t.Fatalf("unyank: %v %+v", err, ix.Sources[0].Versions)
+	}
+	for _, ref := range []string{"notes@9.9.9", "other@1.0.0", "notes", "@1.0.0"} {
+		err := ix.SetYanked(ref, true)
+		if !fault.Is(err, fault.InputInvalid) || !strings.Contains(fault.As(err).Msg, ref) {
+			t.Errorf("SetYanked(%q) = %v, want invalid naming it", ref, err)
+		}
+	}
+}
+
+// TestBuildIndexPlugins: with a plugin reader, an archive that is not a
+// source package is read as a plugin and listed under plugins by id
+// (version, archive in a subfolder, digest, size, contract, loci,
+// signature); a folder of plugins only is an index; an archive that is
+// neither names both failures; a plugin's yank is kept like a source's.
+func TestBuildIndexPlugins(t *testing.T) {
+	plug := []byte("a plugin archive")
+	reader := func(b []byte) (IndexPluginInfo, error) {
+		if bytes.Equal(b, plug) {
+			return IndexPluginInfo{ID: "bundle", Version: "1.2.0", Description: "a bundle", Loci: ">= 0.1.0", Contract: 1}, nil
+		}
+		return IndexPluginInfo{}, fault.New(fault.InputInvalid, "there is no loci-plugin.toml in the plugin", "")
+	}
+	_, key, _ := GenerateKey()
+	a := []IndexArchive{{"plugins/bundle-1.2.0.tar.gz", plug}, {"notes-1.0.0.tar.gz", testArchive(t, "notes", "1.0.0", "notes")}}
+	ix, err := BuildIndexWith(a, IndexOptions{Key: key, Plugin: reader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.Sources) != 1 || len(ix.Plugins) != 1 {
+		t.Fatalf("index %s", ix.Marshal())
+	}
+	p := ix.Plugins[0]
+	r := p.Versions[0]
+	if p.ID != "bundle" || p.Description != "a bundle" || r.Version != "1.2.0" || r.Archive != "plugins/bundle-1.2.0.tar.gz" ||
+		r.SHA256 != Digest(plug) || r.Size != int64(len(plug)) || r.Contract != 1 || r.Loci != ">= 0.1.0" || !r.Signed() {
+		t.Fatalf("plugin entry %+v", p)
+	}
+	pub, _ := ParsePublicKey(r.Key)
+	if err := Verify(pub, plug, r.Signature); err != nil {
+		t.Fatalf("the plugin's index signature: %v", err)
+	}
+	back, err := ParseIndex(ix.Marshal())
+	if err != nil || len(back.Plugins) != 1 {
+		t.Fatalf("read back: %v %+v", err, back)
+	}
+	back.Plugins[0].Versions[0].Yanked = true
+	only, err := BuildIndexWith(a[:1], IndexOptions{Plugin: reader, Previous: back})
+	if err != nil || len(only.Sources) != 0 || len(only.Plugins) != 1 || !only.Plugins[0].Versions[0].Yanked {
+		t.Fatalf("plugins only, yank kept: %v %s", err, only.Marshal())
+	}
+	if err := only.SetYanked("bundle@1.2.0", false); err != nil || only.Plugins[0].Versions[0].Yanked {
+		t.Fatalf("unyank a plugin: %v", err)
+	}
+	_, err = BuildIndexWith([]IndexArchive{{"junk.tar.gz", []byte("junk")}}, IndexOptions{Plugin: reader})
+	if !fault.Is(err, fault.InputInvalid) || !strings.Contains(fault.As(err).Msg, "junk.tar.gz is neither a source package") ||
+		!strings.Contains(fault.As(err).Msg, "loci-plugin.toml") {
+		t.Fatalf("junk = %v", err)
+	}
+	_, err = BuildIndexWith([]IndexArchive{{"a.tar.gz", plug}, {"b/a.tar.gz", plug}}, IndexOptions{Plugin: reader})
+	if !fault.Is(err, fault.InputInvalid) || !strings.Contains(fault.As(err).Msg, "plugin bundle 1.2.0") {
+		t.Fatalf("a plugin twice = %v", err)
+	}
+	// Without a plugin reader a plugin is not a package, as before.
+	if _, err := BuildIndex(a[:1], nil); !fault.Is(err, fault.InputInvalid) {
+		t.Fatalf("BuildIndex of a plugin = %v", err)
+	}
+}

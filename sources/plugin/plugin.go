@@ -5,7 +5,8 @@
 // over a canonical digest of its content. Read checks an archive (bounded,
 // clean paths, no links, every source module a valid source package),
 // Write makes one deterministically, Digest, Sign and Verify handle the
-// signature. Installing a plugin's modules is services.Plugins'.
+// signature; IndexInfo is what a registry index lists of an archive
+// (loci source index). Installing a plugin's modules is services.Plugins'.
 package plugin
 
 import (
