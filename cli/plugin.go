@@ -551,7 +551,8 @@ func (a *app) installPlugin(c *cobra.Command, arg, registry string, consentArgs,
 		return &out, err
 	}
 	out, err := send(consents, adopt)
-	if code := fault.As(err).Remote; err != nil && (code == fault.SourceConsentRequired || code == fault.SourceAdoptionRequired) {
+	// fault.As(nil) is nil: the remote code is read only of a refusal.
+	if fe := fault.As(err); fe != nil && (fe.Remote == fault.SourceConsentRequired || fe.Remote == fault.SourceAdoptionRequired) {
 		pv, perr := a.previewPlugin(c, arg, registry)
 		if perr != nil {
 			return err
