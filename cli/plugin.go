@@ -629,7 +629,9 @@ func (a *app) printPlugin(p *api.Plugin) {
 		a.printf("  %s\n", safeText(p.Description))
 	}
 	if p.SignedBy != "" {
-		a.printf("  signed by %s\n", p.SignedBy)
+		a.printf("  signed by %s\n", safeText(p.SignedBy))
+	} else {
+		a.printf("  not vouched for by a trusted key\n")
 	}
 	if p.InstalledAt != nil {
 		a.printf("  installed %s\n", p.InstalledAt.Format("2006-01-02 15:04:05 MST"))
