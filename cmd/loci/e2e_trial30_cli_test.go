@@ -163,3 +163,27 @@ func TestTrial30CLIPluginTestOfARelativeFolder(t *testing.T) {
 		t.Fatalf("temporary folders left: %v", ents)
 	}
 }
+
+// 5. loci source auth NAME --source-config ID refuses a configuration of
+// another source, naming it, and starts no sign-in (it signed in the
+// other source's configuration).
+func TestTrial30CLIAuthOfAnotherSourcesConfiguration(t *testing.T) {
+	home, palace := newPalace(t)
+	d := start(t, home, palace)
+	if r := d.do("PUT", "/api/source-configs/work-dir", map[string]any{"source": "directory"}); r.status != 201 && r.status != 200 {
+		t.Fatalf("the configuration: %d %s", r.status, r.raw)
+	}
+	for _, extra := range [][]string{nil, {"--status"}} {
+		args := append([]string{"source", "auth", "notes", "--source-config", "work-dir"}, extra...)
+		out, errOut, code := d.cli("", args...)
+		if code == 0 || strings.Contains(out, "To sign") || !strings.Contains(errOut, "reads the source directory, not notes") ||
+			!strings.Contains(errOut, "loci source auth directory --source-config work-dir") {
+			t.Fatalf("%v: %d\n%s\n%s", args, code, out, errOut)
+		}
+	}
+	// Its own source's name passes the check and reaches the daemon.
+	if out, errOut, _ := d.cli("", "source", "auth", "directory", "--source-config", "work-dir", "--status"); strings.Contains(errOut, "not directory") ||
+		!strings.Contains(out, "work-dir: the configuration reads without an oauth sign-in") {
+		t.Fatalf("auth directory --source-config work-dir --status:\n%s\n%s", out, errOut)
+	}
+}
