@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -313,22 +314,37 @@ of any module fails.`,
 			if a.local.SourceTest == nil {
 				return fault.New(fault.SourceUnavailable, "this loci binary was built without the source sandbox", "use a release build of loci")
 			}
-			p, _, err := readPlugin(args[0])
+			// The sandbox mounts absolute folders only: a relative
+			// folder (and each module's testdata/locator in it) is made
+			// absolute, as loci source test does.
+			src, err := filepath.Abs(args[0])
+			if err != nil {
+				return fault.Newf(fault.InputInvalid, "give a plugin .tar.gz or a folder holding "+plugin.ManifestFile, "%s: %v", args[0], err)
+			}
+			p, _, err := readPlugin(src)
 			if err != nil {
 				return err
 			}
-			fi, _ := os.Stat(args[0])
+			fi, _ := os.Stat(src)
 			isDir := fi != nil && fi.IsDir()
 			if locator != "" {
 				if locator, err = filepath.Abs(locator); err != nil {
 					return fault.Newf(fault.InputInvalid, "give a folder", "--locator: %v", err)
 				}
 			}
+			// Each module is unpacked below one temporary folder, removed
+			// when the test ends however it ends, and each module's own
+			// folder as soon as its cases ran.
+			tmp, err := os.MkdirTemp("", "loci-plugin-test-")
+			if err != nil {
+				return fault.Wrap(fault.IOFailed, err, "cannot make a temporary folder: "+err.Error(), "check the disk")
+			}
+			defer os.RemoveAll(tmp)
 			var failed []string
-			for _, s := range p.Sources {
+			for i, s := range p.Sources {
 				loc := locator
 				if loc == "" && isDir {
-					loc = filepath.Join(args[0], filepath.FromSlash(s.Path), "testdata", "locator")
+					loc = filepath.Join(src, filepath.FromSlash(s.Path), "testdata", "locator")
 				}
 				if loc == "" {
 					return fault.New(fault.InputInvalid, "--locator: a folder to mine is required to test a plugin archive",
@@ -338,11 +354,10 @@ of any module fails.`,
 					return fault.Newf(fault.InputInvalid, "give --locator a folder of at least three documents",
 						"the locator %s for the %s module is not a folder", loc, s.Name())
 				}
-				dir, err := os.MkdirTemp("", "loci-plugin-test-")
-				if err != nil {
+				dir := filepath.Join(tmp, strconv.Itoa(i))
+				if err := os.Mkdir(dir, 0o700); err != nil {
 					return fault.Wrap(fault.IOFailed, err, "cannot make a temporary folder: "+err.Error(), "check the disk")
 				}
-				defer os.RemoveAll(dir)
 				if err := os.WriteFile(filepath.Join(dir, pack.ManifestFile), s.Package.ManifestBytes, 0o600); err != nil {
 					return fault.Wrap(fault.IOFailed, err, "cannot write a temporary file: "+err.Error(), "check the disk")
 				}
@@ -350,7 +365,9 @@ of any module fails.`,
 					return fault.Wrap(fault.IOFailed, err, "cannot write a temporary file: "+err.Error(), "check the disk")
 				}
 				a.printf("module %s (%s)\n", s.Name(), s.Path)
-				if err := a.local.SourceTest(c.Context(), dir, loc, a.stdout); err != nil {
+				err := a.local.SourceTest(c.Context(), dir, loc, a.stdout)
+				os.RemoveAll(dir)
+				if err != nil {
 					a.printf("module %s: %s\n", s.Name(), safeText(fault.As(err).Msg))
 					failed = append(failed, s.Name())
 				}
@@ -551,7 +568,8 @@ func (a *app) installPlugin(c *cobra.Command, arg, registry string, consentArgs,
 		return &out, err
 	}
 	out, err := send(consents, adopt)
-	if code := fault.As(err).Remote; err != nil && (code == fault.SourceConsentRequired || code == fault.SourceAdoptionRequired) {
+	// fault.As(nil) is nil: the remote code is read only of a refusal.
+	if fe := fault.As(err); fe != nil && (fe.Remote == fault.SourceConsentRequired || fe.Remote == fault.SourceAdoptionRequired) {
 		pv, perr := a.previewPlugin(c, arg, registry)
 		if perr != nil {
 			return err
@@ -628,7 +646,9 @@ func (a *app) printPlugin(p *api.Plugin) {
 		a.printf("  %s\n", safeText(p.Description))
 	}
 	if p.SignedBy != "" {
-		a.printf("  signed by %s\n", p.SignedBy)
+		a.printf("  signed by %s\n", safeText(p.SignedBy))
+	} else {
+		a.printf("  not vouched for by a trusted key\n")
 	}
 	if p.InstalledAt != nil {
 		a.printf("  installed %s\n", p.InstalledAt.Format("2006-01-02 15:04:05 MST"))

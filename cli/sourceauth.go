@@ -32,10 +32,15 @@ func (a *app) sourceAuthCmd() *cobra.Command {
 			"provider's page on this machine (xdg-open or open; --no-open prints the address instead), which sends the\n" +
 			"browser back to a one-shot listener of the daemon. The command waits until the sign-in is done, declined or\n" +
 			"expired, then says where the daemon keeps the token (credentials.dir, or the desktop keyring). No token is\n" +
-			"ever printed. --source-config ID signs in one source configuration instead of the source; --status shows the\n" +
-			"sign-in status without starting one.",
+			"ever printed. --source-config ID signs in one source configuration of NAME instead of the source (refused\n" +
+			"when the configuration reads another source); --status shows the sign-in status without starting one.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if config != "" {
+				if err := a.configOfSource(c.Context(), args[0], config); err != nil {
+					return err
+				}
+			}
 			if status {
 				return a.signInStatus(c.Context(), args[0], config)
 			}
@@ -47,6 +52,21 @@ func (a *app) sourceAuthCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&noOpen, "no-open", false, "print the browser flow's address instead of opening it")
 	cmd.Flags().BoolVar(&status, "status", false, "show the sign-in status, start nothing")
 	return cmd
+}
+
+// configOfSource refuses a source configuration that reads another
+// source than name: the sign-in would be that source's, not name's.
+func (a *app) configOfSource(ctx context.Context, name, config string) error {
+	var sc api.SourceConfig
+	if _, err := a.call(ctx, http.MethodGet, "/api/source-configs/"+client.Esc(config), nil, &sc); err != nil {
+		return err
+	}
+	if sc.Source != name {
+		return fault.New(fault.InputInvalid,
+			fmt.Sprintf("the source configuration %s reads the source %s, not %s", safeText(config), safeText(sc.Source), safeText(name)),
+			fmt.Sprintf("sign it in with loci source auth %s --source-config %s, or name a configuration of %s", safeText(sc.Source), safeText(config), safeText(name)))
+	}
+	return nil
 }
 
 // signInStatus prints the source's sign-in status (the package view's

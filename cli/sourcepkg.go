@@ -57,7 +57,8 @@ func (a *app) sourcePackageCmds() []*cobra.Command {
 			err := show(a, c.Context(), http.MethodGet, "/api/source-packages/"+client.Esc(args[0]), nil, a.printPackage)
 			if err != nil && fault.As(err).Remote == fault.SourceNotFound {
 				// Not installed: the release a registry serves, if one does.
-				if rerr := a.showRegistrySource(c, args[0], ""); fault.As(rerr).Remote != fault.SourceNotInRegistry {
+				rerr := a.showRegistrySource(c, args[0], "")
+				if rerr == nil || fault.As(rerr).Remote != fault.SourceNotInRegistry {
 					return rerr
 				}
 			}

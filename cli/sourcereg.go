@@ -70,7 +70,10 @@ func (a *app) sourceRegistryCmds() []*cobra.Command {
 		Long: "Update the sources installed from a registry, each keeping its state (an enabled source stays enabled).\n" +
 			"A version asking for more permissions than were consented to is not installed: its permissions and\n" +
 			"consent digest are shown; on a terminal (or with --yes) NAME's update is consented to after review,\n" +
-			"or pass --consent DIGEST.",
+			"or pass --consent DIGEST.\n" +
+			"The exit code is not zero when an update failed, or when NAME's update did not happen (it needs consent\n" +
+			"that was not given, or --consent is not its digest). Updating every source, one needing consent is not a\n" +
+			"failure: its line prints the command to run (loci source update NAME --consent DIGEST).",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			name := ""
@@ -300,17 +303,11 @@ func (a *app) updateSources(c *cobra.Command, name, consent string, yes bool) er
 			}
 		}
 	}
-	var failed []api.RegistryUpdateResult
-	for _, r := range out {
-		if r.Status == api.UpdateFailed {
-			failed = append(failed, r)
-		}
-	}
 	if a.jsonOut {
 		if err := a.out(out); err != nil {
 			return err
 		}
-		return updatesFailed(failed, len(out))
+		return updateOutcome(name, out)
 	}
 	if len(out) == 0 {
 		a.printf("no source was installed from a registry\n")
@@ -322,21 +319,49 @@ func (a *app) updateSources(c *cobra.Command, name, consent string, yes bool) er
 		case api.UpdateCurrent:
 			a.printf("%s: current (%s)\n", safeText(r.Name), safeText(r.From))
 		case api.UpdateNeedsConsent:
-			a.printf("%s: %s -> %s needs your consent (%s): loci source update %s --consent %s\n", safeText(r.Name), safeText(r.From), safeText(r.To),
-				safeText(r.Message), safeText(r.Name), r.ConsentDigest)
+			a.printf("%s: %s -> %s needs your consent (%s): %s\n", safeText(r.Name), safeText(r.From), safeText(r.To),
+				safeText(r.Message), consentCommand(r))
 		default:
-			a.printf("%s: failed: %s (%s)\n", safeText(r.Name), safeText(r.Message), r.Code)
+			a.printf("%s: failed: %s (%s)\n", safeText(r.Name), safeText(r.Message), safeText(r.Code))
 		}
 	}
-	return updatesFailed(failed, len(out))
+	return updateOutcome(name, out)
 }
 
-// updatesFailed is the command's failure when an update failed: the
-// first one's code, so that a script sees it.
-func updatesFailed(failed []api.RegistryUpdateResult, of int) error {
-	if len(failed) == 0 {
+func consentCommand(r api.RegistryUpdateResult) string {
+	return "loci source update " + safeText(r.Name) + " --consent " + safeText(r.ConsentDigest)
+}
+
+// updateOutcome is the command's failure: when an update failed (the
+// first one's code, so that a script sees it), or when NAME was named
+// and its update needs consent (a batch's update needing consent is not
+// a failure: its line says the command to run). The daemon's messages
+// are the user's own daemon's: whole, with control characters escaped.
+func updateOutcome(name string, out []api.RegistryUpdateResult) error {
+	var failed []api.RegistryUpdateResult
+	for _, r := range out {
+		if r.Status == api.UpdateFailed {
+			failed = append(failed, r)
+		}
+	}
+	if len(failed) > 0 {
+		f := failed[0]
+		code := fault.Code(f.Code)
+		if code == "" {
+			code = fault.SourceFailed
+		}
+		return fault.New(code, fmt.Sprintf("%d of %d updates failed (first: %s: %s)", len(failed), len(out), safeText(f.Name), safeText(f.Message)),
+			"see each source's message; the other sources were updated or are current")
+	}
+	if name == "" {
 		return nil
 	}
-	return fault.Newf(fault.Code(failed[0].Code), "see each source's message; the other sources were updated or are current",
-		"%d of %d updates failed (first: %s: %s)", len(failed), of, failed[0].Name, failed[0].Message)
+	for _, r := range out {
+		if r.Status == api.UpdateNeedsConsent {
+			return fault.New(fault.SourceConsentRequired,
+				fmt.Sprintf("%s was not updated: %s %s asks for more than was consented to (%s)", safeText(r.Name), safeText(r.Name), safeText(r.To), safeText(r.Message)),
+				"review its permissions above, then: "+consentCommand(r))
+		}
+	}
+	return nil
 }
