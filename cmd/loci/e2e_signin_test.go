@@ -577,7 +577,7 @@ func TestSignInBrowserFlow(t *testing.T) {
 		t.Fatalf("put the miner: %d %s", r.status, r.raw)
 	}
 	if r, _ := rc.do("POST", "/api/miners/work-notes/run", nil); r.status != 409 || r.code() != "loci::credential::required" ||
-		!strings.Contains(get[string](r.body, "help"), "--config work") {
+		!strings.Contains(get[string](r.body, "help"), "--source-config work") {
 		t.Fatalf("a run before sign-in: %d %s", r.status, r.raw)
 	}
 	// The source's own sign-in is not the configuration's.
