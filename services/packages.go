@@ -53,7 +53,8 @@ type PackageRecord struct {
 	// asked for nothing; BundledConsent for a bundled one).
 	Consent string `json:"consent,omitempty"`
 	// Consented are the permissions consented to (normalised): an update
-	// within them needs no new consent.
+	// within them needs no new consent. They are the installed version's
+	// own permissions: a narrower version (a downgrade) narrows them.
 	Consented pack.Permissions `json:"consented_permissions"`
 	// State is installed, enabled or disabled: the stored states.
 	// Unavailable and incompatible are computed at each load.
@@ -724,15 +725,20 @@ func (p *Packages) InstallPackage(ctx context.Context, pkg *pack.Package, o Inst
 		// A digest names exact permissions of one package: another one's
 		// (or another version's) never installs this one, whatever it
 		// asks for.
-		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur)
+		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur, origin)
 	case cur != nil && perms.Within(cur.Consented):
-		// An update asking for nothing new keeps the consent given.
-		rec.Consent, rec.Consented = cur.Consent, cur.Consented
+		// An update asking for nothing new needs no new consent; what is
+		// recorded is this version's own permissions (the consent follows
+		// what is installed: a version asking for more than this one
+		// needs consent again, even what an earlier one had).
+		if !perms.None() {
+			rec.Consent = digest
+		}
 	case perms.None():
 	case o.Consent == digest:
 		rec.Consent = digest
 	default:
-		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur)
+		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur, origin)
 	}
 	undo, done, err := p.writeFiles(pkg)
 	if err != nil {
@@ -768,7 +774,7 @@ func tooLarge() error {
 
 // consentRequired is the refusal of a package asking for permissions
 // without the consent digest computed from it.
-func consentRequired(pkg *pack.Package, digest, given string, cur *PackageRecord) error {
+func consentRequired(pkg *pack.Package, digest, given string, cur *PackageRecord, origin string) error {
 	m := pkg.Manifest
 	var b strings.Builder
 	switch {
@@ -782,9 +788,14 @@ func consentRequired(pkg *pack.Package, digest, given string, cur *PackageRecord
 	}
 	b.WriteString(strings.Join(m.Permissions.Words(), "; "))
 	fmt.Fprintf(&b, ". Its consent digest is %s", digest)
+	// The help names the install as it was asked: by name from a
+	// registry (the body's consent), else a file (the query's).
+	run, field := "`loci source install FILE`", "the query consent="+digest
+	if origin == sources.OriginRegistry {
+		run, field = "`loci source install "+m.Name+"@"+m.Version+"`", `the body's "consent": "`+digest+`"`
+	}
 	return fault.New(fault.SourceConsentRequired, b.String(),
-		"review the permissions; then run `loci source install FILE` (it shows them and asks), or pass --consent "+digest+
-			" (the query consent="+digest+")")
+		"review the permissions; then run "+run+" (it shows them and asks), or pass --consent "+digest+" ("+field+")")
 }
 
 func bundledErr(name, what string) error {

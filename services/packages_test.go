@@ -421,3 +421,34 @@ func TestABundledPackageTakesTheNameOfAnInstalledOne(t *testing.T) {
 		t.Fatalf("the installed package's files stay: %v", err)
 	}
 }
+
+// Trial 30: the consent recorded follows what is installed. A narrower
+// version (a downgrade, or an update asking for less) records its own
+// permissions, so a later version asking for what the earlier, wider one
+// had needs fresh consent.
+func TestTheConsentRecordedFollowsWhatIsInstalled(t *testing.T) {
+	ctx := context.Background()
+	p, db := newPackages(t)
+	wide := testPackage(t, "notes", "0.3.0", readPerms+"network = true\n", testModule)
+	if _, err := p.Install(ctx, bytes.NewReader(archive(t, wide)), InstallOptions{Consent: pack.ConsentDigest("notes", wide.Manifest.Permissions)}); err != nil {
+		t.Fatal(err)
+	}
+	narrow := testPackage(t, "notes", "0.2.0", readPerms, append(append([]byte{}, testModule...), 2))
+	for _, o := range []InstallOptions{{Consent: pack.ConsentDigest("notes", narrow.Manifest.Permissions)}, {}} {
+		out, err := p.Install(ctx, bytes.NewReader(archive(t, narrow)), o)
+		if err != nil || out.Source.Version != "0.2.0" || out.Source.Permissions.Network {
+			t.Fatalf("the narrower version: %+v %v", out, err)
+		}
+		recs, err := p.records(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec := recs["notes"]; rec.Consented.Network || rec.Consent != pack.ConsentDigest("notes", narrow.Manifest.Permissions) {
+			t.Fatalf("the record keeps the wider consent after installing the narrower version: %+v", rec)
+		}
+	}
+	_ = db
+	again := testPackage(t, "notes", "0.4.0", readPerms+"network = true\n", append(append([]byte{}, testModule...), 4))
+	_, err := p.Install(ctx, bytes.NewReader(archive(t, again)), InstallOptions{})
+	wantCode(t, err, fault.SourceConsentRequired, "use the network", "asks for more than was consented to for 0.2.0")
+}

@@ -238,6 +238,10 @@ func (s *Registries) Update(ctx context.Context, in api.RegistryUpdate) ([]api.R
 		if rec == nil {
 			return nil, packageNotFound(in.Name)
 		}
+		if rec.Plugin != "" {
+			return nil, fault.Newf(fault.InputInvalid, "update the plugin instead (loci plugin install "+rec.Plugin+"; loci plugin search "+rec.Plugin+" shows its newest version)",
+				"the %s source is provided by the plugin %s: it is updated with the plugin, not on its own", in.Name, rec.Plugin)
+		}
 		if rec.Origin != sources.OriginRegistry || rec.Registry == "" {
 			return nil, fault.Newf(fault.InputInvalid, "install it from a registry to take its updates (loci source install "+in.Name+")",
 				"the %s source was not installed from a registry (its origin is %s)", in.Name, rec.Origin)
