@@ -186,10 +186,13 @@ var regName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 // entry without one is named after its host (http(s)) or the folder
 // holding its index (file), with "-2", "-3"... when that name is taken.
 // "bundled" is reserved. A bad name or a name given twice is
-// loci::config::invalid.
+// loci::config::invalid. config.RegistryLocationProblem is the same rule
+// for loci doctor (the configuration may not import this package;
+// services' TestConfigAndTheRegistryClientAgree keeps the two in step).
 func ParseSpecs(entries []string) ([]Spec, error) {
 	var out []Spec
 	taken := map[string]bool{Bundled: true}
+	given := map[string]int{}
 	var unnamed []int
 	for i, e := range entries {
 		e = strings.TrimSpace(e)
@@ -199,10 +202,14 @@ func ParseSpecs(entries []string) ([]Spec, error) {
 			if !regName.MatchString(name) {
 				return nil, configErr(fmt.Sprintf("mining.registries[%d]: %q is not a registry name (lowercase letters, digits, \".\", \"_\" and \"-\")", i, name))
 			}
-			if taken[name] {
-				return nil, configErr(fmt.Sprintf("mining.registries[%d]: the name %q is taken (%q is the bundled packages' registry)", i, name, Bundled))
+			if name == Bundled {
+				return nil, configErr(fmt.Sprintf("mining.registries[%d]: the name %q is reserved for the packages bundled with loci: name the registry otherwise", i, name))
+			}
+			if j, dup := given[name]; dup {
+				return nil, configErr(fmt.Sprintf("mining.registries[%d]: the name %q is given twice (also mining.registries[%d]): each registry needs its own name", i, name, j))
 			}
 			taken[name] = true
+			given[name] = i
 		} else {
 			unnamed = append(unnamed, len(out))
 		}

@@ -82,3 +82,15 @@ func TestAFailingRegistryIsRememberedBriefly(t *testing.T) {
 		t.Fatalf("the registry client waits too long: headers %v, TLS %v, dial %v", tr.ResponseHeaderTimeout, tr.TLSHandshakeTimeout, DialTimeout)
 	}
 }
+
+// Trial 30: a name given twice is refused as a duplicate, not as
+// "bundled" being reserved.
+func TestADuplicateRegistryNameSaysSo(t *testing.T) {
+	_, err := ParseSpecs([]string{"a=/srv/x", "a=/srv/y"})
+	wantCode(t, err, fault.ConfigInvalid, "mining.registries[1]", "given twice", "mining.registries[0]")
+	if strings.Contains(fault.As(err).Msg, Bundled) {
+		t.Fatalf("the duplicate's message speaks of the bundled registry: %v", err)
+	}
+	_, err = ParseSpecs([]string{"bundled=/srv/x"})
+	wantCode(t, err, fault.ConfigInvalid, "reserved")
+}
