@@ -40,6 +40,9 @@ type RegistrySource struct {
 	// Origin is registry (or bundled).
 	Origin   string `json:"origin"`
 	Registry string `json:"registry"`
+	// RegistryLocation is where that registry is (its index's URL
+	// without any user and password, its path, or "bundled").
+	RegistryLocation string `json:"registry_location"`
 	// SignedBy is the trusted key that vouched for the archive, in its
 	// text form ("" unsigned or not trusted under the optional policy).
 	SignedBy string `json:"signed_by"`
@@ -82,9 +85,15 @@ type RegistryUpdateOffer struct {
 	From     string `json:"from"`
 	To       string `json:"to"`
 	Registry string `json:"registry"`
+	// RegistryLocation is where the registry is: an installed source's
+	// updates come from the registry at the location it was installed
+	// from, whatever its name now.
+	RegistryLocation string `json:"registry_location,omitempty"`
 	// NeedsConsent: the newer version asks for more than was consented
-	// to.
+	// to (what the version installed asks).
 	NeedsConsent bool `json:"needs_consent"`
+	// FromYanked: its publisher withdrew the version installed.
+	FromYanked bool `json:"from_yanked,omitempty"`
 }
 
 // RegistryUpdate is POST /api/source-registry/update's body.
@@ -99,15 +108,19 @@ type RegistryUpdate struct {
 // (with the permissions and their digest) or failed (with the message
 // and code).
 type RegistryUpdateResult struct {
-	Name            string             `json:"name"`
-	From            string             `json:"from"`
-	To              string             `json:"to"`
-	Status          string             `json:"status"`
-	Permissions     *SourcePermissions `json:"permissions,omitempty"`
-	PermissionWords []string           `json:"permission_words,omitempty"`
-	ConsentDigest   string             `json:"consent_digest,omitempty"`
-	Message         string             `json:"message,omitempty"`
-	Code            string             `json:"code,omitempty"`
+	Name   string `json:"name"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Status string `json:"status"`
+	// Registry and RegistryLocation are the registry the update comes
+	// from (the one the source was installed from).
+	Registry         string             `json:"registry,omitempty"`
+	RegistryLocation string             `json:"registry_location,omitempty"`
+	Permissions      *SourcePermissions `json:"permissions,omitempty"`
+	PermissionWords  []string           `json:"permission_words,omitempty"`
+	ConsentDigest    string             `json:"consent_digest,omitempty"`
+	Message          string             `json:"message,omitempty"`
+	Code             string             `json:"code,omitempty"`
 }
 
 // The statuses of an update.

@@ -66,6 +66,10 @@ type PackageRecord struct {
 	Registry      string `json:"registry,omitempty"`
 	SignedBy      string `json:"signed_by,omitempty"`
 	ArchiveSHA256 string `json:"archive_sha256,omitempty"`
+	// RegistryLocation is where that registry was (registry.Release's
+	// Location, no user or password): its updates come from the
+	// registry at that location, whatever it is named now.
+	RegistryLocation string `json:"registry_location,omitempty"`
 	// Plugin is the id of the plugin that provides it ("" none).
 	Plugin string `json:"plugin,omitempty"`
 }
@@ -650,6 +654,8 @@ type InstallOptions struct {
 	// Registry, SignedBy and ArchiveSHA256 are recorded for a registry
 	// install: which registry, which trusted key vouched, which bytes.
 	Registry, SignedBy, ArchiveSHA256 string
+	// RegistryLocation is where the registry is (recorded with it).
+	RegistryLocation string
 	// Plugin is the plugin installing the package as one of its modules.
 	Plugin string
 	// Adopt: the package may replace one installed on its own (or by
@@ -719,7 +725,7 @@ func (p *Packages) InstallPackage(ctx context.Context, pkg *pack.Package, o Inst
 	digest := pack.ConsentDigest(name, perms)
 	rec := &PackageRecord{Name: name, Version: m.Version, Origin: origin, ModuleSHA256: pkg.ModuleDigest(),
 		ManifestSHA256: pack.Digest(pkg.ManifestBytes), Consented: perms, InstalledAt: p.now().UTC(),
-		Registry: o.Registry, SignedBy: o.SignedBy, ArchiveSHA256: o.ArchiveSHA256, Plugin: o.Plugin}
+		Registry: o.Registry, SignedBy: o.SignedBy, ArchiveSHA256: o.ArchiveSHA256, RegistryLocation: o.RegistryLocation, Plugin: o.Plugin}
 	switch {
 	case o.Consent != "" && o.Consent != digest:
 		// A digest names exact permissions of one package: another one's

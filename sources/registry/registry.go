@@ -159,7 +159,11 @@ func (c *Client) bundled() (*pack.Index, func(string) ([]byte, error), error) {
 
 // reg is one registry: where its index is and the index as last read.
 type reg struct {
-	name  string
+	name string
+	// loc is where it is, as recorded with what is installed from it:
+	// the index's URL without any user and password, the index's path,
+	// or "bundled".
+	loc   string
 	index *url.URL // http(s): the index's URL
 	file  string   // a folder registry: the index's path
 	mu    sync.Mutex
@@ -306,6 +310,7 @@ func location(s Spec) (*reg, error) {
 	r := &reg{name: s.Name}
 	if strings.HasPrefix(s.URL, "/") {
 		r.file = indexPath(filepath.Clean(s.URL))
+		r.loc = r.file
 		return r, nil
 	}
 	u, err := url.Parse(s.URL)
@@ -321,6 +326,7 @@ func location(s Spec) (*reg, error) {
 			return nil, fmt.Errorf("a file:// registry's path is absolute")
 		}
 		r.file = indexPath(filepath.Clean(u.Path))
+		r.loc = r.file
 		return r, nil
 	case "https", "http":
 		if u.Host == "" {
@@ -336,6 +342,9 @@ func location(s Spec) (*reg, error) {
 			v.RawPath = ""
 		}
 		r.index = &v
+		bare := v
+		bare.User = nil
+		r.loc = bare.String()
 		return r, nil
 	}
 	return nil, fmt.Errorf("%q: a registry is https://, http:// to loopback, file:// or an absolute path", redact(s.URL))
@@ -436,7 +445,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 func (c *Client) registries(name string) ([]*reg, error) {
 	all := []*reg{}
 	if c.o.Bundled != nil || c.o.BundledPackages != nil {
-		all = append(all, &reg{name: Bundled})
+		all = append(all, &reg{name: Bundled, loc: Bundled})
 	}
 	all = append(all, c.regs...)
 	if name == "" {
@@ -455,6 +464,18 @@ func (c *Client) registries(name string) ([]*reg, error) {
 		"no registry is named %q", name)
 }
 
+// NameAt is the name of the registry configured at location (a
+// Release's Location), false when none is (any more).
+func (c *Client) NameAt(location string) (string, bool) {
+	rs, _ := c.registries("")
+	for _, r := range rs {
+		if r.loc == location {
+			return r.name, true
+		}
+	}
+	return "", false
+}
+
 // Names are the registries' names, the bundled one first.
 func (c *Client) Names() []string {
 	rs, _ := c.registries("")
@@ -468,7 +489,11 @@ func (c *Client) Names() []string {
 // Release is one version of a source or plugin as a registry lists it,
 // with its archive's resolved location.
 type Release struct {
-	Registry    string
+	Registry string
+	// Location is where the registry is (its index's URL without any
+	// user and password, its path, or "bundled"): what identifies it
+	// across a reordering of mining.registries, which may rename it.
+	Location    string
 	Name        string
 	Description string
 	pack.IndexRelease
@@ -557,7 +582,7 @@ func (c *Client) Search(ctx context.Context, kind Kind, q, registry string) ([]R
 }
 
 func (c *Client) release(r *reg, kind Kind, s pack.IndexSource, rel pack.IndexRelease) Release {
-	out := Release{Registry: r.name, Name: s.Name, Description: s.Description, IndexRelease: rel, Kind: kind}
+	out := Release{Registry: r.name, Location: r.loc, Name: s.Name, Description: s.Description, IndexRelease: rel, Kind: kind}
 	switch {
 	case r.index != nil:
 		out.URL = archiveURL(r.index, rel.Archive)
