@@ -1,6 +1,7 @@
 package services
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/sources/pack"
 
 	"github.com/loci-dev/loci/config"
@@ -185,4 +187,32 @@ func TestAPinnedYankedVersionIsMarked(t *testing.T) {
 	if err != nil || len(u.Updates) != 1 || !u.Updates[0].FromYanked {
 		t.Fatalf("updates from a yanked version: %+v %v", u, err)
 	}
+}
+
+// Trial 30: the consent refusal of an install by name says to install it
+// by name (not FILE); updating a plugin's source on its own says to
+// update the plugin.
+func TestRegistryMessagesFitWhatWasAsked(t *testing.T) {
+	ctx := context.Background()
+	pk, _ := newPackages(t)
+	v1 := testPackage(t, "notes", "1.0.0", readPerms, testModule)
+	dir := regFolder(t, filepath.Join(t.TempDir(), "tc"), nil, v1)
+	s := newRegistriesOver(t, pk, "tc="+dir)
+	_, err := s.Install(ctx, api.RegistryInstall{Name: "notes"})
+	wantCode(t, err, fault.SourceConsentRequired, "loci source install notes@1.0.0", `"consent"`)
+	if strings.Contains(fault.As(err).Help, "FILE") {
+		t.Fatalf("the help of an install by name speaks of a FILE: %s", fault.As(err).Help)
+	}
+	pl := &Plugins{Packages: pk}
+	if _, err := pl.Install(ctx, bytes.NewReader(pluginBytes(t, testPlugin(t, "suite", "1.0.0", testPackage(t, "beta", "1.0.0", "", testModule)))), PluginInstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Update(ctx, api.RegistryUpdate{Name: "beta"})
+	wantCode(t, err, fault.InputInvalid, "provided by the plugin suite", "loci plugin install suite")
+	if strings.Contains(fault.As(err).Help, "loci source install") {
+		t.Fatalf("the help says to install the plugin's source on its own: %s", fault.As(err).Help)
+	}
+	// A local install still says FILE.
+	_, err = pk.Install(ctx, bytes.NewReader(archive(t, v1)), InstallOptions{})
+	wantCode(t, err, fault.SourceConsentRequired, "loci source install FILE")
 }
