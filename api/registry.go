@@ -108,19 +108,15 @@ type RegistryUpdate struct {
 // (with the permissions and their digest) or failed (with the message
 // and code).
 type RegistryUpdateResult struct {
-	Name   string `json:"name"`
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Status string `json:"status"`
-	// Registry and RegistryLocation are the registry the update comes
-	// from (the one the source was installed from).
-	Registry         string             `json:"registry,omitempty"`
-	RegistryLocation string             `json:"registry_location,omitempty"`
-	Permissions      *SourcePermissions `json:"permissions,omitempty"`
-	PermissionWords  []string           `json:"permission_words,omitempty"`
-	ConsentDigest    string             `json:"consent_digest,omitempty"`
-	Message          string             `json:"message,omitempty"`
-	Code             string             `json:"code,omitempty"`
+	Name            string             `json:"name"`
+	From            string             `json:"from"`
+	To              string             `json:"to"`
+	Status          string             `json:"status"`
+	Permissions     *SourcePermissions `json:"permissions,omitempty"`
+	PermissionWords []string           `json:"permission_words,omitempty"`
+	ConsentDigest   string             `json:"consent_digest,omitempty"`
+	Message         string             `json:"message,omitempty"`
+	Code            string             `json:"code,omitempty"`
 }
 
 // The statuses of an update.

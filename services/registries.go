@@ -286,7 +286,7 @@ func (s *Registries) Update(ctx context.Context, in api.RegistryUpdate) ([]api.R
 }
 
 func (s *Registries) updateOne(ctx context.Context, rec *PackageRecord, consent string) api.RegistryUpdateResult {
-	res := api.RegistryUpdateResult{Name: rec.Name, From: rec.Version, To: rec.Version, Registry: rec.Registry, RegistryLocation: rec.RegistryLocation}
+	res := api.RegistryUpdateResult{Name: rec.Name, From: rec.Version, To: rec.Version}
 	failed := func(err error) api.RegistryUpdateResult {
 		fe := fault.As(err)
 		res.Status, res.Message, res.Code = api.UpdateFailed, fe.Msg, string(fe.Code)
@@ -301,7 +301,7 @@ func (s *Registries) updateOne(ctx context.Context, rec *PackageRecord, consent 
 		res.Status = api.UpdateCurrent
 		return res
 	}
-	res.To, res.Registry, res.RegistryLocation = r.Version, r.Registry, r.Location
+	res.To = r.Version
 	f, err := s.Client.Fetch(ctx, r)
 	if err != nil {
 		return failed(err)
