@@ -689,6 +689,24 @@ func (p *Packages) Install(ctx context.Context, body io.Reader, o InstallOptions
 	return p.InstallPackage(ctx, pkg, o)
 }
 
+// consentedNow is what rec's consent covers now: the installed version's
+// own permissions when they are within those recorded (a record written
+// before the consent followed the installed version may hold a wider
+// one, from an earlier version), else those recorded. p.mu is held.
+func (p *Packages) consentedNow(rec *PackageRecord) pack.Permissions {
+	if m := p.manifests[rec.Name]; m != nil && m.Version == rec.Version && m.Permissions.Within(rec.Consented) {
+		return m.Permissions
+	}
+	return rec.Consented
+}
+
+// ConsentedNow is consentedNow for the other services.
+func (p *Packages) ConsentedNow(rec *PackageRecord) pack.Permissions {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.consentedNow(rec)
+}
+
 // InstallPackage installs pkg, already read and checked (from a registry
 // or a plugin), as Install does.
 func (p *Packages) InstallPackage(ctx context.Context, pkg *pack.Package, o InstallOptions) (api.SourcePackageInstalled, error) {
@@ -723,6 +741,10 @@ func (p *Packages) InstallPackage(ctx context.Context, pkg *pack.Package, o Inst
 	}
 	perms := m.Permissions
 	digest := pack.ConsentDigest(name, perms)
+	var consented pack.Permissions
+	if cur != nil {
+		consented = p.consentedNow(cur)
+	}
 	rec := &PackageRecord{Name: name, Version: m.Version, Origin: origin, ModuleSHA256: pkg.ModuleDigest(),
 		ManifestSHA256: pack.Digest(pkg.ManifestBytes), Consented: perms, InstalledAt: p.now().UTC(),
 		Registry: o.Registry, SignedBy: o.SignedBy, ArchiveSHA256: o.ArchiveSHA256, RegistryLocation: o.RegistryLocation, Plugin: o.Plugin}
@@ -731,8 +753,8 @@ func (p *Packages) InstallPackage(ctx context.Context, pkg *pack.Package, o Inst
 		// A digest names exact permissions of one package: another one's
 		// (or another version's) never installs this one, whatever it
 		// asks for.
-		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur, origin)
-	case cur != nil && perms.Within(cur.Consented):
+		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur, consented, origin)
+	case cur != nil && perms.Within(consented):
 		// An update asking for nothing new needs no new consent; what is
 		// recorded is this version's own permissions (the consent follows
 		// what is installed: a version asking for more than this one
@@ -744,7 +766,7 @@ func (p *Packages) InstallPackage(ctx context.Context, pkg *pack.Package, o Inst
 	case o.Consent == digest:
 		rec.Consent = digest
 	default:
-		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur, origin)
+		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur, consented, origin)
 	}
 	undo, done, err := p.writeFiles(pkg)
 	if err != nil {
@@ -780,7 +802,7 @@ func tooLarge() error {
 
 // consentRequired is the refusal of a package asking for permissions
 // without the consent digest computed from it.
-func consentRequired(pkg *pack.Package, digest, given string, cur *PackageRecord, origin string) error {
+func consentRequired(pkg *pack.Package, digest, given string, cur *PackageRecord, consented pack.Permissions, origin string) error {
 	m := pkg.Manifest
 	var b strings.Builder
 	switch {
@@ -788,7 +810,7 @@ func consentRequired(pkg *pack.Package, digest, given string, cur *PackageRecord
 		fmt.Fprintf(&b, "the consent %s is not the consent of the %s source %s, which asks to: ", given, m.Name, m.Version)
 	case cur != nil:
 		fmt.Fprintf(&b, "the %s source %s asks for more than was consented to for %s: it newly asks to: %s. All it asks to: ",
-			m.Name, m.Version, cur.Version, strings.Join(m.Permissions.WordsBeyond(cur.Consented), "; "))
+			m.Name, m.Version, cur.Version, strings.Join(m.Permissions.WordsBeyond(consented), "; "))
 	default:
 		fmt.Fprintf(&b, "installing the %s source %s needs your consent: it asks to: ", m.Name, m.Version)
 	}

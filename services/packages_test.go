@@ -452,3 +452,31 @@ func TestTheConsentRecordedFollowsWhatIsInstalled(t *testing.T) {
 	_, err := p.Install(ctx, bytes.NewReader(archive(t, again)), InstallOptions{})
 	wantCode(t, err, fault.SourceConsentRequired, "use the network", "asks for more than was consented to for 0.2.0")
 }
+
+// A record written before the consent followed the installed version
+// (a downgrade that kept the wider consent) is read as what the version
+// installed asks: a wider update still needs consent.
+func TestAnOldRecordsWiderConsentIsNarrowedToWhatIsInstalled(t *testing.T) {
+	ctx := context.Background()
+	p, db := newPackages(t)
+	narrow := testPackage(t, "notes", "0.2.0", readPerms, testModule)
+	if _, err := p.Install(ctx, bytes.NewReader(archive(t, narrow)), InstallOptions{Consent: pack.ConsentDigest("notes", narrow.Manifest.Permissions)}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _, err := db.GetMeta(ctx, packagesKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := decodeRecords(raw)
+	recs["notes"].Consented.Network = true
+	b, _ := json.Marshal(recs)
+	if ok, err := db.CompareAndSwapMeta(ctx, packagesKey, raw, string(b)); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if err := p.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wide := testPackage(t, "notes", "0.4.0", readPerms+"network = true\n", append(append([]byte{}, testModule...), 4))
+	_, err = p.Install(ctx, bytes.NewReader(archive(t, wide)), InstallOptions{})
+	wantCode(t, err, fault.SourceConsentRequired, "it newly asks to: use the network")
+}

@@ -233,7 +233,7 @@ func (p *Plugins) judge(ctx context.Context, raw []byte, plug *plugin.Plugin, fr
 		if cur != nil && cur.Plugin == "" {
 			c.adopt = append(c.adopt, name)
 		}
-		if !perms.None() && (cur == nil || !perms.Within(cur.Consented)) {
+		if !perms.None() && (cur == nil || !perms.Within(p.Packages.ConsentedNow(cur))) {
 			c.consents[name] = pack.ConsentDigest(name, perms)
 		}
 	}

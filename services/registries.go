@@ -243,7 +243,7 @@ func (s *Registries) Updates(ctx context.Context) (api.RegistryUpdates, error) {
 			continue
 		}
 		out.Updates = append(out.Updates, api.RegistryUpdateOffer{Name: rec.Name, From: rec.Version, To: r.Version, Registry: r.Registry,
-			RegistryLocation: r.Location, NeedsConsent: !f.Package.Manifest.Permissions.Within(rec.Consented), FromYanked: yanked})
+			RegistryLocation: r.Location, NeedsConsent: !f.Package.Manifest.Permissions.Within(s.Packages.ConsentedNow(rec)), FromYanked: yanked})
 	}
 	return out, nil
 }
@@ -320,7 +320,7 @@ func (s *Registries) updateOne(ctx context.Context, rec *PackageRecord, consent 
 	case fault.Is(err, fault.SourceConsentRequired):
 		res.Status = api.UpdateNeedsConsent
 		res.Permissions, res.PermissionWords, res.ConsentDigest = apiPermissions(m.Permissions), m.Permissions.Words(), digest
-		res.Message = "it newly asks to: " + strings.Join(m.Permissions.WordsBeyond(rec.Consented), "; ")
+		res.Message = "it newly asks to: " + strings.Join(m.Permissions.WordsBeyond(s.Packages.ConsentedNow(rec)), "; ")
 	default:
 		return failed(err)
 	}
