@@ -49,6 +49,18 @@ type PluginPreview struct {
 	Adopt []string `json:"adopt"`
 	// Replaces is the version of the plugin installed now ("" none).
 	Replaces string `json:"replaces,omitempty"`
+	// Blocked, when set, is why installing it would be refused whatever
+	// is consented to (an update dropping an enabled module:
+	// loci::plugin::in_use), as the install would answer it.
+	Blocked *PluginBlocked `json:"blocked,omitempty"`
+}
+
+// PluginBlocked is the refusal an install would answer: its code,
+// message and help.
+type PluginBlocked struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Help    string `json:"help"`
 }
 
 // PluginInstalled is POST /api/plugins's answer.

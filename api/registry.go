@@ -40,6 +40,9 @@ type RegistrySource struct {
 	// Origin is registry (or bundled).
 	Origin   string `json:"origin"`
 	Registry string `json:"registry"`
+	// RegistryLocation is where that registry is (its index's URL
+	// without any user and password, its path, or "bundled").
+	RegistryLocation string `json:"registry_location"`
 	// SignedBy is the trusted key that vouched for the archive, in its
 	// text form ("" unsigned or not trusted under the optional policy).
 	SignedBy string `json:"signed_by"`
@@ -82,9 +85,15 @@ type RegistryUpdateOffer struct {
 	From     string `json:"from"`
 	To       string `json:"to"`
 	Registry string `json:"registry"`
+	// RegistryLocation is where the registry is: an installed source's
+	// updates come from the registry at the location it was installed
+	// from, whatever its name now.
+	RegistryLocation string `json:"registry_location,omitempty"`
 	// NeedsConsent: the newer version asks for more than was consented
-	// to.
+	// to (what the version installed asks).
 	NeedsConsent bool `json:"needs_consent"`
+	// FromYanked: its publisher withdrew the version installed.
+	FromYanked bool `json:"from_yanked,omitempty"`
 }
 
 // RegistryUpdate is POST /api/source-registry/update's body.

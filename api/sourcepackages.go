@@ -69,6 +69,10 @@ type SourcePackageInstalled struct {
 	// Downgrade: the version replaced is newer than the one installed (a
 	// roll back; it is installed all the same).
 	Downgrade bool `json:"downgrade,omitempty"`
+	// Warnings are what the user should know of what was installed
+	// (a version its publisher withdrew, installed because it was
+	// pinned).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // SourcePackageList is GET /api/source-packages: every source, built-in,

@@ -225,7 +225,7 @@ func (m Mining) validate() error {
 			return bad("mining.trusted_keys", "entry %d is not a public key (\"loci-ed25519 <base64>\", as loci source keygen writes to NAME.pub)", i)
 		}
 	}
-	return nil
+	return checkRegistries(m.Registries)
 }
 
 func (s Search) validate() error {

@@ -160,3 +160,39 @@ func TestValidateEnumsAreTheOwners(t *testing.T) {
 		t.Fatalf("read %q, %q, %q: %v", c.Search.Fusion, c.Mining.Secrets, c.Extraction.Provider, err)
 	}
 }
+
+// Trial 30: the registry locations loci serve refuses are refused by
+// validation too (so loci doctor says so), each naming its entry and
+// never a password; the ones it takes pass.
+func TestValidateRegistries(t *testing.T) {
+	c := Default(envOf(map[string]string{"HOME": "/h"}))
+	c.Mining.Registries = []string{"https://reg.example.com/loci", "mine=http://127.0.0.1:8080/index.json", "http://[::1]/r/", "http://localhost:9/",
+		"file:///srv/loci-registry", "/srv/other/index.json", "two=https://user:pw@reg.example.com/two"}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for bad, says := range map[string]string{
+		"http://10.1.2.3/reg":                 "loopback only",
+		"relative/reg":                        "relative path",
+		"ftp://x/y":                           "ftp:// is not",
+		"":                                    "empty",
+		"file://host/srv/x":                   "on this machine",
+		"bundled=/srv/x":                      "reserved",
+		"Bad=/srv/x":                          "not a registry name",
+		"http://user:hunter2@reg.example.com": "loopback only",
+	} {
+		c := Default(envOf(map[string]string{"HOME": "/h"}))
+		c.Mining.Registries = []string{"/srv/ok", bad}
+		err := c.Validate()
+		if !fault.Is(err, fault.ConfigInvalid) || !strings.Contains(fault.As(err).Msg, "mining.registries[1]") || !strings.Contains(fault.As(err).Msg, says) {
+			t.Fatalf("%q: %v; want loci::config::invalid naming mining.registries[1] and saying %q", bad, err, says)
+		}
+		if strings.Contains(fault.As(err).Msg, "hunter2") {
+			t.Fatalf("the message shows a password: %v", err)
+		}
+	}
+	c.Mining.Registries = []string{"a=/srv/x", "a=/srv/y"}
+	if err := c.Validate(); !fault.Is(err, fault.ConfigInvalid) || !strings.Contains(fault.As(err).Msg, "given twice") || strings.Contains(fault.As(err).Msg, "bundled") {
+		t.Fatalf("a duplicate name: %v", err)
+	}
+}

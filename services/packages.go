@@ -53,7 +53,8 @@ type PackageRecord struct {
 	// asked for nothing; BundledConsent for a bundled one).
 	Consent string `json:"consent,omitempty"`
 	// Consented are the permissions consented to (normalised): an update
-	// within them needs no new consent.
+	// within them needs no new consent. They are the installed version's
+	// own permissions: a narrower version (a downgrade) narrows them.
 	Consented pack.Permissions `json:"consented_permissions"`
 	// State is installed, enabled or disabled: the stored states.
 	// Unavailable and incompatible are computed at each load.
@@ -65,6 +66,10 @@ type PackageRecord struct {
 	Registry      string `json:"registry,omitempty"`
 	SignedBy      string `json:"signed_by,omitempty"`
 	ArchiveSHA256 string `json:"archive_sha256,omitempty"`
+	// RegistryLocation is where that registry was (registry.Release's
+	// Location, no user or password): its updates come from the
+	// registry at that location, whatever it is named now.
+	RegistryLocation string `json:"registry_location,omitempty"`
 	// Plugin is the id of the plugin that provides it ("" none).
 	Plugin string `json:"plugin,omitempty"`
 }
@@ -649,6 +654,8 @@ type InstallOptions struct {
 	// Registry, SignedBy and ArchiveSHA256 are recorded for a registry
 	// install: which registry, which trusted key vouched, which bytes.
 	Registry, SignedBy, ArchiveSHA256 string
+	// RegistryLocation is where the registry is (recorded with it).
+	RegistryLocation string
 	// Plugin is the plugin installing the package as one of its modules.
 	Plugin string
 	// Adopt: the package may replace one installed on its own (or by
@@ -680,6 +687,24 @@ func (p *Packages) Install(ctx context.Context, body io.Reader, o InstallOptions
 		return api.SourcePackageInstalled{}, err
 	}
 	return p.InstallPackage(ctx, pkg, o)
+}
+
+// consentedNow is what rec's consent covers now: the installed version's
+// own permissions when they are within those recorded (a record written
+// before the consent followed the installed version may hold a wider
+// one, from an earlier version), else those recorded. p.mu is held.
+func (p *Packages) consentedNow(rec *PackageRecord) pack.Permissions {
+	if m := p.manifests[rec.Name]; m != nil && m.Version == rec.Version && m.Permissions.Within(rec.Consented) {
+		return m.Permissions
+	}
+	return rec.Consented
+}
+
+// ConsentedNow is consentedNow for the other services.
+func (p *Packages) ConsentedNow(rec *PackageRecord) pack.Permissions {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.consentedNow(rec)
 }
 
 // InstallPackage installs pkg, already read and checked (from a registry
@@ -716,23 +741,32 @@ func (p *Packages) InstallPackage(ctx context.Context, pkg *pack.Package, o Inst
 	}
 	perms := m.Permissions
 	digest := pack.ConsentDigest(name, perms)
+	var consented pack.Permissions
+	if cur != nil {
+		consented = p.consentedNow(cur)
+	}
 	rec := &PackageRecord{Name: name, Version: m.Version, Origin: origin, ModuleSHA256: pkg.ModuleDigest(),
 		ManifestSHA256: pack.Digest(pkg.ManifestBytes), Consented: perms, InstalledAt: p.now().UTC(),
-		Registry: o.Registry, SignedBy: o.SignedBy, ArchiveSHA256: o.ArchiveSHA256, Plugin: o.Plugin}
+		Registry: o.Registry, SignedBy: o.SignedBy, ArchiveSHA256: o.ArchiveSHA256, RegistryLocation: o.RegistryLocation, Plugin: o.Plugin}
 	switch {
 	case o.Consent != "" && o.Consent != digest:
 		// A digest names exact permissions of one package: another one's
 		// (or another version's) never installs this one, whatever it
 		// asks for.
-		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur)
-	case cur != nil && perms.Within(cur.Consented):
-		// An update asking for nothing new keeps the consent given.
-		rec.Consent, rec.Consented = cur.Consent, cur.Consented
+		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur, consented, origin)
+	case cur != nil && perms.Within(consented):
+		// An update asking for nothing new needs no new consent; what is
+		// recorded is this version's own permissions (the consent follows
+		// what is installed: a version asking for more than this one
+		// needs consent again, even what an earlier one had).
+		if !perms.None() {
+			rec.Consent = digest
+		}
 	case perms.None():
 	case o.Consent == digest:
 		rec.Consent = digest
 	default:
-		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur)
+		return api.SourcePackageInstalled{}, consentRequired(pkg, digest, o.Consent, cur, consented, origin)
 	}
 	undo, done, err := p.writeFiles(pkg)
 	if err != nil {
@@ -768,7 +802,7 @@ func tooLarge() error {
 
 // consentRequired is the refusal of a package asking for permissions
 // without the consent digest computed from it.
-func consentRequired(pkg *pack.Package, digest, given string, cur *PackageRecord) error {
+func consentRequired(pkg *pack.Package, digest, given string, cur *PackageRecord, consented pack.Permissions, origin string) error {
 	m := pkg.Manifest
 	var b strings.Builder
 	switch {
@@ -776,15 +810,20 @@ func consentRequired(pkg *pack.Package, digest, given string, cur *PackageRecord
 		fmt.Fprintf(&b, "the consent %s is not the consent of the %s source %s, which asks to: ", given, m.Name, m.Version)
 	case cur != nil:
 		fmt.Fprintf(&b, "the %s source %s asks for more than was consented to for %s: it newly asks to: %s. All it asks to: ",
-			m.Name, m.Version, cur.Version, strings.Join(m.Permissions.WordsBeyond(cur.Consented), "; "))
+			m.Name, m.Version, cur.Version, strings.Join(m.Permissions.WordsBeyond(consented), "; "))
 	default:
 		fmt.Fprintf(&b, "installing the %s source %s needs your consent: it asks to: ", m.Name, m.Version)
 	}
 	b.WriteString(strings.Join(m.Permissions.Words(), "; "))
 	fmt.Fprintf(&b, ". Its consent digest is %s", digest)
+	// The help names the install as it was asked: by name from a
+	// registry (the body's consent), else a file (the query's).
+	run, field := "`loci source install FILE`", "the query consent="+digest
+	if origin == sources.OriginRegistry {
+		run, field = "`loci source install "+m.Name+"@"+m.Version+"`", `the body's "consent": "`+digest+`"`
+	}
 	return fault.New(fault.SourceConsentRequired, b.String(),
-		"review the permissions; then run `loci source install FILE` (it shows them and asks), or pass --consent "+digest+
-			" (the query consent="+digest+")")
+		"review the permissions; then run "+run+" (it shows them and asks), or pass --consent "+digest+" ("+field+")")
 }
 
 func bundledErr(name, what string) error {

@@ -421,3 +421,62 @@ func TestABundledPackageTakesTheNameOfAnInstalledOne(t *testing.T) {
 		t.Fatalf("the installed package's files stay: %v", err)
 	}
 }
+
+// Trial 30: the consent recorded follows what is installed. A narrower
+// version (a downgrade, or an update asking for less) records its own
+// permissions, so a later version asking for what the earlier, wider one
+// had needs fresh consent.
+func TestTheConsentRecordedFollowsWhatIsInstalled(t *testing.T) {
+	ctx := context.Background()
+	p, db := newPackages(t)
+	wide := testPackage(t, "notes", "0.3.0", readPerms+"network = true\n", testModule)
+	if _, err := p.Install(ctx, bytes.NewReader(archive(t, wide)), InstallOptions{Consent: pack.ConsentDigest("notes", wide.Manifest.Permissions)}); err != nil {
+		t.Fatal(err)
+	}
+	narrow := testPackage(t, "notes", "0.2.0", readPerms, append(append([]byte{}, testModule...), 2))
+	for _, o := range []InstallOptions{{Consent: pack.ConsentDigest("notes", narrow.Manifest.Permissions)}, {}} {
+		out, err := p.Install(ctx, bytes.NewReader(archive(t, narrow)), o)
+		if err != nil || out.Source.Version != "0.2.0" || out.Source.Permissions.Network {
+			t.Fatalf("the narrower version: %+v %v", out, err)
+		}
+		recs, err := p.records(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec := recs["notes"]; rec.Consented.Network || rec.Consent != pack.ConsentDigest("notes", narrow.Manifest.Permissions) {
+			t.Fatalf("the record keeps the wider consent after installing the narrower version: %+v", rec)
+		}
+	}
+	_ = db
+	again := testPackage(t, "notes", "0.4.0", readPerms+"network = true\n", append(append([]byte{}, testModule...), 4))
+	_, err := p.Install(ctx, bytes.NewReader(archive(t, again)), InstallOptions{})
+	wantCode(t, err, fault.SourceConsentRequired, "use the network", "asks for more than was consented to for 0.2.0")
+}
+
+// A record written before the consent followed the installed version
+// (a downgrade that kept the wider consent) is read as what the version
+// installed asks: a wider update still needs consent.
+func TestAnOldRecordsWiderConsentIsNarrowedToWhatIsInstalled(t *testing.T) {
+	ctx := context.Background()
+	p, db := newPackages(t)
+	narrow := testPackage(t, "notes", "0.2.0", readPerms, testModule)
+	if _, err := p.Install(ctx, bytes.NewReader(archive(t, narrow)), InstallOptions{Consent: pack.ConsentDigest("notes", narrow.Manifest.Permissions)}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _, err := db.GetMeta(ctx, packagesKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := decodeRecords(raw)
+	recs["notes"].Consented.Network = true
+	b, _ := json.Marshal(recs)
+	if ok, err := db.CompareAndSwapMeta(ctx, packagesKey, raw, string(b)); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if err := p.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wide := testPackage(t, "notes", "0.4.0", readPerms+"network = true\n", append(append([]byte{}, testModule...), 4))
+	_, err = p.Install(ctx, bytes.NewReader(archive(t, wide)), InstallOptions{})
+	wantCode(t, err, fault.SourceConsentRequired, "it newly asks to: use the network")
+}

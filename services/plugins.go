@@ -113,6 +113,11 @@ type candidate struct {
 	adopt    []string
 	current  *PluginRecord
 	recs     map[string]*PackageRecord
+	// dropped are the installed modules an update no longer carries;
+	// blocked, when one of them is enabled, is why the install is
+	// refused (loci::plugin::in_use).
+	dropped []string
+	blocked error
 }
 
 // records reads every plugin's record.
@@ -166,11 +171,15 @@ func readArchive(body io.Reader) ([]byte, *plugin.Plugin, error) {
 }
 
 // judge checks a plugin against this daemon and what is installed: it
-// runs here, its signature holds under the policy (fetchedBy: a key that
-// vouched for the archive in a registry's index), no module is a
-// built-in or bundled source's name or another plugin's source; and says
-// which sources need consent and which need adoption.
-func (p *Plugins) judge(ctx context.Context, raw []byte, plug *plugin.Plugin, fetchedBy string) (*candidate, error) {
+// runs here, its signature holds (a signature by a trusted key that does
+// not verify is refused, whatever its origin), no module is a built-in or
+// bundled source's name or another plugin's source; and says which
+// sources need consent and which need adoption, and whether an update
+// drops an enabled module (blocked). The signature policy governs what
+// comes from a registry (fromRegistry; fetchedBy: a key that vouched for
+// the archive in its index): a file the user installs is their own
+// vouching, as for a source package.
+func (p *Plugins) judge(ctx context.Context, raw []byte, plug *plugin.Plugin, fromRegistry bool, fetchedBy string) (*candidate, error) {
 	m := plug.Manifest
 	if why := plug.Compatible(p.Packages.Version); why != "" {
 		return nil, fault.Newf(fault.SourceIncompatible, "install a version of the plugin built for this loci ("+p.Packages.Version+")",
@@ -188,7 +197,7 @@ func (p *Plugins) judge(ctx context.Context, raw []byte, plug *plugin.Plugin, fe
 	if by == "" {
 		by = fetchedBy
 	}
-	if by == "" && policy == registry.PolicyRequired {
+	if by == "" && policy == registry.PolicyRequired && fromRegistry {
 		if _, err := plug.Verify(keys, true); err != nil {
 			return nil, err
 		}
@@ -224,8 +233,21 @@ func (p *Plugins) judge(ctx context.Context, raw []byte, plug *plugin.Plugin, fe
 		if cur != nil && cur.Plugin == "" {
 			c.adopt = append(c.adopt, name)
 		}
-		if !perms.None() && (cur == nil || !perms.Within(cur.Consented)) {
+		if !perms.None() && (cur == nil || !perms.Within(p.Packages.ConsentedNow(cur))) {
 			c.consents[name] = pack.ConsentDigest(name, perms)
+		}
+	}
+	// Modules an update drops: none of them may be enabled.
+	if c.current != nil {
+		for _, mod := range c.current.Modules {
+			if slices.Contains(plug.Names(), mod.Name) {
+				continue
+			}
+			if r := precs[mod.Name]; r != nil && r.Plugin == m.ID && r.State == sources.StateEnabled && c.blocked == nil {
+				c.blocked = fault.Newf(fault.PluginInUse, "disable it first (loci source disable "+mod.Name+")",
+					"the plugin %s %s no longer carries the %s source, which is enabled: installing it is refused", m.ID, m.Version, mod.Name)
+			}
+			c.dropped = append(c.dropped, mod.Name)
 		}
 	}
 	return c, nil
@@ -266,6 +288,10 @@ func (p *Plugins) preview(c *candidate, o origin) api.PluginPreview {
 	if c.current != nil {
 		out.Replaces = c.current.Version
 	}
+	if c.blocked != nil {
+		fe := fault.As(c.blocked)
+		out.Blocked = &api.PluginBlocked{Code: string(fe.Code), Message: fe.Msg, Help: fe.Help}
+	}
 	return out
 }
 
@@ -278,7 +304,7 @@ func (p *Plugins) Preview(ctx context.Context, body io.Reader) (api.PluginPrevie
 	if err != nil {
 		return api.PluginPreview{}, err
 	}
-	c, err := p.judge(ctx, raw, plug, "")
+	c, err := p.judge(ctx, raw, plug, false, "")
 	if err != nil {
 		return api.PluginPreview{}, err
 	}
@@ -306,7 +332,7 @@ func (p *Plugins) Install(ctx context.Context, body io.Reader, o PluginInstallOp
 func (p *Plugins) installPlugin(ctx context.Context, raw []byte, plug *plugin.Plugin, o PluginInstallOptions, from origin) (api.PluginInstalled, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c, err := p.judge(ctx, raw, plug, from.signedBy)
+	c, err := p.judge(ctx, raw, plug, from.kind == sources.OriginRegistry, from.signedBy)
 	if err != nil {
 		return api.PluginInstalled{}, err
 	}
@@ -325,19 +351,10 @@ func (p *Plugins) installPlugin(ctx context.Context, raw []byte, plug *plugin.Pl
 			"review them (loci plugin preview FILE); then list them for adoption: --adopt "+strings.Join(unadopted, " --adopt ")+" (X-Loci-Adopt-Sources: "+adoptJSON(unadopted)+")",
 			"the plugin %s %s provides sources installed on their own: %s; installing it takes them over, and nothing was installed", m.ID, m.Version, strings.Join(unadopted, ", "))
 	}
-	// Modules an update drops: none of them may be enabled.
-	var dropped []string
-	if c.current != nil {
-		for _, mod := range c.current.Modules {
-			if !slices.Contains(plug.Names(), mod.Name) {
-				if r := c.recs[mod.Name]; r != nil && r.Plugin == m.ID && r.State == sources.StateEnabled {
-					return api.PluginInstalled{}, fault.Newf(fault.PluginInUse, "disable it first (loci source disable "+mod.Name+")",
-						"the plugin %s %s no longer carries the %s source, which is enabled", m.ID, m.Version, mod.Name)
-				}
-				dropped = append(dropped, mod.Name)
-			}
-		}
+	if c.blocked != nil {
+		return api.PluginInstalled{}, c.blocked
 	}
+	dropped := c.dropped
 	install := p.install
 	if install == nil {
 		install = p.Packages.InstallPackage
@@ -612,7 +629,7 @@ func (p *Plugins) ShowRegistry(ctx context.Context, id, version, reg string) (ap
 	if err != nil {
 		return api.PluginPreview{}, err
 	}
-	c, err := p.judge(ctx, f.Archive, plug, f.SignedBy)
+	c, err := p.judge(ctx, f.Archive, plug, true, f.SignedBy)
 	if err != nil {
 		return api.PluginPreview{}, err
 	}

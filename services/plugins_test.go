@@ -205,8 +205,24 @@ func TestPluginRefusals(t *testing.T) {
 	pl.Trust = func() ([]string, registry.Policy) {
 		return []string{pack.FormatPublicKey(pub)}, registry.PolicyRequired
 	}
-	_, err = pl.Preview(ctx, bytes.NewReader(pluginBytes(t, signed)))
+	// Trial 30: the policy governs what comes from registries; a local
+	// file is the user's own vouching (as for a source package).
+	if pv, err := pl.Preview(ctx, bytes.NewReader(pluginBytes(t, signed))); err != nil || pv.Plugin.SignedBy != "" {
+		t.Fatalf("an unsigned local plugin under required: %+v %v", pv, err)
+	}
+	pl.Registry = &fakeRegistry{archive: pluginBytes(t, signed), id: "signed", ver: "1.0.0"}
+	_, err = pl.ShowRegistry(ctx, "signed", "", "")
 	wantCode(t, err, fault.SourceUntrusted, "not signed")
+	_, err = pl.InstallRegistry(ctx, api.PluginRegistryInstall{ID: "signed"})
+	wantCode(t, err, fault.SourceUntrusted, "not signed")
+	// A signature by a trusted key that does not hold is refused, local
+	// or not.
+	_, other, _ := pack.GenerateKey()
+	forged := testPlugin(t, "signed", "1.0.0", testPackage(t, "z", "1.0.0", "", testModule))
+	forged.Sign(other)
+	forged.Signature.Key = pack.FormatPublicKey(pub)
+	_, err = pl.Preview(ctx, bytes.NewReader(pluginBytes(t, forged)))
+	wantCode(t, err, fault.SourceIntegrity)
 	signed.Sign(key)
 	out, err := pl.Install(ctx, bytes.NewReader(pluginBytes(t, signed)), PluginInstallOptions{})
 	if err != nil || out.Plugin.SignedBy != pack.FormatPublicKey(pub) {
@@ -238,10 +254,17 @@ func TestAPluginUpdateDropsModulesUnlessEnabled(t *testing.T) {
 	if err != nil || len(pv.Consents) != 0 || pv.Replaces != "1.0.0" || len(pv.Adopt) != 0 {
 		t.Fatalf("update preview: %+v %v", pv, err)
 	}
+	// Trial 30: the preview says the install would be refused, and why.
+	if pv.Blocked == nil || pv.Blocked.Code != string(fault.PluginInUse) || !strings.Contains(pv.Blocked.Message, "b source") {
+		t.Fatalf("the preview of an update dropping an enabled module does not say it is blocked: %+v", pv.Blocked)
+	}
 	_, err = pl.Install(ctx, bytes.NewReader(pluginBytes(t, v2)), PluginInstallOptions{})
 	wantCode(t, err, fault.PluginInUse, "b")
 	if _, err := pk.SetEnabled(ctx, "b", false); err != nil {
 		t.Fatal(err)
+	}
+	if pv, err := pl.Preview(ctx, bytes.NewReader(pluginBytes(t, v2))); err != nil || pv.Blocked != nil {
+		t.Fatalf("the preview once b is disabled: %+v %v", pv, err)
 	}
 	out, err := pl.Install(ctx, bytes.NewReader(pluginBytes(t, v2)), PluginInstallOptions{})
 	if err != nil || out.Replaced != "1.0.0" || len(out.Plugin.Modules) != 1 || out.Plugin.Modules[0].State != sources.StateEnabled || out.Plugin.Modules[0].Version != "2.0.0" {

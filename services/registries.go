@@ -104,7 +104,7 @@ func (s *Registries) Show(ctx context.Context, name, version, reg string) (api.R
 		return api.RegistrySource{}, err
 	}
 	m := f.Package.Manifest
-	out := api.RegistrySource{Name: m.Name, Version: m.Version, Description: m.Description, Origin: registryOrigin(f.Registry), Registry: f.Registry,
+	out := api.RegistrySource{Name: m.Name, Version: m.Version, Description: m.Description, Origin: registryOrigin(f.Registry), Registry: f.Registry, RegistryLocation: f.Location,
 		SignedBy: f.SignedBy, ArchiveDigest: f.SHA256, Permissions: apiPermissions(m.Permissions), PermissionWords: m.Permissions.Words(),
 		ConsentDigest: pack.ConsentDigest(m.Name, m.Permissions), Yanked: f.Yanked}
 	recs, err := s.installed(ctx)
@@ -137,19 +137,45 @@ func (s *Registries) Install(ctx context.Context, in api.RegistryInstall) (api.S
 			"show it again (loci source show "+f.Name+") and review what it asks before installing")
 	}
 	out, err := s.Packages.InstallPackage(ctx, f.Package, InstallOptions{Consent: in.Consent, Enable: in.Enable, Origin: registryOrigin(f.Registry),
-		Registry: f.Registry, SignedBy: f.SignedBy, ArchiveSHA256: f.SHA256})
+		Registry: f.Registry, RegistryLocation: f.Location, SignedBy: f.SignedBy, ArchiveSHA256: f.SHA256})
 	if err != nil {
 		return out, err
+	}
+	if f.Yanked {
+		w := fmt.Sprintf("the %s registry's publisher withdrew (yanked) %s %s: it was installed because it was named; install another version when you can (loci source updates)",
+			f.Registry, f.Name, f.Version)
+		out.Warnings = append(out.Warnings, w)
+		s.log().Warn("a yanked source version was installed (pinned)", "source", f.Name, "version", f.Version, "registry", f.Registry)
 	}
 	s.log().Info("source package installed from a registry", "source", f.Name, "version", f.Version, "registry", f.Registry,
 		"signed_by", f.SignedBy, "archive_sha256", f.SHA256)
 	return out, nil
 }
 
+// from is the name the registry a source was installed from has now:
+// found by its location when one was recorded (a reordering of
+// mining.registries may rename it), else by the name recorded. A
+// location no longer configured is loci::source::registry_unavailable
+// saying so.
+func (s *Registries) from(rec *PackageRecord) (string, error) {
+	if rec.RegistryLocation == "" {
+		return rec.Registry, nil
+	}
+	if name, ok := s.Client.NameAt(rec.RegistryLocation); ok {
+		return name, nil
+	}
+	return "", fault.Newf(fault.SourceRegistryUnavailable, "name it in mining.registries again (and restart the daemon) to take its updates, or install the source from another registry",
+		"the registry the %s source was installed from (%s, then named %s) is no longer configured", rec.Name, rec.RegistryLocation, rec.Registry)
+}
+
 // offer is the newer release of a registry source that runs here, if
-// any (zero Release when current).
+// any (zero Release when current), from the registry it came from.
 func (s *Registries) offer(ctx context.Context, rec *PackageRecord) (registry.Release, error) {
-	r, err := s.Client.Find(ctx, registry.Sources, rec.Name, "", rec.Registry)
+	reg, err := s.from(rec)
+	if err != nil {
+		return registry.Release{}, err
+	}
+	r, err := s.Client.Find(ctx, registry.Sources, rec.Name, "", reg)
 	if err != nil {
 		return registry.Release{}, err
 	}
@@ -195,8 +221,7 @@ func (s *Registries) Updates(ctx context.Context) (api.RegistryUpdates, error) {
 	}
 	out := api.RegistryUpdates{Updates: []api.RegistryUpdateOffer{}, Warnings: []api.RegistryWarning{}}
 	warn := func(reg string, err error) {
-		fe := fault.As(err)
-		out.Warnings = append(out.Warnings, api.RegistryWarning{Registry: reg, Code: string(fe.Code), Message: fe.Msg})
+		out.Warnings = append(out.Warnings, registry.Warning(reg, err))
 	}
 	for _, rec := range recs {
 		r, err := s.offer(ctx, rec)
@@ -204,16 +229,21 @@ func (s *Registries) Updates(ctx context.Context) (api.RegistryUpdates, error) {
 			warn(rec.Registry, err)
 			continue
 		}
+		yanked := s.yanked(ctx, rec)
 		if r.Version == "" {
+			if yanked {
+				out.Warnings = append(out.Warnings, api.RegistryWarning{Registry: rec.Registry, Code: string(fault.SourceNotInRegistry),
+					Message: fmt.Sprintf("lists the %s source %s, installed here, as withdrawn (yanked) by its publisher, and no newer version that runs here", rec.Name, rec.Version)})
+			}
 			continue
 		}
 		f, err := s.Client.Fetch(ctx, r)
 		if err != nil {
-			warn(rec.Registry, err)
+			warn(r.Registry, err)
 			continue
 		}
-		out.Updates = append(out.Updates, api.RegistryUpdateOffer{Name: rec.Name, From: rec.Version, To: r.Version, Registry: rec.Registry,
-			NeedsConsent: !f.Package.Manifest.Permissions.Within(rec.Consented)})
+		out.Updates = append(out.Updates, api.RegistryUpdateOffer{Name: rec.Name, From: rec.Version, To: r.Version, Registry: r.Registry,
+			RegistryLocation: r.Location, NeedsConsent: !f.Package.Manifest.Permissions.Within(s.Packages.ConsentedNow(rec)), FromYanked: yanked})
 	}
 	return out, nil
 }
@@ -237,6 +267,10 @@ func (s *Registries) Update(ctx context.Context, in api.RegistryUpdate) ([]api.R
 		rec := all[in.Name]
 		if rec == nil {
 			return nil, packageNotFound(in.Name)
+		}
+		if rec.Plugin != "" {
+			return nil, fault.Newf(fault.InputInvalid, "update the plugin instead (loci plugin install "+rec.Plugin+"; loci plugin search "+rec.Plugin+" shows its newest version)",
+				"the %s source is provided by the plugin %s: it is updated with the plugin, not on its own", in.Name, rec.Plugin)
 		}
 		if rec.Origin != sources.OriginRegistry || rec.Registry == "" {
 			return nil, fault.Newf(fault.InputInvalid, "install it from a registry to take its updates (loci source install "+in.Name+")",
@@ -274,7 +308,7 @@ func (s *Registries) updateOne(ctx context.Context, rec *PackageRecord, consent 
 	}
 	m := f.Package.Manifest
 	digest := pack.ConsentDigest(m.Name, m.Permissions)
-	o := InstallOptions{Origin: sources.OriginRegistry, Registry: f.Registry, SignedBy: f.SignedBy, ArchiveSHA256: f.SHA256}
+	o := InstallOptions{Origin: sources.OriginRegistry, Registry: f.Registry, RegistryLocation: f.Location, SignedBy: f.SignedBy, ArchiveSHA256: f.SHA256}
 	if consent == digest {
 		o.Consent = digest
 	}
@@ -286,9 +320,20 @@ func (s *Registries) updateOne(ctx context.Context, rec *PackageRecord, consent 
 	case fault.Is(err, fault.SourceConsentRequired):
 		res.Status = api.UpdateNeedsConsent
 		res.Permissions, res.PermissionWords, res.ConsentDigest = apiPermissions(m.Permissions), m.Permissions.Words(), digest
-		res.Message = "it newly asks to: " + strings.Join(m.Permissions.WordsBeyond(rec.Consented), "; ")
+		res.Message = "it newly asks to: " + strings.Join(m.Permissions.WordsBeyond(s.Packages.ConsentedNow(rec)), "; ")
 	default:
 		return failed(err)
 	}
 	return res
+}
+
+// yanked reports whether the registry a source came from lists its
+// installed version as withdrawn (false when it cannot say).
+func (s *Registries) yanked(ctx context.Context, rec *PackageRecord) bool {
+	reg, err := s.from(rec)
+	if err != nil {
+		return false
+	}
+	r, err := s.Client.Find(ctx, registry.Sources, rec.Name, rec.Version, reg)
+	return err == nil && r.Yanked
 }

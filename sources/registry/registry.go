@@ -63,6 +63,15 @@ const (
 	// IndexTimeout and ArchiveTimeout bound one fetch of each.
 	IndexTimeout   = 30 * time.Second
 	ArchiveTimeout = 2 * time.Minute
+	// DialTimeout bounds connecting to a registry, HeaderTimeout (and
+	// the TLS handshake) its answer's start: a registry that never
+	// answers costs seconds, not IndexTimeout.
+	DialTimeout   = 5 * time.Second
+	HeaderTimeout = 10 * time.Second
+	// FailureMemory is how long an http(s) registry that could not be
+	// read is not asked again: lookups meanwhile answer the remembered
+	// failure at once (a warning when others answer).
+	FailureMemory = 45 * time.Second
 )
 
 // Spec is one configured registry: a name and the index's location.
@@ -122,6 +131,9 @@ type Client struct {
 	trusted map[string]bool // a trusted key's text form (normalised)
 	http    *http.Client
 
+	// now is the clock (nil: time.Now).
+	now func() time.Time
+
 	bundledOnce sync.Once
 	bundledIx   *pack.Index
 	bundledGet  func(string) ([]byte, error)
@@ -147,11 +159,19 @@ func (c *Client) bundled() (*pack.Index, func(string) ([]byte, error), error) {
 
 // reg is one registry: where its index is and the index as last read.
 type reg struct {
-	name  string
+	name string
+	// loc is where it is, as recorded with what is installed from it:
+	// the index's URL without any user and password, the index's path,
+	// or "bundled".
+	loc   string
 	index *url.URL // http(s): the index's URL
 	file  string   // a folder registry: the index's path
 	mu    sync.Mutex
 	cache *cached
+	// failed is the last failure to read an http(s) index and when it
+	// was (remembered for FailureMemory).
+	failed   error
+	failedAt time.Time
 }
 
 // cached is an index as last read, with what revalidates it.
@@ -170,10 +190,13 @@ var regName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 // entry without one is named after its host (http(s)) or the folder
 // holding its index (file), with "-2", "-3"... when that name is taken.
 // "bundled" is reserved. A bad name or a name given twice is
-// loci::config::invalid.
+// loci::config::invalid. config.RegistryLocationProblem is the same rule
+// for loci doctor (the configuration may not import this package;
+// services' TestConfigAndTheRegistryClientAgree keeps the two in step).
 func ParseSpecs(entries []string) ([]Spec, error) {
 	var out []Spec
 	taken := map[string]bool{Bundled: true}
+	given := map[string]int{}
 	var unnamed []int
 	for i, e := range entries {
 		e = strings.TrimSpace(e)
@@ -183,10 +206,14 @@ func ParseSpecs(entries []string) ([]Spec, error) {
 			if !regName.MatchString(name) {
 				return nil, configErr(fmt.Sprintf("mining.registries[%d]: %q is not a registry name (lowercase letters, digits, \".\", \"_\" and \"-\")", i, name))
 			}
-			if taken[name] {
-				return nil, configErr(fmt.Sprintf("mining.registries[%d]: the name %q is taken (%q is the bundled packages' registry)", i, name, Bundled))
+			if name == Bundled {
+				return nil, configErr(fmt.Sprintf("mining.registries[%d]: the name %q is reserved for the packages bundled with loci: name the registry otherwise", i, name))
+			}
+			if j, dup := given[name]; dup {
+				return nil, configErr(fmt.Sprintf("mining.registries[%d]: the name %q is given twice (also mining.registries[%d]): each registry needs its own name", i, name, j))
 			}
 			taken[name] = true
+			given[name] = i
 		} else {
 			unnamed = append(unnamed, len(out))
 		}
@@ -283,6 +310,7 @@ func location(s Spec) (*reg, error) {
 	r := &reg{name: s.Name}
 	if strings.HasPrefix(s.URL, "/") {
 		r.file = indexPath(filepath.Clean(s.URL))
+		r.loc = r.file
 		return r, nil
 	}
 	u, err := url.Parse(s.URL)
@@ -298,6 +326,7 @@ func location(s Spec) (*reg, error) {
 			return nil, fmt.Errorf("a file:// registry's path is absolute")
 		}
 		r.file = indexPath(filepath.Clean(u.Path))
+		r.loc = r.file
 		return r, nil
 	case "https", "http":
 		if u.Host == "" {
@@ -313,6 +342,9 @@ func location(s Spec) (*reg, error) {
 			v.RawPath = ""
 		}
 		r.index = &v
+		bare := v
+		bare.User = nil
+		r.loc = bare.String()
 		return r, nil
 	}
 	return nil, fmt.Errorf("%q: a registry is https://, http:// to loopback, file:// or an absolute path", redact(s.URL))
@@ -372,8 +404,8 @@ func allowedURL(ctx context.Context, u *url.URL) error {
 // MaxRedirects, and plain http connections that reach loopback
 // addresses only whatever a name resolved to.
 func newHTTPClient() *http.Client {
-	d := &net.Dialer{Timeout: 10 * time.Second}
-	loopOnly := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+	d := &net.Dialer{Timeout: DialTimeout}
+	loopOnly := &net.Dialer{Timeout: DialTimeout, Control: func(_, address string, _ syscall.RawConn) error {
 		host, _, err := net.SplitHostPort(address)
 		if err != nil {
 			return err
@@ -387,8 +419,8 @@ func newHTTPClient() *http.Client {
 		Proxy:                 nil,
 		DialContext:           loopOnly.DialContext,
 		DialTLSContext:        tlsDialer(d),
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 30 * time.Second,
+		TLSHandshakeTimeout:   HeaderTimeout,
+		ResponseHeaderTimeout: HeaderTimeout,
 		IdleConnTimeout:       90 * time.Second,
 		MaxIdleConnsPerHost:   4,
 	}
@@ -413,7 +445,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 func (c *Client) registries(name string) ([]*reg, error) {
 	all := []*reg{}
 	if c.o.Bundled != nil || c.o.BundledPackages != nil {
-		all = append(all, &reg{name: Bundled})
+		all = append(all, &reg{name: Bundled, loc: Bundled})
 	}
 	all = append(all, c.regs...)
 	if name == "" {
@@ -432,6 +464,18 @@ func (c *Client) registries(name string) ([]*reg, error) {
 		"no registry is named %q", name)
 }
 
+// NameAt is the name of the registry configured at location (a
+// Release's Location), false when none is (any more).
+func (c *Client) NameAt(location string) (string, bool) {
+	rs, _ := c.registries("")
+	for _, r := range rs {
+		if r.loc == location {
+			return r.name, true
+		}
+	}
+	return "", false
+}
+
 // Names are the registries' names, the bundled one first.
 func (c *Client) Names() []string {
 	rs, _ := c.registries("")
@@ -445,7 +489,11 @@ func (c *Client) Names() []string {
 // Release is one version of a source or plugin as a registry lists it,
 // with its archive's resolved location.
 type Release struct {
-	Registry    string
+	Registry string
+	// Location is where the registry is (its index's URL without any
+	// user and password, its path, or "bundled"): what identifies it
+	// across a reordering of mining.registries, which may rename it.
+	Location    string
 	Name        string
 	Description string
 	pack.IndexRelease
@@ -515,8 +563,7 @@ func (c *Client) Search(ctx context.Context, kind Kind, q, registry string) ([]R
 			if registry != "" {
 				return nil, nil, err
 			}
-			fe := fault.As(err)
-			warnings = append(warnings, api.RegistryWarning{Registry: r.name, Code: string(fe.Code), Message: fe.Msg})
+			warnings = append(warnings, Warning(r.name, err))
 			continue
 		}
 		for _, s := range entries(ix, kind) {
@@ -535,7 +582,7 @@ func (c *Client) Search(ctx context.Context, kind Kind, q, registry string) ([]R
 }
 
 func (c *Client) release(r *reg, kind Kind, s pack.IndexSource, rel pack.IndexRelease) Release {
-	out := Release{Registry: r.name, Name: s.Name, Description: s.Description, IndexRelease: rel, Kind: kind}
+	out := Release{Registry: r.name, Location: r.loc, Name: s.Name, Description: s.Description, IndexRelease: rel, Kind: kind}
 	switch {
 	case r.index != nil:
 		out.URL = archiveURL(r.index, rel.Archive)
@@ -566,14 +613,15 @@ func archiveURL(index *url.URL, archive string) string {
 // one only when pinned; one that cannot run here is
 // loci::source::incompatible with why), else the newest that runs here
 // and is not yanked; loci::source::not_in_registry when no registry
-// lists it (loci::source::registry_unavailable when one that might could
-// not be read).
+// read lists it (its message names those that could not be read);
+// loci::source::registry_unavailable only when none asked could be read.
 func (c *Client) Find(ctx context.Context, kind Kind, name, version, registry string) (Release, error) {
 	rs, err := c.registries(registry)
 	if err != nil {
 		return Release{}, err
 	}
 	var unreadable error
+	var unread []string
 	var incompatible error
 	for _, r := range rs {
 		ix, err := c.index(ctx, r)
@@ -581,6 +629,7 @@ func (c *Client) Find(ctx context.Context, kind Kind, name, version, registry st
 			if unreadable == nil {
 				unreadable = err
 			}
+			unread = append(unread, r.name)
 			continue
 		}
 		for _, s := range entries(ix, kind) {
@@ -612,19 +661,31 @@ func (c *Client) Find(ctx context.Context, kind Kind, name, version, registry st
 	switch {
 	case incompatible != nil:
 		return Release{}, incompatible
-	case unreadable != nil:
+	case unreadable != nil && len(unread) == len(rs):
+		// Nothing could be read: whether it is listed is unknown.
 		return Release{}, unreadable
 	}
 	what := name
 	if version != "" {
 		what += " " + version
 	}
-	where := "no registry"
+	msg := fmt.Sprintf("no registry lists the %s %s", kind, what)
 	if registry != "" {
-		where = "the " + registry + " registry"
+		msg = fmt.Sprintf("the %s registry does not list the %s %s", registry, kind, what)
 	}
-	return Release{}, fault.Newf(fault.SourceNotInRegistry, "search the registries (loci source search), or name another in mining.registries",
-		"%s lists the %s %s", where, kind, what)
+	help := "search the registries (loci " + kind.String() + " search), or name another in mining.registries"
+	if len(unread) > 0 {
+		msg += fmt.Sprintf(" (of those that could be read; these could not be read: %s)", strings.Join(unread, ", "))
+		help = "try again once " + strings.Join(unread, ", ") + " can be read (loci " + kind.String() + " search shows why not), or " + help
+	}
+	return Release{}, fault.New(fault.SourceNotInRegistry, msg, help)
+}
+
+// Warning is a registry that could not be read, as a search's warning:
+// the registry in its own field, the message without repeating it.
+func Warning(name string, err error) api.RegistryWarning {
+	fe := fault.As(err)
+	return api.RegistryWarning{Registry: name, Code: string(fe.Code), Message: strings.TrimPrefix(fe.Msg, "the "+name+" registry ")}
 }
 
 // whyNone says why no version of s is offered: each yanked or with why
@@ -878,6 +939,31 @@ func (c *Client) index(ctx context.Context, r *reg) (*pack.Index, error) {
 	if r.file != "" {
 		return c.fileIndex(r)
 	}
+	now := c.clock()
+	if r.failed != nil && now.Sub(r.failedAt) < FailureMemory {
+		fe := fault.As(r.failed)
+		return nil, fault.New(fe.Code, fmt.Sprintf("%s (remembered: it failed %s ago; it is asked again %s after a failure)",
+			fe.Msg, now.Sub(r.failedAt).Round(time.Second), FailureMemory), fe.Help)
+	}
+	ix, err := c.httpIndex(ctx, r)
+	if err != nil && fault.Is(err, fault.SourceRegistryUnavailable) {
+		r.failed, r.failedAt = err, now
+	} else {
+		r.failed = nil
+	}
+	return ix, err
+}
+
+func (c *Client) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
+// httpIndex reads an http(s) index, revalidating the one held; r.mu is
+// held.
+func (c *Client) httpIndex(ctx context.Context, r *reg) (*pack.Index, error) {
 	ctx, cancel := context.WithTimeout(ctx, IndexTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.index.String(), nil)
