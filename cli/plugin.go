@@ -457,9 +457,7 @@ func (a *app) pluginDaemonCmds() []*cobra.Command {
 		Use: "search [QUERY]", Short: "Search the plugin registries", Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return show(a, c.Context(), http.MethodGet, "/api/plugin-registry/search?"+searchQuery(args, registry), nil, func(out *api.RegistrySearch) {
-				for _, w := range out.Warnings {
-					a.printf("warning: the registry %s cannot be read: %s\n", safeText(w.Registry), safeText(w.Message))
-				}
+				a.printRegistryWarnings(out.Warnings)
 				if len(out.Entries) == 0 {
 					a.printf("no plugin found\n")
 				}
@@ -526,7 +524,8 @@ func (a *app) previewPlugin(c *cobra.Command, arg, registry string) (*api.Plugin
 // installPlugin sends the install with the consents and adoptions given;
 // refused for consent or adoption without them, it previews, shows what
 // is asked, and agrees with --yes or a yes on the terminal, never
-// otherwise.
+// otherwise. A preview saying the install would be refused whatever is
+// agreed to (blocked) asks nothing: the command fails with its code.
 func (a *app) installPlugin(c *cobra.Command, arg, registry string, consentArgs, adopt []string, yes bool) error {
 	consents := map[string]string{}
 	for _, cs := range consentArgs {
@@ -576,6 +575,11 @@ func (a *app) installPlugin(c *cobra.Command, arg, registry string, consentArgs,
 		}
 		digest = pv.ArchiveDigest
 		w := a.stderrOrDiscard()
+		if b := pv.Blocked; b != nil {
+			// Refused whatever is consented to: nothing to ask.
+			fmt.Fprintf(w, "The plugin %s %s cannot be installed: %s (%s)\n", safeText(pv.Plugin.ID), safeText(pv.Plugin.Version), safeText(b.Message), safeText(b.Code))
+			return fault.New(fault.Code(b.Code), b.Message, b.Help)
+		}
 		fmt.Fprintf(w, "The plugin %s %s:\n", safeText(pv.Plugin.ID), safeText(pv.Plugin.Version))
 		for _, m := range pv.Plugin.Modules {
 			if d, ok := pv.Consents[m.Name]; ok {
@@ -664,7 +668,14 @@ func (a *app) printPreview(pv *api.PluginPreview) {
 	if pv.Replaces != "" {
 		a.printf(" (replaces %s)", safeText(pv.Replaces))
 	}
-	a.printf("\n  archive sha256 %s\n", pv.ArchiveDigest)
+	a.printf("\n")
+	if b := pv.Blocked; b != nil {
+		a.printf("  installing it would be refused: %s (%s)\n", safeText(b.Message), safeText(b.Code))
+		if b.Help != "" {
+			a.printf("    help: %s\n", safeText(b.Help))
+		}
+	}
+	a.printf("  archive sha256 %s\n", pv.ArchiveDigest)
 	if p.SignedBy != "" {
 		a.printf("  signed by %s\n", p.SignedBy)
 	} else {
@@ -682,7 +693,7 @@ func (a *app) printPreview(pv *api.PluginPreview) {
 	if len(pv.Adopt) > 0 {
 		a.printf("  takes over sources installed on their own: %s (--adopt %s)\n", strings.Join(pv.Adopt, ", "), strings.Join(pv.Adopt, " --adopt "))
 	}
-	if len(pv.Consents) == 0 && len(pv.Adopt) == 0 {
+	if len(pv.Consents) == 0 && len(pv.Adopt) == 0 && pv.Blocked == nil {
 		a.printf("  installing it asks nothing more\n")
 	}
 }

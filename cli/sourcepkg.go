@@ -201,10 +201,21 @@ func (a *app) installPackage(c *cobra.Command, path string, yes bool, consent st
 	case out.Replaced != "":
 		a.printf("it replaced version %s\n", out.Replaced)
 	}
+	a.printInstallWarnings(out.Warnings)
 	if s.State == "installed" {
 		a.printf("enable it to mine with it: loci source enable %s\n", s.Name)
 	}
 	return nil
+}
+
+// printInstallWarnings prints an install answer's warnings on stderr, a
+// line each (a version its publisher withdrew, installed because it was
+// pinned).
+func (a *app) printInstallWarnings(ws []string) {
+	w := a.stderrOrDiscard()
+	for _, x := range ws {
+		fmt.Fprintf(w, "warning: %s\n", safeText(x))
+	}
 }
 
 func stdinIsTerminal(c *cobra.Command) bool {

@@ -53,10 +53,13 @@ func (a *app) sourceRegistryCmds() []*cobra.Command {
 				}
 				for _, u := range out.Updates {
 					note := ""
-					if u.NeedsConsent {
-						note = " (asks for more: needs your consent)"
+					if u.FromYanked {
+						note += " (" + safeText(u.From) + " was withdrawn (yanked) by its publisher: update it)"
 					}
-					a.printf("%s %s -> %s from %s%s\n", safeText(u.Name), safeText(u.From), safeText(u.To), safeText(u.Registry), note)
+					if u.NeedsConsent {
+						note += " (asks for more: needs your consent)"
+					}
+					a.printf("%s %s -> %s from %s%s\n", safeText(u.Name), safeText(u.From), safeText(u.To), registryAt(u.Registry, u.RegistryLocation), note)
 				}
 			})
 		},
@@ -88,11 +91,27 @@ func (a *app) sourceRegistryCmds() []*cobra.Command {
 	return []*cobra.Command{search, updates, update}
 }
 
+// printRegistryWarnings prints a search's (or updates') warnings on
+// stderr, a line each: the registry named once (a message naming it
+// already is printed as it is), the daemon's message, its code.
 func (a *app) printRegistryWarnings(ws []api.RegistryWarning) {
 	w := a.stderrOrDiscard()
 	for _, x := range ws {
-		fmt.Fprintf(w, "warning: the %s registry: %s (%s)\n", safeText(x.Registry), safeText(x.Message), x.Code)
+		if strings.HasPrefix(x.Message, "the "+x.Registry+" registry") {
+			fmt.Fprintf(w, "warning: %s (%s)\n", safeText(x.Message), safeText(x.Code))
+			continue
+		}
+		fmt.Fprintf(w, "warning: the %s registry: %s (%s)\n", safeText(x.Registry), safeText(x.Message), safeText(x.Code))
 	}
+}
+
+// registryAt is a registry's name and, when known, where it is: "NAME at
+// LOCATION".
+func registryAt(name, location string) string {
+	if location == "" || location == name {
+		return safeText(name)
+	}
+	return safeText(name) + " at " + safeText(location)
 }
 
 // searchQuery is the query of a registry search: q the optional QUERY
@@ -177,8 +196,9 @@ func (a *app) printRegistrySource(s *api.RegistrySource) {
 		a.printf("  %s\n", safeText(s.Description))
 	}
 	if s.Yanked {
-		a.printf("  yanked: its publisher withdrew this version\n")
+		a.printf("  yanked: its publisher withdrew this version (it is offered because it was named)\n")
 	}
+	a.printf("  registry:       %s\n", registryAt(s.Registry, s.RegistryLocation))
 	signed := "not signed by a trusted key"
 	if s.SignedBy != "" {
 		signed = s.SignedBy
@@ -220,12 +240,18 @@ func (a *app) installFromRegistry(c *cobra.Command, arg, registry string, yes bo
 	if err != nil && consent == "" && fault.As(err).Remote == fault.SourceConsentRequired {
 		w := a.stderrOrDiscard()
 		fmt.Fprintf(w, "The %s source %s (from the %s registry", safeText(s.Name), safeText(s.Version), safeText(s.Registry))
+		if s.RegistryLocation != "" && s.RegistryLocation != s.Registry {
+			fmt.Fprintf(w, " at %s", safeText(s.RegistryLocation))
+		}
 		if s.SignedBy != "" {
 			fmt.Fprintf(w, ", signed by %s", safeText(s.SignedBy))
 		}
 		fmt.Fprintf(w, ") asks to:\n")
 		for _, line := range s.PermissionWords {
 			fmt.Fprintf(w, "  - %s\n", safeText(line))
+		}
+		if s.Yanked {
+			fmt.Fprintf(w, "Note: its publisher withdrew (yanked) this version; it is offered because %s was named.\n", safeText(s.Version))
 		}
 		fmt.Fprintf(w, "Its consent digest is %s.\n", s.ConsentDigest)
 		if ok, aerr := a.askConsent(c, yes, s.ConsentDigest, "Install"); !ok {
@@ -243,10 +269,14 @@ func (a *app) installFromRegistry(c *cobra.Command, arg, registry string, yes bo
 		return a.out(out)
 	}
 	src := out.Source
-	a.printf("installed the %s source %s from the %s registry (%s)\n", src.Name, src.Version, s.Registry, packageState(&src))
-	if out.Replaced != "" {
-		a.printf("it replaced version %s\n", out.Replaced)
+	a.printf("installed the %s source %s from the %s registry (%s)\n", safeText(src.Name), safeText(src.Version), safeText(s.Registry), safeText(packageState(&src)))
+	switch {
+	case out.Downgrade:
+		a.printf("it replaced version %s, a newer one: this is a downgrade\n", safeText(out.Replaced))
+	case out.Replaced != "":
+		a.printf("it replaced version %s\n", safeText(out.Replaced))
 	}
+	a.printInstallWarnings(out.Warnings)
 	if src.State == "installed" {
 		a.printf("enable it to mine with it: loci source enable %s\n", src.Name)
 	}
