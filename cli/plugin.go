@@ -461,7 +461,7 @@ func (a *app) pluginDaemonCmds() []*cobra.Command {
 				if len(out.Entries) == 0 {
 					a.printf("no plugin found\n")
 				}
-				a.printRegistryEntries(out.Entries, "%-20s %-10s %s", "  ")
+				a.printRegistryEntries(out.Entries, "%-20s %-10s %-12s %-8s", "  ")
 			})
 		},
 	}

@@ -38,6 +38,9 @@ func (a *app) sourcePackageCmds() []*cobra.Command {
 			if isRegistryRef(args[0]) {
 				return a.installFromRegistry(c, args[0], registry, yes, consent, enable)
 			}
+			if _, serr := os.Stat(args[0]); serr != nil && strings.Contains(args[0], "@") {
+				return badRegistryRef(args[0])
+			}
 			return a.installPackage(c, args[0], yes, consent, enable)
 		},
 	}
@@ -61,6 +64,7 @@ func (a *app) sourcePackageCmds() []*cobra.Command {
 				if rerr == nil || fault.As(rerr).Remote != fault.SourceNotInRegistry {
 					return rerr
 				}
+				return a.pluginHint(c, args[0], err)
 			}
 			return err
 		},
@@ -237,6 +241,16 @@ func (a *app) printPackage(p *api.SourcePackage) {
 		a.printf("  %s\n", p.Description)
 	}
 	a.printf("  origin:   %s\n", p.Origin)
+	if p.Registry != "" {
+		signed := "not vouched for by a trusted key"
+		if p.SignedBy != "" {
+			signed = "signed by " + safeText(p.SignedBy)
+		}
+		a.printf("  registry: %s (%s)\n", safeText(p.Registry), signed)
+	}
+	if p.Plugin != "" {
+		a.printf("  plugin:   %s (loci plugin show %s)\n", safeText(p.Plugin), safeText(p.Plugin))
+	}
 	a.printf("  state:    %s\n", packageState(p))
 	opts := "none"
 	if len(p.Options) > 0 {
@@ -272,4 +286,17 @@ func (a *app) printPackage(p *api.SourcePackage) {
 	if p.Dir != "" {
 		a.printf("  files:          %s\n", p.Dir)
 	}
+}
+
+// pluginHint is a source's not-found refusal err, with a hint when name
+// is the id of an installed plugin (GET /api/plugins/{id} answers): the
+// user likely meant the plugin. Asked only on the not-found path.
+func (a *app) pluginHint(c *cobra.Command, name string, err error) error {
+	var p api.Plugin
+	if _, perr := a.call(c.Context(), http.MethodGet, "/api/plugins/"+client.Esc(name), nil, &p); perr != nil {
+		return err
+	}
+	fe := *fault.As(err)
+	fe.Help = fmt.Sprintf("%s is a plugin, not a source: loci plugin show %s (its sources: loci source list)", safeText(name), safeText(name))
+	return &fe
 }

@@ -34,7 +34,7 @@ func (a *app) sourceRegistryCmds() []*cobra.Command {
 					a.printf("no source found\n")
 					return
 				}
-				a.printRegistryEntries(out.Entries, "%-24s %-10s %-12s", "    ")
+				a.printRegistryEntries(out.Entries, "%-24s %-10s %-12s %-8s", "    ")
 			})
 		},
 	}
@@ -43,25 +43,44 @@ func (a *app) sourceRegistryCmds() []*cobra.Command {
 	updates := &cobra.Command{
 		Use:   "updates",
 		Short: "List the sources installed from a registry that have a newer version running on this loci",
-		Args:  cobra.NoArgs,
+		Long: "List the sources installed from a registry that have a newer version running on this loci.\n" +
+			"A registry that cannot be read is warned about (standard error) and the others are still asked. The exit\n" +
+			"code is not zero when no registry a source was installed from could be read (nothing could be checked);\n" +
+			"it is zero when at least one could, the warnings saying which could not.",
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return show(a, c.Context(), http.MethodGet, "/api/source-registry/updates", nil, func(out *api.RegistryUpdates) {
-				a.printRegistryWarnings(out.Warnings)
-				if len(out.Updates) == 0 {
-					a.printf("every source installed from a registry is current\n")
-					return
+			var out api.RegistryUpdates
+			if _, err := a.call(c.Context(), http.MethodGet, "/api/source-registry/updates", nil, &out); err != nil {
+				return err
+			}
+			unread, err := a.unreadRegistries(c, out.Warnings)
+			if a.jsonOut {
+				if oerr := a.out(out); oerr != nil {
+					return oerr
 				}
-				for _, u := range out.Updates {
-					note := ""
-					if u.FromYanked {
-						note += " (" + safeText(u.From) + " was withdrawn (yanked) by its publisher: update it)"
-					}
-					if u.NeedsConsent {
-						note += " (asks for more: needs your consent)"
-					}
-					a.printf("%s %s -> %s from %s%s\n", safeText(u.Name), safeText(u.From), safeText(u.To), registryAt(u.Registry, u.RegistryLocation), note)
+				return err
+			}
+			a.printRegistryWarnings(out.Warnings)
+			switch {
+			case len(out.Updates) > 0:
+			case unread > 0:
+				a.printf("no update found; %s could not be read\n", plural(unread, "1 registry", fmt.Sprintf("%d registries", unread)))
+			case len(out.Warnings) > 0:
+				a.printf("no update found; see the warnings\n")
+			default:
+				a.printf("every source installed from a registry is current\n")
+			}
+			for _, u := range out.Updates {
+				note := ""
+				if u.FromYanked {
+					note += " (" + safeText(u.From) + " was withdrawn (yanked) by its publisher: update it)"
 				}
-			})
+				if u.NeedsConsent {
+					note += " (asks for more: needs your consent)"
+				}
+				a.printf("%s %s -> %s from %s%s\n", safeText(u.Name), safeText(u.From), safeText(u.To), registryAt(u.Registry, u.RegistryLocation), note)
+			}
+			return err
 		},
 	}
 
@@ -76,12 +95,18 @@ func (a *app) sourceRegistryCmds() []*cobra.Command {
 			"or pass --consent DIGEST.\n" +
 			"The exit code is not zero when an update failed, or when NAME's update did not happen (it needs consent\n" +
 			"that was not given, or --consent is not its digest). Updating every source, one needing consent is not a\n" +
-			"failure: its line prints the command to run (loci source update NAME --consent DIGEST).",
+			"failure: its line prints the command to run (loci source update NAME --consent DIGEST). --yes needs NAME:\n" +
+			"without NAME it is refused, consenting to permissions no one was shown.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			name := ""
 			if len(args) == 1 {
 				name = args[0]
+			}
+			if name == "" && yes {
+				// --yes consents to permissions the user was shown; a batch shows none first.
+				return fault.New(fault.InputInvalid, "--yes consents to one source's new permissions after they are shown: it needs NAME",
+					"name the source: loci source update NAME --yes (loci source updates lists them); without NAME, each update needing consent prints its command")
 			}
 			return a.updateSources(c, name, consent, yes)
 		},
@@ -103,6 +128,45 @@ func (a *app) printRegistryWarnings(ws []api.RegistryWarning) {
 		}
 		fmt.Fprintf(w, "warning: the %s registry: %s (%s)\n", safeText(x.Registry), safeText(x.Message), safeText(x.Code))
 	}
+}
+
+// unreadRegistries counts the registries updates could not read (its
+// warnings of loci::source::registry_unavailable; another warning, a
+// release failing its checks, is of a registry read), and fails with
+// that code when every registry an installed source came from is among
+// them: then nothing was checked. Asks for the installed sources only
+// when a registry could not be read.
+func (a *app) unreadRegistries(c *cobra.Command, ws []api.RegistryWarning) (int, error) {
+	unread := map[string]bool{}
+	for _, w := range ws {
+		if fault.Code(w.Code) == fault.SourceRegistryUnavailable {
+			unread[w.Registry] = true
+		}
+	}
+	if len(unread) == 0 {
+		return 0, nil
+	}
+	var list api.SourcePackageList
+	if _, err := a.call(c.Context(), http.MethodGet, "/api/source-packages", nil, &list); err != nil {
+		return len(unread), err
+	}
+	from := map[string]bool{}
+	for _, p := range list.Sources {
+		if p.Registry != "" {
+			from[p.Registry] = true
+		}
+	}
+	for r := range from {
+		if !unread[r] {
+			return len(unread), nil
+		}
+	}
+	if len(from) == 0 {
+		return len(unread), nil
+	}
+	return len(unread), fault.New(fault.SourceRegistryUnavailable,
+		fmt.Sprintf("no registry a source was installed from could be read (%d of %d): no update could be checked", len(from), len(from)),
+		"see the warnings above; check mining.registries and the network, then run loci source updates again")
 }
 
 // registryAt is a registry's name and, when known, where it is: "NAME at
@@ -128,11 +192,16 @@ func searchQuery(args []string, registry string) string {
 }
 
 // printRegistryEntries prints a registry search's entries, a line each:
-// name, version and registry laid out by format, then the version
-// installed when there is one; the description below, after indent.
+// name, version, registry and signed (or unsigned: whether the release
+// carries a signature) laid out by format, then the version installed
+// when there is one; the description below, after indent.
 func (a *app) printRegistryEntries(es []api.RegistryEntry, format, indent string) {
 	for _, e := range es {
-		line := fmt.Sprintf(format, safeText(e.Name), safeText(e.Version), safeText(e.Registry))
+		signed := "unsigned"
+		if e.Signed {
+			signed = "signed"
+		}
+		line := strings.TrimRight(fmt.Sprintf(format, safeText(e.Name), safeText(e.Version), safeText(e.Registry), signed), " ")
 		if e.Installed != "" {
 			line += " (installed " + safeText(e.Installed) + ")"
 		}
@@ -153,6 +222,13 @@ func registryRef(arg string) (name, version string, ok bool) {
 		return "", "", false
 	}
 	return name, version, true
+}
+
+// badRegistryRef is the CLI's refusal of an argument that is not
+// NAME[@VERSION] (notes@, an empty version, among them).
+func badRegistryRef(arg string) error {
+	return fault.New(fault.InputInvalid, fmt.Sprintf("%q is not NAME or NAME@VERSION", safeText(arg)),
+		"give the source's name ("+pack.NameRule+"), and after @ a version when you want one: notes or notes@1.2.0")
 }
 
 // isRegistryRef reports whether an install's argument names a registry's
@@ -185,7 +261,7 @@ func registryQuery(version, registry string) string {
 func (a *app) showRegistrySource(c *cobra.Command, arg, registry string) error {
 	name, version, ok := registryRef(arg)
 	if !ok {
-		return fault.Invalid("name", fmt.Sprintf("%q is not NAME or NAME@VERSION", arg))
+		return badRegistryRef(arg)
 	}
 	return show(a, c.Context(), http.MethodGet, "/api/source-registry/sources/"+client.Esc(name)+registryQuery(version, registry), nil, a.printRegistrySource)
 }

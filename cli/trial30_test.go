@@ -121,6 +121,9 @@ func TestTrial30SourceShowOfARegistrySourceNotInstalled(t *testing.T) {
 		"GET /api/source-registry/sources/nothing": func(*http.Request) (int, any) {
 			return http.StatusNotFound, refusal(fault.SourceNotInRegistry, "no registry serves nothing")
 		},
+		"GET /api/plugins/nothing": func(*http.Request) (int, any) {
+			return http.StatusNotFound, refusal(fault.PluginNotFound, "no plugin nothing")
+		},
 	})
 	if _, _, err := f.run(false, sourceCmdOf, "show", "nothing"); fault.As(err).Remote != fault.SourceNotFound {
 		t.Fatalf("show of nothing: %v", err)
