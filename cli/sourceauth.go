@@ -40,6 +40,22 @@ func (a *app) sourceAuthCmd() *cobra.Command {
 				if err := a.configOfSource(c.Context(), args[0], config); err != nil {
 					return err
 				}
+				declares := true
+				if !status || !a.jsonOut {
+					var err error
+					if declares, err = a.declaresSignIn(c.Context(), args[0]); err != nil {
+						return err
+					}
+				}
+				if !declares {
+					if status {
+						a.printf("%s: the source %s declares no sign-in: neither it nor its configurations sign in\n", safeText(config), safeText(args[0]))
+						return nil
+					}
+					return fault.New(fault.CredentialOAuthUnsupported,
+						fmt.Sprintf("the source %s declares no sign-in ([oauth] in its manifest): its configuration %s cannot sign in", safeText(args[0]), safeText(config)),
+						"only a source whose manifest declares [oauth] signs in; see loci source show "+safeText(args[0]))
+				}
 			}
 			if status {
 				return a.signInStatus(c.Context(), args[0], config)
@@ -67,6 +83,16 @@ func (a *app) configOfSource(ctx context.Context, name, config string) error {
 			fmt.Sprintf("sign it in with loci source auth %s --source-config %s, or name a configuration of %s", safeText(sc.Source), safeText(config), safeText(name)))
 	}
 	return nil
+}
+
+// declaresSignIn reports whether the source name declares a sign-in:
+// the daemon's show of it has auth only then.
+func (a *app) declaresSignIn(ctx context.Context, name string) (bool, error) {
+	var p api.SourcePackage
+	if _, err := a.call(ctx, http.MethodGet, "/api/source-packages/"+client.Esc(name), nil, &p); err != nil {
+		return false, err
+	}
+	return p.Auth != nil, nil
 }
 
 // signInStatus prints the source's sign-in status (the package view's
