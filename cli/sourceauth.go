@@ -37,12 +37,15 @@ func (a *app) sourceAuthCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if config != "" {
-				if err := a.configOfSource(c.Context(), args[0], config); err != nil {
+				sc, err := a.configOfSource(c.Context(), args[0], config)
+				if err != nil {
 					return err
 				}
+				// The status of a configuration reading without an oauth
+				// sign-in (or signed in) says so; one that would say "sign
+				// in with this command" is checked, as a sign-in is.
 				declares := true
-				if !status || !a.jsonOut {
-					var err error
+				if !status || (!a.jsonOut && sc.Credential != nil && sc.Credential.Kind == "oauth" && !sc.Credential.Available) {
 					if declares, err = a.declaresSignIn(c.Context(), args[0]); err != nil {
 						return err
 					}
@@ -72,17 +75,17 @@ func (a *app) sourceAuthCmd() *cobra.Command {
 
 // configOfSource refuses a source configuration that reads another
 // source than name: the sign-in would be that source's, not name's.
-func (a *app) configOfSource(ctx context.Context, name, config string) error {
+func (a *app) configOfSource(ctx context.Context, name, config string) (*api.SourceConfig, error) {
 	var sc api.SourceConfig
 	if _, err := a.call(ctx, http.MethodGet, "/api/source-configs/"+client.Esc(config), nil, &sc); err != nil {
-		return err
+		return nil, err
 	}
 	if sc.Source != name {
-		return fault.New(fault.InputInvalid,
+		return nil, fault.New(fault.InputInvalid,
 			fmt.Sprintf("the source configuration %s reads the source %s, not %s", safeText(config), safeText(sc.Source), safeText(name)),
 			fmt.Sprintf("sign it in with loci source auth %s --source-config %s, or name a configuration of %s", safeText(sc.Source), safeText(config), safeText(name)))
 	}
-	return nil
+	return &sc, nil
 }
 
 // declaresSignIn reports whether the source name declares a sign-in:

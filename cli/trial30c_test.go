@@ -203,4 +203,17 @@ func TestTrial30CAuthOfAConfigurationOfASourceWithoutSignIn(t *testing.T) {
 	if err != nil || !strings.Contains(out, "declares no sign-in") || strings.Contains(out, "loci source auth") {
 		t.Fatalf("auth --status: %v\n%s", err, out)
 	}
+	// A configuration reading without an oauth sign-in: its status says
+	// so, the source not asked about.
+	routes["GET /api/source-configs/cfgnotes"] = func(*http.Request) (int, any) {
+		return http.StatusOK, api.SourceConfig{ID: "cfgnotes", Source: "notes"}
+	}
+	f = newFakeDaemon(t, routes)
+	out, _, err = f.run(false, sourceCmdOf, "auth", "notes", "--source-config", "cfgnotes", "--status")
+	if err != nil || !strings.Contains(out, "cfgnotes: the configuration reads without an oauth sign-in") {
+		t.Fatalf("auth --status of a configuration without oauth: %v\n%s", err, out)
+	}
+	if got := f.requests(); len(got) != 2 || got[1] != "GET /api/source-configs/cfgnotes" {
+		t.Fatalf("requests: %v", got)
+	}
 }
