@@ -165,7 +165,7 @@ func (s *Registries) from(rec *PackageRecord) (string, error) {
 		return name, nil
 	}
 	return "", fault.Newf(fault.SourceRegistryUnavailable, "name it in mining.registries again (and restart the daemon) to take its updates, or install the source from another registry",
-		"the registry the %s source was installed from (%s, then named %s) is no longer configured", rec.Name, rec.RegistryLocation, rec.Registry)
+		"the %s registry is no longer configured: the %s source was installed from it (%s)", rec.Registry, rec.Name, rec.RegistryLocation)
 }
 
 // offer is the newer release of a registry source that runs here, if
