@@ -3,9 +3,9 @@ package registry
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
