@@ -432,8 +432,14 @@ func (p *Plugins) installPlugin(ctx context.Context, raw []byte, plug *plugin.Pl
 		return api.PluginInstalled{}, err
 	}
 	out.Plugin = p.view(rec, nil, installed)
-	p.log().Info("plugin installed", "plugin", m.ID, "version", m.Version, "origin", from.kind, "signed_by", c.signedBy,
-		"sources", strings.Join(plug.Names(), ", "), "adopted", strings.Join(c.adopt, ", "), "replaced", out.Replaced)
+	if out.Replaced == m.Version {
+		// The same version again: a reinstall, not a replacement.
+		p.log().Info("plugin reinstalled", "plugin", m.ID, "version", m.Version, "origin", from.kind, "signed_by", c.signedBy,
+			"sources", strings.Join(plug.Names(), ", "), "adopted", strings.Join(c.adopt, ", "))
+	} else {
+		p.log().Info("plugin installed", "plugin", m.ID, "version", m.Version, "origin", from.kind, "signed_by", c.signedBy,
+			"sources", strings.Join(plug.Names(), ", "), "adopted", strings.Join(c.adopt, ", "), "replaced", out.Replaced)
+	}
 	return out, nil
 }
 

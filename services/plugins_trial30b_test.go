@@ -3,6 +3,7 @@ package services
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -64,5 +65,34 @@ func TestPluginHelpFitsHowItWasAsked(t *testing.T) {
 	}
 	if _, err := pl.InstallRegistry(ctx, api.PluginRegistryInstall{ID: "duo", Consents: map[string]string{"jot": digest}, AdoptSources: []string{"jotter"}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Re-trial 30: installing the version already installed is logged as a
+// reinstall, not as replacing that version (the answer keeps replaced,
+// as the spec shapes it).
+func TestReinstallingTheSameVersionIsLoggedSo(t *testing.T) {
+	ctx := context.Background()
+	var buf bytes.Buffer
+	pl := newPlugins(t)
+	pl.Log = slog.New(slog.NewTextHandler(&buf, nil))
+	pl.Packages.Log = pl.Log
+	a := testPackage(t, "a", "1.0.0", "", testModule)
+	raw := pluginBytes(t, testPlugin(t, "suite", "1.0.0", a))
+	for i := 0; i < 2; i++ {
+		if _, err := pl.Install(ctx, bytes.NewReader(raw), PluginInstallOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := pl.Packages.InstallPackage(ctx, testPackage(t, "solo", "1.0.0", "", testModule), InstallOptions{})
+	if err == nil {
+		out, err = pl.Packages.InstallPackage(ctx, testPackage(t, "solo", "1.0.0", "", testModule), InstallOptions{})
+	}
+	if err != nil || out.Replaced != "1.0.0" {
+		t.Fatalf("the second install's answer: %+v %v", out, err)
+	}
+	log := buf.String()
+	if !strings.Contains(log, `msg="plugin reinstalled"`) || !strings.Contains(log, `msg="source package reinstalled"`) || strings.Contains(log, "replaced=1.0.0") {
+		t.Fatalf("the log of a reinstall:\n%s", log)
 	}
 }
