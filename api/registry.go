@@ -58,6 +58,19 @@ type RegistrySource struct {
 	// Yanked: the publisher withdrew this version (shown only when
 	// pinned).
 	Yanked bool `json:"yanked,omitempty"`
+	// Installable: an install of it would pass the signature policy;
+	// when false, Refusal is the error an install gets (show answers so
+	// the release can still be reviewed).
+	Installable bool             `json:"installable"`
+	Refusal     *RegistryRefusal `json:"refusal,omitempty"`
+}
+
+// RegistryRefusal is why an install of a release shown would be refused
+// (the error it would get: code, message, help).
+type RegistryRefusal struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Help    string `json:"help"`
 }
 
 // RegistryInstall is POST /api/source-registry/install's body.

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/loci-dev/loci/fault"
 )
 
 // registryName is a registry's name in mining.registries ("NAME=URL"):
@@ -15,6 +17,10 @@ var registryName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
 // bundledRegistry is the name reserved for the packages shipped in loci.
 const bundledRegistry = "bundled"
+
+// RegistryRule says what a registry in mining.registries is: the help of
+// a location refused.
+const RegistryRule = `a registry is "URL" or "NAME=URL" where URL is https://..., http:// to 127.0.0.1, [::1] or localhost only, file:///abs/path or /abs/path`
 
 // checkRegistries checks mining.registries' entries as the registry
 // client will read them, without reading any: "URL" or "NAME=URL", a
@@ -41,7 +47,9 @@ func checkRegistries(entries []string) error {
 			seen[name] = i
 		}
 		if why := RegistryLocationProblem(loc); why != "" {
-			return bad(key, "%s (a registry is \"URL\" or \"NAME=URL\" where URL is https://..., http:// to 127.0.0.1, [::1] or localhost only, file:///abs/path or /abs/path)", why)
+			// Built whole (fault.Newf clips each string argument).
+			return fault.New(fault.ConfigInvalid, key+": "+why,
+				"correct "+key+" in the configuration file, environment or flags: "+RegistryRule)
 		}
 	}
 	return nil
@@ -89,7 +97,7 @@ func RegistryLocationProblem(loc string) string {
 		}
 		return fmt.Sprintf("http:// is allowed to loopback only, not %s: serve the registry over https://", host)
 	case "":
-		return fmt.Sprintf("%q is a relative path: a registry is https://, http:// to loopback, file:// or an absolute path", shown)
+		return fmt.Sprintf("%q is a relative path", shown)
 	}
-	return fmt.Sprintf("%s:// is not a registry's scheme (https://, http:// to loopback, file:// or an absolute path)", u.Scheme)
+	return fmt.Sprintf("%s:// is not a registry's scheme", u.Scheme)
 }

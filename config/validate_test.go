@@ -196,3 +196,17 @@ func TestValidateRegistries(t *testing.T) {
 		t.Fatalf("a duplicate name: %v", err)
 	}
 }
+
+// Re-trial 30: a refused registry location's message is whole (not
+// clipped at fault.MaxQuoted) and says what a registry is once.
+func TestValidateRegistryMessageWhole(t *testing.T) {
+	for _, bad := range []string{"relative/reg", "ftp://x/y", "http://10.1.2.3/reg"} {
+		c := Default(envOf(map[string]string{"HOME": "/h"}))
+		c.Mining.Registries = []string{bad}
+		fe := fault.As(c.Validate())
+		all := fe.Msg + " " + fe.Help
+		if strings.Contains(all, "…") || strings.Count(all, "a registry is") != 1 || !strings.Contains(all, "/abs/path") {
+			t.Fatalf("%q: %q / %q; want a whole message saying what a registry is once", bad, fe.Msg, fe.Help)
+		}
+	}
+}

@@ -791,8 +791,14 @@ func (p *Packages) InstallPackage(ctx context.Context, pkg *pack.Package, o Inst
 		out.Replaced = before.Version
 		out.Downgrade = pack.CompareVersions(after.Version, before.Version) < 0
 	}
-	p.log().Info("source package installed", "source", name, "version", after.Version, "origin", origin, "state", after.State,
-		"module_sha256", after.ModuleSHA256, "replaced", out.Replaced, "downgrade", out.Downgrade)
+	if out.Replaced == after.Version {
+		// The same version again: a reinstall, not a replacement.
+		p.log().Info("source package reinstalled", "source", name, "version", after.Version, "origin", origin, "state", after.State,
+			"module_sha256", after.ModuleSHA256)
+	} else {
+		p.log().Info("source package installed", "source", name, "version", after.Version, "origin", origin, "state", after.State,
+			"module_sha256", after.ModuleSHA256, "replaced", out.Replaced, "downgrade", out.Downgrade)
+	}
 	return out, nil
 }
 

@@ -337,7 +337,14 @@ func (p *Plugins) installPlugin(ctx context.Context, raw []byte, plug *plugin.Pl
 		return api.PluginInstalled{}, err
 	}
 	m := plug.Manifest
-	if err := consentsMissing(plug, c.consents, o.Consents); err != nil {
+	if err := unknownSources(plug, o, from.kind); err != nil {
+		return api.PluginInstalled{}, err
+	}
+	// The help names the install as it was asked: by id from a registry
+	// (the CLI's id form, the REST body's fields), else a file (the
+	// headers).
+	byID := from.kind == sources.OriginRegistry
+	if err := consentsMissing(plug, c.consents, o.Consents, byID); err != nil {
 		return api.PluginInstalled{}, err
 	}
 	var unadopted []string
@@ -347,9 +354,15 @@ func (p *Plugins) installPlugin(ctx context.Context, raw []byte, plug *plugin.Pl
 		}
 	}
 	if len(unadopted) > 0 {
-		return api.PluginInstalled{}, fault.Newf(fault.SourceAdoptionRequired,
-			"review them (loci plugin preview FILE); then list them for adoption: --adopt "+strings.Join(unadopted, " --adopt ")+" (X-Loci-Adopt-Sources: "+adoptJSON(unadopted)+")",
-			"the plugin %s %s provides sources installed on their own: %s; installing it takes them over, and nothing was installed", m.ID, m.Version, strings.Join(unadopted, ", "))
+		help := "review them (loci plugin preview FILE); then list them for adoption: --adopt " + strings.Join(unadopted, " --adopt ") + " (X-Loci-Adopt-Sources: " + adoptJSON(unadopted) + ")"
+		if byID {
+			ref := m.ID + "@" + m.Version
+			help = "review them (loci plugin preview " + ref + "); then list them for adoption: loci plugin install " + ref + " --adopt " + strings.Join(unadopted, " --adopt ") +
+				` (REST: "adopt_sources": ` + adoptJSON(unadopted) + " in the body of POST /api/plugin-registry/install)"
+		}
+		return api.PluginInstalled{}, fault.New(fault.SourceAdoptionRequired,
+			fmt.Sprintf("the plugin %s %s provides sources installed on their own: %s; installing it takes them over, and nothing was installed", m.ID, m.Version, strings.Join(unadopted, ", ")),
+			help)
 	}
 	if c.blocked != nil {
 		return api.PluginInstalled{}, c.blocked
@@ -419,15 +432,21 @@ func (p *Plugins) installPlugin(ctx context.Context, raw []byte, plug *plugin.Pl
 		return api.PluginInstalled{}, err
 	}
 	out.Plugin = p.view(rec, nil, installed)
-	p.log().Info("plugin installed", "plugin", m.ID, "version", m.Version, "origin", from.kind, "signed_by", c.signedBy,
-		"sources", strings.Join(plug.Names(), ", "), "adopted", strings.Join(c.adopt, ", "), "replaced", out.Replaced)
+	if out.Replaced == m.Version {
+		// The same version again: a reinstall, not a replacement.
+		p.log().Info("plugin reinstalled", "plugin", m.ID, "version", m.Version, "origin", from.kind, "signed_by", c.signedBy,
+			"sources", strings.Join(plug.Names(), ", "), "adopted", strings.Join(c.adopt, ", "))
+	} else {
+		p.log().Info("plugin installed", "plugin", m.ID, "version", m.Version, "origin", from.kind, "signed_by", c.signedBy,
+			"sources", strings.Join(plug.Names(), ", "), "adopted", strings.Join(c.adopt, ", "), "replaced", out.Replaced)
+	}
 	return out, nil
 }
 
 // consentsMissing refuses a plugin whose sources needing consent are not
 // all given their exact digest (a digest given that is not the module's
 // is refused too), naming each with its digest and permissions.
-func consentsMissing(plug *plugin.Plugin, need, given map[string]string) error {
+func consentsMissing(plug *plugin.Plugin, need, given map[string]string, byID bool) error {
 	var parts, pairs []string
 	for _, s := range plug.Sources {
 		name := s.Name()
@@ -445,10 +464,45 @@ func consentsMissing(plug *plugin.Plugin, need, given map[string]string) error {
 		return nil
 	}
 	m := plug.Manifest
+	help := "review the permissions; then run `loci plugin install FILE` (it shows them and asks), or pass --consent " + strings.Join(pairs, " --consent ") +
+		" (the header X-Loci-Consents)"
+	if byID {
+		ref := m.ID + "@" + m.Version
+		help = "review the permissions (loci plugin preview " + ref + "); then run `loci plugin install " + ref + "` (it shows them and asks), or `loci plugin install " + ref +
+			" --consent " + strings.Join(pairs, " --consent ") + "` (REST: \"consents\" in the body of POST /api/plugin-registry/install)"
+	}
 	return fault.New(fault.SourceConsentRequired,
 		fmt.Sprintf("installing the plugin %s %s needs your consent: %s; nothing was installed", m.ID, m.Version, strings.Join(parts, ". ")),
-		"review the permissions; then run `loci plugin install FILE` (it shows them and asks), or pass --consent "+strings.Join(pairs, " --consent ")+
-			" (the header X-Loci-Consents)")
+		help)
+}
+
+// unknownSources refuses a consent or an adoption naming a source the
+// plugin does not carry (loci::input::invalid naming it, and the
+// sources it does carry): a typo would otherwise pass silently.
+func unknownSources(plug *plugin.Plugin, o PluginInstallOptions, kind string) error {
+	consents, adopt := "X-Loci-Consents", "X-Loci-Adopt-Sources"
+	if kind == sources.OriginRegistry {
+		consents, adopt = "consents", "adopt_sources"
+	}
+	names := plug.Names()
+	var given []string
+	for name := range o.Consents {
+		given = append(given, name)
+	}
+	slices.Sort(given)
+	check := func(field string, list []string) error {
+		for _, name := range list {
+			if !slices.Contains(names, name) {
+				return fault.Invalid(field, fmt.Sprintf("the plugin %s %s has no source %q (its sources: %s)",
+					plug.Manifest.ID, plug.Manifest.Version, fault.Clip(name, 64), strings.Join(names, ", ")))
+			}
+		}
+		return nil
+	}
+	if err := check(consents, given); err != nil {
+		return err
+	}
+	return check(adopt, o.Adopt)
 }
 
 func adoptJSON(names []string) string {

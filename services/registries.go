@@ -77,12 +77,21 @@ func (s *Registries) Search(ctx context.Context, q, reg string) (api.RegistrySea
 
 // fetch finds and fetches a release, verified.
 func (s *Registries) fetch(ctx context.Context, name, version, reg string) (registry.Fetched, error) {
+	return s.fetchFor(ctx, name, version, reg, false)
+}
+
+// fetchFor is fetch, or for review (show) one the signature policy
+// refuses answered with the refusal in Refused.
+func (s *Registries) fetchFor(ctx context.Context, name, version, reg string, review bool) (registry.Fetched, error) {
 	if !pack.ValidName(name) {
 		return registry.Fetched{}, fault.Invalid("name", fmt.Sprintf("%q is not a source name", name))
 	}
 	r, err := s.Client.Find(ctx, registry.Sources, name, version, reg)
 	if err != nil {
 		return registry.Fetched{}, err
+	}
+	if review {
+		return s.Client.Review(ctx, r)
 	}
 	return s.Client.Fetch(ctx, r)
 }
@@ -97,16 +106,21 @@ func registryOrigin(reg string) string {
 // Show is GET /api/source-registry/sources/{name}: the release an install
 // would take (version when given), fetched and verified, with its
 // permissions, their consent digest and the archive's digest; nothing is
-// installed.
+// installed. A release the signature policy refuses is still shown, so
+// it can be reviewed: installable false, with the refusal install gets.
 func (s *Registries) Show(ctx context.Context, name, version, reg string) (api.RegistrySource, error) {
-	f, err := s.fetch(ctx, name, version, reg)
+	f, err := s.fetchFor(ctx, name, version, reg, true)
 	if err != nil {
 		return api.RegistrySource{}, err
 	}
 	m := f.Package.Manifest
 	out := api.RegistrySource{Name: m.Name, Version: m.Version, Description: m.Description, Origin: registryOrigin(f.Registry), Registry: f.Registry, RegistryLocation: f.Location,
 		SignedBy: f.SignedBy, ArchiveDigest: f.SHA256, Permissions: apiPermissions(m.Permissions), PermissionWords: m.Permissions.Words(),
-		ConsentDigest: pack.ConsentDigest(m.Name, m.Permissions), Yanked: f.Yanked}
+		ConsentDigest: pack.ConsentDigest(m.Name, m.Permissions), Yanked: f.Yanked, Installable: f.Refused == nil}
+	if f.Refused != nil {
+		fe := fault.As(f.Refused)
+		out.Refusal = &api.RegistryRefusal{Code: string(fe.Code), Message: fe.Msg, Help: fe.Help}
+	}
 	recs, err := s.installed(ctx)
 	if err != nil {
 		return api.RegistrySource{}, err
@@ -165,7 +179,7 @@ func (s *Registries) from(rec *PackageRecord) (string, error) {
 		return name, nil
 	}
 	return "", fault.Newf(fault.SourceRegistryUnavailable, "name it in mining.registries again (and restart the daemon) to take its updates, or install the source from another registry",
-		"the registry the %s source was installed from (%s, then named %s) is no longer configured", rec.Name, rec.RegistryLocation, rec.Registry)
+		"the %s registry is no longer configured: the %s source was installed from it (%s)", rec.Registry, rec.Name, rec.RegistryLocation)
 }
 
 // offer is the newer release of a registry source that runs here, if

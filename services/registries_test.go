@@ -161,6 +161,11 @@ func TestUpdatesComeFromTheRegistryAtTheLocationInstalledFrom(t *testing.T) {
 	if err != nil || len(u.Updates) != 0 || len(u.Warnings) != 1 || !strings.Contains(u.Warnings[0].Message, "no longer configured") {
 		t.Fatalf("updates once its registry is gone: %+v %v", u, err)
 	}
+	// Re-trial 30: the CLI prints "the NAME registry: MESSAGE": the
+	// message does not name the registry again.
+	if w := u.Warnings[0]; strings.Contains(w.Message, "named "+w.Registry) || strings.Contains(w.Message, "the registry") {
+		t.Fatalf("the warning repeats its registry: %+v", w)
+	}
 	res, err = gone.Update(ctx, api.RegistryUpdate{Name: "notes"})
 	if err != nil || len(res) != 1 || res[0].Status != api.UpdateFailed || !strings.Contains(res[0].Message, "no longer configured") {
 		t.Fatalf("update once its registry is gone: %+v %v", res, err)

@@ -347,7 +347,11 @@ func location(s Spec) (*reg, error) {
 		r.loc = bare.String()
 		return r, nil
 	}
-	return nil, fmt.Errorf("%q: a registry is https://, http:// to loopback, file:// or an absolute path", redact(s.URL))
+	// The rule itself is configErr's help: said once.
+	if u.Scheme == "" {
+		return nil, fmt.Errorf("%q is a relative path", redact(s.URL))
+	}
+	return nil, fmt.Errorf("%s:// is not a registry's scheme", u.Scheme)
 }
 
 func indexPath(p string) string {
@@ -510,6 +514,10 @@ type Fetched struct {
 	Archive []byte
 	// SignedBy is the trusted key that vouched ("" none).
 	SignedBy string
+	// Refused is the signature policy's refusal of an archive fetched
+	// for review (Review), which Fetch would have refused (nil: it
+	// passes).
+	Refused error
 	// Package is the source package the archive holds, its manifest the
 	// source, version and contract the index names (Sources only).
 	Package *pack.Package
@@ -710,6 +718,18 @@ func whyNone(s pack.IndexSource, loci string) string {
 // the source, version and contract the index names
 // (loci::source::integrity).
 func (c *Client) Fetch(ctx context.Context, r Release) (Fetched, error) {
+	return c.fetch(ctx, r, false)
+}
+
+// Review fetches and checks r as Fetch does, except that an archive the
+// signature policy refuses (loci::source::untrusted) is answered for
+// review with the refusal in Refused and SignedBy "": it can be shown,
+// never installed. Integrity failures are refused as by Fetch.
+func (c *Client) Review(ctx context.Context, r Release) (Fetched, error) {
+	return c.fetch(ctx, r, true)
+}
+
+func (c *Client) fetch(ctx context.Context, r Release, review bool) (Fetched, error) {
 	raw, err := c.archive(ctx, r)
 	if err != nil {
 		return Fetched{}, err
@@ -722,7 +742,10 @@ func (c *Client) Fetch(ctx context.Context, r Release) (Fetched, error) {
 			"the registry's files changed after its index was written, or were tampered with: do not install it; tell its publisher")
 	}
 	if f.SignedBy, err = c.vouch(r, raw); err != nil {
-		return Fetched{}, err
+		if !review || !fault.Is(err, fault.SourceUntrusted) {
+			return Fetched{}, err
+		}
+		f.SignedBy, f.Refused = "", err
 	}
 	if r.Kind == Sources {
 		// Signature and digest checked above: Open's own checks repeat
@@ -796,9 +819,34 @@ func digest(b []byte) string {
 // unavailable is loci::source::registry_unavailable naming the registry
 // (never a credential a URL carries).
 func unavailable(r *reg, what string, err error) error {
-	return fault.Wrap(fault.SourceRegistryUnavailable, err,
-		fmt.Sprintf("the %s registry cannot be read: %s: %v", r.name, what, err),
+	cause := why(what, err)
+	msg := fmt.Sprintf("the %s registry cannot be read: %s: %s", r.name, what, cause)
+	if cause != err.Error() || (what == "its index" && strings.Contains(cause, "index")) {
+		// Said in words already, or the cause names the index itself.
+		msg = fmt.Sprintf("the %s registry cannot be read: %s", r.name, cause)
+	}
+	return fault.Wrap(fault.SourceRegistryUnavailable, err, msg,
 		"check the registry's location in mining.registries and that it is being served; the other registries still answer")
+}
+
+// why is a registry read's failure in words: a timeout as the bound it
+// reached (not Go's error text), an index's own error without its
+// leading "index: ".
+func why(what string, err error) string {
+	var ne net.Error
+	if (errors.As(err, &ne) && ne.Timeout()) || errors.Is(err, context.DeadlineExceeded) {
+		text := err.Error()
+		switch {
+		case strings.Contains(text, "awaiting response headers"):
+			return fmt.Sprintf("it did not answer within %d s", int(HeaderTimeout/time.Second))
+		case strings.Contains(text, "dial"):
+			return fmt.Sprintf("it could not be reached within %d s", int(DialTimeout/time.Second))
+		case strings.HasPrefix(what, "the archive"):
+			return fmt.Sprintf("%s was not read within %d s", what, int(ArchiveTimeout/time.Second))
+		}
+		return fmt.Sprintf("%s was not read within %d s", what, int(IndexTimeout/time.Second))
+	}
+	return strings.TrimPrefix(err.Error(), "index: ")
 }
 
 // archive reads a release's archive: at most its indexed size and one

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -93,4 +95,45 @@ func TestADuplicateRegistryNameSaysSo(t *testing.T) {
 	}
 	_, err = ParseSpecs([]string{"bundled=/srv/x"})
 	wantCode(t, err, fault.ConfigInvalid, "reserved")
+}
+
+// Re-trial 30: a warning says "index" once (not "its index: index:"), a
+// registry that does not answer says so in words, not Go's error text,
+// and a refused location says what a registry is once (in the help).
+func TestWarningsSayItOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * time.Second):
+		}
+	}))
+	t.Cleanup(slow.Close)
+	hc := newHTTPClient()
+	hc.Transport.(*http.Transport).ResponseHeaderTimeout = 100 * time.Millisecond
+	c := client(t, Options{Registries: []Spec{{Name: "bad", URL: dir}, {Name: "slow", URL: slow.URL + "/"}}, HTTP: hc})
+	_, warns, err := c.Search(ctx, Sources, "", "")
+	if err != nil || len(warns) != 2 {
+		t.Fatalf("search = %+v %v", warns, err)
+	}
+	for _, w := range warns {
+		if strings.Count(w.Message, "index") > 1 || strings.Contains(w.Message, "net/http") || strings.Contains(w.Message, "Get") || strings.Contains(w.Message, w.Registry) {
+			t.Fatalf("the warning %q repeats itself or shows Go's error text", w.Message)
+		}
+	}
+	if !strings.Contains(warns[1].Message, "did not answer within 10 s") {
+		t.Fatalf("the slow registry's warning: %q", warns[1].Message)
+	}
+	_, err = ParseSpecs([]string{"relative/reg"})
+	if err == nil {
+		_, err = New(Options{Registries: []Spec{{Name: "r", URL: "relative/reg"}}})
+	}
+	fe := fault.As(err)
+	if all := fe.Msg + " " + fe.Help; strings.Count(all, "a registry is") != 1 || strings.Contains(all, "…") {
+		t.Fatalf("a relative location: %q / %q", fe.Msg, fe.Help)
+	}
 }
