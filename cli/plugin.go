@@ -622,7 +622,7 @@ func (a *app) installPlugin(c *cobra.Command, arg, registry string, consentArgs,
 	p := out.Plugin
 	a.printf("installed the plugin %s %s (%s)\n", p.ID, p.Version, p.Origin)
 	if out.Replaced != "" {
-		a.printf("it replaced version %s\n", out.Replaced)
+		a.printf("%s\n", replacedLine(out.Replaced, p.Version))
 	}
 	if len(out.Adopted) > 0 {
 		a.printf("it took over: %s\n", strings.Join(out.Adopted, ", "))

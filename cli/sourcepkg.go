@@ -203,7 +203,7 @@ func (a *app) installPackage(c *cobra.Command, path string, yes bool, consent st
 	case out.Downgrade:
 		a.printf("it replaced version %s, a newer one: this is a downgrade (install %s again to go back)\n", out.Replaced, out.Replaced)
 	case out.Replaced != "":
-		a.printf("it replaced version %s\n", out.Replaced)
+		a.printf("%s\n", replacedLine(out.Replaced, s.Version))
 	}
 	a.printInstallWarnings(out.Warnings)
 	if s.State == "installed" {

@@ -290,6 +290,10 @@ func (a *app) printRegistrySource(s *api.RegistrySource) {
 		}
 	}
 	a.printf("  consent digest: %s\n", s.ConsentDigest)
+	if !s.Installable && s.Refusal != nil {
+		a.printf("  installable:    no: %s (%s)\n", safeText(s.Refusal.Message), safeText(s.Refusal.Code))
+		a.printf("                  %s\n", safeText(s.Refusal.Help))
+	}
 	if s.Replaces != "" {
 		a.printf("  installing it replaces version %s\n", safeText(s.Replaces))
 	}
@@ -350,7 +354,7 @@ func (a *app) installFromRegistry(c *cobra.Command, arg, registry string, yes bo
 	case out.Downgrade:
 		a.printf("it replaced version %s, a newer one: this is a downgrade\n", safeText(out.Replaced))
 	case out.Replaced != "":
-		a.printf("it replaced version %s\n", safeText(out.Replaced))
+		a.printf("%s\n", replacedLine(out.Replaced, src.Version))
 	}
 	a.printInstallWarnings(out.Warnings)
 	if src.State == "installed" {
@@ -470,4 +474,13 @@ func updateOutcome(name string, out []api.RegistryUpdateResult) error {
 		}
 	}
 	return nil
+}
+
+// replacedLine says what an install replaced: the version before, or
+// that it reinstalled the same version.
+func replacedLine(replaced, installed string) string {
+	if replaced == installed {
+		return "it reinstalled version " + safeText(replaced)
+	}
+	return "it replaced version " + safeText(replaced)
 }

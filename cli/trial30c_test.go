@@ -217,3 +217,31 @@ func TestTrial30CAuthOfAConfigurationOfASourceWithoutSignIn(t *testing.T) {
 		t.Fatalf("requests: %v", got)
 	}
 }
+
+// loci source show of a release the signature policy would refuse says
+// so (the daemon answers it for review, installable false with the
+// refusal); an install of the version already installed says it
+// reinstalled it, not that it replaced it.
+func TestTrial30CShowSaysNotInstallableAndReinstallSaysSo(t *testing.T) {
+	f := newFakeDaemon(t, map[string]func(*http.Request) (int, any){
+		"GET /api/source-registry/sources/notes": func(*http.Request) (int, any) {
+			return http.StatusOK, api.RegistrySource{Name: "notes", Version: "1.0.0", Registry: "una", Installable: false,
+				Refusal: &api.RegistryRefusal{Code: "loci::source::untrusted", Message: "it is not signed", Help: "trust its key"}}
+		},
+	})
+	out, errOut, err := f.run(false, sourceCmdOf, "show", "notes@1.0.0")
+	if err != nil {
+		t.Fatalf("show: %v\n%s", err, errOut)
+	}
+	for _, w := range []string{"installable:    no: it is not signed (loci::source::untrusted)", "trust its key"} {
+		if !strings.Contains(out, w) {
+			t.Fatalf("show lacks %q:\n%s", w, out)
+		}
+	}
+	if got := replacedLine("1.0.0", "1.0.0"); got != "it reinstalled version 1.0.0" {
+		t.Fatalf("replacedLine(same) = %q", got)
+	}
+	if got := replacedLine("0.9.0", "1.0.0"); got != "it replaced version 0.9.0" {
+		t.Fatalf("replacedLine(older) = %q", got)
+	}
+}
