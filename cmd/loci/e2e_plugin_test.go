@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -301,6 +302,34 @@ func TestPluginCLI(t *testing.T) {
 	}
 }
 
+// signedPluginRegistry writes a registry in dir whose index lists one
+// plugin, id 1.0.0 carrying the source package p, signed inside its
+// archive by a new key: the key's public half and the archive.
+func signedPluginRegistry(t *testing.T, dir, id, description string, p *pack.Package) (ed25519.PublicKey, []byte) {
+	t.Helper()
+	plug, _ := notesPlugin(t, id, "1.0.0", p)
+	pub, key, err := pack.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plug.Sign(key)
+	arc, err := plug.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := id + "-1.0.0.tar.gz"
+	ib, _ := json.Marshal(map[string]any{"version": pack.IndexFormat, "sources": []any{}, "plugins": []any{map[string]any{
+		"id": id, "description": description,
+		"versions": []any{map[string]any{"version": "1.0.0", "archive": file, "sha256": pack.Digest(arc), "size": len(arc), "contract": 1}},
+	}}})
+	for name, b := range map[string][]byte{file: arc, pack.IndexFile: ib} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pub, arc
+}
+
 // The plugin registry routes over a registry in a folder (index.json
 // listing the plugin under "plugins", the archive beside it): search
 // finds it, show fetches and verifies it and installs nothing (the
@@ -311,23 +340,7 @@ func TestPluginRegistry(t *testing.T) {
 	home, palace := newPalace(t)
 	reg := t.TempDir()
 	p, _ := notesPackage(t, "scribe", "1.0.0", notesPerms, guestModule(t))
-	plug, _ := notesPlugin(t, "notes-suite", "1.0.0", p)
-	pub, key, err := pack.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	plug.Sign(key)
-	arc, err := plug.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(reg, "notes-suite-1.0.0.tar.gz"), arc, 0o600)
-	index := map[string]any{"version": pack.IndexFormat, "sources": []any{}, "plugins": []any{map[string]any{
-		"id": "notes-suite", "description": "notes, twice",
-		"versions": []any{map[string]any{"version": "1.0.0", "archive": "notes-suite-1.0.0.tar.gz", "sha256": pack.Digest(arc), "size": len(arc), "contract": 1}},
-	}}}
-	ib, _ := json.Marshal(index)
-	os.WriteFile(filepath.Join(reg, pack.IndexFile), ib, 0o600)
+	pub, arc := signedPluginRegistry(t, reg, "notes-suite", "notes, twice", p)
 	cfg := filepath.Join(home, "config.toml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("[mining]\nregistries = [%q]\ntrusted_keys = [%q]\nsignature_policy = \"required\"\n",
 		filepath.Join(reg, pack.IndexFile), pack.FormatPublicKey(pub))), 0o600)

@@ -1,9 +1,6 @@
 package main_test
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,26 +20,7 @@ func TestTrial30Svc2(t *testing.T) {
 	una, plugs := t.TempDir(), t.TempDir()
 	writeRegistry(t, una, map[string][]byte{"notes-1.0.0.tar.gz": regPackage(t, "notes", "1.0.0", "", "read = [\"locator\"]\n")}, nil, nil)
 	p, _ := notesPackage(t, "scribe", "1.0.0", notesPerms, guestModule(t))
-	plug, _ := notesPlugin(t, "duo", "1.0.0", p)
-	pub, key, err := pack.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	plug.Sign(key)
-	arc, err := plug.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(plugs, "duo-1.0.0.tar.gz"), arc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ib, _ := json.Marshal(map[string]any{"version": pack.IndexFormat, "sources": []any{}, "plugins": []any{map[string]any{
-		"id": "duo", "description": "notes",
-		"versions": []any{map[string]any{"version": "1.0.0", "archive": "duo-1.0.0.tar.gz", "sha256": pack.Digest(arc), "size": len(arc), "contract": 1}},
-	}}})
-	if err := os.WriteFile(filepath.Join(plugs, pack.IndexFile), ib, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pub, arc := signedPluginRegistry(t, plugs, "duo", "notes", p)
 	d := start(t, home, palace, registryConfig(t, home, []string{"una=" + una, "plugs=" + plugs}, "required", pack.FormatPublicKey(pub)))
 
 	show := d.do("GET", "/api/source-registry/sources/notes?registry=una", nil)
