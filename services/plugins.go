@@ -578,13 +578,25 @@ func (p *Plugins) Remove(ctx context.Context, id string) (api.PluginRemoved, err
 	if err != nil {
 		return api.PluginRemoved{}, err
 	}
-	rec := recs[id]
-	if rec == nil {
-		return api.PluginRemoved{}, pluginNotFound(id)
-	}
 	precs, err := p.Packages.records(ctx)
 	if err != nil {
 		return api.PluginRemoved{}, err
+	}
+	rec := recs[id]
+	if rec == nil {
+		// An install killed between its modules and its own record
+		// leaves sources held by a plugin with no record: removing the
+		// plugin by its id removes them (else only reinstalling it
+		// would free them).
+		rec = &PluginRecord{ID: id}
+		for name, r := range precs {
+			if r.Plugin == id {
+				rec.Modules = append(rec.Modules, PluginModuleRecord{Kind: "source", Name: name, Version: r.Version})
+			}
+		}
+		if len(rec.Modules) == 0 {
+			return api.PluginRemoved{}, pluginNotFound(id)
+		}
 	}
 	var enabled []string
 	for _, mod := range rec.Modules {

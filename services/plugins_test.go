@@ -331,3 +331,29 @@ func TestPluginRegistryShowAndInstall(t *testing.T) {
 	_, err = pl.ShowRegistry(ctx, "suite", "", "")
 	wantCode(t, err, fault.SourceIntegrity, "suite 1.0.1", "suite 1.0.0")
 }
+
+// TestRemovingAPluginAnInterruptedInstallLeft: an install killed after
+// its modules were recorded and before the plugin's own record leaves
+// sources held by a plugin nobody can list; removing the plugin by its
+// id removes them (they could not be removed on their own), and an id
+// holding nothing is still not found.
+func TestRemovingAPluginAnInterruptedInstallLeft(t *testing.T) {
+	ctx := context.Background()
+	pl := newPlugins(t)
+	pk := pl.Packages
+	alpha := testPackage(t, "alpha", "1.0.0", "", testModule)
+	if _, err := pk.InstallPackage(ctx, alpha, InstallOptions{Origin: sources.OriginPlugin, Plugin: "suite"}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, pk.Remove(ctx, "alpha"), fault.SourcePluginProvided, "suite")
+	_, err := pl.Show(ctx, "suite")
+	wantCode(t, err, fault.PluginNotFound, "suite")
+	if out, err := pl.Remove(ctx, "suite"); err != nil || out.Removed != "suite" {
+		t.Fatalf("remove: %+v %v", out, err)
+	}
+	if _, err := pk.Show(ctx, "alpha"); !fault.Is(err, fault.SourceNotFound) {
+		t.Fatalf("alpha after removal: %v", err)
+	}
+	_, err = pl.Remove(ctx, "suite")
+	wantCode(t, err, fault.PluginNotFound, "suite")
+}
