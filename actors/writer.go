@@ -81,18 +81,38 @@ func (w *writer) commit(batch []*writeReq) {
 	for {
 		dirty := -1
 		err := w.db.Update(context.Background(), func(tx store.Tx) error {
+			sp, _ := tx.(store.Savepointer)
 			for i, r := range batch {
 				if final[i] {
 					continue
 				}
 				before := tx.Writes()
+				if sp != nil {
+					if err := sp.Savepoint(); err != nil {
+						return err
+					}
+				}
 				v, err := run(r.fn, tx)
 				results[i] = writeResp{v, err}
 				if errors.Is(err, store.ErrTxnTooBig) {
 					// The batch outgrew one transaction: split it below.
 					return err
 				}
+				if sp != nil && (err == nil || tx.Writes() == before) {
+					if err := sp.ReleaseSavepoint(); err != nil {
+						return err
+					}
+				}
 				if err != nil {
+					if sp != nil && tx.Writes() != before {
+						// A backend with savepoints undoes the function's
+						// writes alone; the batch goes on.
+						if rerr := sp.RollbackToSavepoint(); rerr != nil {
+							return rerr
+						}
+						final[i] = true
+						continue
+					}
 					if tx.Writes() != before {
 						// It wrote before failing: its writes, and what the
 						// transaction keeps beside them, are in this

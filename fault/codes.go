@@ -27,6 +27,9 @@ const (
 	// freed, reads go on.
 	StoreDiskFull Code = "loci::store::disk_full"
 
+	// DBUnavailable: the admin endpoint is refused on a remote store.
+	DBUnavailable Code = "loci::db::unavailable"
+
 	MigrateFailed Code = "loci::migrate::failed"
 	MigrateLocked Code = "loci::migrate::locked"
 
@@ -227,6 +230,7 @@ var statuses = map[Code]int{
 	ServerRouteNotFound:         404,
 	ServerMethodNotAllowed:      405,
 	StoreBackendFailed:          500,
+	DBUnavailable:               503,
 	StoreMalformed:              500,
 	StoreSchemaSync:             500,
 	StoreDiskFull:               507,

@@ -23,6 +23,10 @@ type OpenOptions struct {
 	Location string
 	// Log receives the backend's own messages.
 	Log *slog.Logger
+	// Password is the remote store's password when it is not in the URL
+	// (datastore.password_file, LOCI_DATASTORE_PASSWORD): a secret, never
+	// logged or shown.
+	Password string
 	// Serving opens the store for the daemon: a backend may then open in
 	// a degraded mode instead of failing (the embedded store opens
 	// read-only on a full disk; see Embedded).

@@ -49,6 +49,31 @@ type NearLoader interface {
 	PreloadNear()
 }
 
+// Watcher is what a shared backend offers besides DB: each daemon's
+// followers (the lexical and vector indexes) learn of the commits of other
+// daemons on the same database.
+type Watcher interface {
+	// Watch calls wake whenever another handle may have committed changes
+	// (a notification, or a poll as the fallback), until ctx ends. It
+	// reconnects on its own and never blocks on wake; wake must not block.
+	Watch(ctx context.Context, wake func())
+	// Origin is this handle's instance: the Change.Origin of what it logs.
+	Origin() string
+}
+
+// Savepointer is what a transaction that can undo part of itself offers
+// (a database's savepoints): the writer marks one before each function of
+// a batch and rolls back to it when the function fails after writing,
+// instead of running the batch again without it.
+type Savepointer interface {
+	// Savepoint marks the transaction's state.
+	Savepoint() error
+	// RollbackToSavepoint undoes every write since the last Savepoint.
+	RollbackToSavepoint() error
+	// ReleaseSavepoint forgets the last Savepoint, keeping its writes.
+	ReleaseSavepoint() error
+}
+
 // Meta holds migration bookkeeping.
 type Meta interface {
 	GetMeta(ctx context.Context, key string) (string, bool, error)

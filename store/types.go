@@ -183,6 +183,10 @@ type Change struct {
 	Kind   string
 	Action string
 	ID     string
+	// Origin is the store handle that logged it (a shared backend's
+	// Watcher.Origin); "" on a store one process holds. The event bus
+	// announces only its own daemon's changes, as the spec says.
+	Origin string
 }
 
 // Change kinds and actions.

@@ -32,6 +32,7 @@ import (
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
 	"github.com/loci-dev/loci/store/disk"
+	_ "github.com/loci-dev/loci/store/postgres" // the shared store: datastore.url postgres://...
 	"github.com/loci-dev/loci/transport"
 )
 

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/loci-dev/loci/store/postgres/pgtest"
 )
 
 // bin is the loci binary built once for the end-to-end tests.
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) {
 	if err := build.Run(); err != nil {
 		panic("building loci: " + err.Error())
 	}
-	code := m.Run()
+	code := pgtest.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

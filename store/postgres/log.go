@@ -1,0 +1,62 @@
+package postgres
+
+import (
+	"github.com/jackc/pgx/v5"
+
+	"github.com/loci-dev/loci/store"
+)
+
+// The change log. Every Update holds the writer lock from its first
+// statement to its commit, so the transactions that log commit one after
+// another: a transaction reads the log's end under the lock and numbers
+// its entries from there (no gaps), and the next one can read that end only
+// after this one's commit is visible (PostgreSQL releases a transaction's
+// locks after it marks it committed). A reader's snapshot that holds entry
+// n+1 therefore holds entry n: no reader ever passes an entry that commits
+// later with a lower sequence.
+
+// Changes visits the entries after seq in order until fn returns false.
+func (t *tx) Changes(after uint64, fn func(store.Change) bool) error {
+	return t.rows("SELECT seq, at, kind, action, id, origin FROM changes WHERE seq > $1 ORDER BY seq", []any{int64(after)},
+		func(r pgx.Rows) (bool, error) {
+			var c store.Change
+			var seq int64
+			if err := r.Scan(&seq, &c.At, &c.Kind, &c.Action, &c.ID, &c.Origin); err != nil {
+				return false, t.check(err)
+			}
+			c.Seq = uint64(seq)
+			c.At = c.At.UTC()
+			return fn(c), nil
+		})
+}
+
+// LastSeq is the log's last sequence (0 when empty).
+func (t *tx) LastSeq() (uint64, error) {
+	if t.seqRead {
+		return t.seq, nil
+	}
+	var seq int64
+	if _, err := t.row("SELECT coalesce(max(seq), 0) FROM changes", nil, &seq); err != nil {
+		return 0, err
+	}
+	return uint64(seq), nil
+}
+
+// Log appends an entry, numbered after the log's end as this transaction
+// (holding the writer lock) sees it.
+func (t *tx) Log(kind, action, id string) error {
+	if !t.seqRead {
+		seq, err := t.LastSeq()
+		if err != nil {
+			return err
+		}
+		t.seq, t.firstSeq, t.seqRead = seq, seq, true
+	}
+	seq := t.seq + 1
+	if err := t.exec("INSERT INTO changes(seq, at, kind, action, id, origin) VALUES ($1, $2, $3, $4, $5, $6)",
+		int64(seq), t.now, kind, action, id, t.db.origin); err != nil {
+		return err
+	}
+	t.seq = seq
+	return nil
+}
