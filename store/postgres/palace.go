@@ -86,11 +86,6 @@ func (t *tx) Filed(since time.Time, step time.Duration, buckets int) ([]int, err
 	return nil, errTODO
 }
 
-// Counts is not written yet.
-func (t *tx) Counts() (store.Counts, error) {
-	return store.Counts{}, errTODO
-}
-
 // Recount is not written yet.
 func (t *tx) Recount() (store.Counts, error) {
 	return store.Counts{}, errTODO

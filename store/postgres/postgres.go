@@ -306,6 +306,9 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 	if t.cancelled != nil {
 		return t.cancelled
 	}
+	if err := t.keepCounts(); err != nil {
+		return err
+	}
 	if t.seqRead && t.seq > t.firstSeq {
 		if _, err := q.Exec(ctx, "SELECT pg_notify($1, $2)", Channel, db.origin); err != nil {
 			return db.fail(err)

@@ -33,6 +33,9 @@ type tx struct {
 	// spSeq and spSeqRead are seq and seqRead at the last savepoint.
 	spSeq     uint64
 	spSeqRead bool
+	// counted is what this transaction's writes add to the kept counts
+	// (counts.go); spCounted is it at the last savepoint.
+	counted, spCounted store.Counts
 	// cancelled is the context's error once a statement stopped on it.
 	cancelled error
 }
@@ -202,7 +205,7 @@ func (t *tx) Savepoint() error {
 	if _, err := t.q.Exec(t.ctx, "SAVEPOINT fn"); err != nil {
 		return t.check(err)
 	}
-	t.spSeq, t.spSeqRead = t.seq, t.seqRead
+	t.spSeq, t.spSeqRead, t.spCounted = t.seq, t.seqRead, t.counted
 	return nil
 }
 
@@ -211,7 +214,7 @@ func (t *tx) RollbackToSavepoint() error {
 	if _, err := t.q.Exec(t.ctx, "ROLLBACK TO SAVEPOINT fn"); err != nil {
 		return t.check(err)
 	}
-	t.seq, t.seqRead = t.spSeq, t.spSeqRead
+	t.seq, t.seqRead, t.counted = t.spSeq, t.spSeqRead, t.spCounted
 	return nil
 }
 
