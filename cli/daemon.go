@@ -512,14 +512,28 @@ func onOff(b bool) string {
 
 func (a *app) migrateCmd() *cobra.Command {
 	var f listenerFlags
+	var to migrateToFlags
 	c := &cobra.Command{
 		Use:   "migrate",
-		Short: "Run schema sync and pending data steps on the palace (daemon stopped)",
-		Args:  cobra.NoArgs,
+		Short: "Run schema sync and pending data steps on the palace, or move it with --to (daemon stopped)",
+		Long: `Run schema sync and pending data steps on the palace (daemon stopped).
+
+With --to, copy the palace (the embedded one, or the shared one when
+datastore.url is set) into an empty PostgreSQL database (--to
+postgres://USER@HOST:PORT/DATABASE; the schema is applied first) or into an
+empty directory (--to /absolute/path, a palace.path), record by record,
+then verify the copy: each family's records counted and digested (SHA-256)
+on both sides. A copy that was stopped continues where it stopped when the
+same command runs again. The target's password comes from
+LOCI_DATASTORE_PASSWORD or --password-file, never from the command line.`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cfg, log, _, err := a.localSetup(&f)
 			if err != nil {
 				return err
+			}
+			if to.to != "" || c.Flags().Changed("to") {
+				return a.migrateTo(c, *cfg, log, to)
 			}
 			rep, err := a.local.Migrate(c.Context(), *cfg, log)
 			if err != nil {
@@ -537,6 +551,8 @@ func (a *app) migrateCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&f.palace, "palace", "", "absolute palace directory (palace.path)")
+	c.Flags().StringVar(&to.to, "to", "", "copy the palace into this empty PostgreSQL database (postgres://USER@HOST:PORT/DB) or directory (absolute path)")
+	c.Flags().StringVar(&to.passwordFile, "password-file", "", "file holding the target database's password (else LOCI_DATASTORE_PASSWORD)")
 	f.port = -1
 	return c
 }
