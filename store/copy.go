@@ -702,31 +702,13 @@ func Copy(ctx context.Context, from, to DB, o CopyOptions) (CopyReport, error) {
 		o.BatchBytes = 4 << 20
 	}
 	var rep CopyReport
-	src, err := CopyIdentity(ctx, from)
+	src, p, err := checkTarget(ctx, from, to)
 	if err != nil {
 		return rep, err
 	}
-	rep.Source = src
-	p, err := readProgress(ctx, to)
-	if err != nil {
-		return rep, err
-	}
-	switch {
-	case p == nil:
-		held, err := Holds(ctx, to)
-		if err != nil {
-			return rep, err
-		}
-		if held != "" {
-			return rep, fault.Newf(fault.MigrateFailed, "copy into an empty database or directory (a new one, or one emptied); nothing was changed",
-				"the target %s is not empty (it holds %s) and is not a copy of this palace in progress", to.Location(), held)
-		}
+	rep.Source, rep.Resumed = src, p != nil
+	if p == nil {
 		p = &copyProgress{Source: src, Family: families[0].name}
-	case p.Source != src:
-		return rep, fault.Newf(fault.MigrateFailed, "copy into an empty database or directory; nothing was changed",
-			"the target %s holds a copy of another palace, or of this one before it changed (copy of %s; this palace is %s)", to.Location(), p.Source, src)
-	default:
-		rep.Resumed = true
 	}
 	if !p.Done {
 		if err := copyRecords(ctx, from, to, p, o, &rep); err != nil {
@@ -734,6 +716,41 @@ func Copy(ctx context.Context, from, to DB, o CopyOptions) (CopyReport, error) {
 		}
 	}
 	return rep, verify(ctx, from, to, &rep)
+}
+
+// CheckTarget refuses (loci::migrate::failed) a copy of from into to when
+// to holds records and is not a copy of from in progress; resume reports
+// that it is one.
+func CheckTarget(ctx context.Context, from, to DB) (resume bool, err error) {
+	_, p, err := checkTarget(ctx, from, to)
+	return p != nil, err
+}
+
+func checkTarget(ctx context.Context, from, to DB) (string, *copyProgress, error) {
+	src, err := CopyIdentity(ctx, from)
+	if err != nil {
+		return "", nil, err
+	}
+	p, err := readProgress(ctx, to)
+	if err != nil {
+		return src, nil, err
+	}
+	switch {
+	case p == nil:
+		held, err := Holds(ctx, to)
+		if err != nil {
+			return src, nil, err
+		}
+		if held != "" {
+			return src, nil, fault.Newf(fault.MigrateFailed, "copy into an empty database or directory (a new one, or one emptied); nothing was changed",
+				"the target %s is not empty (it holds %s) and is not a copy of this palace in progress", to.Location(), held)
+		}
+		return src, nil, nil
+	case p.Source != src:
+		return src, nil, fault.Newf(fault.MigrateFailed, "copy into an empty database or directory; nothing was changed",
+			"the target %s holds a copy of another palace, or of this one before it changed (copy of %s; this palace is %s)", to.Location(), p.Source, src)
+	}
+	return src, p, nil
 }
 
 // batch is the records of one transaction, from a position of the walk

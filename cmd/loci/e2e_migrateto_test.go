@@ -34,7 +34,7 @@ func movablePalace(t *testing.T) (home, palace string) {
 	rels := d.do("GET", "/api/entities/"+caroline+"/relationships", nil)
 	checkpointFact(t, d, "Caroline moved to Initech in June.", map[string]any{"op": "supersede",
 		"relationship_id": get[string](get[[]any](rels.body, "relationships")[0].(map[string]any), "id"),
-		"object": "Initech", "object_kind": "organization", "valid_from": "2026-06-01", "reason": "she changed jobs"})
+		"object":          "Initech", "object_kind": "organization", "valid_from": "2026-06-01", "reason": "she changed jobs"})
 	root := mineTree(t)
 	if out, errOut, code := d.cli("", "mine", root); code != 0 {
 		t.Fatalf("loci mine: %d %s %s", code, out, errOut)
