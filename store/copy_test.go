@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -12,87 +11,14 @@ import (
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
-	"github.com/loci-dev/loci/store/dedup"
+	"github.com/loci-dev/loci/store/storetest"
 )
 
-// fullPalace is sourcePalace with a record of every family: a job with
-// its input and checkpoint facts, mining's state (a cursor, a document, a
-// chunk owner, a document to file again), a trigger's state and a
-// delivery, an entity link, a fact's lifecycle link, the credential state
-// and an operational record.
+// fullPalace is a palace with a record of every family.
 func fullPalace(t *testing.T) *badgerdb.DB {
 	t.Helper()
-	db := sourcePalace(t)
-	ctx := context.Background()
-	err := db.Update(ctx, func(tx store.Tx) error {
-		now := tx.Now()
-		var first *store.Drawer
-		ws, _ := tx.Wings()
-		rs, _ := tx.Rooms(ws[0].ID)
-		ids, _ := tx.DrawerIDs(rs[0].ID)
-		first, _ = tx.Drawer(ids[0])
-		j := &store.Job{ID: store.NewID(), Kind: "mine", Status: store.JobCompleted, RequestedBy: store.ByCLI, CreatedAt: now, UpdatedAt: now,
-			Checkpoint: json.RawMessage(`{"b": 2, "a": [1, 2.5]}`), Result: json.RawMessage(`{"filed":1}`), Input: json.RawMessage(`{"source":"x"}`)}
-		if err := tx.PutJob(j, nil); err != nil {
-			return err
-		}
-		if err := tx.PutJob(&store.Job{ID: store.NewID(), Kind: "embed", Status: store.JobQueued, CreatedAt: now, UpdatedAt: now}, nil); err != nil {
-			return err
-		}
-		for i := range 3 {
-			if err := tx.PutJobFact(j.ID, i, json.RawMessage(`{"op":"add","i":`+string(rune('0'+i))+`}`)); err != nil {
-				return err
-			}
-		}
-		ident := store.SourceIdentity{Adapter: "folder", Locator: "/notes"}
-		key := store.TargetKey(ident.Key(), ws[0].ID)
-		if err := tx.PutSource(&store.SourceState{Key: key, Identity: ident, WingID: ws[0].ID, Cursor: json.RawMessage(`{"path":"a.md"}`), Documents: 1, LastJob: j.ID, LastRun: now}); err != nil {
-			return err
-		}
-		if err := tx.PutSourceDocument(&store.DocumentState{Source: key, ID: "notes/a.md", WingID: ws[0].ID, Revision: "r1",
-			Chunks: []store.ChunkState{{Drawer: first.ID, Hash: "h"}}}); err != nil {
-			return err
-		}
-		if err := tx.PutChunkOwner(first.ID, key, "notes/a.md"); err != nil {
-			return err
-		}
-		if err := tx.PutStaleDocument(key, "notes/b.md"); err != nil {
-			return err
-		}
-		if err := tx.PutTriggerState(&store.TriggerState{Name: "nightly", Due: &now, Fired: 3, LastFired: &now, LastJob: j.ID}); err != nil {
-			return err
-		}
-		if err := tx.PutDelivery(&store.Delivery{Trigger: "nightly", ID: "d1", AcceptedAt: now, Job: j.ID}); err != nil {
-			return err
-		}
-		var es []*store.Entity
-		_ = tx.Entities(func(e *store.Entity) bool { es = append(es, e); return true })
-		if err := tx.PutEntityLink(&store.EntityLink{ID: store.NewID(), From: es[0].ID, To: es[1].ID, Kind: "related", CreatedAt: now}); err != nil {
-			return err
-		}
-		var facts []*store.Relationship
-		_ = tx.EntityRelationships(es[0].ID, func(r *store.Relationship) bool { facts = append(facts, r); return true })
-		_ = tx.EntityRelationships(es[1].ID, func(r *store.Relationship) bool { facts = append(facts, r); return true })
-		f2 := *facts[0]
-		f2.ID, f2.Predicate = store.NewID(), "leads"
-		if err := tx.PutRelationship(&f2, nil); err != nil {
-			return err
-		}
-		if err := tx.PutRelationshipLink(&store.RelationshipLink{ID: store.NewID(), From: f2.ID, To: facts[0].ID, Kind: "supersedes", CreatedAt: now}); err != nil {
-			return err
-		}
-		if err := tx.PutLink(&store.Link{ID: store.NewID(), Older: ids[0], Newer: ids[len(ids)-1], Kind: dedup.Near,
-			Signals: dedup.Signals{Similarity: 0.91, Threshold: 0.85}, CreatedAt: now}); err != nil {
-			return err
-		}
-		return tx.PutAuthState(&store.AuthState{Digest: "abc", Algorithm: "sha256", Version: 1, CreatedAt: now})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.PutMeta(ctx, "embedding/serving", "p|static|m|2|v1"); err != nil {
-		t.Fatal(err)
-	}
+	db := open(t)
+	storetest.FillEveryFamily(t, db, 10)
 	return db
 }
 
