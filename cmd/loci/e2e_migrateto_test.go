@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/loci-dev/loci/cli"
+	"github.com/loci-dev/loci/store/postgres/pgtest"
 )
 
 // movablePalace is a palace filled as a user fills one (the demo: drawers,
@@ -189,4 +192,115 @@ func dirSnapshot(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// Moving an embedded palace into PostgreSQL and back: `loci migrate --to
+// postgres://...` (the password from LOCI_DATASTORE_PASSWORD) is killed
+// with SIGKILL part way; meanwhile another `loci migrate --to` the same
+// database answers loci::migrate::locked; the killed one's lock is
+// released, so the same command run again continues where it stopped and
+// verifies. The database is then moved to a new directory (the configured
+// palace being the shared one: LOCI_DATASTORE_URL): the same counts and
+// digests, family by family, across the three. A database holding a palace
+// is refused, unchanged.
+func TestMigrateToPostgresKilledLockedResumedAndBack(t *testing.T) {
+	srv := pgtest.Shared(t)
+	name, err := srv.NewDatabase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := srv.URL(name)
+	pw := "LOCI_DATASTORE_PASSWORD=" + pgtest.Password
+	home, palace := movablePalace(t)
+
+	// The first run stops after two batches (a test hook) and is killed.
+	cmd := exec.Command(bin, "migrate", "--palace", palace, "--to", url)
+	cmd.Env = env(home, pw, "LOCI_TEST_MIGRATE_BATCH=20", "LOCI_TEST_MIGRATE_PAUSE_AFTER=2")
+	var stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	eventually(t, 30*time.Second, "the copy to pause", func() bool {
+		select {
+		case err := <-exited:
+			t.Fatalf("the copy ended before its pause: %v\n%s", err, stderr.String())
+		default:
+		}
+		return strings.Contains(stderr.String(), "paused after 2 batches")
+	})
+	// Another `loci migrate --to` the same database, meanwhile: locked.
+	otherHome, otherPalace := newPalace(t)
+	_, errOut, code := migrateTo(t, otherHome, otherPalace, url, pw)
+	if code == 0 || !strings.Contains(errOut, "loci::migrate::locked") {
+		t.Fatalf("a second migrate while the first holds the lock: %d %s", code, errOut)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	if strings.Contains(stderr.String(), pgtest.Password) {
+		t.Fatal("the password reached the output")
+	}
+
+	// Run again: the lock is free, the copy continues and verifies.
+	rep, errOut, code := migrateTo(t, home, palace, url, pw, "LOCI_TEST_MIGRATE_BATCH=20")
+	if code != 0 {
+		t.Fatalf("the copy run again: %d %s", code, errOut)
+	}
+	if !rep.Resumed || rep.Batches == 0 || strings.Contains(rep.To, pgtest.Password) || !strings.HasPrefix(rep.To, "postgres://") {
+		t.Fatalf("the resumed copy's report: %+v", rep)
+	}
+	total := 0
+	for _, f := range rep.Families {
+		total += f.Count
+	}
+	if want := (total + 19) / 20; rep.Batches >= want {
+		t.Errorf("the resumed run committed %d batches of 20 for %d records: it did not continue where the first stopped", rep.Batches, total)
+	}
+	// A fresh copy of the same palace, uninterrupted, has the same
+	// digests as the resumed one.
+	name2, err := srv.NewDatabase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	straight, errOut, code := migrateTo(t, home, palace, srv.URL(name2), pw)
+	if code != 0 {
+		t.Fatalf("an uninterrupted copy: %d %s", code, errOut)
+	}
+	sameFamilies(t, "resumed against uninterrupted", rep, straight)
+
+	// Back from the database into a new directory: the configured palace
+	// is the shared one.
+	back := filepath.Join(t.TempDir(), "back")
+	local := filepath.Join(t.TempDir(), "local")
+	rep2, errOut, code := migrateTo(t, home, local, back, pw, "LOCI_DATASTORE_URL="+url)
+	if code != 0 {
+		t.Fatalf("migrate from the database to a directory: %d %s", code, errOut)
+	}
+	sameFamilies(t, "database to directory", rep, rep2)
+	rep3, errOut, code := migrateTo(t, home, back, filepath.Join(t.TempDir(), "third"))
+	if code != 0 {
+		t.Fatalf("migrate the directory copy: %d %s", code, errOut)
+	}
+	sameFamilies(t, "directory copy", rep, rep3)
+
+	// A database holding a palace is refused, unchanged.
+	_, errOut, code = migrateTo(t, otherHome, otherPalace, url, pw)
+	if code == 0 || !strings.Contains(errOut, "loci::migrate::failed") {
+		t.Fatalf("migrate into a database holding a palace: %d %s", code, errOut)
+	}
+	again, errOut, code := migrateTo(t, home, palace, url, pw)
+	if code != 0 || !again.Resumed || again.Batches != 0 {
+		t.Fatalf("the database after the refusal: %d %s %+v", code, errOut, again)
+	}
+	sameFamilies(t, "after the refusal", rep, again)
+	// Without the password: refused by the database, the password not
+	// named anywhere.
+	_, errOut, code = migrateTo(t, home, palace, srv.URL(name2))
+	if code == 0 || !strings.Contains(errOut, "loci::store::backend_failed") {
+		t.Fatalf("no password: %d %s", code, errOut)
+	}
 }

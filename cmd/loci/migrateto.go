@@ -21,6 +21,10 @@ import (
 // end tests kill it there with SIGKILL and run it again).
 const pauseAfterEnv = "LOCI_TEST_MIGRATE_PAUSE_AFTER"
 
+// batchEnv is a test hook: the records of one batch (default 500), so
+// that a small palace takes many.
+const batchEnv = "LOCI_TEST_MIGRATE_BATCH"
+
 // migrateTo copies the configured palace (embedded, or shared when
 // datastore.url is set) into an empty store at o.To, holding both stores'
 // migration locks, and verifies the copy (loci migrate --to).
@@ -60,6 +64,14 @@ func migrateTo(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.M
 	if rep.From == rep.To {
 		return rep, fault.New(fault.InputInvalid, "--to: that database is this palace's own", "give an empty database")
 	}
+	// The target's migration lock first: another `loci migrate` (or a
+	// daemon starting) on it answers loci::migrate::locked, and a killed
+	// holder's is released by PostgreSQL at once.
+	unlockDst, err := holdMigrationLock(ctx, dst)
+	if err != nil {
+		return rep, err
+	}
+	defer func() { _ = unlockDst(context.WithoutCancel(ctx)) }()
 	// A target is checked before anything is written to it: one holding
 	// records that are not a copy of this palace in progress, or a
 	// database holding tables of something else, is refused unchanged.
@@ -72,17 +84,14 @@ func migrateTo(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.M
 	} else if err := noForeignTables(ctx, dst); err != nil {
 		return rep, err
 	}
-	// Then its schema (and data steps, which find nothing to do).
-	if _, err := migrator(dst).Run(ctx); err != nil {
+	// Then its schema (and data steps, which find nothing to do), under
+	// the lock this process holds.
+	if err := migrateHeld(ctx, dst); err != nil {
 		return rep, err
 	}
-	unlockDst, err := holdMigrationLock(ctx, dst)
-	if err != nil {
-		return rep, err
-	}
-	defer func() { _ = unlockDst(context.WithoutCancel(ctx)) }()
 
 	opts := store.CopyOptions{}
+	opts.Batch, _ = strconv.Atoi(os.Getenv(batchEnv))
 	pause, _ := strconv.Atoi(os.Getenv(pauseAfterEnv))
 	opts.AfterBatch = func(batches int, family string, copied int) {
 		if o.Progress != nil {
@@ -113,6 +122,21 @@ func holdMigrationLock(ctx context.Context, db store.DB) (func(context.Context) 
 		return r.HoldMigrationLock(ctx)
 	}
 	return func(context.Context) error { return nil }, nil
+}
+
+// migrateHeld runs a store's migrations (schema, data steps) while this
+// process holds its migration lock (holdMigrationLock).
+func migrateHeld(ctx context.Context, db store.DB) error {
+	m := migrator(db)
+	if r, ok := m.(*store.Runner); ok {
+		held := *r
+		held.Lock = func(context.Context) (func(context.Context) error, error) {
+			return func(context.Context) error { return nil }, nil
+		}
+		m = &held
+	}
+	_, err := m.Run(ctx)
+	return err
 }
 
 // targetDir checks a directory target (a palace.path): absent, empty, or
