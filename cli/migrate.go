@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
@@ -112,7 +113,11 @@ func (a *app) migrateTo(c *cobra.Command, cfg config.Config, log *slog.Logger, f
 			how = "already copied"
 		}
 	}
-	a.printf("%s: %s -> %s (%d batches this run)\n", how, rep.From, rep.To, rep.Batches)
+	batches := fmt.Sprintf("%d batches", rep.Batches)
+	if rep.Batches == 1 {
+		batches = "1 batch"
+	}
+	a.printf("%s: %s -> %s (%s this run)\n", how, rep.From, rep.To, batches)
 	a.printf("%-20s %9s  %s\n", "FAMILY", "RECORDS", "SHA-256 (equal on both sides)")
 	for _, f := range rep.Families {
 		a.printf("%-20s %9d  %s\n", f.Family, f.Count, f.Digest)
