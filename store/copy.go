@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store/dedup"
@@ -544,8 +545,11 @@ var families = []family{
 	}, put: func(tx Tx, _ CopyWriter, rec any) error { return tx.PutRelationshipLink(rec.(*RelationshipLink)) }},
 	{name: "changes", walk: func(w *walker, fn func(string, any) bool) error {
 		return w.r.Changes(0, func(c Change) bool {
-			// The origin names the handle that logged it, not the palace.
+			// The origin names the handle that logged it, not the palace;
+			// its time is digested to the microsecond, what PostgreSQL's
+			// timestamptz keeps of it.
 			c.Origin = ""
+			c.At = c.At.UTC().Truncate(time.Microsecond)
 			return fn(strconv.FormatUint(c.Seq, 10), c)
 		})
 	}, put: func(_ Tx, cw CopyWriter, rec any) error { return cw.PutChange(rec.(Change)) }},
