@@ -1,8 +1,8 @@
 package postgres_test
 
 import (
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"testing"
