@@ -66,17 +66,20 @@ func (t *tx) DedupByFingerprint(scope, fp string) ([]string, error) {
 	return t.strings("SELECT drawer_id FROM dedup WHERE scope = $1 AND fingerprint = $2 ORDER BY seq", scope, fp)
 }
 
-// nearQuery is DedupNear's query: the drawers of the scope carrying one of
-// the bands ($2) with a length within [$3, $4], each once (DISTINCT),
-// bands shared by more than maxBandDrawers drawers left unread, then each
-// drawer's candidate bytes by its key.
-var nearQuery = `WITH q AS MATERIALIZED (
-    SELECT u.band FROM unnest($2::bigint[]) AS u(band)
-    WHERE NOT EXISTS (SELECT FROM dedup_bands x WHERE x.scope = $1 AND x.band = u.band OFFSET ` + strconv.Itoa(maxBandDrawers) + `)
-)
-SELECT c.drawer, c.norm_len, d.near
-FROM (SELECT DISTINCT b.drawer, b.norm_len FROM q
-      JOIN dedup_bands b ON b.scope = $1 AND b.band = q.band AND b.norm_len BETWEEN $3 AND $4) c
+// nearQuery is DedupNear's query. Each band ($2) is read once, from the
+// index alone: at most maxBandDrawers+1 of its rows in the scope, so that
+// a band shared by more is dropped whole, the others' rows kept within the
+// length window [$3, $4]; each drawer is then kept once (DISTINCT) and its
+// candidate bytes read by its key.
+var nearQuery = `SELECT c.drawer, c.norm_len, d.near
+FROM (SELECT DISTINCT l.drawer, l.norm_len
+      FROM unnest($2::bigint[]) AS u(band)
+      CROSS JOIN LATERAL (
+          SELECT r.drawer, r.norm_len, count(*) OVER () AS n
+          FROM (SELECT b.drawer, b.norm_len FROM dedup_bands b WHERE b.scope = $1 AND b.band = u.band
+                LIMIT ` + strconv.Itoa(maxBandDrawers+1) + `) r
+      ) l
+      WHERE l.n <= ` + strconv.Itoa(maxBandDrawers) + ` AND l.norm_len BETWEEN $3 AND $4) c
 JOIN dedup d ON d.drawer_id = c.drawer::text
 WHERE d.scope = $1 AND d.near IS NOT NULL`
 
