@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"slices"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/loci-dev/loci/store"
@@ -49,15 +51,104 @@ const (
 
 func nextPage(n int) int { return min(n*2, maxPage) }
 
+// graphCache is what a write transaction read of the entities: the
+// records and the index answers. A resolution asks an index, then reads
+// each candidate, then the one it took, then writes it; its batch asks
+// again. Other daemons write nothing meanwhile (Update holds the writer
+// lock from its start), PutEntity keeps the cache true, and a rollback to
+// a savepoint drops it (tx.go).
+type graphCache struct {
+	entities map[string]*store.Entity
+	ids      map[entityIndexRow][]string
+}
+
+// maxCachedEntities bounds a transaction's cache; past it, it starts over.
+const maxCachedEntities = 50000
+
+// cache is the transaction's graph cache; nil in a read transaction
+// (a reader's reads are not bounded by a batch).
+func (t *tx) cache() *graphCache {
+	if !t.write {
+		return nil
+	}
+	if t.graph == nil || len(t.graph.entities) > maxCachedEntities {
+		t.graph = &graphCache{entities: map[string]*store.Entity{}, ids: map[entityIndexRow][]string{}}
+	}
+	return t.graph
+}
+
+// keep caches an entity (a copy).
+func (c *graphCache) keep(e *store.Entity) {
+	if c != nil {
+		cp := *e
+		c.entities[e.ID] = &cp
+	}
+}
+
 // Entity is an entity by id; nil when none.
 func (t *tx) Entity(id string) (*store.Entity, error) {
-	return get[store.Entity](t, "SELECT rec FROM entities WHERE id = $1", id)
+	c := t.cache()
+	if c != nil {
+		if e, ok := c.entities[id]; ok {
+			cp := *e
+			return &cp, nil
+		}
+	}
+	e, err := get[store.Entity](t, "SELECT rec FROM entities WHERE id = $1", id)
+	if err == nil && e != nil {
+		c.keep(e)
+	}
+	return e, err
 }
 
 // EntityIDs is the ids under a value of an entity index, oldest first.
+// In a write transaction the entities come with them (one statement) and
+// are kept for the Entity reads that follow; a deletion lookup also asks
+// for the value's own deletions, which the typo rule asks next.
 func (t *tx) EntityIDs(index store.EntityIndex, value string) ([]string, error) {
-	return t.strings("SELECT entity FROM entity_index WHERE kind = $1 AND value = $2 ORDER BY entity",
-		entityIndexKind(index), value)
+	kind := entityIndexKind(index)
+	c := t.cache()
+	if c == nil {
+		return t.strings("SELECT entity FROM entity_index WHERE kind = $1 AND value = $2 ORDER BY entity", kind, value)
+	}
+	if ids, ok := c.ids[entityIndexRow{kind, value}]; ok {
+		return slices.Clone(ids), nil
+	}
+	values := []string{value}
+	if kind == indexDeletion {
+		for _, d := range graph.Deletions(value) {
+			if _, ok := c.ids[entityIndexRow{kind, d}]; !ok {
+				values = append(values, d)
+			}
+		}
+	}
+	for _, v := range values {
+		c.ids[entityIndexRow{kind, v}] = nil
+	}
+	err := t.rows(`SELECT i.value, e.rec FROM entity_index i JOIN entities e ON e.id = i.entity
+		WHERE i.kind = $1 AND i.value = ANY($2) ORDER BY i.value, i.entity`, []any{kind, values},
+		func(r pgx.Rows) (bool, error) {
+			var v string
+			var b []byte
+			if err := r.Scan(&v, &b); err != nil {
+				return false, t.check(err)
+			}
+			e := new(store.Entity)
+			if err := dec(b, e); err != nil {
+				return false, err
+			}
+			row := entityIndexRow{kind, v}
+			c.ids[row] = append(c.ids[row], e.ID)
+			if _, ok := c.entities[e.ID]; !ok {
+				c.entities[e.ID] = e
+			}
+			return true, nil
+		})
+	if err != nil {
+		t.graph = nil
+		return nil, err
+	}
+	return slices.Clone(c.ids[entityIndexRow{kind, value}]), nil
 }
 
 // Entities visits every entity in name order (then id order) until fn
@@ -266,28 +357,44 @@ func (t *tx) PutEntity(e, prev *store.Entity) error {
 	}
 	now := entityIndexRows(e)
 	var old map[entityIndexRow]bool
-	if prev != nil {
+	if prev != nil && prev.ID == e.ID {
 		old = entityIndexRows(prev)
 	}
 	addKinds, addValues := indexColumns(now, old)
 	goneKinds, goneValues := indexColumns(old, now)
-	if prev == nil || prev.ID != e.ID || len(goneKinds) == 0 {
-		return t.exec(`WITH put AS (
+	if len(goneKinds) == 0 {
+		err = t.exec(`WITH put AS (
 				INSERT INTO entities (id, name, kind, key, rec) VALUES ($1, $2, $3, $4, $5)
 				ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, key = EXCLUDED.key, rec = EXCLUDED.rec)
 			INSERT INTO entity_index (kind, value, entity) SELECT k, v, $1 FROM unnest($6::smallint[], $7::text[]) AS u(k, v)
 			ON CONFLICT DO NOTHING`,
 			e.ID, e.Name, e.Kind, e.Key, rec, addKinds, addValues)
+	} else {
+		err = t.exec(`WITH put AS (
+				INSERT INTO entities (id, name, kind, key, rec) VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, key = EXCLUDED.key, rec = EXCLUDED.rec),
+			gone AS (
+				DELETE FROM entity_index i USING unnest($8::smallint[], $9::text[]) AS g(k, v)
+				WHERE i.kind = g.k AND i.value = g.v AND i.entity = $1)
+			INSERT INTO entity_index (kind, value, entity) SELECT k, v, $1 FROM unnest($6::smallint[], $7::text[]) AS u(k, v)
+			ON CONFLICT DO NOTHING`,
+			e.ID, e.Name, e.Kind, e.Key, rec, addKinds, addValues, goneKinds, goneValues)
 	}
-	return t.exec(`WITH put AS (
-			INSERT INTO entities (id, name, kind, key, rec) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, key = EXCLUDED.key, rec = EXCLUDED.rec),
-		gone AS (
-			DELETE FROM entity_index i USING unnest($8::smallint[], $9::text[]) AS g(k, v)
-			WHERE i.kind = g.k AND i.value = g.v AND i.entity = $1)
-		INSERT INTO entity_index (kind, value, entity) SELECT k, v, $1 FROM unnest($6::smallint[], $7::text[]) AS u(k, v)
-		ON CONFLICT DO NOTHING`,
-		e.ID, e.Name, e.Kind, e.Key, rec, addKinds, addValues, goneKinds, goneValues)
+	if err != nil {
+		t.graph = nil
+		return err
+	}
+	if c := t.cache(); c != nil {
+		c.keep(e)
+		// The answers the entity joined or left are asked again.
+		for i := range addKinds {
+			delete(c.ids, entityIndexRow{addKinds[i], addValues[i]})
+		}
+		for i := range goneKinds {
+			delete(c.ids, entityIndexRow{goneKinds[i], goneValues[i]})
+		}
+	}
+	return nil
 }
 
 // PutEntityLink writes a link between entities (replacing one of its id).

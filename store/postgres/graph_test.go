@@ -435,3 +435,76 @@ func TestGraphFactsAndLinks(t *testing.T) {
 		return nil
 	})
 }
+
+// What a write transaction read of the entities stays true through its
+// own writes, and a rollback to a savepoint forgets what the rolled-back
+// writes put there.
+func TestGraphWriteCacheStaysTrue(t *testing.T) {
+	db, _ := graphDB(t)
+	var pg store.Resolved
+	mustUpdate(t, db, func(tx store.Tx) error {
+		var err error
+		if pg, err = store.ResolveEntity(tx, "PostgreSQL", "tool", true, ""); err != nil {
+			return err
+		}
+		// The typo rule's answers are asked, then its entity changes.
+		if r, err := store.ResolveEntity(tx, "PostgreSLQ", "tool", true, ""); err != nil || r.New || r.Rule != "typo" {
+			return fmt.Errorf("PostgreSLQ: %+v %v", r, err)
+		}
+		if ids, err := tx.EntityIDs(store.EntityByAlias, "postgreslq"); err != nil || !slices.Equal(ids, []string{pg.Entity.ID}) {
+			return fmt.Errorf("the alias just added: %v %v", ids, err)
+		}
+		e, err := tx.Entity(pg.Entity.ID)
+		if err != nil || !slices.Equal(e.Aliases, []string{"PostgreSLQ"}) {
+			return fmt.Errorf("the entity just changed: %+v %v", e, err)
+		}
+		// A caller's change to what it read is not the cache's.
+		e.Aliases = append(e.Aliases, "scribble")
+		e.Name = "scribble"
+		if again, err := tx.Entity(pg.Entity.ID); err != nil || again.Name != "PostgreSQL" || len(again.Aliases) != 1 {
+			return fmt.Errorf("the cache shared a record with its reader: %+v %v", again, err)
+		}
+		// A new entity joins answers asked before it existed.
+		if ids, err := tx.EntityIDs(store.EntityByDeletion, "mysql"); err != nil || len(ids) != 0 {
+			return fmt.Errorf("mysql before: %v %v", ids, err)
+		}
+		my, err := store.ResolveEntity(tx, "MySQL", "tool", true, "")
+		if err != nil || !my.New {
+			return fmt.Errorf("MySQL: %+v %v", my, err)
+		}
+		for _, v := range []string{"mysql", "ysql", "mysq"} {
+			if ids, err := tx.EntityIDs(store.EntityByDeletion, v); err != nil || !slices.Equal(ids, []string{my.Entity.ID}) {
+				return fmt.Errorf("deletion %q after MySQL was made: %v %v", v, ids, err)
+			}
+		}
+		// Rolled back: the alias added after the savepoint is gone from
+		// the answers and the record.
+		sp := tx.(store.Savepointer)
+		if err := sp.Savepoint(); err != nil {
+			return err
+		}
+		if _, err := store.AddAlias(tx, my.Entity.ID, "My Sequel"); err != nil {
+			return err
+		}
+		if ids, err := tx.EntityIDs(store.EntityByAlias, "mysequel"); err != nil || len(ids) != 1 {
+			return fmt.Errorf("the alias before the rollback: %v %v", ids, err)
+		}
+		if err := sp.RollbackToSavepoint(); err != nil {
+			return err
+		}
+		if ids, err := tx.EntityIDs(store.EntityByAlias, "mysequel"); err != nil || len(ids) != 0 {
+			return fmt.Errorf("the alias after the rollback: %v %v", ids, err)
+		}
+		if e, err := tx.Entity(my.Entity.ID); err != nil || len(e.Aliases) != 0 {
+			return fmt.Errorf("the entity after the rollback: %+v %v", e, err)
+		}
+		return nil
+	})
+	mustView(t, db, func(r store.Reader) error {
+		e, err := r.Entity(pg.Entity.ID)
+		if err != nil || e.Name != "PostgreSQL" || !slices.Equal(e.Aliases, []string{"PostgreSLQ"}) {
+			return fmt.Errorf("committed: %+v %v", e, err)
+		}
+		return nil
+	})
+}
