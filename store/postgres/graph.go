@@ -51,6 +51,20 @@ const (
 
 func nextPage(n int) int { return min(n*2, maxPage) }
 
+// visit calls fn for each entry of a page, stopping on the context (its
+// error) or when fn returns false (more false).
+func visit[T any](t *tx, page []T, fn func(T) bool) (more bool, err error) {
+	for _, v := range page {
+		if err := t.interrupted(); err != nil {
+			return false, err
+		}
+		if !fn(v) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // graphCache is what a write transaction read of the entities: the
 // records and the index answers. A resolution asks an index, then reads
 // each candidate, then the one it took, then writes it; its batch asks
@@ -174,13 +188,11 @@ func (t *tx) Entities(fn func(*store.Entity) bool) error {
 		if err != nil {
 			return err
 		}
-		for _, e := range page {
-			if !fn(e) {
-				return nil
-			}
+		if more, err := visit(t, page, fn); err != nil || !more {
+			return err
 		}
 		if len(page) < n {
-			return nil
+			return t.interrupted()
 		}
 	}
 }
@@ -220,13 +232,11 @@ func (t *tx) Mentions(entity string, fn func(*store.Mention) bool) error {
 		if err != nil {
 			return err
 		}
-		for _, m := range page {
-			if !fn(m) {
-				return nil
-			}
+		if more, err := visit(t, page, fn); err != nil || !more {
+			return err
 		}
 		if len(page) < n {
-			return nil
+			return t.interrupted()
 		}
 	}
 }
@@ -249,13 +259,11 @@ func (t *tx) MentioningDrawers(entity string, fn func(drawer string) bool) error
 		if err != nil {
 			return err
 		}
-		for _, d := range page {
-			if !fn(d) {
-				return nil
-			}
+		if more, err := visit(t, page, fn); err != nil || !more {
+			return err
 		}
 		if len(page) < n {
-			return nil
+			return t.interrupted()
 		}
 		last = page[len(page)-1]
 	}
@@ -298,13 +306,11 @@ func (t *tx) EntityRelationships(entity string, fn func(*store.Relationship) boo
 		if err != nil {
 			return err
 		}
-		for _, rel := range page {
-			if !fn(rel) {
-				return nil
-			}
+		if more, err := visit(t, page, fn); err != nil || !more {
+			return err
 		}
 		if rows < n {
-			return nil
+			return t.interrupted()
 		}
 	}
 }

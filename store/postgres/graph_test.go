@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -507,4 +508,58 @@ func TestGraphWriteCacheStaysTrue(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A visit stops when its context ends, within a page, with the
+// context's error, and the view fails with it.
+func TestGraphVisitorsStopOnContext(t *testing.T) {
+	db, _ := graphDB(t)
+	const n = 300
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	hub := id("hub", 0)
+	mustUpdate(t, db, func(tx store.Tx) error {
+		for i := range n {
+			if err := tx.PutEntity(&store.Entity{ID: id("e", i), Name: id("E", i), Kind: "concept", Key: id("e", i), CreatedAt: at}, nil); err != nil {
+				return err
+			}
+			if err := tx.PutMention(&store.Mention{Drawer: id("d", i), Entity: hub, Name: "Hub", CreatedAt: at}); err != nil {
+				return err
+			}
+			if err := tx.PutRelationship(&store.Relationship{ID: id("f", i), Subject: hub, Object: id("e", i), ValidFrom: at, RecordedAt: at}, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for what, scan := range map[string]func(r store.Reader, visit func() bool) error{
+		"Entities": func(r store.Reader, v func() bool) error { return r.Entities(func(*store.Entity) bool { return v() }) },
+		"Mentions": func(r store.Reader, v func() bool) error {
+			return r.Mentions(hub, func(*store.Mention) bool { return v() })
+		},
+		"MentioningDrawers": func(r store.Reader, v func() bool) error {
+			return r.MentioningDrawers(hub, func(string) bool { return v() })
+		},
+		"EntityRelationships": func(r store.Reader, v func() bool) error {
+			return r.EntityRelationships(hub, func(*store.Relationship) bool { return v() })
+		},
+	} {
+		t.Run(what, func(t *testing.T) {
+			c, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			seen := 0
+			var scanErr error
+			err := db.View(c, func(r store.Reader) error {
+				scanErr = scan(r, func() bool {
+					if seen++; seen == 10 {
+						cancel()
+					}
+					return true
+				})
+				return nil
+			})
+			if !errors.Is(err, context.Canceled) || !errors.Is(scanErr, context.Canceled) || seen != 10 {
+				t.Fatalf("cancelled at the 10th entry: view %v, scan %v, %d visited", err, scanErr, seen)
+			}
+		})
+	}
 }
