@@ -43,13 +43,13 @@ func entityIndexKind(i store.EntityIndex) int16 {
 }
 
 // Pages of a visit: small first (a visitor often stops early), then
-// larger, up to maxPage rows.
+// larger, up to graphMaxPage rows.
 const (
-	firstPage = 64
-	maxPage   = 1024
+	graphFirstPage = 64
+	graphMaxPage   = 1024
 )
 
-func nextPage(n int) int { return min(n*2, maxPage) }
+func nextPage(n int) int { return min(n*2, graphMaxPage) }
 
 // visit calls fn for each entry of a page, stopping on the context (its
 // error) or when fn returns false (more false).
@@ -169,7 +169,7 @@ func (t *tx) EntityIDs(index store.EntityIndex, value string) ([]string, error) 
 // returns false.
 func (t *tx) Entities(fn func(*store.Entity) bool) error {
 	lastName, lastID := "", ""
-	for n := firstPage; ; n = nextPage(n) {
+	for n := graphFirstPage; ; n = nextPage(n) {
 		var page []*store.Entity
 		err := t.rows(`SELECT i.value, i.entity, e.rec FROM entity_index i JOIN entities e ON e.id = i.entity
 			WHERE i.kind = 0 AND (i.kind, i.value, i.entity) > (0, $1, $2) ORDER BY i.kind, i.value, i.entity LIMIT $3`,
@@ -214,7 +214,7 @@ func (t *tx) Mention(drawer, entity string) (*store.Mention, error) {
 // returns false.
 func (t *tx) Mentions(entity string, fn func(*store.Mention) bool) error {
 	last := ""
-	for n := firstPage; ; n = nextPage(n) {
+	for n := graphFirstPage; ; n = nextPage(n) {
 		var page []*store.Mention
 		err := t.rows(`SELECT drawer, rec FROM mentions WHERE entity = $1 AND drawer > $2 ORDER BY drawer LIMIT $3`,
 			[]any{entity, last, n}, func(r pgx.Rows) (bool, error) {
@@ -253,7 +253,7 @@ func (t *tx) DrawerMentions(drawer string) ([]store.Mention, error) {
 // in id order, from the index alone, until fn returns false.
 func (t *tx) MentioningDrawers(entity string, fn func(drawer string) bool) error {
 	last := ""
-	for n := firstPage; ; n = nextPage(n) {
+	for n := graphFirstPage; ; n = nextPage(n) {
 		page, err := t.strings(`SELECT drawer FROM mentions WHERE entity = $1 AND drawer > $2 ORDER BY drawer LIMIT $3`,
 			entity, last, n)
 		if err != nil {
@@ -279,7 +279,7 @@ func (t *tx) Relationship(id string) (*store.Relationship, error) {
 // Each page merges two index range scans (subject, object).
 func (t *tx) EntityRelationships(entity string, fn func(*store.Relationship) bool) error {
 	last := ""
-	for n := firstPage; ; n = nextPage(n) {
+	for n := graphFirstPage; ; n = nextPage(n) {
 		var page []*store.Relationship
 		rows := 0
 		err := t.rows(`(SELECT id, rec FROM relationships WHERE subject = $1 AND id > $2 ORDER BY id LIMIT $3)

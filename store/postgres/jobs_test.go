@@ -15,20 +15,6 @@ import (
 
 var bg = context.Background()
 
-func mustUpdate(t *testing.T, db store.DB, fn func(store.Tx) error) {
-	t.Helper()
-	if err := db.Update(bg, fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func mustView(t *testing.T, db store.DB, fn func(store.Reader) error) {
-	t.Helper()
-	if err := db.View(bg, fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // manyJobs stores n jobs (more than a listing's first pages hold): every
 // third completed, priorities in turn low, normal, critical; creation times
 // a microsecond apart (and three pairs in one microsecond, told apart by
