@@ -127,8 +127,9 @@ func TestPalaceOrdersPagesAndNames(t *testing.T) {
 	mustUpdate(t, db, func(tx store.Tx) error {
 		for i := range 400 {
 			// Groups of three share a nanosecond; groups a nanosecond
-			// apart (a microsecond clock would tie them all).
-			d := f.drawer(fmt.Sprintf("d%d", i), base.Add(time.Duration(i/3)))
+			// apart (a microsecond clock would tie them all), filed in
+			// the reverse of their ids' order (ids grow with time).
+			d := f.drawer(fmt.Sprintf("d%d", i), base.Add(time.Duration((399-i)/3)))
 			if i%5 == 0 {
 				to := d.CreatedAt.Add(time.Hour)
 				d.ValidTo = &to
@@ -367,12 +368,12 @@ func TestPalaceNeighboursAndFiled(t *testing.T) {
 	var ds []*store.Drawer
 	mustUpdate(t, db, func(tx store.Tx) error {
 		for i := range 8 {
-			d := f.drawer(fmt.Sprintf("n%d", i), base.Add(time.Duration(i/2))) // pairs tie
+			d := f.drawer(fmt.Sprintf("n%d", i), base.Add(time.Duration((7-i)/2))) // pairs tie; time against id order
 			ds = append(ds, d)
 			if err := tx.PutDrawer(d, nil); err != nil {
 				return err
 			}
-			if err := tx.PutDrawer(g.drawer(fmt.Sprintf("o%d", i), base.Add(time.Duration(i/2))), nil); err != nil {
+			if err := tx.PutDrawer(g.drawer(fmt.Sprintf("o%d", i), base.Add(time.Duration((7-i)/2))), nil); err != nil {
 				return err
 			}
 		}
