@@ -14,8 +14,9 @@ import (
 )
 
 // Deduplication (schema/20_dedup.sql): a current drawer's dedup record is
-// one row of dedup, its MinHash bands rows of dedup_bands, its similar_to
-// links rows of links. Badger keeps the near-duplicate index in the
+// one row of dedup, its MinHash bands rows of dedup_bands, what it carries
+// as a near candidate a row of dedup_near, its similar_to links rows of
+// links. Badger keeps the near-duplicate index in the
 // daemon's memory, loaded at a start (store.NearLoader); here the database
 // answers it from an index, so every daemon sees every other's writes at
 // once and nothing is loaded: DedupNear is one query, one index scan per
