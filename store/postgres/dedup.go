@@ -14,8 +14,9 @@ import (
 )
 
 // Deduplication (schema/20_dedup.sql): a current drawer's dedup record is
-// one row of dedup, its MinHash bands rows of dedup_bands, its similar_to
-// links rows of links. Badger keeps the near-duplicate index in the
+// one row of dedup, its MinHash bands rows of dedup_bands, what it carries
+// as a near candidate a row of dedup_near, its similar_to links rows of
+// links. Badger keeps the near-duplicate index in the
 // daemon's memory, loaded at a start (store.NearLoader); here the database
 // answers it from an index, so every daemon sees every other's writes at
 // once and nothing is loaded: DedupNear is one query, one index scan per
@@ -31,7 +32,8 @@ import (
 const maxBandDrawers = 512
 
 // dedupRow is the rec column of dedup: the record without its sketch
-// (mins, norm and near columns) and bands (dedup_bands), as Badger keeps it.
+// (its mins and norm columns), near entry (dedup_near) and bands
+// (dedup_bands), as Badger keeps it.
 type dedupRow struct {
 	DrawerID    string `json:"drawer_id"`
 	Scope       string `json:"scope"`
@@ -70,7 +72,7 @@ func (t *tx) DedupByFingerprint(scope, fp string) ([]string, error) {
 // index alone: at most maxBandDrawers+1 of its rows in the scope, so that
 // a band shared by more is dropped whole, the others' rows kept within the
 // length window [$3, $4]; each drawer is then kept once (DISTINCT) and its
-// candidate bytes read by its key.
+// candidate bytes read by its key (dedup_near).
 var nearQuery = `SELECT c.drawer, c.norm_len, d.near
 FROM (SELECT DISTINCT l.drawer, l.norm_len
       FROM unnest($2::bigint[]) AS u(band)
@@ -80,8 +82,7 @@ FROM (SELECT DISTINCT l.drawer, l.norm_len
                 LIMIT ` + strconv.Itoa(maxBandDrawers+1) + `) r
       ) l
       WHERE l.n <= ` + strconv.Itoa(maxBandDrawers) + ` AND l.norm_len BETWEEN $3 AND $4) c
-JOIN dedup d ON d.drawer_id = c.drawer::text
-WHERE d.scope = $1 AND d.near IS NOT NULL`
+JOIN dedup_near d ON d.drawer = c.drawer`
 
 // DedupNear visits, once each, the current drawers of a scope that share a
 // MinHash band with bands and whose normalised length is within [lo, hi].
@@ -112,7 +113,7 @@ func (t *tx) DedupNear(scope string, bands [][8]byte, lo, hi int, fn func(store.
 	})
 }
 
-// minsLow and nearLen size the near column: the low byte of each minimum,
+// minsLow and nearLen size a near entry: the low byte of each minimum,
 // then the character bag.
 const (
 	minsLow = dedup.Bands * dedup.Rows
@@ -181,18 +182,23 @@ func (t *tx) Link(id string) (*store.Link, error) {
 	return get[store.Link](t, "SELECT rec FROM links WHERE id = $1", id)
 }
 
-// putDedup writes the record and its bands in one statement: the bands of
-// a record it replaces are deleted, the new ones inserted in one go
-// (unnest).
+// putDedup writes the record, its near entry and its bands in one
+// statement: the bands of a record it replaces are deleted, the new ones
+// inserted in one go (unnest).
 const putDedup = `WITH gone AS (
     DELETE FROM dedup_bands b USING dedup o
     WHERE o.drawer_id = $1 AND b.scope = o.scope AND b.band = ANY(o.bands) AND b.drawer = $9
 ), d AS (
-    INSERT INTO dedup (drawer_id, scope, hash, fingerprint, mins, norm, near, bands, rec)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $10)
+    INSERT INTO dedup (drawer_id, scope, hash, fingerprint, mins, norm, bands, rec)
+    VALUES ($1, $2, $3, $4, $5, $6, $8, $10)
     ON CONFLICT (drawer_id) DO UPDATE SET scope = EXCLUDED.scope, hash = EXCLUDED.hash,
-        fingerprint = EXCLUDED.fingerprint, mins = EXCLUDED.mins, norm = EXCLUDED.norm, near = EXCLUDED.near,
+        fingerprint = EXCLUDED.fingerprint, mins = EXCLUDED.mins, norm = EXCLUDED.norm,
         bands = EXCLUDED.bands, rec = EXCLUDED.rec
+), n AS (
+    INSERT INTO dedup_near (drawer, near) SELECT $9, $7::bytea WHERE $7::bytea IS NOT NULL
+    ON CONFLICT (drawer) DO UPDATE SET near = EXCLUDED.near
+), nn AS (
+    DELETE FROM dedup_near WHERE drawer = $9 AND $7::bytea IS NULL
 )
 INSERT INTO dedup_bands (scope, band, norm_len, drawer)
 SELECT $2, band, $11, $9 FROM unnest($8::bigint[]) AS band`
@@ -241,7 +247,8 @@ func drawerUUID(id string) pgtype.UUID {
 // DeleteDedup removes a drawer's dedup record and its bands, in one
 // statement.
 func (t *tx) DeleteDedup(r *store.DedupRecord) error {
-	return t.exec(`WITH d AS (DELETE FROM dedup WHERE drawer_id = $1 RETURNING scope, bands)
+	return t.exec(`WITH d AS (DELETE FROM dedup WHERE drawer_id = $1 RETURNING scope, bands),
+n AS (DELETE FROM dedup_near WHERE drawer = $2)
 DELETE FROM dedup_bands b USING d WHERE b.scope = d.scope AND b.band = ANY(d.bands) AND b.drawer = $2`,
 		r.DrawerID, drawerUUID(r.DrawerID))
 }

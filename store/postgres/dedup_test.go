@@ -173,8 +173,20 @@ func TestDedupDirect(t *testing.T) {
 		t.Fatalf("another scope's drawer: %v", got)
 	}
 	var rows int
-	if err := db.Pool().QueryRow(context.Background(), "SELECT count(*) FROM dedup_bands WHERE drawer = $1", a.DrawerID).Scan(&rows); err != nil || rows != 0 {
-		t.Fatalf("a deleted record left %d band rows (%v)", rows, err)
+	if err := db.Pool().QueryRow(context.Background(), "SELECT (SELECT count(*) FROM dedup_bands WHERE drawer = $1) + (SELECT count(*) FROM dedup_near WHERE drawer = $1)",
+		a.DrawerID).Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("a deleted record left %d band or near rows (%v)", rows, err)
+	}
+	// Written again without a sketch, a record leaves the near index.
+	plain := dedupRecord(b.DrawerID, "room1", text)
+	plain.Bands, plain.Mins = nil, nil
+	pgUpdate(t, db, func(tx store.Tx) error { return tx.PutDedup(plain) })
+	if got := near(t, db, false, "room1", a.Bands, 0, 1<<30); len(got) != 0 {
+		t.Fatalf("a record written again without a sketch is a candidate: %v", got)
+	}
+	if err := db.Pool().QueryRow(context.Background(), "SELECT (SELECT count(*) FROM dedup_bands WHERE drawer = $1) + (SELECT count(*) FROM dedup_near WHERE drawer = $1)",
+		b.DrawerID).Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("a record written again without a sketch left %d band or near rows (%v)", rows, err)
 	}
 }
 

@@ -1,9 +1,8 @@
 -- Deduplication (store/postgres/dedup.go). One row per current drawer's dedup record: exact and
 -- normalised copies are found by (scope, hash) and (scope, fingerprint), oldest first (seq); mins
--- (2 bytes each, big-endian) and norm are its sketch, read to verify a near candidate; near is what
--- a candidate carries (the low byte of each minimum, then the character bag); bands its MinHash
--- bands, kept to delete its dedup_bands rows through their index. rec is the record without its
--- sketch (DedupRecord reads it).
+-- (2 bytes each, big-endian) and norm are its sketch, read to verify a near candidate; bands its
+-- MinHash bands, kept to delete its dedup_bands rows through their index. rec is the record without
+-- its sketch (DedupRecord reads it).
 CREATE TABLE IF NOT EXISTS dedup (
     drawer_id   text PRIMARY KEY,
     scope       text NOT NULL,
@@ -12,7 +11,6 @@ CREATE TABLE IF NOT EXISTS dedup (
     seq         bigint GENERATED ALWAYS AS IDENTITY,
     mins        bytea,
     norm        bytea NOT NULL DEFAULT '',
-    near        bytea,
     bands       bigint[] NOT NULL DEFAULT '{}',
     rec         jsonb NOT NULL
 );
@@ -29,6 +27,12 @@ CREATE TABLE IF NOT EXISTS dedup_bands (
     drawer   uuid NOT NULL
 );
 CREATE INDEX IF NOT EXISTS dedup_bands_lookup ON dedup_bands (scope, band, norm_len) INCLUDE (drawer);
+-- What a near candidate carries (the low byte of each minimum, then the character bag), by drawer:
+-- a narrow table, so that the candidates' rows are few pages.
+CREATE TABLE IF NOT EXISTS dedup_near (
+    drawer uuid PRIMARY KEY,
+    near   bytea NOT NULL
+);
 
 -- similar_to links: by id, and from either of their drawers (Links, LinkEnds: by id).
 CREATE TABLE IF NOT EXISTS links (
