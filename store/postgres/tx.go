@@ -38,6 +38,9 @@ type tx struct {
 	counted, spCounted store.Counts
 	// cancelled is the context's error once a statement stopped on it.
 	cancelled error
+	// graph is what a write transaction read of the knowledge graph
+	// (graph.go); a rollback to a savepoint forgets it.
+	graph *graphCache
 }
 
 var (
@@ -215,6 +218,7 @@ func (t *tx) RollbackToSavepoint() error {
 		return t.check(err)
 	}
 	t.seq, t.seqRead, t.counted = t.spSeq, t.spSeqRead, t.spCounted
+	t.graph = nil
 	return nil
 }
 
