@@ -9,8 +9,8 @@ import (
 // Page sizes of a paged listing: the first page is small (a claim reads
 // one job, a lookup stops early), later ones grow.
 const (
-	firstPage = 16
-	lastPage  = 1024
+	pagedFirst = 16
+	pagedLast  = 1024
 )
 
 // paged visits the rows of a keyset-paged query, a page at a time, until
@@ -26,7 +26,7 @@ func paged(t *tx, nkeys int, query func(last []any, limit int) (string, []any), 
 		keys []any
 	}
 	var last []any
-	for limit := firstPage; ; limit = min(limit*4, lastPage) {
+	for limit := pagedFirst; ; limit = min(limit*4, pagedLast) {
 		sql, args := query(last, limit)
 		var page []row
 		err := t.rows(sql, args, func(r pgx.Rows) (bool, error) {
