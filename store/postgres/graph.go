@@ -139,8 +139,20 @@ func (t *tx) EntityIDs(index store.EntityIndex, value string) ([]string, error) 
 	for _, v := range values {
 		c.ids[entityIndexRow{kind, v}] = nil
 	}
-	err := t.rows(`SELECT i.value, e.rec FROM entity_index i JOIN entities e ON e.id = i.entity
-		WHERE i.kind = $1 AND i.value = ANY($2) ORDER BY i.value, i.entity`, []any{kind, values},
+	// One index lookup per value (never a scan of the kind with the values
+	// as a filter, which a prepared statement's generic plan may choose for
+	// "value = ANY($2)"), each entity's record by its primary key.
+	sql := `SELECT i.value, (SELECT e.rec FROM entities e WHERE e.id = i.entity) FROM entity_index i
+		WHERE i.kind = $1 AND i.value = $2 ORDER BY i.entity`
+	args := []any{kind, value}
+	if len(values) > 1 {
+		sql = `SELECT v.value, (SELECT e.rec FROM entities e WHERE e.id = i.entity)
+			FROM unnest($2::text[]) AS v(value), LATERAL (SELECT entity FROM entity_index
+				WHERE kind = $1 AND value = v.value ORDER BY entity) AS i
+			ORDER BY v.value, i.entity`
+		args = []any{kind, values}
+	}
+	err := t.rows(sql, args,
 		func(r pgx.Rows) (bool, error) {
 			var v string
 			var b []byte
@@ -171,7 +183,7 @@ func (t *tx) Entities(fn func(*store.Entity) bool) error {
 	lastName, lastID := "", ""
 	for n := graphFirstPage; ; n = nextPage(n) {
 		var page []*store.Entity
-		err := t.rows(`SELECT i.value, i.entity, e.rec FROM entity_index i JOIN entities e ON e.id = i.entity
+		err := t.rows(`SELECT i.value, i.entity, (SELECT e.rec FROM entities e WHERE e.id = i.entity) FROM entity_index i
 			WHERE i.kind = 0 AND (i.kind, i.value, i.entity) > (0, $1, $2) ORDER BY i.kind, i.value, i.entity LIMIT $3`,
 			[]any{lastName, lastID, n}, func(r pgx.Rows) (bool, error) {
 				var b []byte
