@@ -184,6 +184,9 @@ func get[T any](t *tx, sql string, args ...any) (*T, error) {
 }
 
 // each visits the rec column of a query's rows as T until fn returns false.
+// The rows are open while fn runs: fn must not read the transaction (a
+// connection runs one query at a time); a visitor whose caller may read
+// pages its rows (pages.go).
 func each[T any](t *tx, sql string, args []any, fn func(*T) bool) error {
 	return t.rows(sql, args, func(r pgx.Rows) (bool, error) {
 		var b []byte
