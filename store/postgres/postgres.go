@@ -194,7 +194,7 @@ func Unavailable(err error) bool {
 		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
 	}
 	var ne net.Error
-	if errors.As(err, &ne) || pgconn.SafeToRetry(err) || errors.Is(err, pgx.ErrTxClosed) {
+	if errors.As(err, &ne) {
 		return true
 	}
 	var ce *pgconn.ConnectError
@@ -263,17 +263,23 @@ func (db *DB) View(ctx context.Context, fn func(store.Reader) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	q, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	// The snapshot is taken at the transaction's first statement, not at
+	// BEGIN: the SELECT sent with BEGIN (one round trip) takes it at once,
+	// so the view is the palace as it was when View was called.
+	q, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly,
+		BeginQuery: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1"})
 	if err != nil {
 		return db.fail(err)
 	}
 	defer func() { _ = q.Rollback(context.WithoutCancel(ctx)) }()
 	t := &tx{db: db, q: q, ctx: ctx, now: time.Now().UTC()}
 	if err := fn(t); err != nil {
+		// The function's own error, as it gave it (the helpers already
+		// turned the database's errors into the store's).
 		if t.cancelled != nil {
 			return t.cancelled
 		}
-		return db.fail(err)
+		return err
 	}
 	if t.cancelled != nil {
 		return t.cancelled
@@ -301,7 +307,7 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 		if t.cancelled != nil {
 			return t.cancelled
 		}
-		return db.fail(err)
+		return err
 	}
 	if t.cancelled != nil {
 		return t.cancelled
@@ -322,6 +328,11 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 func (db *DB) Migrator(steps []store.Step) store.Migrator {
 	return &store.Runner{DB: db, Schema: Schema(), Steps: steps, LockTTL: time.Minute, Sync: db.syncSchema, Lock: db.lockMigrations}
 }
+
+// ApplySchema applies the declarative schema without recording it (the
+// conformance suite's fresh store: tables there, nothing migrated); a
+// daemon's start applies it through the Migrator.
+func (db *DB) ApplySchema(ctx context.Context) error { return db.syncSchema(ctx) }
 
 // syncSchema applies the declarative schema in one transaction under the
 // schema lock: every statement creates what is missing (IF NOT EXISTS).
