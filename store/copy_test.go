@@ -210,3 +210,48 @@ func TestCopyVerificationFails(t *testing.T) {
 	_, err = store.Copy(ctx, src, dst, store.CopyOptions{})
 	migrateFailed(t, err, "before it changed")
 }
+
+// capDB refuses, as too big, a transaction writing more than max drawers.
+type capDB struct {
+	*badgerdb.DB
+	max     int
+	refused *int
+}
+
+type capTx struct {
+	store.Tx
+	store.CopyWriter
+	db *capDB
+	n  *int
+}
+
+func (c capTx) PutDrawer(d, prev *store.Drawer) error {
+	if *c.n++; *c.n > c.db.max {
+		*c.db.refused++
+		return store.ErrTxnTooBig
+	}
+	return c.Tx.PutDrawer(d, prev)
+}
+
+func (d *capDB) Update(ctx context.Context, fn func(store.Tx) error) error {
+	n := 0
+	return d.DB.Update(ctx, func(tx store.Tx) error {
+		return fn(capTx{Tx: tx, CopyWriter: tx.(store.CopyWriter), db: d, n: &n})
+	})
+}
+
+// A batch the target refuses as too big is written in halves, each with
+// its own progress, and the copy ends the same.
+func TestCopySplitsABatchTooBig(t *testing.T) {
+	src := fullPalace(t)
+	refused := 0
+	dst := &capDB{DB: open(t), max: 3, refused: &refused}
+	rep, err := store.Copy(context.Background(), src, dst, store.CopyOptions{Batch: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refused == 0 || rep.Batches < 3 {
+		t.Fatalf("no batch was split: %d refusals, %d batches", refused, rep.Batches)
+	}
+	sameDigests(t, digests(t, src), digests(t, dst.DB))
+}

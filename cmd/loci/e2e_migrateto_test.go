@@ -266,9 +266,15 @@ func TestMigrateToPostgresKilledLockedResumedAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	straight, errOut, code := migrateTo(t, home, palace, srv.URL(name2), pw)
-	if code != 0 {
-		t.Fatalf("an uninterrupted copy: %d %s", code, errOut)
+	// (its password from --password-file)
+	pwFile := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pwFile, []byte(pgtest.Password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(home, "", []string{"--json", "migrate", "--palace", palace, "--to", srv.URL(name2), "--password-file", pwFile}, nil)
+	var straight cli.MigrateToReport
+	if code != 0 || json.Unmarshal([]byte(out), &straight) != nil {
+		t.Fatalf("an uninterrupted copy: %d %s %s", code, out, errOut)
 	}
 	sameFamilies(t, "resumed against uninterrupted", rep, straight)
 
