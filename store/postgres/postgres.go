@@ -33,6 +33,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,14 @@ const (
 // Channel is the NOTIFY channel of committed changes; its payload is the
 // committing handle's origin.
 const Channel = "loci_changes"
+
+// StatementTimeout bounds one statement; IdleInTransaction bounds a
+// transaction left idle by its holder (the server ends the session). The
+// URL's options may set either (statement_timeout=..., in ms).
+var (
+	StatementTimeout  = time.Minute
+	IdleInTransaction = time.Minute
+)
 
 // PollEvery is how often Watch wakes the followers when no notification
 // came (a lost notification, a listener reconnecting).
@@ -122,6 +131,22 @@ func Open(ctx context.Context, o store.OpenOptions) (*DB, error) {
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "loci"
+	// A database is not ours: bound what it may make us wait for. A
+	// statement (the writer lock's wait included) fails after
+	// StatementTimeout, and a session idle inside a transaction (a daemon
+	// stopped while holding the writer lock) is ended by the server after
+	// IdleInTransaction, releasing its locks for the other daemons; dead
+	// peers are found by TCP keepalives.
+	for k, v := range map[string]string{
+		"statement_timeout":                   strconv.Itoa(int(StatementTimeout / time.Millisecond)),
+		"idle_in_transaction_session_timeout": strconv.Itoa(int(IdleInTransaction / time.Millisecond)),
+	} {
+		if _, set := cfg.ConnConfig.RuntimeParams[k]; !set {
+			cfg.ConnConfig.RuntimeParams[k] = v
+		}
+	}
+	dialer := &net.Dialer{Timeout: cfg.ConnConfig.ConnectTimeout, KeepAlive: 15 * time.Second}
+	cfg.ConnConfig.DialFunc = dialer.DialContext
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
