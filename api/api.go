@@ -574,6 +574,11 @@ type Listener struct {
 type ConfigStore struct {
 	Backend  string `json:"backend"`
 	Location string `json:"location"`
+	// Password says where a shared store's password came from ("env
+	// LOCI_DATASTORE_PASSWORD", "file datastore.password_file", "none"),
+	// never the password nor the file's path; empty for the embedded
+	// store.
+	Password string `json:"password,omitempty"`
 }
 
 // ConfigAuth is whether authentication is on and a secret configured.

@@ -108,6 +108,24 @@ type Datastore struct {
 	// shown (excluded from JSON); the daemon drops it once the store is
 	// open.
 	Password string `toml:"-" json:"-"`
+	// PasswordFrom is where the password came from, kept by Forget for
+	// status and GET /api/config (PasswordFromEnv, PasswordFromFile,
+	// PasswordFromNone).
+	PasswordFrom string `toml:"-" json:"-"`
+}
+
+// Forget drops the password from the configuration (the store, once
+// open, holds it; nothing else may), keeping where it came from.
+func (d *Datastore) Forget() {
+	switch {
+	case d.Password != "":
+		d.PasswordFrom = PasswordFromEnv
+	case d.PasswordFile != "":
+		d.PasswordFrom = PasswordFromFile
+	case d.PasswordFrom == "":
+		d.PasswordFrom = PasswordFromNone
+	}
+	d.Password = ""
 }
 
 // Shared reports whether the palace is a shared store (datastore.url).

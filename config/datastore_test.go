@@ -56,6 +56,11 @@ func TestDatastoreSettings(t *testing.T) {
 		t.Fatalf("the configuration's JSON shows the password, the URL or the password's file: %s", b)
 	}
 
+	c.Datastore.Forget()
+	if c.Datastore.Password != "" || c.Datastore.PasswordFrom != PasswordFromEnv {
+		t.Fatalf("forgotten: %q from %q", c.Datastore.Password, c.Datastore.PasswordFrom)
+	}
+
 	// No URL: the embedded palace, as before.
 	c, _ = Load(filepath.Join(dir, "absent.toml"), envOf(map[string]string{"HOME": dir, "LOCI_CONFIG": ""}))
 	if c.Datastore.Shared() {
