@@ -509,6 +509,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		vectors.Start(func() { kinds.EnsureEmbed(context.Background(), jobs, vectors) })
 		lc.started("the vector follower", followerWait, func(ctx context.Context) error { vectors.Stop(ctx); return nil })
 	}
+	// A shared store: the other daemons' commits wake this one's followers
+	// and its dispatcher (a no-op on the embedded store).
+	stopWatch := actors.WatchOthers(db, log, kicks, jobs.Kick)
+	lc.startedPlain("watching the other daemons' changes", time.Second, func() error { stopWatch(); return nil })
 
 	// Miners and the trigger supervisor: what is enabled in the
 	// configuration file starts asking for runs now (recovering webhook
