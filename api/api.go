@@ -494,6 +494,8 @@ type BriefResult struct {
 	// Omitted counts the hits left out because even clipped they did not
 	// fit the answer's budget (the lowest ranked).
 	Omitted int `json:"omitted,omitempty"`
+	// Warning says the results may be stale (SearchResult.Warning).
+	Warning string `json:"warning,omitempty"`
 }
 
 // HitSignals say which legs found a hit, and where it ranked in each.
@@ -543,6 +545,9 @@ type SearchResult struct {
 	// Omitted counts the hits left out because even clipped they did not
 	// fit max_bytes (the lowest ranked).
 	Omitted int `json:"omitted,omitempty"`
+	// Warning says the results may be stale: the store was out of reach
+	// and the daemon answered from its own lexical index.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Config is GET /api/config: the effective configuration, without any
