@@ -439,6 +439,10 @@ func (a *app) statusCmd() *cobra.Command {
 				if !st.Datastore.Healthy {
 					health = "UNHEALTHY: " + st.Datastore.Error
 				}
+				if st.Datastore.Backend != "badger" {
+					// A shared store: where it is (host:port/database only).
+					health = st.Datastore.Backend + " at " + st.Datastore.Location + ", " + health
+				}
 				a.printf("datastore:  %s\n", health)
 				a.printf("migrations: data version %d of %d, schema %s\n", st.Migrations.DataVersion, st.Migrations.Latest, st.Migrations.SchemaHash)
 				a.printf("contents:   %d wings, %d rooms, %d current drawers (%d stored), %d similar links\n",
