@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -623,6 +624,18 @@ func (a *app) doctor(ctx context.Context) []Finding {
 	switch {
 	case ours:
 		fs = append(fs, Finding{Check: "store", Status: "ok", Detail: fmt.Sprintf("held by the running daemon (pid %d)", reg.PID)})
+	case cfg.Datastore.Shared():
+		// A shared store is there or not whatever the palace folder holds.
+		where := "the shared store"
+		if u, err := url.Parse(cfg.Datastore.URL); err == nil {
+			where += " at " + u.Host + u.Path // host:port/database only
+		}
+		if err := a.local.OpenCheck(ctx, cfg); err != nil {
+			fe := fault.As(err)
+			fs = append(fs, Finding{"store", "error", fe.Msg, fe.Help})
+		} else {
+			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: where + " opens cleanly"})
+		}
 	default:
 		if _, err := os.Stat(p); err != nil {
 			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: "not created yet"})

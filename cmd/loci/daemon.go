@@ -253,7 +253,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		return err
 	}
 	lc.startedPlain("the store", storeWait, db.Close)
-	cfg.Datastore.Forget() // the store holds the password; nothing else may
+	// The store holds the password; nothing else may, and the programs the
+	// daemon runs (command providers) do not inherit it.
+	cfg.Datastore.Forget()
+	_ = os.Unsetenv(config.DatastorePasswordEnv)
 	if cfg.Store.MinFreeBytes < badgerdb.Headroom {
 		log.Warn("store.min_free_bytes is below what the store needs to start its next files; that is kept free instead",
 			"min_free_bytes", cfg.Store.MinFreeBytes, "kept", reserve(cfg))

@@ -101,6 +101,11 @@ func TestSharedStoreStartRefused(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(palace, "daemon.json")); err == nil {
 				t.Fatal("a registry file was written")
 			}
+			// loci doctor says the same.
+			out, errOut, code := runCLI(home, "", []string{"doctor"}, append(c.env, "LOCI_PALACE_PATH="+palace))
+			if code == 0 || !strings.Contains(out, "ERROR") || !strings.Contains(out, c.says[0]) || strings.Contains(out+errOut, c.secret) {
+				t.Fatalf("loci doctor: %d\n%s\n%s", code, out, errOut)
+			}
 			// The CLI's own words (not JSON) name the host too.
 			_, stderr, code = runCLI(home, "", []string{"serve", "--port", "0", "--palace", palace}, c.env)
 			if code == 0 || !strings.Contains(stderr, c.code) || strings.Contains(stderr, c.secret) {
@@ -246,10 +251,17 @@ func TestSharedStoreTwoDaemons(t *testing.T) {
 		}
 	}
 	// loci doctor, run beside the daemon with the same configuration.
-	out, errOut, _ := runCLI(homeA, "", []string{"doctor", "--palace", palaceA}, sharedEnv(s, db))
+	out, errOut, _ := runCLI(homeA, "", []string{"doctor"}, append(sharedEnv(s, db), "LOCI_PALACE_PATH="+palaceA))
 	noPassword(t, "loci doctor", out+errOut)
-	if strings.Contains(out+errOut, "panic") {
+	if !strings.Contains(out, "held by the running daemon") || !strings.Contains(out, "pg_dump") {
 		t.Fatalf("loci doctor:\n%s\n%s", out, errOut)
+	}
+	// Without a daemon: the shared store opens, named by host:port/database.
+	homeC, palaceC := newPalace(t)
+	out, errOut, _ = runCLI(homeC, "", []string{"doctor"}, append(sharedEnv(s, db), "LOCI_PALACE_PATH="+palaceC))
+	noPassword(t, "loci doctor", out+errOut)
+	if !strings.Contains(out, "the shared store at "+where+" opens cleanly") {
+		t.Fatalf("loci doctor without a daemon:\n%s\n%s", out, errOut)
 	}
 	// A restore into a shared store is refused: pg_restore is the way.
 	_, errOut, code := runCLI(homeA, "", []string{"restore", "--palace", palaceA, filepath.Join(homeA, "none.lociback")}, sharedEnv(s, db))
