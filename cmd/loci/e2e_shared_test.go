@@ -339,7 +339,7 @@ func TestSharedStoreLosesDatabase(t *testing.T) {
 	if !strings.Contains(out, "warning:") || !strings.Contains(out, "lighthouse lamp") {
 		t.Fatalf("loci search while down:\n%s", out)
 	}
-	_, errOut, code := d.cli("", "note", "a note from the CLI while down")
+	_, errOut, code := runCLI(home, "", []string{"--addr", d.addr, "note", "add", "a note from the CLI while down"}, []string{"LOCI_WING=ops", "LOCI_ROOM=log"})
 	if code == 0 || !strings.Contains(errOut, "backend_failed") || !strings.Contains(errOut, "Retry-After") {
 		t.Fatalf("loci note while down: %d\n%s", code, errOut)
 	}
@@ -357,7 +357,13 @@ func TestSharedStoreLosesDatabase(t *testing.T) {
 			t.Fatalf("write %d after: %d %s", i, r.status, r.raw)
 		}
 	}
-	eventually(t, 5*time.Second, "the index caught up", func() bool { return len(searchIDs(t, d, "harbour outage", 10)) == 5 })
+	eventually(t, 5*time.Second, "the lexical index caught up", func() bool {
+		st := d.do("GET", "/api/status", nil)
+		return get[float64](st.body, "indexes", "lexical", "behind") == 0 && get[float64](st.body, "indexes", "lexical", "drawers") == float64(len(acked))
+	})
+	if ids := hitIDs(t, d, "/api/search?ranking=lexical&limit=20&q=harbour"); len(ids) != 5 {
+		t.Fatalf("the drawers written after the outage found: %v", ids)
+	}
 	if sr := d.do("GET", "/api/search?q=lighthouse", nil); sr.status != 200 || get[string](sr.body, "warning") != "" {
 		t.Fatalf("search after: %s", sr.raw)
 	}
