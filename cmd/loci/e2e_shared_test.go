@@ -378,3 +378,53 @@ func TestSharedStoreLosesDatabase(t *testing.T) {
 	}
 	noPassword(t, "the daemon's log", d.log.String())
 }
+
+// A job queued on one daemon is claimed by another at once: the other
+// daemons' commits wake the dispatcher, not only its tick (a third of the
+// lease, 30 s here). Daemon A's one job slot is held by a slow mine; a
+// demo job submitted to A then runs on B within seconds, the mine still
+// running on A.
+func TestSharedStoreJobClaimedByAnotherDaemon(t *testing.T) {
+	s, db := newSharedDB(t)
+	home, palaceA := newPalace(t)
+	_, palaceB := newPalace(t)
+	cfg := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(cfg, []byte("[jobs]\nmax_concurrency = 1\nbackground_concurrency = 1\nlease_ttl_secs = 90\n[embedding]\ndefault = \"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tree := filepath.Join(home, "tree")
+	os.MkdirAll(tree, 0o700)
+	for i := range 40 {
+		os.WriteFile(filepath.Join(tree, fmt.Sprintf("doc%02d.md", i)), []byte(fmt.Sprintf("# note %d\n\nabout the tide tables, page %d\n", i, i)), 0o600)
+	}
+	env := append(sharedEnv(s, db), "LOCI_CONFIG="+cfg, "LOCI_TEST_MINE_DELAY=500ms")
+	a := start(t, home, palaceA, env...)
+	r := a.do("POST", "/api/jobs", map[string]any{"type": "mine", "path": tree, "wing": "docs"})
+	if r.status != 202 {
+		t.Fatalf("mine: %d %s", r.status, r.raw)
+	}
+	mine := r.body["id"].(string)
+	waitJob(t, a, mine, 20*time.Second, func(j map[string]any) bool { return j["status"] == "running" })
+	// B starts once A holds the mine: nothing is queued for its start.
+	b := start(t, home, palaceB, env...)
+	began := time.Now()
+	r = a.do("POST", "/api/jobs", map[string]any{"type": "demo", "steps": 1})
+	if r.status != 202 {
+		t.Fatalf("demo: %d %s", r.status, r.raw)
+	}
+	demo := r.body["id"].(string)
+	j := waitJob(t, a, demo, 20*time.Second, func(j map[string]any) bool { return j["status"] != "queued" })
+	if took := time.Since(began); took > 5*time.Second {
+		t.Fatalf("the demo job waited %s for a daemon with a free slot", took)
+	}
+	if owner := get[string](j, "lease_owner"); j["status"] == "running" && !strings.Contains(owner, fmt.Sprintf("/%d/", b.cmd.Process.Pid)) {
+		t.Fatalf("the demo job runs on %q, not on B (pid %d)", owner, b.cmd.Process.Pid)
+	}
+	t.Logf("demo after %s: %v", time.Since(began), j)
+	if m := a.do("GET", "/api/jobs/"+mine, nil); m.body["status"] != "running" {
+		t.Fatalf("the mine is not running on A any more: %s", m.raw)
+	}
+	if j := waitJob(t, b, demo, 20*time.Second, finished); j["status"] != "completed" {
+		t.Fatalf("demo: %v", j)
+	}
+}
