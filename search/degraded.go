@@ -70,7 +70,7 @@ func (s *Search) degraded(ctx context.Context, q *SearchQuery, f lexical.Filter,
 	s.names.mu.RUnlock()
 	locateHits(out.Hits)
 	if s.Log != nil {
-		s.Log.Warn("the store is out of reach: a search was answered from the local lexical index", "hits", len(out.Hits), "err", cause)
+		s.Log.Debug("the store is out of reach: a search was answered from the local lexical index", "hits", len(out.Hits), "err", cause)
 	}
 	return out, nil
 }
