@@ -431,7 +431,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		}
 		return ports
 	}
-	wasm, err := sandbox.NewWith(ctx, sandbox.Options{CacheDir: filepath.Join(cfg.Palace.Path, "cache", "wasm"), DaemonPorts: daemonPorts})
+	wasm, err := sandbox.NewWith(ctx, sandbox.Options{CacheDir: wasmCacheDir(cfg), DaemonPorts: daemonPorts})
 	if err != nil {
 		log.Warn("the source sandbox's compilation cache is not usable; modules are compiled at each start", "err", err)
 		wasm, err = sandbox.NewWith(ctx, sandbox.Options{DaemonPorts: daemonPorts})
@@ -767,4 +767,16 @@ func openCheck(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	return db.Close()
+}
+
+// wasmCacheDir is where the sandbox keeps compiled guest code: the user's
+// cache directory (XDG_CACHE_HOME, else ~/.cache) under loci/wasm, shared by
+// every palace of the user as Go's build cache is (compiled code is keyed
+// by the module's digest and wazero's version, so palaces never disagree);
+// <palace>/cache/wasm where the user has no cache directory.
+func wasmCacheDir(cfg config.Config) string {
+	if dir, err := os.UserCacheDir(); err == nil && filepath.IsAbs(dir) {
+		return filepath.Join(dir, "loci", "wasm")
+	}
+	return filepath.Join(cfg.Palace.Path, "cache", "wasm")
 }

@@ -21,12 +21,17 @@ import (
 // bin is the loci binary built once for the end-to-end tests.
 var bin string
 
+// sharedCache is the daemons' cache directory (XDG_CACHE_HOME), shared by
+// every test: compiled guest modules are reused across palaces.
+var sharedCache string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "loci-e2e-")
 	if err != nil {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "loci")
+	sharedCache = filepath.Join(dir, "cache")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -69,7 +74,9 @@ type daemon struct {
 
 // env is a clean environment: a temporary HOME, no LOCI_* from outside.
 func env(home string, extra ...string) []string {
-	out := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_CONFIG_HOME=", "XDG_DATA_HOME="}
+	// The daemons share one compiled-code cache (the user's cache
+	// directory): each would compile the same guest modules again.
+	out := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_CONFIG_HOME=", "XDG_DATA_HOME=", "XDG_CACHE_HOME=" + sharedCache}
 	return append(out, extra...)
 }
 
