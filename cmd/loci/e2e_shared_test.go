@@ -158,7 +158,13 @@ func TestSharedStoreTwoDaemons(t *testing.T) {
 	homeA, palaceA := newPalace(t)
 	homeB, palaceB := newPalace(t)
 	a := start(t, homeA, palaceA, sharedEnv(s, db)...)
-	b := start(t, homeB, palaceB, sharedEnv(s, db)...)
+	// B reads the URL and the password file from its configuration file.
+	pwFile := filepath.Join(homeB, "db-password")
+	cfgB := filepath.Join(homeB, "config.toml")
+	os.WriteFile(pwFile, []byte(pgtest.Password+"\n"), 0o600)
+	os.WriteFile(cfgB, []byte(fmt.Sprintf("[datastore]\nurl = %q\npassword_file = %q\n", s.URL(db), pwFile)), 0o600)
+	b := start(t, homeB, palaceB, "LOCI_CONFIG="+cfgB)
+	passwordFrom := map[*daemon]string{a: "env LOCI_DATASTORE_PASSWORD", b: "file datastore.password_file"}
 
 	evA, closeA := frames(t, a)
 	defer closeA()
@@ -208,7 +214,7 @@ func TestSharedStoreTwoDaemons(t *testing.T) {
 		}
 		cfg := d.do("GET", "/api/config", nil)
 		if get[string](cfg.body, "datastore", "backend") != "postgres" || get[string](cfg.body, "datastore", "location") != "postgres://"+where ||
-			get[string](cfg.body, "datastore", "password") != "env LOCI_DATASTORE_PASSWORD" {
+			get[string](cfg.body, "datastore", "password") != passwordFrom[d] || strings.Contains(cfg.raw, pwFile) {
 			t.Fatalf("config: %s", cfg.raw)
 		}
 		noPassword(t, "status", st.raw)
