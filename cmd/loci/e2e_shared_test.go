@@ -434,3 +434,33 @@ func TestSharedStoreJobClaimedByAnotherDaemon(t *testing.T) {
 		t.Fatalf("demo: %v", j)
 	}
 }
+
+// `loci service install` writes no secret into the unit: the shared
+// store's URL and password from the environment are left out, and the
+// command says so (the service would serve the embedded palace) and where
+// to put them instead.
+func TestServiceInstallLeavesTheDatastoreOut(t *testing.T) {
+	home := t.TempDir()
+	xdg := filepath.Join(t.TempDir(), "xdg")
+	if err := os.Mkdir(xdg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m := newFakeManager(t, "systemctl", fakeSystemctl)
+	env := m.env(false, "XDG_CONFIG_HOME="+xdg, "LOCI_DATASTORE_URL=postgres://loci@db.example:5432/palace", "LOCI_DATASTORE_PASSWORD="+pgtest.Password)
+	out, errOut, code := runCLI(home, "", []string{"service", "install"}, env)
+	if code != 0 {
+		t.Fatalf("install exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "LOCI_DATASTORE_URL and LOCI_DATASTORE_PASSWORD") || !strings.Contains(errOut, "datastore.password_file") {
+		t.Fatalf("install said nothing of the shared store:\n%s%s", out, errOut)
+	}
+	unit, err := os.ReadFile(filepath.Join(xdg, "systemd", "user", "loci.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noPassword(t, "the unit file", string(unit))
+	noPassword(t, "loci service install", out+errOut)
+	if strings.Contains(string(unit), "db.example") {
+		t.Fatalf("the unit holds the datastore URL:\n%s", unit)
+	}
+}
