@@ -464,3 +464,36 @@ func TestServiceInstallLeavesTheDatastoreOut(t *testing.T) {
 		t.Fatalf("the unit holds the datastore URL:\n%s", unit)
 	}
 }
+
+// The programs the daemon runs (here a command embedding provider, run by
+// a search to embed its query) do not inherit the database password: the
+// daemon drops LOCI_DATASTORE_PASSWORD from its environment once the store
+// is open.
+func TestSharedStorePasswordNotInherited(t *testing.T) {
+	s, db := newSharedDB(t)
+	home, palace := newPalace(t)
+	dump := filepath.Join(home, "provider-env.txt")
+	cfg := filepath.Join(home, "config.toml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`[embedding]
+default = "cmd"
+[embedding.profiles.cmd]
+provider = "command"
+command = ["sh", "-c", "env > %s; exit 1"]
+dimension = 4
+`, dump)), 0o600)
+	d := start(t, home, palace, append(sharedEnv(s, db), "LOCI_CONFIG="+cfg)...)
+	if r := d.do("GET", "/api/search?q=anything", nil); r.status != 200 {
+		t.Fatalf("search: %d %s", r.status, r.raw)
+	}
+	var env []byte
+	eventually(t, 10*time.Second, "the provider run", func() bool {
+		var err error
+		env, err = os.ReadFile(dump)
+		return err == nil && strings.Contains(string(env), "PATH=")
+	})
+	noPassword(t, "the provider's environment", string(env))
+	if strings.Contains(string(env), "LOCI_DATASTORE_PASSWORD") {
+		t.Fatalf("the provider inherited LOCI_DATASTORE_PASSWORD:\n%s", env)
+	}
+	noPassword(t, "the daemon's log", d.log.String())
+}
