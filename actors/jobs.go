@@ -201,6 +201,10 @@ func (j *Jobs) Stop(ctx context.Context) {
 // and a follow-up queued now runs at the next start.
 func (j *Jobs) Draining() bool { return j.draining.Load() }
 
+// Kick asks the dispatcher to claim what is queued now (a job another
+// daemon on a shared store queued); it never blocks.
+func (j *Jobs) Kick() { j.kick() }
+
 func (j *Jobs) kick() {
 	if j.disp != nil && !j.draining.Load() {
 		j.Sys.Send(j.disp, kick{})

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -439,6 +440,10 @@ func (a *app) statusCmd() *cobra.Command {
 				if !st.Datastore.Healthy {
 					health = "UNHEALTHY: " + st.Datastore.Error
 				}
+				if st.Datastore.Backend != "badger" {
+					// A shared store: where it is (host:port/database only).
+					health = st.Datastore.Backend + " at " + st.Datastore.Location + ", " + health
+				}
 				a.printf("datastore:  %s\n", health)
 				a.printf("migrations: data version %d of %d, schema %s\n", st.Migrations.DataVersion, st.Migrations.Latest, st.Migrations.SchemaHash)
 				a.printf("contents:   %d wings, %d rooms, %d current drawers (%d stored), %d similar links\n",
@@ -635,6 +640,18 @@ func (a *app) doctor(ctx context.Context) []Finding {
 	switch {
 	case ours:
 		fs = append(fs, Finding{Check: "store", Status: "ok", Detail: fmt.Sprintf("held by the running daemon (pid %d)", reg.PID)})
+	case cfg.Datastore.Shared():
+		// A shared store is there or not whatever the palace folder holds.
+		where := "the shared store"
+		if u, err := url.Parse(cfg.Datastore.URL); err == nil {
+			where += " at " + u.Host + u.Path // host:port/database only
+		}
+		if err := a.local.OpenCheck(ctx, cfg); err != nil {
+			fe := fault.As(err)
+			fs = append(fs, Finding{"store", "error", fe.Msg, fe.Help})
+		} else {
+			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: where + " opens cleanly"})
+		}
 	default:
 		if _, err := os.Stat(p); err != nil {
 			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: "not created yet"})

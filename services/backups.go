@@ -109,6 +109,12 @@ func (b *Backups) Start(ctx context.Context) error {
 	}
 	b.Log = b.Log.With("component", "backups")
 	set, ok := b.schedule()
+	if ok && b.DB.Shared() {
+		// The database is backed up with pg_dump; a schedule here would
+		// queue backups that fail on every daemon.
+		b.Log.Warn("backup.schedule is not followed on a shared store: back the database up with pg_dump", "store", b.DB.Location())
+		return nil
+	}
 	if !ok {
 		return b.DB.DeleteMeta(ctx, metaBackupSchedule)
 	}
@@ -182,6 +188,9 @@ func (b *Backups) save(ctx context.Context, next time.Time) {
 // Run queues a backup job now (POST /api/backups, `loci backups run`).
 // It takes no path: the job writes into backup.dir.
 func (b *Backups) Run(ctx context.Context, channel string) (*store.Job, error) {
+	if b.DB != nil && b.DB.Shared() {
+		return nil, backup.Unsupported(b.DB) // pg_dump's, not a job that fails
+	}
 	return b.Jobs.Submit(ctx, actors.Submission{Type: kinds.KindBackup, Channel: channel})
 }
 
@@ -324,6 +333,10 @@ func (b *Backups) state(files []api.BackupFile, held Held, dl *api.BackupFile) a
 	}
 	st.Last, st.AgeSecs, st.Warning = BackupWarning(BackupFacts{Files: files, Held: held, Now: b.now(), WarnAfter: warn,
 		Dir: b.Dir, Schedule: st.Schedule, NextDue: st.NextDue})
+	if b.DB != nil && b.DB.Shared() {
+		st.Schedule, st.NextDue = "", nil
+		st.Warning = "loci does not back up a shared store: back the database at " + b.DB.Location() + " up with pg_dump"
+	}
 	return st
 }
 

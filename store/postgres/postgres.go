@@ -254,7 +254,7 @@ func (db *DB) fail(err error) error {
 		return store.ErrConflict
 	}
 	if Unavailable(err) {
-		return &fault.Error{Code: fault.StoreBackendFailed, Status: 503, Err: errors.New(db.scrub(err.Error())),
+		return &fault.Error{Code: fault.StoreBackendFailed, Status: 503, RetryAfter: RetryAfter, Err: errors.New(db.scrub(err.Error())),
 			Msg:  "the shared store at " + db.where + " is unreachable",
 			Help: fmt.Sprintf("nothing was written; the daemon reconnects on its own: try again in %d s (Retry-After)", RetryAfter)}
 	}
