@@ -203,6 +203,35 @@ func mustBeMigrated(ctx context.Context, mig store.Migrator, g *disk.Guard) erro
 // migrator is the store's migration runner over the data steps.
 func migrator(db store.DB) store.Migrator { return db.Migrator(store.Steps()) }
 
+// sharedMigrateWait bounds how long a start on a shared store waits for
+// another daemon's migration (its schema sync, its data steps).
+var sharedMigrateWait = 2 * time.Minute
+
+// migrateAtStart runs the migrations. On a shared store, daemons started
+// together (two machines booting) find the migration lock held by the
+// first: a start waits for it, up to sharedMigrateWait, and then finds
+// nothing pending; the embedded store's lock held means another process
+// holds the palace, refused at once as before.
+func migrateAtStart(ctx context.Context, db store.DB, mig store.Migrator, log *slog.Logger) ([]int, error) {
+	deadline := time.Now().Add(sharedMigrateWait)
+	said := false
+	for {
+		ran, err := mig.Run(ctx)
+		if err == nil || !db.Shared() || !fault.Is(err, fault.MigrateLocked) || time.Now().After(deadline) {
+			return ran, err
+		}
+		if !said {
+			log.Info("another daemon is migrating the shared store; waiting for it", "store", db.Location())
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 // serve runs the daemon: bind, open and migrate the store, start the
 // actors, serve, write the registry, and stop gracefully. Each part is
 // started in order and recorded in a lifecycle, which stops them in
@@ -280,7 +309,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			return err
 		}
 	} else {
-		ran, err := mig.Run(ctx)
+		ran, err := migrateAtStart(ctx, db, mig, log)
 		if err != nil {
 			return err
 		}
