@@ -331,10 +331,11 @@ func noteTree(t *testing.T, name string, n int) string {
 func TestMultiDaemonKilledJobsFinishElsewhere(t *testing.T) {
 	t.Parallel()
 	s, db := multiDB(t)
-	const notes = 120
+	const notes = 200
 	dirs := []string{noteTree(t, "alpha", notes), noteTree(t, "beta", notes)}
-	// A reads a note in 25 ms: a batch of 64 in 1.6 s, the job in 3 s.
-	a := startOnDB(t, s, db, multiConfig, "LOCI_TEST_MINE_DELAY=25ms")
+	// A reads a note in 40 ms: a batch of 64 (a checkpoint) in 2.6 s, the
+	// job in 8 s; B reads at full speed.
+	a := startOnDB(t, s, db, multiConfig, "LOCI_TEST_MINE_DELAY=40ms")
 	var ids []string
 	for i, dir := range dirs {
 		r := a.do("POST", "/api/jobs", map[string]any{"type": "mine", "path": dir, "wing": fmt.Sprintf("killed%d", i)})
@@ -344,7 +345,7 @@ func TestMultiDaemonKilledJobsFinishElsewhere(t *testing.T) {
 		ids = append(ids, get[string](r.body, "id"))
 	}
 	owner := fmt.Sprintf("/%d/", a.cmd.Process.Pid)
-	eventually(t, 30*time.Second, "both mine jobs running on A with progress", func() bool {
+	eventually(t, 30*time.Second, "both mine jobs running on A, a batch of each filed", func() bool {
 		for _, id := range ids {
 			j := a.do("GET", "/api/jobs/"+id, nil).body
 			if j["status"] != "running" || !strings.Contains(get[string](j, "lease_owner"), owner) || get[float64](j, "progress", "current") < 1 {
