@@ -555,3 +555,54 @@ func TestMultiDaemonsPostgresRestartedUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// A job running on daemon A, controlled through daemon B: force-cancel is
+// refused (A runs it: loci::jobs::transition_invalid naming A, nothing
+// changed); a pause through B reaches A's worker through the database
+// (its next save or heartbeat) and the job pauses; resumed through B it
+// runs again, and a cancel through B ends it, whichever daemon runs it.
+func TestMultiDaemonsControlAnotherDaemonsJob(t *testing.T) {
+	t.Parallel()
+	s, db := multiDB(t)
+	dir := noteTree(t, "controlled", 400)
+	slow := "LOCI_TEST_MINE_DELAY=40ms"
+	a := startOnDB(t, s, db, multiConfig, slow)
+	r := a.do("POST", "/api/jobs", map[string]any{"type": "mine", "path": dir})
+	if r.status != 202 {
+		t.Fatalf("mine: %d %s", r.status, r.raw)
+	}
+	id := get[string](r.body, "id")
+	owner := fmt.Sprintf("/%d/", a.cmd.Process.Pid)
+	eventually(t, 30*time.Second, "the mine running on A", func() bool {
+		j := a.do("GET", "/api/jobs/"+id, nil).body
+		return j["status"] == "running" && strings.Contains(get[string](j, "lease_owner"), owner)
+	})
+	b := startOnDB(t, s, db, multiConfig, slow)
+
+	fc := b.do("POST", "/api/jobs/"+id+"/force-cancel", nil)
+	if fc.status != 400 || fc.code() != "loci::jobs::transition_invalid" || !strings.Contains(fc.raw, owner) {
+		t.Fatalf("force-cancel through B of A's job: %d %s", fc.status, fc.raw)
+	}
+	if j := jobAnswer(t, b, id); j["status"] != "running" || j["cancel_requested"] == true {
+		t.Fatalf("a refused force-cancel changed the job: %v", j)
+	}
+
+	asked := time.Now()
+	if p := b.do("POST", "/api/jobs/"+id+"/pause", nil); p.status != 200 || p.body["pause_requested"] != true {
+		t.Fatalf("pause through B: %d %s", p.status, p.raw)
+	}
+	eventually(t, 10*time.Second, "the job paused by A's worker", func() bool { return jobAnswer(t, b, id)["status"] == "paused" })
+	t.Logf("a pause through B reached A's worker in %v", time.Since(asked).Round(time.Millisecond))
+
+	if p := b.do("POST", "/api/jobs/"+id+"/resume", nil); p.status != 200 {
+		t.Fatalf("resume through B: %d %s", p.status, p.raw)
+	}
+	eventually(t, 10*time.Second, "the job running again", func() bool { return jobAnswer(t, a, id)["status"] == "running" })
+	if c := b.do("POST", "/api/jobs/"+id+"/cancel", nil); c.status != 200 {
+		t.Fatalf("cancel through B: %d %s", c.status, c.raw)
+	}
+	j := waitJob(t, a, id, 10*time.Second, finished)
+	if j["status"] != "cancelled" || get[float64](j, "recovery_attempts") != 0 {
+		t.Fatalf("after a cancel through B: %v", j)
+	}
+}
