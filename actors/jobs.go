@@ -731,7 +731,12 @@ func (r *Run) conclude(result any, err error) {
 		if merr != nil || result == nil {
 			b = nil
 		}
-		r.finish(store.JobEvent{Kind: store.EvComplete, Result: b})
+		// What follows a completed job follows only a completion recorded:
+		// a run whose lease was lost meanwhile (or whose end could not be
+		// written) is run again, and its follow-ups come after that run.
+		if !r.finish(store.JobEvent{Kind: store.EvComplete, Result: b}) {
+			return
+		}
 		job := r.Job
 		job.Status = store.JobCompleted
 		r.jobs.completed(Completed{Job: job, Kind: r.jobs.registered(r.Job.Kind), Result: result})
@@ -760,13 +765,14 @@ func (r *Run) conclude(result any, err error) {
 // job wins over pause and drain.
 //
 // A run whose lease was lost records nothing: the job is its new
-// holder's (or the reaper's, which counts the recovery).
-func (r *Run) finish(ev store.JobEvent) {
+// holder's (or the reaper's, which counts the recovery). It reports
+// whether the end was recorded.
+func (r *Run) finish(ev store.JobEvent) bool {
 	defer close(r.done)
 	r.ending.Store(true)
 	if r.lost.Load() {
 		r.jobs.Log.Warn("the job's lease was lost; its end here is not recorded", "job", r.Job.ID, "code", string(fault.JobsLeaseLost))
-		return
+		return false
 	}
 	ev.Owner = r.jobs.Owner
 	_, err := r.jobs.Sys.Write(Bookkeeping(context.Background()), func(tx store.Tx) (any, error) {
@@ -797,4 +803,5 @@ func (r *Run) finish(ev store.JobEvent) {
 	case err != nil:
 		r.jobs.Log.Error("recording the end of a job failed", "job", r.Job.ID, "err", err)
 	}
+	return err == nil
 }

@@ -406,3 +406,42 @@ func TestLanesHoldAcrossDaemons(t *testing.T) {
 		t.Fatalf("%d jobs of one lane ran at once on two daemons", most.Load())
 	}
 }
+
+// A handler that returns after its lease was taken (it wrote nothing
+// meanwhile, so nothing told it) completes nothing: its end is refused
+// (lease_lost) and what follows a completed job (the kinds' Follow) is not
+// told of it; the job stays its new holder's.
+func TestAnEndAfterTheLeaseWasTakenIsNotACompletion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var told atomic.Int32
+		quick := testKind("quick", store.PriorityNormal, func(ctx context.Context, r *Run) (any, error) {
+			<-release
+			return map[string]int{"n": 1}, nil
+		})
+		watcher := Define("watcher", Spec[struct{}]{
+			Decode: func(context.Context, Submission, struct{}) (Plan, error) {
+				return Plan{Input: struct{}{}, Priority: store.PriorityNormal}, nil
+			},
+			Run:    done,
+			Follow: func(context.Context, Completed) { told.Add(1) },
+		})
+		j := longJobs(t, true, func(j *Jobs) { j.Register(quick, watcher) })
+		defer settle(j)
+		sub, err := j.Submit(context.Background(), Submission{Type: "quick"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		taken := takeOver(t, j, sub.ID, "daemon-b")
+		close(release)
+		synctest.Wait()
+		got := job(t, j, sub.ID)
+		if got.Status != store.JobRunning || got.LeaseOwner != "daemon-b" || !got.UpdatedAt.Equal(taken.UpdatedAt) || got.Result != nil {
+			t.Fatalf("the end of a run whose lease was taken changed the job: %+v", got)
+		}
+		if n := told.Load(); n != 0 {
+			t.Fatalf("the kinds were told %d times of a completion that was not recorded", n)
+		}
+	})
+}
