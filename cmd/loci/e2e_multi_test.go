@@ -606,3 +606,66 @@ func TestMultiDaemonsControlAnotherDaemonsJob(t *testing.T) {
 		t.Fatalf("after a cancel through B: %v", j)
 	}
 }
+
+// A webhook delivery retried to another daemon (a load balancer in front
+// of two) is a duplicate there: its id was remembered in the database by
+// the daemon that accepted it, and one run is asked for, not two.
+func TestMultiDaemonsWebhookDeliveryOnce(t *testing.T) {
+	t.Parallel()
+	s, db := multiDB(t)
+	dir := noteTree(t, "hooked", 3)
+	const secret = "It's a Secret to Everybody"
+	var ds []*daemon
+	var bases []string
+	for range 2 {
+		port := freePort(t)
+		cfg := multiConfig + fmt.Sprintf(`
+[webhook]
+enable = true
+port = %d
+
+[miners.docs]
+locator = %q
+enabled = true
+
+[triggers.gh]
+miner = "docs"
+type = "webhook"
+enabled = true
+settings = { delivery_header = "X-GitHub-Delivery" }
+credential = { env = "LOCI_TEST_HOOK_SECRET" }
+`, port, dir)
+		d := startOnDB(t, s, db, cfg, "LOCI_TEST_HOOK_SECRET="+secret)
+		eventually(t, 10*time.Second, "the listener open", func() bool {
+			return get[bool](d.do("GET", "/api/triggers", nil).body, "webhook", "listening")
+		})
+		ds = append(ds, d)
+		bases = append(bases, fmt.Sprintf("http://127.0.0.1:%d/hooks/gh", port))
+	}
+	body := `{"ref":"refs/heads/main"}`
+	deliver := func(base string) (int, map[string]any) {
+		req, _ := http.NewRequest("POST", base, strings.NewReader(body))
+		req.Header.Set("X-Hub-Signature-256", githubSign(secret, body))
+		req.Header.Set("X-GitHub-Delivery", "9b2f6c1e-0d7a-4c55-8f3e-1a2b3c4d5e6f")
+		resp, err := multiClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	code, first := deliver(bases[0])
+	if code != 202 || first["status"] != "queued" || get[string](first, "job", "id") == "" {
+		t.Fatalf("the delivery on daemon A: %d %v", code, first)
+	}
+	code, again := deliver(bases[1])
+	if code != 202 || again["status"] != "duplicate" || get[string](again, "job", "id") != get[string](first, "job", "id") {
+		t.Fatalf("the same delivery retried on daemon B: %d %v; want a duplicate of %v", code, again, first)
+	}
+	r := ds[1].do("GET", "/api/triggers/gh", nil)
+	if get[float64](r.body, "counters", "fired")+get[float64](r.body, "counters", "coalesced") != 1 || get[float64](r.body, "counters", "deliveries") != 1 {
+		t.Fatalf("one delivery on two daemons: %s", r.raw)
+	}
+}
