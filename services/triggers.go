@@ -551,13 +551,22 @@ func (t *Triggers) sync(c actor.Context) {
 	// What the palace remembers: a trigger not running keeps no slot (so
 	// that enabling it again never fires at once); a removed trigger is
 	// forgotten, its deliveries with it.
+	// On a shared store another daemon, with a configuration file of its
+	// own, may run a trigger this one does not (or does not know): only
+	// the triggers whose definition changed here are cleared or forgotten.
 	// Read first: most syncs change nothing and write nothing.
+	shared := t.DB.Shared()
+	mine := map[string]bool{}
+	for _, name := range changed {
+		mine[name] = true
+	}
 	stale := func(r store.Reader) (clear, forget []string, err error) {
 		err = r.TriggerStates(func(st *store.TriggerState) bool {
 			name := st.Name
 			_, isTrigger := defined[name]
 			_, isMiner := miners[strings.TrimPrefix(name, MinerSchedulePrefix)]
 			switch {
+			case shared && !mine[name]:
 			case !isTrigger && !(strings.HasPrefix(name, MinerSchedulePrefix) && isMiner):
 				forget = append(forget, name)
 			case st.Due != nil && !running[name]:

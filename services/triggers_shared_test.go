@@ -262,3 +262,41 @@ func TestWebhookDeliveriesAcrossDaemons(t *testing.T) {
 		t.Fatalf("the same delivery retried on daemon B: %v, job %v, %v %v; want duplicate of %s", again, job2, ok, err, job.ID)
 	}
 }
+
+// On a shared store a daemon whose configuration file does not define a
+// trigger another daemon runs leaves what the store remembers of it (its
+// slot, counters and deliveries): each daemon clears or forgets only the
+// triggers whose definition changed in its own file.
+func TestADaemonLeavesAnotherDaemonsTriggerAlone(t *testing.T) {
+	ts, j := daemonsTriggers(t, 2)
+	a, b := ts[0], ts[1]
+	withTick := config.Config{Triggers: map[string]config.Trigger{"tick": {Miner: "docs", Type: "schedule", Enabled: true,
+		Settings: map[string]any{"every": "1h"}}}}
+	if err := a.Start(context.Background(), withTick); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop(context.Background())
+	state := func() *store.TriggerState {
+		var st *store.TriggerState
+		_ = j.DB.View(context.Background(), func(r store.Reader) error { st, _ = r.TriggerState("tick"); return nil })
+		return st
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for st := state(); st == nil || st.Due == nil; st = state() {
+		if time.Now().After(deadline) {
+			t.Fatal("the schedule's slot was not remembered")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	due := *state().Due
+	if err := b.Start(context.Background(), config.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop(context.Background())
+	if err := b.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(); st == nil || st.Due == nil || !st.Due.Equal(due) {
+		t.Fatalf("a daemon that does not define the trigger changed what the store remembers of it: %+v, want the slot %v", st, due)
+	}
+}
