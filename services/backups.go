@@ -140,7 +140,12 @@ func (b *Backups) Start(ctx context.Context) error {
 				b.Log.Error("the backup schedule stopped on a panic", "panic", fmt.Sprint(p))
 			}
 		}()
-		runSchedule(rctx, set, due, func() { b.ask(rctx) }, func(next time.Time) { b.save(rctx, next) })
+		// Each daemon's schedule fires its slots: a backup already queued or
+		// running is not asked again (kinds.EnsureBackup).
+		runSchedule(rctx, set, due, func() { b.ask(rctx) }, func(_ *time.Time, next time.Time) (time.Time, bool) {
+			b.save(rctx, next)
+			return next, true
+		})
 	}()
 	return nil
 }
