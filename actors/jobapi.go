@@ -47,7 +47,7 @@ func (j *Jobs) submit(ctx context.Context, s Submission, join bool) (*store.Job,
 	if err != nil {
 		return nil, false, err
 	}
-	job := store.Job{ID: uuid.NewString(), Kind: k.Name, RequestedBy: by, Priority: plan.Priority, Lane: plan.Lane}
+	job := store.Job{ID: uuid.NewString(), Kind: k.Name, RequestedBy: by, Priority: plan.Priority, Lane: plan.Lane, Node: j.node(plan.Local)}
 	b, err := json.Marshal(plan.Input)
 	if err != nil {
 		return nil, false, err

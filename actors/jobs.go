@@ -52,8 +52,12 @@ type Jobs struct {
 	Log    *slog.Logger
 	Config JobConfig
 	Owner  string // lease owner: this daemon
-	kinds  map[string]Kind
-	order  []string // kind names in registration order
+	// Host and Folder name this daemon for jobs that read more than the
+	// store (Plan.Local): its machine and its palace folder. Set before
+	// Start; Host defaults to the machine's name.
+	Host, Folder string
+	kinds        map[string]Kind
+	order        []string // kind names in registration order
 
 	disp  *actor.PID
 	mu    sync.Mutex
@@ -101,7 +105,7 @@ type Run struct {
 func NewJobs(db store.DB, sys *System, log *slog.Logger, cfg JobConfig) *Jobs {
 	host, _ := os.Hostname()
 	j := &Jobs{DB: db, Sys: sys, Log: log.With("component", "jobs"), Config: cfg,
-		Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]),
+		Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]), Host: host,
 		kinds: map[string]Kind{}, runs: map[string]*Run{}, byPID: map[string]*Run{}}
 	return j
 }
@@ -515,7 +519,7 @@ func (d *dispatcher) claim(c actor.Context) {
 			err := tx.QueuedJobs(func(job *store.Job) bool {
 				// A job whose earlier run still winds down here (its lease
 				// lost) waits for it.
-				if j.background(job.Kind) && bg >= bgMax || lanes[job.Lane] || local[job.ID] {
+				if j.background(job.Kind) && bg >= bgMax || lanes[job.Lane] || local[job.ID] || !j.mayRun(job) {
 					return true
 				}
 				pick = job
@@ -808,4 +812,26 @@ func (r *Run) finish(ev store.JobEvent) bool {
 		r.jobs.Log.Error("recording the end of a job failed", "job", r.Job.ID, "err", err)
 	}
 	return err == nil
+}
+
+// node is the store.Job.Node of a job of locality l submitted here: ""
+// on the embedded store (one daemon holds it) and for jobs any daemon can
+// run.
+func (j *Jobs) node(l Locality) string {
+	if !j.DB.Shared() {
+		return ""
+	}
+	switch l {
+	case ThisHost:
+		return j.Host
+	case ThisDaemon:
+		return j.Host + ":" + j.Folder
+	}
+	return ""
+}
+
+// mayRun reports whether this daemon may claim a job: one pinned to a node
+// (it reads that machine's or daemon's files) waits for it.
+func (j *Jobs) mayRun(job *store.Job) bool {
+	return job.Node == "" || job.Node == j.Host || job.Node == j.Host+":"+j.Folder
 }

@@ -53,7 +53,24 @@ type Plan struct {
 	Priority store.Priority
 	// Lane is the job's store.Job.Lane: what it uses alone.
 	Lane string
+	// Local says what the job reads besides the store: on a shared store
+	// it is then claimed only by the daemon that can read it (Jobs.node).
+	Local Locality
 }
+
+// Locality is what a job reads besides the store.
+type Locality int
+
+// Localities.
+const (
+	// Anywhere: only the store; any daemon may run it.
+	Anywhere Locality = iota
+	// ThisHost: this machine's files (a mine of a folder); a daemon on
+	// the same host may run it.
+	ThisHost
+	// ThisDaemon: this daemon's own folder (an import's spooled file).
+	ThisDaemon
+)
 
 // Tool describes the MCP tool that submits a kind's jobs; its arguments are
 // the kind's parameters.

@@ -24,9 +24,16 @@ import (
 // and starts a runtime on each with kinds.
 func pgDaemons(t *testing.T, n int, cfg JobConfig, kinds ...Kind) []*Jobs {
 	t.Helper()
+	return pgDaemonsWith(t, n, cfg, nil, kinds...)
+}
+
+// pgDaemonsWith is pgDaemons with setup run on each runtime before it
+// starts (its host and folder).
+func pgDaemonsWith(t *testing.T, n int, cfg JobConfig, setup func(i int, j *Jobs), kinds ...Kind) []*Jobs {
+	t.Helper()
 	url := pgtest.Database(t)
 	var out []*Jobs
-	for range n {
+	for i := range n {
 		db, err := postgres.Open(context.Background(), store.OpenOptions{Location: url, Log: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
@@ -43,6 +50,9 @@ func pgDaemons(t *testing.T, n int, cfg JobConfig, kinds ...Kind) []*Jobs {
 		})
 		for _, k := range kinds {
 			j.Register(k)
+		}
+		if setup != nil {
+			setup(i, j)
 		}
 		if err := j.Start(context.Background()); err != nil {
 			t.Fatal(err)

@@ -339,6 +339,9 @@ type Job struct {
 	LeaseExpiresAt   *time.Time      `json:"lease_expires_at,omitempty"`
 	PauseRequested   bool            `json:"pause_requested"`
 	CancelRequested  bool            `json:"cancel_requested"`
+	// Node is the daemon that must run the job on a shared store (it
+	// reads that machine's files); absent when any daemon may.
+	Node string `json:"node,omitempty"`
 }
 
 // Finished reports a job that is completed, failed or cancelled.

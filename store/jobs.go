@@ -104,6 +104,11 @@ type Job struct {
 	// lane run at once (two mine jobs of one source would race for its
 	// cursor). A queued job waits while its lane is busy.
 	Lane string
+	// Node, when set, is the daemon that must run the job on a shared
+	// store: a host name (the job reads that machine's files: a mine) or
+	// host:palace (it reads that daemon's own folder: an import's spooled
+	// file). Other daemons leave it queued; "" lets any daemon claim it.
+	Node string
 	// Input is what the job was submitted with (a checkpoint payload, an
 	// audit's wing, ...). It is stored apart (Reader.JobInput), never
 	// shown in events or job answers.

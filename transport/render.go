@@ -23,7 +23,7 @@ func apiJob(j *store.Job) *api.Job {
 		Progress: api.Progress{Current: j.Progress.Current, Total: j.Progress.Total, Message: j.Progress.Message},
 		Attempt:  j.Attempt, RecoveryAttempts: j.RecoveryAttempts, Checkpoint: j.Checkpoint, Result: j.Result,
 		Error: j.Error, LeaseOwner: j.LeaseOwner, LeaseExpiresAt: j.LeaseExpiresAt,
-		PauseRequested: j.PauseRequested, CancelRequested: j.CancelRequested}
+		PauseRequested: j.PauseRequested, CancelRequested: j.CancelRequested, Node: j.Node}
 }
 
 func apiJobs(jobs []store.Job) api.JobList {

@@ -442,6 +442,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		MaxConcurrency: cfg.Jobs.MaxConcurrency, BackgroundConcurrency: cfg.Jobs.BackgroundConcurrency,
 		LeaseTTL: time.Duration(cfg.Jobs.LeaseTTLSecs) * time.Second, DrainTimeout: drain,
 	})
+	// Jobs that read this daemon's folder (an import's spooled file) are
+	// pinned to it on a shared store (Plan.Local).
+	jobs.Folder = cfg.Palace.Path
 	srcs := sources.NewRegistry(sources.Directory{MaxFileBytes: cfg.Mining.MaxFileBytes},
 		sources.ClaudeCode(), sources.Codex(), sources.OpenCode{}, sources.ChatGPTExport(), sources.ClaudeExport())
 	// Source packages: the bundled ones recorded, every one loaded into

@@ -98,7 +98,8 @@ func Import(dir string, dd store.Dedup, v *actors.Vectors) actors.Kind {
 			if _, err := os.Stat(filepath.Join(dir, p.Spool)); err != nil {
 				return actors.Plan{}, fault.Wrap(fault.InputInvalid, err, "spool: the spooled import file is missing", "import the file again")
 			}
-			return actors.Plan{Input: p, Priority: store.PriorityNormal}, nil
+			// The spooled file is in this daemon's folder.
+			return actors.Plan{Input: p, Priority: store.PriorityNormal, Local: actors.ThisDaemon}, nil
 		},
 		Run: func(ctx context.Context, r *actors.Run) (any, error) { return runImport(ctx, r, dir, dd, v) },
 	})

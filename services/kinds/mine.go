@@ -120,7 +120,9 @@ func Mine(m Mining) actors.Kind {
 				}
 			}
 			// One mine job at a time per source: its cursor is one.
-			return actors.Plan{Input: in, Lane: "source:" + id.Key()}, nil
+			// A source reads this machine (its folders, its programs, its
+			// files): on a shared store a daemon of this host runs it.
+			return actors.Plan{Input: in, Lane: "source:" + id.Key(), Local: actors.ThisHost}, nil
 		},
 		Run: m.run,
 	})

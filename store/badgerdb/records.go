@@ -181,6 +181,7 @@ type jobRecord struct {
 	CancelRequested  bool            `json:"cancel_requested"`
 	Priority         int             `json:"priority"`
 	Lane             string          `json:"lane,omitempty"`
+	Node             string          `json:"node,omitempty"`
 }
 
 func jobRec(j *store.Job) *jobRecord {
@@ -188,7 +189,7 @@ func jobRec(j *store.Job) *jobRecord {
 		UpdatedAt: j.UpdatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt, Attempt: j.Attempt,
 		RecoveryAttempts: j.RecoveryAttempts, Checkpoint: j.Checkpoint, Result: j.Result, Error: j.Error,
 		LeaseOwner: j.LeaseOwner, LeaseExpiresAt: j.LeaseExpiresAt, PauseRequested: j.PauseRequested,
-		CancelRequested: j.CancelRequested, Priority: int(j.Priority), Lane: j.Lane}
+		CancelRequested: j.CancelRequested, Priority: int(j.Priority), Lane: j.Lane, Node: j.Node}
 	r.Progress.Current, r.Progress.Total, r.Progress.Message = j.Progress.Current, j.Progress.Total, j.Progress.Message
 	return r
 }
@@ -199,7 +200,7 @@ func (r *jobRecord) job() *store.Job {
 		FinishedAt: r.FinishedAt, Progress: store.Progress{Current: r.Progress.Current, Total: r.Progress.Total, Message: r.Progress.Message},
 		Attempt: r.Attempt, RecoveryAttempts: r.RecoveryAttempts, Checkpoint: r.Checkpoint, Result: r.Result,
 		Error: r.Error, LeaseOwner: r.LeaseOwner, LeaseExpiresAt: r.LeaseExpiresAt,
-		PauseRequested: r.PauseRequested, CancelRequested: r.CancelRequested, Lane: r.Lane}
+		PauseRequested: r.PauseRequested, CancelRequested: r.CancelRequested, Lane: r.Lane, Node: r.Node}
 }
 
 type authRecord struct {
