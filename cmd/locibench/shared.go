@@ -273,26 +273,13 @@ func (s *sharedRun) searchCompare() error {
 	if bulk {
 		// An import of the embedded palace's export into a fresh database,
 		// through one daemon (the only one on it: the import's file is in
-		// its palace folder).
-		a.stop()
-		if db, err = s.database(); err != nil {
-			return err
+		// its palace folder). Should it fail, the fill goes on through REST.
+		if err := s.importFill(export, &a, &db); err != nil {
+			fmt.Printf("search: the import into PostgreSQL failed (%v); filling through REST instead\n", err)
+			bulk = false
 		}
-		if a, err = s.pgDaemon(db); err != nil {
-			return err
-		}
-		t0 = time.Now()
-		out, err := exec.Command(s.bin, "--addr", a.addr, "import", export, "--json").Output()
-		if err == nil && !json.Valid(out) {
-			err = fmt.Errorf("import answered %q", out)
-		}
-		if err != nil {
-			return fmt.Errorf("import into PostgreSQL: %w", err)
-		}
-		el := time.Since(t0)
-		fmt.Printf("search: PostgreSQL filled by an import of the embedded palace's export (REST would take over %s): %d drawers in %s, %.0f drawers/s\n",
-			restFillLimit, stored(a.addr), el.Round(time.Second), float64(stored(a.addr))/el.Seconds())
-	} else {
+	}
+	if !bulk {
 		t0 = time.Now()
 		if _, err := loadOver([]string{a.addr}, room, probe, n, s.clients, 20); err != nil {
 			return fmt.Errorf("fill through REST on PostgreSQL: %w", err)
@@ -331,6 +318,38 @@ func (s *sharedRun) searchCompare() error {
 	fmt.Printf("lexical search over REST, %d drawers, PostgreSQL, the daemon that filled it: p50 %s p95 %s p99 %s; %.2fx the embedded p50\n",
 		n, at.p50.Round(time.Microsecond), at.p95.Round(time.Microsecond), at.p99.Round(time.Microsecond), float64(at.p50)/float64(emb.p50))
 	s.a, s.b = a, b
+	return nil
+}
+
+// importFill imports the export into a fresh database through a daemon
+// alone on it; on success *a and *db are that daemon and database (the
+// one before is stopped).
+func (s *sharedRun) importFill(export string, a **daemon, db *string) error {
+	fresh, err := s.database()
+	if err != nil {
+		return err
+	}
+	d, err := s.pgDaemon(fresh)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	cmd := exec.Command(s.bin, "--addr", d.addr, "import", export, "--json")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err == nil && !json.Valid(out) {
+		err = fmt.Errorf("import answered %q", out)
+	}
+	if err != nil {
+		d.stop()
+		return err
+	}
+	el := time.Since(t0)
+	got := stored(d.addr)
+	fmt.Printf("search: PostgreSQL filled by an import of the embedded palace's export (REST would take over %s): %d drawers in %s, %.0f drawers/s\n",
+		restFillLimit, got, el.Round(time.Second), float64(got)/el.Seconds())
+	(*a).stop()
+	*a, *db = d, fresh
 	return nil
 }
 
