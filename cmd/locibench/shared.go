@@ -27,6 +27,13 @@ import (
 // comparison (a quick run uses fewer).
 var sharedFill = flag.Int("shared-fill", 100000, "with -only shared: drawers in the lexical search comparison")
 
+// sharedImport is -shared-import: the search comparison fills PostgreSQL
+// by the import whatever the rate through REST.
+var sharedImport = flag.Bool("shared-import", false, "with -only shared: fill PostgreSQL for the search comparison by an import, whatever the rate through REST")
+
+// sharedParts is -shared-parts: the parts of -only shared to run.
+var sharedParts = flag.String("shared-parts", "writes,search,lag,failover", "with -only shared: the parts to run, comma-separated (writes, search, lag, failover)")
+
 // sharedLeaseTTL is the lease TTL (jobs.lease_ttl_secs) of every daemon of
 // -only shared: short, so the failover figure is measured in seconds.
 const sharedLeaseTTL = 6
@@ -70,6 +77,7 @@ func sharedBench(bin, dir string, writes, clients int) error {
 		return err
 	}
 	var failed []string
+	want := strings.Split(*sharedParts, ",")
 	for _, p := range []struct {
 		name string
 		fn   func() error
@@ -79,6 +87,9 @@ func sharedBench(bin, dir string, writes, clients int) error {
 		{"lag", s.replicationLag},
 		{"failover", s.failover},
 	} {
+		if !slices.Contains(want, p.name) {
+			continue
+		}
 		if err := p.fn(); err != nil {
 			fmt.Printf("%s: FAILED: %v\n", p.name, err)
 			failed = append(failed, p.name)
@@ -130,14 +141,16 @@ func (s *sharedRun) pgDaemon(db string) (*daemon, error) {
 	return d, nil
 }
 
-// embedded starts a daemon on a fresh embedded palace.
-func (s *sharedRun) embedded() (*daemon, error) {
-	d, _, err := start(s.bin, s.palace("embedded"), "LOCI_CONFIG="+s.cfg)
+// embedded starts a daemon on a fresh embedded palace and answers its
+// folder too.
+func (s *sharedRun) embedded() (*daemon, string, error) {
+	palace := s.palace("embedded")
+	d, _, err := start(s.bin, palace, "LOCI_CONFIG="+s.cfg)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	s.daemons = append(s.daemons, d)
-	return d, nil
+	return d, palace, nil
 }
 
 // stopAll stops every daemon still running, together.
@@ -154,7 +167,7 @@ func (s *sharedRun) stopAll() {
 // PostgreSQL, and three daemons on one database.
 func (s *sharedRun) writeRates() error {
 	room := "/api/wings/bench/rooms/throughput/drawers"
-	e, err := s.embedded()
+	e, _, err := s.embedded()
 	if err != nil {
 		return err
 	}
@@ -238,11 +251,11 @@ func (s *sharedRun) searchCompare() error {
 	estimate := time.Duration(float64(n-probe) / probeRate * float64(time.Second))
 	fmt.Printf("search: fill through REST on PostgreSQL, first %d drawers: %s, %.0f drawers/s; the other %d would take about %s\n",
 		probe, time.Since(t0).Round(time.Millisecond), probeRate, n-probe, estimate.Round(time.Second))
-	bulk := estimate > restFillLimit
+	bulk := estimate > restFillLimit || *sharedImport
 
 	// The embedded palace: the same drawers (the i-th content is the
 	// same for the same seed), then its search figures.
-	e, err := s.embedded()
+	e, ePalace, err := s.embedded()
 	if err != nil {
 		return err
 	}
@@ -271,12 +284,16 @@ func (s *sharedRun) searchCompare() error {
 	e.stop()
 
 	if bulk {
-		// An import of the embedded palace's export into a fresh database,
-		// through one daemon (the only one on it: the import's file is in
-		// its palace folder). Should it fail, the fill goes on through REST.
-		if err := s.importFill(export, &a, &db); err != nil {
-			fmt.Printf("search: the import into PostgreSQL failed (%v); filling through REST instead\n", err)
-			bulk = false
+		// The bulk paths, each into a fresh database: `loci migrate --to`
+		// (the embedded palace copied store to store), else an import of
+		// its export through one daemon (the only one on it: the import's
+		// file is in its palace folder), else the fill goes on through REST.
+		if err := s.migrateFill(ePalace, &a, &db); err != nil {
+			fmt.Printf("search: loci migrate --to PostgreSQL failed (%v); importing the export instead\n", err)
+			if err := s.importFill(export, &a, &db); err != nil {
+				fmt.Printf("search: the import into PostgreSQL failed (%v); filling through REST instead\n", err)
+				bulk = false
+			}
 		}
 	}
 	if !bulk {
@@ -318,6 +335,39 @@ func (s *sharedRun) searchCompare() error {
 	fmt.Printf("lexical search over REST, %d drawers, PostgreSQL, the daemon that filled it: p50 %s p95 %s p99 %s; %.2fx the embedded p50\n",
 		n, at.p50.Round(time.Microsecond), at.p95.Round(time.Microsecond), at.p99.Round(time.Microsecond), float64(at.p50)/float64(emb.p50))
 	s.a, s.b = a, b
+	return nil
+}
+
+// migrateFill copies the embedded palace (its daemon stopped) into a fresh
+// database with `loci migrate --to`, then starts a daemon on it; on
+// success *a and *db are that daemon and database (the one before is
+// stopped).
+func (s *sharedRun) migrateFill(palace string, a **daemon, db *string) error {
+	fresh, err := s.database()
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	cmd := exec.Command(s.bin, "--json", "migrate", "--palace", palace, "--to", s.srv.URL(fresh))
+	cmd.Env = append(os.Environ(), "LOCI_LOG=warn", "LOCI_CONFIG="+s.cfg, "LOCI_DATASTORE_PASSWORD="+pgtest.Password)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %.500s", err, out)
+	}
+	el := time.Since(t0)
+	var rep struct {
+		Drawers int `json:"drawers"`
+		Batches int `json:"batches"`
+	}
+	json.Unmarshal(out, &rep)
+	d, err := s.pgDaemon(fresh)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("search: PostgreSQL filled by loci migrate --to from the embedded palace (REST would take over %s): %d drawers (the whole palace, %d batches) in %s, %.0f drawers/s\n",
+		restFillLimit, rep.Drawers, rep.Batches, el.Round(time.Second), float64(rep.Drawers)/el.Seconds())
+	(*a).stop()
+	*a, *db = d, fresh
 	return nil
 }
 
@@ -544,8 +594,7 @@ type sharedJob struct {
 	LeaseExpiresAt   *time.Time `json:"lease_expires_at"`
 	RecoveryAttempts int        `json:"recovery_attempts"`
 	Progress         struct {
-		Done  int64 `json:"done"`
-		Total int64 `json:"total"`
+		Current int64 `json:"current"`
 	} `json:"progress"`
 	Result json.RawMessage `json:"result"`
 }
@@ -667,8 +716,8 @@ func (s *sharedRun) failover() error {
 			left = e.Sub(killed)
 		}
 		j := after[id]
-		fmt.Printf("failover, job %d (a mine of 20,000 files, %d done at the kill): running again on another daemon %s after A's kill -9 (its lease had %s left; recovery_attempts %d; status %s)\n",
-			i+1, before[id].Progress.Done, resumed[id].Round(time.Millisecond), left.Round(time.Millisecond), j.RecoveryAttempts, j.Status)
+		fmt.Printf("failover, job %d (a mine of 20,000 files, progress %d at the kill): running again on another daemon %s after A's kill -9 (its lease had %s left; recovery_attempts %d; status %s)\n",
+			i+1, before[id].Progress.Current, resumed[id].Round(time.Millisecond), left.Round(time.Millisecond), j.RecoveryAttempts, j.Status)
 		worst = max(worst, resumed[id])
 	}
 	fmt.Printf("failover: kill -9 of a daemon running %d jobs to all running again on another: %s, against jobs.lease_ttl_secs = %d s (%.2fx the TTL)\n",
@@ -699,8 +748,12 @@ func (s *sharedRun) failover() error {
 			fmt.Printf("failover: both jobs completed on B %s after the kill (%s)\n", time.Since(killed).Round(time.Second), strings.Join(created, "; "))
 			return nil
 		}
-		if time.Since(t1) > 2*time.Minute {
-			fmt.Printf("failover: the resumed jobs had not completed 2 minutes after resuming (%d of %d completed); not waited for\n", done, len(ids))
+		if time.Since(t1) > time.Minute {
+			var progress []string
+			for _, id := range ids {
+				progress = append(progress, fmt.Sprintf("%s at %d", jobs[id].Status, jobs[id].Progress.Current))
+			}
+			fmt.Printf("failover: the resumed jobs had not all completed a minute after resuming (%s); not waited for\n", strings.Join(progress, ", "))
 			return nil
 		}
 		time.Sleep(200 * time.Millisecond)
