@@ -86,7 +86,7 @@ func BenchmarkJobScansWithHistory(b *testing.B) {
 	}
 	b.Run("reap", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := j.recover(ctx, func(*store.Job) bool { return false }); err != nil {
+			if _, err := j.recover(ctx, func(*store.Job, time.Time) bool { return false }); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -72,12 +72,19 @@ type Bus struct {
 	done   chan struct{} // closed by Close: subscriptions end
 
 	f *Follower
+	// origin is this daemon's store handle on a shared store
+	// (store.Watcher's Origin): the bus announces only the changes it
+	// logged ("" on a store one process holds: all of them).
+	origin string
 }
 
 // NewBus makes a bus; Start runs its follower.
 func NewBus(db store.DB, log *slog.Logger) *Bus {
 	b := &Bus{DB: db, Log: log.With("component", "events"), subs: map[*Subscription]struct{}{}, done: make(chan struct{})}
 	b.f = NewFollower(db, b.Log, FollowerSpec{Name: "events", Apply: b.apply})
+	if w, ok := db.(store.Watcher); ok {
+		b.origin = w.Origin()
+	}
 	return b
 }
 
@@ -163,6 +170,11 @@ func (b *Bus) Publish(frame []byte) {
 func (b *Bus) apply(r store.Reader, batch []store.Change) (func() error, error) {
 	var frames [][]byte
 	for _, c := range batch {
+		if b.origin != "" && c.Origin != b.origin {
+			// Another daemon's write: its own bus announces it (spec: the
+			// event stream is per daemon).
+			continue
+		}
 		if e, ok := eventOf(r, c); ok {
 			frames = append(frames, e.Frame())
 		}

@@ -224,9 +224,19 @@ func (f *Follower) run() {
 		f.opened = true
 		f.signal(nil)
 	}
+	failing := false
 	for {
-		if err := f.catchUp(); err != nil {
-			f.log.Warn("following the change log failed; retrying", "err", err)
+		// A failure is logged once until a catch-up succeeds again (a
+		// shared store out of reach fails every wake, each second).
+		switch err := f.catchUp(); {
+		case err != nil && !failing:
+			failing = true
+			f.log.Warn("following the change log failed; retrying at the next kick", "err", err)
+		case err != nil:
+			f.log.Debug("following the change log failed again", "err", err)
+		case failing:
+			failing = false
+			f.log.Info("following the change log again")
 		}
 		select {
 		case <-f.stop:

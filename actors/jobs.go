@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -85,6 +86,14 @@ type Run struct {
 	stopOnce sync.Once
 	pid      *actor.PID
 	done     chan struct{}
+	// lost is set once the job's lease is found taken (or not renewed
+	// before it expired): the worker is aborted and writes nothing more.
+	lost atomic.Bool
+	// until is the lease's expiry as last written by this daemon (Unix
+	// nanoseconds): a worker whose heartbeats fail past it stops.
+	until atomic.Int64
+	// ending is set when the worker starts recording its end.
+	ending atomic.Bool
 }
 
 // NewJobs builds the runtime; Register its kinds, then Start recovers and
@@ -118,12 +127,14 @@ func (j *Jobs) Start(ctx context.Context) error {
 	return nil
 }
 
-// recover applies the crash-recovery event to running jobs that match.
-func (j *Jobs) recover(ctx context.Context, match func(*store.Job) bool) (int, error) {
+// recover applies the crash-recovery event to running jobs that match at
+// the write transaction's time (read and changed in that one transaction:
+// on a shared store the writer lock makes it atomic across daemons).
+func (j *Jobs) recover(ctx context.Context, match func(job *store.Job, now time.Time) bool) (int, error) {
 	v, err := j.Sys.Write(Bookkeeping(ctx), func(tx store.Tx) (any, error) {
 		var running []*store.Job
 		if err := tx.ActiveJobs(func(job *store.Job) bool {
-			if job.Status == store.JobRunning && match(job) {
+			if job.Status == store.JobRunning && match(job, tx.Now()) {
 				running = append(running, job)
 			}
 			return true
@@ -200,6 +211,10 @@ func (j *Jobs) Stop(ctx context.Context) {
 // Draining reports that the runtime is stopping: it claims no more jobs,
 // and a follow-up queued now runs at the next start.
 func (j *Jobs) Draining() bool { return j.draining.Load() }
+
+// Kick asks the dispatcher to claim what is queued now (a job another
+// daemon on a shared store queued); it never blocks.
+func (j *Jobs) Kick() { j.kick() }
 
 func (j *Jobs) kick() {
 	if j.disp != nil && !j.draining.Load() {
@@ -302,11 +317,15 @@ func (r *Run) write(ctx context.Context, fn func(tx store.Tx) error, checkpoint 
 		if err != nil || job == nil {
 			return nil, jobNotFound(r.Job.ID, err)
 		}
-		// Checked before fn writes anything: a job no longer ours or no
-		// longer running writes nothing.
-		if _, err := store.Apply(*job, store.JobEvent{Kind: store.EvSave, At: tx.Now(), Owner: r.jobs.Owner}); err != nil {
+		// Checked before fn writes anything, in its transaction: a job no
+		// longer held by this run (its lease taken by another daemon, or
+		// recovered meanwhile) writes nothing.
+		if err := r.held(job); err != nil {
 			return nil, err
 		}
+		// A pause or cancel asked through another daemon is stored only:
+		// the run learns of it here (and at each heartbeat).
+		r.notice(job)
 		if fn != nil {
 			if err := fn(tx); err != nil {
 				return nil, err
@@ -329,8 +348,50 @@ func (r *Run) write(ctx context.Context, fn func(tx store.Tx) error, checkpoint 
 		// Progress is announced (events), never its message.
 		return nil, tx.Log(store.ChangeJob, "progress", next.ID)
 	})
+	if fault.Is(err, fault.JobsLeaseLost) {
+		r.loseLease()
+	}
 	return err
 }
+
+// held reports loci::jobs::lease_lost when the stored job is no longer
+// this run's: not running, leased by another owner, or claimed again
+// since (its attempt moved on: a lease taken and given back to this
+// daemon is a new run, not this one). Inside a transaction it only says
+// so; the caller marks the run lost once the transaction ended.
+func (r *Run) held(job *store.Job) error {
+	if job.Status == store.JobRunning && job.LeaseOwner == r.jobs.Owner && job.Attempt == r.Job.Attempt {
+		return nil
+	}
+	by := "recovered: its lease expired"
+	if job.Status == store.JobRunning && job.LeaseOwner != "" {
+		by = "taken by " + job.LeaseOwner + " after its lease expired"
+	}
+	return fault.Newf(fault.JobsLeaseLost, "the job goes on where its lease holder takes it; nothing more is written by this run",
+		"job %s is no longer this daemon's to run (%s)", r.Job.ID, by)
+}
+
+// loseLease marks the run lost and aborts its handler (once).
+func (r *Run) loseLease() {
+	if r.lost.Swap(true) {
+		return
+	}
+	r.jobs.Log.Warn("lease lost; stopping the local worker", "job", r.Job.ID, "code", string(fault.JobsLeaseLost))
+	r.abort()
+}
+
+// notice passes a stored pause or cancel request to the run.
+func (r *Run) notice(job *store.Job) {
+	switch {
+	case job.CancelRequested:
+		r.request(stopCancel)
+	case job.PauseRequested:
+		r.request(stopPause)
+	}
+}
+
+// Lost reports that the job's lease was lost: the run writes nothing more.
+func (r *Run) Lost() bool { return r.lost.Load() }
 
 func jobNotFound(id string, err error) error {
 	if err != nil {
@@ -422,8 +483,10 @@ func (d *dispatcher) claim(c actor.Context) {
 	for !j.draining.Load() {
 		j.mu.Lock()
 		n, bg := len(j.runs), 0
+		local := map[string]bool{}
 		busy := map[string]bool{}
-		for _, r := range j.runs {
+		for id, r := range j.runs {
+			local[id] = true
 			if j.background(r.Job.Kind) {
 				bg++
 			}
@@ -436,9 +499,23 @@ func (d *dispatcher) claim(c actor.Context) {
 			return
 		}
 		v, err := j.Sys.Write(Bookkeeping(context.Background()), func(tx store.Tx) (any, error) {
+			// A lane is busy while any daemon runs a job of it: read in the
+			// claim's own transaction (writes of all daemons are serial), so
+			// two daemons never run one lane at once.
+			lanes := maps.Clone(busy)
+			if err := tx.ActiveJobs(func(job *store.Job) bool {
+				if job.Status == store.JobRunning && job.Lane != "" {
+					lanes[job.Lane] = true
+				}
+				return true
+			}); err != nil {
+				return nil, err
+			}
 			var pick *store.Job
 			err := tx.QueuedJobs(func(job *store.Job) bool {
-				if j.background(job.Kind) && bg >= bgMax || busy[job.Lane] {
+				// A job whose earlier run still winds down here (its lease
+				// lost) waits for it.
+				if j.background(job.Kind) && bg >= bgMax || lanes[job.Lane] || local[job.ID] {
 					return true
 				}
 				pick = job
@@ -482,6 +559,9 @@ func (d *dispatcher) start(c actor.Context, job *store.Job) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Run{Job: *job, jobs: j, ctx: ctx, abort: cancel, stops: make(chan struct{}), done: make(chan struct{})}
+	if job.LeaseExpiresAt != nil {
+		r.until.Store(job.LeaseExpiresAt.UnixNano())
+	}
 	j.mu.Lock()
 	j.runs[job.ID] = r
 	j.mu.Unlock()
@@ -489,11 +569,7 @@ func (d *dispatcher) start(c actor.Context, job *store.Job) {
 	// no run to signal: take it from the store now.
 	_ = j.DB.View(context.Background(), func(rd store.Reader) error {
 		if cur, err := rd.Job(job.ID); err == nil && cur != nil {
-			if cur.CancelRequested {
-				r.request(stopCancel)
-			} else if cur.PauseRequested {
-				r.request(stopPause)
-			}
+			r.notice(cur)
 		}
 		return nil
 	})
@@ -542,49 +618,67 @@ func (d *dispatcher) failed(c actor.Context, m workerFailed) {
 func (d *dispatcher) heartbeat() {
 	j := d.jobs
 	j.mu.Lock()
-	ids := make([]string, 0, len(j.runs))
-	for id := range j.runs {
-		ids = append(ids, id)
+	runs := make([]*Run, 0, len(j.runs))
+	for _, r := range j.runs {
+		if !r.lost.Load() {
+			runs = append(runs, r)
+		}
 	}
 	j.mu.Unlock()
-	if len(ids) == 0 {
+	if len(runs) == 0 {
 		return
 	}
-	lost := map[string]bool{}
-	_, err := j.Sys.Write(Bookkeeping(context.Background()), func(tx store.Tx) (any, error) {
-		for _, id := range ids {
-			job, err := tx.Job(id)
+	type renewal struct {
+		run   *Run
+		until time.Time
+		job   store.Job
+	}
+	v, err := j.Sys.Write(Bookkeeping(context.Background()), func(tx store.Tx) (any, error) {
+		var out []renewal
+		for _, r := range runs {
+			job, err := tx.Job(r.Job.ID)
 			if err != nil {
 				return nil, err
 			}
-			if job == nil || job.Status != store.JobRunning {
+			if job == nil || r.ending.Load() {
+				continue // the worker records its end: nothing to renew
+			}
+			if job.Status != store.JobRunning || job.LeaseOwner != j.Owner || job.Attempt != r.Job.Attempt {
+				out = append(out, renewal{run: r, job: *job}) // lost
 				continue
 			}
 			next, err := store.Apply(*job, store.JobEvent{Kind: store.EvHeartbeat, At: tx.Now(), Owner: j.Owner, TTL: j.Config.LeaseTTL})
-			if fault.Is(err, fault.JobsLeaseLost) {
-				lost[id] = true
-				continue
-			}
 			if err != nil {
 				return nil, err
 			}
 			if err := tx.PutJob(&next, job); err != nil {
 				return nil, err
 			}
+			out = append(out, renewal{run: r, until: *next.LeaseExpiresAt, job: next})
 		}
-		return nil, nil
+		return out, nil
 	})
 	if err != nil {
 		j.Log.Warn("heartbeat failed", "err", err)
-	}
-	for id := range lost {
-		j.mu.Lock()
-		r := j.runs[id]
-		j.mu.Unlock()
-		if r != nil {
-			j.Log.Warn("lease lost; stopping the local worker", "job", id)
-			r.abort()
+		// A worker whose lease expired without being renewed may have
+		// lost it to another daemon's reaper: it stops, writing nothing
+		// more; whoever holds the job next resumes it from its checkpoint.
+		now := time.Now()
+		for _, r := range runs {
+			if until := r.until.Load(); until != 0 && now.UnixNano() > until {
+				r.loseLease()
+			}
 		}
+		return
+	}
+	renewed, _ := v.([]renewal)
+	for _, w := range renewed {
+		if w.until.IsZero() {
+			w.run.loseLease()
+			continue
+		}
+		w.run.until.Store(w.until.UnixNano())
+		w.run.notice(&w.job)
 	}
 }
 
@@ -632,12 +726,21 @@ func (w *worker) Receive(c actor.Context) {
 // conclude records how the handler ended.
 func (r *Run) conclude(result any, err error) {
 	switch {
+	case r.lost.Load():
+		// Another daemon holds the job (or will, after recovery): this
+		// run's end is no end of the job, nothing follows it.
+		r.finish(store.JobEvent{Kind: store.EvFail})
 	case err == nil:
 		b, merr := json.Marshal(result)
 		if merr != nil || result == nil {
 			b = nil
 		}
-		r.finish(store.JobEvent{Kind: store.EvComplete, Result: b})
+		// What follows a completed job follows only a completion recorded:
+		// a run whose lease was lost meanwhile (or whose end could not be
+		// written) is run again, and its follow-ups come after that run.
+		if !r.finish(store.JobEvent{Kind: store.EvComplete, Result: b}) {
+			return
+		}
 		job := r.Job
 		job.Status = store.JobCompleted
 		r.jobs.completed(Completed{Job: job, Kind: r.jobs.registered(r.Job.Kind), Result: result})
@@ -664,16 +767,25 @@ func (r *Run) conclude(result any, err error) {
 
 // finish applies the worker's last event; a cancel request recorded on the
 // job wins over pause and drain.
-func (r *Run) finish(ev store.JobEvent) {
+//
+// A run whose lease was lost records nothing: the job is its new
+// holder's (or the reaper's, which counts the recovery). It reports
+// whether the end was recorded.
+func (r *Run) finish(ev store.JobEvent) bool {
 	defer close(r.done)
+	r.ending.Store(true)
+	if r.lost.Load() {
+		r.jobs.Log.Warn("the job's lease was lost; its end here is not recorded", "job", r.Job.ID, "code", string(fault.JobsLeaseLost))
+		return false
+	}
 	ev.Owner = r.jobs.Owner
 	_, err := r.jobs.Sys.Write(Bookkeeping(context.Background()), func(tx store.Tx) (any, error) {
 		job, err := tx.Job(r.Job.ID)
 		if err != nil || job == nil {
 			return nil, jobNotFound(r.Job.ID, err)
 		}
-		if job.Status != store.JobRunning {
-			return nil, nil
+		if err := r.held(job); err != nil {
+			return nil, err
 		}
 		e := ev
 		e.At = tx.Now()
@@ -689,7 +801,11 @@ func (r *Run) finish(ev store.JobEvent) {
 		}
 		return nil, tx.Log(store.ChangeJob, next.Status, next.ID)
 	})
-	if err != nil {
+	switch {
+	case fault.Is(err, fault.JobsLeaseLost):
+		r.jobs.Log.Warn("the job's lease was lost; its end here is not recorded", "job", r.Job.ID, "code", string(fault.JobsLeaseLost))
+	case err != nil:
 		r.jobs.Log.Error("recording the end of a job failed", "job", r.Job.ID, "err", err)
 	}
+	return err == nil
 }

@@ -28,15 +28,15 @@ type reaper struct {
 // lease expired on a shared store.
 func (j *Jobs) recoverAtStart(ctx context.Context) (int, error) {
 	if !j.DB.Shared() {
-		return j.recover(ctx, func(*store.Job) bool { return true })
+		return j.recover(ctx, func(*store.Job, time.Time) bool { return true })
 	}
-	return j.reapExpired(ctx, time.Now())
+	return j.reapExpired(ctx)
 }
 
-// reapExpired recovers the running jobs whose lease expired before now
-// and that no local worker runs.
-func (j *Jobs) reapExpired(ctx context.Context, now time.Time) (int, error) {
-	return j.recover(ctx, func(job *store.Job) bool {
+// reapExpired recovers the running jobs whose lease expired before the
+// write transaction's time and that no local worker runs.
+func (j *Jobs) reapExpired(ctx context.Context) (int, error) {
+	return j.recover(ctx, func(job *store.Job, now time.Time) bool {
 		j.mu.Lock()
 		_, local := j.runs[job.ID]
 		j.mu.Unlock()
@@ -61,11 +61,11 @@ func (j *Jobs) startReaper() {
 			select {
 			case <-r.stop:
 				return
-			case now := <-t.C:
+			case <-t.C:
 				if j.draining.Load() {
 					return // shutting down: the writer refuses writes
 				}
-				n, err := j.reapExpired(context.Background(), now)
+				n, err := j.reapExpired(context.Background())
 				if err != nil {
 					j.Log.Warn("reaping expired leases failed", "err", err)
 					continue
@@ -95,7 +95,7 @@ func (d *dispatcher) reap() {
 	if j.reaper != nil {
 		return
 	}
-	if _, err := j.reapExpired(context.Background(), time.Now()); err != nil {
+	if _, err := j.reapExpired(context.Background()); err != nil {
 		j.Log.Warn("reaping expired leases failed", "err", err)
 	}
 }

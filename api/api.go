@@ -494,6 +494,8 @@ type BriefResult struct {
 	// Omitted counts the hits left out because even clipped they did not
 	// fit the answer's budget (the lowest ranked).
 	Omitted int `json:"omitted,omitempty"`
+	// Warning says the results may be stale (SearchResult.Warning).
+	Warning string `json:"warning,omitempty"`
 }
 
 // HitSignals say which legs found a hit, and where it ranked in each.
@@ -543,6 +545,9 @@ type SearchResult struct {
 	// Omitted counts the hits left out because even clipped they did not
 	// fit max_bytes (the lowest ranked).
 	Omitted int `json:"omitted,omitempty"`
+	// Warning says the results may be stale: the store was out of reach
+	// and the daemon answered from its own lexical index.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Config is GET /api/config: the effective configuration, without any
@@ -574,6 +579,11 @@ type Listener struct {
 type ConfigStore struct {
 	Backend  string `json:"backend"`
 	Location string `json:"location"`
+	// Password says where a shared store's password came from ("env
+	// LOCI_DATASTORE_PASSWORD", "file datastore.password_file", "none"),
+	// never the password nor the file's path; empty for the embedded
+	// store.
+	Password string `json:"password,omitempty"`
 }
 
 // ConfigAuth is whether authentication is on and a secret configured.

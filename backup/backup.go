@@ -91,12 +91,25 @@ type Options struct {
 // Size is the file's size: the header block and the body.
 func (h Header) Size() int64 { return HeaderSize + h.BodyBytes }
 
+// Unsupported is the refusal of a backup (or a restore) of a store
+// without a consistent dump of loci's: a shared store (PostgreSQL) is
+// backed up with the database's own tools, pg_dump.
+func Unsupported(db store.DB) *fault.Error {
+	if db.Shared() {
+		return fault.Newf(fault.BackupUnsupported,
+			"back the database up with PostgreSQL's own tools: pg_dump -Fc -h HOST -p PORT -U USER DATABASE (the database at "+db.Location()+
+				"), restored with pg_restore; `loci export` writes the palace's records too",
+			"loci does not back up a shared store: the %s database is backed up with pg_dump", db.Backend())
+	}
+	return fault.Newf(fault.BackupUnsupported, "back up with the store's own tools, or use `loci export`",
+		"the %s store cannot be backed up by loci (it has no consistent dump)", db.Backend())
+}
+
 // begin opens the snapshot and fills the header's description of it.
 func begin(ctx context.Context, db store.DB, o Options) (store.Snapshot, Header, error) {
 	d, ok := db.(store.Dumper)
 	if !ok {
-		return nil, Header{}, fault.Newf(fault.BackupUnsupported, "back up with the store's own tools, or use `loci export`",
-			"the %s store cannot be backed up by loci (it has no consistent dump)", db.Backend())
+		return nil, Header{}, Unsupported(db)
 	}
 	// The palace's identity first: the first time it is asked, it is
 	// written, a commit the snapshot then holds.

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -439,6 +440,10 @@ func (a *app) statusCmd() *cobra.Command {
 				if !st.Datastore.Healthy {
 					health = "UNHEALTHY: " + st.Datastore.Error
 				}
+				if st.Datastore.Backend != "badger" {
+					// A shared store: where it is (host:port/database only).
+					health = st.Datastore.Backend + " at " + st.Datastore.Location + ", " + health
+				}
 				a.printf("datastore:  %s\n", health)
 				a.printf("migrations: data version %d of %d, schema %s\n", st.Migrations.DataVersion, st.Migrations.Latest, st.Migrations.SchemaHash)
 				a.printf("contents:   %d wings, %d rooms, %d current drawers (%d stored), %d similar links\n",
@@ -512,14 +517,28 @@ func onOff(b bool) string {
 
 func (a *app) migrateCmd() *cobra.Command {
 	var f listenerFlags
+	var to migrateToFlags
 	c := &cobra.Command{
 		Use:   "migrate",
-		Short: "Run schema sync and pending data steps on the palace (daemon stopped)",
-		Args:  cobra.NoArgs,
+		Short: "Run schema sync and pending data steps on the palace, or move it with --to (daemon stopped)",
+		Long: `Run schema sync and pending data steps on the palace (daemon stopped).
+
+With --to, copy the palace (the embedded one, or the shared one when
+datastore.url is set) into an empty PostgreSQL database (--to
+postgres://USER@HOST:PORT/DATABASE; the schema is applied first) or into an
+empty directory (--to /absolute/path, a palace.path), record by record,
+then verify the copy: each family's records counted and digested (SHA-256)
+on both sides. A copy that was stopped continues where it stopped when the
+same command runs again. The target's password comes from
+LOCI_DATASTORE_PASSWORD or --password-file, never from the command line.`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cfg, log, _, err := a.localSetup(&f)
 			if err != nil {
 				return err
+			}
+			if to.to != "" || c.Flags().Changed("to") {
+				return a.migrateTo(c, *cfg, log, to)
 			}
 			rep, err := a.local.Migrate(c.Context(), *cfg, log)
 			if err != nil {
@@ -537,6 +556,8 @@ func (a *app) migrateCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&f.palace, "palace", "", "absolute palace directory (palace.path)")
+	c.Flags().StringVar(&to.to, "to", "", "copy the palace into this empty PostgreSQL database (postgres://USER@HOST:PORT/DB) or directory (absolute path)")
+	c.Flags().StringVar(&to.passwordFile, "password-file", "", "file holding the target database's password (else LOCI_DATASTORE_PASSWORD)")
 	f.port = -1
 	return c
 }
@@ -619,6 +640,18 @@ func (a *app) doctor(ctx context.Context) []Finding {
 	switch {
 	case ours:
 		fs = append(fs, Finding{Check: "store", Status: "ok", Detail: fmt.Sprintf("held by the running daemon (pid %d)", reg.PID)})
+	case cfg.Datastore.Shared():
+		// A shared store is there or not whatever the palace folder holds.
+		where := "the shared store"
+		if u, err := url.Parse(cfg.Datastore.URL); err == nil {
+			where += " at " + u.Host + u.Path // host:port/database only
+		}
+		if err := a.local.OpenCheck(ctx, cfg); err != nil {
+			fe := fault.As(err)
+			fs = append(fs, Finding{"store", "error", fe.Msg, fe.Help})
+		} else {
+			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: where + " opens cleanly"})
+		}
 	default:
 		if _, err := os.Stat(p); err != nil {
 			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: "not created yet"})

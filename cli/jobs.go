@@ -615,6 +615,9 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 				body.MaxHitBytes = cliExcerpt
 			}
 			return show(a, c.Context(), http.MethodPost, path, body, func(out *api.SearchResult) {
+				if out.Warning != "" {
+					a.printf("warning: %s\n\n", out.Warning)
+				}
 				if len(out.Hits) == 0 {
 					a.printf("nothing found\n")
 				}

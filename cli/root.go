@@ -38,6 +38,9 @@ type Local struct {
 	Serve func(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.Level) error
 	// Migrate runs schema sync and data steps on the palace.
 	Migrate func(ctx context.Context, cfg config.Config, log *slog.Logger) (MigrateReport, error)
+	// MigrateTo copies the palace into an empty store elsewhere (loci
+	// migrate --to), verifies the copy and reports it.
+	MigrateTo func(ctx context.Context, cfg config.Config, log *slog.Logger, o MigrateToOptions) (MigrateToReport, error)
 	// OpenCheck opens and closes the store, for doctor.
 	OpenCheck func(ctx context.Context, cfg config.Config) error
 	// Disk reports the palace's free space against the reserve, for

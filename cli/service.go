@@ -255,6 +255,17 @@ func (a *app) warnEnvSecrets() {
 		a.stderrf("note: %s from your environment is not written into the service (no secrets in service files); set auth in the configuration file for the service to use it\n",
 			strings.Join(names, " and "))
 	}
+	// The shared store: the service would serve the embedded palace.
+	names = nil
+	for _, n := range []string{"LOCI_DATASTORE_URL", "LOCI_DATASTORE_PASSWORD"} {
+		if v, ok := a.env(n); ok && v != "" {
+			names = append(names, n)
+		}
+	}
+	if len(names) > 0 && !a.jsonOut {
+		a.stderrf("note: %s from your environment is not written into the service; set datastore.url and datastore.password_file in the configuration file for the service to use the shared store\n",
+			strings.Join(names, " and "))
+	}
 }
 
 func (a *app) stderrf(format string, args ...any) {

@@ -31,6 +31,7 @@ type Config struct {
 	Server      Server      `toml:"server" json:"server"`
 	Palace      Palace      `toml:"palace" json:"palace"`
 	Store       Store       `toml:"store" json:"store"`
+	Datastore   Datastore   `toml:"datastore" json:"datastore"`
 	Auth        Auth        `toml:"auth" json:"auth"`
 	Web         Web         `toml:"web" json:"web"`
 	DB          DB          `toml:"db" json:"db"`
@@ -91,6 +92,81 @@ type Store struct {
 	// MinFreeBytes is the reserve: writes are refused with
 	// loci::store::disk_full while the palace's filesystem has less free.
 	MinFreeBytes int64 `toml:"min_free_bytes" json:"min_free_bytes"`
+}
+
+// Datastore is the shared store: a PostgreSQL database several daemons
+// use at once. Without URL the palace is the embedded store under
+// palace.path.
+type Datastore struct {
+	// URL is postgres://USER@HOST:PORT/DATABASE?options. It never holds
+	// the password (Validate refuses one): configuration files are shown
+	// and copied.
+	URL string `toml:"url" json:"-"`
+	// PasswordFile is a file holding the password (its first line).
+	PasswordFile string `toml:"password_file" json:"-"`
+	// Password is LOCI_DATASTORE_PASSWORD's value: never in a file, never
+	// shown (excluded from JSON); the daemon drops it once the store is
+	// open.
+	Password string `toml:"-" json:"-"`
+	// PasswordFrom is where the password came from, kept by Forget for
+	// status and GET /api/config (PasswordFromEnv, PasswordFromFile,
+	// PasswordFromNone).
+	PasswordFrom string `toml:"-" json:"-"`
+}
+
+// Forget drops the password from the configuration (the store, once
+// open, holds it; nothing else may), keeping where it came from.
+func (d *Datastore) Forget() {
+	switch {
+	case d.Password != "":
+		d.PasswordFrom = PasswordFromEnv
+	case d.PasswordFile != "":
+		d.PasswordFrom = PasswordFromFile
+	case d.PasswordFrom == "":
+		d.PasswordFrom = PasswordFromNone
+	}
+	d.Password = ""
+}
+
+// Shared reports whether the palace is a shared store (datastore.url).
+func (d Datastore) Shared() bool { return d.URL != "" }
+
+// DatastorePasswordEnv is the environment variable holding the shared
+// store's password.
+const DatastorePasswordEnv = "LOCI_DATASTORE_PASSWORD"
+
+// Password sources, as status and GET /api/config name them.
+const (
+	PasswordFromEnv  = "env " + DatastorePasswordEnv
+	PasswordFromFile = "file datastore.password_file"
+	PasswordFromNone = "none"
+)
+
+// ReadPassword is the shared store's password and where it came from:
+// LOCI_DATASTORE_PASSWORD when set (the environment beats the file, as
+// everywhere), else datastore.password_file's first line, else none (the
+// driver may still find PGPASSWORD or a passfile). An unreadable or empty
+// file is loci::config::invalid naming the setting, never the content.
+func (d Datastore) ReadPassword() (password, from string, err error) {
+	if d.Password != "" {
+		return d.Password, PasswordFromEnv, nil
+	}
+	if d.PasswordFile == "" {
+		return "", PasswordFromNone, nil
+	}
+	b, err := os.ReadFile(d.PasswordFile)
+	if err != nil {
+		return "", PasswordFromFile, fault.Newf(fault.ConfigInvalid,
+			"make the file readable by the daemon's user, or set "+DatastorePasswordEnv+" instead",
+			"datastore.password_file: %s cannot be read", d.PasswordFile)
+	}
+	pw, _, _ := strings.Cut(string(b), "\n")
+	pw = strings.TrimRight(pw, "\r")
+	if pw == "" {
+		return "", PasswordFromFile, fault.Newf(fault.ConfigInvalid, "write the password on the file's first line",
+			"datastore.password_file: %s is empty", d.PasswordFile)
+	}
+	return pw, PasswordFromFile, nil
 }
 
 // Auth is bearer-token authentication.
@@ -630,9 +706,16 @@ var envSettings = []struct{ env, key string }{
 	{"LOCI_DB_ALLOW_REMOTE", "db.allow_remote"},
 	{"LOCI_DB_ALLOWED_ORIGINS", "db.allowed_origins"},
 	{"LOCI_ASSETS_DIR", "assets.dir"},
+	{"LOCI_DATASTORE_URL", "datastore.url"},
+	{"LOCI_DATASTORE_PASSWORD_FILE", "datastore.password_file"},
 }
 
 func applyEnv(cfg *Config, env func(string) (string, bool)) error {
+	// The shared store's password: from the environment only (no file
+	// key, no flag), never echoed.
+	if v, ok := env(DatastorePasswordEnv); ok && v != "" {
+		cfg.Datastore.Password = v
+	}
 	for _, s := range envSettings {
 		if v, ok := env(s.env); ok && v != "" {
 			if err := cfg.set(s.key, v, s.env); err != nil {
@@ -706,6 +789,10 @@ func (c *Config) set(key, value, source string) error {
 		}
 	case "assets.dir":
 		c.Assets.Dir = value
+	case "datastore.url":
+		c.Datastore.URL = strings.TrimSpace(value)
+	case "datastore.password_file":
+		c.Datastore.PasswordFile = value
 	default:
 		return fault.Newf(fault.ConfigInvalid, "use a known setting name", "unknown setting %s", key)
 	}

@@ -27,6 +27,8 @@ var settingDocs = map[string]string{
 	"server.port":                            "Port of that listener; 0 lets the OS choose (the address is then in <palace>/daemon.json and `loci status`).",
 	"palace.path":                            "Directory of the embedded palace (absolute).",
 	"store.min_free_bytes":                   "Free space kept on the palace's filesystem: below it writes are refused with loci::store::disk_full (507) and jobs wait, reads and search go on, and writes resume by themselves once space is freed. Raised to what the store needs to start its next files (a memtable log, a value log file, a flushed table: 128 MiB today); `loci status` shows the reserve in force.",
+	"datastore.url":                          "The shared store: postgres://USER@HOST:PORT/DATABASE?options (or postgresql://), a PostgreSQL database several daemons serve together; \"\": the embedded palace under palace.path. Never write the password in it (refused): give it in LOCI_DATASTORE_PASSWORD or datastore.password_file. palace.path stays this daemon's own directory for its indexes and caches.",
+	"datastore.password_file":                "File whose first line is the shared store's password; LOCI_DATASTORE_PASSWORD, when set, is used instead (the environment beats the file).",
 	"auth.enabled":                           "Require a bearer token on every route but GET /api/health (and the dashboard's files).",
 	"auth.token":                             "The shared secret, at least 16 characters; the environment beats the file. `loci auth generate` makes a token kept only as a digest.",
 	"web.enable":                             "Serve the web dashboard on /ui/ (also `loci serve --web`).",
@@ -255,7 +257,7 @@ func SettingsMarkdown(def Config) (string, error) {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", s.Key, s.Type, def, env, strings.ReplaceAll(s.Doc, "|", "\\|"))
 	}
-	b.WriteString("\nOther environment variables: `LOCI_CONFIG` (the configuration file), `LOCI_LOG` (log level),\n")
+	b.WriteString("\nOther environment variables: `LOCI_CONFIG` (the configuration file), `LOCI_DATASTORE_PASSWORD` (the shared store's password), `LOCI_LOG` (log level),\n")
 	b.WriteString("`LOCI_MODE` (memory mode of CLI commands), `LOCI_WING` and `LOCI_ROOM` (CLI defaults), `NO_COLOR`, `FORCE_COLOR`.\n")
 	return b.String(), nil
 }

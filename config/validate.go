@@ -2,6 +2,7 @@ package config
 
 import (
 	"net"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,6 +31,7 @@ func (c *Config) Validate() error {
 		c.validatePorts,
 		c.Palace.validate,
 		c.Store.validate,
+		c.Datastore.validate,
 		c.Auth.validate,
 		c.Dedup.validate,
 		c.Jobs.validate,
@@ -170,6 +172,39 @@ func (p Palace) validate() error {
 func (s Store) validate() error {
 	if s.MinFreeBytes < 0 {
 		return bad("store.min_free_bytes", "%d is negative; give a number of bytes (0: the store's own need only)", s.MinFreeBytes)
+	}
+	return nil
+}
+
+// validate checks datastore.url: a postgres:// or postgresql:// URL
+// naming a host and a database, without a password (in the user part or
+// an option): configuration files are shown and copied, so the password
+// comes from LOCI_DATASTORE_PASSWORD or datastore.password_file. The
+// errors never repeat the URL's user part or options.
+func (d Datastore) validate() error {
+	if d.URL == "" {
+		if d.PasswordFile != "" {
+			return bad("datastore.password_file", "is set without datastore.url: the password is for the shared store; set datastore.url too, or remove it")
+		}
+		return nil
+	}
+	u, err := url.Parse(d.URL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return fault.New(fault.ConfigInvalid, "datastore.url: not a postgres:// or postgresql:// URL (its text is not shown: it may hold a password)",
+			"write datastore.url (or LOCI_DATASTORE_URL) as postgres://USER@HOST:PORT/DATABASE?options, or remove it to use the embedded palace")
+	}
+	q := u.Query()
+	_, inUser := u.User.Password()
+	if inUser || q.Has("password") {
+		return fault.New(fault.ConfigInvalid, "datastore.url holds a password; configuration files are shown and copied, so a password is never read from the URL (the URL is not shown)",
+			"remove the password from datastore.url (or LOCI_DATASTORE_URL) and give it in the environment variable "+DatastorePasswordEnv+
+				" or in a file named by datastore.password_file")
+	}
+	if u.Host == "" && q.Get("host") == "" {
+		return bad("datastore.url", "names no host: write postgres://USER@HOST:PORT/DATABASE (a Unix socket: ?host=/run/postgresql)")
+	}
+	if strings.Trim(u.Path, "/") == "" && q.Get("dbname") == "" {
+		return bad("datastore.url", "names no database: write postgres://USER@HOST:PORT/DATABASE")
 	}
 	return nil
 }

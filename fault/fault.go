@@ -54,9 +54,13 @@ type Error struct {
 	Msg  string
 	Help string
 	Err  error
-	// Status overrides the code's registered HTTP status. It is used only by
-	// the CLI, which reports a daemon's rejection with the daemon's status.
+	// Status overrides the code's registered HTTP status: the CLI reports
+	// a daemon's rejection with the daemon's status, and a shared store
+	// that cannot be reached answers 503 (Service Unavailable).
 	Status int
+	// RetryAfter, when above 0, is how many seconds a client should wait
+	// before trying again: REST sends it as the Retry-After header.
+	RetryAfter int
 	// Remote is the daemon's own code when Code is client::remote_rejected.
 	Remote Code
 }

@@ -108,6 +108,9 @@ type SearchResult struct {
 	Query   string
 	Ranking string
 	Hits    []Hit
+	// Warning says the results may be stale (StaleWarning: the store was
+	// out of reach); "" otherwise.
+	Warning string
 	// passages finds where each hit matched (nil: windows start at the
 	// content's start).
 	passages *passages
@@ -138,6 +141,11 @@ type Search struct {
 	Auto config.Search
 	// names are the wings' and rooms' names hits carry.
 	names placeNames
+	// recent and scopes are the drawers searches served and the scopes
+	// they resolved: what a search answers from while the store is out of
+	// reach (degraded).
+	recent drawerCache
+	scopes scopeCache
 }
 
 // CheckSearch validates a query and returns its limit and validity window
@@ -310,11 +318,21 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 			}
 		}
 		locateHits(out.Hits)
-		return s.nameHits(r, out.Hits)
+		if err := s.nameHits(r, out.Hits); err != nil {
+			return err
+		}
+		s.scopes.put(q.Wing, q.Room, wingID, roomID)
+		return nil
 	})
+	if Unreachable(err) {
+		// The store is out of reach (a shared store's database down): the
+		// local lexical index still answers, saying it may be stale.
+		return s.degraded(ctx, &q, f, limit, err)
+	}
 	if err != nil {
 		return nil, err
 	}
+	s.recent.put(out.Hits)
 	out.passages = newPassages(q.Text, s.Indexer.Lex.DocFreqs, s.sentenceEmbedder(profile), qvec)
 	for i := range out.Hits {
 		if h := &out.Hits[i]; h.Source.Kind == store.KindTranscript {

@@ -109,6 +109,12 @@ func (b *Backups) Start(ctx context.Context) error {
 	}
 	b.Log = b.Log.With("component", "backups")
 	set, ok := b.schedule()
+	if ok && b.DB.Shared() {
+		// The database is backed up with pg_dump; a schedule here would
+		// queue backups that fail on every daemon.
+		b.Log.Warn("backup.schedule is not followed on a shared store: back the database up with pg_dump", "store", b.DB.Location())
+		return nil
+	}
 	if !ok {
 		return b.DB.DeleteMeta(ctx, metaBackupSchedule)
 	}
@@ -134,7 +140,12 @@ func (b *Backups) Start(ctx context.Context) error {
 				b.Log.Error("the backup schedule stopped on a panic", "panic", fmt.Sprint(p))
 			}
 		}()
-		runSchedule(rctx, set, due, func() { b.ask(rctx) }, func(next time.Time) { b.save(rctx, next) })
+		// Each daemon's schedule fires its slots: a backup already queued or
+		// running is not asked again (kinds.EnsureBackup).
+		runSchedule(rctx, set, due, func() { b.ask(rctx) }, func(_ *time.Time, next time.Time) (time.Time, bool) {
+			b.save(rctx, next)
+			return next, true
+		})
 	}()
 	return nil
 }
@@ -182,6 +193,9 @@ func (b *Backups) save(ctx context.Context, next time.Time) {
 // Run queues a backup job now (POST /api/backups, `loci backups run`).
 // It takes no path: the job writes into backup.dir.
 func (b *Backups) Run(ctx context.Context, channel string) (*store.Job, error) {
+	if b.DB != nil && b.DB.Shared() {
+		return nil, backup.Unsupported(b.DB) // pg_dump's, not a job that fails
+	}
 	return b.Jobs.Submit(ctx, actors.Submission{Type: kinds.KindBackup, Channel: channel})
 }
 
@@ -324,6 +338,10 @@ func (b *Backups) state(files []api.BackupFile, held Held, dl *api.BackupFile) a
 	}
 	st.Last, st.AgeSecs, st.Warning = BackupWarning(BackupFacts{Files: files, Held: held, Now: b.now(), WarnAfter: warn,
 		Dir: b.Dir, Schedule: st.Schedule, NextDue: st.NextDue})
+	if b.DB != nil && b.DB.Shared() {
+		st.Schedule, st.NextDue = "", nil
+		st.Warning = "loci does not back up a shared store: back the database at " + b.DB.Location() + " up with pg_dump"
+	}
 	return st
 }
 

@@ -17,12 +17,19 @@ import (
 // from before (nil: the trigger just started, and its first slot is one
 // interval, or the next time of day, away: it never fires on enable); a
 // slot already past fires at once, once, whatever the number of slots
-// missed. save keeps each next slot, so that a restart knows it.
-func runSchedule(ctx context.Context, set triggers.Settings, due *time.Time, ask func(), save func(time.Time)) {
+// missed.
+//
+// claim keeps each next slot, so that a restart knows it, and decides who
+// fires a slot: claim(&slot, next) replaces the remembered slot by next
+// and reports true when the remembered slot is still slot; otherwise
+// another daemon (on a shared store) fired it, and claim answers the slot
+// it remembered, which this loop waits for instead. claim(nil, next) at
+// the start keeps next unless a slot is remembered already (another
+// daemon runs the trigger), and answers the slot to wait for.
+func runSchedule(ctx context.Context, set triggers.Settings, due *time.Time, ask func(), claim func(slot *time.Time, next time.Time) (time.Time, bool)) {
 	var next time.Time
 	if due == nil {
-		next = set.NextDue(time.Now())
-		save(next)
+		next, _ = claim(nil, set.NextDue(time.Now()))
 	} else {
 		next = *due
 	}
@@ -34,9 +41,13 @@ func runSchedule(ctx context.Context, set triggers.Settings, due *time.Time, ask
 			return
 		case <-timer.C:
 		}
-		ask()
-		next = set.After(next, time.Now())
-		save(next)
+		// Claimed before the request: a daemon that dies between the two
+		// misses the slot rather than another firing it again.
+		slot := next
+		won := false
+		if next, won = claim(&slot, set.After(slot, time.Now())); won {
+			ask()
+		}
 	}
 }
 

@@ -26,7 +26,12 @@ func TestScheduleLoop(t *testing.T) {
 		var saved []time.Time
 		start := time.Now()
 		go runSchedule(ctx, set, nil, func() { mu.Lock(); fired = append(fired, time.Now()); mu.Unlock() },
-			func(t time.Time) { mu.Lock(); saved = append(saved, t); mu.Unlock() })
+			func(_ *time.Time, t time.Time) (time.Time, bool) {
+				mu.Lock()
+				saved = append(saved, t)
+				mu.Unlock()
+				return t, true
+			})
 		time.Sleep(9*time.Minute + 59*time.Second)
 		synctest.Wait()
 		mu.Lock()
@@ -48,7 +53,12 @@ func TestScheduleLoop(t *testing.T) {
 		ctx, cancel = context.WithCancel(t.Context())
 		past := time.Now().Add(-5 * time.Hour)
 		go runSchedule(ctx, set, &past, func() { mu.Lock(); fired = append(fired, time.Now()); mu.Unlock() },
-			func(t time.Time) { mu.Lock(); saved = append(saved, t); mu.Unlock() })
+			func(_ *time.Time, t time.Time) (time.Time, bool) {
+				mu.Lock()
+				saved = append(saved, t)
+				mu.Unlock()
+				return t, true
+			})
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		mu.Lock()
@@ -63,7 +73,8 @@ func TestScheduleLoop(t *testing.T) {
 		fired = nil
 		ctx, cancel = context.WithCancel(t.Context())
 		defer cancel()
-		go runSchedule(ctx, daily, nil, func() { mu.Lock(); fired = append(fired, time.Now().UTC()); mu.Unlock() }, func(time.Time) {})
+		go runSchedule(ctx, daily, nil, func() { mu.Lock(); fired = append(fired, time.Now().UTC()); mu.Unlock() },
+			func(_ *time.Time, t time.Time) (time.Time, bool) { return t, true })
 		time.Sleep(72 * time.Hour)
 		synctest.Wait()
 		mu.Lock()

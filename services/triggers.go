@@ -160,7 +160,14 @@ func (t *Triggers) Start(ctx context.Context, initial config.Config) error {
 	if err := t.Sync(ctx); err != nil {
 		return err
 	}
-	t.recover(ctx, t.started, false)
+	// On a shared store another daemon may be queueing a delivery it
+	// accepted a moment ago: at the start, only deliveries older than the
+	// grace are surely left by a daemon that stopped.
+	before := t.started
+	if t.DB.Shared() {
+		before = before.Add(-t.Grace)
+	}
+	t.recover(ctx, before, false)
 	go func() {
 		tick := time.NewTicker(t.Every)
 		defer tick.Stop()
@@ -255,22 +262,36 @@ func (t *Triggers) loop(name string, r *triggerRun) {
 			}
 			return nil
 		})
-		runSchedule(r.ctx, r.set, due, func() { _ = ask("schedule") }, func(next time.Time) {
+		runSchedule(r.ctx, r.set, due, func() { _ = ask("schedule") }, func(slot *time.Time, next time.Time) (time.Time, bool) {
+			next, won := t.claimSlot(r.ctx, name, slot, next)
 			t.mu.Lock()
 			r.nextDue = &next
 			t.mu.Unlock()
-			if r.ctx.Err() == nil {
-				t.updateState(r.ctx, name, "", func(st *store.TriggerState) { st.Due = &next })
-			}
+			return next, won
 		})
 	case triggers.Poll:
-		runPoll(r.ctx, r.set, func() error { return ask("poll") }, func(next time.Time) {
+		// Several daemons poll: one asks per half interval, the first.
+		poll := func() error {
+			if !t.claimSignal(r.ctx, name, r.set.Every/2) {
+				return nil
+			}
+			return ask("poll")
+		}
+		runPoll(r.ctx, r.set, poll, func(next time.Time) {
 			t.mu.Lock()
 			r.nextDue = &next
 			t.mu.Unlock()
 		})
 	case triggers.Watch:
-		runWatch(r.ctx, r.set, r.rescan, func() { _ = ask("watch") }, func(err error) {
+		// Every daemon watching the directory sees a change; the first to
+		// claim it asks. The asks of one daemon are a debounce apart at
+		// least, those of one change on several daemons much closer.
+		change := func() {
+			if t.claimSignal(r.ctx, name, r.set.Debounce/2) {
+				_ = ask("watch")
+			}
+		}
+		runWatch(r.ctx, r.set, r.rescan, change, func(err error) {
 			t.mu.Lock()
 			r.setupErr = ""
 			if err != nil {
@@ -282,6 +303,70 @@ func (t *Triggers) loop(name string, r *triggerRun) {
 			}
 		})
 	}
+}
+
+// claimSlot is a schedule's claim of its slot (runSchedule): in one write
+// transaction, the remembered slot compared with slot and replaced by
+// next when equal (writes of all daemons being serial, one daemon wins
+// each slot); with slot nil, next is kept unless a slot is remembered.
+// It answers the slot to wait for and whether this daemon fires slot. A
+// failed write fires nothing (the request would fail the same way) and
+// waits for next.
+func (t *Triggers) claimSlot(ctx context.Context, name string, slot *time.Time, next time.Time) (time.Time, bool) {
+	type claim struct {
+		next time.Time
+		won  bool
+	}
+	v, err := t.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+		st, err := tx.TriggerState(name)
+		if err != nil {
+			return nil, err
+		}
+		if st == nil {
+			st = &store.TriggerState{Name: name}
+		}
+		if st.Due != nil && (slot == nil || !st.Due.Equal(*slot)) {
+			return claim{next: *st.Due}, nil
+		}
+		n := next.UTC()
+		st.Due = &n
+		return claim{next: n, won: slot != nil}, tx.PutTriggerState(st)
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			t.Log.Error("claiming a schedule's slot failed", "trigger", name, "err", err)
+		}
+		return next, false
+	}
+	c := v.(claim)
+	return c.next, c.won
+}
+
+// claimSignal claims a watch change or a poll for this daemon: false when
+// another daemon running the trigger claimed one less than window ago
+// (the same change, the same poll), else the claim is remembered and
+// true. A failed write answers true: a change is not lost for it (the
+// request says what failed).
+func (t *Triggers) claimSignal(ctx context.Context, name string, window time.Duration) bool {
+	v, err := t.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+		st, err := tx.TriggerState(name)
+		if err != nil {
+			return nil, err
+		}
+		if st == nil {
+			st = &store.TriggerState{Name: name}
+		}
+		now := tx.Now().UTC()
+		if st.Claimed != nil && now.Sub(*st.Claimed).Abs() < window {
+			return false, nil
+		}
+		st.Claimed = &now
+		return true, tx.PutTriggerState(st)
+	})
+	if err != nil {
+		return true
+	}
+	return v.(bool)
 }
 
 // ask makes the one request of every signal: a run of the trigger's miner,
@@ -466,13 +551,22 @@ func (t *Triggers) sync(c actor.Context) {
 	// What the palace remembers: a trigger not running keeps no slot (so
 	// that enabling it again never fires at once); a removed trigger is
 	// forgotten, its deliveries with it.
+	// On a shared store another daemon, with a configuration file of its
+	// own, may run a trigger this one does not (or does not know): only
+	// the triggers whose definition changed here are cleared or forgotten.
 	// Read first: most syncs change nothing and write nothing.
+	shared := t.DB.Shared()
+	mine := map[string]bool{}
+	for _, name := range changed {
+		mine[name] = true
+	}
 	stale := func(r store.Reader) (clear, forget []string, err error) {
 		err = r.TriggerStates(func(st *store.TriggerState) bool {
 			name := st.Name
 			_, isTrigger := defined[name]
 			_, isMiner := miners[strings.TrimPrefix(name, MinerSchedulePrefix)]
 			switch {
+			case shared && !mine[name]:
 			case !isTrigger && !(strings.HasPrefix(name, MinerSchedulePrefix) && isMiner):
 				forget = append(forget, name)
 			case st.Due != nil && !running[name]:
@@ -890,6 +984,9 @@ func (t *Triggers) recover(ctx context.Context, before time.Time, final bool) {
 			}
 			continue
 		}
+		if !t.claimDelivery(ctx, d, before) {
+			continue // another daemon recovers or queued it
+		}
 		outcome, job, _, err := t.queueDelivery(ctx, d.Trigger, d.ID, r)
 		if err != nil {
 			t.Log.Warn("an accepted delivery could not be queued; forgotten", "trigger", d.Trigger, "err", err)
@@ -897,6 +994,22 @@ func (t *Triggers) recover(ctx context.Context, before time.Time, final bool) {
 		}
 		t.Log.Info("an accepted delivery was recovered", "trigger", d.Trigger, "outcome", outcome, "job", job.ID)
 	}
+}
+
+// claimDelivery takes an accepted, unqueued delivery for this daemon's
+// recovery: in one write, still unqueued and accepted before `before`, it
+// is accepted again now, so that no other daemon's recovery takes it
+// meanwhile (several daemons recover on a shared store).
+func (t *Triggers) claimDelivery(ctx context.Context, d store.Delivery, before time.Time) bool {
+	v, err := t.Sys.Write(ctx, func(tx store.Tx) (any, error) {
+		cur, err := tx.Delivery(d.Trigger, d.ID)
+		if err != nil || cur == nil || cur.Job != "" || !cur.AcceptedAt.Before(before) {
+			return false, err
+		}
+		cur.AcceptedAt = tx.Now().UTC()
+		return true, tx.PutDelivery(cur)
+	})
+	return err == nil && v.(bool)
 }
 
 // prune forgets delivery ids older than DeliveryMemory.

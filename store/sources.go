@@ -414,6 +414,10 @@ type TriggerState struct {
 	LastJob   string
 	LastError string
 	Failures  int
+	// Claimed is when a daemon last claimed a watch change or a poll of
+	// the trigger: the daemons that run it (several on a shared store)
+	// ask once per signal, the first to claim it.
+	Claimed *time.Time
 }
 
 // Delivery is an accepted webhook delivery: remembered by its delivery id

@@ -211,7 +211,7 @@ func restSearch(ctx context.Context, res *search.SearchResult, b budget) ([]byte
 // fitted to the budget.
 func briefSearch(ctx context.Context, res *search.SearchResult, b budget) ([]byte, error) {
 	render := func(wins []window) ([]byte, error) {
-		out := api.BriefResult{Ranking: res.Ranking, Hits: make([]api.BriefHit, len(wins)), Omitted: len(res.Hits) - len(wins)}
+		out := api.BriefResult{Ranking: res.Ranking, Hits: make([]api.BriefHit, len(wins)), Omitted: len(res.Hits) - len(wins), Warning: res.Warning}
 		for i, w := range wins {
 			h := &res.Hits[i]
 			bh := api.BriefHit{ID: h.ID, Wing: h.WingName, Room: h.RoomName, Name: h.Name, Document: h.Document, Chunk: h.Chunk,

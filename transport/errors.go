@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/loci-dev/loci/fault"
 )
@@ -51,6 +52,10 @@ func renderError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err e
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", fe.Code, "err", err)
 	} else {
 		log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "code", fe.Code, "msg", fe.Msg)
+	}
+	if fe.RetryAfter > 0 {
+		// A passing failure (a shared store out of reach): try again then.
+		w.Header().Set("Retry-After", strconv.Itoa(fe.RetryAfter))
 	}
 	if fe.Code == fault.AuthUnauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer")

@@ -22,6 +22,9 @@ var queryParams = map[string][]string{
 	"POST /api/shutdown":     nil,
 	"POST /api/auth/token":   nil,
 	"DELETE /api/auth/token": nil,
+	"GET /api/db":            nil,
+	"POST /api/db":           nil,
+	"DELETE /api/db":         nil,
 
 	"GET /api/wings":                                  nil,
 	"POST /api/wings":                                 nil,

@@ -140,7 +140,7 @@ func apiSearch(res *search.SearchResult) *api.SearchResult {
 	if res == nil {
 		return nil
 	}
-	out := &api.SearchResult{Query: res.Query, Ranking: res.Ranking, Hits: make([]api.Hit, len(res.Hits))}
+	out := &api.SearchResult{Query: res.Query, Ranking: res.Ranking, Hits: make([]api.Hit, len(res.Hits)), Warning: res.Warning}
 	for i := range res.Hits {
 		h := &res.Hits[i]
 		out.Hits[i] = api.Hit{Drawer: apiDrawer(&h.Drawer), Wing: h.WingName, Room: h.RoomName, Document: h.Document, Chunk: h.Chunk,

@@ -238,6 +238,7 @@ func (s *Server) Handler() http.Handler {
 		r.Post("/backups", s.h(s.runBackup))
 		r.Get("/backup", s.read(s.getBackup))
 		r.Post("/imports", s.write(s.submitImport))
+		s.dbRoutes(r)
 	})
 	return r
 }
@@ -506,7 +507,7 @@ func (s *Server) configReport() api.Config {
 	return api.Config{
 		Listener:  api.Listener{Bind: c.Server.Bind, Port: c.Server.Port, Address: s.Address},
 		Palace:    c.Palace.Path,
-		Datastore: api.ConfigStore{Backend: s.Palace.DB.Backend(), Location: s.Palace.DB.Location()},
+		Datastore: api.ConfigStore{Backend: s.Palace.DB.Backend(), Location: s.Palace.DB.Location(), Password: passwordFrom(c)},
 		Auth:      api.ConfigAuth{Enabled: c.Auth.Enabled, TokenConfigured: s.Auth != nil && s.Auth.SecretConfigured()},
 		Dashboard: api.Enabled{Enabled: c.Web.Enable},
 		Assets:    api.Assets{Origin: assetsOrigin(c)},

@@ -52,19 +52,50 @@ const (
 func storeDir(cfg config.Config) string { return filepath.Join(cfg.Palace.Path, "store") }
 
 // storeLocation is where the palace's store lives, as the backend
-// registry reads it (store.Open): the embedded store's directory.
-func storeLocation(cfg config.Config) string { return storeDir(cfg) }
+// registry reads it (store.Open): the shared store's URL (datastore.url),
+// else the embedded store's directory.
+func storeLocation(cfg config.Config) string {
+	if cfg.Datastore.Shared() {
+		return cfg.Datastore.URL
+	}
+	return storeDir(cfg)
+}
 
 // openStore opens the palace's store with the backend its location
 // names, creating an embedded store's directory.
 func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.DB, error) {
-	return store.Open(ctx, store.OpenOptions{Location: storeLocation(cfg), Log: log})
+	return openWith(ctx, cfg, store.OpenOptions{Log: log})
 }
 
 // openServing opens the palace's store for the daemon: an embedded store
 // opens read-only on a full disk (badgerdb.OpenServing).
 func openServing(ctx context.Context, cfg config.Config, log *slog.Logger) (store.DB, error) {
-	return store.Open(ctx, store.OpenOptions{Location: storeLocation(cfg), Log: log, Serving: true})
+	return openWith(ctx, cfg, store.OpenOptions{Log: log, Serving: true})
+}
+
+// openWith opens the store at storeLocation with the shared store's
+// password (LOCI_DATASTORE_PASSWORD, else datastore.password_file).
+func openWith(ctx context.Context, cfg config.Config, o store.OpenOptions) (store.DB, error) {
+	o.Location = storeLocation(cfg)
+	if cfg.Datastore.Shared() {
+		pw, _, err := cfg.Datastore.ReadPassword()
+		if err != nil {
+			return nil, err
+		}
+		o.Password = pw
+	}
+	return store.Open(ctx, o)
+}
+
+// storeExists reports whether the palace's store may hold data: a shared
+// store always may (it is opened to know); an embedded one when its
+// directory exists.
+func storeExists(cfg config.Config) bool {
+	if cfg.Datastore.Shared() {
+		return true
+	}
+	_, err := os.Stat(storeDir(cfg))
+	return !errors.Is(err, os.ErrNotExist)
 }
 
 // readOnly reports whether db is an embedded store opened read-only (a
@@ -172,6 +203,35 @@ func mustBeMigrated(ctx context.Context, mig store.Migrator, g *disk.Guard) erro
 // migrator is the store's migration runner over the data steps.
 func migrator(db store.DB) store.Migrator { return db.Migrator(store.Steps()) }
 
+// sharedMigrateWait bounds how long a start on a shared store waits for
+// another daemon's migration (its schema sync, its data steps).
+var sharedMigrateWait = 2 * time.Minute
+
+// migrateAtStart runs the migrations. On a shared store, daemons started
+// together (two machines booting) find the migration lock held by the
+// first: a start waits for it, up to sharedMigrateWait, and then finds
+// nothing pending; the embedded store's lock held means another process
+// holds the palace, refused at once as before.
+func migrateAtStart(ctx context.Context, db store.DB, mig store.Migrator, log *slog.Logger) ([]int, error) {
+	deadline := time.Now().Add(sharedMigrateWait)
+	said := false
+	for {
+		ran, err := mig.Run(ctx)
+		if err == nil || !db.Shared() || !fault.Is(err, fault.MigrateLocked) || time.Now().After(deadline) {
+			return ran, err
+		}
+		if !said {
+			log.Info("another daemon is migrating the shared store; waiting for it", "store", db.Location())
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 // serve runs the daemon: bind, open and migrate the store, start the
 // actors, serve, write the registry, and stop gracefully. Each part is
 // started in order and recorded in a lifecycle, which stops them in
@@ -222,6 +282,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		return err
 	}
 	lc.startedPlain("the store", storeWait, db.Close)
+	// The store holds the password; nothing else may, and the programs the
+	// daemon runs (command providers) do not inherit it.
+	cfg.Datastore.Forget()
+	_ = os.Unsetenv(config.DatastorePasswordEnv)
 	if cfg.Store.MinFreeBytes < badgerdb.Headroom {
 		log.Warn("store.min_free_bytes is below what the store needs to start its next files; that is kept free instead",
 			"min_free_bytes", cfg.Store.MinFreeBytes, "kept", reserve(cfg))
@@ -245,7 +309,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 			return err
 		}
 	} else {
-		ran, err := mig.Run(ctx)
+		ran, err := migrateAtStart(ctx, db, mig, log)
 		if err != nil {
 			return err
 		}
@@ -477,6 +541,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		vectors.Start(func() { kinds.EnsureEmbed(context.Background(), jobs, vectors) })
 		lc.started("the vector follower", followerWait, func(ctx context.Context) error { vectors.Stop(ctx); return nil })
 	}
+	// A shared store: the other daemons' commits wake this one's followers
+	// and its dispatcher (a no-op on the embedded store).
+	stopWatch := actors.WatchOthers(db, log, kicks, jobs.Kick)
+	lc.startedPlain("watching the other daemons' changes", time.Second, func() error { stopWatch(); return nil })
 
 	// Miners and the trigger supervisor: what is enabled in the
 	// configuration file starts asking for runs now (recovering webhook
@@ -707,7 +775,7 @@ func migrate(ctx context.Context, cfg config.Config, log *slog.Logger) (cli.Migr
 // (nothing is written: a palace without an identity has no backup).
 func backupCheck(ctx context.Context, cfg config.Config) (api.BackupStatus, error) {
 	b := &services.Backups{Settings: cfg.Backup, Dir: cfg.BackupDir()}
-	if _, err := os.Stat(storeDir(cfg)); errors.Is(err, os.ErrNotExist) {
+	if !storeExists(cfg) {
 		return b.StatusOf("", 0)
 	}
 	db, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
@@ -720,7 +788,7 @@ func backupCheck(ctx context.Context, cfg config.Config) (api.BackupStatus, erro
 }
 
 func openCheck(ctx context.Context, cfg config.Config) error {
-	if _, err := os.Stat(storeDir(cfg)); errors.Is(err, os.ErrNotExist) {
+	if !storeExists(cfg) {
 		return nil
 	}
 	db, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))

@@ -104,10 +104,20 @@ func startOn(t *testing.T, port, home, palace string, extraEnv ...string) *daemo
 // wrapped) and waits until its registry file names it.
 func startCmd(t *testing.T, cmd *exec.Cmd, home, palace string) *daemon {
 	t.Helper()
+	d, err := startCmdErr(t, cmd, home, palace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// startCmdErr is startCmd answering an error instead of failing the test
+// (a start from another goroutine).
+func startCmdErr(t *testing.T, cmd *exec.Cmd, home, palace string) (*daemon, error) {
 	d := &daemon{t: t, palace: palace, home: home, log: &syncBuffer{}, exited: make(chan struct{}), cmd: cmd}
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	go func() { d.err = d.cmd.Wait(); close(d.exited) }()
 	t.Cleanup(func() {
@@ -118,7 +128,7 @@ func startCmd(t *testing.T, cmd *exec.Cmd, home, palace string) *daemon {
 	for time.Now().Before(deadline) {
 		select {
 		case <-d.exited:
-			t.Fatalf("daemon exited during start: %v\n%s", d.err, d.log.String())
+			return nil, fmt.Errorf("daemon exited during start: %v\n%s", d.err, d.log.String())
 		default:
 		}
 		b, err := os.ReadFile(filepath.Join(palace, "daemon.json"))
@@ -129,13 +139,12 @@ func startCmd(t *testing.T, cmd *exec.Cmd, home, palace string) *daemon {
 			}
 			if json.Unmarshal(b, &reg) == nil && reg.PID == d.cmd.Process.Pid {
 				d.addr = reg.Address
-				return d
+				return d, nil
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("daemon not ready:\n%s", d.log.String())
-	return nil
+	return nil, fmt.Errorf("daemon not ready:\n%s", d.log.String())
 }
 
 // wait waits for the process to exit.

@@ -25,6 +25,7 @@ func main() {
 		Commit:    commit,
 		Serve:     serve,
 		Migrate:   migrate,
+		MigrateTo: migrateTo,
 		OpenCheck: openCheck,
 		Disk:      diskCheck,
 		Backups:   backupCheck,

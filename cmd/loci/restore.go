@@ -77,6 +77,12 @@ func derivedDirs(cfg config.Config) []string {
 // that the next start rebuilds them.
 func restore(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.RestoreOptions) (rep api.RestoreReport, err error) {
 	rep.Palace = cfg.Palace.Path
+	if cfg.Datastore.Shared() {
+		// A backup loads into an embedded store only: restoring here would
+		// fill a directory the daemon does not read.
+		return rep, fault.New(fault.BackupUnsupported, "loci restore loads an embedded palace, and this palace is a shared store (datastore.url)",
+			"restore the database with pg_restore (from pg_dump); or restore into an embedded palace (datastore.url unset, --data-dir DIR) and copy it with `loci migrate --to postgres://...`")
+	}
 	for _, f := range o.Files {
 		what := map[string]string{cli.KindExport: "a loci export", cli.KindEncrypted: "age-encrypted (an encrypted loci export)"}[cli.FileKind(f)]
 		if what != "" {

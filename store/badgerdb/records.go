@@ -298,16 +298,17 @@ type triggerRecord struct {
 	LastJob    string     `json:"last_job,omitempty"`
 	LastError  string     `json:"last_error,omitempty"`
 	Failures   int        `json:"failures,omitempty"`
+	Claimed    *time.Time `json:"claimed,omitempty"`
 }
 
 func triggerRec(s *store.TriggerState) *triggerRecord {
 	return &triggerRecord{Name: s.Name, Due: s.Due, Fired: s.Fired, Coalesced: s.Coalesced, Failed: s.Failed, Deliveries: s.Deliveries,
-		LastFired: s.LastFired, LastJob: s.LastJob, LastError: s.LastError, Failures: s.Failures}
+		LastFired: s.LastFired, LastJob: s.LastJob, LastError: s.LastError, Failures: s.Failures, Claimed: s.Claimed}
 }
 
 func (r *triggerRecord) state() *store.TriggerState {
 	return &store.TriggerState{Name: r.Name, Due: r.Due, Fired: r.Fired, Coalesced: r.Coalesced, Failed: r.Failed, Deliveries: r.Deliveries,
-		LastFired: r.LastFired, LastJob: r.LastJob, LastError: r.LastError, Failures: r.Failures}
+		LastFired: r.LastFired, LastJob: r.LastJob, LastError: r.LastError, Failures: r.Failures, Claimed: r.Claimed}
 }
 
 // deliveryRecord is an accepted webhook delivery (tgd/<trigger>/<id>).

@@ -14,15 +14,15 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// open opens the backend at url with its schema applied, as a daemon's
-// start does.
+// open opens the backend at url with its schema applied (not recorded:
+// the suite's Migrations case starts from a store nothing migrated).
 func open(t *testing.T, url string) *postgres.DB {
 	t.Helper()
 	db, err := postgres.Open(context.Background(), store.OpenOptions{Location: url, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Migrator(nil).Run(context.Background()); err != nil {
+	if err := db.ApplySchema(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return db

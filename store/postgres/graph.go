@@ -1,85 +1,461 @@
 package postgres
 
 import (
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
 	"github.com/loci-dev/loci/store"
+	"github.com/loci-dev/loci/store/graph"
 )
 
-// Entity is not written yet.
+// The knowledge graph (schema/50_graph.sql). Entities are resolved through
+// entity_index: one row per (index, value) an entity is found under, its
+// name, its key, its key again and each one-rune deletion of it, and each
+// alias's key; an entity with a key of n distinct runes and a aliases of
+// distinct keys makes about n+3+a rows. EntityIDs is one scan of the
+// index's primary key, in id order (ids are time-ordered: oldest first).
+//
+// Visitors (Entities, Mentions, MentioningDrawers, EntityRelationships)
+// read a page of rows, then call fn for each: fn may read through the same
+// transaction, and a connection runs one query at a time. Pages follow a
+// key (keyset pagination) so each is one index range scan.
+
+// Entity index kinds as stored in entity_index.kind.
+const (
+	indexName     int16 = 0
+	indexKey      int16 = 1
+	indexAlias    int16 = 2
+	indexDeletion int16 = 3
+)
+
+func entityIndexKind(i store.EntityIndex) int16 {
+	switch i {
+	case store.EntityByName:
+		return indexName
+	case store.EntityByKey:
+		return indexKey
+	case store.EntityByAlias:
+		return indexAlias
+	default:
+		return indexDeletion
+	}
+}
+
+// Pages of a visit: small first (a visitor often stops early), then
+// larger, up to graphMaxPage rows.
+const (
+	graphFirstPage = 64
+	graphMaxPage   = 1024
+)
+
+func nextPage(n int) int { return min(n*2, graphMaxPage) }
+
+// visit calls fn for each entry of a page, stopping on the context (its
+// error) or when fn returns false (more false).
+func visit[T any](t *tx, page []T, fn func(T) bool) (more bool, err error) {
+	for _, v := range page {
+		if err := t.interrupted(); err != nil {
+			return false, err
+		}
+		if !fn(v) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// graphCache is what a write transaction read of the entities: the
+// records and the index answers. A resolution asks an index, then reads
+// each candidate, then the one it took, then writes it; its batch asks
+// again. Other daemons write nothing meanwhile (Update holds the writer
+// lock from its start), PutEntity keeps the cache true, and a rollback to
+// a savepoint drops it (tx.go).
+type graphCache struct {
+	entities map[string]*store.Entity
+	ids      map[entityIndexRow][]string
+}
+
+// maxCachedEntities bounds a transaction's cache; past it, it starts over.
+const maxCachedEntities = 50000
+
+// cache is the transaction's graph cache; nil in a read transaction
+// (a reader's reads are not bounded by a batch).
+func (t *tx) cache() *graphCache {
+	if !t.write {
+		return nil
+	}
+	if t.graph == nil || len(t.graph.entities) > maxCachedEntities {
+		t.graph = &graphCache{entities: map[string]*store.Entity{}, ids: map[entityIndexRow][]string{}}
+	}
+	return t.graph
+}
+
+// keep caches an entity (a copy).
+func (c *graphCache) keep(e *store.Entity) {
+	if c != nil {
+		cp := *e
+		c.entities[e.ID] = &cp
+	}
+}
+
+// Entity is an entity by id; nil when none.
 func (t *tx) Entity(id string) (*store.Entity, error) {
-	return nil, errTODO
+	c := t.cache()
+	if c != nil {
+		if e, ok := c.entities[id]; ok {
+			cp := *e
+			return &cp, nil
+		}
+	}
+	e, err := get[store.Entity](t, "SELECT rec FROM entities WHERE id = $1", id)
+	if err == nil && e != nil {
+		c.keep(e)
+	}
+	return e, err
 }
 
-// EntityIDs is not written yet.
+// EntityIDs is the ids under a value of an entity index, oldest first.
+// In a write transaction the entities come with them (one statement) and
+// are kept for the Entity reads that follow; a deletion lookup also asks
+// for the value's own deletions, which the typo rule asks next.
 func (t *tx) EntityIDs(index store.EntityIndex, value string) ([]string, error) {
-	return nil, errTODO
+	kind := entityIndexKind(index)
+	c := t.cache()
+	if c == nil {
+		return t.strings("SELECT entity FROM entity_index WHERE kind = $1 AND value = $2 ORDER BY entity", kind, value)
+	}
+	if ids, ok := c.ids[entityIndexRow{kind, value}]; ok {
+		return slices.Clone(ids), nil
+	}
+	values := []string{value}
+	if kind == indexDeletion {
+		for _, d := range graph.Deletions(value) {
+			if _, ok := c.ids[entityIndexRow{kind, d}]; !ok {
+				values = append(values, d)
+			}
+		}
+	}
+	for _, v := range values {
+		c.ids[entityIndexRow{kind, v}] = nil
+	}
+	// One index lookup per value (never a scan of the kind with the values
+	// as a filter, which a prepared statement's generic plan may choose for
+	// "value = ANY($2)"), each entity's record by its primary key.
+	sql := `SELECT i.value, (SELECT e.rec FROM entities e WHERE e.id = i.entity) FROM entity_index i
+		WHERE i.kind = $1 AND i.value = $2 ORDER BY i.entity`
+	args := []any{kind, value}
+	if len(values) > 1 {
+		sql = `SELECT v.value, (SELECT e.rec FROM entities e WHERE e.id = i.entity)
+			FROM unnest($2::text[]) AS v(value), LATERAL (SELECT entity FROM entity_index
+				WHERE kind = $1 AND value = v.value ORDER BY entity) AS i
+			ORDER BY v.value, i.entity`
+		args = []any{kind, values}
+	}
+	err := t.rows(sql, args,
+		func(r pgx.Rows) (bool, error) {
+			var v string
+			var b []byte
+			if err := r.Scan(&v, &b); err != nil {
+				return false, t.check(err)
+			}
+			e := new(store.Entity)
+			if err := dec(b, e); err != nil {
+				return false, err
+			}
+			row := entityIndexRow{kind, v}
+			c.ids[row] = append(c.ids[row], e.ID)
+			if _, ok := c.entities[e.ID]; !ok {
+				c.entities[e.ID] = e
+			}
+			return true, nil
+		})
+	if err != nil {
+		t.graph = nil
+		return nil, err
+	}
+	return slices.Clone(c.ids[entityIndexRow{kind, value}]), nil
 }
 
-// Entities is not written yet.
+// Entities visits every entity in name order (then id order) until fn
+// returns false.
 func (t *tx) Entities(fn func(*store.Entity) bool) error {
-	return errTODO
+	lastName, lastID := "", ""
+	for n := graphFirstPage; ; n = nextPage(n) {
+		var page []*store.Entity
+		err := t.rows(`SELECT i.value, i.entity, (SELECT e.rec FROM entities e WHERE e.id = i.entity) FROM entity_index i
+			WHERE i.kind = 0 AND (i.kind, i.value, i.entity) > (0, $1, $2) ORDER BY i.kind, i.value, i.entity LIMIT $3`,
+			[]any{lastName, lastID, n}, func(r pgx.Rows) (bool, error) {
+				var b []byte
+				if err := r.Scan(&lastName, &lastID, &b); err != nil {
+					return false, t.check(err)
+				}
+				e := new(store.Entity)
+				if err := dec(b, e); err != nil {
+					return false, err
+				}
+				page = append(page, e)
+				return true, nil
+			})
+		if err != nil {
+			return err
+		}
+		if more, err := visit(t, page, fn); err != nil || !more {
+			return err
+		}
+		if len(page) < n {
+			return t.interrupted()
+		}
+	}
 }
 
-// EntityLinks is not written yet.
+// EntityLinks is the links from or to an entity, in link id order.
 func (t *tx) EntityLinks(id string) ([]store.EntityLink, error) {
-	return nil, errTODO
+	var out []store.EntityLink
+	err := each(t, `SELECT rec FROM entity_links WHERE from_id = $1 OR to_id = $1 ORDER BY id`, []any{id},
+		func(l *store.EntityLink) bool { out = append(out, *l); return true })
+	return out, err
 }
 
-// Mention is not written yet.
+// Mention is a drawer's mention of an entity; nil when none.
 func (t *tx) Mention(drawer, entity string) (*store.Mention, error) {
-	return nil, errTODO
+	return get[store.Mention](t, "SELECT rec FROM mentions WHERE drawer = $1 AND entity = $2", drawer, entity)
 }
 
-// Mentions is not written yet.
+// Mentions visits the mentions of an entity in drawer id order until fn
+// returns false.
 func (t *tx) Mentions(entity string, fn func(*store.Mention) bool) error {
-	return errTODO
+	last := ""
+	for n := graphFirstPage; ; n = nextPage(n) {
+		var page []*store.Mention
+		err := t.rows(`SELECT drawer, rec FROM mentions WHERE entity = $1 AND drawer > $2 ORDER BY drawer LIMIT $3`,
+			[]any{entity, last, n}, func(r pgx.Rows) (bool, error) {
+				var b []byte
+				if err := r.Scan(&last, &b); err != nil {
+					return false, t.check(err)
+				}
+				m := new(store.Mention)
+				if err := dec(b, m); err != nil {
+					return false, err
+				}
+				page = append(page, m)
+				return true, nil
+			})
+		if err != nil {
+			return err
+		}
+		if more, err := visit(t, page, fn); err != nil || !more {
+			return err
+		}
+		if len(page) < n {
+			return t.interrupted()
+		}
+	}
 }
 
-// DrawerMentions is not written yet.
+// DrawerMentions is the mentions a drawer makes, in entity id order.
 func (t *tx) DrawerMentions(drawer string) ([]store.Mention, error) {
-	return nil, errTODO
+	var out []store.Mention
+	err := each(t, "SELECT rec FROM mentions WHERE drawer = $1 ORDER BY entity", []any{drawer},
+		func(m *store.Mention) bool { out = append(out, *m); return true })
+	return out, err
 }
 
-// MentioningDrawers is not written yet.
+// MentioningDrawers visits the ids of the drawers mentioning an entity,
+// in id order, from the index alone, until fn returns false.
 func (t *tx) MentioningDrawers(entity string, fn func(drawer string) bool) error {
-	return errTODO
+	last := ""
+	for n := graphFirstPage; ; n = nextPage(n) {
+		page, err := t.strings(`SELECT drawer FROM mentions WHERE entity = $1 AND drawer > $2 ORDER BY drawer LIMIT $3`,
+			entity, last, n)
+		if err != nil {
+			return err
+		}
+		if more, err := visit(t, page, fn); err != nil || !more {
+			return err
+		}
+		if len(page) < n {
+			return t.interrupted()
+		}
+		last = page[len(page)-1]
+	}
 }
 
-// Relationship is not written yet.
+// Relationship is a fact by id; nil when none.
 func (t *tx) Relationship(id string) (*store.Relationship, error) {
-	return nil, errTODO
+	return get[store.Relationship](t, "SELECT rec FROM relationships WHERE id = $1", id)
 }
 
-// EntityRelationships is not written yet.
+// EntityRelationships visits the facts an entity is the subject or the
+// object of, in id order (a fact of itself once), until fn returns false.
+// Each page merges two index range scans (subject, object).
 func (t *tx) EntityRelationships(entity string, fn func(*store.Relationship) bool) error {
-	return errTODO
+	last := ""
+	for n := graphFirstPage; ; n = nextPage(n) {
+		var page []*store.Relationship
+		rows := 0
+		err := t.rows(`(SELECT id, rec FROM relationships WHERE subject = $1 AND id > $2 ORDER BY id LIMIT $3)
+			UNION ALL (SELECT id, rec FROM relationships WHERE object = $1 AND id > $2 ORDER BY id LIMIT $3)
+			ORDER BY id LIMIT $3`,
+			[]any{entity, last, n}, func(r pgx.Rows) (bool, error) {
+				rows++
+				var id string
+				var b []byte
+				if err := r.Scan(&id, &b); err != nil {
+					return false, t.check(err)
+				}
+				if id == last {
+					return true, nil // subject and object: the fact is in both scans
+				}
+				last = id
+				rel := new(store.Relationship)
+				if err := dec(b, rel); err != nil {
+					return false, err
+				}
+				page = append(page, rel)
+				return true, nil
+			})
+		if err != nil {
+			return err
+		}
+		if more, err := visit(t, page, fn); err != nil || !more {
+			return err
+		}
+		if rows < n {
+			return t.interrupted()
+		}
+	}
 }
 
-// RelationshipLinks is not written yet.
+// RelationshipLinks is the lifecycle links from or to a fact, in link id
+// order.
 func (t *tx) RelationshipLinks(id string) ([]store.RelationshipLink, error) {
-	return nil, errTODO
+	var out []store.RelationshipLink
+	err := each(t, `SELECT rec FROM relationship_links WHERE from_id = $1 OR to_id = $1 ORDER BY id`, []any{id},
+		func(l *store.RelationshipLink) bool { out = append(out, *l); return true })
+	return out, err
 }
 
-// PutEntity is not written yet.
+// entityIndexRow is one (kind, value) an entity is found under.
+type entityIndexRow struct {
+	kind  int16
+	value string
+}
+
+// entityIndexRows is every (kind, value) of an entity, once each.
+func entityIndexRows(e *store.Entity) map[entityIndexRow]bool {
+	rows := map[entityIndexRow]bool{{indexName, e.Name}: true, {indexKey, e.Key}: true, {indexDeletion, e.Key}: true}
+	for _, d := range graph.Deletions(e.Key) {
+		rows[entityIndexRow{indexDeletion, d}] = true
+	}
+	for _, a := range e.Aliases {
+		rows[entityIndexRow{indexAlias, graph.Key(a)}] = true
+	}
+	return rows
+}
+
+// columns is the rows of a that are not in b, as two arrays for unnest.
+func indexColumns(a, b map[entityIndexRow]bool) ([]int16, []string) {
+	kinds, values := []int16{}, []string{}
+	for r := range a {
+		if !b[r] {
+			kinds, values = append(kinds, r.kind), append(values, r.value)
+		}
+	}
+	return kinds, values
+}
+
+// PutEntity writes an entity and keeps its indexes in one statement: the
+// record, the index rows prev had and e has not deleted, the rows e
+// gains inserted (those it kept stay untouched).
 func (t *tx) PutEntity(e, prev *store.Entity) error {
-	return errTODO
+	rec, err := enc(e)
+	if err != nil {
+		return err
+	}
+	now := entityIndexRows(e)
+	var old map[entityIndexRow]bool
+	if prev != nil && prev.ID == e.ID {
+		old = entityIndexRows(prev)
+	}
+	addKinds, addValues := indexColumns(now, old)
+	goneKinds, goneValues := indexColumns(old, now)
+	if len(goneKinds) == 0 {
+		err = t.exec(`WITH put AS (
+				INSERT INTO entities (id, name, kind, key, rec) VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, key = EXCLUDED.key, rec = EXCLUDED.rec)
+			INSERT INTO entity_index (kind, value, entity) SELECT k, v, $1 FROM unnest($6::smallint[], $7::text[]) AS u(k, v)
+			ON CONFLICT DO NOTHING`,
+			e.ID, e.Name, e.Kind, e.Key, rec, addKinds, addValues)
+	} else {
+		err = t.exec(`WITH put AS (
+				INSERT INTO entities (id, name, kind, key, rec) VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, key = EXCLUDED.key, rec = EXCLUDED.rec),
+			gone AS (
+				DELETE FROM entity_index i USING unnest($8::smallint[], $9::text[]) AS g(k, v)
+				WHERE i.kind = g.k AND i.value = g.v AND i.entity = $1)
+			INSERT INTO entity_index (kind, value, entity) SELECT k, v, $1 FROM unnest($6::smallint[], $7::text[]) AS u(k, v)
+			ON CONFLICT DO NOTHING`,
+			e.ID, e.Name, e.Kind, e.Key, rec, addKinds, addValues, goneKinds, goneValues)
+	}
+	if err != nil {
+		t.graph = nil
+		return err
+	}
+	if c := t.cache(); c != nil {
+		c.keep(e)
+		// The answers the entity joined or left are asked again.
+		for i := range addKinds {
+			delete(c.ids, entityIndexRow{addKinds[i], addValues[i]})
+		}
+		for i := range goneKinds {
+			delete(c.ids, entityIndexRow{goneKinds[i], goneValues[i]})
+		}
+	}
+	return nil
 }
 
-// PutEntityLink is not written yet.
+// PutEntityLink writes a link between entities (replacing one of its id).
 func (t *tx) PutEntityLink(l *store.EntityLink) error {
-	return errTODO
+	rec, err := enc(l)
+	if err != nil {
+		return err
+	}
+	return t.exec(`INSERT INTO entity_links (id, from_id, to_id, rec) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id) DO UPDATE SET from_id = EXCLUDED.from_id, to_id = EXCLUDED.to_id, rec = EXCLUDED.rec`,
+		l.ID, l.From, l.To, rec)
 }
 
-// PutMention is not written yet.
+// PutMention writes a drawer's mention of an entity (replacing one).
 func (t *tx) PutMention(m *store.Mention) error {
-	return errTODO
+	rec, err := enc(m)
+	if err != nil {
+		return err
+	}
+	return t.exec(`INSERT INTO mentions (drawer, entity, rec) VALUES ($1, $2, $3)
+		ON CONFLICT (drawer, entity) DO UPDATE SET rec = EXCLUDED.rec`, m.Drawer, m.Entity, rec)
 }
 
-// PutRelationship is not written yet.
+// PutRelationship writes a fact; its subject and object columns are its
+// indexes, replaced with the row (prev needs no reading).
 func (t *tx) PutRelationship(r, prev *store.Relationship) error {
-	return errTODO
+	rec, err := enc(r)
+	if err != nil {
+		return err
+	}
+	return t.exec(`INSERT INTO relationships (id, subject, object, rec) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id) DO UPDATE SET subject = EXCLUDED.subject, object = EXCLUDED.object, rec = EXCLUDED.rec`,
+		r.ID, r.Subject, r.Object, rec)
 }
 
-// PutRelationshipLink is not written yet.
+// PutRelationshipLink writes a lifecycle link between facts (replacing one
+// of its id).
 func (t *tx) PutRelationshipLink(l *store.RelationshipLink) error {
-	return errTODO
+	rec, err := enc(l)
+	if err != nil {
+		return err
+	}
+	return t.exec(`INSERT INTO relationship_links (id, from_id, to_id, rec) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id) DO UPDATE SET from_id = EXCLUDED.from_id, to_id = EXCLUDED.to_id, rec = EXCLUDED.rec`,
+		l.ID, l.From, l.To, rec)
 }

@@ -16,18 +16,40 @@ import (
 // later with a lower sequence.
 
 // Changes visits the entries after seq in order until fn returns false.
+// It reads a page of entries at a time and closes it before fn sees them:
+// a follower reads the transaction again inside fn (a connection runs one
+// query at a time).
 func (t *tx) Changes(after uint64, fn func(store.Change) bool) error {
-	return t.rows("SELECT seq, at, kind, action, id, origin FROM changes WHERE seq > $1 ORDER BY seq", []any{int64(after)},
-		func(r pgx.Rows) (bool, error) {
-			var c store.Change
-			var seq int64
-			if err := r.Scan(&seq, &c.At, &c.Kind, &c.Action, &c.ID, &c.Origin); err != nil {
-				return false, t.check(err)
+	for limit := 64; ; limit = min(limit*4, 4096) {
+		var page []store.Change
+		err := t.rows("SELECT seq, at, kind, action, id, origin FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+			[]any{int64(after), limit}, func(r pgx.Rows) (bool, error) {
+				var c store.Change
+				var seq int64
+				if err := r.Scan(&seq, &c.At, &c.Kind, &c.Action, &c.ID, &c.Origin); err != nil {
+					return false, t.check(err)
+				}
+				c.Seq = uint64(seq)
+				c.At = c.At.UTC()
+				page = append(page, c)
+				return true, nil
+			})
+		if err != nil {
+			return err
+		}
+		for _, c := range page {
+			if err := t.interrupted(); err != nil {
+				return err
 			}
-			c.Seq = uint64(seq)
-			c.At = c.At.UTC()
-			return fn(c), nil
-		})
+			if !fn(c) {
+				return nil
+			}
+		}
+		if len(page) < limit {
+			return nil
+		}
+		after = page[len(page)-1].Seq
+	}
 }
 
 // LastSeq is the log's last sequence (0 when empty).

@@ -33,6 +33,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,14 @@ const (
 // Channel is the NOTIFY channel of committed changes; its payload is the
 // committing handle's origin.
 const Channel = "loci_changes"
+
+// StatementTimeout bounds one statement; IdleInTransaction bounds a
+// transaction left idle by its holder (the server ends the session). The
+// URL's options may set either (statement_timeout=..., in ms).
+var (
+	StatementTimeout  = time.Minute
+	IdleInTransaction = time.Minute
+)
 
 // PollEvery is how often Watch wakes the followers when no notification
 // came (a lost notification, a listener reconnecting).
@@ -122,6 +131,22 @@ func Open(ctx context.Context, o store.OpenOptions) (*DB, error) {
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "loci"
+	// A database is not ours: bound what it may make us wait for. A
+	// statement (the writer lock's wait included) fails after
+	// StatementTimeout, and a session idle inside a transaction (a daemon
+	// stopped while holding the writer lock) is ended by the server after
+	// IdleInTransaction, releasing its locks for the other daemons; dead
+	// peers are found by TCP keepalives.
+	for k, v := range map[string]string{
+		"statement_timeout":                   strconv.Itoa(int(StatementTimeout / time.Millisecond)),
+		"idle_in_transaction_session_timeout": strconv.Itoa(int(IdleInTransaction / time.Millisecond)),
+	} {
+		if _, set := cfg.ConnConfig.RuntimeParams[k]; !set {
+			cfg.ConnConfig.RuntimeParams[k] = v
+		}
+	}
+	dialer := &net.Dialer{Timeout: cfg.ConnConfig.ConnectTimeout, KeepAlive: 15 * time.Second}
+	cfg.ConnConfig.DialFunc = dialer.DialContext
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -194,7 +219,7 @@ func Unavailable(err error) bool {
 		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
 	}
 	var ne net.Error
-	if errors.As(err, &ne) || pgconn.SafeToRetry(err) || errors.Is(err, pgx.ErrTxClosed) {
+	if errors.As(err, &ne) {
 		return true
 	}
 	var ce *pgconn.ConnectError
@@ -229,7 +254,7 @@ func (db *DB) fail(err error) error {
 		return store.ErrConflict
 	}
 	if Unavailable(err) {
-		return &fault.Error{Code: fault.StoreBackendFailed, Status: 503, Err: errors.New(db.scrub(err.Error())),
+		return &fault.Error{Code: fault.StoreBackendFailed, Status: 503, RetryAfter: RetryAfter, Err: errors.New(db.scrub(err.Error())),
 			Msg:  "the shared store at " + db.where + " is unreachable",
 			Help: fmt.Sprintf("nothing was written; the daemon reconnects on its own: try again in %d s (Retry-After)", RetryAfter)}
 	}
@@ -263,17 +288,23 @@ func (db *DB) View(ctx context.Context, fn func(store.Reader) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	q, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	// The snapshot is taken at the transaction's first statement, not at
+	// BEGIN: the SELECT sent with BEGIN (one round trip) takes it at once,
+	// so the view is the palace as it was when View was called.
+	q, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly,
+		BeginQuery: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1"})
 	if err != nil {
 		return db.fail(err)
 	}
 	defer func() { _ = q.Rollback(context.WithoutCancel(ctx)) }()
 	t := &tx{db: db, q: q, ctx: ctx, now: time.Now().UTC()}
 	if err := fn(t); err != nil {
+		// The function's own error, as it gave it (the helpers already
+		// turned the database's errors into the store's).
 		if t.cancelled != nil {
 			return t.cancelled
 		}
-		return db.fail(err)
+		return err
 	}
 	if t.cancelled != nil {
 		return t.cancelled
@@ -301,7 +332,7 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 		if t.cancelled != nil {
 			return t.cancelled
 		}
-		return db.fail(err)
+		return err
 	}
 	if t.cancelled != nil {
 		return t.cancelled
@@ -322,6 +353,11 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 func (db *DB) Migrator(steps []store.Step) store.Migrator {
 	return &store.Runner{DB: db, Schema: Schema(), Steps: steps, LockTTL: time.Minute, Sync: db.syncSchema, Lock: db.lockMigrations}
 }
+
+// ApplySchema applies the declarative schema without recording it (the
+// conformance suite's fresh store: tables there, nothing migrated); a
+// daemon's start applies it through the Migrator.
+func (db *DB) ApplySchema(ctx context.Context) error { return db.syncSchema(ctx) }
 
 // syncSchema applies the declarative schema in one transaction under the
 // schema lock: every statement creates what is missing (IF NOT EXISTS).

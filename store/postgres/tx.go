@@ -38,6 +38,9 @@ type tx struct {
 	counted, spCounted store.Counts
 	// cancelled is the context's error once a statement stopped on it.
 	cancelled error
+	// graph is what a write transaction read of the knowledge graph
+	// (graph.go); a rollback to a savepoint forgets it.
+	graph *graphCache
 }
 
 var (
@@ -181,6 +184,9 @@ func get[T any](t *tx, sql string, args ...any) (*T, error) {
 }
 
 // each visits the rec column of a query's rows as T until fn returns false.
+// The rows are open while fn runs: fn must not read the transaction (a
+// connection runs one query at a time); a visitor whose caller may read
+// pages its rows (pages.go).
 func each[T any](t *tx, sql string, args []any, fn func(*T) bool) error {
 	return t.rows(sql, args, func(r pgx.Rows) (bool, error) {
 		var b []byte
@@ -215,6 +221,7 @@ func (t *tx) RollbackToSavepoint() error {
 		return t.check(err)
 	}
 	t.seq, t.seqRead, t.counted = t.spSeq, t.spSeqRead, t.spCounted
+	t.graph = nil
 	return nil
 }
 

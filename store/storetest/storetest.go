@@ -983,7 +983,9 @@ func testSources(t *testing.T, b Backend) {
 func testTriggers(t *testing.T, b Backend) {
 	db := open(t, b)
 	due := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
-	st := store.TriggerState{Name: "hook", Due: &due, Fired: 3, Coalesced: 1, Failed: 2, Deliveries: 4, LastFired: &due, LastJob: "j1", LastError: "boom", Failures: 2}
+	claimed := due.Add(1500 * time.Microsecond)
+	st := store.TriggerState{Name: "hook", Due: &due, Fired: 3, Coalesced: 1, Failed: 2, Deliveries: 4, LastFired: &due, LastJob: "j1", LastError: "boom", Failures: 2,
+		Claimed: &claimed}
 	update(t, db, func(tx store.Tx) error {
 		for _, f := range []func() error{
 			func() error { return tx.PutTriggerState(&st) },
@@ -1008,7 +1010,8 @@ func testTriggers(t *testing.T, b Backend) {
 	view(t, db, func(r store.Reader) error {
 		got, err := r.TriggerState("hook")
 		if err != nil || got == nil || !got.Due.Equal(due) || got.Fired != 3 || got.Coalesced != 1 || got.Failed != 2 || got.Deliveries != 4 ||
-			got.LastJob != "j1" || got.LastError != "boom" || got.Failures != 2 || !got.LastFired.Equal(due) {
+			got.LastJob != "j1" || got.LastError != "boom" || got.Failures != 2 || !got.LastFired.Equal(due) ||
+			got.Claimed == nil || !got.Claimed.Equal(claimed) {
 			return fmt.Errorf("trigger state: %+v %v", got, err)
 		}
 		if none, err := r.TriggerState("nope"); none != nil || err != nil {
