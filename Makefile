@@ -67,6 +67,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only transcripts
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only sourcepkg
 	$(GO) run ./cmd/locibench -bin ./$(BIN) -only registry
+	$(GO) run ./cmd/locibench -bin ./$(BIN) -only shared
 	$(MAKE) bench-quality
 	$(MAKE) bench-million
 

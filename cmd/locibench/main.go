@@ -18,7 +18,11 @@
 //     and the git-history source over 10,000 commits (commits/s);
 //   - with -only registry, a search over a 1,000-entry source registry
 //     index served on loopback (p50, p95; the index revalidated) and the
-//     install of a 5 MB package from a folder registry.
+//     install of a 5 MB package from a folder registry;
+//   - with -only shared, the shared store (issue 31) on a PostgreSQL
+//     cluster of its own: writes/s against the embedded store and with
+//     three daemons, lexical search on a daemon following the shared log,
+//     replication lag, and failover after a kill -9 (shared.go).
 //
 // It prints one line per figure; docs/BENCHMARKS.md records them.
 package main
@@ -54,7 +58,7 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients in the throughput run")
 	fill := flag.Int("fill", 100000, "drawers in the big room")
 	samples := flag.Int("samples", 2000, "sequential writes timed in the big room")
-	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup, sourcepkg, registry or million")
+	only := flag.String("only", "", "run one part only: writes, checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup, sourcepkg, registry, shared or million")
 	wasmSource := flag.String("wasm-source", "directory-wasm", "with -only sourcepkg: the bundled WebAssembly directory source's name")
 	keep := flag.String("keep", "", "with -only vectors, million or backup: keep the palaces in this directory and reuse a filled one")
 	flag.Parse()
@@ -109,8 +113,10 @@ func main() {
 				err = backupBench(*bin, dir, *fill, *clients)
 			case "registry":
 				err = registryBench(*bin, dir, 200)
+			case "shared":
+				err = sharedBench(*bin, dir, *writes, *clients)
 			default:
-				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup, sourcepkg, registry or million", *only)
+				err = fmt.Errorf("-only %q: checkpoints, vectors, mcp, events, mining, triggers, static, dashboard, catchup, bridge, hook, export, rss, transcripts, backup, sourcepkg, registry, shared or million", *only)
 			}
 		}
 		if err != nil {
