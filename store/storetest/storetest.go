@@ -332,6 +332,14 @@ func testChangeLog(t *testing.T, b Backend) {
 func testChangeLogConcurrent(t *testing.T, b Backend) {
 	db := open(t, b)
 	start := lastSeq(t, db)
+	// On a shared backend half the writers are a second daemon's handle:
+	// the order must hold across daemons, not only within one.
+	handles := []store.DB{db}
+	if b.OpenSecond != nil {
+		second := b.OpenSecond(t, db)
+		t.Cleanup(func() { _ = second.Close() })
+		handles = append(handles, second)
+	}
 	const writers, each = 4, 25
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -339,8 +347,9 @@ func testChangeLogConcurrent(t *testing.T, b Backend) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			h := handles[w%len(handles)]
 			for i := range each {
-				if err := db.Update(ctx, func(tx store.Tx) error {
+				if err := h.Update(ctx, func(tx store.Tx) error {
 					return tx.Log(store.ChangeDrawer, store.ActionCreated, fmt.Sprintf("w%d-%d", w, i))
 				}); err != nil {
 					errs <- err
