@@ -35,6 +35,14 @@ func (a *app) printJob(j *api.Job) {
 		status += ", cancel requested"
 	}
 	a.printf("status:    %s\n", status)
+	if j.Status == "running" && j.LeaseOwner != "" {
+		// On a shared store the daemon running it (host/pid/instance):
+		// force-cancel there.
+		a.printf("run by:    %s\n", j.LeaseOwner)
+	}
+	if j.Node != "" {
+		a.printf("runs on:   %s (it reads that machine's files: only a daemon there runs it)\n", j.Node)
+	}
 	a.printf("progress:  %s\n", progressText(j.Progress))
 	a.printf("created:   %s\n", ago(j.CreatedAt))
 	if j.FinishedAt != nil {
