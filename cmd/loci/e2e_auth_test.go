@@ -92,6 +92,7 @@ func TestAuthProvisioningEndToEnd(t *testing.T) {
 // TestWarningBeyondLoopbackWithoutAuth: listening on every interface with
 // authentication off is allowed, with a warning at start.
 func TestWarningBeyondLoopbackWithoutAuth(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace, "LOCI_BIND=0.0.0.0")
 	if !strings.Contains(d.log.String(), "beyond loopback with authentication disabled") {
@@ -106,6 +107,7 @@ func TestWarningBeyondLoopbackWithoutAuth(t *testing.T) {
 // answered at once all along; the refusals are warned about once, without
 // the guesses. A long random secret starts without the warning.
 func TestAuthThrottleEndToEnd(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	const secret = "sixteen-chars-ok"
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+secret)

@@ -382,6 +382,7 @@ func writeProject(t *testing.T, text string) string {
 // next session's wake-up); a hook without one files nothing; the hook
 // prints nothing either way (issue 26, points 1 and 2).
 func TestHookCheckpointsTheSessionSummary(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	proj := writeProject(t, "wing = \"billing\"\n")
@@ -445,6 +446,7 @@ func TestHookCheckpointsTheSessionSummary(t *testing.T) {
 // which file applies; a bad one is loci::project::invalid naming the file
 // and the key (issue 26, point 4).
 func TestProjectScopeInTheCLI(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	proj := writeProject(t, "wing = \"billing\"\nroom = \"decisions\"\n")
@@ -569,6 +571,7 @@ func TestProjectScopeInTheCLI(t *testing.T) {
 // stderr and print nothing; the token is never printed (issue 26: auth
 // from the environment).
 func TestHookTakesTheTokenLikeTheCLI(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	const secret = "a-hook-shared-secret-0026"
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+secret)
@@ -609,6 +612,7 @@ func TestHookTakesTheTokenLikeTheCLI(t *testing.T) {
 // argument), and a write refused for the file's read_only mode names the
 // file and the --mode full that overrides it.
 func TestProjectScopeHelpSaysWhatToType(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	d.do("POST", "/api/wings", map[string]any{"name": "billing"})
@@ -652,6 +656,7 @@ func TestProjectScopeHelpSaysWhatToType(t *testing.T) {
 // LOCI_PROJECT naming one) is refused at once: the CLI and the hook no
 // longer block opening it.
 func TestAFIFOProjectFileDoesNotHang(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, ".loci.toml")

@@ -152,6 +152,7 @@ func sessionsFiled(t *testing.T, what string, drawers []filedDrawer) (map[string
 // drawer, the same drawers a clean mine of the same tree files into
 // another wing, and nothing stored twice.
 func TestKill9DuringTranscriptMine(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "loci.toml")
 	if err := os.WriteFile(cfg, []byte("[mining]\nchunk_chars = 400\n"), 0o600); err != nil {
@@ -367,6 +368,7 @@ func TestInstallMineSessionsWatch(t *testing.T) {
 // stays searchable, mined again or not, and GET /api/sources, loci status
 // and loci status --json warn (deleted_by_agent) naming the wing.
 func TestSessionDeletedAfterMining(t *testing.T) {
+	t.Parallel()
 	steps := readCodexSteps(t)
 	home, palace := newPalace(t)
 	sessions := filepath.Join(home, ".codex", "sessions")

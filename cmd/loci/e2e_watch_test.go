@@ -105,6 +105,7 @@ func TestWatchBusyFileMaxWait(t *testing.T) {
 // or the folder came back at once (the watch noticed the removal and armed
 // again); and the re-armed watch fires on later changes.
 func TestWatchRearmRescan(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	d := watchDaemon(t, root, `debounce = "100ms"`)
 	// remake puts root back, holding rel, by one rename: no change follows.

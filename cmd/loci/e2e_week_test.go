@@ -1160,6 +1160,7 @@ func (w *week) report() {
 // found files written in the last seconds before a kill -9 never mined:
 // a watch's first arm at start asked for no run.
 func TestWatchRescansAtStart(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	d, cfg := withConfig(t, fmt.Sprintf(`
 [miners.docs]

@@ -11,6 +11,7 @@ import (
 // The soft memory limit is the base until the live heap needs more room,
 // then the live heap and a quarter of it again.
 func TestLimitFor(t *testing.T) {
+	t.Parallel()
 	const base = memoryLimit
 	for _, c := range []struct {
 		live uint64
@@ -33,6 +34,7 @@ func TestLimitFor(t *testing.T) {
 // that allocated little, and not again until it has been busy and is
 // quiet once more.
 func TestRestOncePerQuietSpell(t *testing.T) {
+	t.Parallel()
 	var r rest
 	var allocs uint64
 	step := func(grew uint64) bool {
