@@ -19,6 +19,7 @@ import (
 // without it; revoking locks the token out at the next request. The token
 // never reaches the log, the registry file or the status.
 func TestAuthProvisioningEndToEnd(t *testing.T) {
+	// Not parallel: it times answers in milliseconds (250 ms, growing refusal delays).
 	home, palace := newPalace(t)
 	out, errOut, code := runCLI(home, "", []string{"serve", "--port", "0", "--palace", palace}, []string{"LOCI_AUTH_ENABLED=true"})
 	if code == 0 || !strings.Contains(out+errOut, "loci::auth::not_configured") {

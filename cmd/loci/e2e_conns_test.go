@@ -105,6 +105,7 @@ func promptly(t *testing.T, d *daemon, method, path, body string, want int) {
 // accept4 failed with "too many open files" and a real client waited in
 // the backlog until the header timeout cut the idle ones (10 s).
 func TestIdleConnectionsDoNotStarveClients(t *testing.T) {
+	// Not parallel: requests must be answered within 3 s.
 	if runtime.GOOS != "linux" {
 		t.Skip("the open-file limit is set with the shell's ulimit, tested on Linux")
 	}

@@ -106,6 +106,7 @@ func TestCLINamesAndTerminalSafety(t *testing.T) {
 // with its checkpoint (no recovery attempt spent), and the store closes
 // cleanly (issue 11, point 5).
 func TestShutdownWithStalledClient(t *testing.T) {
+	// Not parallel: the shutdown must fit its stages' budgets.
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	const n = 15000

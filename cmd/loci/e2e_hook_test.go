@@ -138,6 +138,7 @@ func jsonText(v any) string {
 // .loci.toml found from the hook's cwd): its checkpoints there and none
 // of another wing's or another agent's; fast, exit 0 (issue 26, point 2).
 func TestHookSessionStartGivesTheProjectsWakeUp(t *testing.T) {
+	// Not parallel: the hook must answer within 1 s.
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	for _, c := range []struct{ wing, agent, content string }{
@@ -280,6 +281,7 @@ func TestHookSessionStartGivesTheProjectsWakeUp(t *testing.T) {
 // quickly and prints nothing on stdout (issue 26, point 2: the agent's
 // session never breaks because loci is not running).
 func TestHookIsHarmlessWhenLociIsNot(t *testing.T) {
+	// Not parallel: the hook must exit within 1-3 s.
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	proj := t.TempDir()

@@ -229,6 +229,7 @@ func TestKill9DuringTranscriptMine(t *testing.T) {
 // debounce plus a second of the write. Without --mine-sessions install
 // only offers them.
 func TestInstallMineSessionsWatch(t *testing.T) {
+	// Not parallel: a write must be searchable within the debounce and 1 s.
 	agentsBin(t, "codex")
 	steps := readCodexSteps(t)
 	home, palace := newPalace(t)

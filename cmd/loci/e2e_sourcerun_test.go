@@ -131,6 +131,7 @@ func installHostile(t *testing.T, d *daemon) {
 // the misdeed could have reached is anywhere: not in the job, the
 // palace, or the daemon's log.
 func TestSourceRunHostileGuests(t *testing.T) {
+	// Not parallel: the guests' calls have a 1 s limit the misdeeds must not reach first.
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "config.toml")
 	if err := os.WriteFile(cfg, []byte("[mining]\nsource_timeout_secs = 1\n"), 0o600); err != nil {

@@ -89,6 +89,7 @@ const (
 const weekSecret = "a week of deliveries, signed properly"
 
 func TestWeekInAnHour(t *testing.T) {
+	// Not parallel: a soak: timed phases under load.
 	dur := 30 * time.Second
 	if v := os.Getenv("LOCI_SOAK_WEEK"); v != "" {
 		d, err := time.ParseDuration(v)

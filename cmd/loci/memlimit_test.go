@@ -71,6 +71,7 @@ func TestRestOncePerQuietSpell(t *testing.T) {
 // holdHeap drops the mapped files' pages every dropTicks ticks while the
 // daemon works, not only at rest: a busy daemon never rests.
 func TestHoldHeapDropsMappedPagesWhileBusy(t *testing.T) {
+	// Not parallel: it sets the package variable heapTick.
 	old := heapTick
 	heapTick = 5 * time.Millisecond
 	defer func() { heapTick = old }()
