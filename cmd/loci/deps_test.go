@@ -156,6 +156,7 @@ var depRules = []depRule{
 // no package, allows a package that does not exist or forbids a library
 // nothing links fails, and so does a package no rule covers.
 func TestDependencyDirection(t *testing.T) {
+	t.Parallel()
 	const mod = "github.com/loci-dev/loci/"
 	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}\t{{join .Deps \" \"}}", "./...")
 	cmd.Dir = "../.."

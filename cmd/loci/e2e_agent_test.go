@@ -12,6 +12,7 @@ import (
 // expand reaches the other drawers that mention them (issue 25, point 6;
 // a replayed item adds no second mention: the store's conformance suite).
 func TestCheckpointFactDrawerMentionsItsEntities(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	other := d.do("POST", "/api/wings/team/rooms/people/drawers", map[string]any{"content": "Weekly standups happen on Mondays at nine."})
@@ -64,6 +65,7 @@ func TestCheckpointFactDrawerMentionsItsEntities(t *testing.T) {
 // over MCP, REST and the CLI, and a bad kind reads the same in either form
 // (issue 25, point 5).
 func TestCheckpointFactNestedEntities(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	payload := func(content, subject string) map[string]any {
@@ -137,6 +139,7 @@ func TestCheckpointFactNestedEntities(t *testing.T) {
 // description, sent as it stands, files its memory and its fact on the
 // real daemon (issue 25, point 4).
 func TestMCPCheckpointExampleOnTheDaemon(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	s := mcpSession(t, d)

@@ -19,6 +19,7 @@ import (
 // without it; revoking locks the token out at the next request. The token
 // never reaches the log, the registry file or the status.
 func TestAuthProvisioningEndToEnd(t *testing.T) {
+	// Not parallel: it times answers in milliseconds (250 ms, growing refusal delays).
 	home, palace := newPalace(t)
 	out, errOut, code := runCLI(home, "", []string{"serve", "--port", "0", "--palace", palace}, []string{"LOCI_AUTH_ENABLED=true"})
 	if code == 0 || !strings.Contains(out+errOut, "loci::auth::not_configured") {
@@ -92,6 +93,7 @@ func TestAuthProvisioningEndToEnd(t *testing.T) {
 // TestWarningBeyondLoopbackWithoutAuth: listening on every interface with
 // authentication off is allowed, with a warning at start.
 func TestWarningBeyondLoopbackWithoutAuth(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace, "LOCI_BIND=0.0.0.0")
 	if !strings.Contains(d.log.String(), "beyond loopback with authentication disabled") {
@@ -106,6 +108,7 @@ func TestWarningBeyondLoopbackWithoutAuth(t *testing.T) {
 // answered at once all along; the refusals are warned about once, without
 // the guesses. A long random secret starts without the warning.
 func TestAuthThrottleEndToEnd(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	const secret = "sixteen-chars-ok"
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+secret)

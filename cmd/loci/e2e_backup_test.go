@@ -167,6 +167,7 @@ func readHeader(t *testing.T, path string) map[string]any {
 // the original; and after a deletion and a supersession, the chain of the
 // full backup and two incrementals restores the palace exactly.
 func TestBackupUnderWritersAndRestore(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	r := rand.New(rand.NewPCG(37, 1))
@@ -350,6 +351,7 @@ func TestBackupUnderWritersAndRestore(t *testing.T) {
 // kill -9 of `loci backup` while it writes leaves no file at --out (the
 // temporary file it wrote is not at that name), and the daemon serves on.
 func TestBackupKilledLeavesNoFile(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	var wg sync.WaitGroup
@@ -420,6 +422,7 @@ func TestBackupKilledLeavesNoFile(t *testing.T) {
 // Every broken file and every wrong use is refused with {error, code,
 // help} and changes nothing.
 func TestBackupRefusals(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	r := rand.New(rand.NewPCG(5, 5))
@@ -542,6 +545,7 @@ func TestBackupRefusals(t *testing.T) {
 
 // With authentication on, GET /api/backup needs the token.
 func TestBackupNeedsTheToken(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	secret := "backup-secret-0123456789abcdef"
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+secret)

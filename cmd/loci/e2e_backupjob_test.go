@@ -50,6 +50,7 @@ func backupJobs(t *testing.T, d *daemon) map[string]int {
 // backup.dir that the backup package verifies, keeps two of them, and
 // status, `loci backups` and doctor show the last one.
 func TestScheduledBackupsRotateAndShowInStatus(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	dir := filepath.Join(home, "bk")
 	cfg := filepath.Join(home, "config.toml")
@@ -143,6 +144,7 @@ schedule = { every = "1s" }
 // until a backup is taken; `loci backups run --wait` takes one into the
 // default folder beside the palace.
 func TestBackupWarningUntilOneIsTaken(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "config.toml")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[palace]\npath = %q\n", palace)), 0o644); err != nil {
@@ -194,6 +196,7 @@ func TestBackupWarningUntilOneIsTaken(t *testing.T) {
 // file in backup.dir that verifies; at the next start the job runs again
 // and completes, and its leftover temporary file is removed.
 func TestKilledBackupJobLeavesNothingThatVerifies(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	dir := filepath.Join(home, "bk")
 	cfg := filepath.Join(home, "config.toml")

@@ -77,6 +77,7 @@ func tsBridge(t *testing.T, home string, extraEnv []string, args ...string) map[
 // finds a drawer, a checkpoint is filed and found, and the memory mode set
 // with loci_set_mode holds for the calls after it (one daemon session).
 func TestMCPBridgeTypeScriptSDK(t *testing.T) {
+	t.Parallel()
 	tsSDK(t)
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
@@ -173,6 +174,7 @@ func (r *recorder) requests() []string {
 // opens again after the daemon restarts; closing standard input ends the
 // bridge, which closes its session with DELETE.
 func TestMCPBridgeGoSDK(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	if r := d.do("POST", "/api/wings/projects/rooms/ops/drawers", map[string]any{"name": "deploy", "content": "Deploys happen on Fridays after the review."}); r.status != 201 {
@@ -358,6 +360,7 @@ func rpcErrorBody(t *testing.T, answer map[string]any) map[string]any {
 // answered), standard output carries only JSON-RPC, and the bridge exits
 // when standard input closes.
 func TestMCPBridgeDaemonDown(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	port := strconv.Itoa(freePort(t))
 	p := runBridge(t, home, []string{"LOCI_PALACE_PATH=" + palace, "LOCI_PORT=" + port}, "mcp")
@@ -400,6 +403,7 @@ func TestMCPBridgeDaemonDown(t *testing.T) {
 // LOCI_MODE) is the answer to every request, where an agent shows it; the
 // bridge still ends when standard input closes.
 func TestMCPBridgeBadConfig(t *testing.T) {
+	t.Parallel()
 	home, _ := newPalace(t)
 	p := runBridge(t, home, []string{"LOCI_MODE=sometimes"}, "mcp")
 	for _, msg := range []string{initMsg, readyMsg, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`} {
@@ -421,6 +425,7 @@ func mustJSON(v any) string {
 // starts one in the background (standard output still carries only the
 // protocol) and the session works; the daemon outlives the bridge.
 func TestMCPBridgeStart(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	extra := []string{"LOCI_PALACE_PATH=" + palace, "LOCI_PORT=" + strconv.Itoa(freePort(t)), "LOCI_MODE=read_only"}
 	t.Cleanup(func() { runCLI(home, "", []string{"daemon", "stop"}, extra) })
@@ -448,6 +453,7 @@ func TestMCPBridgeStart(t *testing.T) {
 // from the environment (LOCI_AUTH_TOKEN, as the CLI does); without it
 // every request is answered with the daemon's loci::auth::unauthorized.
 func TestMCPBridgeAuth(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	const token = "bridge-test-token-0123456789abcdef"
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+token)

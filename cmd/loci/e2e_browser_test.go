@@ -67,6 +67,7 @@ func hitTitle(i int, want, validFrom string) string {
 // buttons, read_only refuses a write with the daemon's help text, and the
 // token never reaches localStorage, a cookie or a URL.
 func TestDashboardInABrowser(t *testing.T) {
+	t.Parallel()
 	browser := chromium(t)
 	shots := screens(t)
 

@@ -68,6 +68,7 @@ func claudeTurnUnits(content string) []string {
 // unknown records are counted; the project option narrows; a session file
 // the agent deleted after mining stays searchable.
 func TestClaudeCodeSessionsEndToEnd(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "config.toml")
 	// Small drawers: a session is several, so a grown one shows which it

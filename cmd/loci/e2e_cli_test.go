@@ -11,6 +11,7 @@ import (
 )
 
 func TestCLI(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	cli := func(stdin string, args ...string) (string, string, int) { return d.cli(stdin, args...) }
@@ -115,6 +116,7 @@ func TestCLI(t *testing.T) {
 }
 
 func TestDaemonStartStop(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	envs := []string{"LOCI_PALACE_PATH=" + palace, "LOCI_PORT=0"}
 	out, stderr, code := runCLI(home, "", []string{"daemon", "start"}, envs)
@@ -166,6 +168,7 @@ func TestDaemonStartStop(t *testing.T) {
 // at the root and in a command group, and so are arguments a command does
 // not take (with its usage); a group alone prints its help.
 func TestCLIUnknownCommands(t *testing.T) {
+	t.Parallel()
 	home, _ := newPalace(t)
 	for _, c := range []struct {
 		args    []string
@@ -193,6 +196,7 @@ func TestCLIUnknownCommands(t *testing.T) {
 // `loci --help` says where MCP and the dashboard live and how to connect
 // an agent (issue 36, point 14).
 func TestHelpNamesMCPAndTheDashboard(t *testing.T) {
+	t.Parallel()
 	home, _ := newPalace(t)
 	out, _, code := runCLI(home, "", []string{"--help"}, nil)
 	for _, want := range []string{"/mcp", "/ui/", "--web", "claude mcp add"} {
@@ -207,6 +211,7 @@ func TestHelpNamesMCPAndTheDashboard(t *testing.T) {
 // agent_identity), and no error tells a person at the CLI to call a REST
 // route (issue 36, point 12).
 func TestCLINamesItsOwnRequiredFlags(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	for _, args := range [][]string{
@@ -240,6 +245,7 @@ func TestCLINamesItsOwnRequiredFlags(t *testing.T) {
 // drawer supersede, history and duplicates take a name with --wing and
 // --room, like drawer get (issue 36, point 15).
 func TestDrawerCommandsTakeNames(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	if _, stderr, code := d.cli("", "drawer", "add", "--wing", "w", "--room", "r", "--name", "notes/deploy", "We deploy on Tuesdays."); code != 0 {
@@ -283,6 +289,7 @@ func TestDrawerCommandsTakeNames(t *testing.T) {
 // when more drawers follow (issue 36, point 16: 283 of 483 mined drawers
 // were out of reach past 200).
 func TestDrawerListPages(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	for i := range 7 {
@@ -339,6 +346,7 @@ func TestDrawerListPages(t *testing.T) {
 // file: daemon start waits for the file and does not say it could not be
 // written (the trial of issue 27 saw that note on every start with --port).
 func TestDaemonStartOnAFixedPortFindsItsRegistry(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	envs := []string{"LOCI_PALACE_PATH=" + palace}
 	for range 3 {

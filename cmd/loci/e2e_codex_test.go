@@ -56,6 +56,7 @@ func turnUnits(content string) []string {
 // shows the adapter and its format; a hand-made rollout's unknown records
 // are counted in unknown_records.
 func TestCodexSessionsEndToEnd(t *testing.T) {
+	t.Parallel()
 	fixture := filepath.Join("..", "..", "sources", "testdata", "transcripts", "codex")
 	var steps struct {
 		Session string `json:"session"`

@@ -105,6 +105,7 @@ func promptly(t *testing.T, d *daemon, method, path, body string, want int) {
 // accept4 failed with "too many open files" and a real client waited in
 // the backlog until the header timeout cut the idle ones (10 s).
 func TestIdleConnectionsDoNotStarveClients(t *testing.T) {
+	// Not parallel: requests must be answered within 3 s.
 	if runtime.GOOS != "linux" {
 		t.Skip("the open-file limit is set with the shell's ulimit, tested on Linux")
 	}
@@ -148,6 +149,7 @@ func openSockets(t *testing.T, pid int) int {
 // listener), the oldest idle ones being closed to make room, and a real
 // client is answered at once.
 func TestConnectionCapHolds(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("counts the daemon's sockets in /proc")
 	}
@@ -182,6 +184,7 @@ func streamReq(t *testing.T, d *daemon) *http.Response {
 // is refused 503 loci::server::busy with Retry-After and help; once one
 // closes, a new one is taken.
 func TestEventSubscriberCap(t *testing.T) {
+	t.Parallel()
 	d, _ := withConfig(t, "[server]\nmax_subscribers = 2\n")
 	a, b := streamReq(t, d), streamReq(t, d)
 	defer b.Body.Close()
@@ -212,6 +215,7 @@ func TestEventSubscriberCap(t *testing.T) {
 // once. Without that bound, eight streams held every connection and the
 // next request waited for one to end.
 func TestStreamsCannotHoldEveryConnection(t *testing.T) {
+	t.Parallel()
 	d, _ := withConfig(t, "[server]\nmax_connections = 8\n")
 	cl := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 3 * time.Second}
 	open := 0
@@ -243,6 +247,7 @@ func TestStreamsCannotHoldEveryConnection(t *testing.T) {
 // stalled stream's write blocked forever and held its connection, its
 // goroutine and its queue.
 func TestStalledSubscriberDropped(t *testing.T) {
+	t.Parallel()
 	d, _ := withConfig(t, "[server]\nslow_subscriber_secs = 1\n")
 
 	// The reader: every drawer id it sees, and whether it was dropped.

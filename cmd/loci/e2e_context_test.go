@@ -64,6 +64,7 @@ type briefHit struct {
 // loci_history away. REST stays verbatim unless asked; both take
 // max_bytes and max_hit_bytes, and refuse bad ones.
 func TestSearchAnswersFitAnAgentsContext(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	mineRepository(t, d)
@@ -238,6 +239,7 @@ func TestSearchAnswersFitAnAgentsContext(t *testing.T) {
 // On short memories (LoCoMo turns of about a hundred bytes) the default
 // MCP answer spends at most 250 bytes a hit on anything but the memory.
 func TestShortMemoriesCostLittleOverMCP(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	for i := range 12 {

@@ -15,6 +15,7 @@ import (
 // the daemon with SIGKILL mid-load, restarts it, and checks that every
 // write answered 2xx is present and readable.
 func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	acked := map[string]string{} // id -> content
 	var mu sync.Mutex
@@ -87,6 +88,7 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 // run, restarts it, and checks that every job completes with the right
 // counts, no item is lost and none is stored twice.
 func TestKill9DuringCheckpointJobs(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	const jobs, perJob, dupEvery = 8, 600, 50
@@ -123,6 +125,7 @@ func TestKill9DuringCheckpointJobs(t *testing.T) {
 // TestRecoveryBudget: a job running when the daemon dies is re-queued
 // three times; the fourth crash fails it with the reason.
 func TestRecoveryBudget(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	r := d.do("POST", "/api/jobs", map[string]any{"type": "checkpoint", "payload": items("long", 15000, 0)})

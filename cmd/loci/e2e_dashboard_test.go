@@ -10,6 +10,7 @@ import (
 // the embedded dashboard under the strict policy, while every route it
 // reads stays guarded; without it, /ui is guarded like any path.
 func TestDashboardIsServedOnlyWhenEnabled(t *testing.T) {
+	t.Parallel()
 	const secret = "dashboard-secret-0123456789"
 	d, _ := withConfig(t, "[web]\nenable = true\n", "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+secret)
 	r := d.do("GET", "/ui/", nil)
@@ -51,6 +52,7 @@ func TestDashboardIsServedOnlyWhenEnabled(t *testing.T) {
 // `loci stats` prints the drawers filed per local day, today last, over
 // every room; a bad --days is refused before any request.
 func TestStatsCountsFiledDrawers(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	for _, room := range []string{"a", "b"} {

@@ -122,6 +122,7 @@ func (d *daemon) tryDo(method, path string, body any) (response, error) {
 // exactly once. A start on the full disk serves reads, and writes resume
 // once space is freed again.
 func TestDiskFull(t *testing.T) {
+	// Not parallel: it mounts and fills a tmpfs.
 	fs := mountTmpfs(t, 640<<20)
 	home := t.TempDir()
 	palace := filepath.Join(fs.dir, "palace")
@@ -369,6 +370,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 // read-only (instead of waiting 60 s and reporting a failure), and
 // `loci daemon stop` stops it.
 func TestDaemonStartOnAFullDisk(t *testing.T) {
+	// Not parallel: it mounts a tmpfs; the start must take under 15 s.
 	fs := mountTmpfs(t, 640<<20)
 	home := t.TempDir()
 	palace := filepath.Join(fs.dir, "palace")

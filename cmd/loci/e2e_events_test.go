@@ -70,6 +70,7 @@ func next(t *testing.T, ch <-chan [2]string, what string, ok func(name string, e
 // its wing and room), a supersession, and a job's lifecycle; identifiers
 // and kinds only. `loci events --json` prints the same stream.
 func TestEventStream(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	ch, stop := frames(t, d)

@@ -77,6 +77,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // none) with --wing, --since, --encrypt-to and --passphrase, and every
 // file reads back through the validating Reader.
 func TestExportEndToEnd(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	const token = "export-test-token-0123456789"
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+token)

@@ -27,6 +27,7 @@ var exportLeaks = []string{"REASONING-SENTINEL", "RECAP-SENTINEL", "TOOL-OUTPUT-
 // filtered; a file over 128 MiB refused with nothing queued; nothing of a
 // transcript in the log.
 func TestExportSourcesEndToEnd(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	exp := filepath.Join(t.TempDir(), "chatgpt-export-2025-11-25")
@@ -200,6 +201,7 @@ func TestExportSourcesEndToEnd(t *testing.T) {
 // every conversation filed exactly once, none twice, the cursor at the
 // end (a second mine finds nothing).
 func TestExportMineResumesAfterKill9(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	exp := t.TempDir()
 	f, err := os.Create(filepath.Join(exp, "conversations.json"))

@@ -13,6 +13,7 @@ import (
 // stated without a graph read it has no tool for (found trying loci as an
 // agent: loci_fact_history needed an id no MCP tool showed).
 func TestCheckpointResultNamesItsFacts(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	s := mcpSession(t, d)

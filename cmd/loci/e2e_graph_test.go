@@ -16,6 +16,7 @@ import (
 // as an alias, C++ and C# apart, resemblance candidates, aliases by hand,
 // listing filters, and bad input refused with nothing changed.
 func TestEntitiesAndMentions(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	w := d.do("POST", "/api/wings/projects/rooms/notes/drawers", map[string]any{"content": "Caroline moved the queue to PostgreSQL; C++ and C# services read it."})
@@ -121,6 +122,7 @@ func checkpointFact(t *testing.T, d *daemon, content string, fact map[string]any
 // decision and its evidence, as_of before and after the change, invalidate,
 // link, the refusals at submission, the CLI and MCP.
 func TestFactsThroughCheckpoints(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	checkpointFact(t, d, "Caroline joined Acme in March.", map[string]any{"op": "add", "subject": "Caroline", "subject_kind": "person",
@@ -230,6 +232,7 @@ func TestFactsThroughCheckpoints(t *testing.T) {
 // share an entity with a hit, then those one open fact away; a fact not
 // valid yet is no hop.
 func TestSearchExpand(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	file := func(content string, mentions ...[2]string) string {
@@ -306,6 +309,7 @@ func TestSearchExpand(t *testing.T) {
 // reads what was mined into entities and facts; without a provider an
 // extract job is refused.
 func TestExtractAfterMine(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	os.WriteFile(filepath.Join(root, "docs", "team.md"), []byte("Caroline works at Acme Inc. She moved to Lisbon last year.\n"), 0o644)
 	d, _ := withConfig(t, "[extraction]\nprovider = \"heuristic\"\n")
@@ -341,6 +345,7 @@ func TestExtractAfterMine(t *testing.T) {
 // later is unknown and a supersession recorded later is not yet seen; on
 // facts, a retraction recorded later is not yet seen.
 func TestKnownAt(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	w := d.do("POST", "/api/wings/ops/rooms/deploys/drawers", map[string]any{"content": "Deploys happen on Fridays after lunch.", "name": "deploys"})
@@ -405,6 +410,7 @@ func TestKnownAt(t *testing.T) {
 // exact one first, then one the name search finds alone; an identical
 // fact asserted again is one fact with more evidence.
 func TestGraphStartsFromTheBusiestEntities(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	w := d.do("POST", "/api/wings/notes/rooms/misc/drawers", map[string]any{"content": "Dates like 2006-01-02 and names like Aaron mean nothing here."})
@@ -484,6 +490,7 @@ func TestGraphStartsFromTheBusiestEntities(t *testing.T) {
 // markers, identifiers, regular-expression classes, layout dates or
 // licence text in capitals.
 func TestExtractFilesNamesNotJunk(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	files := map[string]string{
 		"go.sum":        "github.com/dgraph-io/badger/v4 v4.5.1 h1:DhzuOOF2ATzADvBadXxruRBLzYTpT36CKvDb3+aBEFg=\n",

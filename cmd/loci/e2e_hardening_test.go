@@ -17,6 +17,7 @@ import (
 // daemon answering there serves another palace, it refuses before acting
 // (issue 11, point 3).
 func TestCLIRefusesAnotherPalacesDaemon(t *testing.T) {
+	t.Parallel()
 	home, palaceA := newPalace(t)
 	d := start(t, home, palaceA)
 	if r := d.do("POST", "/api/wings", map[string]any{"name": "keep"}); r.status != 201 {
@@ -51,6 +52,7 @@ func TestCLIRefusesAnotherPalacesDaemon(t *testing.T) {
 // delete removes only its target; stored control characters are shown
 // escaped; content that is not UTF-8 is refused before sending.
 func TestCLINamesAndTerminalSafety(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	for _, w := range []string{"a%41", "aA", "100%", "my wing"} {
@@ -104,6 +106,7 @@ func TestCLINamesAndTerminalSafety(t *testing.T) {
 // with its checkpoint (no recovery attempt spent), and the store closes
 // cleanly (issue 11, point 5).
 func TestShutdownWithStalledClient(t *testing.T) {
+	// Not parallel: the shutdown must fit its stages' budgets.
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	const n = 15000
@@ -159,6 +162,7 @@ func TestShutdownWithStalledClient(t *testing.T) {
 // LOCI_PPROF takes a loopback address only, and the profiler refuses a
 // foreign Host (issue 11, point 12).
 func TestProfilerLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	cmd := exec.Command(bin, "serve", "--port", "0", "--palace", palace)
 	cmd.Env = env(home, "LOCI_PPROF=0.0.0.0:0")

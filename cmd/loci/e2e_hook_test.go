@@ -138,6 +138,7 @@ func jsonText(v any) string {
 // .loci.toml found from the hook's cwd): its checkpoints there and none
 // of another wing's or another agent's; fast, exit 0 (issue 26, point 2).
 func TestHookSessionStartGivesTheProjectsWakeUp(t *testing.T) {
+	// Not parallel: the hook must answer within 1 s.
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	for _, c := range []struct{ wing, agent, content string }{
@@ -280,6 +281,7 @@ func TestHookSessionStartGivesTheProjectsWakeUp(t *testing.T) {
 // quickly and prints nothing on stdout (issue 26, point 2: the agent's
 // session never breaks because loci is not running).
 func TestHookIsHarmlessWhenLociIsNot(t *testing.T) {
+	// Not parallel: the hook must exit within 1-3 s.
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	proj := t.TempDir()
@@ -382,6 +384,7 @@ func writeProject(t *testing.T, text string) string {
 // next session's wake-up); a hook without one files nothing; the hook
 // prints nothing either way (issue 26, points 1 and 2).
 func TestHookCheckpointsTheSessionSummary(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	proj := writeProject(t, "wing = \"billing\"\n")
@@ -445,6 +448,7 @@ func TestHookCheckpointsTheSessionSummary(t *testing.T) {
 // which file applies; a bad one is loci::project::invalid naming the file
 // and the key (issue 26, point 4).
 func TestProjectScopeInTheCLI(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	proj := writeProject(t, "wing = \"billing\"\nroom = \"decisions\"\n")
@@ -569,6 +573,7 @@ func TestProjectScopeInTheCLI(t *testing.T) {
 // stderr and print nothing; the token is never printed (issue 26: auth
 // from the environment).
 func TestHookTakesTheTokenLikeTheCLI(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	const secret = "a-hook-shared-secret-0026"
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+secret)
@@ -609,6 +614,7 @@ func TestHookTakesTheTokenLikeTheCLI(t *testing.T) {
 // argument), and a write refused for the file's read_only mode names the
 // file and the --mode full that overrides it.
 func TestProjectScopeHelpSaysWhatToType(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	d.do("POST", "/api/wings", map[string]any{"name": "billing"})
@@ -652,6 +658,7 @@ func TestProjectScopeHelpSaysWhatToType(t *testing.T) {
 // LOCI_PROJECT naming one) is refused at once: the CLI and the hook no
 // longer block opening it.
 func TestAFIFOProjectFileDoesNotHang(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, ".loci.toml")

@@ -109,6 +109,7 @@ func spoolLeft(palace string) []string {
 // searches with the same ids in the same order; importing the file again
 // changes nothing; a dry run changes nothing and says so.
 func TestImportRoundTripAnswersTheSameSearches(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	cfg := withHashProfile(t, home)
 	a := start(t, home, palace, cfg)
@@ -237,6 +238,7 @@ func bigExport(t *testing.T, n int) []byte {
 // leaves the palace exactly as a clean import does: no record twice, none
 // lost; its spooled file is removed when it completes.
 func TestImportKill9Resumes(t *testing.T) {
+	t.Parallel()
 	// Big enough that the import is still running when the first batch's
 	// progress is seen (batches of 1,024 records).
 	const n = 15000
@@ -282,6 +284,7 @@ func TestImportKill9Resumes(t *testing.T) {
 // --wing-map imports a wing under another name; --dry-run changes
 // nothing.
 func TestImportWingMapAndDryRun(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	a := start(t, home, palace)
 	for _, p := range []string{"/api/wings/alpha/rooms/r/drawers", "/api/wings/beta/rooms/r/drawers"} {
@@ -323,6 +326,7 @@ func TestImportWingMapAndDryRun(t *testing.T) {
 // An export encrypted to an age recipient imports with --identity; without
 // it, or altered, it is refused and nothing changes.
 func TestImportEncryptedWithIdentity(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	a := start(t, home, palace)
 	if r := a.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": "A secret memory, shared encrypted."}); r.status != 201 {
@@ -396,6 +400,7 @@ func TestImportEncryptedWithIdentity(t *testing.T) {
 // {error, code, help} naming the line, before anything changes: the
 // palace and the import folder are as they were.
 func TestImportRefusesBadFilesAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	a := start(t, home, palace)
 	if r := a.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": "A memory in wing w."}); r.status != 201 {
@@ -516,6 +521,7 @@ func fault(raw string) string {
 // An import is refused on a disk below the palace's reserve before
 // anything is spooled.
 func TestImportRespectsTheFreeSpaceGuard(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace, "LOCI_STORE_MIN_FREE_BYTES=1000000000000000")
 	file := bigExport(t, 10)
@@ -532,6 +538,7 @@ func TestImportRespectsTheFreeSpaceGuard(t *testing.T) {
 // the import reports them skipped, and the embed job that follows fills
 // the drawers' vectors with this palace's profile.
 func TestImportReembedsVectorsOfAnotherProfile(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	a := start(t, home, palace, withHashProfile(t, home))
 	for _, c := range []string{"The web app deploys every Thursday.", "Lunch is at noon in the big kitchen."} {
@@ -571,6 +578,7 @@ func TestImportReembedsVectorsOfAnotherProfile(t *testing.T) {
 // the job was queued) is removed at the next start; other files are not
 // the daemon's to remove.
 func TestImportSweepsStraySpools(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	dir := filepath.Join(palace, "imports")
 	if err := os.MkdirAll(dir, 0o700); err != nil {

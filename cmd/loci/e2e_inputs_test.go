@@ -17,6 +17,7 @@ import (
 // (it resumes when the daemon starts again), as one JSON error with
 // --json; the job then completes on the next daemon.
 func TestMineWaitNamesItsJobAfterKill9(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	slow := "LOCI_TEST_MINE_DELAY=25ms"
 	d := start(t, home, palace, slow)

@@ -177,6 +177,7 @@ var userFiles = map[string]map[string]string{
 var agentNames = map[string]string{"claude-code": "claude", "codex": "codex", "opencode": "opencode"}
 
 func TestIntegrationInstallTwiceRemoveRestoresEveryByte(t *testing.T) {
+	t.Parallel()
 	agentsBin(t, "claude", "codex", "opencode")
 	for _, agent := range []string{"claude-code", "codex", "opencode"} {
 		for _, existing := range []bool{false, true} {
@@ -293,6 +294,7 @@ func listsLoci(t *testing.T, agent, home, dir string, extraEnv []string) (listed
 // running daemon (the bearer token read from LOCI_AUTH_TOKEN in the
 // agent's own syntax, never written), and after remove lists no loci.
 func TestIntegrationAgentsConnect(t *testing.T) {
+	t.Parallel()
 	agentsBin(t, "claude", "codex", "opencode")
 	token := "integration-test-token-0123456789"
 	dhome, palace := newPalace(t)
@@ -344,6 +346,7 @@ func TestIntegrationAgentsConnect(t *testing.T) {
 // and remove puts it back byte for byte); a corrupt agent file is
 // validation_failed and left untouched.
 func TestIntegrationConflictAndCorrupt(t *testing.T) {
+	t.Parallel()
 	agentsBin(t, "claude", "codex", "opencode")
 	theirs := map[string]map[string]string{
 		"claude-code": {".claude.json": "{\n  \"mcpServers\": {\n    \"loci\": {\"type\": \"http\", \"url\": \"http://example.invalid/mcp\"}\n  }\n}\n"},
@@ -391,6 +394,7 @@ func TestIntegrationConflictAndCorrupt(t *testing.T) {
 // instructions, leaves the user's own agent files alone, and remove
 // leaves the project as it was.
 func TestIntegrationProject(t *testing.T) {
+	t.Parallel()
 	agentsBin(t, "claude", "codex", "opencode")
 	want := map[string][]string{
 		"claude-code": {".mcp.json", ".claude/settings.local.json", "CLAUDE.md"},
@@ -462,6 +466,7 @@ func TestIntegrationProject(t *testing.T) {
 // supported range, an asset missing from an override directory, a missing
 // override directory (which also stops the daemon from starting).
 func TestIntegrationRefusals(t *testing.T) {
+	t.Parallel()
 	agentsBin(t, "claude")
 	home := t.TempDir()
 	cmd := exec.Command(bin, "integration", "install", "claude-code", "--json")
@@ -521,6 +526,7 @@ func TestIntegrationRefusals(t *testing.T) {
 // added to the system prompt and the pre-compact answer to the
 // compaction's context; a loci that cannot run breaks nothing.
 func TestIntegrationOpenCodePlugin(t *testing.T) {
+	t.Parallel()
 	agentsBin(t, "opencode")
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -620,6 +626,7 @@ console.log(JSON.stringify({ system: sys.system, other: other.system, context: c
 // shows as http|stdio in the help (cobra takes a backticked word of the
 // usage as the value's name).
 func TestIntegrationHelpNamesTransportValues(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	for _, sub := range []string{"install", "update"} {
 		out, errOut, code := integ(t, home, home, nil, sub, "--help")
@@ -635,6 +642,7 @@ func TestIntegrationHelpNamesTransportValues(t *testing.T) {
 // project; remove without --project after a project install says to add
 // --project.
 func TestIntegrationProjectLinksOut(t *testing.T) {
+	t.Parallel()
 	agentsBin(t, "claude")
 	home := t.TempDir()
 	proj := filepath.Join(home, "proj")
@@ -669,6 +677,7 @@ func TestIntegrationProjectLinksOut(t *testing.T) {
 // service (issue 39): the agent would find no memory. With a daemon
 // running, or a service installed, there is nothing to offer.
 func TestIntegrationOffersTheServiceWhenNoDaemonRuns(t *testing.T) {
+	t.Parallel()
 	agentsBin(t, "codex")
 	home := t.TempDir()
 	down := "127.0.0.1:" + strconv.Itoa(freePort(t))

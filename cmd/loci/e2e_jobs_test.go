@@ -62,6 +62,7 @@ func finished(j map[string]any) bool {
 }
 
 func TestJobsOverRESTAndCLI(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 
@@ -168,6 +169,7 @@ func TestJobsOverRESTAndCLI(t *testing.T) {
 }
 
 func TestJobSubmissionRefusals(t *testing.T) {
+	t.Parallel()
 	// Semantic search turned off (no default profile), so that an embed
 	// submission has no provider.
 	d, _ := withConfig(t, "[embedding]\ndefault = \"\"\n")
@@ -226,6 +228,7 @@ func TestJobSubmissionRefusals(t *testing.T) {
 // TestBusyGuardsDeletes: a paused checkpoint job keeps wing and room
 // deletes refused with palace::busy until it is cancelled.
 func TestBusyGuardsDeletes(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	d.do("POST", "/api/wings/projects/rooms/notes/drawers", map[string]any{"content": "keep me"})
@@ -269,6 +272,7 @@ func TestBusyGuardsDeletes(t *testing.T) {
 // to queued with its checkpoint (no recovery spent); a paused job stays
 // paused; after a restart the running one completes with every item once.
 func TestShutdownDrainsJobs(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	const n = 15000

@@ -13,6 +13,7 @@ import (
 )
 
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	// The token's value must appear nowhere (the word "secret" may: the
 	// configuration has a setting named mining.secrets).
@@ -51,6 +52,7 @@ func TestLifecycle(t *testing.T) {
 }
 
 func TestSIGTERMStopsGracefully(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	d.do("POST", "/api/wings", map[string]string{"name": "kept"})
@@ -68,6 +70,7 @@ func TestSIGTERMStopsGracefully(t *testing.T) {
 }
 
 func TestBindFailsFirst(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +93,7 @@ func TestBindFailsFirst(t *testing.T) {
 }
 
 func TestStaleRegistryIsOverwritten(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	os.MkdirAll(palace, 0o700)
 	stale, _ := json.Marshal(map[string]any{"pid": 999999999, "address": "127.0.0.1:1"})
@@ -101,6 +105,7 @@ func TestStaleRegistryIsOverwritten(t *testing.T) {
 }
 
 func TestConfigErrorsRefuseToStart(t *testing.T) {
+	t.Parallel()
 	home, _ := newPalace(t)
 	tests := []struct {
 		name string
@@ -125,6 +130,7 @@ func TestConfigErrorsRefuseToStart(t *testing.T) {
 }
 
 func TestAuthToken(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	token := "a-long-enough-shared-secret"
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+token)
@@ -156,6 +162,7 @@ func TestAuthToken(t *testing.T) {
 }
 
 func TestMigrateCommand(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	out, stderr, code := runCLI(home, "", []string{"--json", "migrate", "--palace", palace}, nil)
 	if code != 0 {
@@ -185,6 +192,7 @@ func TestMigrateCommand(t *testing.T) {
 // configured one waits for its process to end: a restart right after it
 // finds the store released.
 func TestStopByAddressWaitsForTheProcess(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	for range 3 {
 		d := start(t, home, palace)

@@ -61,6 +61,7 @@ func wantError(t *testing.T, s *mcp.ClientSession, name string, args map[string]
 // client session: names, annotations, instructions, answers, error results
 // and memory modes per session.
 func TestMCPSession(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	if r := d.do("POST", "/api/wings/projects/rooms/ops/drawers", map[string]any{"name": "deploy", "content": "Deploys happen on Fridays after the review."}); r.status != 201 {

@@ -38,6 +38,7 @@ func mineTree(t *testing.T) string {
 // mine changing nothing, GET /api/sources, and bad inputs refused with
 // {error, code, help} and nothing queued.
 func TestMineEndToEnd(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	root := mineTree(t)
@@ -144,6 +145,7 @@ func TestMineEndToEnd(t *testing.T) {
 // kill -9 in the middle of a mine, then a restart: the job resumes from
 // its last batch and every file is filed exactly once.
 func TestKill9DuringMine(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	root := filepath.Join(t.TempDir(), "many")
@@ -185,6 +187,7 @@ func TestKill9DuringMine(t *testing.T) {
 // jobs, refused while disabled or unable to run, and an option override
 // that may widen what a miner reads needs allow_broaden.
 func TestMinersFromTheConfigFile(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	root := mineTree(t)
 	cfg := filepath.Join(home, "config.toml")

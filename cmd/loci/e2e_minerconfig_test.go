@@ -16,6 +16,7 @@ import (
 // where, the log too; triggers are saved in it without a restart, saves at
 // the same moment all land, and a restart reads the same file.
 func TestMinersAndTriggersOnAFreshInstall(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	root := mineTree(t)
 	d := start(t, home, palace)
@@ -109,6 +110,7 @@ func TestMinersAndTriggersOnAFreshInstall(t *testing.T) {
 // refusal changes nothing; a miner the file defines badly reads
 // unavailable, not ready. max_documents is saved through PUT and the CLI.
 func TestMinerFieldsCheckedWhenSaved(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	d, cfg := withConfig(t, fmt.Sprintf(`
 [miners.handmade]
@@ -196,6 +198,7 @@ schedule = { every = "1ms" }
 // answer whether the file exists or not (no file-existence oracle). A
 // path written by hand in the file may still be anything.
 func TestCredentialFilesOnlyInsideCredentialsDir(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	home := t.TempDir()
 	creds := filepath.Join(home, "creds")
@@ -304,6 +307,7 @@ credential = { file = %q }
 // the CLI reading the same file): it reads unavailable with the reason,
 // as after a reload, and the others work.
 func TestBadEntriesDoNotStopTheDaemon(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	text := fmt.Sprintf(`
 [miners.docs]
@@ -379,6 +383,7 @@ credential = { env = "A", file = "/b" }
 // its first document, suggesting a retry that could not help); an id that
 // is a wing's is taken.
 func TestWingIDsMustNameAWing(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	home, palace := newPalace(t)
 	d := start(t, home, palace)

@@ -16,6 +16,7 @@ import (
 // prune (CLI, REST, MCP, a miner run by a trigger) closes their drawers,
 // which history and as_of still find.
 func TestMineFilesWhatWasAskedEndToEnd(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	root := mineTree(t)
 	cfg := filepath.Join(home, "config.toml")

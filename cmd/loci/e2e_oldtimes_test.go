@@ -97,6 +97,7 @@ var oldTimesOps = []oldTimesOp{
 // incremental mine; a plain `loci mine` after each now files it, and a
 // mine with nothing changed finds nothing to do.
 func TestMineFindsOldTimesEndToEnd(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	outside := oldTimesSetup(t)
@@ -127,6 +128,7 @@ func TestMineFindsOldTimesEndToEnd(t *testing.T) {
 // The same operations through a watch trigger: each file is searchable
 // within seconds, no full mine asked.
 func TestWatchFindsOldTimes(t *testing.T) {
+	t.Parallel()
 	outside := oldTimesSetup(t)
 	root := mineTree(t)
 	d := watchDaemon(t, root, `debounce = "100ms"`)

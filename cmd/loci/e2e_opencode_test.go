@@ -76,6 +76,7 @@ func ocTurns(t *testing.T, drawers []string) int {
 // redacted in text and in tool arguments, reasoning and tool output in no
 // drawer, unknown records counted, and the project option.
 func TestOpenCodeMineEndToEnd(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	// Drawers small enough that each turn is its own: a mine that files
 	// only the new turns creates only their drawers.

@@ -7,6 +7,7 @@ import (
 )
 
 func TestPalaceOverREST(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 
@@ -152,6 +153,7 @@ func TestPalaceOverREST(t *testing.T) {
 }
 
 func TestBadInputChangesNothing(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": "a memory to keep", "name": "keep"})

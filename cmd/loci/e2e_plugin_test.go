@@ -50,6 +50,7 @@ func jsonHeader(v any) string {
 // its own; the plugin is not removed while a module is enabled; once
 // disabled it is, with its modules, and what they mined stays.
 func TestPluginPreviewInstallAdoptRemove(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
@@ -178,6 +179,7 @@ func TestPluginPreviewInstallAdoptRemove(t *testing.T) {
 // Every plugin route needs the token when authentication is on, and none
 // is gated by the memory mode (read_only may install and remove).
 func TestPluginRoutesNeedAuthNotMode(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	const token = "a-long-enough-secret-for-tests"
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+token)
@@ -215,6 +217,7 @@ func TestPluginRoutesNeedAuthNotMode(t *testing.T) {
 // install without a terminal never agrees: it shows what is asked and
 // fails; --yes installs, list and show say so, remove removes.
 func TestPluginCLI(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	home, palace := newPalace(t)
 	mod := guestModule(t)
@@ -337,6 +340,7 @@ func signedPluginRegistry(t *testing.T, dir, id, description string, p *pack.Pac
 // with a stale archive digest is refused, with the shown one it installs
 // its modules not enabled, origin registry, signed_by the trusted key.
 func TestPluginRegistry(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	reg := t.TempDir()
 	p, _ := notesPackage(t, "scribe", "1.0.0", notesPerms, guestModule(t))

@@ -117,6 +117,7 @@ func entryOf(t *testing.T, r response, name, registry string) map[string]any {
 // refused with nothing installed; updates and update move a source
 // forward keeping its state, and one asking for more needs consent.
 func TestRegistryFolderInstallAndUpdate(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	home, palace := newPalace(t)
 	reg := t.TempDir()
@@ -307,6 +308,7 @@ func serveRegistry(t *testing.T, dir string) *httptest.Server {
 // refused, a redirect to a non-loopback address is refused, and an
 // unreadable registry is a warning while the others answer.
 func TestRegistryHTTPSigned(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	home, palace := newPalace(t)
 	pub, key, _ := pack.GenerateKey()
@@ -368,6 +370,7 @@ func TestRegistryHTTPSigned(t *testing.T) {
 // A registry over http:// beyond loopback, or of another scheme, stops
 // the daemon at start with loci::config::invalid naming the entry.
 func TestRegistryConfigRefused(t *testing.T) {
+	t.Parallel()
 	for _, loc := range []string{"http://192.0.2.1/index.json", "ftp://example.com/index.json", "relative/folder"} {
 		home, palace := newPalace(t)
 		cmd := exec.Command(bin, "serve", "--port", "0", "--palace", palace)
@@ -383,6 +386,7 @@ func TestRegistryConfigRefused(t *testing.T) {
 // none is gated by the memory mode (TestNoMCPToolTouchesSourcePackages
 // checks that no MCP tool names a registry).
 func TestRegistryRoutesNeedAuth(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	const token = "a-long-enough-secret-for-tests"
 	reg := t.TempDir()

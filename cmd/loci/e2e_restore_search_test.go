@@ -44,6 +44,7 @@ func rankedIDs(t *testing.T, d *daemon, q, ranking string) []string {
 // embedded it otherwise and the semantic leg ranked otherwise (the flake
 // of TestBackupUnderWritersAndRestore).
 func TestRestoredPalaceSearchesAsTheOriginal(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	r := rand.New(rand.NewPCG(16, 37))

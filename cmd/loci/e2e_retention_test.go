@@ -16,6 +16,7 @@ import (
 // standard location into wing claude-code and the warning goes; a
 // cleanupPeriodDays of the user's own moves the bound.
 func TestClaudeCodeRetentionGuard(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	projects := filepath.Join(home, ".claude", "projects")
 	var sessions []string

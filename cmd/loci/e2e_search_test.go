@@ -25,6 +25,7 @@ func hitNames(r response) []string {
 }
 
 func TestSearchOverRESTAndCLI(t *testing.T) {
+	t.Parallel()
 	// The lexical ranking as the specification has it: a palace with
 	// semantic search turned off, where auto is lexical (the built-in
 	// semantic default is TestBuiltInSemanticSearch's).
@@ -187,6 +188,7 @@ func TestSearchOverRESTAndCLI(t *testing.T) {
 // checks that every acknowledged drawer is searchable after a restart;
 // then a deleted index directory is rebuilt from the store.
 func TestIndexCatchUpAfterKill9(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	var acked []string

@@ -13,6 +13,7 @@ import (
 // rounds (issue 38, point 8: after a burst of writes the lexical index
 // was behind and a search missed them or stalled).
 func TestSearchFindsABurstsLastWrite(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	n := 0

@@ -60,6 +60,7 @@ func fake(rng *rand.Rand, alphabet string, n int) string {
 // scanner's planted corpus. Neither a drawer, its listing, a search (REST
 // and CLI) nor the daemon's log shows a secret value.
 func TestMinedSecretsNeverReachThePalace(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	root := filepath.Join(t.TempDir(), "keys")
@@ -191,6 +192,7 @@ func jsonString(s string) string {
 // progress (found trying loci as an attacker: a Hugging Face token named
 // a file and reached the drawer name, the store and the job list).
 func TestSecretsInFileNamesNeverReachThePalace(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	root := t.TempDir()

@@ -118,6 +118,7 @@ func errorBody(t *testing.T, stderr string) (code, msg, help string) {
 }
 
 func TestServiceInstallTwiceAndRemoveLeavesHomeAsBefore(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	// A file of the user's beside where the unit goes stays as it is.
 	if err := os.MkdirAll(filepath.Join(home, ".config", "loci"), 0o755); err != nil {
@@ -219,6 +220,7 @@ func TestServiceInstallTwiceAndRemoveLeavesHomeAsBefore(t *testing.T) {
 }
 
 func TestServiceRespectsXDGConfigHome(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	xdg := filepath.Join(t.TempDir(), "xdg")
 	if err := os.Mkdir(xdg, 0o700); err != nil {
@@ -245,6 +247,7 @@ func TestServiceRespectsXDGConfigHome(t *testing.T) {
 }
 
 func TestServiceHandWrittenUnitIsAConflict(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	dir := filepath.Join(home, ".config", "systemd", "user")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -275,6 +278,7 @@ func TestServiceHandWrittenUnitIsAConflict(t *testing.T) {
 }
 
 func TestServiceUnavailableChangesNothing(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	before := treeHash(t, home)
 	check := func(name string, env []string, fake *fakeManager, wantCmds []string) {
@@ -314,6 +318,7 @@ func TestServiceUnavailableChangesNothing(t *testing.T) {
 }
 
 func TestServiceLaunchdAgent(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	before := treeHash(t, home)
 	m := newFakeManager(t, "launchctl", fakeLaunchctl)
@@ -356,6 +361,7 @@ func TestServiceLaunchdAgent(t *testing.T) {
 }
 
 func TestServiceInstallWithOtherFlagsUpdatesAndRemoveStillRestores(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	before := treeHash(t, home)
 	m := newFakeManager(t, "systemctl", fakeSystemctl)
@@ -387,6 +393,7 @@ func TestServiceInstallWithOtherFlagsUpdatesAndRemoveStillRestores(t *testing.T)
 // TestServicePrintedUnitVerifies runs systemd-analyze verify on what
 // `loci service install --print` writes, with a palace path to quote.
 func TestServicePrintedUnitVerifies(t *testing.T) {
+	t.Parallel()
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
 		t.Skip("systemd-analyze is not installed here: the printed unit is not verified")
@@ -410,6 +417,7 @@ func TestServicePrintedUnitVerifies(t *testing.T) {
 // TestServiceRemoveNeedsNoValidConfiguration: a configuration file broken
 // after install does not keep the service in place.
 func TestServiceRemoveNeedsNoValidConfiguration(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	conf := filepath.Join(t.TempDir(), "config.toml")
 	if err := os.WriteFile(conf, []byte("[server]\nport = 8556\n"), 0o600); err != nil {
@@ -435,6 +443,7 @@ func TestServiceRemoveNeedsNoValidConfiguration(t *testing.T) {
 // loci doctor reports a login service that is installed but not running
 // (issue 39, point 1), and says nothing is wrong without one.
 func TestDoctorReportsAStoppedService(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	m := newFakeManager(t, "systemctl", fakeSystemctl)
 	env := m.env(false, "LOCI_PALACE_PATH="+filepath.Join(t.TempDir(), "palace"), "LOCI_PORT="+strconv.Itoa(freePort(t)))
@@ -487,6 +496,7 @@ func (m *fakeManager) packagedUnit(t *testing.T, binary string) string {
 // writing its own (issue 39: one unit); remove disables it and leaves both
 // HOME and the packaged file as they were.
 func TestServiceEnablesThePackagedUnit(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	m := newFakeManager(t, "systemctl", fakeSystemctl)
 	sys := m.packagedUnit(t, bin)
@@ -571,6 +581,7 @@ func TestServiceEnablesThePackagedUnit(t *testing.T) {
 // settings the packaged unit does not carry, write loci's own unit, which
 // overrides the packaged one: install and status say so.
 func TestServiceOwnUnitOverridesThePackagedOne(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	m := newFakeManager(t, "systemctl", fakeSystemctl)
 	sys := m.packagedUnit(t, "/usr/bin/loci")
@@ -613,6 +624,7 @@ func TestServiceOwnUnitOverridesThePackagedOne(t *testing.T) {
 // loci's own unit from an earlier install gives way to the packaged one
 // when the packaged binary installs; remove then restores HOME.
 func TestServiceOwnUnitGivesWayToThePackagedOne(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	m := newFakeManager(t, "systemctl", fakeSystemctl)
 	before := treeHash(t, home)
@@ -647,6 +659,7 @@ func TestServiceOwnUnitGivesWayToThePackagedOne(t *testing.T) {
 // Without a user bus, enabling the packaged unit fails, says what to do
 // instead and leaves no record behind.
 func TestServicePackagedUnitWithoutABus(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	m := newFakeManager(t, "systemctl", noBusSystemctl)
 	m.packagedUnit(t, bin)
@@ -668,6 +681,7 @@ func TestServicePackagedUnitWithoutABus(t *testing.T) {
 
 // doctor without a login service names the packaged unit to enable.
 func TestDoctorNamesThePackagedUnit(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	m := newFakeManager(t, "systemctl", fakeSystemctl)
 	sys := m.packagedUnit(t, "/usr/bin/loci")

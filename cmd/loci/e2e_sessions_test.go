@@ -152,6 +152,7 @@ func sessionsFiled(t *testing.T, what string, drawers []filedDrawer) (map[string
 // drawer, the same drawers a clean mine of the same tree files into
 // another wing, and nothing stored twice.
 func TestKill9DuringTranscriptMine(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "loci.toml")
 	if err := os.WriteFile(cfg, []byte("[mining]\nchunk_chars = 400\n"), 0o600); err != nil {
@@ -228,6 +229,7 @@ func TestKill9DuringTranscriptMine(t *testing.T) {
 // debounce plus a second of the write. Without --mine-sessions install
 // only offers them.
 func TestInstallMineSessionsWatch(t *testing.T) {
+	// Not parallel: a write must be searchable within the debounce and 1 s.
 	agentsBin(t, "codex")
 	steps := readCodexSteps(t)
 	home, palace := newPalace(t)
@@ -367,6 +369,7 @@ func TestInstallMineSessionsWatch(t *testing.T) {
 // stays searchable, mined again or not, and GET /api/sources, loci status
 // and loci status --json warn (deleted_by_agent) naming the wing.
 func TestSessionDeletedAfterMining(t *testing.T) {
+	t.Parallel()
 	steps := readCodexSteps(t)
 	home, palace := newPalace(t)
 	sessions := filepath.Join(home, ".codex", "sessions")

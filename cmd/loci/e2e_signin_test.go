@@ -289,6 +289,7 @@ func receivedToken(t *testing.T, rc *answers, wing string) string {
 // status answer or an error body; every answer says Cache-Control:
 // no-store.
 func TestSignInDeviceFlow(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	srv := newDeviceServer(t)
 	srv.expiresIn = 60 // within the refresh margin: every run refreshes
@@ -563,6 +564,7 @@ func (m *mockServer) issued() []string {
 // routes), and its miner's guest gets a fresh (refreshed) access token;
 // a refused refresh makes the miner unavailable. No token anywhere.
 func TestSignInBrowserFlow(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	mock := startMockServer(t)
 	home, palace := newPalace(t)
@@ -658,6 +660,7 @@ func TestSignInBrowserFlow(t *testing.T) {
 // printed, the wait repeated, where the token went said, no token
 // printed; --status and source show show it. No MCP tool signs in.
 func TestSignInCLI(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	srv := newDeviceServer(t)
 	home, palace := newPalace(t)
@@ -727,6 +730,7 @@ func TestSignInCLI(t *testing.T) {
 // Every sign-in route needs the token when authentication is on (401
 // without).
 func TestSignInRoutesNeedAuth(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	const token = "a-long-enough-secret-for-tests"
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+token)

@@ -76,6 +76,7 @@ func (m *soakModel) take(r *rand.Rand) string {
 }
 
 func TestSoakKill9(t *testing.T) {
+	// Not parallel: a soak: timed phases under load.
 	trials := 5
 	if v := os.Getenv("LOCI_SOAK_TRIALS"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -43,6 +43,7 @@ func openPTY(t *testing.T) (term, ctl *os.File) {
 // On a terminal, loci source install shows the permissions and asks; no
 // installs nothing, y installs.
 func TestSourcePackageInstallAsksOnATerminal(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	_, arc := notesPackage(t, "notes", "1.0.0", notesPerms, guestModule(t))

@@ -111,6 +111,7 @@ func install(d *daemon, archive []byte, query string, headers ...string) respons
 // words, nothing installed; with it, installed. An update asking for
 // less needs none, one asking for more needs new consent.
 func TestSourcePackageConsent(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	mod := guestModule(t)
@@ -193,6 +194,7 @@ func TestSourcePackageConsent(t *testing.T) {
 // A module changed on disk makes its source unavailable at the next read
 // and at the next start, with the reason; a mine of it is refused.
 func TestSourcePackageTamperedModule(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "config.toml")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[miners.jotter]\nsource = \"notes\"\nlocator = %q\nwing = \"notes\"\nenabled = true\n", t.TempDir())), 0o600); err != nil {
@@ -244,6 +246,7 @@ func TestSourcePackageTamperedModule(t *testing.T) {
 // Built-in sources are neither removed, disabled nor replaced; enabling
 // one changes nothing; show tells its origin.
 func TestSourcePackageBuiltIn(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	for _, c := range []struct{ method, path string }{
@@ -285,6 +288,7 @@ func TestSourcePackageBuiltIn(t *testing.T) {
 // Every source package route needs the token when authentication is on,
 // and none is gated by the memory mode (read_only may install).
 func TestSourcePackageRoutesNeedAuthNotMode(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	const token = "a-long-enough-secret-for-tests"
 	d := start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN="+token)
@@ -341,6 +345,7 @@ func refusedWithoutToken(t *testing.T, d *daemon, routes []authRoute) {
 // No MCP tool installs, changes or removes a source: an agent never
 // installs code. The only source tools read source configurations.
 func TestNoMCPToolTouchesSourcePackages(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	s := mcpSession(t, d)
@@ -360,6 +365,7 @@ func TestNoMCPToolTouchesSourcePackages(t *testing.T) {
 // Enable and disable are idempotent and what the registry runs follows
 // them. Needs the sandbox and the installed adapter.
 func TestSourcePackageEnableDisable(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "config.toml")
@@ -390,6 +396,7 @@ func TestSourcePackageEnableDisable(t *testing.T) {
 // A mine with an installed source files drawers; removing the package
 // keeps them. Needs the sandbox and the installed adapter.
 func TestSourcePackageRemoveKeepsDrawers(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
@@ -442,6 +449,7 @@ func consentOf(t *testing.T, name, perms string) string {
 // --consent consent; a folder is packed and sent; show, enable,
 // disable, remove and list say what the daemon holds.
 func TestSourcePackageCLI(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	mod := guestModule(t)
@@ -518,6 +526,7 @@ func TestSourcePackageCLI(t *testing.T) {
 // bundled and no consent asked; they may be disabled (kept across a
 // restart) but neither removed nor replaced.
 func TestSourcePackageBundled(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	var name string

@@ -16,6 +16,7 @@ import (
 // too); a package found unavailable is logged once; a bad manifest names
 // its key and line and the file to correct.
 func TestSourcePackageTrial29(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	home, palace := newPalace(t)
 	d := start(t, home, palace)

@@ -131,6 +131,7 @@ func installHostile(t *testing.T, d *daemon) {
 // the misdeed could have reached is anywhere: not in the job, the
 // palace, or the daemon's log.
 func TestSourceRunHostileGuests(t *testing.T) {
+	// Not parallel: the guests' calls have a 1 s limit the misdeeds must not reach first.
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "config.toml")
 	if err := os.WriteFile(cfg, []byte("[mining]\nsource_timeout_secs = 1\n"), 0o600); err != nil {
@@ -324,6 +325,7 @@ func listRoom(t *testing.T, d *daemon, wing, room string) []map[string]any {
 // missing, none twice), the job's counts are the tree's, and a mine
 // after it finds nothing new.
 func TestSourceRunKill9DuringWasmMine(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	const files = 2000
 	root := t.TempDir()
@@ -446,6 +448,7 @@ func gitRepo(t *testing.T, n, leaseAt int) (dir string, git func(args ...string)
 // three new commits mined again are exactly three new documents; a
 // fourth mine files nothing.
 func TestSourceRunGitHistory(t *testing.T) {
+	t.Parallel()
 	const commits = 300
 	repo, git := gitRepo(t, commits, 137)
 	lease := strings.TrimSpace(git("log", "--format=%H", "--grep", "lease timeout"))
@@ -499,6 +502,7 @@ func TestSourceRunGitHistory(t *testing.T) {
 // (the agent gains nothing), and a disabled source cannot be mined. That
 // no tool installs or changes a source is TestNoMCPToolTouchesSourcePackages.
 func TestSourceRunMCPMine(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	installHostile(t, d)

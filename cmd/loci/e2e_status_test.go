@@ -11,6 +11,7 @@ import (
 // exact and a near duplicate among them), superseded, deleted, a link
 // undone, a room and a wing deleted, and after a kill -9 and a restart.
 func TestStatusCountsFollowEveryWrite(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	want := func(step string, wings, rooms, drawers, stored, links int) {

@@ -21,6 +21,7 @@ import (
 // for one needing consent and fails with the daemon's whole message when
 // one failed.
 func TestTrial30CLIRegistriesAndPlugins(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	home, palace := newPalace(t)
 	mod := guestModule(t)
@@ -128,6 +129,7 @@ func TestTrial30CLIRegistriesAndPlugins(t *testing.T) {
 // (they all failed: "locator … is relative") and leaves no temporary
 // folder behind.
 func TestTrial30CLIPluginTestOfARelativeFolder(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	home := t.TempDir()
 	work := t.TempDir()
@@ -168,6 +170,7 @@ func TestTrial30CLIPluginTestOfARelativeFolder(t *testing.T) {
 // another source, naming it, and starts no sign-in (it signed in the
 // other source's configuration).
 func TestTrial30CLIAuthOfAnotherSourcesConfiguration(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	if r := d.do("PUT", "/api/source-configs/work-dir", map[string]any{"source": "directory"}); r.status != 201 && r.status != 200 {

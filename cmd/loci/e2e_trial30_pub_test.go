@@ -19,6 +19,7 @@ import (
 // indexed, vouched for by the index's signature. A private key inside
 // the folder warns.
 func TestTrial30PubIndexServesDaemon(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	reg := t.TempDir()
 	keys := filepath.Join(t.TempDir(), "release")

@@ -16,6 +16,7 @@ import (
 // body, not headers; loci doctor's message on a relative registry is
 // whole and says what a registry is once.
 func TestTrial30Svc2(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	una, plugs := t.TempDir(), t.TempDir()
 	writeRegistry(t, una, map[string][]byte{"notes-1.0.0.tar.gz": regPackage(t, "notes", "1.0.0", "", "read = [\"locator\"]\n")}, nil, nil)

@@ -17,6 +17,7 @@ import (
 // take it; show answers the registry's location; a pinned yanked
 // version installs with a warning.
 func TestTrial30SvcRegistries(t *testing.T) {
+	t.Parallel()
 	needsSandbox(t)
 	home, palace := newPalace(t)
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -91,6 +92,7 @@ func TestTrial30SvcRegistries(t *testing.T) {
 
 // Trial 30: loci doctor refuses the registry entries loci serve refuses.
 func TestTrial30SvcDoctorChecksRegistries(t *testing.T) {
+	t.Parallel()
 	for _, loc := range []string{"http://10.1.2.3/reg", "relative/reg", "ftp://x/y", ""} {
 		home, _ := newPalace(t)
 		out, errOut, code := runCLI(home, "", []string{"doctor"}, []string{registryConfig(t, home, []string{loc}, "optional")})

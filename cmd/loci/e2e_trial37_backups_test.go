@@ -21,6 +21,7 @@ import (
 //   - the backup job's progress counts one thing and says which;
 //   - restore chain errors say what is wrong, naming the files.
 func TestTrial37BackupsCount(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	dir := filepath.Join(home, "bk")
 	cfg := filepath.Join(home, "config.toml")

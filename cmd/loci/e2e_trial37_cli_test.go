@@ -20,6 +20,7 @@ import (
 // a file of the other kind names the other command, a relative
 // --data-dir says so, and a killed backup's temporary file is cleaned.
 func TestTrial37BackupAndExportFiles(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	for i := range 5 {
@@ -167,6 +168,7 @@ func TestTrial37BackupAndExportFiles(t *testing.T) {
 // Item 15: doctor with authentication on and no token says how to give
 // the token.
 func TestTrial37DoctorSaysHowToGiveTheToken(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	start(t, home, palace, "LOCI_AUTH_ENABLED=true", "LOCI_AUTH_TOKEN=doctor-secret-0123456789abcdef")
 	o, e, _ := runCLI(home, "", []string{"doctor"}, []string{"LOCI_PALACE_PATH=" + palace})
@@ -189,6 +191,7 @@ func TestTrial37DoctorSaysHowToGiveTheToken(t *testing.T) {
 // the wing (loci-export-<wing>-<time>.jsonl), not the daemon's generic
 // loci-export-<time>.jsonl.
 func TestTrial37DashboardExportNamesTheWing(t *testing.T) {
+	t.Parallel()
 	browser := chromium(t)
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "config.toml")

@@ -50,6 +50,7 @@ func twoWingPalace(t *testing.T) []byte {
 // unknown length), and at once when its Content-Length says so; nothing is
 // left in the spool folder.
 func TestTrial37ImportUploadIsBounded(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace, withImportMax(t, home, "1048576"))
 	before := counts(d)
@@ -123,6 +124,7 @@ func TestTrial37ImportUploadIsBounded(t *testing.T) {
 // (never null), and an import counts the same records as the export's
 // end record.
 func TestTrial37ImportReportsSkippedAndCountsAsTheExport(t *testing.T) {
+	t.Parallel()
 	file := twoWingPalace(t)
 	lines := strings.Split(strings.TrimSuffix(string(file), "\n"), "\n")
 	var end export.End
@@ -188,6 +190,7 @@ func TestTrial37ImportReportsSkippedAndCountsAsTheExport(t *testing.T) {
 // palace holds says, in the dry run, that the file's wing is merged into
 // it, and the import does so.
 func TestTrial37WingMapChecked(t *testing.T) {
+	t.Parallel()
 	file := string(twoWingPalace(t))
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
@@ -241,6 +244,7 @@ func toStrings(v []any) []string {
 // Item 13: a loci backup given to POST /api/imports is named as a backup,
 // with the command that restores it.
 func TestTrial37BackupGivenToImport(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	if r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"content": "A memory to back up."}); r.status != 201 {

@@ -77,6 +77,7 @@ func githubSign(secret, body string) string {
 // trigger frame, a hand edit of the file picked up within seconds, and
 // removal.
 func TestTriggersThroughCLIAndREST(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	d, cfg := withConfig(t, fmt.Sprintf(`
 [webhook]
@@ -199,6 +200,7 @@ enabled = true
 // A watch trigger: a new file becomes searchable; a burst of 500 files is
 // one or two runs, not 500.
 func TestWatchTrigger(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	d, _ := withConfig(t, fmt.Sprintf(`
 [miners.docs]
@@ -253,6 +255,7 @@ settings = { path = %q, debounce = "100ms" }
 // replayed delivery id, a wrong signature, unknown and disabled triggers,
 // token auth, a body over max_body_bytes, and a burst over max_concurrent.
 func TestWebhookDeliveries(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	port := freePort(t)
 	secretFile := filepath.Join(t.TempDir(), "token")
@@ -381,6 +384,7 @@ credential = { env = "LOCI_TEST_HOOK_SECRET" }
 // A 1-second schedule while its miner runs: the run waiting is joined
 // (coalesced), never more than one running and one waiting.
 func TestScheduleCoalescesWhileItsMinerRuns(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "many")
 	for i := range 6000 {
 		p := filepath.Join(root, fmt.Sprintf("d%02d", i%50), fmt.Sprintf("f%05d.txt", i))
@@ -426,6 +430,7 @@ settings = { every = "1s" }
 // kill -9 with a delivery accepted (202 not yet sent) and not queued; the
 // restarted daemon queues it exactly once.
 func TestKill9WithAcceptedDelivery(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	port := freePort(t)
 	home, palace := newPalace(t)
@@ -494,6 +499,7 @@ credential = { env = "LOCI_TEST_HOOK_SECRET" }
 // A miner's own schedule runs once opted in (and stops when opted out);
 // removing a trigger forgets what the daemon remembered about it.
 func TestMinerScheduleAndForgetting(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	d, _ := withConfig(t, fmt.Sprintf(`
 [miners.docs]

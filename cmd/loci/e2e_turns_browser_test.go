@@ -15,6 +15,7 @@ import (
 // transcript hit matched, and when (issue 27, point 5); a note's hit says
 // nothing of the kind.
 func TestDashboardShowsATranscriptHitsTurn(t *testing.T) {
+	// Not parallel: it writes artifacts/screens/failed.png, as TestDashboardInABrowser does.
 	browser := chromium(t)
 	shots := screens(t)
 	d, _ := withConfig(t, "[web]\nenable = true\n")

@@ -43,6 +43,7 @@ func conversation(t0 time.Time) (*sources.Session, string) {
 // hook carries the closing turns of its last session until a checkpoint
 // is newer than the session's end.
 func TestFindingThingsInConversations(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	t0 := time.Now().UTC().Truncate(time.Second).Add(-30 * time.Minute)

@@ -14,6 +14,7 @@ import (
 // second `loci demo` used to stay at "running 10/12" for ever, writing
 // nothing but burning CPU and growing the palace (issue 36, point 18).
 func TestEveryJobKindRunTwiceTerminates(t *testing.T) {
+	t.Parallel()
 	d, _ := withConfig(t, "[extraction]\nprovider = \"heuristic\"\n")
 	dir := t.TempDir()
 	for name, text := range map[string]string{
@@ -56,6 +57,7 @@ func TestEveryJobKindRunTwiceTerminates(t *testing.T) {
 // many, --all shows them, and REST filters with automatic= (issue 36,
 // point 17).
 func TestJobListHidesAutomaticJobs(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	if r := d.do("POST", "/api/notes", map[string]any{"wing": "w", "room": "r", "content": "A note that the daemon embeds on its own."}); r.status != 201 {

@@ -21,6 +21,7 @@ func withHashProfile(t *testing.T, home string) string {
 }
 
 func TestSemanticAndHybridSearch(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace, withHashProfile(t, home))
 	for _, c := range []struct{ name, content string }{
@@ -150,6 +151,7 @@ func TestSemanticAndHybridSearch(t *testing.T) {
 // start reads it; after a kill -9 the saved graph plus the change log give
 // every vector back.
 func TestVectorIndexSurvivesRestarts(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	cfg := withHashProfile(t, home)
 	d := start(t, home, palace, cfg)
@@ -208,6 +210,7 @@ func TestVectorIndexSurvivesRestarts(t *testing.T) {
 // Drawers filed while no embedding profile was configured get their
 // vectors from an embed job the next start queues by itself.
 func TestStartEmbedsWhatIsMissing(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	r := d.do("POST", "/api/wings/w/rooms/r/drawers", map[string]any{"name": "lunch", "content": "Lunch was at one in the small kitchen."})
@@ -260,6 +263,7 @@ func TestStartEmbedsWhatIsMissing(t *testing.T) {
 // each index has followed the change log; the configuration names the
 // provider and model, never its URL.
 func TestVectorIndexSavedWhileRunning(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "loci.toml")
 	err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"test\"\nsave_secs = 1\n[embedding.profiles.test]\nprovider = \"hash\"\nmodel = \"h1\"\ndimension = 64\n"), 0o600)
@@ -310,6 +314,7 @@ func TestVectorIndexSavedWhileRunning(t *testing.T) {
 // embed job fails, auto search degrades to lexical with a warning, and new
 // writes do not queue a failing embed job each until the back-off passes.
 func TestDownProviderQueuesNoStormOfEmbedJobs(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	cfg := filepath.Join(home, "loci.toml")
 	err := os.WriteFile(cfg, []byte("[embedding]\ndefault = \"down\"\n[embedding.profiles.down]\nprovider = \"http\"\nurl = \"http://127.0.0.1:1/v1/embeddings\"\nmodel = \"m\"\ntimeout_secs = 1\n"), 0o600)
@@ -368,6 +373,7 @@ func TestDownProviderQueuesNoStormOfEmbedJobs(t *testing.T) {
 // auto, offline. Texts with no known word (another script, digits and
 // symbols) embed without error and are found lexically.
 func TestBuiltInSemanticSearch(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	for _, c := range []struct{ name, content string }{
@@ -406,6 +412,7 @@ func TestBuiltInSemanticSearch(t *testing.T) {
 // one's vectors, and the new one serves once it has them all; loci
 // status says so meanwhile.
 func TestSwitchingTheDefaultProfileKeepsSearch(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	for i := range 40 {
@@ -459,6 +466,7 @@ func TestSwitchingTheDefaultProfileKeepsSearch(t *testing.T) {
 // built-in profile existed) is embedded at its first start with it: an
 // embed job with progress, then the paraphrase is found.
 func TestFirstStartEmbedsAnOlderPalace(t *testing.T) {
+	t.Parallel()
 	d, cfg := withConfig(t, "[embedding]\ndefault = \"\"\n")
 	for i := range 30 {
 		content := fmt.Sprintf("Note %d: the kettle in room %d is broken again.", i, i*13)
@@ -502,6 +510,7 @@ func TestFirstStartEmbedsAnOlderPalace(t *testing.T) {
 // was made before them, and the settle that noticed them found it still
 // pending, so its completion looks again.
 func TestDrawersFiledDuringAnEmbedJobAreEmbedded(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	// A pause after each batch longer than the follower's settle tick.
 	d := start(t, home, palace, withHashProfile(t, home), "LOCI_TEST_EMBED_DELAY=2500ms")

@@ -12,6 +12,7 @@ import (
 // ones nobody signed; never another agent's; wing narrows both (issue 36,
 // point 3). Through REST, MCP and the CLI.
 func TestWakeUpIsScopedToTheAgent(t *testing.T) {
+	t.Parallel()
 	home, palace := newPalace(t)
 	d := start(t, home, palace)
 	checkpoint := func(wing, agent, content string) {

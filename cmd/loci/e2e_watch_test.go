@@ -58,6 +58,7 @@ func searchable(t *testing.T, d *daemon, within time.Duration, what, query, text
 // searchable within max_wait plus a few seconds, and the runs stay
 // coalesced (about one per max_wait, not one per append).
 func TestWatchBusyFileMaxWait(t *testing.T) {
+	// Not parallel: a file must be searchable within max_wait and 5 s; runs are counted over a timed load.
 	root := mineTree(t)
 	d := watchDaemon(t, root, `debounce = "1s", max_wait = "3s"`)
 	if got := get[string](d.do("GET", "/api/triggers/files", nil).body, "settings", "max_wait"); got != "3s" {
@@ -105,6 +106,7 @@ func TestWatchBusyFileMaxWait(t *testing.T) {
 // or the folder came back at once (the watch noticed the removal and armed
 // again); and the re-armed watch fires on later changes.
 func TestWatchRearmRescan(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	d := watchDaemon(t, root, `debounce = "100ms"`)
 	// remake puts root back, holding rel, by one rename: no change follows.

@@ -28,6 +28,7 @@ import (
 // be reading at once (512), only delay signed deliveries (they wait in the
 // backlog until the first stalled ones are cut).
 func TestWebhookStalledAndUnsigned(t *testing.T) {
+	// Not parallel: a soak: timed phases under load.
 	flood := 2000
 	phases := []struct{ n, kinds int }{{16, 2}, {200, 4}}
 	if v := os.Getenv("LOCI_SOAK_WEBHOOK_FLOOD"); v != "" {

@@ -89,6 +89,7 @@ const (
 const weekSecret = "a week of deliveries, signed properly"
 
 func TestWeekInAnHour(t *testing.T) {
+	// Not parallel: a soak: timed phases under load.
 	dur := 30 * time.Second
 	if v := os.Getenv("LOCI_SOAK_WEEK"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -1160,6 +1161,7 @@ func (w *week) report() {
 // found files written in the last seconds before a kill -9 never mined:
 // a watch's first arm at start asked for no run.
 func TestWatchRescansAtStart(t *testing.T) {
+	t.Parallel()
 	root := mineTree(t)
 	d, cfg := withConfig(t, fmt.Sprintf(`
 [miners.docs]

@@ -11,6 +11,7 @@ import (
 // The soft memory limit is the base until the live heap needs more room,
 // then the live heap and a quarter of it again.
 func TestLimitFor(t *testing.T) {
+	t.Parallel()
 	const base = memoryLimit
 	for _, c := range []struct {
 		live uint64
@@ -33,6 +34,7 @@ func TestLimitFor(t *testing.T) {
 // that allocated little, and not again until it has been busy and is
 // quiet once more.
 func TestRestOncePerQuietSpell(t *testing.T) {
+	t.Parallel()
 	var r rest
 	var allocs uint64
 	step := func(grew uint64) bool {
@@ -69,6 +71,7 @@ func TestRestOncePerQuietSpell(t *testing.T) {
 // holdHeap drops the mapped files' pages every dropTicks ticks while the
 // daemon works, not only at rest: a busy daemon never rests.
 func TestHoldHeapDropsMappedPagesWhileBusy(t *testing.T) {
+	// Not parallel: it sets the package variable heapTick.
 	old := heapTick
 	heapTick = 5 * time.Millisecond
 	defer func() { heapTick = old }()

@@ -9,6 +9,7 @@ import (
 // one, and leaves one already there (or one under it by the Go runtime's
 // own raise) as it is.
 func TestFileLimitRaisesTheSoftLimit(t *testing.T) {
+	// Not parallel: it changes the process's RLIMIT_NOFILE.
 	var orig syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &orig); err != nil {
 		t.Fatal(err)

@@ -59,6 +59,7 @@ var sha256Line = regexp.MustCompile(`(?m)^\s*sha256\s+([0-9a-f]{64})$`)
 // sources/installed and sources/conformance are built (issue 29's other
 // branches): until they are merged it fails with "not built yet".
 func TestSourceDevGoTemplate(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	proj := filepath.Join(t.TempDir(), "lease-notes")
 	out, _ := sourceCLI(t, home, 0, "source", "init", proj, "--template", "go")
@@ -186,6 +187,7 @@ func checkAllPass(t *testing.T, out, errOut string, code int) {
 // The conformance step passes only once sources/sandbox,
 // sources/installed and sources/conformance are merged.
 func TestSourceDevCLITemplate(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	proj := filepath.Join(t.TempDir(), "conv")
 	_, errOut, code := runCLI(home, "", []string{"source", "init", proj, "--template", "cli", "--program", "sh"}, nil)
@@ -219,6 +221,7 @@ func TestSourceDevCLITemplate(t *testing.T) {
 // builds and passes the conformance cases, and without them build says
 // what to install (loci::source::unavailable).
 func TestSourceDevRustTemplate(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	proj := filepath.Join(t.TempDir(), "rusty")
 	sourceCLI(t, home, 0, "source", "init", proj, "--template", "rust")
@@ -295,6 +298,7 @@ func TestSourceDevRustTemplate(t *testing.T) {
 // keygen printed; a byte changed in an archive fails its check; an
 // archive that is no package is an error naming it.
 func TestSourceDevIndexSigned(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	keys := filepath.Join(t.TempDir(), "release")
 	out, _ := sourceCLI(t, home, 0, "source", "keygen", "--out", keys)
