@@ -28,13 +28,6 @@ import (
 // same transaction again (one connection answers one statement at a
 // time), and a cancelled context stops the visit at the next row.
 
-// Pages of a scan that calls back: the first small (most listings stop
-// after a screenful), the next ones larger.
-const (
-	palaceFirstPage = 64
-	palaceNextPage  = 256
-)
-
 // The reads' statements (schema_test.go explains each on a few thousand
 // rows: an index lookup or range scan, never a sequential scan).
 const (
@@ -222,39 +215,23 @@ func (t *tx) drawersBefore(roomID string, current bool, ns int64, id string, fn 
 		id  string
 		rec []byte
 	}
-	limit := palaceFirstPage
-	var page []row
-	for {
-		page = page[:0]
-		err := t.rows(sql, []any{roomID, ns, id, limit}, func(r pgx.Rows) (bool, error) {
-			var x row
-			if err := r.Scan(&x.ns, &x.id, &x.rec); err != nil {
-				return false, t.check(err)
-			}
-			page = append(page, x)
-			return true, nil
-		})
-		if err != nil {
-			return err
+	return pages(t, palacePages, func(last *row, limit int) (string, []any) {
+		if last != nil {
+			ns, id = last.ns, last.id
 		}
-		for _, x := range page {
-			if err := t.interrupted(); err != nil {
-				return err
-			}
-			d, err := decDrawer(x.rec)
-			if err != nil {
-				return err
-			}
-			if !fn(d) {
-				return nil
-			}
-		}
-		if len(page) < limit {
-			return nil
-		}
-		last := page[len(page)-1]
-		ns, id, limit = last.ns, last.id, palaceNextPage
+		return sql, []any{roomID, ns, id, limit}
+	}, func(x *row) []any { return []any{&x.ns, &x.id, &x.rec} }, func(x *row) (bool, error) {
+		return visitDrawer(x.rec, fn)
+	})
+}
+
+// visitDrawer decodes a drawers row's rec and visits it.
+func visitDrawer(rec []byte, fn func(*store.Drawer) bool) (bool, error) {
+	d, err := decDrawer(rec)
+	if err != nil {
+		return false, err
 	}
+	return fn(d), nil
 }
 
 // DrawerIDs lists the ids of the room's stored drawers, oldest first
@@ -391,39 +368,9 @@ func (t *tx) Recount() (store.Counts, error) {
 // EachDrawer visits every stored drawer by id, a page at a time, until fn
 // returns false.
 func (t *tx) EachDrawer(fn func(*store.Drawer) bool) error {
-	var page [][]byte
-	after, limit := "", palaceFirstPage
-	for {
-		page = page[:0]
-		last := after
-		err := t.rows(qEachDrawer, []any{after, limit}, func(r pgx.Rows) (bool, error) {
-			var b []byte
-			if err := r.Scan(&last, &b); err != nil {
-				return false, t.check(err)
-			}
-			page = append(page, b)
-			return true, nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, b := range page {
-			if err := t.interrupted(); err != nil {
-				return err
-			}
-			d, err := decDrawer(b)
-			if err != nil {
-				return err
-			}
-			if !fn(d) {
-				return nil
-			}
-		}
-		if len(page) < limit {
-			return nil
-		}
-		after, limit = last, palaceNextPage
-	}
+	return pages(t, palacePages, func(last *idRec, limit int) (string, []any) {
+		return qEachDrawer, []any{lastID(last), limit}
+	}, (*idRec).dest, func(x *idRec) (bool, error) { return visitDrawer(x.rec, fn) })
 }
 
 // Writes.
