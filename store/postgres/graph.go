@@ -176,10 +176,7 @@ func (t *tx) Entities(fn func(*store.Entity) bool) error {
 
 // EntityLinks is the links from or to an entity, in link id order.
 func (t *tx) EntityLinks(id string) ([]store.EntityLink, error) {
-	var out []store.EntityLink
-	err := each(t, `SELECT rec FROM entity_links WHERE from_id = $1 OR to_id = $1 ORDER BY id`, []any{id},
-		func(l *store.EntityLink) bool { out = append(out, *l); return true })
-	return out, err
+	return all[store.EntityLink](t, `SELECT rec FROM entity_links WHERE from_id = $1 OR to_id = $1 ORDER BY id`, id)
 }
 
 // Mention is a drawer's mention of an entity; nil when none.
@@ -198,10 +195,7 @@ func (t *tx) Mentions(entity string, fn func(*store.Mention) bool) error {
 
 // DrawerMentions is the mentions a drawer makes, in entity id order.
 func (t *tx) DrawerMentions(drawer string) ([]store.Mention, error) {
-	var out []store.Mention
-	err := each(t, "SELECT rec FROM mentions WHERE drawer = $1 ORDER BY entity", []any{drawer},
-		func(m *store.Mention) bool { out = append(out, *m); return true })
-	return out, err
+	return all[store.Mention](t, "SELECT rec FROM mentions WHERE drawer = $1 ORDER BY entity", drawer)
 }
 
 // MentioningDrawers visits the ids of the drawers mentioning an entity,
@@ -242,10 +236,7 @@ func (t *tx) EntityRelationships(entity string, fn func(*store.Relationship) boo
 // RelationshipLinks is the lifecycle links from or to a fact, in link id
 // order.
 func (t *tx) RelationshipLinks(id string) ([]store.RelationshipLink, error) {
-	var out []store.RelationshipLink
-	err := each(t, `SELECT rec FROM relationship_links WHERE from_id = $1 OR to_id = $1 ORDER BY id`, []any{id},
-		func(l *store.RelationshipLink) bool { out = append(out, *l); return true })
-	return out, err
+	return all[store.RelationshipLink](t, `SELECT rec FROM relationship_links WHERE from_id = $1 OR to_id = $1 ORDER BY id`, id)
 }
 
 // entityIndexRow is one (kind, value) an entity is found under.
@@ -292,24 +283,21 @@ func (t *tx) PutEntity(e, prev *store.Entity) error {
 	}
 	addKinds, addValues := indexColumns(now, old)
 	goneKinds, goneValues := indexColumns(old, now)
-	if len(goneKinds) == 0 {
-		err = t.exec(`WITH put AS (
-				INSERT INTO entities (id, name, kind, key, rec) VALUES ($1, $2, $3, $4, $5)
-				ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, key = EXCLUDED.key, rec = EXCLUDED.rec)
-			INSERT INTO entity_index (kind, value, entity) SELECT k, v, $1 FROM unnest($6::smallint[], $7::text[]) AS u(k, v)
-			ON CONFLICT DO NOTHING`,
-			e.ID, e.Name, e.Kind, e.Key, rec, addKinds, addValues)
-	} else {
-		err = t.exec(`WITH put AS (
-				INSERT INTO entities (id, name, kind, key, rec) VALUES ($1, $2, $3, $4, $5)
-				ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, key = EXCLUDED.key, rec = EXCLUDED.rec),
+	// The index rows e no longer has are deleted in the same statement
+	// (a CTE), when there are any.
+	gone, args := "", []any{e.ID, e.Name, e.Kind, e.Key, rec, addKinds, addValues}
+	if len(goneKinds) > 0 {
+		gone = `,
 			gone AS (
 				DELETE FROM entity_index i USING unnest($8::smallint[], $9::text[]) AS g(k, v)
-				WHERE i.kind = g.k AND i.value = g.v AND i.entity = $1)
-			INSERT INTO entity_index (kind, value, entity) SELECT k, v, $1 FROM unnest($6::smallint[], $7::text[]) AS u(k, v)
-			ON CONFLICT DO NOTHING`,
-			e.ID, e.Name, e.Kind, e.Key, rec, addKinds, addValues, goneKinds, goneValues)
+				WHERE i.kind = g.k AND i.value = g.v AND i.entity = $1)`
+		args = append(args, goneKinds, goneValues)
 	}
+	err = t.exec(`WITH put AS (
+				INSERT INTO entities (id, name, kind, key, rec) VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, key = EXCLUDED.key, rec = EXCLUDED.rec)`+gone+`
+			INSERT INTO entity_index (kind, value, entity) SELECT k, v, $1 FROM unnest($6::smallint[], $7::text[]) AS u(k, v)
+			ON CONFLICT DO NOTHING`, args...)
 	if err != nil {
 		t.graph = nil
 		return err
