@@ -528,22 +528,30 @@ func TestPalaceScansStopOnCancel(t *testing.T) {
 			return r.Embeddings("p", func(*store.Embedding) bool { return v() })
 		},
 	} {
-		c, cancel := context.WithCancel(bg)
-		seen := 0
-		var scanErr error
-		err := db.View(c, func(r store.Reader) error {
-			scanErr = scan(r, func() bool {
-				if seen++; seen == 5 {
-					cancel()
-				}
-				return true
-			})
-			return nil
+		cancelAt(t, db, name, 5, scan)
+	}
+}
+
+// cancelAt runs scan in a view whose context ends at the nth row it
+// visits; the scan and the view must fail with the context's error, the
+// scan having visited n rows.
+func cancelAt(t *testing.T, db *DB, name string, n int, scan func(store.Reader, func() bool) error) {
+	t.Helper()
+	c, cancel := context.WithCancel(bg)
+	defer cancel()
+	seen := 0
+	var scanErr error
+	err := db.View(c, func(r store.Reader) error {
+		scanErr = scan(r, func() bool {
+			if seen++; seen == n {
+				cancel()
+			}
+			return true
 		})
-		cancel()
-		if !errors.Is(err, context.Canceled) || !errors.Is(scanErr, context.Canceled) || seen != 5 {
-			t.Errorf("%s: view %v, scan %v after %d rows", name, err, scanErr, seen)
-		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || !errors.Is(scanErr, context.Canceled) || seen != n {
+		t.Errorf("%s: view %v, scan %v after %d rows", name, err, scanErr, seen)
 	}
 }
 
@@ -657,21 +665,6 @@ func TestPagedScanEndsOnCancel(t *testing.T) {
 			return r.TriggerStates(func(*store.TriggerState) bool { return v() })
 		},
 	} {
-		c, cancel := context.WithCancel(bg)
-		seen := 0
-		var scanErr error
-		err := db.View(c, func(r store.Reader) error {
-			scanErr = scan(r, func() bool {
-				if seen++; seen == 3 {
-					cancel()
-				}
-				return true
-			})
-			return nil
-		})
-		cancel()
-		if !errors.Is(err, context.Canceled) || !errors.Is(scanErr, context.Canceled) || seen != 3 {
-			t.Errorf("%s: view %v, scan %v after %d rows", name, err, scanErr, seen)
-		}
+		cancelAt(t, db, name, 3, scan)
 	}
 }
