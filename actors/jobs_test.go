@@ -42,6 +42,19 @@ func done(context.Context, *Run) (any, error) { return nil, nil }
 
 var testCfg = JobConfig{MaxConcurrency: 1, BackgroundConcurrency: 1, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second}
 
+// atOnce counts the jobs running at once and keeps the most there were.
+type atOnce struct{ running, most atomic.Int32 }
+
+// enter counts a job that starts running.
+func (a *atOnce) enter() {
+	n := a.running.Add(1)
+	for m := a.most.Load(); n > m && !a.most.CompareAndSwap(m, n); m = a.most.Load() {
+	}
+}
+
+// leave counts a job that stops running.
+func (a *atOnce) leave() { a.running.Add(-1) }
+
 func waitStatus(t *testing.T, j *Jobs, id string, want ...string) *store.Job {
 	t.Helper()
 	// The wait ends at the signal (the job's status); the bound only ends
@@ -261,7 +274,7 @@ func TestForceCancelAndOrphaned(t *testing.T) {
 func TestLanesAndJoin(t *testing.T) {
 	j := newJobs(t, JobConfig{MaxConcurrency: 4, BackgroundConcurrency: 4, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second})
 	release := make(chan struct{})
-	var running, most atomic.Int32
+	var atOnce atOnce
 	lane := Define("laned", Spec[struct {
 		Lane string `json:"lane"`
 		N    int    `json:"n"`
@@ -273,15 +286,9 @@ func TestLanesAndJoin(t *testing.T) {
 			return Plan{Input: p, Priority: store.PriorityNormal, Lane: p.Lane}, nil
 		},
 		Run: func(ctx context.Context, r *Run) (any, error) {
-			n := running.Add(1)
-			for {
-				m := most.Load()
-				if n <= m || most.CompareAndSwap(m, n) {
-					break
-				}
-			}
+			atOnce.enter()
 			<-release
-			running.Add(-1)
+			atOnce.leave()
 			return nil, nil
 		}})
 	j.Register(lane)
@@ -317,8 +324,8 @@ func TestLanesAndJoin(t *testing.T) {
 	for _, id := range []string{first.ID, second.ID, other.ID} {
 		waitStatus(t, j, id, store.JobCompleted)
 	}
-	if most.Load() != 1 {
-		t.Fatalf("%d jobs of one lane ran at once", most.Load())
+	if atOnce.most.Load() != 1 {
+		t.Fatalf("%d jobs of one lane ran at once", atOnce.most.Load())
 	}
 	// Submit (not Join) never joins.
 	a, _ := j.Submit(context.Background(), Submission{Type: "laned", Params: json.RawMessage(`{"lane":"b"}`)})

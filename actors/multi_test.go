@@ -358,7 +358,7 @@ func TestHeartbeatsFailingPastTheLeaseStopTheWorker(t *testing.T) {
 // jobs in its own write transaction).
 func TestLanesHoldAcrossDaemons(t *testing.T) {
 	cfg := JobConfig{MaxConcurrency: 4, BackgroundConcurrency: 4, LeaseTTL: 30 * time.Second, DrainTimeout: 5 * time.Second}
-	var running, most atomic.Int32
+	var lane atOnce
 	type in struct {
 		Lane string `json:"lane"`
 		N    int    `json:"n"`
@@ -368,15 +368,9 @@ func TestLanesHoldAcrossDaemons(t *testing.T) {
 			return Plan{Input: p, Priority: store.PriorityNormal, Lane: p.Lane}, nil
 		},
 		Run: func(ctx context.Context, r *Run) (any, error) {
-			n := running.Add(1)
-			for {
-				m := most.Load()
-				if n <= m || most.CompareAndSwap(m, n) {
-					break
-				}
-			}
+			lane.enter()
 			time.Sleep(30 * time.Millisecond)
-			running.Add(-1)
+			lane.leave()
 			return nil, nil
 		}})
 	sys, db := newSystem(t)
@@ -402,8 +396,8 @@ func TestLanesHoldAcrossDaemons(t *testing.T) {
 	for _, id := range ids {
 		waitStatus(t, daemons[0], id, store.JobCompleted)
 	}
-	if most.Load() != 1 {
-		t.Fatalf("%d jobs of one lane ran at once on two daemons", most.Load())
+	if lane.most.Load() != 1 {
+		t.Fatalf("%d jobs of one lane ran at once on two daemons", lane.most.Load())
 	}
 }
 

@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
-	"github.com/loci-dev/loci/store/postgres"
 	"github.com/loci-dev/loci/store/postgres/pgtest"
 )
 
@@ -34,30 +31,11 @@ func pgDaemonsWith(t *testing.T, n int, cfg JobConfig, setup func(i int, j *Jobs
 	url := pgtest.Database(t)
 	var out []*Jobs
 	for i := range n {
-		db, err := postgres.Open(context.Background(), store.OpenOptions{Location: url, Log: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Migrator(nil).Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		sys := Start(db, slog.New(slog.DiscardHandler), slog.LevelInfo)
-		j := NewJobs(db, sys, slog.New(slog.DiscardHandler), cfg)
-		t.Cleanup(func() {
-			j.Stop(context.Background())
-			_ = sys.Stop(context.Background())
-			_ = db.Close()
-		})
-		for _, k := range kinds {
-			j.Register(k)
-		}
+		var each func(*Jobs)
 		if setup != nil {
-			setup(i, j)
+			each = func(j *Jobs) { setup(i, j) }
 		}
-		if err := j.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, j)
+		out = append(out, runtimeOn(t, pgHandle(t, url), cfg, each, kinds...))
 	}
 	return out
 }
@@ -65,7 +43,7 @@ func pgDaemonsWith(t *testing.T, n int, cfg JobConfig, setup func(i int, j *Jobs
 // Jobs submitted through two runtimes on PostgreSQL each run once (one
 // claim: attempt 1), spread over both; lanes hold across them.
 func TestPostgresRuntimesRunEachJobOnceAndHoldLanes(t *testing.T) {
-	var running, most atomic.Int32
+	var lane atOnce
 	var mu sync.Mutex
 	ran := map[string][]string{}
 	type in struct {
@@ -81,11 +59,9 @@ func TestPostgresRuntimesRunEachJobOnceAndHoldLanes(t *testing.T) {
 			ran[r.Job.ID] = append(ran[r.Job.ID], r.jobs.Owner)
 			mu.Unlock()
 			if r.Job.Lane != "" {
-				n := running.Add(1)
-				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-				}
+				lane.enter()
 				time.Sleep(20 * time.Millisecond)
-				running.Add(-1)
+				lane.leave()
 			}
 			return nil, nil
 		}})
@@ -117,8 +93,8 @@ func TestPostgresRuntimesRunEachJobOnceAndHoldLanes(t *testing.T) {
 	if len(owners) != 2 {
 		t.Fatalf("the jobs ran on %d runtimes: %v", len(owners), owners)
 	}
-	if most.Load() != 1 {
-		t.Fatalf("%d jobs of one lane ran at once on two runtimes", most.Load())
+	if lane.most.Load() != 1 {
+		t.Fatalf("%d jobs of one lane ran at once on two runtimes", lane.most.Load())
 	}
 }
 

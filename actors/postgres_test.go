@@ -56,17 +56,29 @@ func pgHandle(t *testing.T, url string) *postgres.DB {
 // stopped when the test ends.
 func pgRuntime(t *testing.T, db store.DB, cfg JobConfig, aborted chan bool) *Jobs {
 	t.Helper()
+	return runtimeOn(t, db, cfg, nil, testKind("long", store.PriorityNormal, patient(aborted)))
+}
+
+// runtimeOn is a daemon's job runtime on db (its own actor system and
+// writer) with kinds, setup run on it before it starts (nil: none); it is
+// stopped when the test ends.
+func runtimeOn(t *testing.T, db store.DB, cfg JobConfig, setup func(*Jobs), kinds ...Kind) *Jobs {
+	t.Helper()
 	sys := Start(db, slog.New(slog.DiscardHandler), slog.LevelInfo)
 	j := NewJobs(db, sys, slog.New(slog.DiscardHandler), cfg)
-	j.Register(testKind("long", store.PriorityNormal, patient(aborted)))
-	if err := j.Start(context.Background()); err != nil {
-		sys.Stop(context.Background())
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
 		j.Stop(context.Background())
-		sys.Stop(context.Background())
+		_ = sys.Stop(context.Background())
 	})
+	for _, k := range kinds {
+		j.Register(k)
+	}
+	if setup != nil {
+		setup(j)
+	}
+	if err := j.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return j
 }
 
@@ -75,21 +87,11 @@ func pgRuntime(t *testing.T, db store.DB, cfg JobConfig, aborted chan bool) *Job
 // ttl.
 func leftRunning(t *testing.T, db store.DB, owner string, claimedAt time.Time, ttl time.Duration) string {
 	t.Helper()
-	id := store.NewID()
-	if err := db.Update(context.Background(), func(tx store.Tx) error {
-		next, err := store.Apply(store.Job{ID: id, Kind: "long", Priority: store.PriorityNormal, RequestedBy: store.ByCLI},
-			store.JobEvent{Kind: store.EvSubmit, At: claimedAt})
-		if err != nil {
-			return err
-		}
-		if next, err = store.Apply(next, store.JobEvent{Kind: store.EvClaim, At: claimedAt, Owner: owner, TTL: ttl}); err != nil {
-			return err
-		}
-		return tx.PutJob(&next, nil)
-	}); err != nil {
+	j := leased(t, owner, claimedAt, ttl)
+	if err := db.Update(context.Background(), func(tx store.Tx) error { return tx.PutJob(j, nil) }); err != nil {
 		t.Fatal(err)
 	}
-	return id
+	return j.ID
 }
 
 // waitFor polls the job through j until ok holds, failing after limit.

@@ -44,21 +44,26 @@ func longJobs(t *testing.T, shared bool, before func(j *Jobs)) *Jobs {
 // at claimedAt for ttl.
 func leasedJob(t *testing.T, j *Jobs, owner string, claimedAt time.Time, ttl time.Duration) string {
 	t.Helper()
-	id := store.NewID()
-	if _, err := j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) {
-		next, err := store.Apply(store.Job{ID: id, Kind: "long", Priority: store.PriorityNormal},
-			store.JobEvent{Kind: store.EvSubmit, At: claimedAt})
-		if err != nil {
-			return nil, err
-		}
-		if next, err = store.Apply(next, store.JobEvent{Kind: store.EvClaim, At: claimedAt, Owner: owner, TTL: ttl}); err != nil {
-			return nil, err
-		}
-		return nil, tx.PutJob(&next, nil)
-	}); err != nil {
+	job := leased(t, owner, claimedAt, ttl)
+	if _, err := j.Sys.Write(context.Background(), func(tx store.Tx) (any, error) { return nil, tx.PutJob(job, nil) }); err != nil {
 		t.Fatal(err)
 	}
-	return id
+	return job.ID
+}
+
+// leased is a new job of kind long, running under owner's lease taken at
+// claimedAt for ttl (as a claim leaves it).
+func leased(t *testing.T, owner string, claimedAt time.Time, ttl time.Duration) *store.Job {
+	t.Helper()
+	next, err := store.Apply(store.Job{ID: store.NewID(), Kind: "long", Priority: store.PriorityNormal, RequestedBy: store.ByCLI},
+		store.JobEvent{Kind: store.EvSubmit, At: claimedAt})
+	if err == nil {
+		next, err = store.Apply(next, store.JobEvent{Kind: store.EvClaim, At: claimedAt, Owner: owner, TTL: ttl})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &next
 }
 
 // At a start, the embedded store recovers every running job (the

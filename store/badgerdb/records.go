@@ -155,7 +155,9 @@ func (r *changeRecord) change() store.Change {
 }
 
 // jobRecord is a job without its input (kept apart, ji/), its priority as
-// a number, last.
+// a number, last. It is this backend's own format: store/postgres keeps
+// its own (jobRow), so that either can change without migrating the
+// other's stores.
 type jobRecord struct {
 	ID          string     `json:"id"`
 	Kind        string     `json:"kind"`

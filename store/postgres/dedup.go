@@ -43,19 +43,6 @@ type dedupRow struct {
 	Distinct    int    `json:"distinct,omitempty"`
 }
 
-// rowWritten runs a statement that writes and returns a row (RETURNING),
-// counted in Writes before it runs; false when it returned none.
-func (t *tx) rowWritten(sql string, args []any, dest ...any) (bool, error) {
-	if !t.write {
-		return false, fault.New(fault.ServerFailed, "a read transaction tried to write", "report it: this is a bug in loci")
-	}
-	if err := t.interrupted(); err != nil {
-		return false, err
-	}
-	t.writes++
-	return t.row(sql, args, dest...)
-}
-
 // DedupByHash lists the current drawers of a scope with that exact hash,
 // oldest first.
 func (t *tx) DedupByHash(scope, hash string) ([]string, error) {
@@ -155,12 +142,7 @@ func (t *tx) DedupSketch(drawerID string) (mins []uint16, norm string, err error
 
 // Links is a drawer's similar_to links, by id.
 func (t *tx) Links(drawerID string) ([]store.Link, error) {
-	var out []store.Link
-	err := each(t, "SELECT rec FROM links WHERE older = $1 OR newer = $1 ORDER BY id", []any{drawerID}, func(l *store.Link) bool {
-		out = append(out, *l)
-		return true
-	})
-	return out, err
+	return all[store.Link](t, "SELECT rec FROM links WHERE older = $1 OR newer = $1 ORDER BY id", drawerID)
 }
 
 // LinkEnds is a drawer's similar_to links as what ranks them (kind,
@@ -260,28 +242,13 @@ func (t *tx) PutLink(l *store.Link) error {
 	if err != nil {
 		return err
 	}
-	var inserted bool
-	if _, err := t.rowWritten(`INSERT INTO links (id, older, newer, rec) VALUES ($1, $2, $3, $4)
+	return t.putCounted(`INSERT INTO links (id, older, newer, rec) VALUES ($1, $2, $3, $4)
 ON CONFLICT (id) DO UPDATE SET older = EXCLUDED.older, newer = EXCLUDED.newer, rec = EXCLUDED.rec
-RETURNING xmax = 0`, []any{l.ID, l.Older, l.Newer, rec}, &inserted); err != nil {
-		return err
-	}
-	if inserted {
-		t.addCounts(store.Counts{Links: 1})
-	}
-	return nil
+RETURNING xmax = 0`, []any{l.ID, l.Older, l.Newer, rec}, store.Counts{Links: 1})
 }
 
 // DeleteLink removes a similar_to link; one that was there leaves the kept
 // count of links.
 func (t *tx) DeleteLink(l *store.Link) error {
-	var one int
-	found, err := t.rowWritten("DELETE FROM links WHERE id = $1 RETURNING 1", []any{l.ID}, &one)
-	if err != nil {
-		return err
-	}
-	if found {
-		t.addCounts(store.Counts{Links: -1})
-	}
-	return nil
+	return t.deleteCounted(linksTable, l.ID, func(n int) store.Counts { return store.Counts{Links: -n} })
 }

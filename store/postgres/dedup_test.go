@@ -23,20 +23,6 @@ func dedupRecord(id, scope, text string) *store.DedupRecord {
 		NormLen: len([]rune(norm)), Bands: sk.Bands, Mins: sk.Mins, Distinct: sk.Distinct, Bag: sk.Bag, Norm: norm}
 }
 
-func pgUpdate(t testing.TB, db store.DB, fn func(store.Tx) error) {
-	t.Helper()
-	if err := db.Update(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func pgView(t testing.TB, db store.DB, fn func(store.Reader) error) {
-	t.Helper()
-	if err := db.View(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func near(t testing.TB, db store.DB, write bool, scope string, bands [][8]byte, lo, hi int) []string {
 	t.Helper()
 	var ids []string
@@ -44,9 +30,9 @@ func near(t testing.TB, db store.DB, write bool, scope string, bands [][8]byte, 
 		return r.DedupNear(scope, bands, lo, hi, func(c store.NearCandidate) { ids = append(ids, c.DrawerID()) })
 	}
 	if write {
-		pgUpdate(t, db, func(tx store.Tx) error { return visit(tx) })
+		mustUpdate(t, db, func(tx store.Tx) error { return visit(tx) })
 	} else {
-		pgView(t, db, visit)
+		mustView(t, db, visit)
 	}
 	slices.Sort(ids)
 	return ids
@@ -68,7 +54,7 @@ func TestDedupDirect(t *testing.T) {
 	b := dedupRecord(ids[0], "room1", text)
 	c := dedupRecord(ids[1], "room1", "the DEPLOY queue stalls, when the index rebuild runs overnight on the staging cluster")
 	other := dedupRecord(uuid.NewString(), "room2", text)
-	pgUpdate(t, db, func(tx store.Tx) error {
+	mustUpdate(t, db, func(tx store.Tx) error {
 		for _, r := range []*store.DedupRecord{a, b, c, other} {
 			if err := tx.PutDedup(r); err != nil {
 				return err
@@ -76,7 +62,7 @@ func TestDedupDirect(t *testing.T) {
 		}
 		return nil
 	})
-	pgView(t, db, func(r store.Reader) error {
+	mustView(t, db, func(r store.Reader) error {
 		if got, err := r.DedupByHash("room1", a.Hash); err != nil || !slices.Equal(got, []string{a.DrawerID, b.DrawerID}) {
 			return fmt.Errorf("by hash, oldest first: %v %v", got, err)
 		}
@@ -135,7 +121,7 @@ func TestDedupDirect(t *testing.T) {
 	// A write sees its own writes; a record written again has its new
 	// bands only.
 	moved := dedupRecord(c.DrawerID, "room1", "something else entirely, about lamps and kettles and the hall")
-	pgUpdate(t, db, func(tx store.Tx) error {
+	mustUpdate(t, db, func(tx store.Tx) error {
 		if err := tx.PutDedup(moved); err != nil {
 			return err
 		}
@@ -153,8 +139,8 @@ func TestDedupDirect(t *testing.T) {
 	if got := near(t, db, false, "room1", a.Bands, 0, 1<<30); !slices.Equal(got, ab) {
 		t.Fatalf("near after a record was written again: %v, want %v", got, ab)
 	}
-	pgUpdate(t, db, func(tx store.Tx) error { return tx.DeleteDedup(a) })
-	pgView(t, db, func(r store.Reader) error {
+	mustUpdate(t, db, func(tx store.Tx) error { return tx.DeleteDedup(a) })
+	mustView(t, db, func(r store.Reader) error {
 		if got, err := r.DedupByHash("room1", a.Hash); err != nil || !slices.Equal(got, []string{b.DrawerID}) {
 			return fmt.Errorf("by hash after a delete: %v %v", got, err)
 		}
@@ -180,7 +166,7 @@ func TestDedupDirect(t *testing.T) {
 	// Written again without a sketch, a record leaves the near index.
 	plain := dedupRecord(b.DrawerID, "room1", text)
 	plain.Bands, plain.Mins = nil, nil
-	pgUpdate(t, db, func(tx store.Tx) error { return tx.PutDedup(plain) })
+	mustUpdate(t, db, func(tx store.Tx) error { return tx.PutDedup(plain) })
 	if got := near(t, db, false, "room1", a.Bands, 0, 1<<30); len(got) != 0 {
 		t.Fatalf("a record written again without a sketch is a candidate: %v", got)
 	}
@@ -200,13 +186,13 @@ func TestDedupNearEdges(t *testing.T) {
 	plain := dedupRecord(uuid.NewString(), "s", text)
 	plain.Bands, plain.Mins = nil, nil
 	odd := dedupRecord("not-a-uuid", "s", text)
-	pgUpdate(t, db, func(tx store.Tx) error {
+	mustUpdate(t, db, func(tx store.Tx) error {
 		if err := tx.PutDedup(plain); err != nil {
 			return err
 		}
 		return tx.PutDedup(odd)
 	})
-	pgView(t, db, func(r store.Reader) error {
+	mustView(t, db, func(r store.Reader) error {
 		if got, err := r.DedupByHash("s", plain.Hash); err != nil || len(got) != 2 {
 			return fmt.Errorf("by hash: %v %v", got, err)
 		}
@@ -218,7 +204,7 @@ func TestDedupNearEdges(t *testing.T) {
 	if got := near(t, db, true, "s", odd.Bands, 0, 1<<30); len(got) != 0 {
 		t.Fatalf("records without a near entry are candidates: %v", got)
 	}
-	pgUpdate(t, db, func(tx store.Tx) error { return tx.DeleteDedup(odd) })
+	mustUpdate(t, db, func(tx store.Tx) error { return tx.DeleteDedup(odd) })
 
 	// 513 drawers share band 0 (a hot band); each has its own other bands.
 	hot := dedupRecord(uuid.NewString(), "hot", text)
@@ -233,7 +219,7 @@ func TestDedupNearEdges(t *testing.T) {
 		recs = append(recs, r)
 	}
 	put := func(rs []*store.DedupRecord) {
-		pgUpdate(t, db, func(tx store.Tx) error {
+		mustUpdate(t, db, func(tx store.Tx) error {
 			for _, r := range rs {
 				if err := tx.PutDedup(r); err != nil {
 					return err
@@ -270,11 +256,11 @@ func TestLinksDirect(t *testing.T) {
 		Signals: dedup.Signals{SameHash: true, SameFingerprint: true, Similarity: 1, Threshold: 0.9}, CreatedAt: at.Add(time.Nanosecond)}
 	links := func() int {
 		var c store.Counts
-		pgView(t, db, func(r store.Reader) error { var err error; c, err = r.Counts(); return err })
+		mustView(t, db, func(r store.Reader) error { var err error; c, err = r.Counts(); return err })
 		return c.Links
 	}
 	write := func(fn func(store.Tx) error) {
-		pgUpdate(t, db, func(tx store.Tx) error {
+		mustUpdate(t, db, func(tx store.Tx) error {
 			before := tx.Writes()
 			if err := fn(tx); err != nil {
 				return err
@@ -291,7 +277,7 @@ func TestLinksDirect(t *testing.T) {
 	if n := links(); n != 2 {
 		t.Fatalf("kept count of links %d, want 2", n)
 	}
-	pgView(t, db, func(r store.Reader) error {
+	mustView(t, db, func(r store.Reader) error {
 		ls, err := r.Links(older)
 		if err != nil || len(ls) != 2 || ls[0] != l2 || ls[1] != l1 {
 			return fmt.Errorf("links of the older drawer, by id: %+v %v", ls, err)
@@ -328,7 +314,7 @@ func TestLinksDirect(t *testing.T) {
 	if err == nil || links() != 1 {
 		t.Fatalf("a failed delete moved the count: %v, %d links", err, links())
 	}
-	pgView(t, db, func(r store.Reader) error {
+	mustView(t, db, func(r store.Reader) error {
 		if l, err := r.Link(l1.ID); err != nil || l != nil {
 			return fmt.Errorf("a deleted link: %+v %v", l, err)
 		}

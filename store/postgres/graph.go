@@ -42,29 +42,6 @@ func entityIndexKind(i store.EntityIndex) int16 {
 	}
 }
 
-// Pages of a visit: small first (a visitor often stops early), then
-// larger, up to graphMaxPage rows.
-const (
-	graphFirstPage = 64
-	graphMaxPage   = 1024
-)
-
-func nextPage(n int) int { return min(n*2, graphMaxPage) }
-
-// visit calls fn for each entry of a page, stopping on the context (its
-// error) or when fn returns false (more false).
-func visit[T any](t *tx, page []T, fn func(T) bool) (more bool, err error) {
-	for _, v := range page {
-		if err := t.interrupted(); err != nil {
-			return false, err
-		}
-		if !fn(v) {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
 // graphCache is what a write transaction read of the entities: the
 // records and the index answers. A resolution asks an index, then reads
 // each candidate, then the one it took, then writes it; its batch asks
@@ -180,41 +157,26 @@ func (t *tx) EntityIDs(index store.EntityIndex, value string) ([]string, error) 
 // Entities visits every entity in name order (then id order) until fn
 // returns false.
 func (t *tx) Entities(fn func(*store.Entity) bool) error {
-	lastName, lastID := "", ""
-	for n := graphFirstPage; ; n = nextPage(n) {
-		var page []*store.Entity
-		err := t.rows(`SELECT i.value, i.entity, (SELECT e.rec FROM entities e WHERE e.id = i.entity) FROM entity_index i
-			WHERE i.kind = 0 AND (i.kind, i.value, i.entity) > (0, $1, $2) ORDER BY i.kind, i.value, i.entity LIMIT $3`,
-			[]any{lastName, lastID, n}, func(r pgx.Rows) (bool, error) {
-				var b []byte
-				if err := r.Scan(&lastName, &lastID, &b); err != nil {
-					return false, t.check(err)
-				}
-				e := new(store.Entity)
-				if err := dec(b, e); err != nil {
-					return false, err
-				}
-				page = append(page, e)
-				return true, nil
-			})
-		if err != nil {
-			return err
-		}
-		if more, err := visit(t, page, fn); err != nil || !more {
-			return err
-		}
-		if len(page) < n {
-			return t.interrupted()
-		}
+	type row struct {
+		name, id string
+		rec      []byte
 	}
+	return pages(t, graphPages, func(last *row, limit int) (string, []any) {
+		lastName, lastID := "", ""
+		if last != nil {
+			lastName, lastID = last.name, last.id
+		}
+		return `SELECT i.value, i.entity, (SELECT e.rec FROM entities e WHERE e.id = i.entity) FROM entity_index i
+			WHERE i.kind = 0 AND (i.kind, i.value, i.entity) > (0, $1, $2) ORDER BY i.kind, i.value, i.entity LIMIT $3`,
+			[]any{lastName, lastID, limit}
+	}, func(x *row) []any { return []any{&x.name, &x.id, &x.rec} }, func(x *row) (bool, error) {
+		return visitRec(x.rec, fn)
+	})
 }
 
 // EntityLinks is the links from or to an entity, in link id order.
 func (t *tx) EntityLinks(id string) ([]store.EntityLink, error) {
-	var out []store.EntityLink
-	err := each(t, `SELECT rec FROM entity_links WHERE from_id = $1 OR to_id = $1 ORDER BY id`, []any{id},
-		func(l *store.EntityLink) bool { out = append(out, *l); return true })
-	return out, err
+	return all[store.EntityLink](t, `SELECT rec FROM entity_links WHERE from_id = $1 OR to_id = $1 ORDER BY id`, id)
 }
 
 // Mention is a drawer's mention of an entity; nil when none.
@@ -225,60 +187,27 @@ func (t *tx) Mention(drawer, entity string) (*store.Mention, error) {
 // Mentions visits the mentions of an entity in drawer id order until fn
 // returns false.
 func (t *tx) Mentions(entity string, fn func(*store.Mention) bool) error {
-	last := ""
-	for n := graphFirstPage; ; n = nextPage(n) {
-		var page []*store.Mention
-		err := t.rows(`SELECT drawer, rec FROM mentions WHERE entity = $1 AND drawer > $2 ORDER BY drawer LIMIT $3`,
-			[]any{entity, last, n}, func(r pgx.Rows) (bool, error) {
-				var b []byte
-				if err := r.Scan(&last, &b); err != nil {
-					return false, t.check(err)
-				}
-				m := new(store.Mention)
-				if err := dec(b, m); err != nil {
-					return false, err
-				}
-				page = append(page, m)
-				return true, nil
-			})
-		if err != nil {
-			return err
-		}
-		if more, err := visit(t, page, fn); err != nil || !more {
-			return err
-		}
-		if len(page) < n {
-			return t.interrupted()
-		}
-	}
+	return pages(t, graphPages, func(last *idRec, limit int) (string, []any) {
+		return `SELECT drawer, rec FROM mentions WHERE entity = $1 AND drawer > $2 ORDER BY drawer LIMIT $3`,
+			[]any{entity, lastID(last), limit}
+	}, (*idRec).dest, func(x *idRec) (bool, error) { return visitRec(x.rec, fn) })
 }
 
 // DrawerMentions is the mentions a drawer makes, in entity id order.
 func (t *tx) DrawerMentions(drawer string) ([]store.Mention, error) {
-	var out []store.Mention
-	err := each(t, "SELECT rec FROM mentions WHERE drawer = $1 ORDER BY entity", []any{drawer},
-		func(m *store.Mention) bool { out = append(out, *m); return true })
-	return out, err
+	return all[store.Mention](t, "SELECT rec FROM mentions WHERE drawer = $1 ORDER BY entity", drawer)
 }
 
 // MentioningDrawers visits the ids of the drawers mentioning an entity,
 // in id order, from the index alone, until fn returns false.
 func (t *tx) MentioningDrawers(entity string, fn func(drawer string) bool) error {
-	last := ""
-	for n := graphFirstPage; ; n = nextPage(n) {
-		page, err := t.strings(`SELECT drawer FROM mentions WHERE entity = $1 AND drawer > $2 ORDER BY drawer LIMIT $3`,
-			entity, last, n)
-		if err != nil {
-			return err
+	return pages(t, graphPages, func(last *string, limit int) (string, []any) {
+		after := ""
+		if last != nil {
+			after = *last
 		}
-		if more, err := visit(t, page, fn); err != nil || !more {
-			return err
-		}
-		if len(page) < n {
-			return t.interrupted()
-		}
-		last = page[len(page)-1]
-	}
+		return `SELECT drawer FROM mentions WHERE entity = $1 AND drawer > $2 ORDER BY drawer LIMIT $3`, []any{entity, after, limit}
+	}, func(x *string) []any { return []any{x} }, func(x *string) (bool, error) { return fn(*x), nil })
 }
 
 // Relationship is a fact by id; nil when none.
@@ -290,50 +219,24 @@ func (t *tx) Relationship(id string) (*store.Relationship, error) {
 // object of, in id order (a fact of itself once), until fn returns false.
 // Each page merges two index range scans (subject, object).
 func (t *tx) EntityRelationships(entity string, fn func(*store.Relationship) bool) error {
-	last := ""
-	for n := graphFirstPage; ; n = nextPage(n) {
-		var page []*store.Relationship
-		rows := 0
-		err := t.rows(`(SELECT id, rec FROM relationships WHERE subject = $1 AND id > $2 ORDER BY id LIMIT $3)
+	prev := ""
+	return pages(t, graphPages, func(last *idRec, limit int) (string, []any) {
+		return `(SELECT id, rec FROM relationships WHERE subject = $1 AND id > $2 ORDER BY id LIMIT $3)
 			UNION ALL (SELECT id, rec FROM relationships WHERE object = $1 AND id > $2 ORDER BY id LIMIT $3)
-			ORDER BY id LIMIT $3`,
-			[]any{entity, last, n}, func(r pgx.Rows) (bool, error) {
-				rows++
-				var id string
-				var b []byte
-				if err := r.Scan(&id, &b); err != nil {
-					return false, t.check(err)
-				}
-				if id == last {
-					return true, nil // subject and object: the fact is in both scans
-				}
-				last = id
-				rel := new(store.Relationship)
-				if err := dec(b, rel); err != nil {
-					return false, err
-				}
-				page = append(page, rel)
-				return true, nil
-			})
-		if err != nil {
-			return err
+			ORDER BY id LIMIT $3`, []any{entity, lastID(last), limit}
+	}, (*idRec).dest, func(x *idRec) (bool, error) {
+		if x.id == prev {
+			return true, nil // subject and object: the fact is in both scans
 		}
-		if more, err := visit(t, page, fn); err != nil || !more {
-			return err
-		}
-		if rows < n {
-			return t.interrupted()
-		}
-	}
+		prev = x.id
+		return visitRec(x.rec, fn)
+	})
 }
 
 // RelationshipLinks is the lifecycle links from or to a fact, in link id
 // order.
 func (t *tx) RelationshipLinks(id string) ([]store.RelationshipLink, error) {
-	var out []store.RelationshipLink
-	err := each(t, `SELECT rec FROM relationship_links WHERE from_id = $1 OR to_id = $1 ORDER BY id`, []any{id},
-		func(l *store.RelationshipLink) bool { out = append(out, *l); return true })
-	return out, err
+	return all[store.RelationshipLink](t, `SELECT rec FROM relationship_links WHERE from_id = $1 OR to_id = $1 ORDER BY id`, id)
 }
 
 // entityIndexRow is one (kind, value) an entity is found under.
@@ -380,24 +283,21 @@ func (t *tx) PutEntity(e, prev *store.Entity) error {
 	}
 	addKinds, addValues := indexColumns(now, old)
 	goneKinds, goneValues := indexColumns(old, now)
-	if len(goneKinds) == 0 {
-		err = t.exec(`WITH put AS (
-				INSERT INTO entities (id, name, kind, key, rec) VALUES ($1, $2, $3, $4, $5)
-				ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, key = EXCLUDED.key, rec = EXCLUDED.rec)
-			INSERT INTO entity_index (kind, value, entity) SELECT k, v, $1 FROM unnest($6::smallint[], $7::text[]) AS u(k, v)
-			ON CONFLICT DO NOTHING`,
-			e.ID, e.Name, e.Kind, e.Key, rec, addKinds, addValues)
-	} else {
-		err = t.exec(`WITH put AS (
-				INSERT INTO entities (id, name, kind, key, rec) VALUES ($1, $2, $3, $4, $5)
-				ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, key = EXCLUDED.key, rec = EXCLUDED.rec),
+	// The index rows e no longer has are deleted in the same statement
+	// (a CTE), when there are any.
+	gone, args := "", []any{e.ID, e.Name, e.Kind, e.Key, rec, addKinds, addValues}
+	if len(goneKinds) > 0 {
+		gone = `,
 			gone AS (
 				DELETE FROM entity_index i USING unnest($8::smallint[], $9::text[]) AS g(k, v)
-				WHERE i.kind = g.k AND i.value = g.v AND i.entity = $1)
-			INSERT INTO entity_index (kind, value, entity) SELECT k, v, $1 FROM unnest($6::smallint[], $7::text[]) AS u(k, v)
-			ON CONFLICT DO NOTHING`,
-			e.ID, e.Name, e.Kind, e.Key, rec, addKinds, addValues, goneKinds, goneValues)
+				WHERE i.kind = g.k AND i.value = g.v AND i.entity = $1)`
+		args = append(args, goneKinds, goneValues)
 	}
+	err = t.exec(`WITH put AS (
+				INSERT INTO entities (id, name, kind, key, rec) VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, key = EXCLUDED.key, rec = EXCLUDED.rec)`+gone+`
+			INSERT INTO entity_index (kind, value, entity) SELECT k, v, $1 FROM unnest($6::smallint[], $7::text[]) AS u(k, v)
+			ON CONFLICT DO NOTHING`, args...)
 	if err != nil {
 		t.graph = nil
 		return err

@@ -30,20 +30,6 @@ func graphDB(t *testing.T) (store.DB, *pgx.Conn) {
 	return db, conn
 }
 
-func mustUpdate(t *testing.T, db store.DB, fn func(store.Tx) error) {
-	t.Helper()
-	if err := db.Update(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func mustView(t *testing.T, db store.DB, fn func(store.Reader) error) {
-	t.Helper()
-	if err := db.View(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // id is a made-up id that sorts by n.
 func id(prefix string, n int) string { return fmt.Sprintf("%s-%06d", prefix, n) }
 

@@ -13,7 +13,11 @@ import (
 
 // jobRow is a job as stored in rec: without its input, its raw JSON
 // fields omitted when empty (so that an absent result reads back absent),
-// as the embedded store keeps it.
+// as the embedded store keeps it. It is not badgerdb's jobRecord on
+// purpose: each backend owns its record format (Badger's writes an empty
+// checkpoint as null, this one omits it), so either can change without
+// migrating the other's stores; store/copy.go moves jobs between them
+// through store.Job.
 type jobRow struct {
 	ID          string     `json:"id"`
 	Kind        string     `json:"kind"`

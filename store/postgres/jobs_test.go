@@ -15,20 +15,6 @@ import (
 
 var bg = context.Background()
 
-func jobUpdate(t *testing.T, db store.DB, fn func(store.Tx) error) {
-	t.Helper()
-	if err := db.Update(bg, fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func jobView(t *testing.T, db store.DB, fn func(store.Reader) error) {
-	t.Helper()
-	if err := db.View(bg, fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // manyJobs stores n jobs (more than a listing's first pages hold): every
 // third completed, priorities in turn low, normal, critical; creation times
 // a microsecond apart (and three pairs in one microsecond, told apart by
@@ -55,7 +41,7 @@ func manyJobs(t *testing.T, db store.DB, n int) []*store.Job {
 		jobs = append(jobs, &store.Job{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", n-i), Kind: "demo", Status: status,
 			Priority: prios[i%len(prios)], CreatedAt: at, UpdatedAt: at, Input: json.RawMessage(fmt.Sprintf(`{ "n" : %d }`, i))})
 	}
-	jobUpdate(t, db, func(tx store.Tx) error {
+	mustUpdate(t, db, func(tx store.Tx) error {
 		for _, j := range jobs {
 			if err := tx.PutJob(j, nil); err != nil {
 				return err
@@ -136,9 +122,9 @@ func TestJobListingsOrderAndNestedReads(t *testing.T) {
 				return nil
 			}
 			if rw == "read" {
-				jobView(t, db, fn)
+				mustView(t, db, fn)
 			} else {
-				jobUpdate(t, db, func(tx store.Tx) error { return fn(tx) })
+				mustUpdate(t, db, func(tx store.Tx) error { return fn(tx) })
 			}
 		})
 	}
@@ -170,18 +156,18 @@ func TestRecordsReadBackByteForByte(t *testing.T) {
 	now := time.Now().UTC()
 	j := &store.Job{ID: store.NewID(), Kind: "demo", Status: store.JobQueued, Priority: store.PriorityNormal, CreatedAt: now, UpdatedAt: now,
 		Input: json.RawMessage("{ \"z\" : 1,\n \"a\" : 2 }")}
-	jobUpdate(t, db, func(tx store.Tx) error { return tx.PutJob(j, nil) })
+	mustUpdate(t, db, func(tx store.Tx) error { return tx.PutJob(j, nil) })
 	next := *j
 	next.Status, next.Input = store.JobRunning, json.RawMessage(`{"changed":true}`) // a later save does not write the input
 	next.Checkpoint, next.Result = json.RawMessage(`{"z":1,"a":[2,1]}`), json.RawMessage(`{"zz":"x","a":null}`)
 	cursor := json.RawMessage(`{"path":"b","mtime_ns":5}`)
-	jobUpdate(t, db, func(tx store.Tx) error {
+	mustUpdate(t, db, func(tx store.Tx) error {
 		if err := tx.PutJob(&next, j); err != nil {
 			return err
 		}
 		return tx.PutSource(&store.SourceState{Key: "k", Cursor: cursor})
 	})
-	jobView(t, db, func(r store.Reader) error {
+	mustView(t, db, func(r store.Reader) error {
 		in, err := r.JobInput(j.ID)
 		if err != nil || string(in) != string(j.Input) {
 			return fmt.Errorf("input %q %v, want %q", in, err, j.Input)
@@ -201,8 +187,8 @@ func TestRecordsReadBackByteForByte(t *testing.T) {
 	})
 	// A job without an input, result or checkpoint reads back without.
 	bare := &store.Job{ID: store.NewID(), Kind: "demo", Status: store.JobQueued, CreatedAt: now, UpdatedAt: now}
-	jobUpdate(t, db, func(tx store.Tx) error { return tx.PutJob(bare, nil) })
-	jobView(t, db, func(r store.Reader) error {
+	mustUpdate(t, db, func(tx store.Tx) error { return tx.PutJob(bare, nil) })
+	mustView(t, db, func(r store.Reader) error {
 		got, err := r.Job(bare.ID)
 		if err != nil || got.Checkpoint != nil || got.Result != nil {
 			return fmt.Errorf("a bare job: %+v %v", got, err)
@@ -249,7 +235,7 @@ func TestOneStatementPerWrite(t *testing.T) {
 		{"DeleteTriggerState with a delivery", func(tx store.Tx) error { return tx.DeleteTriggerState("t") }},
 	}
 	for _, c := range calls {
-		jobUpdate(t, db, func(tx store.Tx) error {
+		mustUpdate(t, db, func(tx store.Tx) error {
 			before := tx.Writes()
 			if err := c.call(tx); err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
@@ -260,7 +246,7 @@ func TestOneStatementPerWrite(t *testing.T) {
 			return nil
 		})
 	}
-	jobView(t, db, func(r store.Reader) error {
+	mustView(t, db, func(r store.Reader) error {
 		if in, err := r.JobInput(job.ID); string(in) != `{"a":1}` || err != nil {
 			return fmt.Errorf("the input written with the job: %q %v", in, err)
 		}
@@ -289,7 +275,7 @@ func TestQueueSkipsLockedRowsAndTheWriterLockSerialisesClaims(t *testing.T) {
 	now := time.Now().UTC()
 	head := &store.Job{ID: "00000000-0000-4000-8000-00000000000a", Kind: "demo", Status: store.JobQueued, Priority: store.PriorityCritical, CreatedAt: now, UpdatedAt: now}
 	next := &store.Job{ID: "00000000-0000-4000-8000-00000000000b", Kind: "demo", Status: store.JobQueued, Priority: store.PriorityCritical, CreatedAt: now.Add(time.Millisecond), UpdatedAt: now}
-	jobUpdate(t, db, func(tx store.Tx) error {
+	mustUpdate(t, db, func(tx store.Tx) error {
 		if err := tx.PutJob(head, nil); err != nil {
 			return err
 		}
@@ -318,7 +304,7 @@ func TestQueueSkipsLockedRowsAndTheWriterLockSerialisesClaims(t *testing.T) {
 		t.Fatalf("a claim with the head of the queue locked elsewhere took %q (%v), want the next job %s without waiting", got, err, next.ID)
 	}
 	cancel()
-	jobView(t, second, func(r store.Reader) error {
+	mustView(t, second, func(r store.Reader) error {
 		if got, err := first(r); err != nil || got != head.ID {
 			return fmt.Errorf("a reader's queue starts at %q (%v), want the locked head %s", got, err, head.ID)
 		}

@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"github.com/jackc/pgx/v5"
-
 	"github.com/loci-dev/loci/store"
 )
 
@@ -20,36 +18,22 @@ import (
 // a follower reads the transaction again inside fn (a connection runs one
 // query at a time).
 func (t *tx) Changes(after uint64, fn func(store.Change) bool) error {
-	for limit := 64; ; limit = min(limit*4, 4096) {
-		var page []store.Change
-		err := t.rows("SELECT seq, at, kind, action, id, origin FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2",
-			[]any{int64(after), limit}, func(r pgx.Rows) (bool, error) {
-				var c store.Change
-				var seq int64
-				if err := r.Scan(&seq, &c.At, &c.Kind, &c.Action, &c.ID, &c.Origin); err != nil {
-					return false, t.check(err)
-				}
-				c.Seq = uint64(seq)
-				c.At = c.At.UTC()
-				page = append(page, c)
-				return true, nil
-			})
-		if err != nil {
-			return err
-		}
-		for _, c := range page {
-			if err := t.interrupted(); err != nil {
-				return err
-			}
-			if !fn(c) {
-				return nil
-			}
-		}
-		if len(page) < limit {
-			return nil
-		}
-		after = page[len(page)-1].Seq
+	type row struct {
+		seq int64
+		c   store.Change
 	}
+	return pages(t, changePages, func(last *row, limit int) (string, []any) {
+		if last != nil {
+			after = uint64(last.seq)
+		}
+		return "SELECT seq, at, kind, action, id, origin FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2", []any{int64(after), limit}
+	}, func(x *row) []any {
+		return []any{&x.seq, &x.c.At, &x.c.Kind, &x.c.Action, &x.c.ID, &x.c.Origin}
+	}, func(x *row) (bool, error) {
+		x.c.Seq = uint64(x.seq)
+		x.c.At = x.c.At.UTC()
+		return fn(x.c), nil
+	})
 }
 
 // LastSeq is the log's last sequence (0 when empty).

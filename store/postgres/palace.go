@@ -28,13 +28,6 @@ import (
 // same transaction again (one connection answers one statement at a
 // time), and a cancelled context stops the visit at the next row.
 
-// Pages of a scan that calls back: the first small (most listings stop
-// after a screenful), the next ones larger.
-const (
-	palaceFirstPage = 64
-	palaceNextPage  = 256
-)
-
 // The reads' statements (schema_test.go explains each on a few thousand
 // rows: an index lookup or range scan, never a sequential scan).
 const (
@@ -62,19 +55,6 @@ const (
 	qFiled        = `SELECT (created_ns - $1) / $2, count(*) FROM drawers WHERE created_ns >= $1 AND created_ns < $3 GROUP BY 1`
 	qEachDrawer   = "SELECT id, rec FROM drawers WHERE id > $1 ORDER BY id LIMIT $2"
 )
-
-// writeScan runs a statement that writes and answers one row (RETURNING,
-// or a select over data-modifying CTEs), counted in Writes before it runs.
-func (t *tx) writeScan(sql string, args []any, dest ...any) error {
-	if !t.write {
-		return fault.New(fault.ServerFailed, "a read transaction tried to write", "report it: this is a bug in loci")
-	}
-	if err := t.interrupted(); err != nil {
-		return err
-	}
-	t.writes++
-	return t.check(t.q.QueryRow(t.ctx, sql, args...).Scan(dest...))
-}
 
 // nanos is a time as stored in a created_ns column.
 func nanos(at time.Time) int64 { return at.UnixNano() }
@@ -104,15 +84,7 @@ func (t *tx) WingByName(name string) (*store.Wing, error) {
 
 // Wings lists the wings by name.
 func (t *tx) Wings() ([]store.Wing, error) {
-	var out []store.Wing
-	err := each(t, "SELECT rec FROM wings ORDER BY name, id", nil, func(w *store.Wing) bool {
-		out = append(out, *w)
-		return true
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return all[store.Wing](t, "SELECT rec FROM wings ORDER BY name, id")
 }
 
 // Room reads a room by id; nil when unknown.
@@ -127,21 +99,18 @@ func (t *tx) RoomByName(wingID, name string) (*store.Room, error) {
 
 // Rooms lists a wing's rooms by name.
 func (t *tx) Rooms(wingID string) ([]store.Room, error) {
-	var out []store.Room
-	err := each(t, "SELECT rec FROM rooms WHERE wing_id = $1 ORDER BY name, id", []any{wingID}, func(r *store.Room) bool {
-		out = append(out, *r)
-		return true
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return all[store.Room](t, "SELECT rec FROM rooms WHERE wing_id = $1 ORDER BY name, id", wingID)
 }
 
 // Drawer reads a drawer by id; nil when unknown.
 func (t *tx) Drawer(id string) (*store.Drawer, error) {
+	return t.drawer(qDrawer, id)
+}
+
+// drawer reads the rec of the drawers row a query answers; nil when none.
+func (t *tx) drawer(sql string, args ...any) (*store.Drawer, error) {
 	var b []byte
-	ok, err := t.row(qDrawer, []any{id}, &b)
+	ok, err := t.row(sql, args, &b)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -190,12 +159,7 @@ func (t *tx) DrawerByName(roomID, name string) (*store.Drawer, error) {
 	if name == "" {
 		return nil, nil
 	}
-	var b []byte
-	ok, err := t.row(qDrawerByName, []any{roomID, name}, &b)
-	if err != nil || !ok {
-		return nil, err
-	}
-	return decDrawer(b)
+	return t.drawer(qDrawerByName, roomID, name)
 }
 
 // Drawers visits the room's drawers newest first (by filing time, then
@@ -222,39 +186,23 @@ func (t *tx) drawersBefore(roomID string, current bool, ns int64, id string, fn 
 		id  string
 		rec []byte
 	}
-	limit := palaceFirstPage
-	var page []row
-	for {
-		page = page[:0]
-		err := t.rows(sql, []any{roomID, ns, id, limit}, func(r pgx.Rows) (bool, error) {
-			var x row
-			if err := r.Scan(&x.ns, &x.id, &x.rec); err != nil {
-				return false, t.check(err)
-			}
-			page = append(page, x)
-			return true, nil
-		})
-		if err != nil {
-			return err
+	return pages(t, palacePages, func(last *row, limit int) (string, []any) {
+		if last != nil {
+			ns, id = last.ns, last.id
 		}
-		for _, x := range page {
-			if err := t.interrupted(); err != nil {
-				return err
-			}
-			d, err := decDrawer(x.rec)
-			if err != nil {
-				return err
-			}
-			if !fn(d) {
-				return nil
-			}
-		}
-		if len(page) < limit {
-			return nil
-		}
-		last := page[len(page)-1]
-		ns, id, limit = last.ns, last.id, palaceNextPage
+		return sql, []any{roomID, ns, id, limit}
+	}, func(x *row) []any { return []any{&x.ns, &x.id, &x.rec} }, func(x *row) (bool, error) {
+		return visitDrawer(x.rec, fn)
+	})
+}
+
+// visitDrawer decodes a drawers row's rec and visits it.
+func visitDrawer(rec []byte, fn func(*store.Drawer) bool) (bool, error) {
+	d, err := decDrawer(rec)
+	if err != nil {
+		return false, err
 	}
+	return fn(d), nil
 }
 
 // DrawerIDs lists the ids of the room's stored drawers, oldest first
@@ -391,39 +339,9 @@ func (t *tx) Recount() (store.Counts, error) {
 // EachDrawer visits every stored drawer by id, a page at a time, until fn
 // returns false.
 func (t *tx) EachDrawer(fn func(*store.Drawer) bool) error {
-	var page [][]byte
-	after, limit := "", palaceFirstPage
-	for {
-		page = page[:0]
-		last := after
-		err := t.rows(qEachDrawer, []any{after, limit}, func(r pgx.Rows) (bool, error) {
-			var b []byte
-			if err := r.Scan(&last, &b); err != nil {
-				return false, t.check(err)
-			}
-			page = append(page, b)
-			return true, nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, b := range page {
-			if err := t.interrupted(); err != nil {
-				return err
-			}
-			d, err := decDrawer(b)
-			if err != nil {
-				return err
-			}
-			if !fn(d) {
-				return nil
-			}
-		}
-		if len(page) < limit {
-			return nil
-		}
-		after, limit = last, palaceNextPage
-	}
+	return pages(t, palacePages, func(last *idRec, limit int) (string, []any) {
+		return qEachDrawer, []any{lastID(last), limit}
+	}, (*idRec).dest, func(x *idRec) (bool, error) { return visitDrawer(x.rec, fn) })
 }
 
 // Writes.
@@ -434,27 +352,14 @@ func (t *tx) PutWing(w *store.Wing) error {
 	if err != nil {
 		return err
 	}
-	var inserted bool
-	if err := t.writeScan(`INSERT INTO wings(id, name, rec) VALUES ($1, $2, $3)
+	return t.putCounted(`INSERT INTO wings(id, name, rec) VALUES ($1, $2, $3)
 		ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, rec = EXCLUDED.rec RETURNING xmax = 0`,
-		[]any{w.ID, w.Name, rec}, &inserted); err != nil {
-		return err
-	}
-	if inserted {
-		t.addCounts(store.Counts{Wings: 1})
-	}
-	return nil
+		[]any{w.ID, w.Name, rec}, store.Counts{Wings: 1})
 }
 
 // DeleteWing removes a wing's row (store.DeleteWing removes its rooms).
 func (t *tx) DeleteWing(w *store.Wing) error {
-	var n int64
-	if err := t.writeScan("WITH gone AS (DELETE FROM wings WHERE id = $1 RETURNING 1) SELECT count(*) FROM gone",
-		[]any{w.ID}, &n); err != nil {
-		return err
-	}
-	t.addCounts(store.Counts{Wings: -int(n)})
-	return nil
+	return t.deleteCounted("wings", w.ID, func(n int) store.Counts { return store.Counts{Wings: -n} })
 }
 
 // PutRoom writes a room (one upsert, answering whether it was new).
@@ -463,27 +368,14 @@ func (t *tx) PutRoom(r *store.Room) error {
 	if err != nil {
 		return err
 	}
-	var inserted bool
-	if err := t.writeScan(`INSERT INTO rooms(id, wing_id, name, rec) VALUES ($1, $2, $3, $4)
+	return t.putCounted(`INSERT INTO rooms(id, wing_id, name, rec) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (id) DO UPDATE SET wing_id = EXCLUDED.wing_id, name = EXCLUDED.name, rec = EXCLUDED.rec RETURNING xmax = 0`,
-		[]any{r.ID, r.WingID, r.Name, rec}, &inserted); err != nil {
-		return err
-	}
-	if inserted {
-		t.addCounts(store.Counts{Rooms: 1})
-	}
-	return nil
+		[]any{r.ID, r.WingID, r.Name, rec}, store.Counts{Rooms: 1})
 }
 
 // DeleteRoom removes a room's row (store.DeleteRoom removes its drawers).
 func (t *tx) DeleteRoom(r *store.Room) error {
-	var n int64
-	if err := t.writeScan("WITH gone AS (DELETE FROM rooms WHERE id = $1 RETURNING 1) SELECT count(*) FROM gone",
-		[]any{r.ID}, &n); err != nil {
-		return err
-	}
-	t.addCounts(store.Counts{Rooms: -int(n)})
-	return nil
+	return t.deleteCounted("rooms", r.ID, func(n int) store.Counts { return store.Counts{Rooms: -n} })
 }
 
 // PutDrawer writes a drawer: one statement upserts it and answers whether
@@ -498,7 +390,7 @@ func (t *tx) PutDrawer(d *store.Drawer, prev *store.Drawer) error {
 		return err
 	}
 	var existed, wasCurrent bool
-	if err := t.writeScan(`WITH old AS (SELECT current FROM drawers WHERE id = $1),
+	if _, err := t.rowWritten(`WITH old AS (SELECT current FROM drawers WHERE id = $1),
 		put AS (INSERT INTO drawers(id, wing_id, room_id, name, created_ns, current, rec) VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (id) DO UPDATE SET wing_id = EXCLUDED.wing_id, room_id = EXCLUDED.room_id, name = EXCLUDED.name,
 				created_ns = EXCLUDED.created_ns, current = EXCLUDED.current, rec = EXCLUDED.rec RETURNING 1)
@@ -523,7 +415,7 @@ func (t *tx) PutDrawer(d *store.Drawer, prev *store.Drawer) error {
 // DeleteDrawer removes a drawer and its vectors in one statement.
 func (t *tx) DeleteDrawer(d *store.Drawer) error {
 	var stored, current int64
-	if err := t.writeScan(`WITH vectors AS (DELETE FROM embeddings WHERE drawer_id = $1),
+	if _, err := t.rowWritten(`WITH vectors AS (DELETE FROM embeddings WHERE drawer_id = $1),
 		gone AS (DELETE FROM drawers WHERE id = $1 RETURNING current)
 		SELECT count(*), count(*) FILTER (WHERE current) FROM gone`, []any{d.ID}, &stored, &current); err != nil {
 		return err

@@ -528,22 +528,30 @@ func TestPalaceScansStopOnCancel(t *testing.T) {
 			return r.Embeddings("p", func(*store.Embedding) bool { return v() })
 		},
 	} {
-		c, cancel := context.WithCancel(bg)
-		seen := 0
-		var scanErr error
-		err := db.View(c, func(r store.Reader) error {
-			scanErr = scan(r, func() bool {
-				if seen++; seen == 5 {
-					cancel()
-				}
-				return true
-			})
-			return nil
+		cancelAt(t, db, name, 5, scan)
+	}
+}
+
+// cancelAt runs scan in a view whose context ends at the nth row it
+// visits; the scan and the view must fail with the context's error, the
+// scan having visited n rows.
+func cancelAt(t *testing.T, db *DB, name string, n int, scan func(store.Reader, func() bool) error) {
+	t.Helper()
+	c, cancel := context.WithCancel(bg)
+	defer cancel()
+	seen := 0
+	var scanErr error
+	err := db.View(c, func(r store.Reader) error {
+		scanErr = scan(r, func() bool {
+			if seen++; seen == n {
+				cancel()
+			}
+			return true
 		})
-		cancel()
-		if !errors.Is(err, context.Canceled) || !errors.Is(scanErr, context.Canceled) || seen != 5 {
-			t.Errorf("%s: view %v, scan %v after %d rows", name, err, scanErr, seen)
-		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || !errors.Is(scanErr, context.Canceled) || seen != n {
+		t.Errorf("%s: view %v, scan %v after %d rows", name, err, scanErr, seen)
 	}
 }
 
@@ -587,16 +595,16 @@ func TestPalaceReadsUseIndexes(t *testing.T) {
 		{"Drawer", qDrawer, []any{some[3]}},
 		{"DrawersByID", qDrawersByID, []any{some}},
 		{"DrawerByName", qDrawerByName, []any{room, "d41"}},
-		{"Drawers", qDrawersBefore, []any{room, int64(math.MaxInt64), "", palaceFirstPage}},
-		{"DrawersBefore", qDrawersBefore, []any{room, ns, some[2], palaceNextPage}},
-		{"current Drawers", qCurrentDrawersBefore, []any{room, ns, some[2], palaceFirstPage}},
+		{"Drawers", qDrawersBefore, []any{room, int64(math.MaxInt64), "", palacePages.first}},
+		{"DrawersBefore", qDrawersBefore, []any{room, ns, some[2], palacePages.most}},
+		{"current Drawers", qCurrentDrawersBefore, []any{room, ns, some[2], palacePages.first}},
 		{"DrawerIDs", qDrawerIDs, []any{room}},
 		{"Neighbours", qNeighbours, []any{[]string{room, room}, []int64{ns, ns + 4}, []string{some[0], some[1]}, []int32{0, 1}, 5}},
 		{"CountDrawers", qCountDrawers, []any{room}},
 		{"Filed", qFiled, []any{ns, int64(time.Minute), ns + int64(10*time.Minute)}},
-		{"EachDrawer", qEachDrawer, []any{some[4], palaceNextPage}},
+		{"EachDrawer", qEachDrawer, []any{some[4], palacePages.most}},
 		{"Embedding", qEmbedding, []any{"p0", some[0]}},
-		{"Embeddings", qEmbeddings, []any{"p1", some[1], palaceNextPage}},
+		{"Embeddings", qEmbeddings, []any{"p1", some[1], palacePages.most}},
 	}
 	conn, err := db.Pool().Acquire(bg)
 	if err != nil {
@@ -628,4 +636,35 @@ func reversed(ds []*store.Drawer) []*store.Drawer {
 	out := slices.Clone(ds)
 	slices.Reverse(out)
 	return out
+}
+
+// A scan whose context ends at its very last row fails with the
+// context's error too (pages checks the context when a scan ends), for
+// every family's paged scan.
+func TestPagedScanEndsOnCancel(t *testing.T) {
+	db := openPalace(t)
+	f := newFixture(t, db, "w", "r")
+	at := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	mustUpdate(t, db, func(tx store.Tx) error {
+		for i := range 3 {
+			d := f.drawer("", at.Add(time.Duration(i)))
+			if err := tx.PutDrawer(d, nil); err != nil {
+				return err
+			}
+			if err := tx.PutTriggerState(&store.TriggerState{Name: fmt.Sprintf("t%d", i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for name, scan := range map[string]func(store.Reader, func() bool) error{
+		"Drawers": func(r store.Reader, v func() bool) error {
+			return r.Drawers(f.room.ID, false, func(*store.Drawer) bool { return v() })
+		},
+		"TriggerStates": func(r store.Reader, v func() bool) error {
+			return r.TriggerStates(func(*store.TriggerState) bool { return v() })
+		},
+	} {
+		cancelAt(t, db, name, 3, scan)
+	}
 }

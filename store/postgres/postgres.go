@@ -298,18 +298,22 @@ func (db *DB) View(ctx context.Context, fn func(store.Reader) error) error {
 	}
 	defer func() { _ = q.Rollback(context.WithoutCancel(ctx)) }()
 	t := &tx{db: db, q: q, ctx: ctx, now: time.Now().UTC()}
-	if err := fn(t); err != nil {
-		// The function's own error, as it gave it (the helpers already
-		// turned the database's errors into the store's).
-		if t.cancelled != nil {
-			return t.cancelled
-		}
+	if err := t.run(fn(t)); err != nil {
 		return err
 	}
+	return db.fail(q.Commit(ctx))
+}
+
+// run is what the function of a View or Update (its error err) makes of
+// the transaction: the context's error once a statement stopped on it,
+// whatever the function made of that, else the function's own error as
+// it gave it (the helpers already turned the database's errors into the
+// store's); nil when the transaction may commit.
+func (t *tx) run(err error) error {
 	if t.cancelled != nil {
 		return t.cancelled
 	}
-	return db.fail(q.Commit(ctx))
+	return err
 }
 
 // Update runs fn in one read-write transaction holding the writer lock and
@@ -328,14 +332,8 @@ func (db *DB) Update(ctx context.Context, fn func(store.Tx) error) error {
 		return db.fail(err)
 	}
 	t := &tx{db: db, q: q, ctx: ctx, write: true, now: time.Now().UTC()}
-	if err := fn(t); err != nil {
-		if t.cancelled != nil {
-			return t.cancelled
-		}
+	if err := t.run(fn(t)); err != nil {
 		return err
-	}
-	if t.cancelled != nil {
-		return t.cancelled
 	}
 	if err := t.keepCounts(); err != nil {
 		return err

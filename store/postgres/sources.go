@@ -14,7 +14,8 @@ import (
 // write is one statement.
 
 // sourceRow is a source's state as stored in rec: its cursor omitted when
-// it has none, so that none reads back as none.
+// it has none, so that none reads back as none. Like jobRow, it is this
+// backend's own format, not badgerdb's sourceRecord.
 type sourceRow struct {
 	Key       string          `json:"key"`
 	Adapter   string          `json:"adapter"`

@@ -84,6 +84,26 @@ func (t *tx) interrupted() error {
 // exec runs a statement that writes, counted in Writes before it runs.
 // Writing in a read transaction is a programming error.
 func (t *tx) exec(sql string, args ...any) error {
+	if err := t.writing(); err != nil {
+		return err
+	}
+	_, err := t.q.Exec(t.ctx, sql, args...)
+	return t.check(err)
+}
+
+// rowWritten runs a statement that writes and answers a row (RETURNING,
+// or a select over data-modifying CTEs) into dest, counted in Writes
+// before it runs; false when it answered none.
+func (t *tx) rowWritten(sql string, args []any, dest ...any) (bool, error) {
+	if err := t.writing(); err != nil {
+		return false, err
+	}
+	return t.row(sql, args, dest...)
+}
+
+// writing counts a statement that writes, about to run (Writes); writing
+// in a read transaction is a programming error.
+func (t *tx) writing() error {
 	if !t.write {
 		return fault.New(fault.ServerFailed, "a read transaction tried to write", "report it: this is a bug in loci")
 	}
@@ -91,8 +111,35 @@ func (t *tx) exec(sql string, args ...any) error {
 		return err
 	}
 	t.writes++
-	_, err := t.q.Exec(t.ctx, sql, args...)
-	return t.check(err)
+	return nil
+}
+
+// putCounted runs an upsert that answers whether it inserted the row
+// (RETURNING xmax = 0) and, when it did, adds c to the kept counts.
+func (t *tx) putCounted(sql string, args []any, c store.Counts) error {
+	var inserted bool
+	if _, err := t.rowWritten(sql, args, &inserted); err != nil {
+		return err
+	}
+	if inserted {
+		t.addCounts(c)
+	}
+	return nil
+}
+
+// deleteCounted deletes table's row whose id column is id (one statement
+// that answers how many it deleted) and adds count(n) of them to the kept
+// counts.
+func (t *tx) deleteCounted(table, id string, count func(n int) store.Counts) error {
+	var n int64
+	if _, err := t.rowWritten("WITH gone AS (DELETE FROM "+table+" WHERE id = $1 RETURNING 1) SELECT count(*) FROM gone",
+		[]any{id}, &n); err != nil {
+		return err
+	}
+	if n != 0 {
+		t.addCounts(count(int(n)))
+	}
+	return nil
 }
 
 // row reads one row into dest; false when there is none.
@@ -199,6 +246,15 @@ func each[T any](t *tx, sql string, args []any, fn func(*T) bool) error {
 		}
 		return fn(v), nil
 	})
+}
+
+// all is the rec column of every row of a query, as T.
+func all[T any](t *tx, sql string, args ...any) ([]T, error) {
+	var out []T
+	if err := each(t, sql, args, func(v *T) bool { out = append(out, *v); return true }); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Savepoints: the writer marks one before each function of a batch.

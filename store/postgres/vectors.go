@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 )
@@ -64,40 +62,23 @@ func (t *tx) Embedding(drawerID, profile string) (*store.Embedding, error) {
 // Embeddings visits every vector of a profile by drawer id, a page at a
 // time (a range scan of the primary key), until fn returns false.
 func (t *tx) Embeddings(profile string, fn func(*store.Embedding) bool) error {
-	type row struct{ rec, vec []byte }
-	var page []row
-	after, limit := "", palaceFirstPage
-	for {
-		page = page[:0]
-		last := after
-		err := t.rows(qEmbeddings, []any{profile, after, limit}, func(r pgx.Rows) (bool, error) {
-			var x row
-			if err := r.Scan(&last, &x.rec, &x.vec); err != nil {
-				return false, t.check(err)
-			}
-			page = append(page, x)
-			return true, nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, x := range page {
-			if err := t.interrupted(); err != nil {
-				return err
-			}
-			e, err := decEmbedding(x.rec, x.vec)
-			if err != nil {
-				return err
-			}
-			if !fn(e) {
-				return nil
-			}
-		}
-		if len(page) < limit {
-			return nil
-		}
-		after, limit = last, palaceNextPage
+	type row struct {
+		drawer   string
+		rec, vec []byte
 	}
+	return pages(t, palacePages, func(last *row, limit int) (string, []any) {
+		after := ""
+		if last != nil {
+			after = last.drawer
+		}
+		return qEmbeddings, []any{profile, after, limit}
+	}, func(x *row) []any { return []any{&x.drawer, &x.rec, &x.vec} }, func(x *row) (bool, error) {
+		e, err := decEmbedding(x.rec, x.vec)
+		if err != nil {
+			return false, err
+		}
+		return fn(e), nil
+	})
 }
 
 // PutEmbedding stores a drawer's vector in a profile (replacing one) and
