@@ -169,6 +169,24 @@ func (d Datastore) ReadPassword() (password, from string, err error) {
 	return pw, PasswordFromFile, nil
 }
 
+// PasswordFileWarning is what the daemon logs at its start about
+// datastore.password_file, "" when nothing: a file that the group or
+// others may read (its mode shows which) is a password other users of
+// the machine may read. It names the file and its mode, never the
+// content; the environment's password, when set, is the one used, and
+// the file is then not looked at.
+func (d Datastore) PasswordFileWarning() string {
+	if d.Password != "" || d.PasswordFile == "" {
+		return ""
+	}
+	fi, err := os.Stat(d.PasswordFile)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("datastore.password_file %s has mode %04o: the group or other users of this machine may read the shared store's password; "+
+		"make it readable by the daemon's user only (chmod 600 %s)", d.PasswordFile, fi.Mode().Perm(), d.PasswordFile)
+}
+
 // Auth is bearer-token authentication.
 type Auth struct {
 	Enabled bool `toml:"enabled" json:"enabled"`

@@ -133,3 +133,65 @@ func TestDatastorePasswordFile(t *testing.T) {
 		t.Fatalf("none: %q %q %v", pw, from, err)
 	}
 }
+
+// Issue 31, the trial: a relative datastore.password_file (read from
+// whatever directory the daemon starts in) is refused at validation; an
+// absolute one is accepted.
+func TestDatastorePasswordFileMustBeAbsolute(t *testing.T) {
+	for _, rel := range []string{"pw", "./secrets/pw", "../pw"} {
+		c := Default(envOf(map[string]string{"HOME": "/h"}))
+		c.Datastore.URL = "postgres://loci@db.example/palace"
+		c.Datastore.PasswordFile = rel
+		err := c.Validate()
+		fe := fault.As(err)
+		if !fault.Is(err, fault.ConfigInvalid) || !strings.Contains(fe.Msg, "datastore.password_file") || !strings.Contains(fe.Msg, "must be an absolute path") {
+			t.Fatalf("%q: %v; want loci::config::invalid saying it must be an absolute path", rel, err)
+		}
+	}
+	// Through the environment too.
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.toml")
+	os.WriteFile(file, []byte("[server]\n"), 0o600)
+	c, err := Load(file, envOf(map[string]string{"HOME": dir,
+		"LOCI_DATASTORE_URL": "postgres://loci@db.example/palace", "LOCI_DATASTORE_PASSWORD_FILE": "pw"}))
+	if err == nil {
+		err = c.Validate()
+	}
+	if !fault.Is(err, fault.ConfigInvalid) || !strings.Contains(err.Error(), "must be an absolute path") {
+		t.Fatalf("LOCI_DATASTORE_PASSWORD_FILE=pw: %v", err)
+	}
+	c = Default(envOf(map[string]string{"HOME": "/h"}))
+	c.Datastore.URL = "postgres://loci@db.example/palace"
+	c.Datastore.PasswordFile = "/etc/loci/pw"
+	if err := c.Validate(); err != nil {
+		t.Fatalf("an absolute password file: %v", err)
+	}
+}
+
+// A password file the group or others may read is warned about, naming
+// the file and its mode and never its content; one only its owner reads,
+// none, or one the environment's password overrides, is not.
+func TestDatastorePasswordFileWarning(t *testing.T) {
+	const pw = "content-never-shown-4711"
+	dir := t.TempDir()
+	f := filepath.Join(dir, "pw")
+	os.WriteFile(f, []byte(pw+"\n"), 0o600)
+	for mode, warn := range map[os.FileMode]string{0o600: "", 0o400: "", 0o640: "0640", 0o644: "0644", 0o604: "0604"} {
+		if err := os.Chmod(f, mode); err != nil {
+			t.Fatal(err)
+		}
+		w := Datastore{URL: "postgres://loci@h/db", PasswordFile: f}.PasswordFileWarning()
+		if warn == "" && w != "" || warn != "" && (!strings.Contains(w, f) || !strings.Contains(w, "mode "+warn) || !strings.Contains(w, "chmod 600")) {
+			t.Fatalf("mode %04o: warning %q", mode, w)
+		}
+		if strings.Contains(w, pw) {
+			t.Fatalf("the warning shows the password: %q", w)
+		}
+	}
+	if w := (Datastore{URL: "postgres://loci@h/db", PasswordFile: f, Password: "from-env"}).PasswordFileWarning(); w != "" {
+		t.Fatalf("the environment's password is used, the file not read: %q", w)
+	}
+	if w := (Datastore{URL: "postgres://loci@h/db"}).PasswordFileWarning(); w != "" {
+		t.Fatalf("no file: %q", w)
+	}
+}

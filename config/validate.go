@@ -188,6 +188,11 @@ func (d Datastore) validate() error {
 		}
 		return nil
 	}
+	if d.PasswordFile != "" && !filepath.IsAbs(d.PasswordFile) {
+		// A relative name would be read from whatever directory the daemon
+		// starts in (a service's is not the shell's): another file.
+		return bad("datastore.password_file", "%q must be an absolute path: a relative one is read from the daemon's working directory, which changes with how it starts", d.PasswordFile)
+	}
 	u, err := url.Parse(d.URL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return fault.New(fault.ConfigInvalid, "datastore.url: not a postgres:// or postgresql:// URL (its text is not shown: it may hold a password)",

@@ -82,6 +82,9 @@ func openWith(ctx context.Context, cfg config.Config, o store.OpenOptions) (stor
 		if err != nil {
 			return nil, err
 		}
+		if w := cfg.Datastore.PasswordFileWarning(); w != "" && o.Log != nil {
+			o.Log.Warn(w)
+		}
 		o.Password = pw
 	}
 	return store.Open(ctx, o)

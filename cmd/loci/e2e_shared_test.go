@@ -45,10 +45,14 @@ func noPassword(t *testing.T, name, what string) {
 }
 
 // A start against a database it cannot use fails at once with
-// loci::store::backend_failed naming host:port/database and never the
-// password (nor a wrong one): no host listening, a wrong password, a
-// database that does not exist. A password written in the URL is refused
-// by the configuration's validation, not echoed. Nothing is left running.
+// loci::store::backend_failed naming host:port/database (every host of a
+// URL naming several) and its real cause, never the password (nor a wrong
+// one): no host listening (connection refused), a wrong password, no
+// password at all (where to give one), TLS the server does not offer, a
+// database that does not exist. A password written in the URL, or a
+// relative datastore.password_file, is refused by the configuration's
+// validation, not echoed; a password file others may read is warned
+// about, naming it and its mode. Nothing is left running.
 func TestSharedStoreStartRefused(t *testing.T) {
 	s, db := newSharedDB(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -58,21 +62,41 @@ func TestSharedStoreStartRefused(t *testing.T) {
 	closed := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	const wrong = "not-the-password-4711"
+	// A password file the group and others may read: the start warns,
+	// naming it and its mode.
+	pwFile := filepath.Join(t.TempDir(), "db-password")
+	os.WriteFile(pwFile, []byte(pgtest.Password+"\n"), 0o644)
+	os.Chmod(pwFile, 0o644)
 	for _, c := range []struct {
 		name   string
 		env    []string
 		code   string
 		says   []string
 		secret string
+		logs   []string
 	}{
 		{"nothing listening", []string{"LOCI_DATASTORE_URL=" + fmt.Sprintf("postgres://loci@127.0.0.1:%d/%s?sslmode=disable", closed, db),
-			"LOCI_DATASTORE_PASSWORD=" + pgtest.Password}, "loci::store::backend_failed", []string{fmt.Sprintf("127.0.0.1:%d/%s", closed, db)}, pgtest.Password},
+			"LOCI_DATASTORE_PASSWORD=" + pgtest.Password}, "loci::store::backend_failed",
+			[]string{fmt.Sprintf("127.0.0.1:%d/%s", closed, db), "connection refused", "listen_addresses"}, pgtest.Password, nil},
+		{"several hosts, none listening", []string{"LOCI_DATASTORE_URL=" + fmt.Sprintf("postgres://loci@127.0.0.1:%d,localhost:%d/%s?sslmode=disable", closed, closed, db),
+			"LOCI_DATASTORE_PASSWORD=" + pgtest.Password}, "loci::store::backend_failed",
+			[]string{fmt.Sprintf("127.0.0.1:%d,localhost:%d/%s", closed, closed, db), "connection refused"}, pgtest.Password, nil},
 		{"wrong password", []string{"LOCI_DATASTORE_URL=" + s.URL(db), "LOCI_DATASTORE_PASSWORD=" + wrong},
-			"loci::store::backend_failed", []string{fmt.Sprintf("127.0.0.1:%d/%s", s.Port, db), "password"}, wrong},
+			"loci::store::backend_failed", []string{fmt.Sprintf("127.0.0.1:%d/%s", s.Port, db), "password was refused"}, wrong, nil},
+		{"no password", []string{"LOCI_DATASTORE_URL=" + s.URL(db), "PGPASSWORD=", "PGPASSFILE=/nonexistent/pgpass"},
+			"loci::store::backend_failed", []string{"none was given", fmt.Sprintf("127.0.0.1:%d/%s", s.Port, db), "LOCI_DATASTORE_PASSWORD", "datastore.password_file"}, pgtest.Password, nil},
+		{"TLS the server does not offer", []string{"LOCI_DATASTORE_URL=" + strings.Replace(s.URL(db), "sslmode=disable", "sslmode=require", 1),
+			"LOCI_DATASTORE_PASSWORD=" + pgtest.Password}, "loci::store::backend_failed",
+			[]string{"does not offer TLS", fmt.Sprintf("127.0.0.1:%d/%s", s.Port, db)}, pgtest.Password, nil},
 		{"no such database", []string{"LOCI_DATASTORE_URL=" + s.URL("no_such_db"), "LOCI_DATASTORE_PASSWORD=" + pgtest.Password},
-			"loci::store::backend_failed", []string{fmt.Sprintf("127.0.0.1:%d/no_such_db", s.Port), "does not exist"}, pgtest.Password},
+			"loci::store::backend_failed", []string{fmt.Sprintf("127.0.0.1:%d/no_such_db", s.Port), "does not exist"}, pgtest.Password, nil},
 		{"password in the URL", []string{"LOCI_DATASTORE_URL=" + s.URLWithPassword(db)},
-			"loci::config::invalid", []string{"datastore.url", "LOCI_DATASTORE_PASSWORD", "datastore.password_file"}, pgtest.Password},
+			"loci::config::invalid", []string{"datastore.url", "LOCI_DATASTORE_PASSWORD", "datastore.password_file"}, pgtest.Password, nil},
+		{"relative password file", []string{"LOCI_DATASTORE_URL=" + s.URL(db), "LOCI_DATASTORE_PASSWORD_FILE=db-password"},
+			"loci::config::invalid", []string{"datastore.password_file", "must be an absolute path"}, pgtest.Password, nil},
+		{"password file others may read", []string{"LOCI_DATASTORE_URL=" + fmt.Sprintf("postgres://loci@127.0.0.1:%d/%s?sslmode=disable", closed, db),
+			"LOCI_DATASTORE_PASSWORD_FILE=" + pwFile}, "loci::store::backend_failed", []string{"connection refused"}, pgtest.Password,
+			[]string{"datastore.password_file " + pwFile + " has mode 0644"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			home, palace := newPalace(t)
@@ -97,6 +121,11 @@ func TestSharedStoreStartRefused(t *testing.T) {
 			}
 			if strings.Contains(all, c.secret) || strings.Contains(all, pgtest.Password) {
 				t.Fatalf("the output shows a password:\n%s", all)
+			}
+			for _, w := range c.logs {
+				if !strings.Contains(stderr, w) {
+					t.Fatalf("the log does not say %q:\n%s", w, stderr)
+				}
 			}
 			if _, err := os.Stat(filepath.Join(palace, "daemon.json")); err == nil {
 				t.Fatal("a registry file was written")

@@ -24,6 +24,8 @@ package postgres
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -31,11 +33,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -105,6 +109,11 @@ type DB struct {
 	where  string // host:port/database: what errors and status may name
 	origin string
 
+	// refusing is set when Open refused cleartext password
+	// authentication (the connection is neither verified TLS nor
+	// loopback): an open failing on it says so.
+	refusing bool
+
 	closeOnce sync.Once
 }
 
@@ -152,6 +161,7 @@ func Open(ctx context.Context, o store.OpenOptions) (*DB, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	db := &DB{cfg: cfg, log: log, where: Where(cfg.ConnConfig), origin: newOrigin()}
+	db.guardPassword(o.Location)
 	db.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, db.openFailed(err)
@@ -165,14 +175,99 @@ func Open(ctx context.Context, o store.OpenOptions) (*DB, error) {
 	return db, nil
 }
 
-// Where is what may be said of a connection: host, port and database,
-// never the user's password.
+// Where is what may be said of a connection: every host and port the
+// driver may try, in its order (a URL may name several: each may receive
+// the password), and the database, never the user's password:
+// "h1:5432,h2:5433/db".
 func Where(c *pgx.ConnConfig) string {
-	host := c.Host
-	if strings.HasPrefix(host, "/") {
-		host = "socket " + host
+	var list []string
+	add := func(host string, port uint16) {
+		a := net.JoinHostPort(host, strconv.Itoa(int(port)))
+		if strings.HasPrefix(host, "/") {
+			a = fmt.Sprintf("socket %s:%d", host, port)
+		}
+		if !slices.Contains(list, a) {
+			list = append(list, a)
+		}
 	}
-	return fmt.Sprintf("%s:%d/%s", host, c.Port, c.Database)
+	add(c.Host, c.Port)
+	for _, fb := range c.Fallbacks {
+		add(fb.Host, fb.Port)
+	}
+	return strings.Join(list, ",") + "/" + c.Database
+}
+
+// loopback reports whether host is this machine: a Unix socket's
+// directory, localhost or a loopback address. What is sent there does
+// not cross a network.
+func loopback(host string) bool {
+	if strings.HasPrefix(host, "/") || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// verifiedTLS reports whether a connection made with t proves the
+// server's identity: TLS checking the certificate chain (sslmode
+// verify-ca, or require with sslrootcert) and the name (verify-full).
+// nil (no TLS) and TLS skipping verification (prefer, allow, require) do
+// not: whoever answers at the address gets what is sent.
+func verifiedTLS(t *tls.Config) bool {
+	return t != nil && (!t.InsecureSkipVerify || t.VerifyPeerCertificate != nil)
+}
+
+// sslMode is the sslmode the location asks for (its option, else
+// PGSSLMODE, else libpq's default, prefer), for the warning's words.
+func sslMode(location string) string {
+	if u, err := url.Parse(location); err == nil && u.Query().Get("sslmode") != "" {
+		return u.Query().Get("sslmode")
+	}
+	for _, f := range strings.Fields(location) {
+		if v, ok := strings.CutPrefix(f, "sslmode="); ok {
+			return v
+		}
+	}
+	if m := os.Getenv("PGSSLMODE"); m != "" {
+		return m
+	}
+	return "prefer (the default)"
+}
+
+// guardPassword keeps the password from whoever answers at an address
+// the connection does not verify. When a host is neither this machine nor
+// reached over verified TLS (sslmode verify-full or verify-ca), it warns
+// once, naming the hosts and the sslmode, and refuses cleartext password
+// authentication (require_auth=!password): a server asking for the
+// password in clear text over such a connection, a fake one on the path,
+// gets nothing, and the open fails saying why. SCRAM (PostgreSQL's
+// default) and MD5 never send the password itself. A require_auth the URL
+// sets is the operator's choice and is kept.
+func (db *DB) guardPassword(location string) {
+	c := &db.cfg.ConnConfig.Config
+	var exposed []string
+	note := func(host string, port uint16, t *tls.Config) {
+		if loopback(host) || verifiedTLS(t) {
+			return
+		}
+		if a := net.JoinHostPort(host, strconv.Itoa(int(port))); !slices.Contains(exposed, a) {
+			exposed = append(exposed, a)
+		}
+	}
+	note(c.Host, c.Port, c.TLSConfig)
+	for _, fb := range c.Fallbacks {
+		note(fb.Host, fb.Port, fb.TLSConfig)
+	}
+	if len(exposed) == 0 {
+		return
+	}
+	db.log.Warn("the shared store's connection does not verify the server: the password may reach whoever answers at these addresses; "+
+		"set sslmode=verify-full (with sslrootcert naming the server's CA) in datastore.url to be sure it goes to your PostgreSQL only",
+		"hosts", strings.Join(exposed, ","), "sslmode", sslMode(location))
+	if c.RequireAuth == "" {
+		c.RequireAuth = "!password"
+		db.refusing = true
+	}
 }
 
 func newOrigin() string {
@@ -182,18 +277,87 @@ func newOrigin() string {
 	return fmt.Sprintf("%s/%d/%s", h, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// openFailed is a failed open as loci::store::backend_failed: what went
-// wrong (PostgreSQL's words, the password scrubbed) and where.
+// openFailed is a failed open as loci::store::backend_failed naming the
+// hosts and the database: the message says what went wrong (each cause
+// the driver met, one per host tried), the help what to do about each and
+// the driver's or PostgreSQL's own words, the password scrubbed.
 func (db *DB) openFailed(err error) error {
-	msg := db.scrub(err.Error())
-	help := "check datastore.url (host, port, database, user) and that PostgreSQL at " + db.where + " accepts connections"
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "28000") {
-		help = "the user or password was refused by " + db.where + ": check the user in datastore.url and the password in LOCI_DATASTORE_PASSWORD or datastore.password_file"
-	} else if errors.As(err, &pe) && pe.Code == "3D000" {
-		help = "the database in datastore.url does not exist on " + db.where + ": create it (createdb) or name another"
+	var causes, helps []string
+	add := func(cause, help string) {
+		if !slices.Contains(causes, cause) {
+			causes = append(causes, cause)
+			helps = append(helps, help)
+		}
 	}
-	return fault.Wrap(fault.StoreBackendFailed, errors.New(msg), "cannot open the shared store at "+db.where, help)
+	var pe *pgconn.PgError
+	var dns *net.DNSError
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	text := err.Error()
+	switch {
+	case db.refusing && strings.Contains(text, "require_auth"):
+		add("the server asked for the password in clear text over a connection that does not verify it, and loci did not send it",
+			"a server that wants the password in clear text on an unverified connection may be anyone on the path: connect with sslmode=verify-full "+
+				"(and sslrootcert naming the server's CA) in datastore.url, or have PostgreSQL use scram-sha-256 (pg_hba.conf, password_encryption)")
+	case strings.Contains(text, "require_auth"):
+		add("the server's sign-in method is not one require_auth in datastore.url allows",
+			"change require_auth in datastore.url, or the server's method in its pg_hba.conf")
+	}
+	if errors.As(err, &pe) {
+		switch {
+		case (pe.Code == "28P01" || pe.Code == "28000" && strings.Contains(pe.Message, "password")) && db.cfg.ConnConfig.Password == "":
+			add("PostgreSQL asked for a password and none was given",
+				"give the password in the environment variable LOCI_DATASTORE_PASSWORD or in a file named by datastore.password_file")
+		case pe.Code == "28P01":
+			add("the user or password was refused",
+				"check the user in datastore.url and the password in LOCI_DATASTORE_PASSWORD or datastore.password_file")
+		case pe.Code == "28000" && strings.Contains(pe.Message, "pg_hba"):
+			add("PostgreSQL does not let this user in from this machine (pg_hba.conf)",
+				"add a line for this user, database and address to the server's pg_hba.conf (hostssl for TLS), or use sslmode as it requires")
+		case pe.Code == "28000":
+			add("the user was refused", "check the user in datastore.url and the server's pg_hba.conf")
+		case pe.Code == "3D000":
+			add("the database does not exist", "the database in datastore.url does not exist: create it (createdb) or name another")
+		case pe.Code == "42501":
+			add("the user may not connect to that database", "GRANT CONNECT ON DATABASE to the user in datastore.url")
+		case pe.Code == "53300":
+			add("PostgreSQL has no connection left", "raise max_connections on the server or stop what holds its connections")
+		case pe.Code == "57P03":
+			add("PostgreSQL is starting or shutting down", "try again in a moment")
+		}
+	}
+	if strings.Contains(text, "server refused TLS connection") {
+		add("the server does not offer TLS, which the sslmode of datastore.url requires",
+			"turn TLS on in the server (ssl = on in postgresql.conf, with a certificate) or, on a network you trust, change sslmode")
+	}
+	if errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &hn) {
+		add("the server's TLS certificate could not be verified",
+			"name the CA that signed the server's certificate in sslrootcert, and the host as its certificate names it")
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		add("connection refused: nothing listens at that address",
+			"check that PostgreSQL runs there and listens on that address and port (listen_addresses, port in postgresql.conf)")
+	}
+	if errors.As(err, &dns) && dns.IsNotFound {
+		add("the host name is not known (DNS)", "check the host name in datastore.url")
+	}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() || strings.Contains(text, "timeout") {
+		add(fmt.Sprintf("no answer within %s (a timeout)", db.cfg.ConnConfig.ConnectTimeout),
+			"check the address, that a firewall lets this machine reach it, and that the server is not overloaded")
+	}
+	if errors.As(err, &ne) && !ne.Timeout() && len(causes) == 0 {
+		add("the network refused the connection", "check the address in datastore.url and the network between this machine and the server")
+	}
+	if len(causes) == 0 {
+		add("PostgreSQL or the driver refused the connection",
+			"check datastore.url (host, port, database, user, sslmode) and that PostgreSQL at "+db.where+" accepts connections")
+	}
+	said := strings.Join(strings.Fields(db.scrub(text)), " ")
+	return fault.Wrap(fault.StoreBackendFailed, errors.New(db.scrub(text)),
+		"cannot open the shared store at "+db.where+": "+strings.Join(causes, "; "),
+		strings.Join(helps, "; ")+". The driver said: "+said)
 }
 
 // scrub removes the password from a message, whatever PostgreSQL or the
