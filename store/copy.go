@@ -716,12 +716,13 @@ func Copy(ctx context.Context, from, to DB, o CopyOptions) (CopyReport, error) {
 	if p == nil {
 		p = &copyProgress{Source: src, Family: families[0].name}
 	}
-	if !p.Done {
+	made := !p.Done
+	if made {
 		if err := copyRecords(ctx, from, to, p, o, &rep); err != nil {
 			return rep, err
 		}
 	}
-	return rep, verify(ctx, from, to, &rep)
+	return rep, verify(ctx, from, to, made, &rep)
 }
 
 // CheckTarget refuses (loci::migrate::failed) a copy of from into to when
@@ -916,8 +917,9 @@ func putBatch(ctx context.Context, to DB, b batch, final bool, lastSeq uint64) e
 	return err
 }
 
-// verify compares both stores' digests and kept counts.
-func verify(ctx context.Context, from, to DB, rep *CopyReport) error {
+// verify compares both stores' digests and kept counts; made says the
+// target held nothing but this copy in progress when the run began.
+func verify(ctx context.Context, from, to DB, made bool, rep *CopyReport) error {
 	a, err := Digest(ctx, from)
 	if err != nil {
 		return err
@@ -959,8 +961,8 @@ func verify(ctx context.Context, from, to DB, rep *CopyReport) error {
 		return nil
 	}
 	help := "nothing may write to the palace or the target while the copy runs: find what wrote (a daemon, a `loci` command), stop it, and copy into a new database or directory"
-	if !rep.Resumed {
-		help = "nothing may write to the palace or the target while the copy runs: find what wrote (a daemon, a `loci` command) and stop it; the target holds only this run's copy: drop it (dropdb, or remove the directory) and run the copy again"
+	if made {
+		help = "nothing may write to the palace or the target while the copy runs: find what wrote (a daemon, a `loci` command) and stop it; the target holds only this copy: drop it (dropdb, or remove the directory) and run the copy again"
 	}
 	return fault.New(fault.MigrateFailed, verifyMessage(diffs), help)
 }
