@@ -37,9 +37,15 @@ func migrateTo(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.M
 	}
 	defer src.Close()
 	// The palace is brought to this build's schema and data steps first,
-	// as `loci migrate` does: the copy reads current records.
-	if _, err := migrator(src).Run(ctx); err != nil {
+	// as `loci migrate` does: the copy reads current records. A palace
+	// already current is left as it is (a migration records its time,
+	// which a copy of it judges: servedSince).
+	if st, err := migrator(src).State(ctx); err != nil {
 		return rep, err
+	} else if !st.SchemaSync || st.Pending > 0 {
+		if _, err := migrator(src).Run(ctx); err != nil {
+			return rep, err
+		}
 	}
 	unlockSrc, err := holdMigrationLock(ctx, src)
 	if err != nil {
