@@ -750,7 +750,7 @@ func checkTarget(ctx context.Context, from, to DB) (string, *copyProgress, error
 			return src, nil, err
 		}
 		if held != "" {
-			return src, nil, fault.Newf(fault.MigrateFailed, "copy into an empty database or directory (a new one, or one emptied); nothing was changed",
+			return src, nil, fault.Newf(fault.MigrateFailed, "nothing was changed; copy into a new, empty database or directory (the target may be a palace in use: it is not emptied)",
 				"the target %s is not empty (it holds %s) and is not a copy of this palace in progress", to.Location(), held)
 		}
 		return src, nil, nil

@@ -190,3 +190,36 @@ func TestMigrateToVerificationFailureIsWhole(t *testing.T) {
 		}
 	}
 }
+
+// `loci migrate --to postgres://...` continuing a copy into a database
+// that a daemon was started on meanwhile (serving the half-copied palace)
+// is refused before anything is written to it, naming the daemon; a
+// database that a daemon holds a palace in is refused as not empty, the
+// help not saying to empty it.
+func TestMigrateToPostgresRefusedWhileADaemonIsConnected(t *testing.T) {
+	srv, db := newSharedDB(t)
+	url := srv.URL(db)
+	pw := "LOCI_DATASTORE_PASSWORD=" + pgtest.Password
+	home, palace := smallPalace(t)
+	stopAfterBatches(t, home, palace, url, 1, pw, "LOCI_TEST_MIGRATE_BATCH=2")
+	h1, p1 := newPalace(t)
+	d := start(t, h1, p1, sharedEnv(srv, db)...)
+	const meta = "SELECT key, value FROM loci_meta ORDER BY key"
+	before := sqlOf(t, srv, db, meta)
+	_, errOut, code := migrateTo(t, home, palace, url, pw)
+	if code == 0 || !strings.Contains(errOut, "loci::migrate::locked") || !strings.Contains(errOut, "1 loci daemon is connected to postgres://127.0.0.1:") {
+		t.Fatalf("migrate --to a database a daemon is connected to: %d %s", code, errOut)
+	}
+	if after := sqlOf(t, srv, db, meta); after != before {
+		t.Fatalf("the refused run wrote to the database:\n%s\n%s", before, after)
+	}
+	stopDaemon(t, d)
+
+	srv2, db2 := newSharedDB(t)
+	h2, p2 := newPalace(t)
+	stopDaemon(t, start(t, h2, p2, sharedEnv(srv2, db2)...))
+	_, errOut, code = migrateTo(t, home, palace, srv2.URL(db2), pw)
+	if code == 0 || !strings.Contains(errOut, "loci::migrate::failed") || !strings.Contains(errOut, "is not empty") || strings.Contains(errOut, "one emptied") || strings.Contains(errOut, "empty the") {
+		t.Fatalf("migrate --to a database holding a palace: %d %s", code, errOut)
+	}
+}
