@@ -36,6 +36,12 @@ type OpenOptions struct {
 	// make it durable when closed; a crash before that leaves a store the
 	// loader discards.
 	Bulk bool
+	// ApplicationName, when set, is how a shared backend names this
+	// handle's sessions to the server (PostgreSQL's application_name;
+	// default "loci", a daemon's): `loci migrate --to` opens its handles
+	// as "loci migrate", so that it counts the daemons connected without
+	// counting itself.
+	ApplicationName string
 }
 
 // Opener opens a backend at a location of its scheme.

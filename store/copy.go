@@ -118,6 +118,8 @@ type copyProgress struct {
 	Family string `json:"family"`
 	Copied int    `json:"copied"`
 	Done   bool   `json:"done"`
+	// At is when the copy was completed (its last batch committed).
+	At time.Time `json:"at,omitzero"`
 }
 
 // family is one kind of record: its walk over a store, in a fixed order,
@@ -684,7 +686,7 @@ func readProgress(ctx context.Context, db DB) (*copyProgress, error) {
 	}
 	var p copyProgress
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
-		return nil, fault.Newf(fault.MigrateFailed, "empty the target and run the copy again",
+		return nil, fault.Newf(fault.MigrateFailed, "nothing was changed; copy into a new database or directory",
 			"the target's copy record %q is not readable", MetaCopyProgress)
 	}
 	return &p, nil
@@ -714,20 +716,22 @@ func Copy(ctx context.Context, from, to DB, o CopyOptions) (CopyReport, error) {
 	if p == nil {
 		p = &copyProgress{Source: src, Family: families[0].name}
 	}
-	if !p.Done {
+	made := !p.Done
+	if made {
 		if err := copyRecords(ctx, from, to, p, o, &rep); err != nil {
 			return rep, err
 		}
 	}
-	return rep, verify(ctx, from, to, &rep)
+	return rep, verify(ctx, from, to, made, &rep)
 }
 
 // CheckTarget refuses (loci::migrate::failed) a copy of from into to when
-// to holds records and is not a copy of from in progress; resume reports
-// that it is one.
-func CheckTarget(ctx context.Context, from, to DB) (resume bool, err error) {
+// to holds records and is not a copy of from in progress or complete and
+// unused since; resume reports that it is one, done that it is complete
+// (only verified again). It writes nothing to to.
+func CheckTarget(ctx context.Context, from, to DB) (resume, done bool, err error) {
 	_, p, err := checkTarget(ctx, from, to)
-	return p != nil, err
+	return p != nil, p != nil && p.Done, err
 }
 
 func checkTarget(ctx context.Context, from, to DB) (string, *copyProgress, error) {
@@ -746,15 +750,50 @@ func checkTarget(ctx context.Context, from, to DB) (string, *copyProgress, error
 			return src, nil, err
 		}
 		if held != "" {
-			return src, nil, fault.Newf(fault.MigrateFailed, "copy into an empty database or directory (a new one, or one emptied); nothing was changed",
+			return src, nil, fault.Newf(fault.MigrateFailed, "nothing was changed; copy into a new, empty database or directory (the target may be a palace in use: it is not emptied)",
 				"the target %s is not empty (it holds %s) and is not a copy of this palace in progress", to.Location(), held)
 		}
 		return src, nil, nil
 	case p.Source != src:
-		return src, nil, fault.Newf(fault.MigrateFailed, "copy into an empty database or directory; nothing was changed",
-			"the target %s holds a copy of another palace, or of this one before it changed (copy of %s; this palace is %s)", to.Location(), p.Source, src)
+		return src, nil, fault.New(fault.MigrateFailed,
+			fmt.Sprintf("the target %s holds a copy of another palace, or of this one before it changed (copy of %s; this palace is %s)", to.Location(), p.Source, src),
+			"nothing was changed; copy into a new database or directory (the target may be a palace in use: it is not emptied)")
+	case p.Done:
+		if served, err := servedSince(ctx, to, p); err != nil {
+			return src, nil, err
+		} else if served != "" {
+			return src, nil, fault.New(fault.MigrateFailed,
+				fmt.Sprintf("the target %s already holds this palace, copied at %s; daemons have served it since (%s)",
+					to.Location(), p.At.Format(time.RFC3339), served),
+				"nothing was changed; the palace was moved already: serve it from there, or copy it into a new database or directory")
+		}
 	}
 	return src, p, nil
+}
+
+// servedSince says how a target holding a complete copy shows that it
+// was used since the copy ("" when it was not): a daemon or `loci
+// migrate` opened it (its migration time is after the copy's), or its
+// change log moved past the copied one's end. It reads, never writes.
+func servedSince(ctx context.Context, to DB, p *copyProgress) (string, error) {
+	if at, ok, err := to.GetMeta(ctx, "migrated_at"); err != nil {
+		return "", err
+	} else if t, perr := time.Parse(time.RFC3339, at); ok && perr == nil && !p.At.IsZero() && t.After(p.At) {
+		return "opened at " + t.UTC().Format(time.RFC3339), nil
+	}
+	_, end, _ := strings.Cut(p.Source, "@")
+	copied, err := strconv.ParseUint(end, 10, 64)
+	if err != nil {
+		return "", nil
+	}
+	var last uint64
+	if err := to.View(ctx, func(r Reader) (err error) { last, err = r.LastSeq(); return err }); err != nil {
+		return "", err
+	}
+	if last != copied {
+		return fmt.Sprintf("its change log is at %d, the copy's ended at %d", last, copied), nil
+	}
+	return "", nil
 }
 
 // batch is the records of one transaction, from a position of the walk
@@ -789,7 +828,7 @@ func (b batch) after(h int) copyProgress {
 func copyRecords(ctx context.Context, from, to DB, p *copyProgress, o CopyOptions, rep *CopyReport) error {
 	start := slices.IndexFunc(families, func(f family) bool { return f.name == p.Family })
 	if start < 0 {
-		return fault.Newf(fault.MigrateFailed, "empty the target and run the copy again", "the target's copy record names no family %q", p.Family)
+		return fault.Newf(fault.MigrateFailed, "copy into a new database or directory", "the target's copy record names no family %q", p.Family)
 	}
 	skip := p.Copied
 	var lastSeq uint64
@@ -844,6 +883,11 @@ func copyRecords(ctx context.Context, from, to DB, p *copyProgress, o CopyOption
 func putBatch(ctx context.Context, to DB, b batch, final bool, lastSeq uint64) error {
 	p := b.after(len(b.recs))
 	p.Done = final
+	if final {
+		// Whole seconds, as the migration time a daemon's start records
+		// (servedSince compares them).
+		p.At = time.Now().UTC().Truncate(time.Second)
+	}
 	raw, _ := json.Marshal(p)
 	err := to.Update(ctx, func(tx Tx) error {
 		cw, ok := tx.(CopyWriter)
@@ -873,8 +917,9 @@ func putBatch(ctx context.Context, to DB, b batch, final bool, lastSeq uint64) e
 	return err
 }
 
-// verify compares both stores' digests and kept counts.
-func verify(ctx context.Context, from, to DB, rep *CopyReport) error {
+// verify compares both stores' digests and kept counts; made says the
+// target held nothing but this copy in progress when the run began.
+func verify(ctx context.Context, from, to DB, made bool, rep *CopyReport) error {
 	a, err := Digest(ctx, from)
 	if err != nil {
 		return err
@@ -886,8 +931,13 @@ func verify(ctx context.Context, from, to DB, rep *CopyReport) error {
 	rep.Families = b
 	var diffs []string
 	for i := range a {
-		if a[i] != b[i] {
-			diffs = append(diffs, fmt.Sprintf("%s: %d records (%.12s) here, %d (%.12s) in the copy", a[i].Family, a[i].Count, a[i].Digest, b[i].Count, b[i].Digest))
+		if a[i] == b[i] {
+			continue
+		}
+		if a[i].Count != b[i].Count {
+			diffs = append(diffs, fmt.Sprintf("%s: %d records here, %d in the copy", a[i].Family, a[i].Count, b[i].Count))
+		} else {
+			diffs = append(diffs, fmt.Sprintf("%s: %d records on both sides, digests %.12s here, %.12s in the copy", a[i].Family, a[i].Count, a[i].Digest, b[i].Digest))
 		}
 	}
 	var ca, cb, cr Counts
@@ -905,13 +955,41 @@ func verify(ctx context.Context, from, to DB, rep *CopyReport) error {
 	}
 	rep.Counts = cb
 	if ca != cb || cb != cr {
-		diffs = append(diffs, fmt.Sprintf("counts: %+v here, %+v kept in the copy, %+v counted in it", ca, cb, cr))
+		diffs = append(diffs, fmt.Sprintf("counts: %s here, %s kept in the copy, %s counted in it", countsText(ca), countsText(cb), countsText(cr)))
 	}
-	if len(diffs) > 0 {
-		return fault.Newf(fault.MigrateFailed, "the copy is not the palace: nothing may write to either while it runs; empty the target and run it again",
-			"verification failed: %s", strings.Join(diffs, "; "))
+	if len(diffs) == 0 {
+		return nil
 	}
-	return nil
+	help := "nothing may write to the palace or the target while the copy runs: find what wrote (a daemon, a `loci` command), stop it, and copy into a new database or directory"
+	if made {
+		help = "nothing may write to the palace or the target while the copy runs: find what wrote (a daemon, a `loci` command) and stop it; the target holds only this copy: drop it (dropdb, or remove the directory) and run the copy again"
+	}
+	return fault.New(fault.MigrateFailed, verifyMessage(diffs), help)
+}
+
+// verifyMessage is a failed verification's message: every difference,
+// one a line, whole, within what a client receives (fault.MaxMsg); those
+// beyond it are counted.
+func verifyMessage(diffs []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "verification failed: %d differences between the palace and the copy:", len(diffs))
+	for i, d := range diffs {
+		more := ""
+		if i+1 < len(diffs) {
+			more = fmt.Sprintf("\n  and %d more", len(diffs)-i-1)
+		}
+		if b.Len()+3+len(d)+len(more) > fault.MaxMsg && i > 0 {
+			fmt.Fprintf(&b, "\n  and %d more", len(diffs)-i)
+			break
+		}
+		b.WriteString("\n  " + d)
+	}
+	return b.String()
+}
+
+// countsText is a palace's kept counts, short.
+func countsText(c Counts) string {
+	return fmt.Sprintf("%d wings, %d rooms, %d drawers (%d stored), %d links", c.Wings, c.Rooms, c.Drawers, c.DrawersStored, c.Links)
 }
 
 // HoldMigrationLock takes the migration lock of the runner's backend when

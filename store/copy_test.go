@@ -255,3 +255,141 @@ func TestCopySplitsABatchTooBig(t *testing.T) {
 	}
 	sameDigests(t, digests(t, src), digests(t, dst.DB))
 }
+
+// metaSnapshot is every operational record of a store, key=value.
+func metaSnapshot(t *testing.T, db store.DB) string {
+	t.Helper()
+	keys, err := db.(store.MetaLister).MetaKeys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		v, _, _ := db.GetMeta(context.Background(), k)
+		b.WriteString(k + "=" + v + "\n")
+	}
+	return b.String()
+}
+
+// A target holding a complete copy of this palace that daemons have used
+// since (one wrote to it: its change log moved on; one started on it: its
+// migration time is after the copy's) is refused at once, before any
+// verification, unchanged, with help that never says to empty it; an
+// unused complete copy is verified again.
+func TestCopyRefusesACompleteCopyUsedSince(t *testing.T) {
+	ctx := context.Background()
+	src := fullPalace(t)
+	dst := open(t)
+	if _, err := store.Copy(ctx, src, dst, store.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := store.Copy(ctx, src, dst, store.CopyOptions{}); err != nil || !rep.Resumed || rep.Batches != 0 {
+		t.Fatalf("an unused complete copy, again: %+v %v", rep, err)
+	}
+	if resume, done, err := store.CheckTarget(ctx, src, dst); err != nil || !resume || !done {
+		t.Fatalf("CheckTarget on an unused complete copy: %v %v %v", resume, done, err)
+	}
+
+	// A daemon started on it (a migration recorded after the copy).
+	later := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
+	if err := dst.PutMeta(ctx, "migrated_at", later); err != nil {
+		t.Fatal(err)
+	}
+	before, meta := digests(t, dst), metaSnapshot(t, dst)
+	_, err := store.Copy(ctx, src, dst, store.CopyOptions{})
+	migrateFailed(t, err, "already holds this palace, copied at")
+	if !strings.Contains(err.Error(), "daemons have served it since (opened at "+later) {
+		t.Fatalf("the refusal does not say when it was opened: %v", err)
+	}
+	if h := fault.As(err).Help; strings.Contains(h, "empty") || strings.Contains(h, "drop") {
+		t.Fatalf("the help says to empty a store holding a palace: %s", h)
+	}
+	if _, _, err := store.CheckTarget(ctx, src, dst); !fault.Is(err, fault.MigrateFailed) {
+		t.Fatalf("CheckTarget: %v", err)
+	}
+	sameDigests(t, before, digests(t, dst))
+	if after := metaSnapshot(t, dst); after != meta {
+		t.Fatalf("the refused target's operational records changed:\n%s\n%s", meta, after)
+	}
+
+	// A daemon wrote to it (its change log moved on).
+	dst2 := open(t)
+	if _, err := store.Copy(ctx, src, dst2, store.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, dst2, drawer("Filed by a daemon serving the copy."))
+	before, meta = digests(t, dst2), metaSnapshot(t, dst2)
+	_, err = store.Copy(ctx, src, dst2, store.CopyOptions{})
+	migrateFailed(t, err, "already holds this palace")
+	if !strings.Contains(err.Error(), "its change log is at") {
+		t.Fatalf("the refusal does not say why: %v", err)
+	}
+	sameDigests(t, before, digests(t, dst2))
+	if after := metaSnapshot(t, dst2); after != meta {
+		t.Fatalf("the refused target's operational records changed:\n%s\n%s", meta, after)
+	}
+}
+
+// A failed verification names every family that differs, one a line,
+// whole (fault.Newf would clip the list at fault.MaxQuoted bytes), and
+// what a client receives of it is not cut either.
+func TestCopyVerificationMessageIsWhole(t *testing.T) {
+	ctx := context.Background()
+	src := fullPalace(t)
+	dst := open(t)
+	if _, err := store.Copy(ctx, src, dst, store.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Records changed behind the copy's back, in several families,
+	// without logging (as a stray writer would).
+	err := dst.Update(ctx, func(tx store.Tx) error {
+		ws, _ := tx.Wings()
+		for i := range ws {
+			ws[i].Description = "changed"
+			if err := tx.PutWing(&ws[i]); err != nil {
+				return err
+			}
+			rs, _ := tx.Rooms(ws[i].ID)
+			for j := range rs {
+				rs[j].Description = "changed"
+				if err := tx.PutRoom(&rs[j]); err != nil {
+					return err
+				}
+			}
+		}
+		var es []*store.Entity
+		_ = tx.Entities(func(e *store.Entity) bool { es = append(es, e); return true })
+		for _, e := range es {
+			e.Name += " changed"
+			if err := tx.PutEntity(e, nil); err != nil {
+				return err
+			}
+		}
+		var js []*store.Job
+		_ = tx.Jobs(func(j *store.Job) bool { js = append(js, j); return true })
+		for _, j := range js {
+			j.Error = "changed"
+			if err := tx.PutJob(j, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.Copy(ctx, src, dst, store.CopyOptions{})
+	migrateFailed(t, err, "verification failed")
+	body := fault.As(err).Body().Error
+	if strings.Contains(body, "…(") || len(body) > fault.MaxMsg {
+		t.Fatalf("the message is cut (%d bytes): %s", len(body), body)
+	}
+	for _, f := range []string{"\n  wings: ", "\n  rooms: ", "\n  entities: ", "\n  jobs: "} {
+		if !strings.Contains(body, f) {
+			t.Errorf("the message does not name %q whole:\n%s", f, body)
+		}
+	}
+	if h := fault.As(err).Help; strings.Contains(h, "empty") || strings.Contains(h, "drop") {
+		t.Fatalf("the help says to empty a target this run did not make: %s", h)
+	}
+}

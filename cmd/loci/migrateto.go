@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/loci-dev/loci/cli"
 	"github.com/loci-dev/loci/config"
@@ -30,21 +31,33 @@ const batchEnv = "LOCI_TEST_MIGRATE_BATCH"
 // migration locks, and verifies the copy (loci migrate --to).
 func migrateTo(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.MigrateToOptions) (cli.MigrateToReport, error) {
 	var rep cli.MigrateToReport
-	src, err := openStore(ctx, cfg, log)
+	src, err := openWith(ctx, cfg, store.OpenOptions{Log: log, ApplicationName: migrateApplication})
 	if err != nil {
 		return rep, err
 	}
 	defer src.Close()
 	// The palace is brought to this build's schema and data steps first,
-	// as `loci migrate` does: the copy reads current records.
-	if _, err := migrator(src).Run(ctx); err != nil {
+	// as `loci migrate` does: the copy reads current records. A palace
+	// already current is left as it is (a migration records its time,
+	// which a copy of it judges: servedSince).
+	if st, err := migrator(src).State(ctx); err != nil {
 		return rep, err
+	} else if !st.SchemaSync || st.Pending > 0 {
+		if _, err := migrator(src).Run(ctx); err != nil {
+			return rep, err
+		}
 	}
 	unlockSrc, err := holdMigrationLock(ctx, src)
 	if err != nil {
 		return rep, err
 	}
 	defer func() { _ = unlockSrc(context.WithoutCancel(ctx)) }()
+	// A shared palace is moved only when no daemon serves it: what they
+	// wrote during the copy would be lost (and fail the verification at
+	// its end). A daemon starting now finds the migration lock held.
+	if err := noDaemons(ctx, src); err != nil {
+		return rep, err
+	}
 
 	location := o.To
 	if store.Scheme(o.To) == store.EmbeddedScheme {
@@ -55,7 +68,7 @@ func migrateTo(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.M
 			return rep, err
 		}
 	}
-	dst, err := store.Open(ctx, store.OpenOptions{Location: location, Password: o.Password, Log: log})
+	dst, err := store.Open(ctx, store.OpenOptions{Location: location, Password: o.Password, Log: log, ApplicationName: migrateApplication})
 	if err != nil {
 		return rep, err
 	}
@@ -72,22 +85,32 @@ func migrateTo(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.M
 		return rep, err
 	}
 	defer func() { _ = unlockDst(context.WithoutCancel(ctx)) }()
-	// A target is checked before anything is written to it: one holding
-	// records that are not a copy of this palace in progress, or a
-	// database holding tables of something else, is refused unchanged.
+	// A target is judged before anything is written to it (only its
+	// migration lock is taken): one holding records that are not a copy
+	// of this palace in progress, a complete copy used since, a database
+	// holding tables of something else, or one daemons are connected to,
+	// is refused unchanged.
+	done := false
 	if _, migrated, err := dst.GetMeta(ctx, "schema_hash"); err != nil {
 		return rep, err
 	} else if migrated || dst.Backend() == store.EmbeddedScheme {
-		if _, err := store.CheckTarget(ctx, src, dst); err != nil {
+		if _, done, err = store.CheckTarget(ctx, src, dst); err != nil {
 			return rep, err
 		}
 	} else if err := noForeignTables(ctx, dst); err != nil {
 		return rep, err
 	}
-	// Then its schema (and data steps, which find nothing to do), under
-	// the lock this process holds.
-	if err := migrateHeld(ctx, dst); err != nil {
+	if err := noDaemons(ctx, dst); err != nil {
 		return rep, err
+	}
+	// Then its schema (and data steps, which find nothing to do), under
+	// the lock this process holds; a complete copy is only verified
+	// again, untouched (a migration would record its time, which marks a
+	// copy opened since).
+	if !done {
+		if err := migrateHeld(ctx, dst); err != nil {
+			return rep, err
+		}
 	}
 
 	opts := store.CopyOptions{}
@@ -112,6 +135,30 @@ func migrateTo(ctx context.Context, cfg config.Config, log *slog.Logger, o cli.M
 			"fix the cause and run the same command again: the copy continues where it stopped")
 	}
 	return rep, err
+}
+
+// migrateApplication is how `loci migrate --to` names its sessions on a
+// shared store: not a daemon's (noDaemons).
+const migrateApplication = "loci migrate"
+
+// noDaemons refuses (loci::migrate::locked) a move while loci daemons are
+// connected to a shared store (the palace or the target).
+func noDaemons(ctx context.Context, db store.DB) error {
+	pg, ok := db.(*postgres.DB)
+	if !ok {
+		return nil
+	}
+	n, hosts, err := pg.OtherDaemons(ctx)
+	if err != nil || n == 0 {
+		return err
+	}
+	what := "1 loci daemon is"
+	if n > 1 {
+		what = fmt.Sprintf("%d loci daemons are", n)
+	}
+	return fault.New(fault.MigrateLocked,
+		fmt.Sprintf("%s connected to %s (hosts %s): stop them, then move the palace", what, db.Location(), strings.Join(hosts, ", ")),
+		"stop every daemon using that database (loci stop, or the service manager), then run the same command again; nothing was changed")
 }
 
 // holdMigrationLock takes a store's migration lock for the copy when its

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"log/slog"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/store"
 	"github.com/loci-dev/loci/store/badgerdb"
+	"github.com/loci-dev/loci/store/postgres"
 	"github.com/loci-dev/loci/store/postgres/pgtest"
 	"github.com/loci-dev/loci/store/storetest"
 )
@@ -140,6 +144,72 @@ func TestCopyToPostgresResumesAndRefuses(t *testing.T) {
 	for i := range got {
 		if got[i] != after[i] {
 			t.Errorf("the refused target changed: %+v, was %+v", after[i], got[i])
+		}
+	}
+}
+
+// OtherDaemons counts the daemons connected to the database (each by its
+// listener, whatever its pool holds), not the handle asking, when it is
+// opened under another application name (as `loci migrate --to` is), and
+// names their hosts; a daemon gone is no longer counted.
+func TestOtherDaemons(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	mig, err := postgres.Open(ctx, store.OpenOptions{Location: url, ApplicationName: "loci migrate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mig.Close()
+	// The asking handle's own sessions, several of them, are not counted.
+	var conns []*pgxpool.Conn
+	for range 3 {
+		c, err := mig.Pool().Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	if n, hosts, err := mig.OtherDaemons(ctx); err != nil || n != 0 || len(hosts) != 0 {
+		t.Fatalf("no daemon: %d %v %v", n, hosts, err)
+	}
+	daemon := func() func() {
+		d := open(t, url)
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { d.Watch(wctx, func() {}); close(done) }()
+		// Its pool in use too.
+		if err := d.View(ctx, func(store.Reader) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return func() { cancel(); <-done; d.Close() }
+	}
+	stop1, stop2 := daemon(), daemon()
+	eventually(t, func() bool { n, _, _ := mig.OtherDaemons(ctx); return n == 2 })
+	n, hosts, err := mig.OtherDaemons(ctx)
+	if err != nil || n != 2 || len(hosts) != 1 || hosts[0] != "127.0.0.1" {
+		t.Fatalf("two daemons: %d %v %v", n, hosts, err)
+	}
+	stop1()
+	eventually(t, func() bool { n, _, _ := mig.OtherDaemons(ctx); return n == 1 })
+	stop2()
+	eventually(t, func() bool { n, _, _ := mig.OtherDaemons(ctx); return n == 0 })
+	// A handle under the daemons' name, without a listener, is one.
+	plain := open(t, url)
+	defer plain.Close()
+	if n, _, err := mig.OtherDaemons(ctx); err != nil || n != 1 {
+		t.Fatalf("a plain handle: %d %v", n, err)
+	}
+}
+
+// eventually waits up to 10 s for ok.
+func eventually(t *testing.T, ok func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("timed out")
 		}
 	}
 }

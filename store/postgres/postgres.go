@@ -139,7 +139,10 @@ func Open(ctx context.Context, o store.OpenOptions) (*DB, error) {
 	if cfg.ConnConfig.RuntimeParams == nil {
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
 	}
-	cfg.ConnConfig.RuntimeParams["application_name"] = "loci"
+	cfg.ConnConfig.RuntimeParams["application_name"] = DaemonApplication
+	if o.ApplicationName != "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = o.ApplicationName
+	}
 	// A database is not ours: bound what it may make us wait for. A
 	// statement (the writer lock's wait included) fails after
 	// StatementTimeout, and a session idle inside a transaction (a daemon
