@@ -445,9 +445,17 @@ func (a *app) statusCmd() *cobra.Command {
 					health = st.Datastore.Backend + " at " + st.Datastore.Location + ", " + health
 				}
 				a.printf("datastore:  %s\n", health)
-				a.printf("migrations: data version %d of %d, schema %s\n", st.Migrations.DataVersion, st.Migrations.Latest, st.Migrations.SchemaHash)
-				a.printf("contents:   %d wings, %d rooms, %d current drawers (%d stored), %d similar links\n",
-					st.Counts.Wings, st.Counts.Rooms, st.Counts.Drawers, st.Counts.DrawersStored, st.Counts.Links)
+				if m := st.Migrations; m != nil {
+					a.printf("migrations: data version %d of %d, schema %s\n", m.DataVersion, m.Latest, m.SchemaHash)
+				} else {
+					a.printf("migrations: %s\n", unknownState)
+				}
+				if c := st.Counts; c != nil {
+					a.printf("contents:   %d wings, %d rooms, %d current drawers (%d stored), %d similar links\n",
+						c.Wings, c.Rooms, c.Drawers, c.DrawersStored, c.Links)
+				} else {
+					a.printf("contents:   %s\n", unknownState)
+				}
 				if ix := st.Indexes; ix != nil {
 					line := "lexical " + indexState(ix.Lexical)
 					names := slices.Sorted(maps.Keys(ix.Vectors))
@@ -476,13 +484,17 @@ func (a *app) statusCmd() *cobra.Command {
 			if scopeErr != nil {
 				return &exitError{ExitError, scopeErr}
 			}
-			if !st.Datastore.Healthy || st.Migrations.Pending > 0 || !st.Migrations.SchemaSync || (st.Disk != nil && st.Disk.Full) {
+			if !st.Datastore.Healthy || st.Migrations == nil || st.Migrations.Pending > 0 || !st.Migrations.SchemaSync || (st.Disk != nil && st.Disk.Full) {
 				return &exitError{ExitError, nil}
 			}
 			return nil
 		},
 	}
 }
+
+// unknownState is what status prints for what it could not read from the
+// store (a shared store's database unreachable): not zero, unknown.
+const unknownState = "unknown (the store is unreachable)"
 
 // diskLine reads "12.0 GiB free (reserve 256.0 MiB)", or says the disk
 // is full.
