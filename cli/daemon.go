@@ -492,6 +492,16 @@ func (a *app) statusCmd() *cobra.Command {
 	}
 }
 
+// sharedWhere names cfg's shared store by host:port/database only (never
+// the password): "the shared store at db.example:5432/palace".
+func sharedWhere(cfg config.Config) string {
+	where := "the shared store"
+	if u, err := url.Parse(cfg.Datastore.URL); err == nil {
+		where += " at " + u.Host + u.Path
+	}
+	return where
+}
+
 // unknownState is what status prints for what it could not read from the
 // store (a shared store's database unreachable): not zero, unknown.
 const unknownState = "unknown (the store is unreachable)"
@@ -654,10 +664,7 @@ func (a *app) doctor(ctx context.Context) []Finding {
 		fs = append(fs, Finding{Check: "store", Status: "ok", Detail: fmt.Sprintf("held by the running daemon (pid %d)", reg.PID)})
 	case cfg.Datastore.Shared():
 		// A shared store is there or not whatever the palace folder holds.
-		where := "the shared store"
-		if u, err := url.Parse(cfg.Datastore.URL); err == nil {
-			where += " at " + u.Host + u.Path // host:port/database only
-		}
+		where := sharedWhere(cfg)
 		if err := a.local.OpenCheck(ctx, cfg); err != nil {
 			fe := fault.As(err)
 			fs = append(fs, Finding{"store", "error", fe.Msg, fe.Help})
@@ -685,10 +692,15 @@ func (a *app) doctor(ctx context.Context) []Finding {
 		}
 	}
 
-	// Port.
+	// Port: the configured one only. A daemon of this palace serving
+	// another (started with --port or LOCI_PORT) is said as such; the
+	// configured port, which it does not use, is not probed.
 	addr := cfg.Addr()
 	if ours && (reg.Address == addr || cfg.Server.Port == 0) {
 		fs = append(fs, Finding{Check: "port", Status: "ok", Detail: reg.Address + " is served by this palace's daemon"})
+	} else if ours {
+		fs = append(fs, Finding{Check: "port", Status: "ok", Detail: reg.Address + " is served by this palace's daemon (started with another port than the configured " +
+			addr + ", which it does not use: not checked)"})
 	} else if cfg.Server.Port == 0 {
 		fs = append(fs, Finding{Check: "port", Status: "ok", Detail: "chosen by the OS at start"})
 	} else if l, err := net.Listen("tcp", addr); err != nil {
