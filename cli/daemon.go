@@ -660,6 +660,16 @@ func (a *app) doctor(ctx context.Context) []Finding {
 	reg, live, _ := config.ReadRegistry(p)
 	ours := live && a.healthy(ctx, reg.Address)
 	switch {
+	case ours && cfg.Datastore.Shared():
+		// The daemon holds a connection pool, not the store: whether the
+		// database answers it is its status's datastore line.
+		var st api.Status
+		if _, err := a.call(ctx, http.MethodGet, "/api/status", nil, &st); err == nil && !st.Datastore.Healthy {
+			fs = append(fs, Finding{"store", "error", fmt.Sprintf("the running daemon (pid %d) cannot read %s: %s", reg.PID, sharedWhere(cfg), st.Datastore.Error),
+				"start the database or restore the network to it; the daemon reconnects on its own"})
+		} else {
+			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: fmt.Sprintf("%s, used by the running daemon (pid %d)", sharedWhere(cfg), reg.PID)})
+		}
 	case ours:
 		fs = append(fs, Finding{Check: "store", Status: "ok", Detail: fmt.Sprintf("held by the running daemon (pid %d)", reg.PID)})
 	case cfg.Datastore.Shared():

@@ -56,8 +56,9 @@ func TestSharedStoreOutageReads(t *testing.T) {
 	}
 	// Doctor on a shared store (the daemon up, on a port of its own, not
 	// the configured 8420).
-	out, _, _ := runCLI(home, "", []string{"doctor"}, append(envs, "LOCI_PALACE_PATH="+palace))
-	if !regexp.MustCompile(`(?m)^OK +backup +.*pg_dump`).MatchString(out) || strings.Contains(out, "loci backups run`") ||
+	doctorEnv := append(envs, "LOCI_PALACE_PATH="+palace)
+	out, _, _ := runCLI(home, "", []string{"doctor"}, doctorEnv)
+	if !regexp.MustCompile(`(?m)^OK +store +the shared store at .*, used by the running daemon`).MatchString(out) || !regexp.MustCompile(`(?m)^OK +backup +.*pg_dump`).MatchString(out) || strings.Contains(out, "loci backups run`") ||
 		strings.Contains(out, "8420 is free") || !strings.Contains(out, d.addr+" is served by this palace's daemon") {
 		t.Fatalf("loci doctor on a shared store:\n%s", out)
 	}
@@ -112,6 +113,13 @@ func TestSharedStoreOutageReads(t *testing.T) {
 		t.Fatalf("loci status while down (%d):\n%s", code, out)
 	}
 	noPassword(t, "loci status while down", out)
+
+	// Doctor says the daemon cannot reach the database.
+	out, _, code = runCLI(home, "", []string{"doctor"}, doctorEnv)
+	if code != 1 || !regexp.MustCompile(`(?m)^ERROR +store +the running daemon \(pid \d+\) cannot read the shared store at 127\.0\.0\.1:\d+/\S+: .*unreachable`).MatchString(out) {
+		t.Fatalf("loci doctor while down (%d):\n%s", code, out)
+	}
+	noPassword(t, "loci doctor while down", out)
 
 	// A read refused says it changed nothing.
 	g := d.do("GET", "/api/wings/w/rooms/r/drawers/"+url.PathEscape(ids["lunch"]), nil)
