@@ -668,7 +668,7 @@ func (a *app) doctor(ctx context.Context) []Finding {
 			fs = append(fs, Finding{"store", "error", fmt.Sprintf("the running daemon (pid %d) cannot read %s: %s", reg.PID, sharedWhere(cfg), st.Datastore.Error),
 				"start the database or restore the network to it; the daemon reconnects on its own"})
 		} else {
-			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: fmt.Sprintf("%s, used by the running daemon (pid %d)", sharedWhere(cfg), reg.PID)})
+			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: fmt.Sprintf("held by the running daemon (pid %d), which reaches %s", reg.PID, sharedWhere(cfg))})
 		}
 	case ours:
 		fs = append(fs, Finding{Check: "store", Status: "ok", Detail: fmt.Sprintf("held by the running daemon (pid %d)", reg.PID)})

@@ -58,7 +58,7 @@ func TestSharedStoreOutageReads(t *testing.T) {
 	// the configured 8420).
 	doctorEnv := append(envs, "LOCI_PALACE_PATH="+palace)
 	out, _, _ := runCLI(home, "", []string{"doctor"}, doctorEnv)
-	if !regexp.MustCompile(`(?m)^OK +store +the shared store at .*, used by the running daemon`).MatchString(out) || !regexp.MustCompile(`(?m)^OK +backup +.*pg_dump`).MatchString(out) || strings.Contains(out, "loci backups run`") ||
+	if !regexp.MustCompile(`(?m)^OK +store +held by the running daemon \(pid \d+\), which reaches the shared store at 127\.0\.0\.1:\d+/`).MatchString(out) || !regexp.MustCompile(`(?m)^OK +backup +.*pg_dump`).MatchString(out) || strings.Contains(out, "loci backups run`") ||
 		strings.Contains(out, "8420 is free") || !strings.Contains(out, d.addr+" is served by this palace's daemon") {
 		t.Fatalf("loci doctor on a shared store:\n%s", out)
 	}
