@@ -178,17 +178,20 @@ type Duplicates struct {
 // Status is the daemon's status report (GET /api/status, loci_status):
 // the daemon builds it as this type and the CLI reads it as this type.
 type Status struct {
-	Version     string     `json:"version"`
-	StartedAt   string     `json:"started_at"`
-	UptimeSecs  int64      `json:"uptime_secs"`
-	PID         int        `json:"pid"`
-	Address     string     `json:"address"`
-	Palace      string     `json:"palace"`
-	Datastore   Datastore  `json:"datastore"`
-	Migrations  Migrations `json:"migrations"`
-	Counts      Counts     `json:"counts"`
-	Mode        string     `json:"mode"`
-	AuthEnabled bool       `json:"auth_enabled"`
+	Version    string    `json:"version"`
+	StartedAt  string    `json:"started_at"`
+	UptimeSecs int64     `json:"uptime_secs"`
+	PID        int       `json:"pid"`
+	Address    string    `json:"address"`
+	Palace     string    `json:"palace"`
+	Datastore  Datastore `json:"datastore"`
+	// Migrations and Counts are null when the store could not be read
+	// (the datastore unhealthy, a shared store's database unreachable):
+	// unknown, not "empty and not migrated".
+	Migrations  *Migrations `json:"migrations"`
+	Counts      *Counts     `json:"counts"`
+	Mode        string      `json:"mode"`
+	AuthEnabled bool        `json:"auth_enabled"`
 	// MCP is the address an agent connects to (streamable HTTP).
 	MCP string `json:"mcp"`
 	// Dashboard is the web dashboard's address; empty when it is off.

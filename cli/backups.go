@@ -103,6 +103,13 @@ func backupLine(b api.BackupStatus) string {
 // backupFinding is doctor's backup check: the running daemon's report,
 // else the store's and the folder's read here.
 func (a *app) backupFinding(ctx context.Context, cfg config.Config, daemonUp bool) (Finding, bool) {
+	if cfg.Datastore.Shared() {
+		// loci backups and loci backup answer 501 on a shared store: its
+		// database is backed up with PostgreSQL's tools, which loci cannot
+		// see.
+		return Finding{Check: "backup", Status: "ok", Detail: "not loci's to check: back up " + sharedWhere(cfg) +
+			" with pg_dump -Fc (restored with pg_restore); loci backups run and loci backup --out do not apply to a shared store"}, true
+	}
 	var st api.BackupStatus
 	switch {
 	case daemonUp:

@@ -445,9 +445,17 @@ func (a *app) statusCmd() *cobra.Command {
 					health = st.Datastore.Backend + " at " + st.Datastore.Location + ", " + health
 				}
 				a.printf("datastore:  %s\n", health)
-				a.printf("migrations: data version %d of %d, schema %s\n", st.Migrations.DataVersion, st.Migrations.Latest, st.Migrations.SchemaHash)
-				a.printf("contents:   %d wings, %d rooms, %d current drawers (%d stored), %d similar links\n",
-					st.Counts.Wings, st.Counts.Rooms, st.Counts.Drawers, st.Counts.DrawersStored, st.Counts.Links)
+				if m := st.Migrations; m != nil {
+					a.printf("migrations: data version %d of %d, schema %s\n", m.DataVersion, m.Latest, m.SchemaHash)
+				} else {
+					a.printf("migrations: %s\n", unknownState)
+				}
+				if c := st.Counts; c != nil {
+					a.printf("contents:   %d wings, %d rooms, %d current drawers (%d stored), %d similar links\n",
+						c.Wings, c.Rooms, c.Drawers, c.DrawersStored, c.Links)
+				} else {
+					a.printf("contents:   %s\n", unknownState)
+				}
 				if ix := st.Indexes; ix != nil {
 					line := "lexical " + indexState(ix.Lexical)
 					names := slices.Sorted(maps.Keys(ix.Vectors))
@@ -476,13 +484,27 @@ func (a *app) statusCmd() *cobra.Command {
 			if scopeErr != nil {
 				return &exitError{ExitError, scopeErr}
 			}
-			if !st.Datastore.Healthy || st.Migrations.Pending > 0 || !st.Migrations.SchemaSync || (st.Disk != nil && st.Disk.Full) {
+			if !st.Datastore.Healthy || st.Migrations == nil || st.Migrations.Pending > 0 || !st.Migrations.SchemaSync || (st.Disk != nil && st.Disk.Full) {
 				return &exitError{ExitError, nil}
 			}
 			return nil
 		},
 	}
 }
+
+// sharedWhere names cfg's shared store by host:port/database only (never
+// the password): "the shared store at db.example:5432/palace".
+func sharedWhere(cfg config.Config) string {
+	where := "the shared store"
+	if u, err := url.Parse(cfg.Datastore.URL); err == nil {
+		where += " at " + u.Host + u.Path
+	}
+	return where
+}
+
+// unknownState is what status prints for what it could not read from the
+// store (a shared store's database unreachable): not zero, unknown.
+const unknownState = "unknown (the store is unreachable)"
 
 // diskLine reads "12.0 GiB free (reserve 256.0 MiB)", or says the disk
 // is full.
@@ -638,14 +660,21 @@ func (a *app) doctor(ctx context.Context) []Finding {
 	reg, live, _ := config.ReadRegistry(p)
 	ours := live && a.healthy(ctx, reg.Address)
 	switch {
+	case ours && cfg.Datastore.Shared():
+		// The daemon holds a connection pool, not the store: whether the
+		// database answers it is its status's datastore line.
+		var st api.Status
+		if _, err := a.call(ctx, http.MethodGet, "/api/status", nil, &st); err == nil && !st.Datastore.Healthy {
+			fs = append(fs, Finding{"store", "error", fmt.Sprintf("the running daemon (pid %d) cannot read %s: %s", reg.PID, sharedWhere(cfg), st.Datastore.Error),
+				"start the database or restore the network to it; the daemon reconnects on its own"})
+		} else {
+			fs = append(fs, Finding{Check: "store", Status: "ok", Detail: fmt.Sprintf("held by the running daemon (pid %d), which reaches %s", reg.PID, sharedWhere(cfg))})
+		}
 	case ours:
 		fs = append(fs, Finding{Check: "store", Status: "ok", Detail: fmt.Sprintf("held by the running daemon (pid %d)", reg.PID)})
 	case cfg.Datastore.Shared():
 		// A shared store is there or not whatever the palace folder holds.
-		where := "the shared store"
-		if u, err := url.Parse(cfg.Datastore.URL); err == nil {
-			where += " at " + u.Host + u.Path // host:port/database only
-		}
+		where := sharedWhere(cfg)
 		if err := a.local.OpenCheck(ctx, cfg); err != nil {
 			fe := fault.As(err)
 			fs = append(fs, Finding{"store", "error", fe.Msg, fe.Help})
@@ -673,10 +702,15 @@ func (a *app) doctor(ctx context.Context) []Finding {
 		}
 	}
 
-	// Port.
+	// Port: the configured one only. A daemon of this palace serving
+	// another (started with --port or LOCI_PORT) is said as such; the
+	// configured port, which it does not use, is not probed.
 	addr := cfg.Addr()
 	if ours && (reg.Address == addr || cfg.Server.Port == 0) {
 		fs = append(fs, Finding{Check: "port", Status: "ok", Detail: reg.Address + " is served by this palace's daemon"})
+	} else if ours {
+		fs = append(fs, Finding{Check: "port", Status: "ok", Detail: reg.Address + " is served by this palace's daemon (started with another port than the configured " +
+			addr + ", which it does not use: not checked)"})
 	} else if cfg.Server.Port == 0 {
 		fs = append(fs, Finding{Check: "port", Status: "ok", Detail: "chosen by the OS at start"})
 	} else if l, err := net.Listen("tcp", addr); err != nil {

@@ -545,6 +545,19 @@ func hitTitle(h *api.Hit) string {
 	return title
 }
 
+// unreadHit is whether h is known by its id and score only: a search
+// answered while the store is unreachable, from the daemon's own index,
+// for a drawer the daemon has not read recently (no wing, room or time).
+func unreadHit(h *api.Hit) bool {
+	return h.Wing == "" && h.Room == "" && h.ValidFrom.IsZero() && h.Content == ""
+}
+
+// unreadTitle is the line of a hit known by id and score only: "drawer
+// <id>  score 11.8 (not readable while the store is unreachable)".
+func unreadTitle(h *api.Hit) string {
+	return fmt.Sprintf("drawer %s  score %.3g (not readable while the store is unreachable)", h.ID, h.Score)
+}
+
 // turnLabel names a transcript hit's turn: "user, 2026-11-25 10:03" (the
 // time local, to the minute), "sub-agent assistant, …".
 func turnLabel(t *api.HitTurn) string {
@@ -631,6 +644,10 @@ func (a *app) searchCmd(recall bool) *cobra.Command {
 				}
 				for i := range out.Hits {
 					h := &out.Hits[i]
+					if unreadHit(h) {
+						a.printf("%d. %s\n\n", i+1, unreadTitle(h))
+						continue
+					}
 					if brief {
 						a.printf("%d. %s\n%s\n   drawer %s\n\n", i+1, hitTitle(h), excerpt(h), h.ID)
 					} else {

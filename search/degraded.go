@@ -9,6 +9,7 @@ import (
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/index/lexical"
+	"github.com/loci-dev/loci/index/vector"
 	"github.com/loci-dev/loci/store"
 )
 
@@ -16,6 +17,12 @@ import (
 // of reach (a shared store's database down): from this daemon's own
 // lexical index and the drawers it read recently.
 const StaleWarning = "the store is out of reach: these results come from this daemon's own lexical index and may be stale " +
+	"(drawers written since may be missing, deleted or superseded ones may show, time filters apply to the drawers it read recently only); " +
+	"a hit this daemon has not read recently shows its id and score only"
+
+// StaleSemanticWarning is the warning of a semantic search answered while
+// the store is out of reach from this daemon's own vector index.
+const StaleSemanticWarning = "the store is out of reach: these results come from this daemon's own vector index and may be stale " +
 	"(drawers written since may be missing, deleted or superseded ones may show, time filters apply to the drawers it read recently only); " +
 	"a hit this daemon has not read recently shows its id and score only"
 
@@ -30,11 +37,16 @@ func Unreachable(err error) bool {
 // degraded answers a search the store could not serve (cause, Unreachable)
 // from what this daemon holds: the lexical index (ids and scores) and the
 // drawers its searches read recently (recent), with the wing and room
-// names and scopes they resolved. A semantic-only search, or a scope this
-// daemon never resolved, gets cause.
-func (s *Search) degraded(ctx context.Context, q *SearchQuery, f lexical.Filter, limit int, cause error) (*SearchResult, error) {
-	if q.Ranking == RankSemantic {
-		return nil, cause
+// names and scopes they resolved. A semantic search over the whole palace
+// (no wing, tags or source kind: the vector index cannot filter those)
+// answers from the local vector index of its profile (qvec); any other
+// search, a scoped semantic one included, from the lexical index. A scope
+// this daemon never resolved gets cause.
+func (s *Search) degraded(ctx context.Context, q *SearchQuery, f lexical.Filter, limit int, profile string, qvec []float32, cause error) (*SearchResult, error) {
+	if q.Ranking == RankSemantic && q.Wing == "" && len(q.Tags) == 0 && q.SourceKind == "" && s.Vectors != nil && qvec != nil {
+		if ix := s.Vectors.Index(profile); ix != nil {
+			return s.degradedSemantic(ix, q, limit, qvec, cause)
+		}
 	}
 	if q.Wing != "" {
 		ids, ok := s.scopes.get(q.Wing, q.Room)
@@ -43,16 +55,7 @@ func (s *Search) degraded(ctx context.Context, q *SearchQuery, f lexical.Filter,
 		}
 		f.WingID, f.RoomID = ids[0], ids[1]
 	}
-	_, from, until, _ := CheckSearch(&SearchQuery{Text: q.Text, AsOf: q.AsOf, From: q.From, Until: q.Until, Historical: q.Historical, KnownAt: q.KnownAt}, time.Now().UTC())
-	keep := func(ids []string) []bool {
-		ok := make([]bool, len(ids))
-		for i, id := range ids {
-			d := s.recent.get(id)
-			ok[i] = d == nil || KnownIn(d, q.KnownAt, from, until)
-		}
-		return ok
-	}
-	lex, err := s.Indexer.Lex.Search(ctx, q.Text, f, limit, keep)
+	lex, err := s.Indexer.Lex.Search(ctx, q.Text, f, limit, s.keepRecent(q))
 	if err != nil {
 		return nil, fault.Wrap(fault.ServerFailed, err, "the lexical index failed: "+err.Error(), "see the daemon log")
 	}
@@ -71,6 +74,47 @@ func (s *Search) degraded(ctx context.Context, q *SearchQuery, f lexical.Filter,
 	locateHits(out.Hits)
 	if s.Log != nil {
 		s.Log.Debug("the store is out of reach: a search was answered from the local lexical index", "hits", len(out.Hits), "err", cause)
+	}
+	return out, nil
+}
+
+// keepRecent keeps, of a degraded search's hits, the drawers this daemon
+// read recently that pass q's time options, and every drawer it has not
+// read (nothing to check them against).
+func (s *Search) keepRecent(q *SearchQuery) func(ids []string) []bool {
+	_, from, until, _ := CheckSearch(&SearchQuery{Text: q.Text, AsOf: q.AsOf, From: q.From, Until: q.Until, Historical: q.Historical, KnownAt: q.KnownAt}, time.Now().UTC())
+	return func(ids []string) []bool {
+		ok := make([]bool, len(ids))
+		for i, id := range ids {
+			d := s.recent.get(id)
+			ok[i] = d == nil || KnownIn(d, q.KnownAt, from, until)
+		}
+		return ok
+	}
+}
+
+// degradedSemantic answers a semantic search over the whole palace from
+// the local vector index ix while the store is out of reach.
+func (s *Search) degradedSemantic(ix *vector.Index, q *SearchQuery, limit int, qvec []float32, cause error) (*SearchResult, error) {
+	sem, err := ix.Search(qvec, limit, 0, s.keepRecent(q))
+	if err != nil {
+		return nil, fault.Wrap(fault.EmbedDimensionMismatch, err, err.Error(), "send a vector of the profile's length")
+	}
+	out := &SearchResult{Query: q.Text, Ranking: RankSemantic, Hits: make([]Hit, 0, len(sem)), Warning: StaleSemanticWarning}
+	s.names.mu.RLock()
+	for i, h := range sem {
+		hit := Hit{Drawer: store.Drawer{ID: h.ID}, Score: float64(h.Score),
+			Signals: &api.HitSignals{Semantic: &api.SemanticSignal{Rank: i + 1, Similarity: h.Score}}}
+		if d := s.recent.get(h.ID); d != nil {
+			hit.Drawer = *d
+			hit.WingName, hit.RoomName = s.names.names[d.WingID], s.names.names[d.RoomID]
+		}
+		out.Hits = append(out.Hits, hit)
+	}
+	s.names.mu.RUnlock()
+	locateHits(out.Hits)
+	if s.Log != nil {
+		s.Log.Debug("the store is out of reach: a semantic search was answered from the local vector index", "hits", len(out.Hits), "err", cause)
 	}
 	return out, nil
 }

@@ -327,7 +327,7 @@ func (s *Search) Search(ctx context.Context, q SearchQuery, recall bool) (*Searc
 	if Unreachable(err) {
 		// The store is out of reach (a shared store's database down): the
 		// local lexical index still answers, saying it may be stale.
-		return s.degraded(ctx, &q, f, limit, err)
+		return s.degraded(ctx, &q, f, limit, profile, qvec, err)
 	}
 	if err != nil {
 		return nil, err

@@ -38,7 +38,8 @@ type Reporter struct {
 }
 
 // Status is the report for a caller whose memory mode is mode. A store
-// that does not answer is reported unhealthy, not an error.
+// that does not answer is reported unhealthy, not an error, with the
+// counts or migration state it could not read left nil (unknown).
 func (rp *Reporter) Status(ctx context.Context, mode string) api.Status {
 	st := api.Status{Version: rp.Version, StartedAt: rp.Started.UTC().Format(time.RFC3339),
 		UptimeSecs: int64(time.Since(rp.Started).Seconds()), PID: os.Getpid(), Address: rp.Address, Palace: rp.PalacePath,
@@ -50,15 +51,18 @@ func (rp *Reporter) Status(ctx context.Context, mode string) api.Status {
 	counts, err := rp.Palace.Counts(ctx)
 	if err != nil {
 		st.Datastore.Healthy, st.Datastore.Error = false, fault.As(err).Msg
+	} else {
+		st.Counts = &api.Counts{Wings: counts.Wings, Rooms: counts.Rooms, Drawers: counts.Drawers,
+			DrawersStored: counts.DrawersStored, Links: counts.Links}
 	}
-	st.Counts = api.Counts{Wings: counts.Wings, Rooms: counts.Rooms, Drawers: counts.Drawers,
-		DrawersStored: counts.DrawersStored, Links: counts.Links}
-	if rp.Migrator != nil {
-		mig, err := rp.Migrator.State(ctx)
-		if err != nil {
+	if rp.Migrator == nil {
+		st.Migrations = &api.Migrations{}
+	} else if mig, err := rp.Migrator.State(ctx); err != nil {
+		if st.Datastore.Healthy {
 			st.Datastore.Healthy, st.Datastore.Error = false, fault.As(err).Msg
 		}
-		st.Migrations = api.Migrations{SchemaHash: mig.SchemaHash, SchemaSync: mig.SchemaSync, DataVersion: mig.DataVersion,
+	} else {
+		st.Migrations = &api.Migrations{SchemaHash: mig.SchemaHash, SchemaSync: mig.SchemaSync, DataVersion: mig.DataVersion,
 			Latest: mig.Latest, Pending: mig.Pending, LastRun: mig.LastRun}
 	}
 	if rp.Disk != nil {

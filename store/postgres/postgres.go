@@ -402,6 +402,26 @@ func Unavailable(err error) bool {
 // database is unreachable.
 const RetryAfter = 5
 
+// The help of loci::store::backend_failed (503) for a write and for a read
+// refused while the database is unreachable: a read says nothing changed.
+var (
+	unreachableWrite = fmt.Sprintf("nothing was written; the daemon reconnects on its own: try again in %d s (Retry-After)", RetryAfter)
+	unreachableRead  = fmt.Sprintf("nothing was changed; the daemon reconnects on its own: try again in %d s (Retry-After)", RetryAfter)
+)
+
+// asRead gives a read's error the read's wording: the unreachable
+// database's 503 (fail's) says nothing was changed, not written. Any
+// other error is returned as it is.
+func asRead(err error) error {
+	var fe *fault.Error
+	if !errors.As(err, &fe) || fe.Code != fault.StoreBackendFailed || fe.Status != 503 || fe.Help != unreachableWrite {
+		return err
+	}
+	c := *fe
+	c.Help = unreachableRead
+	return &c
+}
+
 // fail turns a database error into the store's: a serialization failure
 // or deadlock is store.ErrConflict (the writer runs it again), an
 // unreachable database is loci::store::backend_failed with status 503
@@ -423,7 +443,7 @@ func (db *DB) fail(err error) error {
 	if Unavailable(err) {
 		return &fault.Error{Code: fault.StoreBackendFailed, Status: 503, RetryAfter: RetryAfter, Err: errors.New(db.scrub(err.Error())),
 			Msg:  "the shared store at " + db.where + " is unreachable",
-			Help: fmt.Sprintf("nothing was written; the daemon reconnects on its own: try again in %d s (Retry-After)", RetryAfter)}
+			Help: unreachableWrite}
 	}
 	return fault.Wrap(fault.StoreBackendFailed, errors.New(db.scrub(err.Error())), "the shared store at "+db.where+" refused a statement",
 		"see the daemon log; report it if it repeats")
@@ -452,6 +472,11 @@ func (db *DB) Close() error {
 
 // View runs fn in one read-only REPEATABLE READ transaction: one snapshot.
 func (db *DB) View(ctx context.Context, fn func(store.Reader) error) error {
+	return asRead(db.view(ctx, fn))
+}
+
+// view is View with a write's wording for an unreachable database.
+func (db *DB) view(ctx context.Context, fn func(store.Reader) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -578,7 +603,7 @@ func (db *DB) GetMeta(ctx context.Context, key string) (string, bool, error) {
 		return "", false, nil // before the first schema sync
 	}
 	if err != nil {
-		return "", false, db.fail(err)
+		return "", false, asRead(db.fail(err))
 	}
 	return v, true, nil
 }
