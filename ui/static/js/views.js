@@ -19,8 +19,13 @@ const drawerLink = (d, wing, room) => '#/drawer/' + esc(wing) + '/' + esc(room) 
 // ---- overview
 const overview = {
   async render(el) {
-    const [st, jobs] = await Promise.all([status(), get('/api/jobs' + q({ status: 'running', limit: 20 }))]);
+    // The job list is read from the store: unknown (not a failed page)
+    // while a shared store is unreachable.
+    const [st, jobs] = await Promise.all([status(), get('/api/jobs' + q({ status: 'running', limit: 20 })).catch(() => null)]);
+    // counts is null while a shared store is unreachable: unknown, not empty.
+    const unknown = st.counts === null;
     const c = st.counts || {};
+    const n = (v) => (unknown ? 'unknown' : v);
     const ix = st.indexes || {};
     const vectors = Object.entries(ix.vectors || {}).map(([n, v]) => h('li', {}, `vectors ${n}: ${v.drawers} drawers, ${v.behind ? v.behind + ' changes behind' : 'caught up'}`));
     const dk = st.disk;
@@ -28,19 +33,25 @@ const overview = {
       h('h1', {}, 'Overview'),
       dk && dk.full ? errorBox({ message: 'The palace\'s disk is full: writes are refused (loci::store::disk_full) and jobs wait until space is freed; reads and search go on.',
         help: `${bytes(dk.free_bytes)} free at ${dk.path}, under the reserve of ${bytes(dk.min_free_bytes)} (store.min_free_bytes)${dk.read_only ? '; started read-only' : ''}. Free space there: writes resume by themselves.` }) : null,
+      unknown ? errorBox({ message: `The store ${st.datastore ? 'at ' + st.datastore.location + ' ' : ''}is unreachable: counts are unknown; writes are refused until it is back, searches answer from this daemon's own index.`,
+        help: (st.datastore && st.datastore.error) || 'the daemon reconnects on its own' }) : null,
       h('div', { class: 'grid' },
-        stat('Drawers', c.drawers, `${c.drawers_stored} stored`),
-        stat('Wings', c.wings), stat('Rooms', c.rooms), stat('Similar links', c.similar_links),
+        stat('Drawers', n(c.drawers), unknown ? '' : `${c.drawers_stored} stored`),
+        stat('Wings', n(c.wings)), stat('Rooms', n(c.rooms)), stat('Similar links', n(c.similar_links)),
         stat('Version', st.version, 'up ' + duration(st.uptime_secs || 0)),
         stat('Mode', st.mode, 'authentication ' + (st.auth_enabled ? 'on' : 'off')),
         dk ? stat('Disk free', dk.free_bytes < 0 ? 'unknown' : bytes(dk.free_bytes), (dk.full ? 'FULL: ' : '') + 'reserve ' + bytes(dk.min_free_bytes)) : null),
       h('div', { class: 'card' }, h('h2', {}, 'Palace'), h('p', {}, st.palace, ' ', h('span', { class: 'muted' }, `(${st.datastore && st.datastore.backend})`)),
         h('ul', {}, h('li', {}, `lexical: ${ix.lexical ? ix.lexical.drawers + ' drawers, ' + (ix.lexical.behind ? ix.lexical.behind + ' changes behind' : 'caught up') : 'n/a'}`), vectors),
         ix.switch ? h('p', {}, `Switching the default embedding profile from ${ix.switch.from} to ${ix.switch.to}: `, h('progress', { max: ix.switch.total, value: ix.switch.embedded }), ` ${ix.switch.embedded} of ${ix.switch.total}`) : null),
-      backupCard(st.backup),
+      backupCard(st.backup, st.datastore),
       h('div', { class: 'card' }, h('h2', {}, 'Running jobs'),
-        jobs.jobs.length ? jobTable(jobs.jobs) : h('p', { class: 'empty' }, 'No job is running.')),
+        !jobs ? h('p', { class: 'muted' }, 'Unknown: the job list could not be read.') : jobs.jobs.length ? jobTable(jobs.jobs) : h('p', { class: 'empty' }, 'No job is running.')),
       h('div', { class: 'card', id: 'chart' }, h('h2', {}, 'Drawers filed, last 14 days'), h('p', { class: 'muted' }, 'Counting…')));
+    if (unknown) {
+      el.querySelector('#chart').replaceChildren(h('h2', {}, 'Drawers filed'), h('p', { class: 'muted' }, 'Unknown while the store is unreachable.'));
+      return;
+    }
     if (!c.drawers) {
       el.querySelector('#chart').replaceChildren(h('h2', {}, 'Drawers filed'), h('p', { class: 'empty' }, said('No drawers yet: run `loci mine /path` or file a note in the palace view.')));
       return;
@@ -56,8 +67,14 @@ const overview = {
 // warning when none is recent (status' backup section), with a button
 // that queues one now (POST /api/backups: the daemon's folder, never a
 // path of the page's).
-function backupCard(b) {
+function backupCard(b, ds) {
   if (!b) return null;
+  if (ds && ds.backend === 'postgres') {
+    // loci does not back up a shared store: the database's own tools do.
+    return h('div', { class: 'card', id: 'backup' }, h('h2', {}, 'Backup'),
+      h('p', { id: 'backup-shared' }, 'The palace is in PostgreSQL at ', h('code', {}, ds.location),
+        ': back it up with ', h('code', {}, 'pg_dump -Fc'), ' and restore it with ', h('code', {}, 'pg_restore'), '.'));
+  }
   const slot = h('div');
   const last = b.last;
   const plan = b.schedule ? `scheduled ${b.schedule}${b.next_due ? ', next ' + when(b.next_due) : ''}` : 'no schedule (backup.schedule)';
