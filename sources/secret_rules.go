@@ -134,8 +134,14 @@ func genericValue(v string) bool {
 // are not.
 var words = regexp.MustCompile(`^(?:[A-Z][._/-])?[a-z]*(?:[._/-]?[A-Z]?[a-z]{2,}[0-9]?)*[._/-]?$`)
 
-// notWords accepts a value that is not a placeholder or words (see words).
-func notWords(v string) bool { return !placeholder(v) && !words.MatchString(v) }
+// envName is an environment variable's name (LOCI_DATASTORE_PASSWORD):
+// capitals and digits in two or more parts joined by underscores, what a
+// program names the variable its secret comes from, not a secret.
+var envName = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
+
+// notWords accepts a value that is not a placeholder, words (see words)
+// or an environment variable's name.
+func notWords(v string) bool { return !placeholder(v) && !words.MatchString(v) && !envName.MatchString(v) }
 
 // notPlaceholder accepts a value that is not a placeholder.
 func notPlaceholder(v string) bool { return !placeholder(v) }

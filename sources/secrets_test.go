@@ -58,6 +58,7 @@ func TestScanLeavesOrdinaryTextAlone(t *testing.T) {
 		{"hash.txt", "sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n"},
 		{"uuid.go", `id := "01a20500-88ef-7153-939a-56085edc1fd3"`},
 		{"url.md", "see https://user@example.com/path and https://example.com:8080/x\n"},
+		{"env.go", `const DatastorePasswordEnv = "LOCI_DATASTORE_PASSWORD"` + "\n" + `apiKeyVar := "OPENAI_API_KEY_2"`},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			if f := ScanFile(c.file, c.text); len(f) > 0 {

@@ -92,6 +92,7 @@ func stopAfterBatches(t *testing.T, home, palace, to string, n int, extraEnv ...
 // written to the database (its operational records, migrated_at among
 // them, unchanged), while the daemon runs and after it stopped.
 func TestMigrateToPostgresAgainAfterDaemonsServedIt(t *testing.T) {
+	t.Parallel()
 	srv, db := newSharedDB(t)
 	url := srv.URL(db)
 	pw := "LOCI_DATASTORE_PASSWORD=" + pgtest.Password
@@ -134,6 +135,7 @@ func TestMigrateToPostgresAgainAfterDaemonsServedIt(t *testing.T) {
 // refused before copying (loci::migrate::locked), naming how many and
 // where from, the directory left empty; once they stopped it copies.
 func TestMigrateToDirectoryRefusedWhileDaemonsServe(t *testing.T) {
+	t.Parallel()
 	srv, db := newSharedDB(t)
 	shared := sharedEnv(srv, db)
 	h1, p1 := newPalace(t)
@@ -168,6 +170,7 @@ func TestMigrateToDirectoryRefusedWhileDaemonsServe(t *testing.T) {
 // A failed verification is told whole, with --json too: every family
 // that differs on its own line, nothing cut.
 func TestMigrateToVerificationFailureIsWhole(t *testing.T) {
+	t.Parallel()
 	srv, db := newSharedDB(t)
 	url := srv.URL(db)
 	pw := "LOCI_DATASTORE_PASSWORD=" + pgtest.Password
@@ -197,6 +200,7 @@ func TestMigrateToVerificationFailureIsWhole(t *testing.T) {
 // database that a daemon holds a palace in is refused as not empty, the
 // help not saying to empty it.
 func TestMigrateToPostgresRefusedWhileADaemonIsConnected(t *testing.T) {
+	t.Parallel()
 	srv, db := newSharedDB(t)
 	url := srv.URL(db)
 	pw := "LOCI_DATASTORE_PASSWORD=" + pgtest.Password

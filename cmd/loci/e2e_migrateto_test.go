@@ -111,6 +111,7 @@ func sameFamilies(t *testing.T, what string, a, b cli.MigrateToReport) {
 // from it: search finds what the palace held), and a target that holds
 // anything is refused, unchanged.
 func TestMigrateToDirectory(t *testing.T) {
+	t.Parallel()
 	home, palace := movablePalace(t)
 	dst := filepath.Join(t.TempDir(), "moved")
 	rep, errOut, code := migrateTo(t, home, palace, dst)
@@ -204,6 +205,7 @@ func dirSnapshot(t *testing.T, dir string) string {
 // digests, family by family, across the three. A database holding a palace
 // is refused, unchanged.
 func TestMigrateToPostgresKilledLockedResumedAndBack(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Shared(t)
 	name, err := srv.NewDatabase()
 	if err != nil {

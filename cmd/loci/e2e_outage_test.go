@@ -19,6 +19,7 @@ import (
 // read refused says nothing was changed. Doctor on a shared store says to
 // back up with pg_dump and does not probe a port the daemon does not use.
 func TestSharedStoreOutageReads(t *testing.T) {
+	t.Parallel()
 	pgtest.Shared(t) // skips (or fails under LOCI_REQUIRE_POSTGRES) without PostgreSQL
 	s, err := pgtest.Start()
 	if err != nil {

@@ -54,6 +54,7 @@ func noPassword(t *testing.T, name, what string) {
 // validation, not echoed; a password file others may read is warned
 // about, naming it and its mode. Nothing is left running.
 func TestSharedStoreStartRefused(t *testing.T) {
+	t.Parallel()
 	s, db := newSharedDB(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -316,6 +317,7 @@ func TestSharedStoreTwoDaemons(t *testing.T) {
 // restart of the daemon, its indexes catch up, and every acknowledged
 // write is there.
 func TestSharedStoreLosesDatabase(t *testing.T) {
+	t.Parallel()
 	pgtest.Shared(t) // skips (or fails under LOCI_REQUIRE_POSTGRES) without PostgreSQL
 	s, err := pgtest.Start()
 	if err != nil {
@@ -420,6 +422,7 @@ func TestSharedStoreLosesDatabase(t *testing.T) {
 // demo job submitted to A then runs on B within seconds, the mine still
 // running on A.
 func TestSharedStoreJobClaimedByAnotherDaemon(t *testing.T) {
+	t.Parallel()
 	s, db := newSharedDB(t)
 	home, palaceA := newPalace(t)
 	_, palaceB := newPalace(t)
@@ -469,6 +472,7 @@ func TestSharedStoreJobClaimedByAnotherDaemon(t *testing.T) {
 // command says so (the service would serve the embedded palace) and where
 // to put them instead.
 func TestServiceInstallLeavesTheDatastoreOut(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	xdg := filepath.Join(t.TempDir(), "xdg")
 	if err := os.Mkdir(xdg, 0o700); err != nil {
@@ -499,6 +503,7 @@ func TestServiceInstallLeavesTheDatastoreOut(t *testing.T) {
 // daemon drops LOCI_DATASTORE_PASSWORD from its environment once the store
 // is open.
 func TestSharedStorePasswordNotInherited(t *testing.T) {
+	t.Parallel()
 	s, db := newSharedDB(t)
 	home, palace := newPalace(t)
 	dump := filepath.Join(home, "provider-env.txt")

@@ -10,6 +10,7 @@ import (
 // booting together) all serve: the ones that find the migration lock held
 // wait for the first's schema sync and data steps instead of refusing.
 func TestSharedStoreDaemonsStartTogether(t *testing.T) {
+	t.Parallel()
 	s, db := newSharedDB(t)
 	var cmds []*exec.Cmd
 	var homes, palaces []string
