@@ -141,7 +141,9 @@ var envName = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
 
 // notWords accepts a value that is not a placeholder, words (see words)
 // or an environment variable's name.
-func notWords(v string) bool { return !placeholder(v) && !words.MatchString(v) && !envName.MatchString(v) }
+func notWords(v string) bool {
+	return !placeholder(v) && !words.MatchString(v) && !envName.MatchString(v)
+}
 
 // notPlaceholder accepts a value that is not a placeholder.
 func notPlaceholder(v string) bool { return !placeholder(v) }
