@@ -168,8 +168,14 @@ func TestPrecisionOnThisRepository(t *testing.T) {
 	// Go, PDK, PEM, PKCS, Rust, WASI and three dates; wrong: ABI, SDKs,
 	// PDKs, PDFs, notice, name, "Bad Name", "CommandName", Discover as a
 	// person, "Discover/Read"), 289 → 306; the bound went from 300 to 320
-	// with them. A change of the rules is still judged against 320.
-	score(t, readJudged(t, "testdata/repo-entities.jsonl"), x, 0.91, 320)
+	// with them. Issue 31 (the PostgreSQL shared store, ~9,000 lines of
+	// code and docs) added 21 with the rules unchanged, 320 → 339 (right:
+	// CTE, EXPLAIN, GOMAXPROCS, HOT, IndexOnlyScan, MD5, MergeAppend,
+	// NOTIFY, NTP, SCRAM, TCP; wrong: backups, distinct, "durable" as a
+	// person, listens, restore, update, "WherePostgreSQL",
+	// ServiceUnavailable, the date 0001-01-01); the bound went to 340. A
+	// change of the rules is still judged against 340.
+	score(t, readJudged(t, "testdata/repo-entities.jsonl"), x, 0.91, 340)
 }
 
 // TestPrecisionOnLoCoMo scores the heuristic on the turns of the LoCoMo
