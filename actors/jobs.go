@@ -59,10 +59,13 @@ type Jobs struct {
 	kinds        map[string]Kind
 	order        []string // kind names in registration order
 
-	disp  *actor.PID
-	mu    sync.Mutex
-	runs  map[string]*Run // local workers by job id
-	byPID map[string]*Run
+	disp *actor.PID
+	// claimMu is held by the dispatcher while it claims and starts a job;
+	// Stop takes it once after setting draining.
+	claimMu sync.Mutex
+	mu      sync.Mutex
+	runs    map[string]*Run // local workers by job id
+	byPID   map[string]*Run
 	// draining: no more claims.
 	draining atomic.Bool
 	started  atomic.Bool
@@ -178,6 +181,16 @@ func (j *Jobs) Stop(ctx context.Context) {
 		return // not started, or stopped already
 	}
 	j.stopReaper()
+	// A claim in flight when draining was set starts its worker after the
+	// runs below would be read: wait for it first (bounded: a claim's
+	// write may wait on a store that is away).
+	claimed := make(chan struct{})
+	go func() { j.claimMu.Lock(); j.claimMu.Unlock(); close(claimed) }()
+	select {
+	case <-claimed:
+	case <-time.After(j.Config.DrainTimeout):
+	case <-ctx.Done():
+	}
 	// The dispatcher (and its ticker) ends once the workers have been
 	// waited for, however that wait ends.
 	defer func() {
@@ -483,6 +496,10 @@ func (d *dispatcher) limits() (total, background int) {
 
 func (d *dispatcher) claim(c actor.Context) {
 	j := d.jobs
+	// Stop waits for a claim in flight, so that the worker it starts is
+	// one Stop asks to drain and waits for (claimMu).
+	j.claimMu.Lock()
+	defer j.claimMu.Unlock()
 	total, bgMax := d.limits()
 	for !j.draining.Load() {
 		j.mu.Lock()
