@@ -206,6 +206,14 @@ type DB struct {
 	Port           int      `toml:"port" json:"port"`
 	AllowRemote    bool     `toml:"allow_remote" json:"allow_remote"`
 	AllowedOrigins []string `toml:"allowed_origins" json:"allowed_origins"`
+	// QueryTimeoutSecs bounds one SQL query (all its statements).
+	QueryTimeoutSecs int `toml:"query_timeout_secs" json:"query_timeout_secs"`
+	// MaxScanRows bounds the rows one statement may read from the store;
+	// past it the statement fails with loci::db::too_large.
+	MaxScanRows int `toml:"max_scan_rows" json:"max_scan_rows"`
+	// MaxResultRows bounds the rows one statement returns; past it the
+	// result is cut and flagged truncated.
+	MaxResultRows int `toml:"max_result_rows" json:"max_result_rows"`
 }
 
 // Webhook is the webhook listener.
@@ -580,7 +588,7 @@ func Default(env func(string) (string, bool)) Config {
 		Server:      Server{Bind: "127.0.0.1", Port: 8420, MaxSubscribers: 256, SlowSubscriberSecs: 30},
 		Palace:      Palace{Path: filepath.Join(data, "palace")},
 		Store:       Store{MinFreeBytes: DefaultMinFreeBytes},
-		DB:          DB{Bind: "127.0.0.1", Port: 8000},
+		DB:          DB{Bind: "127.0.0.1", Port: 8000, QueryTimeoutSecs: 30, MaxScanRows: 2_000_000, MaxResultRows: 10_000},
 		Webhook:     Webhook{Bind: "127.0.0.1", Port: 8787, MaxBodyBytes: 1 << 20, MaxConcurrent: 16},
 		Dedup:       Dedup{Enabled: true, NearThreshold: 0.9, EntityFuzzy: true},
 		Jobs:        Jobs{MaxConcurrency: 4, BackgroundConcurrency: 2, LeaseTTLSecs: 30, DrainTimeoutSecs: 10},
@@ -798,6 +806,12 @@ func (c *Config) set(key, value, source string) error {
 		return parseInt(&c.DB.Port)
 	case "db.allow_remote":
 		return parseBool(&c.DB.AllowRemote)
+	case "db.query_timeout_secs":
+		return parseInt(&c.DB.QueryTimeoutSecs)
+	case "db.max_scan_rows":
+		return parseInt(&c.DB.MaxScanRows)
+	case "db.max_result_rows":
+		return parseInt(&c.DB.MaxResultRows)
 	case "db.allowed_origins":
 		c.DB.AllowedOrigins = nil
 		for _, o := range strings.Split(value, ",") {

@@ -129,7 +129,18 @@ func (d DB) validate() error {
 	if err := checkIP("db.bind", d.Bind); err != nil {
 		return err
 	}
-	return checkPort("db.port", d.Port)
+	if err := checkPort("db.port", d.Port); err != nil {
+		return err
+	}
+	switch {
+	case d.QueryTimeoutSecs < 1:
+		return bad("db.query_timeout_secs", "must be at least 1")
+	case d.MaxScanRows < 1:
+		return bad("db.max_scan_rows", "must be at least 1")
+	case d.MaxResultRows < 1:
+		return bad("db.max_result_rows", "must be at least 1")
+	}
+	return nil
 }
 
 func (w Webhook) validate() error {

@@ -29,6 +29,39 @@ const (
 
 	// DBUnavailable: the admin endpoint is refused on a remote store.
 	DBUnavailable Code = "loci::db::unavailable"
+	// DBUnsafeBind: a non-loopback bind without allow_remote and
+	// auth.enabled.
+	DBUnsafeBind Code = "loci::db::unsafe_bind"
+	// DBAlreadyRunning: the listener is open with other settings.
+	DBAlreadyRunning Code = "loci::db::already_running"
+	// DBBindFailed: the listener's address is taken or not bindable.
+	DBBindFailed Code = "loci::db::bind_failed"
+	// DBNotOpen: a command for the listener while it is closed.
+	DBNotOpen Code = "loci::db::not_open"
+	// DBQueryInvalid: SQL the engine cannot parse or plan (unknown
+	// table or column, syntax).
+	DBQueryInvalid Code = "loci::db::query_invalid"
+	// DBReadOnly: a statement that would change the palace (INSERT,
+	// UPDATE, DELETE, DDL); the application's rules are the only way.
+	DBReadOnly Code = "loci::db::read_only"
+	// DBTooLarge: a query that would read more rows than db.max_scan_rows.
+	DBTooLarge Code = "loci::db::too_large"
+	// DBTimeout: a query past db.query_timeout_secs.
+	DBTimeout Code = "loci::db::timeout"
+	// DBUnsupported: an RPC method or encoding the listener does not
+	// offer; the help names what to use instead.
+	DBUnsupported Code = "loci::db::unsupported"
+	// DBSignInRequired: a method other than the handshake's before
+	// signing in.
+	DBSignInRequired Code = "loci::db::signin_required"
+	// DBSignInRefused: a wrong user or password; five close the
+	// connection.
+	DBSignInRefused Code = "loci::db::signin_refused"
+	// DBOriginRefused: a browser page from another site (403).
+	DBOriginRefused Code = "loci::db::origin_refused"
+	// DBInvalidRequest: an RPC message that is not a request of the
+	// protocol (bad JSON or CBOR, wrong params).
+	DBInvalidRequest Code = "loci::db::invalid_request"
 
 	MigrateFailed Code = "loci::migrate::failed"
 	MigrateLocked Code = "loci::migrate::locked"
@@ -231,6 +264,19 @@ var statuses = map[Code]int{
 	ServerMethodNotAllowed:      405,
 	StoreBackendFailed:          500,
 	DBUnavailable:               503,
+	DBUnsafeBind:                400,
+	DBAlreadyRunning:            409,
+	DBBindFailed:                409,
+	DBNotOpen:                   409,
+	DBQueryInvalid:              400,
+	DBReadOnly:                  400,
+	DBTooLarge:                  413,
+	DBTimeout:                   408,
+	DBUnsupported:               400,
+	DBSignInRequired:            401,
+	DBSignInRefused:             401,
+	DBOriginRefused:             403,
+	DBInvalidRequest:            400,
 	StoreMalformed:              500,
 	StoreSchemaSync:             500,
 	StoreDiskFull:               507,

@@ -130,8 +130,14 @@ var depRules = []depRule{
 		why: "the search service stands on the runtime (its followers), the indexes and the store, never on the services (which stand above it and may use it) or on what serves them"},
 	{pkg: "search/rank", may: nil, noDeps: []string{nethttp, cobra, chi, protoactor, badger}, why: "the ranking is pure functions over candidate lists (fusion, context, feedback, expansion, the scope check) and owns the fusion methods the configuration validates: nothing of ours, so config and the indexes may import it"},
 
+	// The database admin listener: SQL over the store, served over WebSocket.
+	{pkg: "dbadmin/sqlview", may: []string{"fault", "store", "store/graph"}, noDeps: []string{cobra, chi, protoactor, badger},
+		why: "the SQL engine's tables read the store through its contract only (one view per query): no backend, no runtime, no layer above"},
+	{pkg: "dbadmin", may: []string{"api", "config", "dbadmin/sqlview", "fault"}, noDeps: []string{cobra, chi, protoactor, badger},
+		why: "the admin listener is its own HTTP server over the SQL engine: the daemon hands it the token check, it never reaches the services or the actors"},
+
 	// The edges: HTTP, the CLI, the composition root.
-	{pkg: "transport", may: []string{"actors", "api", "backup", "config", "export", "fault", "search", "services", "sources", "store", "store/dedup", "transport/client", "ui"}, noDeps: []string{cobra, badger},
+	{pkg: "transport", may: []string{"actors", "api", "backup", "config", "dbadmin", "export", "fault", "search", "services", "sources", "store", "store/dedup", "transport/client", "ui"}, noDeps: []string{cobra, badger},
 		why: "transport serves the actors over HTTP and MCP: never the CLI, never a backend"},
 	{pkg: "transport/client", may: []string{"api", "fault"}, noDeps: []string{cobra, chi, protoactor, badger}, why: "the HTTP client is what the CLI links: wire types and errors only"},
 	{pkg: "ui", may: nil, noDeps: []string{cobra, chi, protoactor, badger}, why: "the dashboard is embedded files and their handler"},
