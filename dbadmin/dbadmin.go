@@ -12,7 +12,7 @@ import (
 	"log/slog"
 	"sync"
 
-	_ "github.com/coder/websocket"  // the WebSocket server (skeleton: wired by the implementation)
+	_ "github.com/coder/websocket"   // the WebSocket server (skeleton: wired by the implementation)
 	_ "github.com/fxamacker/cbor/v2" // the cbor encoding
 
 	"github.com/loci-dev/loci/api"
