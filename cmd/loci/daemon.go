@@ -647,7 +647,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// /api/db. It stops after the HTTP server (no request can open it
 	// again) and before the store, closing its connections.
 	if !db.Shared() {
-		a := newAdmin(cfg, db, auth, ln.Addr().(*net.TCPAddr).Port, log.With("component", "db-admin"))
+		a := newAdmin(cfg, db, auth, ln.Addr().(*net.TCPAddr).Port, log)
 		admin.Store(a)
 		lc.startedPlain("the database admin listener", 5*time.Second, func() error { _, err := a.Close(); return err })
 	}

@@ -404,8 +404,8 @@ func TestDBAuthOn(t *testing.T) {
 		t.Fatalf("a wrong bearer: %v %s", err, refusal(resp))
 	}
 	c = mustDialDB(t, st.URL)
-	if c.signedIn() {
-		t.Fatal("signed in without credentials")
+	if _, rerr := c.call("query", "SELECT 1"); rerr == nil || rerr.Data.Code != "loci::db::signin_required" {
+		t.Fatalf("a query without credentials: %+v", rerr)
 	}
 	if _, rerr := c.call("signin", map[string]string{"user": "loci", "pass": "loci"}); rerr == nil || rerr.Data.Code != "loci::db::signin_refused" {
 		t.Fatalf("signin with loci while authentication is on: %+v", rerr)
@@ -446,8 +446,8 @@ func TestDBAuthOn(t *testing.T) {
 	if _, rerr := fresh.call("authenticate", issued); rerr == nil {
 		t.Fatal("authenticate with a session token issued under the revoked token succeeded")
 	}
-	if fresh.signedIn() {
-		t.Fatal("signed in with the revoked token")
+	if _, rerr := fresh.call("query", "SELECT 1"); rerr == nil || rerr.Data.Code != "loci::db::signin_required" {
+		t.Fatalf("a query after the revoked token's sign-ins: %+v", rerr)
 	}
 	if strings.Contains(d.log.String(), secret) || strings.Contains(d.log.String(), tok) {
 		t.Fatal("a token reached the daemon's log")
