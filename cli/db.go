@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -190,6 +192,7 @@ func (a *app) dbQuery(ctx context.Context, sql string) error {
 	// listener that stops answering.
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(st.Limits.QueryTimeoutSecs)*time.Second+30*time.Second)
 	defer cancel()
+	st.URL = reachable(st.URL, a.address(cfg))
 	rc, err := dialRPC(ctx, st, cfg.Auth.Token)
 	if err != nil {
 		return err
@@ -222,6 +225,23 @@ func (a *app) dbQuery(ctx context.Context, sql string) error {
 		}
 	}
 	return nil
+}
+
+// reachable is the listener's URL as this client can reach it: a
+// listener bound to every address (0.0.0.0, [::]) is reached on the host
+// the daemon was reached on (daemon, host:port).
+func reachable(rawURL, daemon string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	ip := net.ParseIP(u.Hostname())
+	host, _, err := net.SplitHostPort(daemon)
+	if ip == nil || !ip.IsUnspecified() || err != nil || host == "" {
+		return rawURL
+	}
+	u.Host = net.JoinHostPort(host, u.Port())
+	return u.String()
 }
 
 // rpcResult is one statement's answer to query.

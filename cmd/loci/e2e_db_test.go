@@ -400,6 +400,14 @@ func TestDBAuthOn(t *testing.T) {
 		t.Fatalf("loci db serve: %d %s %s", code, out, errOut)
 	}
 	st = dbStateOf(t, d.do("GET", "/api/db", nil, bearer...))
+	// The console signs in with the CLI's token (a bearer on the upgrade).
+	out, errOut, code = runCLI(home, "", []string{"--addr", d.addr, "db", "query", "SELECT 41 + 1 AS answer"}, withToken)
+	if code != 0 || !strings.Contains(out, "answer\n------\n42\n(1 row, ") || strings.Contains(out+errOut, secret) {
+		t.Fatalf("loci db query with the token: %d %s %s", code, out, errOut)
+	}
+	if _, errOut, code := runCLI(home, "", []string{"--addr", d.addr, "db", "query", "SELECT 1"}, nil); code == 0 || !strings.Contains(errOut, "401") {
+		t.Fatalf("loci db query without a token: %d %s", code, errOut)
+	}
 	if _, resp, err := dialDB(t, st.URL, "Authorization", "Bearer not-the-token-at-all-0000"); err == nil || resp == nil || resp.StatusCode != 401 {
 		t.Fatalf("a wrong bearer: %v %s", err, refusal(resp))
 	}
