@@ -299,6 +299,10 @@ func TestDBServeStatusStop(t *testing.T) {
 		t.Fatalf("loci db status while open: %d %s", code, out)
 	}
 
+	// No origin is admitted beyond this machine's without db.allowed_origins.
+	if _, resp, err := dialDB(t, url, "Origin", "https://console.example"); err == nil || resp == nil || resp.StatusCode != 403 {
+		t.Fatalf("an origin of another site: %v %s", err, refusal(resp))
+	}
 	c := mustDialDB(t, url)
 	if _, rerr := c.call("query", "SELECT 1"); rerr == nil || rerr.Data.Code != "loci::db::signin_required" {
 		t.Fatalf("query before signin: %+v", rerr)
@@ -462,17 +466,34 @@ func TestDBAuthOn(t *testing.T) {
 	}
 }
 
-// A browser page of another site is refused on the upgrade (403
-// loci::db::origin_refused naming the origin), a page of this machine is
-// admitted, and an origin listed in db.allowed_origins of the
-// configuration file is admitted.
-func TestDBOrigins(t *testing.T) {
+// The configuration file's db.* settings reach the listener: a browser
+// page of another site is refused on the upgrade (403
+// loci::db::origin_refused naming the origin) while pages of this machine
+// and an origin listed in db.allowed_origins are admitted; the query
+// limits are in its state and bound the statements (db.max_result_rows
+// cuts and flags a result, db.max_scan_rows fails a statement with
+// loci::db::too_large); webhook.port (webhook.enable) is refused as its
+// port, naming it; GET /version is the daemon's version.
+func TestDBConfigFile(t *testing.T) {
 	t.Parallel()
-	d, _ := withConfig(t, "[db]\nport = 0\nallowed_origins = [\"https://console.example\"]\n")
+	hook := freePort(t)
+	d, _ := withConfig(t, fmt.Sprintf("[db]\nport = 0\nallowed_origins = [\"https://console.example\"]\nmax_result_rows = 2\nmax_scan_rows = 5\nquery_timeout_secs = 7\n"+
+		"[webhook]\nenable = true\nport = %d\n", hook))
+	for i := range 6 {
+		if _, err := fileDrawer(d.addr, "w", "r", fmt.Sprintf("drawer number %d of six", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := d.do("POST", "/api/db", map[string]any{"port": hook}); r.status != 409 || r.code() != "loci::db::bind_failed" || !strings.Contains(r.raw, "webhook.port") {
+		t.Fatalf("POST /api/db on webhook.port: %d %s", r.status, r.raw)
+	}
 	r := d.do("POST", "/api/db", nil)
 	st := dbStateOf(t, r)
 	if r.status != 200 || !st.Open || len(st.AllowedOrigins) != 1 || st.AllowedOrigins[0] != "https://console.example" {
 		t.Fatalf("POST /api/db: %d %s", r.status, r.raw)
+	}
+	if get[float64](r.body, "limits", "max_result_rows") != 2 || get[float64](r.body, "limits", "max_scan_rows") != 5 || get[float64](r.body, "limits", "query_timeout_secs") != 7 {
+		t.Fatalf("the limits: %s", r.raw)
 	}
 	_, resp, err := dialDB(t, st.URL, "Origin", "https://evil.example")
 	if err == nil || resp == nil || resp.StatusCode != 403 {
@@ -486,6 +507,28 @@ func TestDBOrigins(t *testing.T) {
 	for _, o := range []string{"https://console.example", "http://localhost:5173", "http://127.0.0.1:3000"} {
 		c := mustDialDB(t, st.URL, "Origin", o)
 		c.ok("ping")
+	}
+
+	c := mustDialDB(t, st.URL)
+	c.ok("signin", map[string]string{"user": "loci", "pass": "loci"})
+	res := c.query("SELECT id FROM drawers WHERE wing = 'w' AND room = 'r' LIMIT 4")
+	if len(res) != 1 || res[0].Status != "OK" || len(res[0].Rows) != 2 || !res[0].Truncated {
+		t.Fatalf("a result past db.max_result_rows: %+v", res)
+	}
+	res = c.query("SELECT count(*) FROM drawers")
+	if len(res) != 1 || res[0].Status != "ERR" || res[0].Code != "loci::db::too_large" || res[0].Help == "" {
+		t.Fatalf("a statement reading past db.max_scan_rows: %+v", res)
+	}
+
+	version, _, _ := d.cli("", "version")
+	vr, err := http.Get("http://" + st.Address + "/version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(vr.Body)
+	vr.Body.Close()
+	if want := "loci-" + strings.Fields(version)[1]; vr.StatusCode != 200 || strings.TrimSpace(string(got)) != want {
+		t.Fatalf("GET /version: %d %q, want %q", vr.StatusCode, got, want)
 	}
 }
 
