@@ -248,14 +248,20 @@ func reachable(rawURL, daemon string) string {
 type rpcResult struct {
 	Status    string `json:"status"`
 	Time      string `json:"time"`
-	Columns   []struct{ Name, Type string }
-	Rows      [][]any `json:"rows"`
-	Truncated bool    `json:"truncated"`
-	RowsRead  int     `json:"rows_read"`
+	Columns   []rpcColumn `json:"columns"`
+	Rows      [][]any     `json:"rows"`
+	Truncated bool        `json:"truncated"`
+	RowsRead  int         `json:"rows_read"`
 	// A failed statement's message, code and help.
 	Result string `json:"result"`
 	Code   string `json:"code"`
 	Help   string `json:"help"`
+}
+
+// rpcColumn is a result's column: its name and SQL type.
+type rpcColumn struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
 }
 
 // printTable prints a statement's rows aligned under its column names.
