@@ -246,8 +246,8 @@ func reachable(rawURL, daemon string) string {
 
 // rpcResult is one statement's answer to query.
 type rpcResult struct {
-	Status    string `json:"status"`
-	Time      string `json:"time"`
+	Status    string      `json:"status"`
+	Time      string      `json:"time"`
 	Columns   []rpcColumn `json:"columns"`
 	Rows      [][]any     `json:"rows"`
 	Truncated bool        `json:"truncated"`
