@@ -187,8 +187,9 @@ func (c *rpcClient) signedIn() bool {
 	return info.SignedIn
 }
 
-// closedByServer waits for the listener to close the connection: a read
-// ends with an error that is not this side's deadline.
+// closedByServer waits for the listener to close the connection with a
+// close frame (the listener closed it, not a process that died): a read
+// ends with a WebSocket close status, before this side's deadline.
 func (c *rpcClient) closedByServer(within time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
@@ -199,6 +200,9 @@ func (c *rpcClient) closedByServer(within time.Duration) error {
 		}
 		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 			return fmt.Errorf("the connection was not closed within %s", within)
+		}
+		if websocket.CloseStatus(err) == -1 {
+			return fmt.Errorf("the connection ended without a close frame: %v", err)
 		}
 		return nil
 	}
