@@ -458,12 +458,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// the registry (a module changed on disk is unavailable).
 	// Compiled modules are kept under the palace's folder, so a start
 	// does not compile the bundled ones again (a second or two each).
+	// The database admin listener, made below; while open, its port is
+	// the one it opened on (db.port 0, or another asked by POST /api/db).
+	var admin atomic.Pointer[dbadmin.Admin]
 	// A package granted the network may not call this daemon's own
 	// listeners (with authentication off, the API would install packages
-	// for it).
-	// The database admin listener's port is the one it opened on when
-	// open (db.port 0, or another port asked by POST /api/db).
-	var admin atomic.Pointer[dbadmin.Admin]
+	// for it, and the admin listener would read it the palace).
 	daemonPorts := func() []int {
 		ports := []int{ln.Addr().(*net.TCPAddr).Port}
 		for _, p := range []int{cfg.Webhook.Port, cfg.DB.Port, adminPort(admin.Load())} {
