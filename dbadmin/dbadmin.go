@@ -96,6 +96,8 @@ type Admin struct {
 	run *listener
 	// maxConns is MaxConnections (tests lower it).
 	maxConns int
+	// query runs SQL: the engine's Query (tests put their own in).
+	query func(ctx context.Context, sql string, vars map[string]any) ([]sqlview.Result, error)
 }
 
 // New is a closed listener.
@@ -110,7 +112,11 @@ func New(c Config) *Admin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Admin{cfg: c, log: log.With("component", "dbadmin"), maxConns: MaxConnections}
+	a := &Admin{cfg: c, log: log.With("component", "dbadmin"), maxConns: MaxConnections}
+	if c.Engine != nil {
+		a.query = c.Engine.Query
+	}
+	return a
 }
 
 // settings are what a listener opens with: Open's body over the

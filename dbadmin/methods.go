@@ -407,12 +407,12 @@ func (c *conn) query(s *session, p []any) (any, *rpcFail) {
 			vars[name] = x
 		}
 	}
-	eng := c.l.admin.cfg.Engine
-	if eng == nil {
+	run := c.l.admin.query
+	if run == nil {
 		return nil, fail(codeFailed, fault.New(fault.DBUnavailable, "no SQL engine serves this listener", "see the daemon log"))
 	}
 	start := time.Now()
-	results, err := eng.Query(c.ctx, sql, vars)
+	results, err := run(c.ctx, sql, vars)
 	c.l.admin.log.Debug("database admin query", "remote", c.remote, "session", s.id,
 		"sql", fault.Clip(sql, 200), "statements", len(results), "took", time.Since(start), "failed", err != nil)
 	if err != nil {

@@ -202,7 +202,9 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 	l.mu.Unlock()
 
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols: []string{encJSON, encCBOR},
+		// The one chosen (the library would prefer its list's order to
+		// the client's).
+		Subprotocols: []string{enc},
 		// The Origin was checked by this listener's rule (ServeHTTP);
 		// the library's own check (same host only) would refuse the
 		// desktop client and the allowed origins.
