@@ -274,8 +274,20 @@ func TestHTTPRoutes(t *testing.T) {
 		{"DELETE", "/version", 405, fault.ServerMethodNotAllowed},
 		{"POST", "/rpc", 405, fault.ServerMethodNotAllowed},
 		{"GET", "/rpc", 400, fault.DBInvalidRequest},
+		{"GET", "/rpc (no key)", 400, fault.DBInvalidRequest},
+		{"GET", "/rpc (version 8)", 400, fault.DBInvalidRequest},
 	} {
-		resp, b := get(t, st, tc.method, tc.path, nil)
+		var h http.Header
+		path := tc.path
+		if p, what, ok := strings.Cut(tc.path, " "); ok {
+			path = p
+			h = http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-WebSocket-Version": {"13"}}
+			if what == "(version 8)" {
+				h["Sec-WebSocket-Version"] = []string{"8"}
+				h["Sec-WebSocket-Key"] = []string{"dGhlIHNhbXBsZSBub25jZQ=="}
+			}
+		}
+		resp, b := get(t, st, tc.method, path, h)
 		if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("%s %s: %d %q", tc.method, tc.path, resp.StatusCode, b)
 			continue

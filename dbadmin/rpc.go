@@ -3,6 +3,7 @@ package dbadmin
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,6 +173,12 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 			"connect with a WebSocket client to ws://ADDRESS/rpc, subprotocol json or cbor (`loci db shell`, the dashboard's SQL view)"))
 		return
 	}
+	if why := badHandshake(r); why != "" {
+		w.Header().Set("Sec-WebSocket-Version", "13")
+		writeError(w, fault.New(fault.DBInvalidRequest, "the WebSocket handshake is not valid: "+why,
+			"connect with a WebSocket client (RFC 6455, version 13)"))
+		return
+	}
 	enc, ferr := chooseEncoding(r)
 	if ferr != nil {
 		writeError(w, ferr)
@@ -238,6 +245,26 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 		_ = ws.CloseNow()
 	}()
 	c.serve()
+}
+
+// badHandshake says what is wrong with an upgrade request the WebSocket
+// library would refuse (in its own words, as text): this listener answers
+// every error as JSON.
+func badHandshake(r *http.Request) string {
+	if !r.ProtoAtLeast(1, 1) {
+		return "it needs HTTP/1.1"
+	}
+	if r.Header.Get("Sec-WebSocket-Version") != "13" {
+		return "Sec-WebSocket-Version must be 13"
+	}
+	keys := r.Header.Values("Sec-WebSocket-Key")
+	if len(keys) != 1 {
+		return "it needs one Sec-WebSocket-Key"
+	}
+	if k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(keys[0])); err != nil || len(k) != 16 {
+		return "Sec-WebSocket-Key must be 16 bytes in base64"
+	}
+	return ""
 }
 
 // headerHas says whether a comma-separated header holds token.
