@@ -95,7 +95,7 @@ func newAdmin(t *testing.T, auth bool, edit ...func(*Config)) (*Admin, *daemon) 
 	d.auth.Store(auth)
 	d.rotate(token1)
 	c := Config{
-		Settings: config.DB{Bind: "127.0.0.1", Port: 0, QueryTimeoutSecs: 30, MaxScanRows: 100_000, MaxResultRows: 1_000},
+		Settings:    config.DB{Bind: "127.0.0.1", Port: 0, QueryTimeoutSecs: 30, MaxScanRows: 100_000, MaxResultRows: 1_000},
 		AuthEnabled: d.auth.Load,
 		CheckToken:  func(tok string) bool { return tok == d.token.Load().(string) },
 		Engine:      engine,
@@ -291,7 +291,7 @@ func (c *client) call(method string, params ...any) any {
 
 // rpcErr is an error answer's parts.
 type rpcErr struct {
-	code              int64
+	code             int64
 	msg, lcode, help string
 }
 
