@@ -121,7 +121,7 @@ func (c *conn) call(req request) (any, *rpcFail) {
 	if why, ok := unsupported[req.method]; ok {
 		return nil, fail(codeFailed, fault.New(fault.DBUnsupported, req.method+": "+why[0], why[1]))
 	}
-	run, ok := c.method(req.method)
+	run, ok := served[req.method]
 	if !ok {
 		return nil, fail(codeNoMethod, fault.Newf(fault.DBInvalidRequest, "the methods are "+methods,
 			"unknown method %q", req.method))
@@ -139,29 +139,25 @@ func (c *conn) call(req request) (any, *rpcFail) {
 			`sign in first: signin [{"user": "loci", "pass": PASSWORD}] (the daemon's token, or loci with authentication off), or authenticate [TOKEN]`,
 			"%s needs a signed-in session", req.method))
 	}
-	return run(s, req.params)
+	return run(c, s, req.params)
 }
 
-// method is a served method by name.
-func (c *conn) method(name string) (func(*session, []any) (any, *rpcFail), bool) {
-	m := map[string]func(*session, []any) (any, *rpcFail){
-		"ping":         c.ping,
-		"version":      c.versionM,
-		"signin":       c.signin,
-		"authenticate": c.authenticate,
-		"invalidate":   c.invalidate,
-		"reset":        c.reset,
-		"use":          c.use,
-		"info":         c.info,
-		"let":          c.let,
-		"unset":        c.unset,
-		"query":        c.query,
-		"attach":       c.attach,
-		"detach":       c.detach,
-		"sessions":     c.list,
-	}
-	f, ok := m[name]
-	return f, ok
+// served are the methods that work, by name.
+var served = map[string]func(*conn, *session, []any) (any, *rpcFail){
+	"ping":         (*conn).ping,
+	"version":      (*conn).versionM,
+	"signin":       (*conn).signin,
+	"authenticate": (*conn).authenticate,
+	"invalidate":   (*conn).invalidate,
+	"reset":        (*conn).reset,
+	"use":          (*conn).use,
+	"info":         (*conn).info,
+	"let":          (*conn).let,
+	"unset":        (*conn).unset,
+	"query":        (*conn).query,
+	"attach":       (*conn).attach,
+	"detach":       (*conn).detach,
+	"sessions":     (*conn).list,
 }
 
 // arity checks a method's count of parameters.
@@ -189,7 +185,7 @@ func (c *conn) versionM(_ *session, p []any) (any, *rpcFail) {
 	return c.l.admin.version(), nil
 }
 
-// refused is the error of a sign-in that does not sign in.
+// refusedErr is the error of a sign-in that does not sign in.
 func (c *conn) refusedErr(msg string) *rpcFail {
 	help := "sign in as loci with the daemon's token as password (the one clients send as LOCI_AUTH_TOKEN)"
 	if !c.l.admin.cfg.AuthEnabled() {

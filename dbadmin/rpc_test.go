@@ -564,3 +564,30 @@ func TestCBORTimeSQL(t *testing.T) {
 // cborTimes encodes times as tagged RFC 3339 text, as a cbor client
 // sends a time.
 var cborTimes, _ = cbor.EncOptions{Time: cbor.TimeRFC3339Nano, TimeTag: cbor.EncTagRequired}.EncMode()
+
+// TestMethodSets: the served methods are the contract's, the handshake
+// ones among them, none both served and unsupported; the help of an
+// unknown method names each.
+func TestMethodSets(t *testing.T) {
+	want := strings.Split(methods, ", ")
+	var got []string
+	for m := range served {
+		got = append(got, m)
+		if _, both := unsupported[m]; both {
+			t.Errorf("%s is served and unsupported", m)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("served %v, the help names %v", got, want)
+	}
+	for m := range handshake {
+		if served[m] == nil {
+			t.Errorf("handshake method %s is not served", m)
+		}
+	}
+	if len(handshake) != 7 || len(unsupported) != 10 {
+		t.Fatalf("%d handshake methods, %d unsupported", len(handshake), len(unsupported))
+	}
+}
