@@ -110,7 +110,7 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.admin.log.Warn("database admin request refused: origin not allowed",
 			"origin", fault.Clip(origin, fault.MaxQuoted), "remote", r.RemoteAddr, "path", fault.Clip(r.URL.Path, fault.MaxQuoted))
 		writeError(w, fault.Newf(fault.DBOriginRefused,
-			"a page from another site may not use the database admin listener; if you trust it, add it to db.allowed_origins (the configuration, or \"allowed_origins\" in POST /api/db)",
+			"a page from another site may not use the database admin listener; if you trust it, add it to db.allowed_origins (the configuration, `loci db serve --allowed-origin ORIGIN`, or \"allowed_origins\" in POST /api/db)",
 			"origin %s is not allowed to use the database admin listener", origin))
 		return
 	}

@@ -170,7 +170,7 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	if !headerHas(r.Header, "Connection", "upgrade") || !headerHas(r.Header, "Upgrade", "websocket") {
 		writeError(w, fault.New(fault.DBInvalidRequest, "/rpc is a WebSocket endpoint: this request is no WebSocket upgrade",
-			"connect with a WebSocket client to ws://ADDRESS/rpc, subprotocol json or cbor (`loci db shell`, the dashboard's SQL view)"))
+			"connect with a WebSocket client to ws://ADDRESS/rpc, subprotocol json or cbor (`loci db query`, the dashboard's SQL view)"))
 		return
 	}
 	if why := badHandshake(r); why != "" {
@@ -227,6 +227,7 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 	c := newConn(l, ws, codecs[enc], r.RemoteAddr, signedIn)
 	if l.closing {
 		l.mu.Unlock()
+		c.cancel()
 		_ = ws.Close(websocket.StatusGoingAway, "the database admin listener is closing")
 		return
 	}
