@@ -2,6 +2,7 @@ package sqlview_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -62,4 +63,36 @@ func failed(t testing.TB, e *sqlview.Engine, sql string) sqlview.Result {
 		t.Fatalf("%s: want one failed statement, got %+v", sql, res)
 	}
 	return res[0]
+}
+
+// fillPalace files n drawers over rooms rooms of wing "bench" through the
+// store's own writers (CreateDrawer, deduplication off, batches of 500 per
+// transaction), and links every mentionEvery-th drawer to one of entities
+// entities (LinkMention): a palace of a known shape, cheaply.
+func fillPalace(t testing.TB, db store.DB, n, rooms, mentionEvery, entities int) {
+	t.Helper()
+	ctx := context.Background()
+	const batch = 500
+	for start := 0; start < n; start += batch {
+		err := db.Update(ctx, func(tx store.Tx) error {
+			for i := start; i < min(n, start+batch); i++ {
+				res, err := store.CreateDrawer(tx, store.NewDrawer{Wing: "bench", Room: fmt.Sprintf("room%02d", i%rooms),
+					Content:    fmt.Sprintf("Drawer %d: the build on runner %d took %d minutes; note %d.", i, i%7, i%53, i*31),
+					Source:     store.Source{Kind: store.KindNote},
+					Provenance: store.Provenance{RequestedBy: store.ByCLI}}, store.Dedup{})
+				if err != nil {
+					return err
+				}
+				if mentionEvery > 0 && i%mentionEvery == 0 {
+					if _, _, _, err := store.LinkMention(tx, res.Drawer.ID, fmt.Sprintf("Person %03d", (i/mentionEvery)%entities), "person", false, "manual", "cli", 1); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }

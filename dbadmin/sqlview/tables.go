@@ -59,12 +59,14 @@ func ncol(name string, typ sql.Type, doc string) column {
 	return column{name: name, typ: typ, doc: doc, nullable: true}
 }
 
-// Values as rows hold them.
+// Values as rows hold them. Times are DATETIME(6): the store's
+// nanoseconds are cut to microseconds, so that what a row shows is what a
+// predicate compares.
 func tm(t time.Time) any {
 	if t.IsZero() {
 		return nil
 	}
-	return t.UTC()
+	return t.UTC().Truncate(time.Microsecond)
 }
 func tmp(t *time.Time) any {
 	if t == nil {
