@@ -54,6 +54,12 @@ type table struct {
 	indexes []*index
 	// lookup is set on the table IndexedAccess returns.
 	lookup *sql.IndexLookup
+	// pnames is the columns the engine said it needs (WithProjections);
+	// nil for all. Rows stay full width (the engine's plan addresses our
+	// rows by the full schema's positions), so the projection is a hint:
+	// a drawers scan that needs only ids and names reads keys, not
+	// records.
+	pnames []string
 }
 
 var (
@@ -61,7 +67,34 @@ var (
 	_ sql.IndexAddressableTable = (*table)(nil)
 	_ sql.IndexedTable          = (*table)(nil)
 	_ sql.CommentedTable        = (*table)(nil)
+	_ sql.ProjectedTable        = (*table)(nil)
 )
+
+// WithProjections is the table knowing which columns the statement
+// needs: a drawers scan that needs no more than ids and names reads the
+// rooms' key indexes only (keysOnly).
+func (t *table) WithProjections(cols []string) sql.Table {
+	c := *t
+	c.pnames = cols
+	return &c
+}
+
+// Projections is the columns asked for; nil for all.
+func (t *table) Projections() []string { return t.pnames }
+
+// keysOnly reports whether the projection needs only columns the def's
+// keys-only reads give.
+func (t *table) keysOnly() bool {
+	if t.pnames == nil || t.def.keyCols == nil {
+		return false
+	}
+	for _, n := range t.pnames {
+		if !t.def.keyCols[strings.ToLower(n)] {
+			return false
+		}
+	}
+	return true
+}
 
 func (t *table) Name() string               { return t.def.name }
 func (t *table) String() string             { return t.def.name }
@@ -137,10 +170,19 @@ func (t *table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 		return nil, err
 	}
 	pt, _ := p.(*partition)
-	if pt == nil || pt.ix == nil {
-		return &rowIter{q: q, p: t.def.scan(q)}, nil
+	it := &rowIter{q: q}
+	keys := t.keysOnly()
+	switch {
+	case (pt == nil || pt.ix == nil) && keys:
+		it.p = t.def.keysScan(q)
+	case pt == nil || pt.ix == nil:
+		it.p = t.def.scan(q)
+	case keys && pt.ix.def.keysLookup != nil && (pt.span == nil || pt.span.since == nil && pt.span.until == nil):
+		it.p = pt.ix.def.keysLookup(q, pt.key)
+	default:
+		it.p = pt.ix.def.lookup(q, pt.key, pt.span)
 	}
-	return &rowIter{q: q, p: pt.ix.def.lookup(q, pt.key, pt.span)}, nil
+	return it, nil
 }
 
 // rowIter hands the engine a pager's rows one at a time, reading the next

@@ -138,6 +138,20 @@ func TestPushdownReadsOnlyWhatIsAsked(t *testing.T) {
 			t.Errorf("%s: %d rows, %d read; want %d rows, %d read", c.sql, len(r.Rows), r.RowsRead, c.rows, c.read)
 		}
 	}
+	// A statement that needs only ids and names reads the rooms' keys; one
+	// that needs more reads the records (content here): both right.
+	for _, c := range []struct{ sql, want string }{
+		{"SELECT room, count(*) FROM drawers GROUP BY room ORDER BY room", "[[room00 100] [room01 100] [room02 100] [room03 100]]"},
+		{"SELECT count(*) FROM drawers WHERE room_id = '" + room + "'", "[[100]]"},
+		{"SELECT count(*) FROM drawers WHERE content LIKE 'Drawer 1%'", "[[111]]"},
+		{"SELECT room, count(*) FROM drawers WHERE content LIKE 'Drawer 1%' GROUP BY room ORDER BY room", "[[room00 27] [room01 28] [room02 28] [room03 28]]"},
+		{"SELECT count(*) FROM drawers WHERE room_id = '" + room + "' AND current", "[[100]]"},
+	} {
+		if r := one(t, e, c.sql, nil); fmt.Sprint(r.Rows) != c.want {
+			t.Errorf("%s: %v, want %s", c.sql, r.Rows, c.want)
+		}
+	}
+
 	ent := one(t, e, "SELECT id FROM entities WHERE name = 'Person 003'", nil).Rows[0][0].(string)
 	m := one(t, e, "SELECT drawer_id FROM mentions WHERE entity_id = '"+ent+"'", nil)
 	if len(m.Rows) == 0 || m.RowsRead != len(m.Rows) {

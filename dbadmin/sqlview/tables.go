@@ -39,6 +39,9 @@ type indexDef struct {
 	cols   []string
 	unique bool
 	lookup func(q *run, key string, span *timeSpan) pager[sql.Row]
+	// keysLookup, when set, answers an equality with the table's keyCols
+	// only (the other columns nil), from keys alone.
+	keysLookup func(q *run, key string) pager[sql.Row]
 }
 
 // timeSpan is a range of created_at: [since, until), either end open when
@@ -52,6 +55,10 @@ type tableDef struct {
 	cols    []column
 	indexes []indexDef
 	scan    func(q *run) pager[sql.Row]
+	// keyCols are the columns keysScan gives (the others nil): a
+	// statement that needs no others scans keys, not records.
+	keyCols  map[string]bool
+	keysScan func(q *run) pager[sql.Row]
 }
 
 func col(name string, typ sql.Type, doc string) column { return column{name: name, typ: typ, doc: doc} }
@@ -170,6 +177,22 @@ func (q *run) drawerRow(d *store.Drawer) sql.Row {
 		d.Source.Kind, str(d.Source.URI), str(d.Source.Agent), rawJSON(d.Source.Origin), str(d.Provenance.RequestedBy), str(d.Provenance.JobID),
 		tm(d.CreatedAt), tm(d.ValidFrom), tmp(d.ValidTo), boolv(d.Current()), str(d.SupersededBy), str(d.Supersedes), boolv(d.Diary)}
 }
+
+// drawerKeyRows is a room's drawers as their keys give them: ids and
+// names, the other columns nil (DrawerIDs reads the room's key index, not
+// the records: a room's ids are held at once).
+func (q *run) drawerKeyRows(r store.Room) ([]sql.Row, error) {
+	ids, err := q.r.DrawerIDs(r.ID)
+	out := make([]sql.Row, len(ids))
+	wing := q.wingName(r.WingID)
+	for i, id := range ids {
+		row := make(sql.Row, 21)
+		row[0], row[1], row[2], row[3], row[4] = id, r.WingID, wing, r.ID, r.Name
+		out[i] = row
+	}
+	return out, err
+}
+
 func linkRow(l *store.Link) sql.Row {
 	return sql.Row{l.ID, l.Older, l.Newer, string(l.Kind), l.Signals.Similarity, l.Signals.Threshold,
 		boolv(l.Signals.SameHash), boolv(l.Signals.SameFingerprint), tm(l.CreatedAt)}
@@ -286,9 +309,23 @@ var defs = []*tableDef{
 					s = &timeSpan{}
 				}
 				return rowsOf(roomDrawers(q, k, s.since, s.until), one(q.drawerRow))
+			}, keysLookup: func(q *run, k string) pager[sql.Row] {
+				return once(func() ([]sql.Row, error) {
+					r, err := q.r.Room(k)
+					if err != nil || r == nil {
+						return nil, err
+					}
+					return q.drawerKeyRows(*r)
+				})
 			}},
 		},
-		scan: func(q *run) pager[sql.Row] { return rowsOf(drawersP(q), one(q.drawerRow)) },
+		scan:    func(q *run) pager[sql.Row] { return rowsOf(drawersP(q), one(q.drawerRow)) },
+		keyCols: map[string]bool{"id": true, "wing_id": true, "wing": true, "room_id": true, "room": true},
+		keysScan: func(q *run) pager[sql.Row] {
+			return flat(q, roomsP(q), func(r store.Room) pager[sql.Row] {
+				return once(func() ([]sql.Row, error) { return q.drawerKeyRows(r) })
+			})
+		},
 	},
 	{
 		name: "similar", doc: "The similar_to links deduplication made between an older and a newer drawer.",
