@@ -81,8 +81,9 @@ func (e *Engine) Limits() Limits { return e.limits }
 // Column is one column of a result or a table.
 type Column struct {
 	Name string `json:"name"`
-	// Type is the SQL type as the engine names it (VARCHAR, BIGINT,
-	// DATETIME(6), DOUBLE, JSON, ...).
+	// Type is the SQL type as the engine names it, in capitals
+	// (VARCHAR(255), BIGINT, DATETIME(6), DOUBLE, JSON, TINYINT(1) for a
+	// boolean, ...).
 	Type string `json:"type"`
 	// Doc says what the column holds (tables only).
 	Doc string `json:"doc,omitempty"`
@@ -303,7 +304,7 @@ func (e *Engine) statement(sctx *sql.Context, q *run, st string) (res Result) {
 	}
 	defer iter.Close(sctx)
 	for _, c := range schema {
-		res.Columns = append(res.Columns, Column{Name: c.Name, Type: c.Type.String()})
+		res.Columns = append(res.Columns, Column{Name: c.Name, Type: strings.ToUpper(c.Type.String())})
 	}
 	res.Rows = [][]any{}
 	for {
@@ -503,7 +504,7 @@ func (e *Engine) Tables() []Table {
 	for _, d := range defs {
 		t := Table{Name: d.name, Doc: d.doc, Indexed: []string{}}
 		for _, c := range db.tables[d.name].schema {
-			t.Columns = append(t.Columns, Column{Name: c.Name, Type: c.Type.String(), Doc: c.Comment})
+			t.Columns = append(t.Columns, Column{Name: c.Name, Type: strings.ToUpper(c.Type.String()), Doc: c.Comment})
 		}
 		seen := map[string]bool{}
 		for _, ix := range d.indexes {

@@ -225,8 +225,6 @@ func TestTimeRangeWithinARoom(t *testing.T) {
 func TestAnswersEqualTheStore(t *testing.T) {
 	db := openDB(t)
 	fillPalace(t, db, 300, 3, 4, 5)
-	storeFill := filled(t, 0)
-	_ = storeFill
 	e := sqlview.New(db, defaults())
 	byRoom := one(t, e, "SELECT r.id, r.name, count(d.id) FROM rooms r JOIN drawers d ON d.room_id = r.id GROUP BY r.id, r.name", nil)
 	if len(byRoom.Rows) != 3 {
@@ -272,13 +270,27 @@ func TestAnswersEqualTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := one(t, e, "SELECT d.id, e.name FROM drawers d JOIN mentions m ON m.drawer_id = d.id JOIN entities e ON e.id = m.entity_id", nil)
-	got := map[string][]string{}
-	for _, row := range j.Rows {
-		got[row[0].(string)] = append(got[row[0].(string)], row[1].(string))
+	// The palace's kept counts, on a palace with links and superseded
+	// drawers.
+	every := filled(t, 12)
+	var c store.Counts
+	if err := every.View(context.Background(), func(r store.Reader) (err error) { c, err = r.Counts(); return err }); err != nil {
+		t.Fatal(err)
 	}
-	if len(got) != 75 || fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("join: %d drawers\n got %v\nwant %v", len(got), got, want)
+	if c.Links == 0 || c.Drawers == c.DrawersStored {
+		t.Fatalf("a palace without links or superseded drawers: %+v", c)
+	}
+	got := one(t, sqlview.New(every, defaults()), "SELECT (SELECT count(*) FROM wings), (SELECT count(*) FROM rooms), (SELECT count(*) FROM drawers WHERE current), (SELECT count(*) FROM drawers), (SELECT count(*) FROM similar)", nil)
+	if want := fmt.Sprint([]any{int64(c.Wings), int64(c.Rooms), int64(c.Drawers), int64(c.DrawersStored), int64(c.Links)}); fmt.Sprint(got.Rows[0]) != want {
+		t.Fatalf("counts %v, store %s", got.Rows[0], want)
+	}
+	j := one(t, e, "SELECT d.id, e.name FROM drawers d JOIN mentions m ON m.drawer_id = d.id JOIN entities e ON e.id = m.entity_id", nil)
+	joined := map[string][]string{}
+	for _, row := range j.Rows {
+		joined[row[0].(string)] = append(joined[row[0].(string)], row[1].(string))
+	}
+	if len(joined) != 75 || fmt.Sprint(joined) != fmt.Sprint(want) {
+		t.Fatalf("join: %d drawers\n got %v\nwant %v", len(joined), joined, want)
 	}
 }
 

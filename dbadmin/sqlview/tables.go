@@ -343,7 +343,12 @@ var defs = []*tableDef{
 			{name: "newer_id", cols: []string{"newer_id"}, lookup: func(q *run, k string, _ *timeSpan) pager[sql.Row] { return drawerLinks(q, k, false) }},
 		},
 		scan: func(q *run) pager[sql.Row] {
-			return flat(q, drawersP(q), func(d *store.Drawer) pager[sql.Row] { return drawerLinks(q, d.ID, true) })
+			// Every drawer's links where it is the older end: the drawers
+			// by their rooms' keys, not their records.
+			ids := flat(q, roomsP(q), func(r store.Room) pager[string] {
+				return once(func() ([]string, error) { return q.r.DrawerIDs(r.ID) })
+			})
+			return flat(q, ids, func(id string) pager[sql.Row] { return drawerLinks(q, id, true) })
 		},
 	},
 	{
