@@ -138,9 +138,8 @@ func roomDrawers(q *run, roomID string, since, until *time.Time) pager[*store.Dr
 		case last != nil:
 			err = q.r.DrawersBefore(roomID, false, last.CreatedAt, last.ID, fn)
 		case until != nil:
-			// The drawers filed before until: resume after a position
-			// past every drawer filed at until's instant... DrawersBefore
-			// at (until, "") starts with the drawers filed before until.
+			// DrawersBefore at (until, "") starts with the drawers filed
+			// before until (no id is smaller than "").
 			err = q.r.DrawersBefore(roomID, false, *until, "", fn)
 		default:
 			err = q.r.Drawers(roomID, false, fn)

@@ -67,6 +67,13 @@ func TestTablesReadEveryFamily(t *testing.T) {
 	if !slices.Equal(shown, allTables) {
 		t.Fatalf("SHOW TABLES %v", shown)
 	}
+	var ixcols []string
+	for _, row := range one(t, e, "SHOW INDEX FROM drawers", nil).Rows {
+		ixcols = append(ixcols, fmt.Sprint(row[2], ".", row[4]))
+	}
+	if fmt.Sprint(ixcols) != "[id.id room_time.room_id room_time.created_at]" {
+		t.Fatalf("SHOW INDEX: %v", ixcols)
+	}
 	is := one(t, e, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'palace' AND table_name = 'drawers'", nil)
 	if is.Rows[0][0] != int64(21) {
 		t.Fatalf("information_schema: %v", is.Rows)
