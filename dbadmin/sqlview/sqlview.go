@@ -259,6 +259,9 @@ func (e *Engine) Query(ctx context.Context, sqlText string, vars map[string]any)
 		if len(results) > 0 {
 			return results, nil
 		}
+		if ctx.Err() != nil {
+			return nil, fault.Wrap(fault.DBTimeout, verr, "the query ended before it could read the store: "+ctx.Err().Error(), helpTimeout)
+		}
 		return nil, fault.Wrap(fault.StoreBackendFailed, verr, "the store's view could not be read: "+verr.Error(), "see the daemon's log")
 	}
 	return results, nil
@@ -465,8 +468,14 @@ func newHeapBudget(max uint64) *heapBudget {
 	return b
 }
 
-func heapBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+// heapBytes is the heap's objects now (live and not yet collected).
+func heapBytes() uint64 { return readMetric("/memory/classes/heap/objects:bytes") }
+
+// liveBytes is the heap that was live at the last collection.
+func liveBytes() uint64 { return readMetric("/gc/heap/live:bytes") }
+
+func readMetric(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0
@@ -474,8 +483,17 @@ func heapBytes() uint64 {
 	return s[0].Value.Uint64()
 }
 
+// reset starts the budget from the heap live at the last collection (not
+// the heap now, which may hold garbage another part of the daemon made):
+// the budget errs strict, and garbage counted against it is dropped by the
+// collection the engine forces before it gives up (releaseMemoryIfNeeded
+// runs the GC and asks again).
 func (b *heapBudget) reset() {
-	b.base.Store(heapBytes())
+	base := liveBytes()
+	if base == 0 {
+		base = heapBytes()
+	}
+	b.base.Store(base)
 	b.calls.Store(0)
 	b.last.Store(0)
 }
