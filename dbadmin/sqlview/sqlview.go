@@ -122,7 +122,7 @@ type Result struct {
 const (
 	helpInvalid  = "list the tables with SHOW TABLES and a table's columns with DESCRIBE <table>; the dialect is MySQL's"
 	helpReadOnly = "the SQL console only reads: change memory through REST, MCP or the CLI"
-	helpTooLarge = "narrow the statement with WHERE on an indexed column (an id, a room_id, an entity_id; see DESCRIBE <table> and SHOW INDEX FROM <table>), add LIMIT, or raise db.max_scan_rows"
+	helpTooLarge = "narrow the statement with WHERE on an indexed column (an id, a room_id, an entity_id; see SHOW INDEX FROM <table>), add LIMIT, steer a join with a hint (SELECT /*+ JOIN_ORDER(e, m) LOOKUP_JOIN(e, m) */ ...), or raise db.max_scan_rows"
 	helpTimeout  = "narrow the query with WHERE on an indexed column, or raise db.query_timeout_secs"
 )
 
