@@ -45,10 +45,19 @@ type Limits struct {
 	// past it the statement fails with loci::db::too_large. Zero means
 	// DefaultMemoryBytes.
 	MemoryBytes int64
+	// ResultBytes bounds the size of one statement's rows (their text,
+	// roughly as JSON): past it the rows are cut and Result.Truncated is
+	// set, as at ResultRows. A drawer holds up to a MiB, so 10,000 rows of
+	// content could otherwise make a 10 GiB answer. Zero means
+	// DefaultResultBytes.
+	ResultBytes int64
 }
 
 // DefaultMemoryBytes is Limits.MemoryBytes when none is set.
 const DefaultMemoryBytes = 256 << 20
+
+// DefaultResultBytes is Limits.ResultBytes when none is set.
+const DefaultResultBytes = 64 << 20
 
 // Database is the one database the engine serves, Namespace the one
 // namespace (`use` accepts these).
@@ -310,6 +319,11 @@ func (e *Engine) statement(sctx *sql.Context, q *run, st string) (res Result) {
 		res.Columns = append(res.Columns, Column{Name: c.Name, Type: strings.ToUpper(c.Type.String())})
 	}
 	res.Rows = [][]any{}
+	maxBytes := e.limits.ResultBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultResultBytes
+	}
+	var size int64
 	for {
 		row, err := iter.Next(sctx)
 		if err == io.EOF {
@@ -324,13 +338,20 @@ func (e *Engine) statement(sctx *sql.Context, q *run, st string) (res Result) {
 			break
 		}
 		out := make([]any, len(row))
+		var n int64
 		for i, v := range row {
 			var typ sql.Type
 			if i < len(schema) {
 				typ = schema[i].Type
 			}
 			out[i] = jsonValue(v, typ)
+			n += approxSize(out[i])
 		}
+		if size+n > maxBytes && len(res.Rows) > 0 {
+			res.Truncated = true
+			break
+		}
+		size += n
 		res.Rows = append(res.Rows, out)
 	}
 	return res
@@ -440,6 +461,27 @@ func jsonValue(v any, typ sql.Type) any {
 		return x.String()
 	}
 	return fmt.Sprint(v)
+}
+
+// approxSize is about the bytes a value takes in a JSON answer.
+func approxSize(v any) int64 {
+	switch x := v.(type) {
+	case string:
+		return int64(len(x)) + 3
+	case map[string]any:
+		n := int64(2)
+		for k, e := range x {
+			n += int64(len(k)) + 4 + approxSize(e)
+		}
+		return n
+	case []any:
+		n := int64(2)
+		for _, e := range x {
+			n += 1 + approxSize(e)
+		}
+		return n
+	}
+	return 8
 }
 
 func jsonFloat(f float64) any {

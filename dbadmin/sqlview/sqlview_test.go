@@ -494,6 +494,16 @@ func TestLimits(t *testing.T) {
 		t.Fatalf("exactly the limit: %d rows, truncated %v", len(whole.Rows), whole.Truncated)
 	}
 
+	// Past the result's size: cut and flagged, at least one row kept.
+	e = sqlview.New(db, sqlview.Limits{ScanRows: 10_000, ResultRows: 10_000, Timeout: 30 * time.Second, ResultBytes: 1000})
+	big := one(t, e, "SELECT content FROM drawers", nil)
+	if !big.Truncated || len(big.Rows) < 5 || len(big.Rows) > 20 {
+		t.Fatalf("result bytes: %d rows, truncated %v", len(big.Rows), big.Truncated)
+	}
+	if huge := one(t, e, "SELECT REPEAT('x', 5000)", nil); huge.Truncated || len(huge.Rows) != 1 {
+		t.Fatalf("one row over the size: %d rows, truncated %v", len(huge.Rows), huge.Truncated)
+	}
+
 	// Past the memory budget (the rows a sort keeps): too_large.
 	e = sqlview.New(db, sqlview.Limits{ScanRows: 1 << 40, ResultRows: 10, Timeout: 30 * time.Second, MemoryBytes: 1 << 20})
 	mem := failed(t, e, "SELECT a.content, b.content FROM drawers a CROSS JOIN drawers b ORDER BY a.content, b.content")
