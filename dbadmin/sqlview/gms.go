@@ -82,6 +82,20 @@ func (t *table) WithProjections(cols []string) sql.Table {
 // Projections is the columns asked for; nil for all.
 func (t *table) Projections() []string { return t.pnames }
 
+// needs reports whether the statement needs the column (every column
+// when the engine gave no projection).
+func (t *table) needs(col string) bool {
+	if t.pnames == nil {
+		return true
+	}
+	for _, n := range t.pnames {
+		if strings.EqualFold(n, col) {
+			return true
+		}
+	}
+	return false
+}
+
 // keysOnly reports whether the projection needs only columns the def's
 // keys-only reads give.
 func (t *table) keysOnly() bool {
@@ -170,7 +184,7 @@ func (t *table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 		return nil, err
 	}
 	pt, _ := p.(*partition)
-	it := &rowIter{q: q}
+	it := &rowIter{q: q, embedded: t.def.name == "drawers" && q.profile != "" && t.needs("embedded")}
 	keys := t.keysOnly()
 	switch {
 	case (pt == nil || pt.ix == nil) && keys:
@@ -193,6 +207,8 @@ type rowIter struct {
 	p    pager[sql.Row]
 	buf  []sql.Row
 	done bool
+	// embedded: fill drawers.embedded (a vector read per row).
+	embedded bool
 }
 
 func (it *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
@@ -213,6 +229,13 @@ func (it *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
 	it.buf = it.buf[1:]
 	if err := it.q.read(1); err != nil {
 		return nil, err
+	}
+	if it.embedded {
+		v, err := it.q.r.Embedding(row[0].(string), it.q.profile)
+		if err != nil {
+			return nil, it.q.storeErr(err)
+		}
+		row[embeddedCol] = boolv(v != nil)
 	}
 	return row, nil
 }

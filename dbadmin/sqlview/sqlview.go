@@ -155,7 +155,14 @@ type run struct {
 	names map[string]string
 	// budget is the statement's memory budget.
 	budget *heapBudget
+	// profile is the serving embedding profile (drawers.embedded); ""
+	// when none is recorded.
+	profile string
 }
+
+// metaServing is the operational record where the vectors' owner keeps
+// the serving embedding profile, as "<name>|<identity>".
+const metaServing = "embedding/serving"
 
 func runOf(ctx *sql.Context) (*run, error) {
 	q, ok := ctx.Value(runKey{}).(*run)
@@ -246,8 +253,12 @@ func (e *Engine) Query(ctx context.Context, sqlText string, vars map[string]any)
 		defer cancel()
 	}
 	var results []Result
+	profile := ""
+	if raw, ok, err := e.db.GetMeta(ctx, metaServing); err == nil && ok {
+		profile, _, _ = strings.Cut(raw, "|")
+	}
 	verr := e.db.View(ctx, func(r store.Reader) error {
-		q := &run{ctx: ctx, r: r, limits: e.limits, names: map[string]string{}}
+		q := &run{ctx: ctx, r: r, limits: e.limits, names: map[string]string{}, profile: profile}
 		sctx := e.context(ctx, q)
 		for name, v := range vars {
 			if err := setVar(sctx, name, v); err != nil {

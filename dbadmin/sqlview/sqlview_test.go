@@ -75,7 +75,7 @@ func TestTablesReadEveryFamily(t *testing.T) {
 		t.Fatalf("SHOW INDEX: %v", ixcols)
 	}
 	is := one(t, e, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'palace' AND table_name = 'drawers'", nil)
-	if is.Rows[0][0] != int64(21) {
+	if is.Rows[0][0] != int64(22) {
 		t.Fatalf("information_schema: %v", is.Rows)
 	}
 }
@@ -104,6 +104,37 @@ func TestValuesJSONReady(t *testing.T) {
 	}
 	if m, ok := row[3].(map[string]any); !ok || m["a"] != "x" {
 		t.Fatalf("source_origin %#v", row[3])
+	}
+}
+
+// drawers.embedded says whether a drawer has a vector in the serving
+// profile ("which rooms have drawers with no vector?"), NULL when no
+// profile has served.
+func TestEmbeddedColumn(t *testing.T) {
+	db := filled(t, 4)
+	e := sqlview.New(db, defaults())
+	var withVector string
+	err := db.View(context.Background(), func(r store.Reader) error {
+		return r.Embeddings("p", func(v *store.Embedding) bool { withVector = v.DrawerID; return false })
+	})
+	if err != nil || withVector == "" {
+		t.Fatal(withVector, err)
+	}
+	got := one(t, e, "SELECT id FROM drawers WHERE embedded", nil)
+	if len(got.Rows) != 1 || got.Rows[0][0] != withVector {
+		t.Fatalf("embedded: %v, want %s", got.Rows, withVector)
+	}
+	total := count(t, e, "SELECT count(*) FROM drawers")
+	if n := count(t, e, "SELECT count(*) FROM drawers WHERE NOT embedded"); n != total-1 {
+		t.Fatalf("not embedded: %d of %d", n, total)
+	}
+	if rooms := one(t, e, "SELECT DISTINCT room FROM drawers WHERE current AND NOT embedded ORDER BY room", nil); fmt.Sprint(rooms.Rows) != "[[r] [r0] [r1] [r2] [r3]]" {
+		t.Fatalf("rooms with drawers without a vector: %v", rooms.Rows)
+	}
+	bare := openDB(t)
+	fillPalace(t, bare, 3, 1, 0, 0)
+	if r := one(t, sqlview.New(bare, defaults()), "SELECT embedded FROM drawers", nil); fmt.Sprint(r.Rows) != "[[<nil>] [<nil>] [<nil>]]" {
+		t.Fatalf("no serving profile: %v", r.Rows)
 	}
 }
 

@@ -175,8 +175,15 @@ func (q *run) roomRow(r store.Room) sql.Row {
 func (q *run) drawerRow(d *store.Drawer) sql.Row {
 	return sql.Row{d.ID, d.WingID, q.wingName(d.WingID), d.RoomID, q.roomName(d.RoomID), str(d.Name), d.Content, strsJSON(d.Tags),
 		d.Source.Kind, str(d.Source.URI), str(d.Source.Agent), rawJSON(d.Source.Origin), str(d.Provenance.RequestedBy), str(d.Provenance.JobID),
-		tm(d.CreatedAt), tm(d.ValidFrom), tmp(d.ValidTo), boolv(d.Current()), str(d.SupersededBy), str(d.Supersedes), boolv(d.Diary)}
+		tm(d.CreatedAt), tm(d.ValidFrom), tmp(d.ValidTo), boolv(d.Current()), str(d.SupersededBy), str(d.Supersedes), boolv(d.Diary), nil}
 }
+
+// drawerCols is the drawers table's width; embeddedCol its last column,
+// filled by the row iterator when the statement needs it.
+const (
+	drawerCols  = 22
+	embeddedCol = 21
+)
 
 // drawerKeyRows is a room's drawers as their keys give them: ids and
 // names, the other columns nil (DrawerIDs reads the room's key index, not
@@ -186,7 +193,7 @@ func (q *run) drawerKeyRows(r store.Room) ([]sql.Row, error) {
 	out := make([]sql.Row, len(ids))
 	wing := q.wingName(r.WingID)
 	for i, id := range ids {
-		row := make(sql.Row, 21)
+		row := make(sql.Row, drawerCols)
 		row[0], row[1], row[2], row[3], row[4] = id, r.WingID, wing, r.ID, r.Name
 		out[i] = row
 	}
@@ -299,6 +306,7 @@ var defs = []*tableDef{
 			col("valid_from", tTime, "start of its validity (UTC)"), ncol("valid_to", tTime, "end of its validity (UTC); NULL while current"),
 			col("current", tBool, "true while valid (valid_to IS NULL)"), ncol("superseded_by", tID, "the drawer that replaced it"),
 			ncol("supersedes", tID, "the drawer it replaced"), col("diary", tBool, "a diary entry"),
+			ncol("embedded", tBool, "whether it has a vector in the serving embedding profile (NULL when no profile has served yet); read only when asked for"),
 		},
 		indexes: []indexDef{
 			{name: "id", cols: []string{"id"}, unique: true, lookup: func(q *run, k string, _ *timeSpan) pager[sql.Row] {
