@@ -183,3 +183,5 @@ require (
 )
 
 replace github.com/dgraph-io/ristretto/v2 => ./third_party/ristretto
+
+replace github.com/dolthub/go-icu-regex => ./third_party/go-icu-regex
