@@ -106,8 +106,8 @@ window.addEventListener('hashchange', () => {
 function sqlError(e, id) {
   return h('div', { class: 'error', role: 'alert', id },
     h('span', { class: 'sql-message' }, e.message || String(e)),
-    e.code ? [' ', h('code', { class: 'sql-code' }, e.code)] : null,
-    e.help ? h('span', { class: 'help' }, said(e.help)) : null);
+    e.help ? h('span', { class: 'help' }, said(e.help)) : null,
+    e.code ? h('span', { class: 'sql-code-line' }, h('code', { class: 'sql-code' }, e.code)) : null);
 }
 
 // socketURL is the listener's URL, reached on the page's host when the
@@ -142,13 +142,13 @@ export const sql = {
 function closed(el, state, why) {
   drop();
   const slot = h('div', { id: 'sql-open-error' });
-  const where = `${state.bind}:${state.port === 0 ? 'a free port' : state.port}`;
+  const where = state.port === 0 ? [h('code', {}, state.bind), ' (on a port the system chooses)'] : h('code', {}, `${state.bind}:${state.port}`);
   fill(el, h('h1', {}, 'SQL'),
     h('div', { class: 'card', id: 'sql-closed' },
       h('h2', {}, 'The SQL listener is closed'),
       why ? h('p', { class: 'warning', role: 'status' }, why) : null,
       h('p', {}, 'Once open, it answers read-only SQL over the live palace (wings, rooms, drawers, the graph, jobs…) on ',
-        h('code', {}, where), ', as JSON-RPC over a WebSocket at ', h('code', {}, '/rpc'),
+        where, ', as JSON-RPC over a WebSocket at ', h('code', {}, '/rpc'),
         '. It opens only on request and changes nothing: memory is changed through REST, MCP or the CLI.'),
       h('p', {}, h('button', { type: 'button', id: 'sql-open', onclick: async (ev) => {
         ev.target.disabled = true;
@@ -270,6 +270,7 @@ async function connect(url) {
     if (st.rpc !== rpc) return;
     drop();
     status('Not signed in.', 'bad');
+    st.ui.tables.replaceChildren(h('p', { class: 'muted' }, 'Not connected.'));
     st.ui.trouble.replaceChildren(sqlError({ message: 'The SQL listener refused the sign-in: ' + e.message, code: e.code,
       help: e.help || 'sign out of the dashboard and in again with the daemon\'s current token' }, 'sql-signin-error'),
     h('p', {}, h('button', { type: 'button', class: 'plain', id: 'sql-retry', onclick: () => connect(url) }, 'Try again')));
@@ -388,7 +389,7 @@ function showResults(out, rs, ms) {
   }
   const failed = rs.findIndex((r) => r.status !== 'OK');
   fill(out, rs.map((r, i) => result(r, i, rs.length)),
-    failed >= 0 ? h('p', { class: 'muted' }, 'A failed statement stops the query: the statements after it were not run.') : null,
+    failed >= 0 ? h('p', { class: 'muted' }, 'A failed statement stops the query: any statements after it were not run.') : null,
     ms !== undefined ? h('p', { class: 'muted sql-total' }, `${rs.length} ${rs.length === 1 ? 'statement' : 'statements'}, answered in ${Math.round(ms)} ms.`) : null);
 }
 
@@ -396,7 +397,7 @@ function result(r, i, count) {
   const title = count > 1 ? `Statement ${i + 1}` : 'Result';
   if (r.status !== 'OK') {
     return h('section', { class: 'card sql-result', 'data-status': 'ERR' },
-      h('h2', {}, title, ' ', h('span', { class: 'muted' }, `failed after ${r.time}`)),
+      h('h2', {}, title, ' ', h('span', { class: 'muted sql-meta' }, `failed after ${r.time}`)),
       sqlError({ message: r.result, code: r.code, help: r.help }));
   }
   const rows = r.rows || [];
