@@ -286,22 +286,17 @@ async function connect(url) {
 
 // lost follows a connection that closed under the page: the listener was
 // closed (the closed state is drawn), or it is reached again.
-async function lost(rpc, ev) {
+function lost(rpc, ev) {
   if (st.rpc !== rpc) return;
   st.rpc = null;
   st.signedIn = false;
-  if (ev.code === 1008) {
-    // Refused by policy (sign-ins refused too often): no loop of retries.
-    status('Disconnected.', 'bad');
-    st.ui.trouble.replaceChildren(sqlError({ message: 'The SQL listener closed the connection: ' + (ev.reason || 'refused'), help: 'reload the page to connect again' }, 'sql-signin-error'));
-    return;
-  }
-  retry(st.url, ev.reason || 'the connection closed', false);
+  retry(st.url, ev.reason || 'the connection closed', false, ev.code);
 }
 
 // retry reads the listener's state: closed, the view says so; open, it
-// connects again after a pause growing to 15 s.
-async function retry(url, why, first) {
+// connects again after a pause growing to 15 s, unless the listener closed
+// the connection by policy (1008: sign-ins refused too often).
+async function retry(url, why, first, code) {
   const ui = st.ui;
   if (!ui || !showing()) return;
   let state;
@@ -313,6 +308,12 @@ async function retry(url, why, first) {
   if (st.ui !== ui || !showing()) return;
   if (state && !state.open) {
     closed(ui.el, state, 'The listener was closed (its connections with it).');
+    return;
+  }
+  ui.tables.replaceChildren(h('p', { class: 'muted' }, 'Not connected.'));
+  if (code === 1008) {
+    status('Disconnected.', 'bad');
+    ui.trouble.replaceChildren(sqlError({ message: 'The SQL listener closed the connection: ' + why, help: 'reload the page to connect again' }, 'sql-signin-error'));
     return;
   }
   st.tries++;
