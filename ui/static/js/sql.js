@@ -10,6 +10,7 @@ import { h, fill, when, redraw, said } from './dom.js';
 const QUERY = 'loci.sql'; // the query box's text, kept in this tab
 const CLIP = 160; // characters of a cell shown before "more"
 const SHOWN = 500; // rows drawn before "Show all"
+const NUMERIC = /^(tiny|small|medium|big)?int|^(double|float|decimal|numeric|real)/i;
 
 // RpcError is a JSON-RPC error answer: message, the daemon's code and help.
 class RpcError extends Error {
@@ -83,7 +84,7 @@ class Rpc {
 
 // The view's state across draws: the connection, the tables read through
 // it, the last results, the reconnect timer.
-const st = { rpc: null, url: '', signedIn: false, tables: null, results: null, ran: '', timer: 0, tries: 0, ui: null };
+const st = { rpc: null, url: '', signedIn: false, tables: null, results: null, timer: 0, tries: 0, ui: null };
 
 function drop() {
   clearTimeout(st.timer);
@@ -201,7 +202,6 @@ function opened(el, state) {
     try {
       const rs = await st.rpc.call('query', [text]);
       st.results = rs;
-      st.ran = text;
       showResults(out, rs, performance.now() - started);
     } catch (e) {
       st.results = null;
@@ -363,12 +363,23 @@ async function loadTables() {
 function showTables(tables) {
   const ui = st.ui;
   if (!tables.length) return ui.tables.replaceChildren(h('p', { class: 'empty' }, 'No tables.'));
-  ui.tables.replaceChildren(h('ul', { class: 'sql-tables' }, tables.map((t) => h('li', { 'data-table': t.name },
-    h('button', { type: 'button', class: 'plain sql-table', title: `insert SELECT * FROM ${t.name} LIMIT 50`, onclick: () => {
-      insert(ui.box, `SELECT * FROM ${t.name} LIMIT 50`);
-    } }, t.name),
-    t.cols.length ? h('details', {}, h('summary', { class: 'muted' }, `${t.cols.length} columns`),
-      h('ul', { class: 'sql-cols' }, t.cols.map((c) => h('li', {}, h('span', {}, c.name), ' ', h('span', { class: 'muted' }, c.type.toLowerCase()))))) : null))));
+  ui.tables.replaceChildren(h('p', { class: 'muted sql-side-hint' }, 'A click on a table puts a query of its first rows in the box.'),
+    h('ul', { class: 'sql-tables' }, tables.map((t) => {
+      const cols = h('ul', { class: 'sql-cols', hidden: true, id: 'sql-cols-' + t.name }, t.cols.map((c) => h('li', {}, h('span', {}, c.name), ' ', h('span', { class: 'muted' }, c.type.toLowerCase()))));
+      return h('li', { 'data-table': t.name },
+        h('div', { class: 'sql-table-row' },
+          h('button', { type: 'button', class: 'plain sql-table', title: `insert SELECT * FROM ${t.name} LIMIT 50`, onclick: () => {
+            insert(ui.box, `SELECT * FROM ${t.name} LIMIT 50`);
+          } }, t.name),
+          t.cols.length ? h('button', { type: 'button', class: 'plain sql-toggle', 'aria-expanded': 'false', 'aria-controls': cols.id,
+            title: `the columns of ${t.name}`, onclick: (e) => {
+              const b = e.currentTarget;
+              const open = b.getAttribute('aria-expanded') !== 'true';
+              b.setAttribute('aria-expanded', String(open));
+              cols.hidden = !open;
+            } }, `${t.cols.length} columns`) : null),
+        cols);
+    })));
 }
 
 // insert puts text in the query box in place of what is there, as one
@@ -414,7 +425,7 @@ function result(r, i, count) {
     r.truncated ? h('p', { class: 'warning sql-truncated', role: 'status' },
       `Truncated: only the first ${rows.length.toLocaleString()} rows are answered (db.max_result_rows). Narrow the query or add a LIMIT.`) : null,
     cols.length ? h('div', { class: 'sql-scroll' }, h('table', { class: 'sql-rows' },
-      h('thead', {}, h('tr', {}, cols.map((c) => h('th', { title: `${c.name}: ${c.type}`, scope: 'col' }, c.name, h('span', { class: 'sql-type' }, c.type))))),
+      h('thead', {}, h('tr', {}, cols.map((c) => h('th', { title: `${c.name}: ${c.type}`, scope: 'col', class: NUMERIC.test(c.type) ? 'sql-num' : null }, c.name, h('span', { class: 'sql-type' }, c.type))))),
       body)) : h('p', { class: 'muted' }, 'No columns.'),
     cols.length && !rows.length ? h('p', { class: 'empty' }, 'No rows.') : null, more);
 }
@@ -422,12 +433,13 @@ function result(r, i, count) {
 // cell writes one value as text: NULL marked as such, JSON values as
 // JSON, long text clipped with a button that shows the rest.
 function cell(v) {
-  if (v === null || v === undefined) return h('td', { class: 'sql-null' }, 'NULL');
+  if (v === null || v === undefined) return h('td', { class: 'sql-null' }, h('span', {}, 'NULL'));
   const text = typeof v === 'object' ? JSON.stringify(v) : String(v);
   const num = typeof v === 'number';
-  if (text.length <= CLIP) return h('td', { class: num ? 'sql-num' : null }, text);
+  // Short values stay on one line (ids, names, times); text wraps.
+  if (text.length <= CLIP) return h('td', { class: num ? 'sql-num' : text.length > 40 || text.includes('\n') ? 'sql-text' : null }, text);
   const shown = h('span', {}, text.slice(0, CLIP) + '…');
-  const td = h('td', { class: 'sql-long' }, shown, ' ',
+  const td = h('td', { class: 'sql-text sql-long' }, shown, ' ',
     h('button', { type: 'button', class: 'plain sql-more', 'aria-expanded': 'false', title: `${text.length.toLocaleString()} characters`, onclick: (e) => {
       const open = e.target.getAttribute('aria-expanded') === 'true';
       shown.textContent = open ? text.slice(0, CLIP) + '…' : text;
