@@ -126,9 +126,11 @@ type sqlResult struct {
 // the tables with their columns, inserts a table's query with a click and
 // runs it with Ctrl+Enter; a join's cells equal what REST answers; NULL,
 // markup and long text are shown as such; a DELETE answers read_only with
-// its help and changes nothing; a refused sign-in is shown; a listener
-// closed from outside turns the page to its closed state, and the page's
-// own Close button closes it. The token is never shown.
+// its help and changes nothing; a refused sign-in is shown; a connection
+// lost while the listener is open is made again; a listener closed from
+// outside turns the page to its closed state; leaving the view ends its
+// connection, and the page's own Close button closes the listener. The
+// token is never shown.
 func TestDashboardSQLInABrowser(t *testing.T) {
 	// Not parallel: two browsers at once on two cores time out the other
 	// dashboard tests' steps, and it writes artifacts/screens/failed.png.
@@ -321,17 +323,36 @@ GROUP BY w.name, r.name ORDER BY w.name, r.name`), b.wait(`document.querySelecto
 
 	// The listener closed from outside: the page says so, and opens it again.
 	b.run("signed in again", chromedp.Reload(), b.wait(`document.getElementById('sql-conn')?.textContent.startsWith('Signed in as loci')`))
+	// The query box kept its text through the reload (this tab only).
+	b.run("the box's text", chromedp.Value("#sql-query", &typed, chromedp.ByQuery))
+	if typed != "SELECT 1 AS one; DELETE FROM drawers; SELECT 2 AS two" {
+		t.Errorf("the query box after a reload: %q", typed)
+	}
+
+	// A connection lost while the listener stays open is made again: the
+	// page's sockets are recorded, one is closed under it.
+	b.run("a lost connection", chromedp.Evaluate(`(() => {
+		const W = window.WebSocket;
+		window.sockets = [];
+		window.WebSocket = class extends W { constructor(...a) { super(...a); window.sockets.push(this); } };
+		location.hash = '#/overview';
+	})()`, nil), b.wait(`document.querySelector('main h1')?.textContent === 'Overview'`),
+		chromedp.Evaluate(`location.hash = '#/sql'`, nil),
+		b.wait(`window.sockets.length === 1 && document.getElementById('sql-conn')?.textContent.startsWith('Signed in as loci')`),
+		chromedp.Evaluate(`window.sockets[0].close()`, nil),
+		b.wait(`document.getElementById('sql-conn')?.textContent.includes('Connecting again')`),
+		b.wait(`window.sockets.length === 2 && window.sockets[1].readyState === 1 && document.getElementById('sql-conn')?.textContent.startsWith('Signed in as loci')`),
+		b.sqlRun("SELECT count(*) AS wings FROM wings"))
+	b.value("a query after the reconnect", sqlResults, &res)
+	if wings := len(get[[]any](d.do("GET", "/api/wings", nil, auth...).body, "wings")); len(res) != 1 || len(res[0].Rows) != 1 || res[0].Rows[0][0] != fmt.Sprint(wings) {
+		t.Fatalf("SELECT count(*) FROM wings after the reconnect (REST: %d wings): %+v", wings, res)
+	}
 	if r := d.do("DELETE", "/api/db", nil, auth...); r.status != 200 || r.body["open"] != false {
 		t.Fatalf("DELETE /api/db: %d %s", r.status, r.raw)
 	}
 	b.run("closed from outside", b.wait(`!!document.getElementById('sql-open') && document.getElementById('sql-closed').innerText.includes('The listener was closed')`),
 		b.shot("sql-closed-outside"),
 		b.click("#sql-open"), b.wait(`document.getElementById('sql-conn')?.textContent.startsWith('Signed in as loci')`))
-	// The query box kept its text through all of it (this tab only).
-	b.run("the box's text", chromedp.Value("#sql-query", &typed, chromedp.ByQuery))
-	if typed != "SELECT 1 AS one; DELETE FROM drawers; SELECT 2 AS two" {
-		t.Errorf("the query box after a reload: %q", typed)
-	}
 	// Leaving the view ends its connection.
 	b.run("leave", chromedp.Evaluate(`location.hash = '#/overview'`, nil))
 	eventually(t, 10*time.Second, "the page's connection closed", func() bool { return get[float64](dbState(), "connections") == 0 })
