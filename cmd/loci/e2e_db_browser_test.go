@@ -202,6 +202,13 @@ func TestDashboardSQLInABrowser(t *testing.T) {
 	if !slices.Contains(tables["drawers"], "content") || slices.Contains(tables["drawers"], "embedding") {
 		t.Errorf("the drawers' columns: %v", tables["drawers"])
 	}
+	// What a table and a column hold, on hovering (the engine's comments).
+	var docs struct{ Table, Content string }
+	b.value("the docs", `({ Table: document.querySelector('#sql-tables li[data-table="drawers"] button.sql-table').title,
+		Content: [...document.querySelectorAll('#sql-cols-drawers li')].find((li) => li.firstChild.textContent === 'content')?.title })`, &docs)
+	if !strings.HasSuffix(docs.Table, "\nA click puts SELECT * FROM drawers LIMIT 50 in the box.") || len(docs.Table) < 60 || docs.Content == "" {
+		t.Errorf("the drawers' docs: %+v", docs)
+	}
 
 	// A click on a table puts its query in the box; Ctrl+Enter runs it.
 	var storedDrawers int

@@ -182,7 +182,7 @@ function opened(el, state) {
   const conn = h('p', { class: 'muted', id: 'sql-conn', role: 'status', 'aria-live': 'polite' }, 'Connecting…');
   const trouble = h('div', { id: 'sql-trouble' });
   const tables = h('div', { id: 'sql-tables' }, h('p', { class: 'muted' }, 'Reading the tables…'));
-  const out = h('div', { id: 'sql-results', 'aria-live': 'polite' });
+  const out = h('div', { id: 'sql-results' });
   const closeSlot = h('div');
   const ui = { el, conn, trouble, tables, out, runBtn, box, state };
   st.ui = ui;
@@ -336,39 +336,43 @@ function status(text, kind) {
   c.className = kind === 'ok' ? 'ok' : kind === 'bad' ? 'error-text' : 'muted';
 }
 
-// loadTables lists the tables and their columns with SHOW TABLES and a
-// DESCRIBE of each, through the same connection.
+// loadTables lists the tables and their columns, with what each holds
+// (the engine's comments), from information_schema through the same
+// connection: two statements, one query.
+const CATALOG = 'SELECT table_name, table_comment FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name; ' +
+  'SELECT table_name, column_name, column_type, column_comment FROM information_schema.columns WHERE table_schema = DATABASE() ORDER BY table_name, ordinal_position';
+
 async function loadTables() {
   const rpc = st.rpc;
   try {
-    const [shown] = await rpc.call('query', ['SHOW TABLES']);
-    if (shown.status !== 'OK') throw shown;
-    const names = shown.rows.map((r) => String(r[0]));
-    const described = names.length ? await rpc.call('query', [names.map((t) => 'DESCRIBE `' + t.replaceAll('`', '``') + '`').join('; ')]) : [];
-    const tables = names.map((name, i) => {
-      const d = described[i];
-      const cols = d && d.status === 'OK' ? d.rows.map((r) => ({ name: String(r[0]), type: String(r[1]) })) : [];
-      return { name, cols };
-    });
+    const [ts, cs] = await rpc.call('query', [CATALOG]);
+    for (const r of [ts, cs]) {
+      if (!r || r.status !== 'OK') throw Object.assign(new Error((r && r.result) || 'the tables could not be listed'), { code: r && r.code, help: r && r.help });
+    }
+    const by = new Map(ts.rows.map(([name, doc]) => [String(name), { name: String(name), doc: doc || '', cols: [] }]));
+    for (const [t, name, type, doc] of cs.rows) {
+      const x = by.get(String(t));
+      if (x) x.cols.push({ name: String(name), type: String(type), doc: doc || '' });
+    }
     if (st.rpc !== rpc) return;
-    st.tables = tables;
-    showTables(tables);
+    st.tables = [...by.values()];
+    showTables(st.tables);
   } catch (e) {
     if (st.rpc !== rpc || !st.ui) return;
-    const err = e instanceof Error ? e : { message: e.result || 'the tables could not be listed', code: e.code, help: e.help };
-    st.ui.tables.replaceChildren(sqlError(err));
+    st.ui.tables.replaceChildren(sqlError(e));
   }
 }
 
 function showTables(tables) {
   const ui = st.ui;
   if (!tables.length) return ui.tables.replaceChildren(h('p', { class: 'empty' }, 'No tables.'));
-  ui.tables.replaceChildren(h('p', { class: 'muted sql-side-hint' }, 'A click on a table puts a query of its first rows in the box.'),
+  ui.tables.replaceChildren(h('p', { class: 'muted sql-side-hint' }, 'Click a table to query its first rows; hover over a table or a column for what it holds.'),
     h('ul', { class: 'sql-tables' }, tables.map((t) => {
-      const cols = h('ul', { class: 'sql-cols', hidden: true, id: 'sql-cols-' + t.name }, t.cols.map((c) => h('li', {}, h('span', {}, c.name), ' ', h('span', { class: 'muted' }, c.type.toLowerCase()))));
+      const cols = h('ul', { class: 'sql-cols', hidden: true, id: 'sql-cols-' + t.name }, t.cols.map((c) => h('li', { title: c.doc || null },
+        h('span', {}, c.name), ' ', h('span', { class: 'muted' }, c.type.toLowerCase()))));
       return h('li', { 'data-table': t.name },
         h('div', { class: 'sql-table-row' },
-          h('button', { type: 'button', class: 'plain sql-table', title: `insert SELECT * FROM ${t.name} LIMIT 50`, onclick: () => {
+          h('button', { type: 'button', class: 'plain sql-table', title: (t.doc ? t.doc + '\n' : '') + `A click puts SELECT * FROM ${t.name} LIMIT 50 in the box.`, onclick: () => {
             insert(ui.box, `SELECT * FROM ${t.name} LIMIT 50`);
           } }, t.name),
           t.cols.length ? h('button', { type: 'button', class: 'plain sql-toggle', 'aria-expanded': 'false', 'aria-controls': cols.id,
