@@ -381,7 +381,7 @@ function showTables(tables) {
               const open = b.getAttribute('aria-expanded') !== 'true';
               b.setAttribute('aria-expanded', String(open));
               cols.hidden = !open;
-            } }, `${t.cols.length} columns`) : null),
+            } }, `${t.cols.length} ${t.cols.length === 1 ? 'column' : 'columns'}`) : null),
         cols);
     })));
 }
