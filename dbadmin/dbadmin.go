@@ -6,14 +6,26 @@
 // token as password (the word `loci` when authentication is off); a
 // session's `query` runs read-only SQL through dbadmin/sqlview. The
 // listener checks the token and the browser Origin itself.
+//
+// Life of a listener:
+//
+//	a := dbadmin.New(cfg)        // closed
+//	st, err := a.Open(api.DBOpen{}) // listening on st.Address, /rpc at st.URL
+//	st = a.State()               // connections, sessions
+//	st, err = a.Close()          // listener and every connection closed, goroutines waited for
 package dbadmin
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
 	"sync"
-
-	_ "github.com/coder/websocket"   // the WebSocket server (skeleton: wired by the implementation)
-	_ "github.com/fxamacker/cbor/v2" // the cbor encoding
+	"time"
 
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/config"
@@ -23,6 +35,35 @@ import (
 
 // User is the one user name a session signs in as.
 const User = "loci"
+
+// Bounds of the listener: what one client may hold.
+const (
+	// MaxConnections is how many WebSocket connections the listener holds
+	// at once; one more is refused with loci::server::busy (503).
+	MaxConnections = 64
+	// MaxMessageBytes is the largest /rpc message read; a larger one
+	// closes the connection with status 1009 (message too big).
+	MaxMessageBytes = 1 << 20
+	// MaxSessions is how many sessions one connection holds (its default
+	// one and those attach made).
+	MaxSessions = 16
+	// MaxVariables is how many `let` variables one session holds.
+	MaxVariables = 256
+	// MaxTokens is how many session tokens the listener remembers; past
+	// it the oldest is forgotten (its holder signs in again).
+	MaxTokens = 4096
+	// MaxRefusals is how many refused sign-ins close a connection.
+	MaxRefusals = 5
+)
+
+// Timeouts of the HTTP server and of one answer's write.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 60 * time.Second
+	answerTimeout     = 30 * time.Second
+)
 
 // Config is what the listener is built with.
 type Config struct {
@@ -40,17 +81,141 @@ type Config struct {
 	Engine *sqlview.Engine
 	// Version is the daemon's version (`version`, GET /version).
 	Version string
-	Log     *slog.Logger
+	// Log receives the listener's events (opened, closed, refused
+	// sign-ins and origins), never a token or a password.
+	Log *slog.Logger
 }
 
-// Admin is the listener, closed until Open.
+// Admin is the listener, closed until Open. Safe for concurrent use.
 type Admin struct {
 	cfg Config
+	log *slog.Logger
+	// mu serialises Open and Close (a Close returns once the port is
+	// free, so an Open after it can take the same port).
 	mu  sync.Mutex
+	run *listener
+	// maxConns is MaxConnections (tests lower it).
+	maxConns int
+	// query runs SQL: the engine's Query (tests put their own in).
+	query func(ctx context.Context, sql string, vars map[string]any) ([]sqlview.Result, error)
 }
 
 // New is a closed listener.
-func New(c Config) *Admin { return &Admin{cfg: c} }
+func New(c Config) *Admin {
+	if c.AuthEnabled == nil {
+		c.AuthEnabled = func() bool { return false }
+	}
+	if c.CheckToken == nil {
+		c.CheckToken = func(string) bool { return false }
+	}
+	log := c.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a := &Admin{cfg: c, log: log.With("component", "dbadmin"), maxConns: MaxConnections}
+	if c.Engine != nil {
+		a.query = c.Engine.Query
+	}
+	return a
+}
+
+// settings are what a listener opens with: Open's body over the
+// configuration, normalised (the bind as netip prints it, the origins as
+// given, in order).
+type settings struct {
+	bind        string
+	port        int
+	allowRemote bool
+	origins     []string
+}
+
+// same says whether an Open asking for o is answered by a listener opened
+// with s on port bound (the OS's port when s.port is 0).
+func (s settings) same(o settings, bound int) bool {
+	if s.bind != o.bind || s.allowRemote != o.allowRemote || (o.port != s.port && o.port != bound) {
+		return false
+	}
+	a, b := slices.Clone(s.origins), slices.Clone(o.origins)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// merge lays o over the configuration's db.* settings.
+func (a *Admin) merge(o api.DBOpen) settings {
+	d := a.cfg.Settings
+	s := settings{bind: d.Bind, port: d.Port, allowRemote: d.AllowRemote, origins: slices.Clone(d.AllowedOrigins)}
+	if o.Bind != nil {
+		s.bind = *o.Bind
+	}
+	if o.Port != nil {
+		s.port = *o.Port
+	}
+	if o.AllowRemote != nil {
+		s.allowRemote = *o.AllowRemote
+	}
+	if o.AllowedOrigins != nil {
+		s.origins = slices.Clone(*o.AllowedOrigins)
+	}
+	if s.origins == nil {
+		s.origins = []string{}
+	}
+	return s
+}
+
+// check refuses settings the listener must not open with, in the
+// contract's order: the bind, the bind beyond loopback, the port, the
+// origins.
+func (a *Admin) check(s *settings) error {
+	if s.bind == "" {
+		s.bind = "127.0.0.1"
+	}
+	ip, err := netip.ParseAddr(s.bind)
+	if err != nil || ip.Zone() != "" {
+		return fault.Newf(fault.ConfigInvalid,
+			"give an IP address: 127.0.0.1 or ::1 for this machine only (the default), 0.0.0.0 or a host's address beyond it (with auth.enabled and allow_remote)",
+			"db.bind: %q is not an IP address", s.bind)
+	}
+	s.bind = ip.Unmap().String()
+	if !ip.IsLoopback() && !(a.cfg.AuthEnabled() && s.allowRemote) {
+		var need string
+		switch {
+		case !a.cfg.AuthEnabled() && !s.allowRemote:
+			need = "authentication is off and allow_remote is not set"
+		case !a.cfg.AuthEnabled():
+			need = "authentication is off"
+		default:
+			need = "allow_remote is not set"
+		}
+		return fault.Newf(fault.DBUnsafeBind,
+			"beyond loopback the listener needs both auth.enabled = true (clients sign in with the daemon's token) and allow_remote (`loci db serve --allow-remote`, or \"allow_remote\": true); or bind 127.0.0.1",
+			"the admin listener may not bind %s, beyond loopback: %s", s.bind, need)
+	}
+	if s.port < 0 || s.port > 65535 {
+		return fault.Newf(fault.ConfigInvalid, "give a port from 1 to 65535, or 0 to let the system choose one",
+			"db.port: %d is not a port", s.port)
+	}
+	for _, other := range []struct {
+		name string
+		port int
+	}{{"server.port", a.cfg.ServerPort}, {"webhook.port", a.cfg.WebhookPort}} {
+		if s.port != 0 && s.port == other.port {
+			return fault.Newf(fault.DBBindFailed,
+				"choose another db.port (0 lets the system choose a free one)",
+				"the admin listener cannot use port %d: it is %s, the daemon's own listener", s.port, other.name)
+		}
+	}
+	for i, o := range s.origins {
+		n, err := parseOrigin(o)
+		if err != nil {
+			return fault.Newf(fault.ConfigInvalid,
+				"list origins as a browser sends them: scheme://host[:port], e.g. https://console.example.com or http://192.168.1.20:3000 (no path, no wildcard)",
+				"db.allowed_origins: %q is not an origin: %s", o, err.Error())
+		}
+		s.origins[i] = n
+	}
+	return nil
+}
 
 // Open opens the listener with o over the configuration's defaults; open
 // already with the same settings it reports its state, with other
@@ -58,12 +223,123 @@ func New(c Config) *Admin { return &Admin{cfg: c} }
 // auth.enabled and allow_remote (loci::db::unsafe_bind); a port taken is
 // loci::db::bind_failed.
 func (a *Admin) Open(o api.DBOpen) (api.DBState, error) {
-	return a.State(), fault.New(fault.DBUnsupported, "the admin listener is not wired yet", "")
+	s := a.merge(o)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.check(&s); err != nil {
+		return a.stateLocked(), err
+	}
+	if l := a.run; l != nil {
+		if l.set.same(s, l.port) {
+			return a.stateLocked(), nil
+		}
+		return a.stateLocked(), fault.Newf(fault.DBAlreadyRunning,
+			"close it first (DELETE /api/db or `loci db stop`), then open it with the new settings; or open it with the settings it has",
+			"the admin listener is already open on %s with other settings", l.addr)
+	}
+	addr := net.JoinHostPort(s.bind, strconv.Itoa(s.port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return a.stateLocked(), fault.Wrap(fault.DBBindFailed, err,
+			fmt.Sprintf("the admin listener cannot listen on %s: the address is taken or not this machine's", addr),
+			"choose another db.port (0 lets the system choose a free one) or bind an address of this machine; `loci db status` shows whether loci already listens there")
+	}
+	a.run = a.start(s, ln)
+	a.log.Info("database admin listener open", "address", a.run.addr, "allow_remote", s.allowRemote, "allowed_origins", s.origins)
+	return a.stateLocked(), nil
 }
 
-// Close closes the listener and every connection; closing a closed
-// listener succeeds.
-func (a *Admin) Close() (api.DBState, error) { return a.State(), nil }
+// start serves ln.
+func (a *Admin) start(s settings, ln net.Listener) *listener {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &listener{
+		admin:    a,
+		set:      s,
+		ln:       ln,
+		addr:     ln.Addr().String(),
+		port:     ln.Addr().(*net.TCPAddr).Port,
+		openedAt: time.Now().UTC(),
+		ctx:      ctx,
+		cancel:   cancel,
+		conns:    map[*conn]struct{}{},
+		tokens:   map[string]tokenGrant{},
+		served:   make(chan struct{}),
+	}
+	l.srv = &http.Server{
+		Handler:           l,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	go func() {
+		defer close(l.served)
+		defer func() {
+			if p := recover(); p != nil {
+				a.log.Error("database admin listener failed", "panic", fmt.Sprint(p))
+			}
+		}()
+		if err := l.srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+			a.log.Error("database admin listener stopped", "err", err)
+		}
+	}()
+	return l
+}
+
+// Close closes the listener and every connection (status 1001, going
+// away), cancels the queries running and waits for the connections'
+// goroutines; closing a closed listener succeeds.
+func (a *Admin) Close() (api.DBState, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l := a.run
+	if l == nil {
+		return a.stateLocked(), nil
+	}
+	l.shutdown()
+	a.run = nil
+	a.log.Info("database admin listener closed", "address", l.addr)
+	return a.stateLocked(), nil
+}
 
 // State is the listener's state.
-func (a *Admin) State() api.DBState { return api.DBState{User: User} }
+func (a *Admin) State() api.DBState {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stateLocked()
+}
+
+func (a *Admin) stateLocked() api.DBState {
+	d := a.cfg.Settings
+	st := api.DBState{
+		Encodings: []string{encJSON, encCBOR},
+		User:      User,
+		Auth:      a.cfg.AuthEnabled(),
+		Limits: api.DBLimits{
+			QueryTimeoutSecs: d.QueryTimeoutSecs,
+			MaxScanRows:      d.MaxScanRows,
+			MaxResultRows:    d.MaxResultRows,
+		},
+	}
+	l := a.run
+	if l == nil {
+		s := a.merge(api.DBOpen{})
+		if s.bind == "" {
+			s.bind = "127.0.0.1"
+		}
+		st.Bind, st.Port, st.AllowRemote, st.AllowedOrigins = s.bind, s.port, s.allowRemote, s.origins
+		return st
+	}
+	st.Open = true
+	st.Address = l.addr
+	st.URL = "ws://" + l.addr + "/rpc"
+	st.Bind, st.Port, st.AllowRemote = l.set.bind, l.set.port, l.set.allowRemote
+	st.AllowedOrigins = slices.Clone(l.set.origins)
+	at := l.openedAt
+	st.OpenedAt = &at
+	st.Connections, st.Sessions = l.counts()
+	return st
+}
