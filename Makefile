@@ -55,6 +55,7 @@ bench: build ## run the benchmarks (Go benchmarks and load against a real daemon
 	$(GO) test -run '^$$' -bench BenchmarkImport -benchtime 1x -count 1 -timeout 60m ./services/kinds
 	$(GO) test -run '^$$' -bench BenchmarkBackup -benchtime 1x -count 1 -timeout 60m ./backup
 	$(GO) test -run '^$$' -bench 'BenchmarkCall' -benchtime 2000x -count 1 ./sources/sandbox
+	$(GO) test -run '^$$' -bench SQL100k -benchtime 20x -count 1 -timeout 30m ./dbadmin/sqlview
 	$(GO) test -run '^$$' -bench GitHistoryNative -benchtime 2x -count 1 ./sources/bundled/guests/githistory
 	$(GO) test -run '^$$' -bench GitHistoryWASI -benchtime 1x -count 1 ./sources/bundled
 	$(GO) run ./cmd/locibench -bin ./$(BIN)

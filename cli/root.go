@@ -173,6 +173,7 @@ Connect an agent in one line, e.g. Claude Code:
 	root.AddCommand(a.backupCmd(), a.restoreCmd())
 	root.AddCommand(a.importCmd())
 	root.AddCommand(a.pluginCmd())
+	root.AddCommand(a.dbCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.New(fault.InputInvalid, err.Error(), "see `"+c.CommandPath()+" --help`")
 	})

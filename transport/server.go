@@ -20,6 +20,7 @@ import (
 	"github.com/loci-dev/loci/actors"
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/dbadmin"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/search"
 	"github.com/loci-dev/loci/services"
@@ -85,6 +86,10 @@ type Server struct {
 	// Backups is the daemon's own backups (nil: the backup routes answer
 	// that there are none).
 	Backups *services.Backups
+
+	// DBAdmin is the database admin listener behind /api/db (nil on a
+	// shared store, whose routes answer loci::db::unavailable).
+	DBAdmin *dbadmin.Admin
 
 	busyWarned atomic.Int64 // when a refused stream was last logged, Unix ns
 

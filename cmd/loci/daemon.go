@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loci-dev/loci/actors"
@@ -20,6 +22,8 @@ import (
 	"github.com/loci-dev/loci/backup"
 	"github.com/loci-dev/loci/cli"
 	"github.com/loci-dev/loci/config"
+	"github.com/loci-dev/loci/dbadmin"
+	"github.com/loci-dev/loci/dbadmin/sqlview"
 	"github.com/loci-dev/loci/fault"
 	"github.com/loci-dev/loci/index/embed"
 	"github.com/loci-dev/loci/index/lexical"
@@ -454,12 +458,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// the registry (a module changed on disk is unavailable).
 	// Compiled modules are kept under the palace's folder, so a start
 	// does not compile the bundled ones again (a second or two each).
+	// The database admin listener, made below; while open, its port is
+	// the one it opened on (db.port 0, or another asked by POST /api/db).
+	var admin atomic.Pointer[dbadmin.Admin]
 	// A package granted the network may not call this daemon's own
 	// listeners (with authentication off, the API would install packages
-	// for it).
+	// for it, and the admin listener would read it the palace).
 	daemonPorts := func() []int {
 		ports := []int{ln.Addr().(*net.TCPAddr).Port}
-		for _, p := range []int{cfg.Webhook.Port, cfg.DB.Port} {
+		for _, p := range []int{cfg.Webhook.Port, cfg.DB.Port, adminPort(admin.Load())} {
 			if p > 0 {
 				ports = append(ports, p)
 			}
@@ -635,6 +642,16 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		imports.Sweep(ctx)
 	}
 
+	// The database admin listener (embedded store only: a shared store is
+	// PostgreSQL's, reached with its own tools), closed until POST
+	// /api/db. It stops after the HTTP server (no request can open it
+	// again) and before the store, closing its connections.
+	if !db.Shared() {
+		a := newAdmin(cfg, db, auth, ln.Addr().(*net.TCPAddr).Port, log)
+		admin.Store(a)
+		lc.startedPlain("the database admin listener", 5*time.Second, func() error { _, err := a.Close(); return err })
+	}
+
 	// 4. Serve. Event streams and MCP sessions end first at a stop, so the
 	// HTTP server can drain its other requests.
 	started := time.Now()
@@ -650,6 +667,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		SignIn:   signIn,
 		Shutdown: requestStop,
 		Store:    db,
+		DBAdmin:  admin.Load(),
 	}
 	srv.Registries = registries
 	// Plugins install their modules through the packages service; their
@@ -697,6 +715,41 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		return fault.Wrap(fault.ServerFailed, serveErr, "the HTTP server failed: "+serveErr.Error(), "see the log and start again")
 	}
 	return nil
+}
+
+// newAdmin builds the database admin listener over the embedded store:
+// SQL by sqlview within the db.* limits; an open on the main listener's
+// port (serverPort, the one bound) or the webhook listener's is refused;
+// a sign-in checks the daemon's current credentials (auth), so a revoked
+// or rotated token signs in no more.
+func newAdmin(cfg config.Config, db store.DB, auth *services.Auth, serverPort int, log *slog.Logger) *dbadmin.Admin {
+	engine := sqlview.New(db, sqlview.Limits{ScanRows: cfg.DB.MaxScanRows, ResultRows: cfg.DB.MaxResultRows,
+		Timeout: time.Duration(cfg.DB.QueryTimeoutSecs) * time.Second})
+	webhookPort := 0
+	if cfg.Webhook.Enable {
+		webhookPort = cfg.Webhook.Port
+	}
+	enabled := cfg.Auth.Enabled
+	return dbadmin.New(dbadmin.Config{Settings: cfg.DB, ServerPort: serverPort, WebhookPort: webhookPort,
+		AuthEnabled: func() bool { return enabled }, CheckToken: auth.Check, Engine: engine, Version: version, Log: log})
+}
+
+// adminPort is the port the database admin listener listens on; 0 when
+// closed (or none is built).
+func adminPort(a *dbadmin.Admin) int {
+	if a == nil {
+		return 0
+	}
+	st := a.State()
+	if !st.Open {
+		return 0
+	}
+	_, p, err := net.SplitHostPort(st.Address)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(p)
+	return n
 }
 
 // caps are the daemon's bounds on connections and streams.
