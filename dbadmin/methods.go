@@ -417,11 +417,25 @@ func (c *conn) query(s *session, p []any) (any, *rpcFail) {
 	return statements(results), nil
 }
 
+// shortDuration keeps three significant figures or so of a statement's
+// time: "1.77ms", "498ms", "2.43s", "850µs", not "1.769184ms".
+func shortDuration(d time.Duration) time.Duration {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond)
+	case d < 10*time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case d < time.Second:
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(10 * time.Millisecond)
+}
+
 // statements is a query's answer: one entry per statement run.
 func statements(results []sqlview.Result) []any {
 	out := make([]any, 0, len(results))
 	for _, r := range results {
-		t := r.Duration.String()
+		t := shortDuration(r.Duration).String()
 		if r.Err != nil {
 			b := r.Err.Body()
 			out = append(out, stmtErr{Status: "ERR", Time: t, Result: b.Error, Code: b.Code, Help: b.Help})

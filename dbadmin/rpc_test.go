@@ -99,7 +99,7 @@ func TestSupportedMethods(t *testing.T) {
 			}
 			st := res[0].(map[string]any)
 			cols := st["columns"].([]any)
-			if st["status"] != "OK" || st["time"] != "1.234ms" || st["truncated"] != false || num(t, st["rows_read"]) != 1 ||
+			if st["status"] != "OK" || st["time"] != "1.23ms" || st["truncated"] != false || num(t, st["rows_read"]) != 1 ||
 				len(cols) != 1 || cols[0].(map[string]any)["name"] != "n" || cols[0].(map[string]any)["type"] != "BIGINT" ||
 				num(t, st["rows"].([]any)[0].([]any)[0]) != 1 {
 				t.Fatalf("statement %v", st)

@@ -45,6 +45,7 @@ func TestClientTypesReadEveryAnswer(t *testing.T) {
 		"source list": func() any { return new(api.SourceList) }, "source package installed": func() any { return new(api.SourcePackageInstalled) },
 		"built-in source": func() any { return new(api.SourcePackage) },
 		"backup list":     func() any { return new(api.BackupList) }, "backup list with a download": func() any { return new(api.BackupList) }, "status backup": func() any { return new(api.Status) },
+		"db state open": func() any { return new(api.DBState) }, "db state closed": func() any { return new(api.DBState) },
 	}
 	b, err := os.ReadFile(goldenFile)
 	if err != nil {

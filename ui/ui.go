@@ -6,8 +6,10 @@ import (
 	"embed"
 	"encoding/hex"
 	"io/fs"
+	"net"
 	"net/http"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -16,9 +18,33 @@ import (
 var files embed.FS
 
 // CSP is the dashboard's Content-Security-Policy: nothing from another
-// origin, no inline script or style, no framing.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+// origin, no inline script or style, no framing. The one exception is the
+// SQL view's WebSocket to the database admin listener, on another port of
+// this machine (ws: on loopback, any port); a page reached by another host
+// name may also open a WebSocket to that host (Policy).
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' " + loopbackWS + "; " +
 	"font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+const loopbackWS = "ws://localhost:* ws://127.0.0.1:*"
+
+// hostName is a host a CSP source may name: a DNS name or an IPv4
+// address (CSP has no syntax for IPv6 literals).
+var hostName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$`)
+
+// Policy is the CSP for a page reached at host (the request's Host): CSP,
+// with ws://HOST:* added when host is neither localhost nor 127.0.0.1, so
+// the SQL view reaches a listener opened beyond loopback on that host.
+func Policy(host string) string {
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	name = strings.ToLower(name)
+	if name == "" || name == "localhost" || name == "127.0.0.1" || !hostName.MatchString(name) {
+		return CSP
+	}
+	return strings.Replace(CSP, loopbackWS, loopbackWS+" ws://"+name+":*", 1)
+}
 
 // Version is the hash of every dashboard file: the assets' URL prefix.
 var Version = version()
@@ -57,7 +83,7 @@ func Handler() http.Handler {
 	page = bytes.ReplaceAll(page, []byte("{{V}}"), []byte("/ui/v/"+Version))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", CSP)
+		h.Set("Content-Security-Policy", Policy(r.Host))
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Frame-Options", "DENY")

@@ -42,7 +42,7 @@ func TestHandlerServesThePageAndItsAssets(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), c.ctype) || !strings.Contains(resp.Header.Get("Cache-Control"), "immutable") || body == "" {
 			t.Errorf("%s: %d %v", c.path, resp.StatusCode, resp.Header)
 		}
-		if resp.Header.Get("Content-Security-Policy") != CSP || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		if resp.Header.Get("Content-Security-Policy") != Policy("example.com") || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Errorf("%s: security headers %v", c.path, resp.Header)
 		}
 	}
@@ -83,5 +83,33 @@ func TestPayloadIsSmall(t *testing.T) {
 	walk("static")
 	if total == 0 || total > 300<<10 {
 		t.Fatalf("dashboard payload %d bytes", total)
+	}
+}
+
+// The policy lets the SQL view open a WebSocket to the admin listener on
+// another port of this machine, and of the host the page was reached at;
+// never to any host (no bare ws: source), never a host that would break
+// out of the directive.
+func TestPolicyAdmitsTheListenersWebSocket(t *testing.T) {
+	if !strings.Contains(CSP, "connect-src 'self' ws://localhost:* ws://127.0.0.1:*;") || strings.Contains(CSP, " ws: ") || strings.Contains(CSP, "wss:") {
+		t.Fatalf("policy: %s", CSP)
+	}
+	for _, host := range []string{"", "localhost", "127.0.0.1:8420", "LOCALHOST:1", "[::1]:8420", "a b", "x;script-src *", "-x"} {
+		if got := Policy(host); got != CSP {
+			t.Errorf("Policy(%q) = %s", host, got)
+		}
+	}
+	for host, want := range map[string]string{"box.lan:8420": "ws://box.lan:*", "192.168.1.5:8420": "ws://192.168.1.5:*", "Box.Lan": "ws://box.lan:*"} {
+		got := Policy(host)
+		if !strings.Contains(got, "connect-src 'self' ws://localhost:* ws://127.0.0.1:* "+want+"; ") || strings.Count(got, "ws://") != 3 {
+			t.Errorf("Policy(%q) = %s", host, got)
+		}
+	}
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest("GET", "/ui/", nil)
+	r.Host = "box.lan:8420"
+	Handler().ServeHTTP(w, r)
+	if got := w.Result().Header.Get("Content-Security-Policy"); got != Policy("box.lan:8420") || !strings.Contains(got, "ws://box.lan:*") {
+		t.Fatalf("the page's policy: %s", got)
 	}
 }

@@ -2,6 +2,7 @@
 // route), when present, updates it from live events.
 import { get, post, del, q, esc, status, download } from './api.js';
 import { h, fill, errorBox, when, ago, duration, redraw, said } from './dom.js';
+import { sql } from './sql.js';
 
 // act runs a write and shows its error (with the daemon's help) in place.
 async function act(slot, fn, after) {
@@ -670,4 +671,4 @@ function line([at, f]) {
   return h('li', {}, new Date(at).toLocaleTimeString() + ' ' + JSON.stringify(f));
 }
 
-export const views = { overview, palace, drawer, search, jobs, mining, graph, events };
+export const views = { overview, palace, drawer, search, jobs, mining, graph, events, sql };
