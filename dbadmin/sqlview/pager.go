@@ -60,24 +60,27 @@ type chunk[T any] struct {
 // open when the statement ends, before the view does.
 func visitPages[T any](q *run, visit func(fn func(T) bool) error) pager[T] {
 	var (
-		next    func() (chunk[T], bool)
-		stopC   func()
-		id      uint64
-		ended   bool
-		visitEr error
+		next     func() (chunk[T], bool)
+		stopC    func()
+		id       uint64
+		ended    bool
+		visitErr error
 	)
 	seq := func(yield func(chunk[T]) bool) {
-		buf := make([]T, 0, pageSize)
+		// A page grows as records come (most families of an entity or
+		// a source are far smaller than a page) and is handed over whole:
+		// the next starts afresh.
+		var buf []T
 		err := visit(func(t T) bool {
 			buf = append(buf, t)
 			if len(buf) < pageSize {
 				return true
 			}
 			page := buf
-			buf = make([]T, 0, pageSize)
+			buf = nil
 			return yield(chunk[T]{items: page})
 		})
-		visitEr = err
+		visitErr = err
 		// After a stop this yield returns false at once.
 		yield(chunk[T]{items: buf, last: true})
 	}
@@ -103,7 +106,7 @@ func visitPages[T any](q *run, visit func(fn func(T) bool) error) pager[T] {
 			c, ok := next()
 			if !ok || c.last {
 				stop()
-				return c.items, true, visitEr
+				return c.items, true, visitErr
 			}
 			return c.items, false, nil
 		},
