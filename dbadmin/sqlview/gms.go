@@ -201,46 +201,70 @@ func (t *table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, e
 
 // rowIter hands the engine a pager's rows one at a time, reading the next
 // page only when the last is spent, and counts every row against the
-// statement's scan limit.
+// statement's scan limit. It stops its pager (ending the store visitors
+// the pager holds open) as soon as it will read no more: at the last
+// page, on an error, a cancelled context or the scan limit, and when the
+// engine closes it (a LIMIT reached, a join or a subquery done with it,
+// the statement cut at its result limit).
 type rowIter struct {
 	q    *run
 	p    pager[sql.Row]
 	buf  []sql.Row
 	done bool
+	// err is the error that ended the iterator, returned again if asked.
+	err error
 	// embedded: fill drawers.embedded (a vector read per row).
 	embedded bool
 }
 
 func (it *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
+	if it.err != nil {
+		return nil, it.err
+	}
 	for len(it.buf) == 0 {
 		if it.done {
 			return nil, io.EOF
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, it.fail(err)
 		}
-		rows, done, err := it.p()
+		rows, done, err := it.p.next()
 		if err != nil {
-			return nil, it.q.storeErr(err)
+			return nil, it.fail(it.q.storeErr(err))
 		}
 		it.buf, it.done = rows, done
+		if done {
+			it.p.close()
+		}
 	}
 	row := it.buf[0]
 	it.buf = it.buf[1:]
 	if err := it.q.read(1); err != nil {
-		return nil, err
+		return nil, it.fail(err)
 	}
 	if it.embedded {
 		v, err := it.q.r.Embedding(row[0].(string), it.q.profile)
 		if err != nil {
-			return nil, it.q.storeErr(err)
+			return nil, it.fail(it.q.storeErr(err))
 		}
 		row[embeddedCol] = boolv(v != nil)
 	}
 	return row, nil
 }
 
-func (it *rowIter) Close(*sql.Context) error { it.buf, it.done = nil, true; return nil }
+// fail ends the iterator with err: its pager is stopped.
+func (it *rowIter) fail(err error) error {
+	it.Close(nil)
+	it.err = err
+	return err
+}
+
+// Close stops the pager; the iterator reads nothing more.
+func (it *rowIter) Close(*sql.Context) error {
+	it.p.close()
+	it.buf, it.done = nil, true
+	return nil
+}
 
 // index is an indexDef as the engine sees it.
 type index struct {

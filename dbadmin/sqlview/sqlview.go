@@ -140,9 +140,11 @@ type runKey struct{}
 
 // run is one query's state: the store's view every statement reads, and
 // the statement being run's counters. The view is not for concurrent use,
-// and nothing here is: the engine executes a statement's plan on the
-// calling goroutine (go-mysql-server v0.20.0 has no parallel exchange),
-// and every table reads the store synchronously in its iterator's Next.
+// and nothing here uses it concurrently: the engine executes a
+// statement's plan on the calling goroutine (go-mysql-server v0.20.0 has
+// no parallel exchange), every table reads the store in its iterator's
+// Next, and a visitor without a resume point runs as a coroutine
+// (visitPages, iter.Pull) that only runs while that Next waits for it.
 type run struct {
 	ctx    context.Context
 	r      store.Reader
@@ -158,6 +160,36 @@ type run struct {
 	// profile is the serving embedding profile (drawers.embedded); ""
 	// when none is recorded.
 	profile string
+	// pulls are the stop funcs of the statement's store visitors that
+	// run as coroutines (visitPages) and are still open, by id; lastPull
+	// numbers them.
+	pulls    map[uint64]func()
+	lastPull uint64
+}
+
+// register records the stop func of a visitor the statement holds open.
+func (q *run) register(stop func()) uint64 {
+	if q.pulls == nil {
+		q.pulls = map[uint64]func(){}
+	}
+	q.lastPull++
+	q.pulls[q.lastPull] = stop
+	return q.lastPull
+}
+
+// unregister forgets a stopped visitor.
+func (q *run) unregister(id uint64) { delete(q.pulls, id) }
+
+// stopPulls stops every visitor still open: the statement has ended (run
+// to its end, failed, timed out or cut at a limit), so none may outlive
+// it and hold the view's reads open past the view. The row iterators
+// stop theirs when they are closed; this catches any the engine did not
+// close.
+func (q *run) stopPulls() {
+	for _, stop := range q.pulls {
+		stop()
+	}
+	clear(q.pulls)
 }
 
 // metaServing is the operational record where the vectors' owner keeps
@@ -309,6 +341,7 @@ func (e *Engine) statement(sctx *sql.Context, q *run, st string) (res Result) {
 	q.rows, q.fail = 0, nil
 	res.Statement = st
 	defer func() {
+		q.stopPulls()
 		res.RowsRead = q.rows
 		res.Duration = time.Since(start)
 		if res.Err != nil {

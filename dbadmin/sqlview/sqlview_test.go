@@ -3,7 +3,6 @@ package sqlview_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -552,81 +551,6 @@ func TestLimits(t *testing.T) {
 	res, err := e.Query(context.Background(), "SELECT 1; SELECT count(*) FROM drawers a, drawers b, drawers c; SELECT 2", nil)
 	if err != nil || len(res) != 2 || res[1].Err == nil || res[1].Err.Code != fault.DBTimeout || !strings.Contains(res[1].Err.Help, "db.query_timeout_secs") {
 		t.Fatalf("timeout: %+v %v", res, err)
-	}
-}
-
-// goid is the calling goroutine's id.
-func goid() string {
-	b := make([]byte, 64)
-	b = b[:runtime.Stack(b, false)]
-	return strings.Fields(string(b))[1]
-}
-
-// spyReader records reads made off the goroutine that opened the view.
-type spyReader struct {
-	store.Reader
-	home  string
-	reads *int
-	away  *int
-}
-
-func (s spyReader) note() {
-	*s.reads++
-	if goid() != s.home {
-		*s.away++
-	}
-}
-func (s spyReader) Drawers(room string, current bool, fn func(*store.Drawer) bool) error {
-	s.note()
-	return s.Reader.Drawers(room, current, fn)
-}
-func (s spyReader) DrawersBefore(room string, current bool, at time.Time, id string, fn func(*store.Drawer) bool) error {
-	s.note()
-	return s.Reader.DrawersBefore(room, current, at, id, fn)
-}
-func (s spyReader) Drawer(id string) (*store.Drawer, error) { s.note(); return s.Reader.Drawer(id) }
-func (s spyReader) Entity(id string) (*store.Entity, error) { s.note(); return s.Reader.Entity(id) }
-func (s spyReader) Mentions(id string, fn func(*store.Mention) bool) error {
-	s.note()
-	return s.Reader.Mentions(id, fn)
-}
-func (s spyReader) DrawerIDs(room string) ([]string, error) {
-	s.note()
-	return s.Reader.DrawerIDs(room)
-}
-
-type spyDB struct {
-	store.DB
-	reads, away int
-}
-
-func (d *spyDB) View(ctx context.Context, fn func(store.Reader) error) error {
-	return d.DB.View(ctx, func(r store.Reader) error {
-		return fn(spyReader{Reader: r, home: goid(), reads: &d.reads, away: &d.away})
-	})
-}
-
-// The engine runs every statement's plan on the goroutine that opened the
-// view (the view is not for concurrent use): joins, sorts, groupings and
-// subqueries included.
-func TestReadsStayOnTheQueryGoroutine(t *testing.T) {
-	base := openDB(t)
-	fillPalace(t, base, 1200, 3, 4, 9)
-	db := &spyDB{DB: base}
-	e := sqlview.New(db, defaults())
-	res, err := e.Query(context.Background(), `SELECT d.room, e.name, count(*) FROM drawers d JOIN mentions m ON m.drawer_id = d.id JOIN entities e ON e.id = m.entity_id GROUP BY d.room, e.name ORDER BY 3 DESC;
-		SELECT count(*) FROM drawers a JOIN drawers b ON a.id = b.id WHERE a.content LIKE 'Drawer 1%';
-		SELECT DISTINCT room FROM drawers WHERE id IN (SELECT drawer_id FROM mentions)`, nil)
-	if err != nil || len(res) != 3 {
-		t.Fatal(res, err)
-	}
-	for _, r := range res {
-		if r.Err != nil {
-			t.Fatal(r.Err)
-		}
-	}
-	if db.reads < 10 || db.away != 0 {
-		t.Fatalf("%d reads, %d off the query's goroutine", db.reads, db.away)
 	}
 }
 

@@ -113,13 +113,16 @@ func strsJSON(ss []string) any {
 
 // rowsOf turns a pager of records into rows.
 func rowsOf[T any](p pager[T], conv func(T) []sql.Row) pager[sql.Row] {
-	return func() ([]sql.Row, bool, error) {
-		items, done, err := p()
-		var out []sql.Row
-		for _, it := range items {
-			out = append(out, conv(it)...)
-		}
-		return out, done, err
+	return pager[sql.Row]{
+		next: func() ([]sql.Row, bool, error) {
+			items, done, err := p.next()
+			var out []sql.Row
+			for _, it := range items {
+				out = append(out, conv(it)...)
+			}
+			return out, done, err
+		},
+		stop: p.stop,
 	}
 }
 func one[T any](conv func(T) sql.Row) func(T) []sql.Row {
@@ -147,7 +150,7 @@ func roomsP(q *run) pager[store.Room] {
 func drawersP(q *run) pager[*store.Drawer] {
 	return flat(q, roomsP(q), func(r store.Room) pager[*store.Drawer] { return roomDrawers(q, r.ID, nil, nil) })
 }
-func entitiesP(q *run) pager[*store.Entity] { return visitPages(q.ctx, q.r.Entities) }
+func entitiesP(q *run) pager[*store.Entity] { return visitPages(q, q.r.Entities) }
 func factsP(q *run) pager[*store.Relationship] {
 	// Every fact once: as its subject's.
 	return flat(q, entitiesP(q), func(e *store.Entity) pager[*store.Relationship] {
@@ -155,14 +158,14 @@ func factsP(q *run) pager[*store.Relationship] {
 	})
 }
 func entityFacts(q *run, id string) pager[*store.Relationship] {
-	return visitPages(q.ctx, func(fn func(*store.Relationship) bool) error { return q.r.EntityRelationships(id, fn) })
+	return visitPages(q, func(fn func(*store.Relationship) bool) error { return q.r.EntityRelationships(id, fn) })
 }
 func entityMentions(q *run, id string) pager[*store.Mention] {
-	return visitPages(q.ctx, func(fn func(*store.Mention) bool) error { return q.r.Mentions(id, fn) })
+	return visitPages(q, func(fn func(*store.Mention) bool) error { return q.r.Mentions(id, fn) })
 }
-func sourcesP(q *run) pager[*store.SourceState] { return visitPages(q.ctx, q.r.Sources) }
+func sourcesP(q *run) pager[*store.SourceState] { return visitPages(q, q.r.Sources) }
 func sourceDocs(q *run, key string) pager[*store.DocumentState] {
-	return visitPages(q.ctx, func(fn func(*store.DocumentState) bool) error { return q.r.SourceDocuments(key, fn) })
+	return visitPages(q, func(fn func(*store.DocumentState) bool) error { return q.r.SourceDocuments(key, fn) })
 }
 
 // Row builders.
@@ -476,7 +479,7 @@ var defs = []*tableDef{
 		indexes: []indexDef{{name: "id", cols: []string{"id"}, unique: true, lookup: func(q *run, k string, _ *timeSpan) pager[sql.Row] {
 			return rowsOf(once(func() ([]*store.Job, error) { j, err := q.r.Job(k); return nonNil(j), err }), one(jobRow))
 		}}},
-		scan: func(q *run) pager[sql.Row] { return rowsOf(visitPages(q.ctx, q.r.Jobs), one(jobRow)) },
+		scan: func(q *run) pager[sql.Row] { return rowsOf(visitPages(q, q.r.Jobs), one(jobRow)) },
 	},
 	{
 		name: "sources", doc: "What mining keeps per source and wing: the adapter's cursor and its last run.",
@@ -519,7 +522,7 @@ var defs = []*tableDef{
 		indexes: []indexDef{{name: "name", cols: []string{"name"}, unique: true, lookup: func(q *run, k string, _ *timeSpan) pager[sql.Row] {
 			return rowsOf(once(func() ([]*store.TriggerState, error) { t, err := q.r.TriggerState(k); return nonNil(t), err }), one(triggerRow))
 		}}},
-		scan: func(q *run) pager[sql.Row] { return rowsOf(visitPages(q.ctx, q.r.TriggerStates), one(triggerRow)) },
+		scan: func(q *run) pager[sql.Row] { return rowsOf(visitPages(q, q.r.TriggerStates), one(triggerRow)) },
 	},
 }
 
