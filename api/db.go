@@ -49,4 +49,7 @@ type DBLimits struct {
 	QueryTimeoutSecs int `json:"query_timeout_secs"`
 	MaxScanRows      int `json:"max_scan_rows"`
 	MaxResultRows    int `json:"max_result_rows"`
+	// MaxResultBytes is the size past which a statement's rows are cut
+	// (about their JSON size), whatever their number.
+	MaxResultBytes int64 `json:"max_result_bytes"`
 }

@@ -48,6 +48,9 @@ const (
 	DBTooLarge Code = "loci::db::too_large"
 	// DBTimeout: a query past db.query_timeout_secs.
 	DBTimeout Code = "loci::db::timeout"
+	// DBCanceled: a query stopped because its listener closed (or the
+	// daemon is stopping) while it ran; not the query's fault.
+	DBCanceled Code = "loci::db::canceled"
 	// DBUnsupported: an RPC method or encoding the listener does not
 	// offer; the help names what to use instead.
 	DBUnsupported Code = "loci::db::unsupported"
@@ -273,6 +276,7 @@ var statuses = map[Code]int{
 	DBTooLarge:                  413,
 	DBTimeout:                   408,
 	DBUnsupported:               400,
+	DBCanceled:                  503,
 	DBSignInRequired:            401,
 	DBSignInRefused:             401,
 	DBOriginRefused:             403,
