@@ -38,9 +38,27 @@ const User = "loci"
 
 // Bounds of the listener: what one client may hold.
 const (
-	// MaxConnections is how many WebSocket connections the listener holds
-	// at once; one more is refused with loci::server::busy (503).
+	// MaxConnections is how many signed-in WebSocket connections the
+	// listener holds at once; one more is refused with loci::server::busy
+	// (503).
 	MaxConnections = 64
+	// MaxPending is how many connections not yet signed in the listener
+	// holds at once, apart from the signed-in ones (so they can never take
+	// their places); one more upgrade is refused with loci::server::busy.
+	MaxPending = 16
+	// SignInDeadline is how long a connection may stay without a signed-in
+	// session; past it the connection is closed with status 1008.
+	SignInDeadline = 10 * time.Second
+	// MaxAnswerBytes bounds one encoded answer: a query's statements share
+	// it (rows past it are cut, truncated_by "bytes"; a statement with no
+	// room left answers loci::db::too_large), and no message larger is
+	// ever sent.
+	MaxAnswerBytes = 64 << 20
+	// MaxVariableBytes bounds one `let` value (encoded; a message holds
+	// at most MaxMessageBytes anyway), and MaxSessionVariableBytes a
+	// session's values together.
+	MaxVariableBytes        = 1 << 20
+	MaxSessionVariableBytes = 4 << 20
 	// MaxMessageBytes is the largest /rpc message read; a larger one
 	// closes the connection with status 1009 (message too big).
 	MaxMessageBytes = 1 << 20
@@ -84,6 +102,22 @@ type Config struct {
 	// Log receives the listener's events (opened, closed, refused
 	// sign-ins and origins), never a token or a password.
 	Log *slog.Logger
+	// Throttle, when set, counts refused sign-ins per client address
+	// across connections (the daemon hands the REST API's throttle, so a
+	// brute force on either port slows both); nil counts them per
+	// connection only.
+	Throttle Throttle
+}
+
+// Throttle is the record of refused credentials per client address that
+// the daemon's REST API keeps (transport's throttle): consulted only after
+// a sign-in was refused, so a valid password is never slowed or refused.
+type Throttle interface {
+	// Refused records a refused sign-in from remote (the connection's
+	// host:port) and says how long its answer waits and, once the address
+	// is throttled, after how many seconds it may try again (0: not
+	// throttled).
+	Refused(remote string) (wait time.Duration, retryAfter int)
 }
 
 // Admin is the listener, closed until Open. Safe for concurrent use.
@@ -94,8 +128,14 @@ type Admin struct {
 	// free, so an Open after it can take the same port).
 	mu  sync.Mutex
 	run *listener
-	// maxConns is MaxConnections (tests lower it).
-	maxConns int
+	// maxConns, maxPending, signInDeadline, maxAnswer, maxVar and
+	// maxSessionVars are MaxConnections, MaxPending, SignInDeadline,
+	// MaxAnswerBytes, MaxVariableBytes and MaxSessionVariableBytes (tests
+	// lower them).
+	maxConns, maxPending   int
+	signInDeadline         time.Duration
+	maxAnswer              int
+	maxVar, maxSessionVars int
 	// query runs SQL: the engine's Query (tests put their own in).
 	query func(ctx context.Context, sql string, vars map[string]any) ([]sqlview.Result, error)
 }
@@ -112,7 +152,8 @@ func New(c Config) *Admin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &Admin{cfg: c, log: log.With("component", "dbadmin"), maxConns: MaxConnections}
+	a := &Admin{cfg: c, log: log.With("component", "dbadmin"), maxConns: MaxConnections, maxPending: MaxPending,
+		signInDeadline: SignInDeadline, maxAnswer: MaxAnswerBytes, maxVar: MaxVariableBytes, maxSessionVars: MaxSessionVariableBytes}
 	if c.Engine != nil {
 		a.query = c.Engine.Query
 	}
@@ -234,11 +275,11 @@ func (a *Admin) Open(o api.DBOpen) (api.DBState, error) {
 			return a.stateLocked(), nil
 		}
 		return a.stateLocked(), fault.Newf(fault.DBAlreadyRunning,
-			"close it first (DELETE /api/db or `loci db stop`), then open it with the new settings; or open it with the settings it has",
+			"close it first with `loci db stop` (DELETE /api/db), then open it with the new settings; or open it with the settings it has",
 			"the admin listener is already open on %s with other settings", l.addr)
 	}
 	addr := net.JoinHostPort(s.bind, strconv.Itoa(s.port))
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen(network(s.bind), addr)
 	if err != nil {
 		return a.stateLocked(), fault.Wrap(fault.DBBindFailed, err,
 			fmt.Sprintf("the admin listener cannot listen on %s: the address is taken or not this machine's", addr),
@@ -249,6 +290,19 @@ func (a *Admin) Open(o api.DBOpen) (api.DBState, error) {
 	return a.stateLocked(), nil
 }
 
+// network is the network a bind listens on: 0.0.0.0 every IPv4 address
+// only ("tcp4", not IPv6 too as "tcp" would), :: every IPv6 one only.
+func network(bind string) string {
+	ip, err := netip.ParseAddr(bind)
+	switch {
+	case err != nil || !ip.IsUnspecified():
+		return "tcp"
+	case ip.Is4():
+		return "tcp4"
+	}
+	return "tcp6"
+}
+
 // start serves ln.
 func (a *Admin) start(s settings, ln net.Listener) *listener {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -256,7 +310,7 @@ func (a *Admin) start(s settings, ln net.Listener) *listener {
 		admin:    a,
 		set:      s,
 		ln:       ln,
-		addr:     ln.Addr().String(),
+		addr:     net.JoinHostPort(s.bind, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)),
 		port:     ln.Addr().(*net.TCPAddr).Port,
 		openedAt: time.Now().UTC(),
 		ctx:      ctx,
@@ -305,6 +359,16 @@ func (a *Admin) Close() (api.DBState, error) {
 	return a.stateLocked(), nil
 }
 
+// resultBytes is the size past which a statement's rows are cut: the
+// engine's limit, within the answer's.
+func (a *Admin) resultBytes() int64 {
+	n := int64(sqlview.DefaultResultBytes)
+	if a.cfg.Engine != nil && a.cfg.Engine.Limits().ResultBytes > 0 {
+		n = a.cfg.Engine.Limits().ResultBytes
+	}
+	return min(n, int64(a.maxAnswer))
+}
+
 // State is the listener's state.
 func (a *Admin) State() api.DBState {
 	a.mu.Lock()
@@ -322,6 +386,7 @@ func (a *Admin) stateLocked() api.DBState {
 			QueryTimeoutSecs: d.QueryTimeoutSecs,
 			MaxScanRows:      d.MaxScanRows,
 			MaxResultRows:    d.MaxResultRows,
+			MaxResultBytes:   a.resultBytes(),
 		},
 	}
 	l := a.run

@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/loci-dev/loci/api"
+	"github.com/loci-dev/loci/dbadmin/sqlview"
 	"github.com/loci-dev/loci/fault"
 )
 
@@ -40,7 +41,7 @@ func TestStateClosedAndOpen(t *testing.T) {
 		t.Fatalf("closed state: %+v", st)
 	}
 	if st.User != "loci" || !st.Auth || st.Bind != "127.0.0.1" || st.AllowedOrigins == nil ||
-		st.Limits != (api.DBLimits{QueryTimeoutSecs: 30, MaxScanRows: 100_000, MaxResultRows: 1_000}) ||
+		st.Limits != (api.DBLimits{QueryTimeoutSecs: 30, MaxScanRows: 100_000, MaxResultRows: 1_000, MaxResultBytes: sqlview.DefaultResultBytes}) ||
 		strings.Join(st.Encodings, ",") != "json,cbor" {
 		t.Fatalf("closed state: %+v", st)
 	}
@@ -235,18 +236,85 @@ func TestConnectionCap(t *testing.T) {
 	a, _ := newAdmin(t, false)
 	a.maxConns = 2
 	st := open(t, a, api.DBOpen{})
-	c1 := dial(t, st, encJSON, nil)
-	dial(t, st, encJSON, nil)
-	_, resp, err := tryDial(t, st, encJSON, nil)
+	bearer := http.Header{"Authorization": {"Bearer loci"}}
+	c1 := dial(t, st, encJSON, bearer)
+	dial(t, st, encJSON, bearer)
+	_, resp, err := tryDial(t, st, encJSON, bearer)
 	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("a third connection: %v %v", err, resp)
 	}
 	if b := errBody(t, resp); b["code"] != string(fault.ServerBusy) || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("busy body %v", b)
 	}
+	// A connection not signed in still connects (its own slots), but
+	// its sign-in finds the signed-in slots taken.
+	c3 := dial(t, st, encJSON, nil)
+	if e := c3.fails("", "signin", signin("loci", "loci")); e.lcode != string(fault.ServerBusy) {
+		t.Fatalf("a sign-in past the cap: %+v", e)
+	}
 	_ = c1.ws.Close(websocket.StatusNormalClosure, "")
-	eventually(t, "a slot frees", func() bool { return a.State().Connections == 1 })
-	dial(t, st, encJSON, nil).call("ping")
+	eventually(t, "a slot frees", func() bool { return a.State().Connections == 2 })
+	c3.call("signin", signin("loci", "loci"))
+	c3.call("query", "SELECT 1")
+}
+
+// TestPendingCap: connections that never sign in hold their own slots
+// (MaxPending), so they cannot lock a signed-in client out; past them an
+// upgrade answers 503 loci::server::busy; a signed-in connection frees
+// its pending slot.
+func TestPendingCap(t *testing.T) {
+	a, _ := newAdmin(t, true)
+	a.maxPending = 3
+	st := open(t, a, api.DBOpen{})
+	var idle []*client
+	for range 3 {
+		idle = append(idle, dial(t, st, encJSON, nil))
+	}
+	_, resp, err := tryDial(t, st, encJSON, nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a fourth connection not signed in: %v %v", err, resp)
+	}
+	if b := errBody(t, resp); b["code"] != string(fault.ServerBusy) || !strings.Contains(b["error"], "not yet signed in") {
+		t.Fatalf("busy body %v", b)
+	}
+	// The signed-in places are not taken: a bearer connects.
+	dial(t, st, encJSON, http.Header{"Authorization": {"Bearer " + token1}}).call("query", "SELECT 1")
+	// One of the idle ones signs in: its pending slot frees for another.
+	idle[0].call("signin", signin("loci", token1))
+	c := dial(t, st, encCBOR, nil)
+	c.call("ping")
+	if n := a.State().Connections; n != 5 {
+		t.Fatalf("connections %d, want 5", n)
+	}
+}
+
+// TestSignInDeadline: a connection with no session signed in within the
+// deadline is closed with 1008 and a reason; one that signed in stays.
+func TestSignInDeadline(t *testing.T) {
+	for _, enc := range encodings {
+		t.Run(enc, func(t *testing.T) {
+			a, _ := newAdmin(t, true)
+			a.signInDeadline = 300 * time.Millisecond
+			a.maxPending = 1
+			st := open(t, a, api.DBOpen{})
+			idle := dial(t, st, enc, nil)
+			idle.call("ping") // the handshake methods do not count
+			code, reason := idle.closeStatus()
+			if code != websocket.StatusPolicyViolation || !strings.Contains(reason, "not signed in within 300ms") {
+				t.Fatalf("close %v %q, want 1008 with a reason", code, reason)
+			}
+			// Its slot is free again; a connection that signs in in time stays.
+			eventually(t, "the idle connection leaves", func() bool { return a.State().Connections == 0 })
+			c := dial(t, st, enc, nil)
+			c.call("signin", signin("loci", token1))
+			time.Sleep(600 * time.Millisecond)
+			c.call("query", "SELECT 1")
+			// A bearer connection has no deadline either.
+			b := dial(t, st, enc, http.Header{"Authorization": {"Bearer " + token1}})
+			time.Sleep(600 * time.Millisecond)
+			b.call("ping")
+		})
+	}
 }
 
 func TestHTTPRoutes(t *testing.T) {

@@ -38,11 +38,12 @@ type listener struct {
 	// WebSocket connection for its whole life); shutdown waits for it.
 	inflight sync.WaitGroup
 	conns    map[*conn]struct{}
-	// upgrading is how many /rpc requests hold a connection slot before
-	// their upgrade completed.
-	upgrading int
-	sessions  int
-	tokens    map[string]tokenGrant
+	// signedConns and pendingConns are how many connections hold a slot
+	// among the signed-in ones (MaxConnections) and among those not yet
+	// signed in (MaxPending), counting upgrades under way.
+	signedConns, pendingConns int
+	sessions                  int
+	tokens                    map[string]tokenGrant
 	// tokenOrder is the tokens by age, oldest first (MaxTokens bounds it).
 	tokenOrder []string
 }
@@ -102,7 +103,7 @@ func (l *listener) shutdown() {
 // ServeHTTP checks the Origin of every request, then routes it.
 func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !l.enter() {
-		writeError(w, fault.New(fault.DBNotOpen, "the database admin listener is closing", "open it again with POST /api/db or `loci db serve`"))
+		writeError(w, fault.New(fault.DBNotOpen, "the database admin listener is closing", "open it again with `loci db serve` (POST /api/db)"))
 		return
 	}
 	defer l.leave()
@@ -110,8 +111,16 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.admin.log.Warn("database admin request refused: origin not allowed",
 			"origin", fault.Clip(origin, fault.MaxQuoted), "remote", r.RemoteAddr, "path", fault.Clip(r.URL.Path, fault.MaxQuoted))
 		writeError(w, fault.Newf(fault.DBOriginRefused,
-			"a page from another site may not use the database admin listener; if you trust it, add it to db.allowed_origins (the configuration, `loci db serve --allowed-origin ORIGIN`, or \"allowed_origins\" in POST /api/db)",
+			"a page from another site may not use the database admin listener; if you trust it, add it to db.allowed_origins: in the configuration, or `loci db serve --allowed-origin ORIGIN` (POST /api/db, field allowed_origins)",
 			"origin %s is not allowed to use the database admin listener", origin))
+		return
+	}
+	if !l.hostAllowed(r.Host) {
+		l.admin.log.Warn("database admin request refused: host not this machine's",
+			"host", fault.Clip(r.Host, fault.MaxQuoted), "remote", r.RemoteAddr, "path", fault.Clip(r.URL.Path, fault.MaxQuoted))
+		writeError(w, fault.Newf(fault.DBOriginRefused,
+			"the listener is bound to loopback: reach it as localhost, 127.0.0.1 or [::1] (a page naming another host may be a DNS rebinding attack)",
+			"host %q is not this machine's: the database admin listener answers only requests for localhost", fault.Clip(r.Host, fault.MaxQuoted)))
 		return
 	}
 	switch path := r.URL.Path; {

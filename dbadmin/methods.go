@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -33,6 +34,12 @@ type conn struct {
 	sessions map[string]*session
 	order    []*session
 	refused  int
+	// promoted says the connection holds a signed-in slot (a session of
+	// it signed in once); signed is closed then, stopping the sign-in
+	// deadline; expired says the deadline passed first. The listener's mu
+	// guards promoted and expired.
+	promoted, expired bool
+	signed            chan struct{}
 }
 
 // session is what a request acts on: signed in or not, its namespace and
@@ -42,6 +49,9 @@ type session struct {
 	signedIn bool
 	ns, db   string
 	vars     map[string]any
+	// varBytes is each variable's encoded size (MaxSessionVariableBytes
+	// bounds their sum).
+	varBytes map[string]int
 	// issued are the session tokens its signin calls issued, forgotten at
 	// invalidate and reset.
 	issued []string
@@ -50,14 +60,59 @@ type session struct {
 func newSession(signedIn bool) *session {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
-	return &session{id: hex.EncodeToString(b[:]), signedIn: signedIn, ns: sqlview.Namespace, db: sqlview.Database, vars: map[string]any{}}
+	return &session{id: hex.EncodeToString(b[:]), signedIn: signedIn, ns: sqlview.Namespace, db: sqlview.Database,
+		vars: map[string]any{}, varBytes: map[string]int{}}
 }
 
-func newConn(l *listener, ws *websocket.Conn, cd codec, remote string, signedIn bool) *conn {
-	ctx, cancel := context.WithCancel(l.ctx)
+// init readies a connection upgraded to ws (its slot taken already). Its
+// queries are cancelled (context.Canceled) when it or the listener closes.
+func (c *conn) init(ws *websocket.Conn, cd codec, signedIn bool) {
+	c.ws, c.codec = ws, cd
+	c.ctx, c.cancel = context.WithCancel(c.l.ctx)
 	s := newSession(signedIn)
-	return &conn{l: l, ws: ws, codec: cd, remote: remote, ctx: ctx, cancel: cancel,
-		def: s, sessions: map[string]*session{s.id: s}, order: []*session{s}}
+	c.def, c.sessions, c.order = s, map[string]*session{s.id: s}, []*session{s}
+	c.signed = make(chan struct{})
+	if signedIn {
+		close(c.signed)
+	}
+}
+
+// promote moves the connection to a signed-in slot at its first sign-in:
+// loci::server::busy when those are all taken, or when its sign-in
+// deadline passed already.
+func (c *conn) promote() *rpcFail {
+	l := c.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case c.promoted:
+		return nil
+	case c.expired:
+		return fail(codeFailed, fault.Newf(fault.ServerBusy, "connect again and sign in first",
+			"this connection was not signed in within %s and is closing", l.admin.signInDeadline))
+	case l.signedConns >= l.admin.maxConns:
+		e := fault.Newf(fault.ServerBusy, "close a console or wait for one to close, then sign in again",
+			"the database admin listener holds its most signed-in connections (%d)", l.admin.maxConns)
+		e.RetryAfter = 5
+		return fail(codeFailed, e)
+	}
+	l.pendingConns--
+	l.signedConns++
+	c.promoted = true
+	close(c.signed)
+	return nil
+}
+
+// expire marks the connection past its sign-in deadline unless it signed
+// in meanwhile (false).
+func (c *conn) expire() bool {
+	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	if c.promoted {
+		return false
+	}
+	c.expired = true
+	return true
 }
 
 // The methods that work before sign-in (the handshake).
@@ -75,11 +130,15 @@ var unsupported = map[string][2]string{
 	"commit": {"transactions are not served", "send the statements in one query: each query already reads one consistent snapshot, and nothing here writes"},
 	"cancel": {"transactions are not served", "send the statements in one query: each query already reads one consistent snapshot, and nothing here writes"},
 	"select": {"the per-record shorthand select is not served", "use query with SQL SELECT (e.g. SELECT * FROM drawers WHERE id = @id)"},
-	"create": {"the per-record shorthand create is not served: the admin listener only reads", "change memory through the REST API, MCP or the CLI (loci add, ...)"},
-	"update": {"the per-record shorthand update is not served: the admin listener only reads", "change memory through the REST API, MCP or the CLI"},
-	"insert": {"the per-record shorthand insert is not served: the admin listener only reads", "change memory through the REST API, MCP or the CLI (loci add, loci mine, ...)"},
+	"create": {"the per-record shorthand create is not served: the admin listener only reads", helpWrite},
+	"update": {"the per-record shorthand update is not served: the admin listener only reads", helpWrite},
+	"insert": {"the per-record shorthand insert is not served: the admin listener only reads", helpWrite},
 	"signup": {"signup is not served: there are no users to create", "sign in as loci with signin (the password is the daemon's token, or loci with authentication off)"},
 }
+
+// helpWrite says where memory is changed, by the real names of the CLI's
+// commands, the REST routes and the MCP tools.
+const helpWrite = "change memory through the CLI (`loci drawer add`, `loci note add`, `loci mine PATH`), the REST API (POST /api/wings/{wing}/rooms/{room}/drawers) or MCP (the loci_diary_write tool)"
 
 // methods are the methods served, for the help of an unknown one.
 const methods = "query, use, let, unset, info, version, ping, signin, authenticate, invalidate, reset, attach, detach, sessions"
@@ -104,9 +163,16 @@ func (c *conn) handle(msg []byte) (out any, closeWhy string) {
 	if f != nil {
 		if f.err.Code == fault.DBSignInRefused {
 			c.refused++
-			c.l.admin.log.Warn("database admin sign-in refused", "remote", c.remote, "method", req.method, "refused", c.refused)
+			if t := c.l.admin.cfg.Throttle; t != nil {
+				wait, retry := t.Refused(c.remote)
+				if !sleep(c.ctx, wait) {
+					return f.wire(req.id), ""
+				}
+				if retry > 0 {
+					f = fail(codeFailed, throttled(retry))
+				}
+			}
 			if c.refused >= MaxRefusals {
-				c.l.admin.log.Warn("database admin connection closed: too many refused sign-ins", "remote", c.remote, "refused", c.refused)
 				return f.wire(req.id), fmt.Sprintf("%d refused sign-ins: connect again to retry", c.refused)
 			}
 			f.err.Help += fmt.Sprintf(" (%d more refused sign-ins close this connection)", MaxRefusals-c.refused)
@@ -208,12 +274,27 @@ func (c *conn) signin(s *session, p []any) (any, *rpcFail) {
 	if !uok || !pok {
 		return nil, invalidParams("signin", "call it as signin "+usage, "user and pass are strings")
 	}
+	// The optional ns and db are checked as use checks them.
+	var names []any
+	for _, k := range []string{"ns", "db"} {
+		v, has := m[k]
+		if !has {
+			v = nil
+		}
+		names = append(names, v)
+	}
+	if err := checkUse("signin", names, `[{"user": "loci", "pass": PASSWORD, "ns": "loci", "db": "palace"}] (ns and db optional)`); err != nil {
+		return nil, err
+	}
 	if user != User {
 		return nil, c.refusedErr(fmt.Sprintf("sign-in refused: the one user is %s", User))
 	}
 	g, ok := c.l.admin.password(pass)
 	if !ok {
 		return nil, c.refusedErr("sign-in refused: wrong password")
+	}
+	if f := c.promote(); f != nil {
+		return nil, f
 	}
 	tok := c.l.issue(g)
 	s.signedIn = true
@@ -232,6 +313,9 @@ func (c *conn) authenticate(s *session, p []any) (any, *rpcFail) {
 	}
 	if !c.l.authenticates(tok) {
 		return nil, c.refusedErr("authentication refused: the token is not (or no longer) valid")
+	}
+	if f := c.promote(); f != nil {
+		return nil, f
 	}
 	s.signedIn = true
 	c.l.admin.log.Info("database admin sign-in", "remote", c.remote, "session", s.id, "method", "authenticate")
@@ -255,7 +339,7 @@ func (c *conn) reset(s *session, p []any) (any, *rpcFail) {
 	s.signedIn = false
 	c.l.forget(s.issued)
 	s.issued = nil
-	s.vars = map[string]any{}
+	s.vars, s.varBytes = map[string]any{}, map[string]int{}
 	s.ns, s.db = sqlview.Namespace, sqlview.Database
 	return nil, nil
 }
@@ -265,23 +349,11 @@ func (c *conn) use(s *session, p []any) (any, *rpcFail) {
 	if f := arity("use", p, 1, 2, usage); f != nil {
 		return nil, f
 	}
+	if f := checkUse("use", p, usage); f != nil {
+		return nil, f
+	}
 	names := [2]any{nil, nil}
 	copy(names[:], p)
-	want := [2]string{sqlview.Namespace, sqlview.Database}
-	what := [2]string{"namespace", "database"}
-	for i, n := range names {
-		if n == nil {
-			continue
-		}
-		name, ok := n.(string)
-		if !ok {
-			return nil, invalidParams("use", "call it as use "+usage, "the %s is a string or null", what[i])
-		}
-		if name != want[i] {
-			return nil, invalidParams("use", fmt.Sprintf("use %q, the one %s (namespace loci, database palace)", want[i], what[i]),
-				"no %s %q", what[i], name)
-		}
-	}
 	if names[0] != nil {
 		s.ns = sqlview.Namespace
 	}
@@ -289,6 +361,27 @@ func (c *conn) use(s *session, p []any) (any, *rpcFail) {
 		s.db = sqlview.Database
 	}
 	return nil, nil
+}
+
+// checkUse checks a namespace and a database (use's parameters, signin's
+// ns and db): each null (keep the current) or the one there is.
+func checkUse(method string, names []any, usage string) *rpcFail {
+	want := [2]string{sqlview.Namespace, sqlview.Database}
+	what := [2]string{"namespace", "database"}
+	for i, n := range names {
+		if n == nil || i > 1 {
+			continue
+		}
+		name, ok := n.(string)
+		if !ok {
+			return invalidParams(method, "call it as "+method+" "+usage, "the %s is a string or null", what[i])
+		}
+		if name != want[i] {
+			return invalidParams(method, fmt.Sprintf("use %q, the one %s (namespace loci, database palace)", want[i], what[i]),
+				"no %s %q", what[i], name)
+		}
+	}
+	return nil
 }
 
 // sessionInfo is what info answers.
@@ -336,7 +429,28 @@ func (c *conn) let(s *session, p []any) (any, *rpcFail) {
 	if _, has := s.vars[name]; !has && len(s.vars) >= MaxVariables {
 		return nil, invalidParams("let", "unset one first (unset [NAME]), or reset the session", "a session holds at most %d variables", MaxVariables)
 	}
+	enc, err := c.codec.encode(v)
+	if err != nil {
+		return nil, invalidParams("let", "give a number, string, boolean, null, time, array or object", "the value cannot be kept: %s", err.Error())
+	}
+	lim := c.l.admin
+	if len(enc) > lim.maxVar {
+		return nil, fail(codeInvalidParams, fault.Newf(fault.DBTooLarge,
+			"keep a smaller value; a larger text belongs in the palace (read it with a query) rather than in a variable",
+			"let: the value of %s is %d bytes; a variable holds at most %d bytes", name, len(enc), lim.maxVar))
+	}
+	total := len(enc)
+	for k, n := range s.varBytes {
+		if k != name {
+			total += n
+		}
+	}
+	if total > lim.maxSessionVars {
+		return nil, fail(codeInvalidParams, fault.Newf(fault.DBTooLarge, "unset some (unset [NAME]) or reset the session first",
+			"let: the session's variables would hold %d bytes; a session holds at most %d bytes of values in all", total, lim.maxSessionVars))
+	}
 	s.vars[name] = v
+	s.varBytes[name] = len(enc)
 	return nil, nil
 }
 
@@ -349,6 +463,7 @@ func (c *conn) unset(s *session, p []any) (any, *rpcFail) {
 		return nil, f
 	}
 	delete(s.vars, name)
+	delete(s.varBytes, name)
 	return nil, nil
 }
 
@@ -365,7 +480,10 @@ type stmtOK struct {
 	Columns   []column `json:"columns"`
 	Rows      [][]any  `json:"rows"`
 	Truncated bool     `json:"truncated"`
-	RowsRead  int      `json:"rows_read"`
+	// TruncatedBy says what cut the rows: "rows" (db.max_result_rows) or
+	// "bytes" (the size limit); absent when none was cut.
+	TruncatedBy string `json:"truncated_by,omitempty"`
+	RowsRead    int    `json:"rows_read"`
 }
 
 type stmtErr struct {
@@ -414,7 +532,7 @@ func (c *conn) query(s *session, p []any) (any, *rpcFail) {
 	if err != nil {
 		return nil, fail(codeFailed, fault.As(err))
 	}
-	return statements(results), nil
+	return c.statements(results), nil
 }
 
 // shortDuration keeps three significant figures or so of a statement's
@@ -431,9 +549,26 @@ func shortDuration(d time.Duration) time.Duration {
 	return d.Round(10 * time.Millisecond)
 }
 
-// statements is a query's answer: one entry per statement run.
-func statements(results []sqlview.Result) []any {
+// answerSlack is what an answer's envelope (id, result) and the
+// statements' separators are allowed within MaxAnswerBytes before the
+// rows; serve still checks the whole message.
+const answerSlack = 64 << 10
+
+// statements is a query's answer: one entry per statement run, their
+// rows together within the answer's size limit: the rows past it are cut
+// (truncated_by "bytes"), and a statement with no room left (and those
+// after it, not listed) answers loci::db::too_large.
+func (c *conn) statements(results []sqlview.Result) []any {
+	limit := c.l.admin.maxAnswer
+	budget := limit - min(answerSlack, limit/4)
 	out := make([]any, 0, len(results))
+	size := func(v any) int {
+		b, err := c.codec.encode(v)
+		if err != nil {
+			return 0 // the whole answer's encoding says what is wrong
+		}
+		return len(b) + 1
+	}
 	for _, r := range results {
 		t := shortDuration(r.Duration).String()
 		if r.Err != nil {
@@ -445,13 +580,58 @@ func statements(results []sqlview.Result) []any {
 		for i, col := range r.Columns {
 			cols[i] = column{Name: col.Name, Type: col.Type}
 		}
-		rows := r.Rows
-		if rows == nil {
-			rows = [][]any{}
+		st := stmtOK{Status: "OK", Time: t, Columns: cols, Rows: [][]any{}, Truncated: r.Truncated, TruncatedBy: truncatedBy(r), RowsRead: r.RowsRead}
+		budget -= size(st) + len(`"truncated_by":"bytes",`)
+		cut := -1
+		for i, row := range r.Rows {
+			n := size(row)
+			if n > budget {
+				cut = i
+				break
+			}
+			budget -= n
 		}
-		out = append(out, stmtOK{Status: "OK", Time: t, Columns: cols, Rows: rows, Truncated: r.Truncated, RowsRead: r.RowsRead})
+		if budget < 0 || cut == 0 {
+			out = append(out, tooLarge(t, limit))
+			break
+		}
+		if r.Rows != nil {
+			st.Rows = r.Rows
+		}
+		if cut > 0 {
+			st.Rows = r.Rows[:cut]
+			st.Truncated, st.TruncatedBy = true, "bytes"
+			out = append(out, st)
+			// Nothing more fits: a statement after it answers too_large.
+			budget = -1
+			continue
+		}
+		out = append(out, st)
 	}
 	return out
+}
+
+// tooLarge is a statement's answer when the answer has no room left for
+// its rows.
+func tooLarge(t string, limit int) stmtErr {
+	e := fault.Newf(fault.DBTooLarge,
+		"select fewer rows or columns (LIMIT, WHERE, SUBSTRING of long texts), or send the statements in separate queries",
+		"the answer would exceed %d bytes (the size one answer holds)", limit)
+	b := e.Body()
+	return stmtErr{Status: "ERR", Time: t, Result: b.Error, Code: b.Code, Help: b.Help}
+}
+
+// truncatedBy is what cut a statement's rows: the engine's own word when
+// its Result carries one (the field TruncatedBy), else "rows" for a
+// truncated result (the row limit was the only cut before it).
+func truncatedBy(r sqlview.Result) string {
+	if f := reflect.ValueOf(r).FieldByName("TruncatedBy"); f.IsValid() && f.Kind() == reflect.String && f.String() != "" {
+		return f.String()
+	}
+	if r.Truncated {
+		return "rows"
+	}
+	return ""
 }
 
 func (c *conn) attach(_ *session, p []any) (any, *rpcFail) {

@@ -2,6 +2,7 @@ package dbadmin
 
 import (
 	"errors"
+	"net"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -54,5 +55,33 @@ func parseOrigin(s string) (string, error) {
 	case strings.ContainsAny(u.Host, "*?"):
 		return "", errors.New("wildcards are not accepted: list each origin")
 	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host), nil
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	// A browser leaves a scheme's default port out of the Origin it sends.
+	if port := u.Port(); (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+		host = strings.ToLower(u.Hostname())
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+	}
+	return scheme + "://" + host, nil
+}
+
+// hostAllowed says whether a request's Host header names this listener:
+// any host while it is bound beyond loopback; bound to loopback, only
+// localhost, 127.0.0.0/8 or [::1] (any port), so a page whose name was
+// rebound to 127.0.0.1 (DNS rebinding) reaches nothing.
+func (l *listener) hostAllowed(hostHeader string) bool {
+	if ip, err := netip.ParseAddr(l.set.bind); err != nil || !ip.IsLoopback() {
+		return true
+	}
+	host := hostHeader
+	if h, _, err := net.SplitHostPort(hostHeader); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
 }

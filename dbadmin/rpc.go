@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -189,6 +190,16 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 		scheme, tok, _ := strings.Cut(h, " ")
 		if !strings.EqualFold(scheme, "Bearer") || !l.authenticates(strings.TrimSpace(tok)) {
 			a.log.Warn("database admin sign-in refused: bearer on the upgrade", "remote", r.RemoteAddr)
+			if t := a.cfg.Throttle; t != nil {
+				wait, retry := t.Refused(r.RemoteAddr)
+				if !sleep(r.Context(), wait) {
+					return
+				}
+				if retry > 0 {
+					writeError(w, throttled(retry))
+					return
+				}
+			}
 			writeError(w, fault.New(fault.DBSignInRefused, "the Authorization header does not sign in",
 				"send Authorization: Bearer TOKEN with the daemon's token (or a session token of this listener), or connect without it and call signin"))
 			return
@@ -196,17 +207,37 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 		signedIn = true
 	}
 
+	// A connection signed in by its bearer takes a signed-in slot; any
+	// other one a slot among those not signed in, until it signs in.
 	l.mu.Lock()
-	if len(l.conns)+l.upgrading >= a.maxConns {
+	if signedIn && l.signedConns >= a.maxConns || !signedIn && l.pendingConns >= a.maxPending {
 		l.mu.Unlock()
-		e := fault.Newf(fault.ServerBusy, "close a console or wait for one to close, then connect again",
-			"the database admin listener holds its most connections (%d)", a.maxConns)
+		msg := fmt.Sprintf("the database admin listener holds its most connections (%d)", a.maxConns)
+		if !signedIn {
+			msg = fmt.Sprintf("the database admin listener holds its most connections not yet signed in (%d)", a.maxPending)
+		}
+		e := fault.New(fault.ServerBusy, msg, "close a console or wait for one to close (a connection not signed in within "+
+			a.signInDeadline.String()+" is closed), then connect again")
 		e.RetryAfter = 5
 		writeError(w, e)
 		return
 	}
-	l.upgrading++
+	if signedIn {
+		l.signedConns++
+	} else {
+		l.pendingConns++
+	}
 	l.mu.Unlock()
+	c := &conn{l: l, remote: r.RemoteAddr, promoted: signedIn}
+	defer func() {
+		l.mu.Lock()
+		if c.promoted {
+			l.signedConns--
+		} else {
+			l.pendingConns--
+		}
+		l.mu.Unlock()
+	}()
 
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		// The one chosen (the library would prefer its list's order to
@@ -217,14 +248,12 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 		// desktop client and the allowed origins.
 		InsecureSkipVerify: true,
 	})
-	l.mu.Lock()
-	l.upgrading--
 	if err != nil {
-		l.mu.Unlock()
 		a.log.Debug("database admin upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
-	c := newConn(l, ws, codecs[enc], r.RemoteAddr, signedIn)
+	c.init(ws, codecs[enc], signedIn)
+	l.mu.Lock()
 	if l.closing {
 		l.mu.Unlock()
 		c.cancel()
@@ -237,15 +266,67 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 	ws.SetReadLimit(MaxMessageBytes)
 	a.log.Debug("database admin connection", "remote", r.RemoteAddr, "encoding", enc, "signed_in", signedIn)
 
+	// The sign-in deadline: a connection with no session signed in by
+	// then is closed (1008), its slot freed.
+	stop := make(chan struct{})
+	var timer sync.WaitGroup
+	if !signedIn {
+		timer.Add(1)
+		go func() {
+			defer timer.Done()
+			t := time.NewTimer(a.signInDeadline)
+			defer t.Stop()
+			select {
+			case <-stop:
+			case <-c.signed:
+			case <-t.C:
+				if c.expire() {
+					a.log.Info("database admin connection closed: not signed in in time", "remote", c.remote, "deadline", a.signInDeadline.String())
+					_ = ws.Close(websocket.StatusPolicyViolation, fmt.Sprintf("not signed in within %s: connect again and sign in first", a.signInDeadline))
+				}
+			}
+		}()
+	}
+
 	defer func() {
+		close(stop)
+		timer.Wait()
 		c.cancel()
 		l.mu.Lock()
 		delete(l.conns, c)
 		l.sessions -= len(c.sessions)
 		l.mu.Unlock()
 		_ = ws.CloseNow()
+		if c.refused > 0 {
+			a.log.Warn("database admin connection closed after refused sign-ins", "remote", c.remote, "refused", c.refused)
+		}
 	}()
 	c.serve()
+}
+
+// sleep waits d unless ctx ends first (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// throttled is the answer to a refused sign-in from an address that made
+// too many: loci::auth::throttled with when to try again.
+func throttled(retry int) *fault.Error {
+	e := fault.Newf(fault.AuthThrottled,
+		fmt.Sprintf("wait %d s, then sign in with the valid password (the daemon's token): a valid one is never throttled", retry),
+		"too many refused sign-ins from this address (here or on the daemon's REST API): try again in %d s", retry)
+	e.RetryAfter = retry
+	return e
 }
 
 // badHandshake says what is wrong with an upgrade request the WebSocket
@@ -297,7 +378,7 @@ func (c *conn) serve() {
 		}
 		out, closeWhy := c.handle(msg)
 		b, err := c.codec.encode(out)
-		if err != nil {
+		if err != nil || len(b) > c.l.admin.maxAnswer {
 			id := any(nil)
 			switch o := out.(type) {
 			case answer:
@@ -305,11 +386,21 @@ func (c *conn) serve() {
 			case failure:
 				id = o.ID
 			}
-			b, err = c.codec.encode(fail(codeFailed, fault.Wrap(fault.ServerFailed, err,
-				"the answer cannot be encoded in "+c.codec.name,
-				"select the values another way (a NaN or infinite number has no JSON form: CAST it to text)")).wire(id))
+			f := fail(codeFailed, fault.Newf(fault.DBTooLarge,
+				"select fewer rows or columns (LIMIT, WHERE, SUBSTRING of long texts), or send the statements in separate queries",
+				"the answer would exceed %d bytes (the size one answer holds)", c.l.admin.maxAnswer))
 			if err != nil {
-				return
+				f = fail(codeFailed, fault.Wrap(fault.ServerFailed, err,
+					"the answer cannot be encoded in "+c.codec.name,
+					"select the values another way (a NaN or infinite number has no JSON form: CAST it to text)"))
+			}
+			b, err = c.codec.encode(f.wire(id))
+			if err != nil || len(b) > c.l.admin.maxAnswer {
+				// Only an id near the message limit could do this.
+				b, err = c.codec.encode(f.wire(nil))
+				if err != nil {
+					return
+				}
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)

@@ -395,10 +395,16 @@ func TestCloseCancelsQuery(t *testing.T) {
 	}
 }
 
+// bareConn is a connection (no socket) of a listener whose answers hold
+// at most maxAnswer bytes, for statements.
+func bareConn(enc string, maxAnswer int) *conn {
+	return &conn{l: &listener{admin: &Admin{maxAnswer: maxAnswer}}, codec: codecs[enc]}
+}
+
 // TestStatementsShape: a query's answer, one entry per statement, in the
 // contract's shape.
 func TestStatementsShape(t *testing.T) {
-	out := statements([]sqlview.Result{
+	out := bareConn(encJSON, MaxAnswerBytes).statements([]sqlview.Result{
 		{Statement: "SELECT 1", Columns: []sqlview.Column{{Name: "a", Type: "BIGINT", Doc: "not sent"}}, Rows: [][]any{{int64(1)}}, Truncated: true, RowsRead: 12, Duration: 1500 * time.Microsecond},
 		{Statement: "SELECT 1 WHERE 0", Columns: []sqlview.Column{{Name: "a", Type: "BIGINT"}}, Duration: time.Millisecond},
 		{Statement: "DELETE FROM wings", Duration: 2 * time.Second, Err: fault.New(fault.DBReadOnly, "writes are refused", "change memory through REST")},
@@ -407,7 +413,7 @@ func TestStatementsShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[{"status":"OK","time":"1.5ms","columns":[{"name":"a","type":"BIGINT"}],"rows":[[1]],"truncated":true,"rows_read":12},` +
+	want := `[{"status":"OK","time":"1.5ms","columns":[{"name":"a","type":"BIGINT"}],"rows":[[1]],"truncated":true,"truncated_by":"rows","rows_read":12},` +
 		`{"status":"OK","time":"1ms","columns":[{"name":"a","type":"BIGINT"}],"rows":[],"truncated":false,"rows_read":0},` +
 		`{"status":"ERR","time":"2s","result":"writes are refused","code":"loci::db::read_only","help":"change memory through REST"}]`
 	if string(b) != want {

@@ -112,7 +112,8 @@ func TestFiveRefusalsClose(t *testing.T) {
 			c2.call("signin", signin("loci", token1))
 			eventually(t, "the closed connection leaves", func() bool { return a.State().Connections == 1 })
 			log := d.log.String()
-			if !strings.Contains(log, "sign-in refused") || !strings.Contains(log, "remote=127.0.0.1:") ||
+			if strings.Count(log, "level=WARN") != 1 || !strings.Contains(log, "closed after refused sign-ins") ||
+				!strings.Contains(log, "refused=5") || !strings.Contains(log, "remote=127.0.0.1:") ||
 				strings.Contains(log, "wrong-password") || strings.Contains(log, "not-a-token") {
 				t.Fatalf("the log:\n%s", log)
 			}
