@@ -642,16 +642,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		imports.Sweep(ctx)
 	}
 
-	// The database admin listener (embedded store only: a shared store is
-	// PostgreSQL's, reached with its own tools), closed until POST
-	// /api/db. It stops after the HTTP server (no request can open it
-	// again) and before the store, closing its connections.
-	if !db.Shared() {
-		a := newAdmin(cfg, db, auth, ln.Addr().(*net.TCPAddr).Port, log)
-		admin.Store(a)
-		lc.startedPlain("the database admin listener", 5*time.Second, func() error { _, err := a.Close(); return err })
-	}
-
 	// 4. Serve. Event streams and MCP sessions end first at a stop, so the
 	// HTTP server can drain its other requests.
 	started := time.Now()
@@ -667,7 +657,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 		SignIn:   signIn,
 		Shutdown: requestStop,
 		Store:    db,
-		DBAdmin:  admin.Load(),
+	}
+	// The database admin listener (embedded store only: a shared store is
+	// PostgreSQL's, reached with its own tools), closed until POST
+	// /api/db. It stops after the HTTP server (no request can open it
+	// again) and before the store, closing its connections. Its refused
+	// sign-ins count in the REST API's throttle (srv), per client address.
+	if !db.Shared() {
+		a := newAdmin(cfg, db, auth, ln.Addr().(*net.TCPAddr).Port, srv, log)
+		admin.Store(a)
+		srv.DBAdmin = a
+		lc.startedPlain("the database admin listener", 5*time.Second, func() error { _, err := a.Close(); return err })
 	}
 	srv.Registries = registries
 	// Plugins install their modules through the packages service; their
@@ -721,8 +721,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 // SQL by sqlview within the db.* limits; an open on the main listener's
 // port (serverPort, the one bound) or the webhook listener's is refused;
 // a sign-in checks the daemon's current credentials (auth), so a revoked
-// or rotated token signs in no more.
-func newAdmin(cfg config.Config, db store.DB, auth *services.Auth, serverPort int, log *slog.Logger) *dbadmin.Admin {
+// or rotated token signs in no more; a refused one counts in the REST
+// API's throttle (rest), so a brute force on either port slows both.
+func newAdmin(cfg config.Config, db store.DB, auth *services.Auth, serverPort int, rest *transport.Server, log *slog.Logger) *dbadmin.Admin {
 	engine := sqlview.New(db, sqlview.Limits{ScanRows: cfg.DB.MaxScanRows, ResultRows: cfg.DB.MaxResultRows,
 		Timeout: time.Duration(cfg.DB.QueryTimeoutSecs) * time.Second})
 	webhookPort := 0
@@ -731,8 +732,14 @@ func newAdmin(cfg config.Config, db store.DB, auth *services.Auth, serverPort in
 	}
 	enabled := cfg.Auth.Enabled
 	return dbadmin.New(dbadmin.Config{Settings: cfg.DB, ServerPort: serverPort, WebhookPort: webhookPort,
-		AuthEnabled: func() bool { return enabled }, CheckToken: auth.Check, Engine: engine, Version: version, Log: log})
+		AuthEnabled: func() bool { return enabled }, CheckToken: auth.Check, Engine: engine, Version: version, Log: log,
+		Throttle: restThrottle{rest}})
 }
+
+// restThrottle is the REST API's throttle as the admin listener's.
+type restThrottle struct{ srv *transport.Server }
+
+func (t restThrottle) Refused(remote string) (time.Duration, int) { return t.srv.RefusedSignIn(remote) }
 
 // adminPort is the port the database admin listener listens on; 0 when
 // closed (or none is built).

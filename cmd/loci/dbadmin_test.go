@@ -12,6 +12,7 @@ import (
 	"github.com/loci-dev/loci/config"
 	"github.com/loci-dev/loci/services"
 	"github.com/loci-dev/loci/store/badgerdb"
+	"github.com/loci-dev/loci/transport"
 )
 
 // The admin listener the daemon builds reports, through adminPort, the
@@ -31,7 +32,7 @@ func TestDBAdminPort(t *testing.T) {
 	}
 	cfg := config.Default(func(string) (string, bool) { return "", false })
 	cfg.DB.Port = 0
-	a := newAdmin(cfg, db, auth, 1, log)
+	a := newAdmin(cfg, db, auth, 1, &transport.Server{}, log)
 	if adminPort(nil) != 0 || adminPort(a) != 0 {
 		t.Fatalf("a port with no listener open: %d %d", adminPort(nil), adminPort(a))
 	}
