@@ -256,13 +256,28 @@ func TestHostCheck(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	_, resp, err := tryDial(t, st, encJSON, http.Header{"Host": {"rebound.example"}})
-	if err == nil {
-		// The client may not let Host be set: then it sent the address.
-		t.Log("the WebSocket client kept its own Host")
-	} else if resp == nil || resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("/rpc with another host: %v %v", err, resp)
+	// The upgrade to /rpc is refused the same way.
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+st.Address+"/rpc", nil)
+	req.Host = "rebound.example:" + strings.Split(st.Address, ":")[1]
+	req.Header = http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Version": {"13"},
+		"Sec-Websocket-Key": {"dGhlIHNhbXBsZSBub25jZQ=="}, "Sec-Websocket-Protocol": {"json"}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if resp.StatusCode != http.StatusForbidden || errBody(t, resp)["code"] != string(fault.DBOriginRefused) {
+		t.Fatalf("/rpc with another host: %d", resp.StatusCode)
+	}
+	resp.Body.Close()
+	// Beyond loopback any host is this machine's name for it.
+	a2, _ := newAdmin(t, true)
+	st2 := open(t, a2, api.DBOpen{Bind: ptr("0.0.0.0"), AllowRemote: ptr(true)})
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodGet, "http://127.0.0.1:"+strings.Split(st2.Address, ":")[1]+"/health", nil)
+	req.Host = "db.example.lan"
+	if resp, err = http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a named host beyond loopback: %v %v", err, resp)
+	}
+	resp.Body.Close()
 	for _, host := range []string{"localhost", "localhost:1234", "LOCALHOST.", "127.0.0.1", "127.1.2.3:9", "[::1]:8000", "[::1]"} {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+st.Address+"/health", nil)
 		req.Host = host
