@@ -213,4 +213,3 @@ func TestExtraTableBadDefinitions(t *testing.T) {
 	x := sqlview.Extra{Name: "tools", Columns: cols, Rows: rows}
 	sqlview.New(openDB(t), defaults(), x, x)
 }
-
