@@ -213,3 +213,24 @@ func TestExtraTableBadDefinitions(t *testing.T) {
 	x := sqlview.Extra{Name: "tools", Columns: cols, Rows: rows}
 	sqlview.New(openDB(t), defaults(), x, x)
 }
+
+// A join from an extra table into a store's table goes by the store's
+// index: it reads the extra's rows and the rows looked up, not the
+// store's table whole.
+func TestExtraTableJoinsByIndex(t *testing.T) {
+	db := openDB(t)
+	fillPalace(t, db, 300, 3, 0, 0)
+	var room string
+	e := sqlview.New(db, defaults(), sqlview.Extra{Name: "picked", Columns: []sqlview.Column{{Name: "room", Type: sqlview.TypeID}},
+		Rows: func(context.Context) ([][]any, error) { return [][]any{{room}}, nil }})
+	room = one(t, e, "SELECT id FROM rooms ORDER BY name LIMIT 1", nil).Rows[0][0].(string)
+	for _, st := range []string{
+		"SELECT count(*) FROM picked p JOIN drawers d ON d.room_id = p.room",
+		"SELECT count(*) FROM drawers d JOIN picked p ON d.room_id = p.room",
+	} {
+		r := one(t, e, st, nil)
+		if r.Rows[0][0] != int64(100) || r.RowsRead != 101 {
+			t.Errorf("%s: %v, read %d (want 100, read 101)", st, r.Rows, r.RowsRead)
+		}
+	}
+}
