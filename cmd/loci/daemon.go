@@ -647,7 +647,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// /api/db. It stops after the HTTP server (no request can open it
 	// again) and before the store, closing its connections.
 	if !db.Shared() {
-		a := newAdmin(cfg, db, auth, ln.Addr().(*net.TCPAddr).Port, log)
+		a := newAdmin(cfg, db, auth, ln.Addr().(*net.TCPAddr).Port, log, daemonTables(miners, trig)...)
 		admin.Store(a)
 		lc.startedPlain("the database admin listener", 5*time.Second, func() error { _, err := a.Close(); return err })
 	}
@@ -721,10 +721,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 // SQL by sqlview within the db.* limits; an open on the main listener's
 // port (serverPort, the one bound) or the webhook listener's is refused;
 // a sign-in checks the daemon's current credentials (auth), so a revoked
-// or rotated token signs in no more.
-func newAdmin(cfg config.Config, db store.DB, auth *services.Auth, serverPort int, log *slog.Logger) *dbadmin.Admin {
+// or rotated token signs in no more. The extra tables are the daemon's
+// own (daemonTables: the miners and the trigger definitions).
+func newAdmin(cfg config.Config, db store.DB, auth *services.Auth, serverPort int, log *slog.Logger, extras ...sqlview.Extra) *dbadmin.Admin {
 	engine := sqlview.New(db, sqlview.Limits{ScanRows: cfg.DB.MaxScanRows, ResultRows: cfg.DB.MaxResultRows,
-		Timeout: time.Duration(cfg.DB.QueryTimeoutSecs) * time.Second})
+		Timeout: time.Duration(cfg.DB.QueryTimeoutSecs) * time.Second}, extras...)
 	webhookPort := 0
 	if cfg.Webhook.Enable {
 		webhookPort = cfg.Webhook.Port
