@@ -149,7 +149,7 @@ func TestRetryAfterHeader(t *testing.T) {
 // open and closed, is pinned (its token-free shape included).
 func TestDBStateAnswer(t *testing.T) {
 	opened := time.Date(2026, 11, 26, 20, 0, 0, 0, time.UTC)
-	limits := api.DBLimits{QueryTimeoutSecs: 30, MaxScanRows: 2000000, MaxResultRows: 10000}
+	limits := api.DBLimits{QueryTimeoutSecs: 30, MaxScanRows: 2000000, MaxResultRows: 10000, MaxResultBytes: 64 << 20}
 	sameAnswer(t, "db state open", api.DBState{Open: true, Address: "127.0.0.1:8000", URL: "ws://127.0.0.1:8000/rpc", Bind: "127.0.0.1", Port: 8000,
 		AllowedOrigins: []string{"https://console.example"}, OpenedAt: &opened, Connections: 2, Sessions: 3, Encodings: []string{"json", "cbor"},
 		User: "loci", Auth: true, Limits: limits})
