@@ -421,12 +421,22 @@ func (a *app) statusCmd() *cobra.Command {
 			if _, err := cl.Do(c.Context(), http.MethodGet, "/api/sources", nil, &srcs); err != nil {
 				srcs.Warnings = nil
 			}
+			// The database admin listener, when open: none on a shared
+			// store (503 unavailable), and a daemon that cannot say is no
+			// reason to fail status either.
+			var dbState api.DBState
+			if _, err := cl.Do(c.Context(), http.MethodGet, "/api/db", nil, &dbState); err != nil {
+				dbState = api.DBState{}
+			}
 			if a.jsonOut {
 				_ = a.out(struct {
 					api.Status
 					Project        projectState        `json:"project"`
 					SourceWarnings []api.SourceWarning `json:"source_warnings"`
-				}{st, proj, append([]api.SourceWarning{}, srcs.Warnings...)})
+					// DBURL is the open admin listener's URL; absent when
+					// closed or not available (like dashboard).
+					DBURL string `json:"db_url,omitempty"`
+				}{st, proj, append([]api.SourceWarning{}, srcs.Warnings...), dbState.URL})
 			} else {
 				a.printf("loci %s, pid %d, up %s, on http://%s\n", st.Version, st.PID, time.Duration(st.UptimeSecs)*time.Second, st.Address)
 				a.printf("palace:     %s (%s)\n", st.Palace, st.Datastore.Backend)
@@ -436,6 +446,9 @@ func (a *app) statusCmd() *cobra.Command {
 					dash = st.Dashboard
 				}
 				a.printf("dashboard:  %s\n", dash)
+				if dbState.Open {
+					a.printf("sql:        %s (the database admin listener; loci db status, loci db stop)\n", dbState.URL)
+				}
 				health := "healthy"
 				if !st.Datastore.Healthy {
 					health = "UNHEALTHY: " + st.Datastore.Error

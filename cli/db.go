@@ -15,10 +15,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/spf13/cobra"
 
 	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/fault"
+	"github.com/loci-dev/loci/store/disk"
 )
 
 // maxSQLBytes bounds the SQL `loci db query` reads from standard input.
@@ -136,19 +138,35 @@ func (a *app) printDBState(st *api.DBState) {
 	}
 	a.printf("origins:     %s\n", origins)
 	a.printf("connections: %d (%d sessions)\n", st.Connections, st.Sessions)
-	a.printf("limits:      %d s a query, %d rows read, %d rows returned a statement\n",
-		st.Limits.QueryTimeoutSecs, st.Limits.MaxScanRows, st.Limits.MaxResultRows)
+	limits := fmt.Sprintf("%d s a query, %d rows read, %d rows returned a statement", st.Limits.QueryTimeoutSecs, st.Limits.MaxScanRows, st.Limits.MaxResultRows)
+	if st.Limits.MaxResultBytes > 0 {
+		limits += ", " + sizeText(st.Limits.MaxResultBytes) + " of rows a statement (about their JSON size)"
+	}
+	a.printf("limits:      %s\n", limits)
+}
+
+// sizeText is a size limit for a person: whole mebibytes as "64 MiB",
+// others as disk.Bytes writes them.
+func sizeText(n int64) string {
+	if n > 0 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return disk.Bytes(n)
 }
 
 func (a *app) dbQueryCmd() *cobra.Command {
-	return &cobra.Command{
+	var wide bool
+	c := &cobra.Command{
 		Use:   "query SQL",
 		Short: "Run SQL on the database admin listener and print each statement's rows (\"-\" reads the SQL from stdin)",
 		Long: "Run one query (one or more statements separated by ';') on the open database admin listener, signed in\n" +
 			"with the CLI's token (LOCI_AUTH_TOKEN or auth.token), and print each statement's rows as a table, or\n" +
 			"the answer as JSON with --json. The SQL is MySQL's dialect over read-only tables (wings, rooms, drawers,\n" +
 			"entities, mentions, relationships, jobs, ...); a statement that would write is refused. The statements\n" +
-			"after a failed one are not run, and the command exits non-zero.",
+			"after a failed one are not run (the output says how many), and the command exits non-zero.\n\n" +
+			"In the tables, SQL NULL prints as " + nullCell + " (the text 'NULL' prints as NULL), line breaks and tabs as \\n and \\t,\n" +
+			fmt.Sprintf("and a cell longer than %d characters is clipped, ending in %s: --wide prints every cell whole. --json prints\n", maxCellRunes, clipMark) +
+			"the listener's answer as it came.",
 		Example: "  loci db query \"SELECT wing, room, count(*) FROM drawers GROUP BY wing, room\"\n" +
 			"  echo \"SELECT name, kind FROM entities\" | loci db query -",
 		Args: cobra.ExactArgs(1),
@@ -170,13 +188,16 @@ func (a *app) dbQueryCmd() *cobra.Command {
 			if !utf8.ValidString(sql) {
 				return fault.Invalid("SQL", "is not valid UTF-8")
 			}
-			return a.dbQuery(c.Context(), sql)
+			return a.dbQuery(c.Context(), sql, wide)
 		},
 	}
+	c.Flags().BoolVar(&wide, "wide", false, fmt.Sprintf("print every cell whole (by default a cell longer than %d characters is clipped)", maxCellRunes))
+	return c
 }
 
-// dbQuery runs sql on the open listener and prints its answer.
-func (a *app) dbQuery(ctx context.Context, sql string) error {
+// dbQuery runs sql on the open listener and prints its answer (every
+// cell whole with wide).
+func (a *app) dbQuery(ctx context.Context, sql string, wide bool) error {
 	var st api.DBState
 	if _, err := a.call(ctx, http.MethodGet, "/api/db", nil, &st); err != nil {
 		return err
@@ -211,20 +232,62 @@ func (a *app) dbQuery(ctx context.Context, sql string) error {
 	if a.jsonOut {
 		writeJSONTo(a.stdout, json.RawMessage(raw))
 	}
+	opts := tableOptions{limits: st.Limits, wide: wide}
 	for i, r := range results {
 		if r.Status != "OK" {
 			// The statements after it were not run; its error is the
 			// command's.
+			if !a.jsonOut {
+				if i > 0 {
+					a.printf("\n")
+				}
+				a.printf("%s\n", notRun(i+1, statementCount(sql)))
+			}
 			return &fault.Error{Code: fault.Code(r.Code), Msg: r.Result, Help: r.Help}
 		}
 		if !a.jsonOut {
 			if i > 0 {
 				a.printf("\n")
 			}
-			a.printTable(r)
+			a.printTable(r, opts)
 		}
 	}
 	return nil
+}
+
+// statementCount is how many statements the listener runs of sql: the
+// pieces the SQL engine's own splitter makes of it (the splitter
+// dbadmin/sqlview.Engine.Query uses), blank ones left out; 0 when it
+// cannot split it.
+func statementCount(sql string) int {
+	pieces, err := sqlparser.SplitStatementToPieces(sql)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, p := range pieces {
+		if p = strings.TrimSpace(p); p != "" && p != ";" {
+			n++
+		}
+	}
+	return n
+}
+
+// notRun says which statement failed (the n-th) and how many of the
+// query's total were not run after it; a total it cannot trust (0, or no
+// more than n) is not counted.
+func notRun(n, total int) string {
+	switch {
+	case total == n:
+		return fmt.Sprintf("statement %d of %d failed (the last one)", n, total)
+	case total > n:
+		rest := total - n
+		if rest == 1 {
+			return fmt.Sprintf("statement %d of %d failed: the 1 statement after it was not run", n, total)
+		}
+		return fmt.Sprintf("statement %d of %d failed: the %d statements after it were not run", n, total, rest)
+	}
+	return fmt.Sprintf("statement %d failed: the statements after it were not run", n)
 }
 
 // reachable is the listener's URL as this client can reach it: a
@@ -251,7 +314,11 @@ type rpcResult struct {
 	Columns   []rpcColumn `json:"columns"`
 	Rows      [][]any     `json:"rows"`
 	Truncated bool        `json:"truncated"`
-	RowsRead  int         `json:"rows_read"`
+	// TruncatedBy says which limit cut the rows: "rows"
+	// (db.max_result_rows) or "bytes" (the size limit); empty from a
+	// listener that does not say.
+	TruncatedBy string `json:"truncated_by"`
+	RowsRead    int    `json:"rows_read"`
 	// A failed statement's message, code and help.
 	Result string `json:"result"`
 	Code   string `json:"code"`
@@ -264,8 +331,25 @@ type rpcColumn struct {
 	Type string `json:"type"`
 }
 
+// nullCell is SQL NULL in a table, apart from any text (the string
+// 'NULL' prints as NULL); clipMark ends a cell clipped at maxCellRunes
+// characters (without --wide).
+const (
+	nullCell     = "∅"
+	clipMark     = "…"
+	maxCellRunes = 80
+)
+
+// tableOptions are how printTable prints: the limits in force (to say
+// which one cut the rows) and whether cells are printed whole.
+type tableOptions struct {
+	limits api.DBLimits
+	wide   bool
+}
+
 // printTable prints a statement's rows aligned under its column names.
-func (a *app) printTable(r rpcResult) {
+func (a *app) printTable(r rpcResult, o tableOptions) {
+	clipped := false
 	if len(r.Columns) > 0 {
 		cells := make([][]string, 0, len(r.Rows)+1)
 		head := make([]string, len(r.Columns))
@@ -278,6 +362,10 @@ func (a *app) printTable(r rpcResult) {
 			for i := range line {
 				if i < len(row) {
 					line[i] = cell(row[i])
+					if !o.wide && utf8.RuneCountInString(line[i]) > maxCellRunes {
+						line[i] = string([]rune(line[i])[:maxCellRunes-1]) + clipMark
+						clipped = true
+					}
 				}
 			}
 			cells = append(cells, line)
@@ -314,18 +402,39 @@ func (a *app) printTable(r rpcResult) {
 		rows = "row"
 	}
 	a.printf("(%d %s, %s)\n", len(r.Rows), rows, r.Time)
+	if clipped {
+		a.printf("cells longer than %d characters are clipped (ending in %s): --wide prints them whole\n", maxCellRunes, clipMark)
+	}
 	if r.Truncated {
-		a.printf("the rows were cut at db.max_result_rows: narrow the query (WHERE, LIMIT) to see the rest\n")
+		a.printf("%s\n", truncation(r.TruncatedBy, o.limits))
 	}
 }
 
-// cell is a value as a table shows it: NULL for null, JSON for objects
-// and arrays, line breaks and tabs escaped so a row stays on one line.
+// truncation says which limit cut a statement's rows (by, the answer's
+// truncated_by) and how to see the rest; a listener that does not say
+// gets the row limit's words, the only one older listeners named.
+func truncation(by string, l api.DBLimits) string {
+	switch by {
+	case "bytes":
+		size := "the answer's size limit"
+		if l.MaxResultBytes > 0 {
+			size += " (" + sizeText(l.MaxResultBytes) + ")"
+		}
+		return "the rows were cut at " + size + ": select fewer or shorter columns (e.g. LEFT(content, 200)), or narrow the query (WHERE, LIMIT), to see the rest"
+	case "rows":
+		return fmt.Sprintf("the rows were cut at db.max_result_rows (%d): narrow the query (WHERE, LIMIT) to see the rest", l.MaxResultRows)
+	}
+	return "the rows were cut at db.max_result_rows: narrow the query (WHERE, LIMIT) to see the rest"
+}
+
+// cell is a value as a table shows it: nullCell for null, JSON for
+// objects and arrays, line breaks and tabs escaped so a row stays on one
+// line.
 func cell(v any) string {
 	var s string
 	switch x := v.(type) {
 	case nil:
-		return "NULL"
+		return nullCell
 	case string:
 		s = x
 	case json.Number:

@@ -389,18 +389,36 @@ func (a *app) versionCmd() *cobra.Command {
 	}
 }
 
-// restRoute is a REST route named in a daemon's help text, with the
-// separator after it: "GET /api/miners, ".
-var restRoute = regexp.MustCompile(`(?:GET|POST|PUT|PATCH|DELETE) /api/[^\s,;)]*(?:, )?`)
+// route is a REST route named in a daemon's help text: "GET
+// /api/miners".
+const route = `(?:GET|POST|PUT|PATCH|DELETE) /api/[^\s,;)]*`
+
+// The REST routes of a help text with the words that join them to the
+// loci command beside them, each left out whole: a route joined by "or"
+// or "and" to what follows ("DELETE /api/db or `loci db stop`"), or to
+// what precedes ("`loci db stop` or DELETE /api/db"), a route with the
+// command in parentheses after it ("DELETE /api/db (`loci db stop`)"),
+// else the route with the separator after it ("GET /api/miners, ").
+var (
+	routeThenOr  = regexp.MustCompile(route + `,? (?:or|and) `)
+	orThenRoute  = regexp.MustCompile(`,? (?:or|and) ` + route)
+	routeThenCmd = regexp.MustCompile(route + ` \((` + "`?" + `loci [^()]*)\)`)
+	restRoute    = regexp.MustCompile(route + `(?:, )?`)
+)
 
 // cliHelp is a daemon's help text for a person at the CLI: the REST
-// routes it names for scripts are left out (the same help names the loci
-// command), and so is a parenthesis they leave empty.
+// routes it names for scripts are left out with the words that join them
+// to the loci command (the same help names it), and so is a parenthesis
+// they leave empty.
 func cliHelp(help string) string {
-	out := restRoute.ReplaceAllString(help, "")
+	out := routeThenCmd.ReplaceAllString(help, "$1")
+	out = routeThenOr.ReplaceAllString(out, "")
+	out = orThenRoute.ReplaceAllString(out, "")
+	out = restRoute.ReplaceAllString(out, "")
 	out = strings.ReplaceAll(out, " ()", "")
 	out = strings.ReplaceAll(out, "()", "")
 	out = strings.ReplaceAll(out, ", )", ")")
+	out = strings.ReplaceAll(out, "( ", "(")
 	return strings.TrimSpace(out)
 }
 

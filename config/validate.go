@@ -83,11 +83,36 @@ func checkIP(key, v string) error {
 	return nil
 }
 
+// checkPort takes 0 on every listener: the OS chooses a free port (the
+// daemon reports the one it got).
 func checkPort(key string, p int) error {
 	if p < 0 || p > 65535 {
-		return bad(key, "%d is not a port (1 to 65535)", p)
+		return bad(key, "%d is not a port (0 to 65535; 0 lets the OS choose)", p)
 	}
 	return nil
+}
+
+// checkOrigin is the admin listener's rule for an entry of
+// db.allowed_origins (dbadmin's parseOrigin; config imports no listener,
+// so the rule is kept twice and config's tests hold it to the same
+// cases): a serialised origin as a browser sends it, scheme://host[:port],
+// with at most a trailing "/"; no user part, path, query, fragment or
+// wildcard. It says what is wrong, or "".
+func checkOrigin(s string) string {
+	u, err := url.Parse(strings.TrimSuffix(s, "/"))
+	switch {
+	case err != nil:
+		return "not a URL"
+	case u.Scheme == "" || u.Host == "" || u.Opaque != "":
+		return "it needs a scheme and a host"
+	case u.User != nil:
+		return "an origin has no user part"
+	case u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return "an origin has no path, query or fragment"
+	case strings.ContainsAny(u.Host, "*?"):
+		return "wildcards are not accepted: list each origin"
+	}
+	return ""
 }
 
 func (x Extraction) validate() error {
@@ -139,6 +164,11 @@ func (d DB) validate() error {
 		return bad("db.max_scan_rows", "must be at least 1")
 	case d.MaxResultRows < 1:
 		return bad("db.max_result_rows", "must be at least 1")
+	}
+	for _, o := range d.AllowedOrigins {
+		if problem := checkOrigin(o); problem != "" {
+			return bad("db.allowed_origins", "%q is not an origin: %s; list origins as a browser sends them: scheme://host[:port], e.g. https://console.example.com or http://192.168.1.20:3000 (no path, no wildcard)", o, problem)
+		}
 	}
 	return nil
 }

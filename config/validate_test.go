@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestValidateBySection(t *testing.T) {
 		msg          string
 	}{
 		{"server", "server.bind", func(c *Config) { c.Server.Bind = "localhost" }, ""},
-		{"server", "server.port", func(c *Config) { c.Server.Port = -1 }, "server.port: -1 is not a port (1 to 65535)"},
+		{"server", "server.port", func(c *Config) { c.Server.Port = -1 }, "server.port: -1 is not a port (0 to 65535; 0 lets the OS choose)"},
 		{"server", "server.max_connections", func(c *Config) { c.Server.MaxConnections = 4 }, ""},
 		{"server", "server.max_subscribers", func(c *Config) { c.Server.MaxSubscribers = 0 }, ""},
 		{"server", "server.slow_subscriber_secs", func(c *Config) { c.Server.SlowSubscriberSecs = 0 }, ""},
@@ -52,7 +53,11 @@ func TestValidateBySection(t *testing.T) {
 		{"store", "store.min_free_bytes", func(c *Config) { c.Store.MinFreeBytes = -1 }, ""},
 		{"auth", "auth.token", func(c *Config) { c.Auth.Token = "short" }, "auth.token: is shorter than 16 characters"},
 		{"db", "db.bind", func(c *Config) { c.DB.Bind = "db.example" }, ""},
-		{"db", "db.port", func(c *Config) { c.DB.Port = 65536 }, ""},
+		{"db", "db.port", func(c *Config) { c.DB.Port = 65536 }, "db.port: 65536 is not a port (0 to 65535; 0 lets the OS choose)"},
+		{"db", "db.allowed_origins", func(c *Config) { c.DB.AllowedOrigins = []string{"https://console.example", "*"} },
+			`db.allowed_origins: "*" is not an origin: it needs a scheme and a host; list origins as a browser sends them: scheme://host[:port], e.g. https://console.example.com or http://192.168.1.20:3000 (no path, no wildcard)`},
+		{"db", "db.allowed_origins", func(c *Config) { c.DB.AllowedOrigins = []string{"not a url"} }, ""},
+		{"webhook", "webhook.port", func(c *Config) { c.Webhook.Port = -2 }, "webhook.port: -2 is not a port (0 to 65535; 0 lets the OS choose)"},
 		{"webhook", "webhook.bind", func(c *Config) { c.Webhook.Bind = "" }, ""},
 		{"webhook", "webhook.max_body_bytes", func(c *Config) { c.Webhook.MaxBodyBytes = 0 }, ""},
 		{"webhook", "webhook.max_concurrent", func(c *Config) { c.Webhook.MaxConcurrent = 0 }, ""},
@@ -207,6 +212,30 @@ func TestValidateRegistryMessageWhole(t *testing.T) {
 		all := fe.Msg + " " + fe.Help
 		if strings.Contains(all, "…") || strings.Count(all, "a registry is") != 1 || !strings.Contains(all, "/abs/path") {
 			t.Fatalf("%q: %q / %q; want a whole message saying what a registry is once", bad, fe.Msg, fe.Help)
+		}
+	}
+}
+
+// db.allowed_origins takes what the admin listener takes (dbadmin's
+// parseOrigin: its open test's refusals and admissions) and refuses the
+// rest, naming the key and the entry.
+func TestValidateDBAllowedOrigins(t *testing.T) {
+	for _, o := range []string{"*", "https://ex.com/path", "example.com", "null", "https://*.ex.com", "not a url",
+		"https://user:pw@ex.com", "https://ex.com?x=1", "https://ex.com#top", "https://ex.com:port", "console.example:8080", ""} {
+		c := Default(envOf(map[string]string{"HOME": "/h"}))
+		c.DB.AllowedOrigins = []string{"https://ok.example", o}
+		fe := fault.As(c.Validate())
+		if fe == nil || fe.Code != fault.ConfigInvalid || !strings.HasPrefix(fe.Msg, "db.allowed_origins: ") || !strings.Contains(fe.Msg, strconv.Quote(o)) ||
+			!strings.Contains(fe.Help, "db.allowed_origins") {
+			t.Errorf("db.allowed_origins %q: %v", o, fe)
+		}
+	}
+	for _, o := range []string{"https://console.example.com", "HTTP://Lan.Example:3000/", "http://192.168.1.20:3000", "http://[fd00::1]:8080",
+		"tauri://localhost", "http://tauri.localhost"} {
+		c := Default(envOf(map[string]string{"HOME": "/h"}))
+		c.DB.AllowedOrigins = []string{o}
+		if err := c.Validate(); err != nil {
+			t.Errorf("db.allowed_origins %q refused: %v", o, err)
 		}
 	}
 }

@@ -260,3 +260,8 @@ func apiMiner(in services.MinerInfo) api.Miner {
 	}
 	return out
 }
+
+// APIMiner is a miner as GET /api/miners shows it (its credential's kind
+// and availability only, never its name, path or value): what the admin
+// listener's miners table shows too.
+func APIMiner(in services.MinerInfo) api.Miner { return apiMiner(in) }

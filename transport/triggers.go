@@ -294,3 +294,9 @@ func (h *Webhooks) deliver(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 	_ = json.NewEncoder(w).Encode(api.TriggerFired{Status: outcome, Job: apiJob(job)})
 }
+
+// APITrigger is a trigger as GET /api/triggers shows it (its credential's
+// kind and availability only, never where the webhook's secret is read
+// nor the secret): what the admin listener's trigger_definitions table
+// shows too.
+func APITrigger(in services.TriggerInfo) api.Trigger { return apiTrigger(in) }

@@ -664,7 +664,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 	// again) and before the store, closing its connections. Its refused
 	// sign-ins count in the REST API's throttle (srv), per client address.
 	if !db.Shared() {
-		a := newAdmin(cfg, db, auth, ln.Addr().(*net.TCPAddr).Port, srv, log)
+		a := newAdmin(cfg, db, auth, ln.Addr().(*net.TCPAddr).Port, srv, log, daemonTables(miners, trig)...)
 		admin.Store(a)
 		srv.DBAdmin = a
 		lc.startedPlain("the database admin listener", 5*time.Second, func() error { _, err := a.Close(); return err })
@@ -722,10 +722,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, level slog.
 // port (serverPort, the one bound) or the webhook listener's is refused;
 // a sign-in checks the daemon's current credentials (auth), so a revoked
 // or rotated token signs in no more; a refused one counts in the REST
-// API's throttle (rest), so a brute force on either port slows both.
-func newAdmin(cfg config.Config, db store.DB, auth *services.Auth, serverPort int, rest *transport.Server, log *slog.Logger) *dbadmin.Admin {
+// API's throttle (rest), so a brute force on either port slows both. The
+// extra tables are the daemon's own (daemonTables: the miners and the
+// trigger definitions).
+func newAdmin(cfg config.Config, db store.DB, auth *services.Auth, serverPort int, rest *transport.Server, log *slog.Logger, extras ...sqlview.Extra) *dbadmin.Admin {
 	engine := sqlview.New(db, sqlview.Limits{ScanRows: cfg.DB.MaxScanRows, ResultRows: cfg.DB.MaxResultRows,
-		Timeout: time.Duration(cfg.DB.QueryTimeoutSecs) * time.Second})
+		Timeout: time.Duration(cfg.DB.QueryTimeoutSecs) * time.Second}, extras...)
 	webhookPort := 0
 	if cfg.Webhook.Enable {
 		webhookPort = cfg.Webhook.Port

@@ -262,6 +262,13 @@ func TestDBServeStatusStop(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "closed") {
 		t.Fatalf("loci db status while closed: %d %s %s", code, out, errOut)
 	}
+	// loci status names the listener only while it is open.
+	if out, errOut, code := d.cli("", "status"); code != 0 || strings.Contains(out, "sql:") {
+		t.Fatalf("loci status while closed: %d %s %s", code, out, errOut)
+	}
+	if out, _, _ := d.cli("", "--json", "status"); strings.Contains(out, "db_url") {
+		t.Fatalf("loci status --json while closed: %s", out)
+	}
 	// Refusals while closed open nothing.
 	for _, c := range []struct {
 		body   any
@@ -302,6 +309,22 @@ func TestDBServeStatusStop(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "is open") || !strings.Contains(out, url) {
 		t.Fatalf("loci db status while open: %d %s", code, out)
 	}
+	if out, errOut, code := d.cli("", "status"); code != 0 || !strings.Contains(out, "\nsql:        "+url+" ") {
+		t.Fatalf("loci status while open: %d %s %s", code, out, errOut)
+	}
+	if out, _, _ := d.cli("", "--json", "status"); !strings.Contains(out, `"db_url": "`+url+`"`) {
+		t.Fatalf("loci status --json while open: %s", out)
+	}
+	// The console's table: NULL apart from 'NULL'; after a failed
+	// statement, how many were not run (and the exit is non-zero).
+	if out, errOut, code := d.cli("", "db", "query", "SELECT NULL AS nothing, 'NULL' AS word"); code != 0 || !strings.Contains(out, "\n∅       | NULL\n") {
+		t.Fatalf("loci db query NULL and 'NULL': %d %q %s", code, out, errOut)
+	}
+	out, errOut, code = d.cli("", "db", "query", "SELECT 1 AS one; SELECT nope FROM nowhere; SELECT 'a;b'; SELECT 3")
+	if code == 0 || !strings.Contains(out, "one") || !strings.Contains(out, "statement 2 of 4 failed: the 2 statements after it were not run") ||
+		!strings.Contains(errOut, "loci::db::query_invalid") {
+		t.Fatalf("loci db query with a failing statement: %d %s %s", code, out, errOut)
+	}
 
 	// No origin is admitted beyond this machine's without db.allowed_origins.
 	if _, resp, err := dialDB(t, url, "Origin", "https://console.example"); err == nil || resp == nil || resp.StatusCode != 403 {
@@ -339,7 +362,9 @@ func TestDBServeStatusStop(t *testing.T) {
 	if r := d.do("POST", "/api/db", map[string]any{"port": other}); r.status != 409 || r.code() != "loci::db::already_running" {
 		t.Fatalf("POST /api/db, another port: %d %s", r.status, r.raw)
 	}
-	if _, errOut, code := d.cli("", "db", "serve", "--port", strconv.Itoa(other)); code == 0 || !strings.Contains(errOut, "loci::db::already_running") {
+	// Its help is whole at the CLI: the REST route left out with its "or".
+	if _, errOut, code := d.cli("", "db", "serve", "--port", strconv.Itoa(other)); code == 0 || !strings.Contains(errOut, "loci::db::already_running") ||
+		!strings.Contains(errOut, "`loci db stop`") || strings.Contains(errOut, "( or") || strings.Contains(errOut, "/api/db") {
 		t.Fatalf("loci db serve, another port: %d %s", code, errOut)
 	}
 
@@ -564,5 +589,54 @@ func TestDBClosedAtShutdown(t *testing.T) {
 	}
 	if _, _, err := dialDB(t, st.URL); err == nil {
 		t.Fatal("the listener accepts connections after the daemon stopped")
+	}
+}
+
+// db.allowed_origins is held to the listener's rule by the configuration
+// too: each origin `loci db serve --allowed-origin` refuses, `loci doctor`
+// calls a configuration error naming db.allowed_origins, and the daemon
+// does not start with it; each one serve takes, doctor takes.
+func TestDBOriginsDoctorAgreesWithServe(t *testing.T) {
+	t.Parallel()
+	home, palace := newPalace(t)
+	d := start(t, home, palace, "LOCI_DB_PORT=0")
+	for _, c := range []struct {
+		origin string
+		ok     bool
+	}{
+		{"*", false},
+		{"not a url", false},
+		{"https://*.example.com", false},
+		{"https://console.example/path", false},
+		{"https://user@console.example", false},
+		{"console.example:8080", false},
+		{"null", false},
+		{"https://console.example", true},
+		{"HTTP://Lan.Example:3000/", true},
+		{"http://192.168.1.20:3000", true},
+		{"tauri://localhost", true},
+	} {
+		_, serveErr, serveCode := d.cli("", "db", "serve", "--allowed-origin", c.origin)
+		if c.ok != (serveCode == 0) || (!c.ok && !strings.Contains(serveErr, "db.allowed_origins")) {
+			t.Fatalf("loci db serve --allowed-origin %q: %d %s (want ok %v)", c.origin, serveCode, serveErr, c.ok)
+		}
+		if serveCode == 0 {
+			if _, errOut, code := d.cli("", "db", "stop"); code != 0 {
+				t.Fatalf("loci db stop: %d %s", code, errOut)
+			}
+		}
+		env := []string{"LOCI_DB_ALLOWED_ORIGINS=" + c.origin}
+		out, errOut, _ := runCLI(home, "", []string{"--addr", d.addr, "doctor"}, env)
+		refused := strings.Contains(out, "ERROR configuration") && strings.Contains(out, "db.allowed_origins: ")
+		if refused == c.ok {
+			t.Fatalf("loci doctor with db.allowed_origins %q (serve's ok %v): %s %s", c.origin, c.ok, out, errOut)
+		}
+		if !c.ok {
+			// The daemon's start refuses it too, naming the key.
+			_, errOut, code := runCLI(home, "", []string{"serve", "--palace", palace, "--port", "0"}, env)
+			if code == 0 || !strings.Contains(errOut, "db.allowed_origins") || !strings.Contains(errOut, "loci::config::invalid") {
+				t.Fatalf("loci serve with db.allowed_origins %q: %d %s", c.origin, code, errOut)
+			}
+		}
 	}
 }

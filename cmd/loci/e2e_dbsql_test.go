@@ -206,4 +206,8 @@ func TestDBSharedStoreUnavailable(t *testing.T) {
 		}
 		noPassword(t, "loci "+strings.Join(args, " "), out+errOut)
 	}
+	// loci status asks too, and prints no listener.
+	if out, errOut, _ := d.cli("", "status"); !strings.Contains(out, "palace:") || strings.Contains(out, "sql:") || strings.Contains(out+errOut, "unavailable") {
+		t.Fatalf("loci status on a shared store: %s %s", out, errOut)
+	}
 }

@@ -17,7 +17,7 @@ type database struct {
 	names  []string
 }
 
-func newDatabase() *database {
+func newDatabase(defs []*tableDef) *database {
 	db := &database{tables: map[string]*table{}}
 	for _, d := range defs {
 		t := &table{def: d}

@@ -73,15 +73,28 @@ type Engine struct {
 	limits Limits
 	pro    sql.DatabaseProvider
 	gms    *sqle.Engine
+	// defs are the store's tables, then the extra ones.
+	defs []*tableDef
 }
 
-// New is an engine over db.
-func New(db store.DB, l Limits) *Engine {
-	pro := memory.NewDBProvider(newDatabase())
+// New is an engine over db, offering the store's tables and the extra
+// tables given (their rows come from the daemon: see Extra). An extra
+// table that cannot be served (a name taken or not lowercase, a column of
+// no known type, no Rows) panics: the daemon's wiring is wrong.
+func New(db store.DB, l Limits, extras ...Extra) *Engine {
+	all := append([]*tableDef(nil), defs...)
+	taken := map[string]bool{}
+	for _, d := range defs {
+		taken[d.name] = true
+	}
+	for _, x := range extras {
+		all = append(all, extraDef(x, taken))
+	}
+	pro := memory.NewDBProvider(newDatabase(all))
 	// Read-only twice over: the engine's own flag refuses a plan that
 	// writes, and guard refuses the statement before it is planned.
 	gms := sqle.New(analyzer.NewDefault(pro), &sqle.Config{IsReadOnly: true})
-	return &Engine{db: db, limits: l, pro: pro, gms: gms}
+	return &Engine{db: db, limits: l, pro: pro, gms: gms, defs: all}
 }
 
 // Limits is the bounds in force.
@@ -165,6 +178,9 @@ type run struct {
 	// numbers them.
 	pulls    map[uint64]func()
 	lastPull uint64
+	// extras are the rows of the extra tables the statement has read,
+	// by table (each read once per statement).
+	extras map[string][]sql.Row
 }
 
 // register records the stop func of a visitor the statement holds open.
@@ -338,7 +354,7 @@ func (e *Engine) context(ctx context.Context, q *run) *sql.Context {
 // statement runs one statement to its end (or to the result limit).
 func (e *Engine) statement(sctx *sql.Context, q *run, st string) (res Result) {
 	start := time.Now()
-	q.rows, q.fail = 0, nil
+	q.rows, q.fail, q.extras = 0, nil, nil
 	res.Statement = st
 	defer func() {
 		q.stopPulls()
@@ -603,9 +619,9 @@ func (b *heapBudget) UsedMemory() uint64 {
 // Tables lists the tables with their columns (types as the engine names
 // them) and the columns the store's indexes answer.
 func (e *Engine) Tables() []Table {
-	db := newDatabase()
-	out := make([]Table, 0, len(defs))
-	for _, d := range defs {
+	db := newDatabase(e.defs)
+	out := make([]Table, 0, len(e.defs))
+	for _, d := range e.defs {
 		t := Table{Name: d.name, Doc: d.doc, Indexed: []string{}}
 		for _, c := range db.tables[d.name].schema {
 			t.Columns = append(t.Columns, Column{Name: c.Name, Type: strings.ToUpper(c.Type.String()), Doc: c.Comment})
