@@ -292,14 +292,14 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 		close(stop)
 		timer.Wait()
 		c.cancel()
+		if c.refused > 0 {
+			a.log.Warn("database admin connection closed after refused sign-ins", "remote", c.remote, "refused", c.refused)
+		}
 		l.mu.Lock()
 		delete(l.conns, c)
 		l.sessions -= len(c.sessions)
 		l.mu.Unlock()
 		_ = ws.CloseNow()
-		if c.refused > 0 {
-			a.log.Warn("database admin connection closed after refused sign-ins", "remote", c.remote, "refused", c.refused)
-		}
 	}()
 	c.serve()
 }
