@@ -73,6 +73,22 @@ var boundedFuncs = map[string]sizeFunc{
 	},
 }
 
+// own are the functions answered here once bounded, not by the engine:
+// the engine's SPACE builds its spaces one at a time, each a copy of the
+// string so far (quadratic: SPACE(1000000) would run for minutes).
+var own = map[string]func(ctx *sql.Context, vals []any) (any, error){
+	"space": func(ctx *sql.Context, v []any) (any, error) {
+		if v[0] == nil {
+			return nil, nil
+		}
+		n := intArg(ctx, v[0])
+		if n < 0 {
+			n = 0
+		}
+		return strings.Repeat(" ", int(n)), nil
+	},
+}
+
 // sums marks the functions whose arguments each add to the result: their
 // arguments are checked as they are read, so that a thousand large ones
 // are not all made before the sum is seen.
@@ -312,6 +328,9 @@ func (b *bounded) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	}
 	if n := b.size(ctx, vals); n > MaxValueBytes {
 		return nil, b.tooLarge(ctx, n)
+	}
+	if f, ok := own[b.name]; ok {
+		return f(ctx, vals)
 	}
 	return b.inner.Eval(ctx, vals)
 }
