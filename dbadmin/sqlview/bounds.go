@@ -2,6 +2,7 @@ package sqlview
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -329,10 +330,41 @@ func (b *bounded) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if n := b.size(ctx, vals); n > MaxValueBytes {
 		return nil, b.tooLarge(ctx, n)
 	}
+	if n := b.size(ctx, vals); n >= 1<<20 {
+		if err := b.room(ctx, n); err != nil {
+			return nil, err
+		}
+	}
 	if f, ok := own[b.name]; ok {
 		return f(ctx, vals)
 	}
 	return b.inner.Eval(ctx, vals)
+}
+
+// room refuses a value of n bytes (a MiB or more) that would take the
+// statement's heap past its memory budget (Limits.MemoryBytes): many
+// values each within MaxValueBytes (a row of a hundred 16 MiB columns)
+// add up. The heap is read again after a collection before refusing, so
+// that garbage does not count.
+func (b *bounded) room(ctx *sql.Context, n int64) error {
+	q, err := runOf(ctx)
+	if err != nil || q.budget == nil {
+		return nil
+	}
+	if heapBytes()+uint64(n) <= q.budget.MaxMemory() {
+		return nil
+	}
+	runtime.GC()
+	if heapBytes()+uint64(n) <= q.budget.MaxMemory() {
+		return nil
+	}
+	ferr := fault.Newf(fault.DBTooLarge, "make fewer or smaller values in one statement: "+helpValue,
+		"%s would make a value of %s, past what the statement may hold in memory (its values together); the statement was stopped",
+		strings.ToUpper(b.name), sizeText(n))
+	if q.fail == nil {
+		q.fail = ferr
+	}
+	return ferr
 }
 
 // tooLarge is the statement's fault for a value of n bytes.

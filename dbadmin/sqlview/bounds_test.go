@@ -101,6 +101,25 @@ func TestValuesBounded(t *testing.T) {
 	}
 }
 
+// Values each within the ceiling that together pass the statement's
+// memory budget are refused too.
+func TestValuesWithinTheMemoryBudget(t *testing.T) {
+	e := sqlview.New(filled(t, 0), sqlview.Limits{ScanRows: 1000, ResultRows: 10, Timeout: 30 * time.Second, MemoryBytes: 64 << 20})
+	var r sqlview.Result
+	// A row of 16 columns of 15 MB each: all held at once.
+	st := "SELECT " + strings.TrimSuffix(strings.Repeat("REPEAT('x', 15000000), SPACE(15000000), ", 8), ", ")
+	if n := allocated(func() { r = failed(t, e, st) }); n > 150<<20 {
+		t.Errorf("16 values of 15 MB: allocated %d bytes", n)
+	}
+	if r.Err.Code != fault.DBTooLarge || !strings.Contains(r.Err.Msg, "in memory") {
+		t.Fatalf("values past the budget: %+v", r.Err)
+	}
+	// Values made one after another, each garbage once measured.
+	if ok := one(t, e, "SELECT "+strings.TrimSuffix(strings.Repeat("length(REPEAT('x', 15000000)) + length(SPACE(15000000)) + ", 8), " + "), nil); ok.Rows[0][0] != int64(240000000) {
+		t.Fatalf("values within the budget one at a time: %v", ok.Rows)
+	}
+}
+
 // A query whose context is cancelled (its listener closed, the daemon
 // stopping) fails with loci::db::canceled; its deadline with timeout.
 func TestCanceledIsNotTimeout(t *testing.T) {
