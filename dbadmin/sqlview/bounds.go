@@ -327,10 +327,11 @@ func (b *bounded) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 			}
 		}
 	}
-	if n := b.size(ctx, vals); n > MaxValueBytes {
+	n := b.size(ctx, vals)
+	if n > MaxValueBytes {
 		return nil, b.tooLarge(ctx, n)
 	}
-	if n := b.size(ctx, vals); n >= 1<<20 {
+	if n >= 1<<20 {
 		if err := b.room(ctx, n); err != nil {
 			return nil, err
 		}
