@@ -343,7 +343,7 @@ func TestPulledVisitorsStopWithTheStatement(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	res, err := e.Query(ctx, "SELECT count(*) FROM entities a, mentions m, entities b", nil)
-	if err != nil || len(res) != 1 || res[0].Err == nil || res[0].Err.Code != fault.DBTimeout {
+	if err != nil || len(res) != 1 || res[0].Err == nil || res[0].Err.Code != fault.DBCanceled {
 		t.Fatalf("cancelled: %+v %v", res, err)
 	}
 	check("a cancelled context")

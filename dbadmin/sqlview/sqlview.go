@@ -94,6 +94,7 @@ func New(db store.DB, l Limits, extras ...Extra) *Engine {
 	// Read-only twice over: the engine's own flag refuses a plan that
 	// writes, and guard refuses the statement before it is planned.
 	gms := sqle.New(analyzer.NewDefault(pro), &sqle.Config{IsReadOnly: true})
+	boundFunctions(gms)
 	return &Engine{db: db, limits: l, pro: pro, gms: gms, defs: all}
 }
 
@@ -128,10 +129,15 @@ type Result struct {
 	Columns   []Column `json:"columns"`
 	// Rows hold JSON-ready values: string, int64, float64, bool, nil;
 	// times as RFC 3339 strings with nanoseconds, JSON columns as
-	// decoded JSON.
+	// decoded JSON; binary values (BLOB, VARBINARY, BINARY, x'00ff',
+	// UNHEX(...)) as []byte, which encoding/json writes as base64 and
+	// CBOR as a byte string. A []byte variable binds as a binary value.
 	Rows [][]any `json:"rows"`
-	// Truncated says the rows were cut at Limits.ResultRows.
-	Truncated bool `json:"truncated"`
+	// Truncated says the rows were cut at Limits.ResultRows or
+	// Limits.ResultBytes; TruncatedBy says which: "rows" or "bytes" (""
+	// when not cut).
+	Truncated   bool   `json:"truncated"`
+	TruncatedBy string `json:"truncated_by,omitempty"`
 	// RowsRead is how many rows the statement read from the store.
 	RowsRead int           `json:"rows_read"`
 	Duration time.Duration `json:"-"`
@@ -142,7 +148,7 @@ type Result struct {
 
 // Help texts.
 const (
-	helpInvalid  = "list the tables with SHOW TABLES and a table's columns with DESCRIBE <table>; the dialect is MySQL's"
+	helpInvalid  = "list the tables with SHOW TABLES and a table's columns with DESCRIBE <table> (their comments with SHOW FULL COLUMNS FROM <table> or SELECT column_name, column_comment FROM information_schema.columns WHERE table_name = '<table>'); the dialect is MySQL's"
 	helpReadOnly = "the SQL console only reads: change memory through REST, MCP or the CLI"
 	helpTooLarge = "narrow the statement with WHERE on an indexed column (an id, a room_id, an entity_id; see SHOW INDEX FROM <table>), add LIMIT, steer a join with a hint (SELECT /*+ JOIN_ORDER(e, m) LOOKUP_JOIN(e, m) */ ...), or raise db.max_scan_rows"
 	helpTimeout  = "narrow the query with WHERE on an indexed column, or raise db.query_timeout_secs"
@@ -327,6 +333,9 @@ func (e *Engine) Query(ctx context.Context, sqlText string, vars map[string]any)
 		if len(results) > 0 {
 			return results, nil
 		}
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return nil, canceled()
+		}
 		if ctx.Err() != nil {
 			return nil, fault.Wrap(fault.DBTimeout, verr, "the query ended before it could read the store: "+ctx.Err().Error(), helpTimeout)
 		}
@@ -348,6 +357,7 @@ func (e *Engine) context(ctx context.Context, q *run) *sql.Context {
 	sctx := sql.NewContext(context.WithValue(ctx, runKey{}, q), sql.WithSession(sess),
 		sql.WithMemoryManager(sql.NewMemoryManager(q.budget)))
 	sctx.SetCurrentDatabase(Database)
+	readOnlySession(sctx)
 	return sctx
 }
 
@@ -369,7 +379,7 @@ func (e *Engine) statement(sctx *sql.Context, q *run, st string) (res Result) {
 		return res
 	}
 	q.budget.reset()
-	schema, iter, _, err := e.gms.QueryWithBindings(sctx, st, nil, nil, nil)
+	schema, iter, _, err := e.gms.QueryWithBindings(sctx, planText(st), nil, nil, nil)
 	if err != nil {
 		res.Err = q.fault(err)
 		return res
@@ -393,8 +403,12 @@ func (e *Engine) statement(sctx *sql.Context, q *run, st string) (res Result) {
 			res.Err = q.fault(err)
 			return res
 		}
+		if len(schema) == 0 {
+			// SET and USE: no columns, no rows.
+			continue
+		}
 		if e.limits.ResultRows > 0 && len(res.Rows) >= e.limits.ResultRows {
-			res.Truncated = true
+			res.Truncated, res.TruncatedBy = true, "rows"
 			break
 		}
 		out := make([]any, len(row))
@@ -407,8 +421,12 @@ func (e *Engine) statement(sctx *sql.Context, q *run, st string) (res Result) {
 			out[i] = jsonValue(v, typ)
 			n += approxSize(out[i])
 		}
-		if size+n > maxBytes && len(res.Rows) > 0 {
-			res.Truncated = true
+		if n > maxBytes {
+			res.Err = rowTooLarge(n, maxBytes)
+			return res
+		}
+		if size+n > maxBytes {
+			res.Truncated, res.TruncatedBy = true, "bytes"
 			break
 		}
 		size += n
@@ -429,14 +447,14 @@ func (q *run) fault(err error) *fault.Error {
 	case errors.Is(q.ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		return fault.Newf(fault.DBTimeout, helpTimeout, "the query ran past its time limit (db.query_timeout_secs) and was stopped")
 	case errors.Is(err, context.Canceled) || q.ctx.Err() != nil:
-		return fault.Newf(fault.DBTimeout, helpTimeout, "the query was cancelled before it finished")
+		return canceled()
 	case sql.ErrNoMemoryAvailable.Is(err):
 		return fault.Newf(fault.DBTooLarge, "add LIMIT, narrow the statement with WHERE on an indexed column, or sort, group and join fewer rows",
 			"the statement needed more than its memory budget (the rows a sort, a grouping, a DISTINCT or a join keeps) and was stopped")
 	case sql.ErrReadOnly.Is(err):
 		return fault.New(fault.DBReadOnly, "the statement would change the palace: refused", helpReadOnly)
 	}
-	return fault.New(fault.DBQueryInvalid, err.Error(), helpInvalid)
+	return invalid(err)
 }
 
 // setVar defines a user variable of the query.
@@ -451,6 +469,8 @@ func setVar(ctx *sql.Context, name string, v any) error {
 		typ = types.Null
 	case string:
 		typ = types.LongText
+	case []byte:
+		typ = types.LongBlob
 	case bool:
 		typ, v = types.Boolean, boolv(x)
 	case int:
@@ -475,9 +495,12 @@ func jsonValue(v any, typ sql.Type) any {
 	case nil:
 		return nil
 	case string:
+		if isBinary(typ) {
+			return []byte(x)
+		}
 		return x
 	case []byte:
-		return string(x)
+		return binaryValue(x, typ)
 	case bool:
 		return x
 	case int8:
@@ -528,6 +551,8 @@ func approxSize(v any) int64 {
 	switch x := v.(type) {
 	case string:
 		return int64(len(x)) + 3
+	case []byte:
+		return int64(len(x))*4/3 + 6
 	case map[string]any:
 		n := int64(2)
 		for k, e := range x {

@@ -517,21 +517,28 @@ func TestLimits(t *testing.T) {
 
 	e = sqlview.New(db, sqlview.Limits{ScanRows: 10_000, ResultRows: 25, Timeout: 30 * time.Second})
 	cut := one(t, e, "SELECT id FROM drawers", nil)
-	if len(cut.Rows) != 25 || !cut.Truncated {
-		t.Fatalf("result limit: %d rows, truncated %v", len(cut.Rows), cut.Truncated)
+	if len(cut.Rows) != 25 || !cut.Truncated || cut.TruncatedBy != "rows" {
+		t.Fatalf("result limit: %d rows, truncated %v by %q", len(cut.Rows), cut.Truncated, cut.TruncatedBy)
 	}
-	if whole := one(t, e, "SELECT id FROM drawers LIMIT 25", nil); whole.Truncated || len(whole.Rows) != 25 {
+	if whole := one(t, e, "SELECT id FROM drawers LIMIT 25", nil); whole.Truncated || whole.TruncatedBy != "" || len(whole.Rows) != 25 {
 		t.Fatalf("exactly the limit: %d rows, truncated %v", len(whole.Rows), whole.Truncated)
 	}
 
 	// Past the result's size: cut and flagged, at least one row kept.
 	e = sqlview.New(db, sqlview.Limits{ScanRows: 10_000, ResultRows: 10_000, Timeout: 30 * time.Second, ResultBytes: 1000})
 	big := one(t, e, "SELECT content FROM drawers", nil)
-	if !big.Truncated || len(big.Rows) < 5 || len(big.Rows) > 20 {
-		t.Fatalf("result bytes: %d rows, truncated %v", len(big.Rows), big.Truncated)
+	if !big.Truncated || big.TruncatedBy != "bytes" || len(big.Rows) < 5 || len(big.Rows) > 20 {
+		t.Fatalf("result bytes: %d rows, truncated %v by %q", len(big.Rows), big.Truncated, big.TruncatedBy)
 	}
-	if huge := one(t, e, "SELECT REPEAT('x', 5000)", nil); huge.Truncated || len(huge.Rows) != 1 {
-		t.Fatalf("one row over the size: %d rows, truncated %v", len(huge.Rows), huge.Truncated)
+	// One row past the size: no part of it can be sent, the statement
+	// fails (and the statements after it are not run).
+	res, err := e.Query(context.Background(), "SELECT 1; SELECT 'a', REPEAT('x', 5000); SELECT 2", nil)
+	if err != nil || len(res) != 2 || res[0].Err != nil || res[1].Err == nil || res[1].Err.Code != fault.DBTooLarge ||
+		!strings.Contains(res[1].Err.Msg, "the row is larger than the answer's limit") || len(res[1].Rows) != 0 {
+		t.Fatalf("one row over the size: %+v %v", res, err)
+	}
+	if r := failed(t, e, "SELECT 'a' UNION ALL SELECT REPEAT('x', 5000)"); r.Err.Code != fault.DBTooLarge || len(r.Rows) != 0 {
+		t.Fatalf("a large row after small ones: %+v", r.Err)
 	}
 
 	// Past the memory budget (the rows a sort keeps): too_large.
@@ -548,7 +555,7 @@ func TestLimits(t *testing.T) {
 	if r := failed(t, e, "SELECT SLEEP(30)"); r.Err.Code != fault.DBTimeout {
 		t.Fatalf("sleep past the timeout: %+v", r.Err)
 	}
-	res, err := e.Query(context.Background(), "SELECT 1; SELECT count(*) FROM drawers a, drawers b, drawers c; SELECT 2", nil)
+	res, err = e.Query(context.Background(), "SELECT 1; SELECT count(*) FROM drawers a, drawers b, drawers c; SELECT 2", nil)
 	if err != nil || len(res) != 2 || res[1].Err == nil || res[1].Err.Code != fault.DBTimeout || !strings.Contains(res[1].Err.Help, "db.query_timeout_secs") {
 		t.Fatalf("timeout: %+v %v", res, err)
 	}
