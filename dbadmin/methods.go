@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
-	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -621,17 +620,13 @@ func tooLarge(t string, limit int) stmtErr {
 	return stmtErr{Status: "ERR", Time: t, Result: b.Error, Code: b.Code, Help: b.Help}
 }
 
-// truncatedBy is what cut a statement's rows: the engine's own word when
-// its Result carries one (the field TruncatedBy), else "rows" for a
-// truncated result (the row limit was the only cut before it).
+// truncatedBy says what cut a result's rows: "rows" or "bytes" ("" when
+// nothing was cut; "rows" for a cut result that does not say).
 func truncatedBy(r sqlview.Result) string {
-	if f := reflect.ValueOf(r).FieldByName("TruncatedBy"); f.IsValid() && f.Kind() == reflect.String && f.String() != "" {
-		return f.String()
+	if r.TruncatedBy != "" || !r.Truncated {
+		return r.TruncatedBy
 	}
-	if r.Truncated {
-		return "rows"
-	}
-	return ""
+	return "rows"
 }
 
 func (c *conn) attach(_ *session, p []any) (any, *rpcFail) {
