@@ -84,7 +84,7 @@ class Rpc {
 
 // The view's state across draws: the connection, the tables read through
 // it, the last results, the reconnect timer.
-const st = { rpc: null, url: '', signedIn: false, tables: null, results: null, timer: 0, tries: 0, ui: null };
+const st = { rpc: null, url: '', signedIn: false, tables: null, results: null, timer: 0, tries: 0, ui: null, limits: {} };
 
 function drop() {
   clearTimeout(st.timer);
@@ -187,6 +187,7 @@ function opened(el, state) {
   const ui = { el, conn, trouble, tables, out, runBtn, box, state };
   st.ui = ui;
   const l = state.limits || {};
+  st.limits = l;
   const n = (x) => Number(x || 0).toLocaleString();
 
   async function run() {
@@ -215,7 +216,8 @@ function opened(el, state) {
     h('div', { class: 'card sql-head' },
       h('div', { class: 'sql-where' }, conn, trouble,
         h('p', { class: 'muted' }, 'Read-only SQL (MySQL dialect) over the live palace. A query reads at most ', n(l.max_scan_rows),
-          ' rows, answers at most ', n(l.max_result_rows), ' rows per statement and stops after ', n(l.query_timeout_secs), ' s. ',
+          ' rows, answers at most ', n(l.max_result_rows), ' rows',
+          l.max_result_bytes ? [' (and ', mib(l.max_result_bytes), ')'] : '', ' per statement and stops after ', n(l.query_timeout_secs), ' s. ',
           'Other clients connect to ', h('code', {}, state.url), ' as ', h('code', {}, state.user || 'loci'),
           state.auth ? ' with the daemon\'s token as the password.' : ' with the password loci.')),
       h('div', { class: 'sql-close' }, h('button', { type: 'button', class: 'plain', id: 'sql-close', onclick: async () => {
@@ -427,11 +429,18 @@ function result(r, i, count) {
     h('h2', {}, title, ' ', h('span', { class: 'muted sql-meta' },
       `${rows.length.toLocaleString()} ${rows.length === 1 ? 'row' : 'rows'} · read ${Number(r.rows_read || 0).toLocaleString()} · ${r.time}`)),
     r.truncated ? h('p', { class: 'warning sql-truncated', role: 'status' },
-      `Truncated: only the first ${rows.length.toLocaleString()} rows are answered (db.max_result_rows). Narrow the query or add a LIMIT.`) : null,
+      r.truncated_by === 'bytes'
+        ? `Truncated: only the first ${rows.length.toLocaleString()} rows are answered, at the answer's size limit${st.limits.max_result_bytes ? ` (${mib(st.limits.max_result_bytes)})` : ''}. Select fewer or shorter columns, or add a LIMIT.`
+        : `Truncated: only the first ${rows.length.toLocaleString()} rows are answered (db.max_result_rows). Narrow the query or add a LIMIT.`) : null,
     cols.length ? h('div', { class: 'sql-scroll' }, h('table', { class: 'sql-rows' },
       h('thead', {}, h('tr', {}, cols.map((c) => h('th', { title: `${c.name}: ${c.type}`, scope: 'col', class: NUMERIC.test(c.type) ? 'sql-num' : null }, c.name, h('span', { class: 'sql-type' }, c.type))))),
       body)) : h('p', { class: 'muted' }, 'No columns.'),
     cols.length && !rows.length ? h('p', { class: 'empty' }, 'No rows.') : null, more);
+}
+
+// mib writes a byte count in MiB, as the settings speak of sizes.
+function mib(bytes) {
+  return `${(Number(bytes) / (1 << 20)).toLocaleString(undefined, { maximumFractionDigits: 1 })} MiB`;
 }
 
 // cell writes one value as text: NULL marked as such, JSON values as
