@@ -19,7 +19,9 @@ import (
 
 // MaxValueBytes is the largest value a statement may make (a string
 // built by REPEAT, LPAD, RPAD, SPACE, CONCAT, CONCAT_WS, REPLACE,
-// REGEXP_REPLACE, HEX, TO_BASE64 or UNCOMPRESS): past it the statement
+// REGEXP_REPLACE, HEX, TO_BASE64 or UNCOMPRESS, or a JSON document built
+// by JSON_ARRAY, JSON_OBJECT, JSON_MERGE*, JSON_SET and the other JSON
+// builders, measured as text): past it the statement
 // fails with loci::db::too_large before the value is made. The engine's
 // @@max_allowed_packet reads it.
 const MaxValueBytes = 16 << 20
@@ -153,6 +155,10 @@ func textLen(v any) int64 {
 		return int64(len(x))
 	case []byte:
 		return int64(len(x))
+	case sql.JSONWrapper:
+		// Counted only until just past the ceiling: a document of shared
+		// parts is never turned into its full text here.
+		return jsonText(x, MaxValueBytes+1, false)
 	}
 	return int64(len(fmt.Sprint(v)))
 }
@@ -339,7 +345,23 @@ func (b *bounded) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if f, ok := own[b.name]; ok {
 		return f(ctx, vals)
 	}
-	return b.inner.Eval(ctx, vals)
+	res, err := b.inner.Eval(ctx, vals)
+	if err != nil || !jsonResults[b.name] {
+		return res, err
+	}
+	if n := resultLen(res); n > MaxValueBytes {
+		return nil, b.tooLarge(ctx, n)
+	}
+	return res, nil
+}
+
+// resultLen is the bytes of a JSON function's result as text, counted
+// only until just past MaxValueBytes.
+func resultLen(v any) int64 {
+	if s, ok := v.(string); ok {
+		return int64(len(s))
+	}
+	return jsonText(v, MaxValueBytes+1, false)
 }
 
 // room refuses a value of n bytes (a MiB or more) that would take the

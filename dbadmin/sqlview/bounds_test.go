@@ -226,3 +226,101 @@ func TestConsoleRoughEdges(t *testing.T) {
 		t.Fatalf("comments: %v / %v", full.Rows, is.Rows)
 	}
 }
+
+// The trial's document of shared parts (JSON_ARRAY(s, s) forty times over
+// a recursive CTE: 2^40 leaves, cheap to build, 20 GB as text) answers
+// too_large within seconds with the heap barely grown: every JSON builder
+// measures its arguments' text, stopping just past the 16 MiB ceiling.
+func TestJSONDocumentOfSharedPartsRefused(t *testing.T) {
+	e := sqlview.New(openDB(t), defaults())
+	for _, st := range []string{
+		"WITH RECURSIVE t(n, s) AS (SELECT 1, JSON_ARRAY('xxxxxxxxxxxxxxxx') UNION ALL SELECT n+1, JSON_ARRAY(s,s) FROM t WHERE n<40) SELECT n, length(s) FROM t ORDER BY n DESC LIMIT 1",
+		"WITH RECURSIVE t(n, s) AS (SELECT 1, JSON_ARRAY('xxxxxxxxxxxxxxxx') UNION ALL SELECT n+1, JSON_MERGE_PRESERVE(s,s) FROM t WHERE n<40) SELECT n, length(s) FROM t ORDER BY n DESC LIMIT 1",
+		"WITH RECURSIVE t(n, s) AS (SELECT 1, JSON_OBJECT('k', 'xxxxxxxxxxxxxxxx') UNION ALL SELECT n+1, JSON_OBJECT('a', s, 'b', s) FROM t WHERE n<40) SELECT n, CAST(s AS CHAR) FROM t ORDER BY n DESC LIMIT 1",
+		"WITH RECURSIVE t(n, s) AS (SELECT 1, JSON_ARRAY('xxxxxxxxxxxxxxxx') UNION ALL SELECT n+1, JSON_ARRAY_APPEND(s, '$', s) FROM t WHERE n<40) SELECT n, length(s) FROM t ORDER BY n DESC LIMIT 1",
+	} {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		done := make(chan sqlview.Result, 1)
+		go func() {
+			res, err := e.Query(context.Background(), st, nil)
+			if err != nil || len(res) != 1 {
+				t.Errorf("%s: %v %+v", st, err, res)
+				done <- sqlview.Result{}
+				return
+			}
+			done <- res[0]
+		}()
+		var r sqlview.Result
+		start := time.Now()
+		select {
+		case r = <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: no answer in 20 s", st)
+		}
+		runtime.ReadMemStats(&after)
+		if r.Err == nil || r.Err.Code != fault.DBTooLarge || !strings.Contains(r.Err.Msg, "JSON_") || !strings.Contains(r.Err.Msg, "16 MiB") {
+			t.Fatalf("%s: %+v", st, r.Err)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: answered after %s", st, d)
+		}
+		if after.HeapAlloc > before.HeapAlloc && after.HeapAlloc-before.HeapAlloc > 128<<20 {
+			t.Errorf("%s: heap grew by %d bytes", st, after.HeapAlloc-before.HeapAlloc)
+		}
+		if after.TotalAlloc-before.TotalAlloc > 512<<20 {
+			t.Errorf("%s: allocated %d bytes", st, after.TotalAlloc-before.TotalAlloc)
+		}
+	}
+}
+
+// JSON builders over large values are refused past 16 MiB, naming the
+// function; JSON_ARRAYAGG and JSON_OBJECTAGG are refused as unsupported,
+// with help naming GROUP_CONCAT; ordinary JSON still answers.
+func TestJSONValuesBounded(t *testing.T) {
+	db := openDB(t)
+	fillPalace(t, db, 10, 2, 0, 0)
+	e := sqlview.New(db, defaults())
+	big := "REPEAT('x', 10000000)"
+	for _, st := range []struct{ sql, fn string }{
+		{"SELECT JSON_ARRAY(" + big + ", " + big + ")", "JSON_ARRAY"},
+		{"SELECT length(JSON_ARRAY(" + big + ", " + big + "))", "JSON_ARRAY"},
+		{"SELECT JSON_OBJECT('a', " + big + ", 'b', " + big + ")", "JSON_OBJECT"},
+		{"SELECT JSON_MERGE_PRESERVE(JSON_ARRAY(" + big + "), JSON_ARRAY(" + big + "))", "JSON_MERGE_PRESERVE"},
+		{"SELECT JSON_MERGE_PATCH(JSON_OBJECT('a', " + big + "), JSON_OBJECT('b', " + big + "))", "JSON_MERGE_PATCH"},
+		{"SELECT JSON_SET(JSON_ARRAY(" + big + "), '$[1]', " + big + ")", "JSON_SET"},
+		{"SELECT JSON_ARRAY_APPEND(JSON_ARRAY(" + big + "), '$', " + big + ")", "JSON_ARRAY_APPEND"},
+		{"SELECT JSON_QUOTE(REPEAT('\"', 9000000))", "JSON_QUOTE"},
+		{"SELECT JSON_ARRAY(REPEAT('\\\\', 9000000))", "JSON_ARRAY"},
+	} {
+		r := failed(t, e, st.sql)
+		if r.Err.Code != fault.DBTooLarge || !strings.Contains(r.Err.Msg, st.fn+" would make") || !strings.Contains(r.Err.Msg, "16 MiB") {
+			t.Errorf("%s: %s %q", st.sql, r.Err.Code, r.Err.Msg)
+		}
+	}
+	union := strings.TrimSuffix(strings.Repeat("SELECT "+big+" AS v UNION ALL ", 10), " UNION ALL ")
+	for _, st := range []string{
+		"SELECT length(JSON_ARRAYAGG(v)) FROM (" + union + ") AS u",
+		"SELECT JSON_OBJECTAGG(id, content) FROM drawers",
+		"SELECT JSON_ARRAYAGG(id) OVER () FROM drawers",
+	} {
+		r := failed(t, e, st)
+		if r.Err.Code != fault.DBUnsupported || !strings.Contains(r.Err.Help, "GROUP_CONCAT") || !strings.Contains(r.Err.Msg, "AGG") {
+			t.Errorf("%s: %s %q %q", st, r.Err.Code, r.Err.Msg, r.Err.Help)
+		}
+	}
+	ok := one(t, e, "SELECT JSON_ARRAY(1, 'a'), JSON_OBJECT('k', 'v'), JSON_EXTRACT('{\"a\": [1, 2]}', '$.a[1]'), length(JSON_ARRAY(REPEAT('x', 1000000))), "+
+		"JSON_MERGE_PATCH('{\"a\": 1}', '{\"b\": 2}'), JSON_SET('[1]', '$[1]', 2), JSON_QUOTE('a\"b'), JSON_ARRAY(NULL)", nil)
+	want := `[[1 a] map[k:v] 2 1000004 map[a:1 b:2] [1 2] "a\"b" [<nil>]]`
+	if got := fmt.Sprint(ok.Rows[0]); got != want {
+		t.Errorf("ordinary JSON: %s, want %s", got, want)
+	}
+	tags := one(t, e, "SELECT JSON_OBJECT('k', tags) FROM drawers LIMIT 1", nil)
+	if s := fmt.Sprint(tags.Rows[0][0]); !strings.HasPrefix(s, "map[k:[") {
+		t.Errorf("JSON_OBJECT of tags: %s", s)
+	}
+	if n := one(t, e, "SELECT count(*) FROM drawers WHERE JSON_LENGTH(JSON_ARRAY(tags, id)) = 2", nil); n.Rows[0][0] != int64(10) {
+		t.Errorf("JSON over drawers: %v", n.Rows)
+	}
+}

@@ -16,6 +16,14 @@ var hostFuncs = map[string]bool{
 	"is_free_lock": true, "is_used_lock": true,
 }
 
+// gatherFuncs are the aggregates that gather every row of a group into
+// one JSON document: the engine's own grow without a bound (ten rows of
+// 10 MB make 100 MB), so they are refused before the engine plans.
+var gatherFuncs = map[string]bool{"json_arrayagg": true, "json_objectagg": true}
+
+// helpGather is the help of a refused JSON aggregate.
+const helpGather = "select the rows themselves (each row is one value), or gather them with GROUP_CONCAT(...), which stops at @@group_concat_max_len"
+
 // guard admits only statements that read: SELECT (and UNION, WITH, a
 // parenthesised SELECT), SHOW, DESCRIBE and EXPLAIN of those, USE of the
 // palace, and SET of user variables (@name, which live for the query). It
@@ -42,6 +50,9 @@ func guard(st string) *fault.Error {
 			if name := x.Name.Lowered(); hostFuncs[name] {
 				ferr = fault.Newf(fault.DBReadOnly, "the SQL console reads the palace's tables only, never the daemon's host or its locks",
 					"%s is refused: it reaches beyond the palace", strings.ToUpper(name))
+			} else if gatherFuncs[name] {
+				ferr = fault.Newf(fault.DBUnsupported, helpGather,
+					"%s is not supported here: it gathers every row into one document, with no bound on its size", strings.ToUpper(name))
 			}
 		case *sqlparser.Select:
 			ferr = into(x.Into)
