@@ -158,7 +158,7 @@ func textLen(v any) int64 {
 	case sql.JSONWrapper:
 		// Counted only until just past the ceiling: a document of shared
 		// parts is never turned into its full text here.
-		return jsonText(x, MaxValueBytes+1, false)
+		return jsonText(x, MaxValueBytes+1, walkText)
 	}
 	return int64(len(fmt.Sprint(v)))
 }
@@ -361,7 +361,7 @@ func resultLen(v any) int64 {
 	if s, ok := v.(string); ok {
 		return int64(len(s))
 	}
-	return jsonText(v, MaxValueBytes+1, false)
+	return jsonText(v, MaxValueBytes+1, walkText)
 }
 
 // room refuses a value of n bytes (a MiB or more) that would take the
@@ -395,6 +395,11 @@ func (b *bounded) tooLarge(ctx *sql.Context, n int64) error {
 	ferr := fault.Newf(fault.DBTooLarge, helpValue,
 		"%s would make a value of %s, past the %s a value may hold (@@max_allowed_packet); the statement was stopped",
 		strings.ToUpper(b.name), sizeText(n), sizeText(MaxValueBytes))
+	if n == tooDeep {
+		ferr = fault.Newf(fault.DBTooLarge, "make shallower documents: read a part with JSON_EXTRACT(doc, path)",
+			"%s would read or make a JSON document nested deeper than %d levels (MySQL's limit); the statement was stopped",
+			strings.ToUpper(b.name), maxJSONDepth)
+	}
 	if q, err := runOf(ctx); err == nil && q.fail == nil {
 		q.fail = ferr
 	}

@@ -324,3 +324,23 @@ func TestJSONValuesBounded(t *testing.T) {
 		t.Errorf("JSON over drawers: %v", n.Rows)
 	}
 }
+
+// A document nested past 100 levels (MySQL's limit) is refused by the
+// JSON function that would read or build it, so no walk nests without
+// end; JSON_SEARCH's paths (one per matched string, as long as its depth)
+// are measured before they are written.
+func TestJSONDepthAndPathsBounded(t *testing.T) {
+	e := sqlview.New(openDB(t), defaults())
+	deep := failed(t, e, "WITH RECURSIVE t(n, s) AS (SELECT 1, JSON_ARRAY('a') UNION ALL SELECT n+1, JSON_ARRAY(s, 'a') FROM t WHERE n<3000) SELECT length(JSON_SEARCH(s, 'all', 'a')) FROM t ORDER BY n DESC LIMIT 1")
+	if deep.Err.Code != fault.DBTooLarge || !strings.Contains(deep.Err.Msg, "deeper than 100 levels") || !strings.Contains(deep.Err.Help, "JSON_EXTRACT") {
+		t.Errorf("a document 3000 deep: %+v", deep.Err)
+	}
+	if ok := one(t, e, "WITH RECURSIVE t(n, s) AS (SELECT 1, JSON_ARRAY('a') UNION ALL SELECT n+1, JSON_ARRAY(s, 'a') FROM t WHERE n<99) SELECT length(JSON_SEARCH(s, 'all', 'a')) FROM t ORDER BY n DESC LIMIT 1", nil); ok.Rows[0][0] != int64(15345) {
+		t.Errorf("a document 99 deep: %v", ok.Rows)
+	}
+	// A million strings 90 levels down: 5 MB of text, 300 MB of paths.
+	paths := failed(t, e, "WITH RECURSIVE t(n, s) AS (SELECT 1, JSON_ARRAY('a') UNION ALL SELECT n+1, IF(n < 20, JSON_MERGE_PRESERVE(s, s), JSON_ARRAY(s)) FROM t WHERE n<90) SELECT length(JSON_SEARCH(s, 'all', 'a')) FROM t ORDER BY n DESC LIMIT 1")
+	if paths.Err.Code != fault.DBTooLarge || !strings.Contains(paths.Err.Msg, "JSON_SEARCH would make") {
+		t.Errorf("JSON_SEARCH of a million deep strings: %+v", paths.Err)
+	}
+}

@@ -23,49 +23,103 @@ var jsonBuilders = []string{
 // past MaxValueBytes is refused before anything turns it into text.
 var jsonResults = map[string]bool{"json_extract": true, "json_search": true, "json_keys": true}
 
+// maxJSONDepth is the deepest document a JSON function reads or builds
+// (MySQL's own limit): past it the statement fails with too_large, so
+// that no walk over a document (the engine's, or the measure here) nests
+// without end, and no path JSON_SEARCH writes grows with the depth.
+const maxJSONDepth = 100
+
+// tooDeep is the size a measure answers for a document past maxJSONDepth.
+const tooDeep = 1<<62 + 1
+
 func init() {
 	for _, name := range jsonBuilders {
-		pretty := name == "json_pretty"
-		boundedFuncs[name] = func(_ *sql.Context, v []any) int64 {
-			budget := int64(MaxValueBytes) + 1
-			var n int64
-			for _, x := range v {
-				n += jsonText(x, budget-n, pretty)
-				if n >= budget {
-					return n
-				}
-			}
-			return n
+		mode := walkText
+		if name == "json_pretty" {
+			mode = walkPretty
 		}
+		boundedFuncs[name] = jsonArgs(mode)
 		jsonResults[name] = true
 	}
+	// JSON_SEARCH writes a path for every string it matches: at most
+	// every string's path, measured before any is written.
+	boundedFuncs["json_search"] = jsonArgs(walkPaths)
 	for name := range jsonResults {
 		if _, ok := boundedFuncs[name]; !ok {
-			boundedFuncs[name] = func(*sql.Context, []any) int64 { return 0 }
+			boundedFuncs[name] = jsonArgs(walkDepth)
 		}
 	}
 }
+
+// jsonArgs is the size of a JSON function's result from its arguments,
+// each measured in the mode's way until the sum is past MaxValueBytes.
+func jsonArgs(mode walkMode) sizeFunc {
+	return func(_ *sql.Context, v []any) int64 {
+		budget := int64(MaxValueBytes) + 1
+		var n int64
+		for _, x := range v {
+			m := jsonText(x, budget-n, mode)
+			if m == tooDeep {
+				return m
+			}
+			if n += m; n >= budget {
+				return n
+			}
+		}
+		if mode == walkDepth {
+			return 0
+		}
+		return n
+	}
+}
+
+// walkMode is what a measure counts.
+type walkMode int
+
+const (
+	walkText   walkMode = iota // the document's text
+	walkPretty                 // JSON_PRETTY's text: every value indented by its depth
+	walkPaths                  // JSON_SEARCH's paths: every string's path
+	walkDepth                  // only the depth (its steps still bounded)
+)
 
 // jsonText is the bytes of a value's JSON text (pretty: indented as
 // JSON_PRETTY indents), counted only until budget is reached: a
 // document whose parts are shared (JSON_ARRAY(s, s) repeated) costs at
 // most budget steps to measure, never its full expansion. The answer is
 // at least budget when the text is that large or larger.
-func jsonText(v any, budget int64, pretty bool) int64 {
-	w := jsonWalk{budget: budget, pretty: pretty}
-	w.value(v, 0)
+func jsonText(v any, budget int64, mode walkMode) int64 {
+	w := jsonWalk{budget: budget, mode: mode, pretty: mode == walkPretty}
+	if mode == walkDepth {
+		w.budget = MaxValueBytes + 1
+	}
+	w.value(v, 0, 1)
+	if w.deep {
+		return tooDeep
+	}
+	if mode == walkDepth {
+		return 0
+	}
 	return w.n
 }
 
 type jsonWalk struct {
 	n, budget int64
+	mode      walkMode
 	pretty    bool
+	deep      bool
 }
 
 func (w *jsonWalk) full() bool { return w.n >= w.budget }
 
-func (w *jsonWalk) value(v any, depth int64) {
+// value measures v at depth, whose path ($[0].k...) is path bytes long.
+func (w *jsonWalk) value(v any, depth, path int64) {
 	if w.full() {
+		return
+	}
+	if depth > maxJSONDepth {
+		w.deep = true
+		w.n = w.budget
 		return
 	}
 	switch x := v.(type) {
@@ -74,6 +128,10 @@ func (w *jsonWalk) value(v any, depth int64) {
 	case bool:
 		w.n += 5
 	case string:
+		if w.mode == walkPaths {
+			w.n += path + 4
+			return
+		}
 		w.str(x)
 	case []byte:
 		w.n += int64(len(x))*2 + 2
@@ -83,12 +141,12 @@ func (w *jsonWalk) value(v any, depth int64) {
 		w.n += int64(len(fmt.Sprint(x)))
 	case []any:
 		w.n += 2
-		for _, e := range x {
+		for i, e := range x {
 			if w.full() {
 				return
 			}
 			w.n += 2 + w.indent(depth+1)
-			w.value(e, depth+1)
+			w.value(e, depth+1, path+2+int64(len(strconv.Itoa(i))))
 		}
 	case map[string]any:
 		w.n += 2
@@ -98,7 +156,7 @@ func (w *jsonWalk) value(v any, depth int64) {
 			}
 			w.n += 4 + w.indent(depth+1)
 			w.str(k)
-			w.value(e, depth+1)
+			w.value(e, depth+1, path+3+int64(len(k)))
 		}
 	case sql.JSONWrapper:
 		// A document kept as its text (the engine's lazy JSON) is its
@@ -120,7 +178,7 @@ func (w *jsonWalk) value(v any, depth int64) {
 			w.n += int64(len(fmt.Sprint(in)))
 			return
 		}
-		w.value(in, depth)
+		w.value(in, depth, path)
 	default:
 		w.n += int64(len(fmt.Sprint(x)))
 	}
