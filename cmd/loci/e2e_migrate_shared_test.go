@@ -155,10 +155,16 @@ func TestMigrateToDirectoryRefusedWhileDaemonsServe(t *testing.T) {
 	}
 	h2, p2 := newPalace(t)
 	d2 := start(t, h2, p2, shared...)
-	_, errOut, code = migrateTo(t, mhome, mlocal, dst, shared...)
-	if code == 0 || !strings.Contains(errOut, "2 loci daemons are connected to") {
-		t.Fatalf("two daemons: %d %s", code, errOut)
-	}
+	// A daemon is counted by its LISTEN session, which its watcher opens
+	// just after the daemon answers: until then the count says one (the
+	// move is refused either way, as the first check above shows).
+	eventually(t, 15*time.Second, "the move refused naming two daemons", func() bool {
+		_, errOut, code = migrateTo(t, mhome, mlocal, dst, shared...)
+		if code == 0 || !strings.Contains(errOut, "loci::migrate::locked") {
+			t.Fatalf("two daemons: %d %s", code, errOut)
+		}
+		return strings.Contains(errOut, "2 loci daemons are connected to")
+	})
 	stopDaemon(t, d1)
 	stopDaemon(t, d2)
 	rep, errOut, code := migrateTo(t, mhome, mlocal, dst, shared...)
