@@ -48,12 +48,8 @@ func TestIdleTimeout(t *testing.T) {
 		}
 		closed <- "no close status: " + err.Error()
 	}()
-	queried := make(chan map[string]any, 1)
-	go func() {
-		b, typ := querier.encode(map[string]any{"id": 1, "method": "query", "params": []any{"SELECT SLEEP(1.5)"}})
-		querier.send(typ, b)
-		queried <- querier.read()
-	}()
+	b, typ := querier.encode(map[string]any{"id": 1, "method": "query", "params": []any{"SELECT SLEEP(1.5)"}})
+	querier.send(typ, b)
 	for range 15 {
 		pinger.call("ping")
 		time.Sleep(100 * time.Millisecond)
@@ -66,7 +62,7 @@ func TestIdleTimeout(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the idle connection was not closed")
 	}
-	m := <-queried
+	m := querier.read()
 	res, ok := m["result"].([]any)
 	if !ok || len(res) != 1 || res[0].(map[string]any)["status"] != "OK" {
 		t.Fatalf("the query running past the idle timeout: %v", m)
