@@ -96,7 +96,7 @@ func TestThrottleAcrossConnections(t *testing.T) {
 		t.Fatalf("the log:\n%s", log)
 	}
 	a.refusals.mu.Lock()
-	held := *a.refusals.addrs["127.0.0.1"]
+	held := *a.refusals.addrs[refusedConn+"\x00127.0.0.1"]
 	a.refusals.mu.Unlock()
 	if held.refused != 3 || held.con != 3 {
 		t.Fatalf("held for the next warning: %d refusals on %d connections, want 3 on 3", held.refused, held.con)

@@ -26,21 +26,31 @@ type refusalCount struct {
 	refused, con int
 }
 
-// closed records a connection from remote closed after refused refusals
-// and warns once per address per interval, carrying the refusals and
-// connections since the address's last warning.
-func (a *Admin) refusedClosed(remote string, refused int) {
+// Kinds of refusal the log limits.
+const (
+	// refusedConn is a connection closed after refused sign-ins.
+	refusedConn = "database admin connections closed after refused sign-ins"
+	// refusedBearer is an upgrade refused for its Authorization header.
+	refusedBearer = "database admin sign-ins refused: bearer on the upgrade"
+)
+
+// refusedLog records refused sign-ins (kind: refusedConn or
+// refusedBearer) on one connection from remote and warns once per kind,
+// address and interval, carrying the refusals and connections since the
+// last such warning.
+func (a *Admin) refusedLog(kind, remote string, refused int) {
 	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
 		host = remote
 	}
+	key := kind + "\x00" + host
 	r := &a.refusals
 	now := time.Now()
 	r.mu.Lock()
 	if r.addrs == nil {
 		r.addrs = map[string]*refusalCount{}
 	}
-	n := r.addrs[host]
+	n := r.addrs[key]
 	if n == nil {
 		if len(r.addrs) >= maxRefusalAddrs {
 			for h, o := range r.addrs {
@@ -53,7 +63,7 @@ func (a *Admin) refusedClosed(remote string, refused int) {
 			}
 		}
 		n = &refusalCount{}
-		r.addrs[host] = n
+		r.addrs[key] = n
 	}
 	n.refused += refused
 	n.con++
@@ -64,7 +74,7 @@ func (a *Admin) refusedClosed(remote string, refused int) {
 	refusedN, conns := n.refused, n.con
 	n.last, n.refused, n.con = now, 0, 0
 	r.mu.Unlock()
-	a.log.Warn("database admin connections closed after refused sign-ins", "remote", host,
+	a.log.Warn(kind, "remote", host,
 		"refused", refusedN, "connections", conns, "every", a.refusalLogEvery.String())
 }
 

@@ -114,7 +114,7 @@ func TestStatePortBound(t *testing.T) {
 
 // TestRefusalLogLimited: connections closed after refused sign-ins from
 // one address warn once per interval; the next line carries the refusals
-// and connections since.
+// and connections since. Wrong bearers on the upgrade likewise.
 func TestRefusalLogLimited(t *testing.T) {
 	a, d := newAdmin(t, true)
 	st := open(t, a, api.DBOpen{})
@@ -142,11 +142,21 @@ func TestRefusalLogLimited(t *testing.T) {
 	}
 	// The interval ends: the next one warns, carrying the 19 held back.
 	a.refusals.mu.Lock()
-	a.refusals.addrs["127.0.0.1"].last = time.Now().Add(-2 * a.refusalLogEvery)
+	a.refusals.addrs[refusedConn+"\x00127.0.0.1"].last = time.Now().Add(-2 * a.refusalLogEvery)
 	a.refusals.mu.Unlock()
 	wrong()
 	w = warns()
 	if len(w) != 2 || !strings.Contains(w[1], "refused=20 connections=20") {
 		t.Fatalf("after the interval: want a second warning with refused=20 connections=20, got:\n%s", strings.Join(w, "\n"))
+	}
+	// Wrong bearers on the upgrade: one warning for the first, the
+	// others held for the next line.
+	for range 10 {
+		if _, resp, err := tryDial(t, st, encJSON, http.Header{"Authorization": {"Bearer wrong"}}); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("a wrong bearer: %v %v", err, resp)
+		}
+	}
+	if n := strings.Count(d.log.String(), "bearer on the upgrade"); n != 1 || !strings.Contains(d.log.String(), refusedBearer+"\" component=dbadmin remote=127.0.0.1 refused=1 connections=1") {
+		t.Fatalf("10 wrong bearers: want one warning, got %d:\n%s", n, d.log)
 	}
 }

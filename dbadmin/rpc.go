@@ -189,7 +189,7 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, tok, _ := strings.Cut(h, " ")
 		if !strings.EqualFold(scheme, "Bearer") || !l.authenticates(strings.TrimSpace(tok)) {
-			a.log.Warn("database admin sign-in refused: bearer on the upgrade", "remote", r.RemoteAddr)
+			a.refusedLog(refusedBearer, r.RemoteAddr, 1)
 			if t := a.cfg.Throttle; t != nil {
 				wait, retry := t.Refused(r.RemoteAddr)
 				if !sleep(r.Context(), wait) {
@@ -300,7 +300,7 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 		timer.Wait()
 		c.cancel()
 		if c.refused > 0 {
-			a.refusedClosed(c.remote, c.refused)
+			a.refusedLog(refusedConn, c.remote, c.refused)
 		}
 		l.mu.Lock()
 		delete(l.conns, c)
