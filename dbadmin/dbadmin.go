@@ -49,6 +49,16 @@ const (
 	// SignInDeadline is how long a connection may stay without a signed-in
 	// session; past it the connection is closed with status 1008.
 	SignInDeadline = 10 * time.Second
+	// IdleTimeout is how long a signed-in connection may stay without a
+	// request; past it the connection is closed with status 1001 (going
+	// away), its slot freed. A query running counts as activity: a
+	// connection is never closed while its query runs.
+	IdleTimeout = 5 * time.Minute
+	// RefusalLogEvery is how often, at most, the log warns of connections
+	// closed after refused sign-ins from one client address: the first
+	// such connection is logged at once, the next ones within the interval
+	// are counted and carried by the address's next line.
+	RefusalLogEvery = time.Minute
 	// MaxAnswerBytes bounds one encoded answer: a query's statements share
 	// it (rows past it are cut, truncated_by "bytes"; a statement with no
 	// room left answers loci::db::too_large), and no message larger is
@@ -79,7 +89,7 @@ const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 30 * time.Second
 	writeTimeout      = 30 * time.Second
-	idleTimeout       = 60 * time.Second
+	httpIdleTimeout   = 60 * time.Second
 	answerTimeout     = 30 * time.Second
 )
 
@@ -128,16 +138,19 @@ type Admin struct {
 	// free, so an Open after it can take the same port).
 	mu  sync.Mutex
 	run *listener
-	// maxConns, maxPending, signInDeadline, maxAnswer, maxVar and
-	// maxSessionVars are MaxConnections, MaxPending, SignInDeadline,
-	// MaxAnswerBytes, MaxVariableBytes and MaxSessionVariableBytes (tests
-	// lower them).
+	// maxConns, maxPending, signInDeadline, idle, refusalLogEvery,
+	// maxAnswer, maxVar and maxSessionVars are MaxConnections, MaxPending,
+	// SignInDeadline, IdleTimeout, RefusalLogEvery, MaxAnswerBytes,
+	// MaxVariableBytes and MaxSessionVariableBytes (tests lower them).
 	maxConns, maxPending   int
-	signInDeadline         time.Duration
+	signInDeadline, idle   time.Duration
+	refusalLogEvery        time.Duration
 	maxAnswer              int
 	maxVar, maxSessionVars int
 	// query runs SQL: the engine's Query (tests put their own in).
 	query func(ctx context.Context, sql string, vars map[string]any) ([]sqlview.Result, error)
+	// refusals is the refused sign-ins' log record per client address.
+	refusals refusalLog
 }
 
 // New is a closed listener.
@@ -153,7 +166,7 @@ func New(c Config) *Admin {
 		log = slog.New(slog.DiscardHandler)
 	}
 	a := &Admin{cfg: c, log: log.With("component", "dbadmin"), maxConns: MaxConnections, maxPending: MaxPending,
-		signInDeadline: SignInDeadline, maxAnswer: MaxAnswerBytes, maxVar: MaxVariableBytes, maxSessionVars: MaxSessionVariableBytes}
+		signInDeadline: SignInDeadline, idle: IdleTimeout, refusalLogEvery: RefusalLogEvery, maxAnswer: MaxAnswerBytes, maxVar: MaxVariableBytes, maxSessionVars: MaxSessionVariableBytes}
 	if c.Engine != nil {
 		a.query = c.Engine.Query
 	}
@@ -324,7 +337,7 @@ func (a *Admin) start(s settings, ln net.Listener) *listener {
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
+		IdleTimeout:       httpIdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
@@ -401,7 +414,8 @@ func (a *Admin) stateLocked() api.DBState {
 	st.Open = true
 	st.Address = l.addr
 	st.URL = "ws://" + l.addr + "/rpc"
-	st.Bind, st.Port, st.AllowRemote = l.set.bind, l.set.port, l.set.allowRemote
+	// The port bound (the OS's choice when the settings asked for 0).
+	st.Bind, st.Port, st.AllowRemote = l.set.bind, l.port, l.set.allowRemote
 	st.AllowedOrigins = slices.Clone(l.set.origins)
 	at := l.openedAt
 	st.OpenedAt = &at

@@ -39,6 +39,11 @@ type conn struct {
 	// guards promoted and expired.
 	promoted, expired bool
 	signed            chan struct{}
+	// active is when its last request was read or answered, serving says
+	// one is being served (a query running), idled that the idle timeout
+	// closed it; the listener's mu guards them.
+	active         time.Time
+	serving, idled bool
 }
 
 // session is what a request acts on: signed in or not, its namespace and
@@ -71,6 +76,7 @@ func (c *conn) init(ws *websocket.Conn, cd codec, signedIn bool) {
 	s := newSession(signedIn)
 	c.def, c.sessions, c.order = s, map[string]*session{s.id: s}, []*session{s}
 	c.signed = make(chan struct{})
+	c.active = time.Now()
 	if signedIn {
 		close(c.signed)
 	}

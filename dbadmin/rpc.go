@@ -189,7 +189,7 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, tok, _ := strings.Cut(h, " ")
 		if !strings.EqualFold(scheme, "Bearer") || !l.authenticates(strings.TrimSpace(tok)) {
-			a.log.Warn("database admin sign-in refused: bearer on the upgrade", "remote", r.RemoteAddr)
+			a.refusedLog(refusedBearer, r.RemoteAddr, 1)
 			if t := a.cfg.Throttle; t != nil {
 				wait, retry := t.Refused(r.RemoteAddr)
 				if !sleep(r.Context(), wait) {
@@ -270,6 +270,13 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 	// then is closed (1008), its slot freed.
 	stop := make(chan struct{})
 	var timer sync.WaitGroup
+	// The idle timeout: a signed-in connection with no request for
+	// a.idle is closed (1001), its slot freed.
+	timer.Add(1)
+	go func() {
+		defer timer.Done()
+		c.watchIdle(stop)
+	}()
 	if !signedIn {
 		timer.Add(1)
 		go func() {
@@ -293,7 +300,7 @@ func (l *listener) serveRPC(w http.ResponseWriter, r *http.Request) {
 		timer.Wait()
 		c.cancel()
 		if c.refused > 0 {
-			a.log.Warn("database admin connection closed after refused sign-ins", "remote", c.remote, "refused", c.refused)
+			a.refusedLog(refusedConn, c.remote, c.refused)
 		}
 		l.mu.Lock()
 		delete(l.conns, c)
@@ -370,10 +377,10 @@ func (c *conn) serve() {
 		}
 	}()
 	for {
-		// Read waits without a deadline: an idle console stays; Close
-		// ends the wait by closing the connection.
+		// Read waits without a deadline: the idle timeout (watchIdle)
+		// and Close end the wait by closing the connection.
 		_, msg, err := c.ws.Read(context.Background())
-		if err != nil {
+		if err != nil || !c.busy(true) {
 			return
 		}
 		out, closeWhy := c.handle(msg)
@@ -406,6 +413,7 @@ func (c *conn) serve() {
 		ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
 		err = c.ws.Write(ctx, c.codec.msg, b)
 		cancel()
+		c.busy(false)
 		if err != nil {
 			return
 		}
