@@ -21,8 +21,9 @@ type DBState struct {
 	// closed.
 	Address string `json:"address,omitempty"`
 	URL     string `json:"url,omitempty"`
-	// The settings it was opened with (when closed: what an open with an
-	// empty body would use).
+	// The settings it was opened with, Port the one it bound (the OS's
+	// choice when db.port is 0); when closed, what an open with an empty
+	// body would use.
 	Bind           string   `json:"bind"`
 	Port           int      `json:"port"`
 	AllowRemote    bool     `json:"allow_remote"`
