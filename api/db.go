@@ -54,3 +54,46 @@ type DBLimits struct {
 	// (about their JSON size), whatever their number.
 	MaxResultBytes int64 `json:"max_result_bytes"`
 }
+
+// DBColumn is a result's column in a /rpc query answer: its name and SQL
+// type as the engine names it.
+type DBColumn struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// DBStatementOK is one statement's answer in a /rpc query answer (the
+// array has one per statement run): its columns, its rows (JSON-ready
+// values), whether and by what they were cut, the rows it read and its
+// time ("1.77ms").
+type DBStatementOK struct {
+	Status    string     `json:"status"` // "OK"
+	Time      string     `json:"time"`
+	Columns   []DBColumn `json:"columns"`
+	Rows      [][]any    `json:"rows"`
+	Truncated bool       `json:"truncated"`
+	// TruncatedBy says what cut the rows: "rows" (db.max_result_rows) or
+	// "bytes" (the size limit); absent when none was cut.
+	TruncatedBy string `json:"truncated_by,omitempty"`
+	RowsRead    int    `json:"rows_read"`
+}
+
+// DBStatementErr is a failed statement's answer: the statements after it
+// were not run.
+type DBStatementErr struct {
+	Status string `json:"status"` // "ERR"
+	Time   string `json:"time"`
+	// Result is the error's message; Code and Help the house's.
+	Result string `json:"result"`
+	Code   string `json:"code"`
+	Help   string `json:"help"`
+}
+
+// DBStatement is what a client reads of either answer (Status says
+// which).
+type DBStatement struct {
+	DBStatementOK
+	Result string `json:"result"`
+	Code   string `json:"code"`
+	Help   string `json:"help"`
+}

@@ -223,7 +223,7 @@ func (a *app) dbQuery(ctx context.Context, sql string, wide bool) error {
 	if err != nil {
 		return err
 	}
-	var results []rpcResult
+	var results []api.DBStatement
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&results); err != nil {
@@ -307,30 +307,6 @@ func reachable(rawURL, daemon string) string {
 	return u.String()
 }
 
-// rpcResult is one statement's answer to query.
-type rpcResult struct {
-	Status    string      `json:"status"`
-	Time      string      `json:"time"`
-	Columns   []rpcColumn `json:"columns"`
-	Rows      [][]any     `json:"rows"`
-	Truncated bool        `json:"truncated"`
-	// TruncatedBy says which limit cut the rows: "rows"
-	// (db.max_result_rows) or "bytes" (the size limit); empty from a
-	// listener that does not say.
-	TruncatedBy string `json:"truncated_by"`
-	RowsRead    int    `json:"rows_read"`
-	// A failed statement's message, code and help.
-	Result string `json:"result"`
-	Code   string `json:"code"`
-	Help   string `json:"help"`
-}
-
-// rpcColumn is a result's column: its name and SQL type.
-type rpcColumn struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-}
-
 // nullCell is SQL NULL in a table, apart from any text (the string
 // 'NULL' prints as NULL); clipMark ends a cell clipped at maxCellRunes
 // characters (without --wide).
@@ -348,7 +324,7 @@ type tableOptions struct {
 }
 
 // printTable prints a statement's rows aligned under its column names.
-func (a *app) printTable(r rpcResult, o tableOptions) {
+func (a *app) printTable(r api.DBStatement, o tableOptions) {
 	clipped := false
 	if len(r.Columns) > 0 {
 		cells := make([][]string, 0, len(r.Rows)+1)

@@ -31,8 +31,8 @@ func TestReachable(t *testing.T) {
 // unless wide asks for every cell whole.
 func TestDBTableNullAndClip(t *testing.T) {
 	long := strings.Repeat("abcd", 50)
-	r := rpcResult{Status: "OK", Time: "1ms", Columns: []rpcColumn{{Name: "nothing"}, {Name: "word"}, {Name: "long_text"}},
-		Rows: [][]any{{nil, "NULL", long}}}
+	r := api.DBStatement{DBStatementOK: api.DBStatementOK{Status: "OK", Time: "1ms", Columns: []api.DBColumn{{Name: "nothing"}, {Name: "word"}, {Name: "long_text"}},
+		Rows: [][]any{{nil, "NULL", long}}}}
 	var out bytes.Buffer
 	a := &app{stdout: &out}
 	a.printTable(r, tableOptions{})
@@ -55,7 +55,7 @@ func TestDBTableNullAndClip(t *testing.T) {
 	}
 	// A cell of exactly the limit is whole.
 	out.Reset()
-	a.printTable(rpcResult{Columns: []rpcColumn{{Name: "x"}}, Rows: [][]any{{long[:maxCellRunes]}}}, tableOptions{})
+	a.printTable(api.DBStatement{DBStatementOK: api.DBStatementOK{Columns: []api.DBColumn{{Name: "x"}}, Rows: [][]any{{long[:maxCellRunes]}}}}, tableOptions{})
 	if !strings.Contains(out.String(), long[:maxCellRunes]+"\n") || strings.Contains(out.String(), clipMark) {
 		t.Fatalf("a cell of %d characters was clipped:\n%s", maxCellRunes, out.String())
 	}
@@ -72,14 +72,14 @@ func TestDBTruncationSaysWhich(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		a := &app{stdout: &out}
-		a.printTable(rpcResult{Columns: []rpcColumn{{Name: "x"}}, Rows: [][]any{{"a"}}, Truncated: true, TruncatedBy: c.by}, tableOptions{limits: l})
+		a.printTable(api.DBStatement{DBStatementOK: api.DBStatementOK{Columns: []api.DBColumn{{Name: "x"}}, Rows: [][]any{{"a"}}, Truncated: true, TruncatedBy: c.by}}, tableOptions{limits: l})
 		if !strings.Contains(out.String(), c.want) || strings.Contains(out.String(), c.not) {
 			t.Errorf("truncated_by %q: %q, want %q", c.by, out.String(), c.want)
 		}
 	}
 	var out bytes.Buffer
 	a := &app{stdout: &out}
-	a.printTable(rpcResult{Columns: []rpcColumn{{Name: "x"}}, Rows: [][]any{{"a"}}}, tableOptions{limits: l})
+	a.printTable(api.DBStatement{DBStatementOK: api.DBStatementOK{Columns: []api.DBColumn{{Name: "x"}}, Rows: [][]any{{"a"}}}}, tableOptions{limits: l})
 	if strings.Contains(out.String(), "cut") {
 		t.Errorf("a whole result says it was cut: %q", out.String())
 	}

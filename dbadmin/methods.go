@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/loci-dev/loci/api"
 	"github.com/loci-dev/loci/dbadmin/sqlview"
 	"github.com/loci-dev/loci/fault"
 )
@@ -472,33 +473,6 @@ func (c *conn) unset(s *session, p []any) (any, *rpcFail) {
 	return nil, nil
 }
 
-// column is a result's column as /rpc answers it.
-type column struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-}
-
-// stmtOK is a statement's answer; stmtErr a failed statement's.
-type stmtOK struct {
-	Status    string   `json:"status"`
-	Time      string   `json:"time"`
-	Columns   []column `json:"columns"`
-	Rows      [][]any  `json:"rows"`
-	Truncated bool     `json:"truncated"`
-	// TruncatedBy says what cut the rows: "rows" (db.max_result_rows) or
-	// "bytes" (the size limit); absent when none was cut.
-	TruncatedBy string `json:"truncated_by,omitempty"`
-	RowsRead    int    `json:"rows_read"`
-}
-
-type stmtErr struct {
-	Status string `json:"status"`
-	Time   string `json:"time"`
-	Result string `json:"result"`
-	Code   string `json:"code"`
-	Help   string `json:"help"`
-}
-
 func (c *conn) query(s *session, p []any) (any, *rpcFail) {
 	const usage = `["SELECT ...", {"name": value} (optional)]`
 	if f := arity("query", p, 1, 2, usage); f != nil {
@@ -578,14 +552,14 @@ func (c *conn) statements(results []sqlview.Result) []any {
 		t := shortDuration(r.Duration).String()
 		if r.Err != nil {
 			b := r.Err.Body()
-			out = append(out, stmtErr{Status: "ERR", Time: t, Result: b.Error, Code: b.Code, Help: b.Help})
+			out = append(out, api.DBStatementErr{Status: "ERR", Time: t, Result: b.Error, Code: b.Code, Help: b.Help})
 			continue
 		}
-		cols := make([]column, len(r.Columns))
+		cols := make([]api.DBColumn, len(r.Columns))
 		for i, col := range r.Columns {
-			cols[i] = column{Name: col.Name, Type: col.Type}
+			cols[i] = api.DBColumn{Name: col.Name, Type: col.Type}
 		}
-		st := stmtOK{Status: "OK", Time: t, Columns: cols, Rows: [][]any{}, Truncated: r.Truncated, TruncatedBy: truncatedBy(r), RowsRead: r.RowsRead}
+		st := api.DBStatementOK{Status: "OK", Time: t, Columns: cols, Rows: [][]any{}, Truncated: r.Truncated, TruncatedBy: truncatedBy(r), RowsRead: r.RowsRead}
 		budget -= size(st) + len(`"truncated_by":"bytes",`)
 		cut := -1
 		for i, row := range r.Rows {
@@ -618,12 +592,12 @@ func (c *conn) statements(results []sqlview.Result) []any {
 
 // tooLarge is a statement's answer when the answer has no room left for
 // its rows.
-func tooLarge(t string, limit int) stmtErr {
+func tooLarge(t string, limit int) api.DBStatementErr {
 	e := fault.Newf(fault.DBTooLarge,
 		"select fewer rows or columns (LIMIT, WHERE, SUBSTRING of long texts), or send the statements in separate queries",
 		"the answer would exceed %d bytes (the size one answer holds)", limit)
 	b := e.Body()
-	return stmtErr{Status: "ERR", Time: t, Result: b.Error, Code: b.Code, Help: b.Help}
+	return api.DBStatementErr{Status: "ERR", Time: t, Result: b.Error, Code: b.Code, Help: b.Help}
 }
 
 // truncatedBy says what cut a result's rows: "rows" or "bytes" ("" when
