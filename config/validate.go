@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -92,27 +93,44 @@ func checkPort(key string, p int) error {
 	return nil
 }
 
-// checkOrigin is the admin listener's rule for an entry of
-// db.allowed_origins (dbadmin's parseOrigin; config imports no listener,
-// so the rule is kept twice and config's tests hold it to the same
-// cases): a serialised origin as a browser sends it, scheme://host[:port],
-// with at most a trailing "/"; no user part, path, query, fragment or
-// wildcard. It says what is wrong, or "".
+// checkOrigin says what is wrong with an entry of db.allowed_origins by
+// NormalizeOrigin's rule, or "".
 func checkOrigin(s string) string {
+	if _, err := NormalizeOrigin(s); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// NormalizeOrigin normalises a serialised origin, scheme://host[:port], as
+// a browser sends it: the scheme and host lowercased, a scheme's default
+// port (https 443, http 80) dropped, nothing after the authority (a
+// trailing "/" is dropped). Anything else ("null", a path, a user, a
+// wildcard) is an error saying what is wrong. It is the one rule of
+// db.allowed_origins and of the admin listener's Origin check.
+func NormalizeOrigin(s string) (string, error) {
 	u, err := url.Parse(strings.TrimSuffix(s, "/"))
 	switch {
 	case err != nil:
-		return "not a URL"
+		return "", errors.New("not a URL")
 	case u.Scheme == "" || u.Host == "" || u.Opaque != "":
-		return "it needs a scheme and a host"
+		return "", errors.New("it needs a scheme and a host")
 	case u.User != nil:
-		return "an origin has no user part"
+		return "", errors.New("an origin has no user part")
 	case u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
-		return "an origin has no path, query or fragment"
+		return "", errors.New("an origin has no path, query or fragment")
 	case strings.ContainsAny(u.Host, "*?"):
-		return "wildcards are not accepted: list each origin"
+		return "", errors.New("wildcards are not accepted: list each origin")
 	}
-	return ""
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	// A browser leaves a scheme's default port out of the Origin it sends.
+	if port := u.Port(); (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+		host = strings.ToLower(u.Hostname())
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+	}
+	return scheme + "://" + host, nil
 }
 
 func (x Extraction) validate() error {

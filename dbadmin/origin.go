@@ -1,12 +1,13 @@
 package dbadmin
 
 import (
-	"errors"
 	"net"
 	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/loci-dev/loci/config"
 )
 
 // The desktop client's origins, always allowed.
@@ -37,34 +38,10 @@ func (l *listener) originAllowed(origin string) bool {
 	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
 }
 
-// parseOrigin normalises a serialised origin, scheme://host[:port], as a
-// browser sends it: the scheme and host lowercased, nothing after the
-// authority (a trailing "/" is dropped). Anything else ("null", a path, a
-// user, a wildcard) is an error saying what is wrong.
-func parseOrigin(s string) (string, error) {
-	u, err := url.Parse(strings.TrimSuffix(s, "/"))
-	switch {
-	case err != nil:
-		return "", errors.New("not a URL")
-	case u.Scheme == "" || u.Host == "" || u.Opaque != "":
-		return "", errors.New("it needs a scheme and a host")
-	case u.User != nil:
-		return "", errors.New("an origin has no user part")
-	case u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
-		return "", errors.New("an origin has no path, query or fragment")
-	case strings.ContainsAny(u.Host, "*?"):
-		return "", errors.New("wildcards are not accepted: list each origin")
-	}
-	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	// A browser leaves a scheme's default port out of the Origin it sends.
-	if port := u.Port(); (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
-		host = strings.ToLower(u.Hostname())
-		if strings.Contains(host, ":") {
-			host = "[" + host + "]"
-		}
-	}
-	return scheme + "://" + host, nil
-}
+// parseOrigin normalises a serialised origin by the configuration's one
+// rule (config.NormalizeOrigin), so db.allowed_origins, `loci doctor` and
+// the listener accept and refuse the same.
+func parseOrigin(s string) (string, error) { return config.NormalizeOrigin(s) }
 
 // hostAllowed says whether a request's Host header names this listener:
 // any host while it is bound beyond loopback; bound to loopback, only
